@@ -1,0 +1,5 @@
+import sys
+
+from fastjem.cli import main
+
+sys.exit(main())

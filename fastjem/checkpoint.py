@@ -1,0 +1,78 @@
+"""Crash-safe checkpoints: written to a temporary file in the same folder, fsynced, then renamed over.
+
+A reader therefore sees either the old file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+
+from fastjem.errors import CheckpointError
+
+FORMAT = "fastjem-checkpoint"
+VERSION = 1
+
+
+def atomic_save(obj, path: str | os.PathLike) -> None:
+    """torch.save to ``path`` atomically: temp file + fsync + rename + fsync of the folder."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def atomic_write_text(text: str, path: str | os.PathLike) -> None:
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
+    """Load and sanity-check a fastjem checkpoint; CheckpointError with the reason otherwise."""
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    if path.is_dir():
+        if (path / "checkpoint.pt").exists():
+            path = path / "checkpoint.pt"
+        else:
+            raise CheckpointError(f"{path} is a folder without checkpoint.pt in it")
+    try:
+        ckpt = torch.load(path, map_location=map_location, weights_only=False)
+    except Exception as err:
+        raise CheckpointError(f"cannot read checkpoint {path}: it is truncated, corrupted or not a torch file "
+                              f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})") from err
+    if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
+        raise CheckpointError(f"{path} is not a fastjem checkpoint")
+    if ckpt.get("version", 0) > VERSION:
+        raise CheckpointError(f"{path} was written by a newer fastjem (format {ckpt['version']} > {VERSION})")
+    for key in ("config", "model", "iteration"):
+        if key not in ckpt:
+            raise CheckpointError(f"checkpoint {path} lacks '{key}': it is incomplete")
+    ckpt["path"] = str(path)
+    return ckpt

@@ -1,0 +1,190 @@
+"""Frozen training configuration and the named presets.
+
+One flat dataclass: every field is one ``fastjem train`` option (the CLI is generated from
+the fields and their ``help`` metadata), so a run is fully described by ``asdict(config)``,
+which is what checkpoints store.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
+
+from fastjem.errors import ConfigError
+
+DATASETS = ("digits", "cifar10", "cifar100", "svhn", "imagefolder")
+ARCHS = ("wrn", "convnet")
+NORMS = ("none", "batch", "instance", "layer")
+OPTIMIZERS = ("adam", "sgd")
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def _opt(default, help, choices=None, group="training"):
+    meta = {"help": help, "group": group}
+    if choices is not None:
+        meta["choices"] = choices
+    if isinstance(default, (list, tuple)):
+        return field(default=tuple(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    # data
+    dataset: str = _opt("digits", "dataset to train on", DATASETS, "data")
+    data_dir: str = _opt("", "where the dataset lives (torchvision layout, or class subfolders for "
+                         "imagefolder); default ~/.cache/fastjem/data", group="data")
+    download: bool = _opt(False, "download torchvision datasets into --data-dir when missing (needs internet)",
+                          group="data")
+    val_size: int = _opt(-1, "training images held out for validation with a fixed seed; -1 = dataset default "
+                         "(5000 for CIFAR/SVHN, 180 for digits)", group="data")
+    labels_per_class: int = _opt(-1, "labelled training images per class for semi-supervised training "
+                                 "(the rest are used unlabelled in the p(x) term); -1 = all", group="data")
+    augment: bool = _opt(True, "training augmentation on the device: reflect-pad + random crop (+ flip where the "
+                         "dataset allows)", group="data")
+    data_noise: float = _opt(0.03, "std of the Gaussian noise added to training images in [-1, 1]", group="data")
+    test_noise: float = _opt(0.0, "std of Gaussian noise added to test images at evaluation (the authors' "
+                             "evaluation used 0.03)", group="data")
+    # model
+    arch: str = _opt("wrn", "network: wrn (Wide-ResNet) or convnet (small net for 8x8 / 28x28 inputs)", ARCHS,
+                     "model")
+    depth: int = _opt(28, "Wide-ResNet depth (6n+4)", group="model")
+    width: int = _opt(10, "Wide-ResNet widen factor k, or the convnet's base channel count", group="model")
+    norm: str = _opt("none", "normalisation layer", NORMS, "model")
+    dropout: float = _opt(0.0, "dropout rate inside residual blocks", group="model")
+    # JEM objective
+    px_weight: float = _opt(1.0, "weight of the generative log p(x) term; 0 trains the classifier alone",
+                            group="objective")
+    pyx_weight: float = _opt(1.0, "weight of the cross-entropy log p(y|x) term", group="objective")
+    pxy_weight: float = _opt(0.0, "weight of the optional log p(x, y) term (class-conditional SGLD on E(x, y))",
+                             group="objective")
+    class_cond_px: bool = _opt(False, "draw p(x) samples class-conditionally from a buffer of K class blocks",
+                               group="objective")
+    # SGLD and the replay buffer
+    sgld_steps: int = _opt(20, "SGLD steps per iteration (eta)", group="sampler")
+    sgld_step_size: float = _opt(1.0, "SGLD step size alpha: x <- x - alpha dE/dx + sigma N(0, I)", group="sampler")
+    sgld_noise: float = _opt(0.01, "SGLD noise std sigma", group="sampler")
+    buffer_size: int = _opt(10000, "replay buffer size N", group="sampler")
+    reinit_prob: float = _opt(0.05, "probability that a drawn chain restarts from U(-1, 1) (rho)", group="sampler")
+    # optimisation
+    optimizer: str = _opt("adam", "optimiser", OPTIMIZERS, "optim")
+    lr: float = _opt(1e-4, "learning rate", group="optim")
+    momentum: float = _opt(0.9, "SGD momentum", group="optim")
+    weight_decay: float = _opt(0.0, "weight decay", group="optim")
+    warmup_iters: int = _opt(1000, "linear learning-rate warm-up iterations", group="optim")
+    decay_epochs: tuple = _opt((50, 100), "epochs at which the learning rate is multiplied by --decay-rate",
+                               group="optim")
+    decay_rate: float = _opt(0.3, "learning-rate decay factor", group="optim")
+    batch_size: int = _opt(64, "batch size B (of each of x_p, x_lab and the SGLD batch)", group="optim")
+    epochs: float = _opt(150.0, "training length in epochs (an epoch = training set size / batch size iterations)",
+                         group="optim")
+    iters: int = _opt(-1, "training length in iterations; overrides --epochs when > 0", group="optim")
+    # run
+    seed: int = _opt(1, "random seed", group="run")
+    device: str = _opt("auto", "training device (auto = cuda when available)", DEVICES, "run")
+    out_dir: str = _opt("", "output folder for checkpoint, metrics and samples; default runs/<preset>-<dataset>-<time>",
+                        group="run")
+    log_every: int = _opt(25, "read device metrics and update the progress bar every N iterations", group="run")
+    eval_every: int = _opt(0, "validation accuracy every N iterations (0 = only at the end)", group="run")
+    ckpt_every: int = _opt(500, "write the checkpoint every N iterations (and at the end)", group="run")
+    sample_every: int = _opt(0, "write a sample grid PNG every N iterations (0 = only at the end)", group="run")
+    preset: str = _opt("custom", "name of the preset this config started from (informational)", group="run")
+
+    def validate(self) -> TrainConfig:
+        """Raise ConfigError naming the first bad option; return self."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ConfigError(f"--{_flag(f.name)} must be a finite number, got {value}")
+            choices = f.metadata.get("choices")
+            if choices and value not in choices:
+                raise ConfigError(f"--{_flag(f.name)} must be one of {', '.join(choices)}; got {value!r}")
+        positive = ["batch_size", "buffer_size", "lr", "log_every", "width"]
+        for name in positive:
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"--{_flag(name)} must be > 0, got {getattr(self, name)}")
+        non_negative = ["sgld_steps", "sgld_step_size", "sgld_noise", "data_noise", "test_noise", "px_weight",
+                        "pyx_weight", "pxy_weight", "weight_decay", "warmup_iters", "eval_every", "ckpt_every",
+                        "sample_every", "momentum", "decay_rate", "epochs"]
+        for name in non_negative:
+            if getattr(self, name) < 0:
+                raise ConfigError(f"--{_flag(name)} must be >= 0, got {getattr(self, name)}")
+        for name in ("reinit_prob", "dropout"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigError(f"--{_flag(name)} must be in [0, 1], got {getattr(self, name)}")
+        if self.dropout >= 1.0:
+            raise ConfigError("--dropout must be < 1")
+        if self.epochs <= 0 and self.iters <= 0:
+            raise ConfigError("set a training length: --epochs > 0 or --iters > 0")
+        if self.pyx_weight == 0 and self.px_weight == 0 and self.pxy_weight == 0:
+            raise ConfigError("all loss weights are 0: nothing to train")
+        if self.arch == "wrn" and ((self.depth - 4) % 6 != 0 or self.depth < 10):
+            raise ConfigError(f"--depth must be 6n+4 with n >= 1 (10, 16, 22, 28, ...), got {self.depth}")
+        if self.labels_per_class == 0 or self.labels_per_class < -1:
+            raise ConfigError("--labels-per-class must be a positive count, or -1 for all labels")
+        if self.val_size < -1:
+            raise ConfigError("--val-size must be >= 0, or -1 for the dataset default")
+        if any(not isinstance(e, (int, float)) or e < 0 for e in self.decay_epochs):
+            raise ConfigError(f"--decay-epochs must be non-negative numbers, got {self.decay_epochs}")
+        if self.dataset == "imagefolder" and not self.data_dir:
+            raise ConfigError("--dataset imagefolder needs --data-dir pointing at a folder of class subfolders "
+                              "(or with train/ and test/ subfolders of class folders)")
+        return self
+
+    @property
+    def generative(self) -> bool:
+        """Whether this run samples at all (False for the classifier-only baseline)."""
+        return self.px_weight > 0 or self.pxy_weight > 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TrainConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ConfigError(f"unknown config keys: {', '.join(unknown)}")
+        d = dict(d)
+        if "decay_epochs" in d:
+            d["decay_epochs"] = tuple(d["decay_epochs"])
+        return cls(**d)
+
+    def replace(self, **changes) -> TrainConfig:
+        return replace(self, **changes)
+
+
+def _flag(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def default_of(name: str):
+    f = {f.name: f for f in fields(TrainConfig)}[name]
+    return f.default if f.default is not MISSING else f.default_factory()
+
+
+# Model fields that must match for a checkpoint to load into a network.
+ARCH_FIELDS = ("arch", "depth", "width", "norm", "dataset")
+
+PRESETS: dict[str, TrainConfig] = {
+    # Seconds on a laptop CPU: digits (8x8), a small conv net, the paper's sampler settings.
+    "quick": TrainConfig(
+        dataset="digits", arch="convnet", width=32, norm="none", batch_size=64, iters=1200,
+        warmup_iters=100, lr=1e-3, sgld_steps=20, buffer_size=2000, log_every=25, ckpt_every=400,
+        data_noise=0.03, preset="quick",
+    ),
+    # Table 4 of Grathwohl et al. (2020): WRN-28-10, no norm, Adam 1e-4, warm-up 1000, decay x0.3 at 50/100,
+    # 150 epochs, SGLD 20 steps alpha=1 sigma=0.01, buffer 10000, rho=0.05.
+    "paper": TrainConfig(
+        dataset="cifar10", arch="wrn", depth=28, width=10, norm="none", dropout=0.0, batch_size=64,
+        epochs=150.0, lr=1e-4, warmup_iters=1000, decay_epochs=(50, 100), decay_rate=0.3, sgld_steps=20,
+        sgld_step_size=1.0, sgld_noise=0.01, buffer_size=10000, reinit_prob=0.05, ckpt_every=2000, log_every=50,
+        eval_every=2000, sample_every=2000, preset="paper",
+    ),
+}
+
+
+def get_preset(name: str) -> TrainConfig:
+    if name not in PRESETS:
+        raise ConfigError(f"unknown preset {name!r}; choose one of: {', '.join(PRESETS)}")
+    return PRESETS[name]

@@ -1,0 +1,307 @@
+"""Datasets decoded once into uint8 tensors held on the training device; batches drawn and augmented there.
+
+Supported: ``digits`` (scikit-learn's 8x8 digits, offline), ``cifar10``, ``cifar100``, ``svhn``
+(torchvision layout, downloaded with ``--download`` or found in ``--data-dir``) and ``imagefolder``
+(class subfolders; decoded once and cached). A ``--data-dir`` that holds ``train/`` and ``test/``
+class folders is also accepted for cifar10/cifar100/svhn, e.g. the JPEG copy of CIFAR-10.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from fastjem.errors import DataNotFoundError
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff")
+# The validation split and the labelled subset do not depend on the run's seed.
+SPLIT_SEED = 1234
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    name: str
+    num_classes: int
+    channels: int
+    image_size: int
+    pad: int  # reflect-pad before the random crop
+    flip: bool  # horizontal flips (not for digits or SVHN)
+    default_val_size: int
+    classes: tuple[str, ...] = ()
+
+
+@dataclass
+class Arrays:
+    """uint8 images [N, C, H, W] and int64 labels [N] for train and test, on the CPU."""
+
+    train_x: torch.Tensor
+    train_y: torch.Tensor
+    test_x: torch.Tensor
+    test_y: torch.Tensor
+    info: DatasetInfo
+
+
+def default_data_dir() -> Path:
+    return Path(os.environ.get("FASTJEM_DATA", Path.home() / ".cache" / "fastjem" / "data"))
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("FASTJEM_CACHE", Path.home() / ".cache" / "fastjem" / "cache"))
+
+
+def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = False) -> Arrays:
+    """Load a dataset by name into uint8 CPU tensors."""
+    root = Path(data_dir) if data_dir else default_data_dir()
+    if name == "digits":
+        return _load_digits()
+    if name in ("cifar10", "cifar100", "svhn"):
+        if _has_split_folders(root):
+            arrays = _load_imagefolder(root)
+            return _rename(arrays, name)
+        return _load_torchvision(name, root, download)
+    if name == "imagefolder":
+        return _load_imagefolder(root)
+    raise DataNotFoundError(f"unknown dataset {name!r}; choose digits, cifar10, cifar100, svhn or imagefolder")
+
+
+def _rename(arrays: Arrays, name: str) -> Arrays:
+    info = arrays.info
+    flip = name != "svhn"
+    arrays.info = DatasetInfo(name, info.num_classes, info.channels, info.image_size, 4, flip, 5000, info.classes)
+    return arrays
+
+
+def _load_digits() -> Arrays:
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    # Pixel values 0..16 -> 0..255.
+    x = torch.from_numpy(np.rint(digits.images * (255.0 / 16.0)).astype(np.uint8)).unsqueeze(1)
+    y = torch.from_numpy(digits.target.astype(np.int64))
+    perm = torch.randperm(len(y), generator=torch.Generator().manual_seed(SPLIT_SEED))
+    n_test = 360
+    test, train = perm[:n_test], perm[n_test:]
+    info = DatasetInfo("digits", 10, 1, 8, 1, False, 180, tuple(str(i) for i in range(10)))
+    return Arrays(x[train], y[train], x[test], y[test], info)
+
+
+def _missing_message(name: str, root: Path) -> str:
+    layouts = {
+        "cifar10": "cifar-10-batches-py/ (the python version from https://www.cs.toronto.edu/~kriz/cifar.html)",
+        "cifar100": "cifar-100-python/ (the python version from https://www.cs.toronto.edu/~kriz/cifar.html)",
+        "svhn": "train_32x32.mat and test_32x32.mat (http://ufldl.stanford.edu/housenumbers/)",
+    }
+    return (
+        f"{name} was not found in {root}.\n"
+        f"  - on a machine with internet: add --download (it is saved to --data-dir, default {default_data_dir()});\n"
+        f"  - offline: put {layouts[name]} in that folder and pass --data-dir FOLDER;\n"
+        f"  - or pass --data-dir pointing at a folder with train/<class>/*.jpg and test/<class>/*.jpg."
+    )
+
+
+def _load_torchvision(name: str, root: Path, download: bool) -> Arrays:
+    import torchvision
+
+    try:
+        if name == "svhn":
+            train = torchvision.datasets.SVHN(str(root), split="train", download=download)
+            test = torchvision.datasets.SVHN(str(root), split="test", download=download)
+            tx, ty = torch.from_numpy(train.data), torch.from_numpy(np.asarray(train.labels, dtype=np.int64))
+            vx, vy = torch.from_numpy(test.data), torch.from_numpy(np.asarray(test.labels, dtype=np.int64))
+            info = DatasetInfo("svhn", 10, 3, 32, 4, False, 5000, tuple(str(i) for i in range(10)))
+        else:
+            cls = torchvision.datasets.CIFAR10 if name == "cifar10" else torchvision.datasets.CIFAR100
+            train = cls(str(root), train=True, download=download)
+            test = cls(str(root), train=False, download=download)
+            tx = torch.from_numpy(train.data).permute(0, 3, 1, 2).contiguous()
+            vx = torch.from_numpy(test.data).permute(0, 3, 1, 2).contiguous()
+            ty = torch.tensor(train.targets, dtype=torch.int64)
+            vy = torch.tensor(test.targets, dtype=torch.int64)
+            k = 10 if name == "cifar10" else 100
+            info = DatasetInfo(name, k, 3, 32, 4, True, 5000, tuple(train.classes))
+    except (RuntimeError, OSError) as err:
+        hint = "" if not download else f"\n  (download failed: {err})"
+        raise DataNotFoundError(_missing_message(name, root) + hint) from err
+    return Arrays(tx, ty, vx, vy, info)
+
+
+def _has_split_folders(root: Path) -> bool:
+    return (root / "train").is_dir() and (root / "test").is_dir() and any(
+        p.is_dir() for p in (root / "train").iterdir())
+
+
+def _list_images(folder: Path) -> tuple[list[tuple[Path, int]], list[str]]:
+    classes = sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not classes:
+        raise DataNotFoundError(f"{folder} has no class subfolders: expected {folder}/<class>/<image> "
+                                f"(or {folder}/train/<class>/... and {folder}/test/<class>/...)")
+    items = []
+    for label, c in enumerate(classes):
+        for p in sorted((folder / c).rglob("*")):
+            if p.suffix.lower() in IMAGE_SUFFIXES:
+                items.append((p, label))
+    if not items:
+        raise DataNotFoundError(f"no images ({', '.join(IMAGE_SUFFIXES)}) under {folder}")
+    return items, classes
+
+
+def _decode(items: list[tuple[Path, int]], desc: str) -> tuple[torch.Tensor, torch.Tensor]:
+    from PIL import Image
+    from tqdm import tqdm
+
+    images, labels, shape = [], [], None
+    for path, label in tqdm(items, desc=f"decoding {desc}", unit="img", leave=False, mininterval=1.0):
+        with Image.open(path) as im:
+            im = im.convert("RGB")
+            a = np.asarray(im, dtype=np.uint8)
+        if shape is None:
+            shape = a.shape
+        elif a.shape != shape:
+            raise DataNotFoundError(f"{path} is {a.shape[1]}x{a.shape[0]} but earlier images are "
+                                    f"{shape[1]}x{shape[0]}: resize the folder to one size first")
+        images.append(a)
+        labels.append(label)
+    x = torch.from_numpy(np.stack(images)).permute(0, 3, 1, 2).contiguous()
+    return x, torch.tensor(labels, dtype=torch.int64)
+
+
+def _load_imagefolder(root: Path) -> Arrays:
+    if not root.is_dir():
+        raise DataNotFoundError(f"image folder {root} does not exist: pass --data-dir pointing at a folder of "
+                                "class subfolders (or with train/ and test/ subfolders of class folders)")
+    if _has_split_folders(root):
+        train_items, classes = _list_images(root / "train")
+        test_items, test_classes = _list_images(root / "test")
+        if test_classes != classes:
+            raise DataNotFoundError(f"{root}/train and {root}/test have different class folders")
+    else:
+        items, classes = _list_images(root)
+        perm = torch.randperm(len(items), generator=torch.Generator().manual_seed(SPLIT_SEED)).tolist()
+        n_test = max(1, len(items) // 6)
+        test_items = [items[i] for i in perm[:n_test]]
+        train_items = [items[i] for i in perm[n_test:]]
+    key = hashlib.sha1()
+    for p, label in train_items + test_items:
+        st = p.stat()
+        key.update(f"{p}|{label}|{st.st_size}|{st.st_mtime_ns}".encode())
+    cache = cache_dir() / f"imagefolder-{key.hexdigest()[:16]}.pt"
+    if cache.exists():
+        try:
+            blob = torch.load(cache, weights_only=True)
+            tx, ty, vx, vy = blob["train_x"], blob["train_y"], blob["test_x"], blob["test_y"]
+        except Exception:
+            cache.unlink(missing_ok=True)
+            return _load_imagefolder(root)
+    else:
+        tx, ty = _decode(train_items, "train")
+        vx, vy = _decode(test_items, "test")
+        if tx.shape[1:] != vx.shape[1:]:
+            raise DataNotFoundError(f"train images are {tuple(tx.shape[1:])} but test images {tuple(vx.shape[1:])}")
+        from fastjem.checkpoint import atomic_save
+
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        atomic_save({"train_x": tx, "train_y": ty, "test_x": vx, "test_y": vy}, cache)
+    size = tx.shape[-1]
+    info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,
+                       min(5000, len(ty) // 10), tuple(classes))
+    return Arrays(tx, ty, vx, vy, info)
+
+
+def augment(x: torch.Tensor, pad: int, flip: bool, noise: float) -> torch.Tensor:
+    """Batched augmentation on the device. x [B, C, H, W] float in [-1, 1].
+
+    Reflect-pad by ``pad`` and take a random crop of the original size per image, flip each image
+    horizontally with probability 1/2, then add N(0, noise^2). No host sync, no Python branch on data.
+    """
+    b, c, h, w = x.shape
+    if pad > 0:
+        xp = F.pad(x, (pad, pad, pad, pad), mode="reflect")  # [B, C, H+2p, W+2p]
+        oy = torch.randint(0, 2 * pad + 1, (b, 1), device=x.device)
+        ox = torch.randint(0, 2 * pad + 1, (b, 1), device=x.device)
+        rows = oy + torch.arange(h, device=x.device)  # [B, H]
+        cols = ox + torch.arange(w, device=x.device)  # [B, W]
+        xp = xp.gather(2, rows[:, None, :, None].expand(b, c, h, w + 2 * pad))
+        x = xp.gather(3, cols[:, None, None, :].expand(b, c, h, w))
+    if flip:
+        m = torch.rand(b, 1, 1, 1, device=x.device) < 0.5
+        x = torch.where(m, x.flip(3), x)
+    if noise > 0:
+        x = x + noise * torch.randn_like(x)
+    return x
+
+
+def to_float(x_u8: torch.Tensor) -> torch.Tensor:
+    """uint8 [0, 255] -> fp32 [-1, 1]."""
+    return x_u8.float().mul_(2.0 / 255.0).sub_(1.0)
+
+
+class DeviceData:
+    """A dataset split into train / validation / test, as uint8 tensors on ``device``.
+
+    ``draw`` samples an iid batch on the device (with replacement): x_p from the whole training
+    split and (x_lab, y_lab) from the labelled subset (all of it unless ``labels_per_class`` > 0).
+    """
+
+    def __init__(self, arrays: Arrays, device: torch.device, val_size: int = -1, labels_per_class: int = -1,
+                 augment: bool = True, data_noise: float = 0.03):
+        info = arrays.info
+        self.info = info
+        self.device = device
+        self.augment_enabled = augment
+        self.data_noise = data_noise
+        n = len(arrays.train_y)
+        val_size = info.default_val_size if val_size < 0 else val_size
+        if val_size >= n:
+            raise DataNotFoundError(f"--val-size {val_size} leaves no training data ({n} images)")
+        g = torch.Generator().manual_seed(SPLIT_SEED)
+        perm = torch.randperm(n, generator=g)
+        val_idx, train_idx = perm[:val_size], perm[val_size:]
+        self.train_x = arrays.train_x[train_idx].to(device)
+        self.train_y = arrays.train_y[train_idx].to(device)
+        self.val_x = arrays.train_x[val_idx].to(device)
+        self.val_y = arrays.train_y[val_idx].to(device)
+        self.test_x = arrays.test_x.to(device)
+        self.test_y = arrays.test_y.to(device)
+        self.labelled = self._labelled_subset(arrays.train_y[train_idx], labels_per_class, g)
+
+    def _labelled_subset(self, y: torch.Tensor, per_class: int, g: torch.Generator) -> torch.Tensor:
+        if per_class < 0:
+            return torch.arange(len(y), device=self.device)
+        chosen = []
+        for k in range(self.info.num_classes):
+            members = (y == k).nonzero().squeeze(1)
+            if len(members) < per_class:
+                raise DataNotFoundError(f"--labels-per-class {per_class}: class {k} has only {len(members)} "
+                                        "training images")
+            chosen.append(members[torch.randperm(len(members), generator=g)[:per_class]])
+        return torch.cat(chosen).to(self.device)
+
+    @property
+    def n_train(self) -> int:
+        return len(self.train_y)
+
+    @property
+    def sample_shape(self) -> tuple[int, int, int]:
+        return tuple(self.train_x.shape[1:])
+
+    def prepare(self, x_u8: torch.Tensor) -> torch.Tensor:
+        x = to_float(x_u8)
+        if self.augment_enabled:
+            return augment(x, self.info.pad, self.info.flip, self.data_noise)
+        if self.data_noise > 0:
+            x = x + self.data_noise * torch.randn_like(x)
+        return x
+
+    def draw(self, batch_size: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(x_p, x_lab, y_lab): two independent augmented batches in [-1, 1], fp32, on the device."""
+        ip = torch.randint(0, self.n_train, (batch_size,), device=self.device)
+        il = self.labelled[torch.randint(0, len(self.labelled), (batch_size,), device=self.device)]
+        x_p = self.prepare(self.train_x[ip])
+        x_lab = self.prepare(self.train_x[il])
+        return x_p, x_lab, self.train_y[il]

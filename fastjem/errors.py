@@ -1,0 +1,17 @@
+"""Errors that the CLI turns into one clear message and a non-zero exit."""
+
+
+class FastJEMError(Exception):
+    """Base class: a user-facing problem with a message that says what to do."""
+
+
+class ConfigError(FastJEMError):
+    """An option is out of range, inconsistent or unknown."""
+
+
+class DataNotFoundError(FastJEMError):
+    """A dataset is not where it was looked for and cannot be downloaded."""
+
+
+class CheckpointError(FastJEMError):
+    """A checkpoint is unreadable, truncated, or does not fit the model."""

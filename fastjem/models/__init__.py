@@ -1,0 +1,25 @@
+"""Networks whose logits define a JEM."""
+
+from __future__ import annotations
+
+from torch import nn
+
+from fastjem.models.convnet import ConvNet
+from fastjem.models.wrn import WideResNet
+
+__all__ = ["ConvNet", "WideResNet", "build_model", "has_batch_norm"]
+
+
+def build_model(arch: str, num_classes: int, in_channels: int, depth: int = 28, width: int = 10,
+                norm: str = "none", dropout: float = 0.0) -> nn.Module:
+    """Build the network named by ``arch`` ('wrn' or 'convnet')."""
+    if arch == "wrn":
+        return WideResNet(depth, width, num_classes, in_channels, norm, dropout)
+    if arch == "convnet":
+        return ConvNet(num_classes, in_channels, width, norm, dropout)
+    raise ValueError(f"unknown arch {arch!r}; expected wrn or convnet")
+
+
+def has_batch_norm(model: nn.Module) -> bool:
+    """Batch norm makes a sample's output depend on its batch: concatenated forwards are then not equivalent."""
+    return any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules())

@@ -1,0 +1,76 @@
+"""Wide-ResNet as JEM uses it (Zagoruyko & Komodakis 2016; Grathwohl et al. 2020).
+
+Depth d = 6n + 4, widths [16, 16k, 32k, 64k]; pre-activation blocks
+norm -> LeakyReLU(0.2) -> conv3x3 -> dropout -> norm -> LeakyReLU -> conv3x3 (stride here),
+a 1x1 shortcut conv when the shape changes, biased convs; then norm -> LeakyReLU -> global
+average pool -> Linear(64k, K). Works for any input size and channel count.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+LEAK = 0.2
+
+
+def make_norm(kind: str, channels: int) -> nn.Module:
+    if kind == "none":
+        return nn.Identity()
+    if kind == "batch":
+        return nn.BatchNorm2d(channels)
+    if kind == "instance":
+        return nn.InstanceNorm2d(channels, affine=True)
+    if kind == "layer":
+        # Layer norm over (C, H, W) with a per-channel affine.
+        return nn.GroupNorm(1, channels)
+    raise ValueError(f"unknown norm {kind!r}; expected none, batch, instance or layer")
+
+
+class WideBlock(nn.Module):
+    def __init__(self, in_ch: int, out_ch: int, stride: int, norm: str, dropout: float):
+        super().__init__()
+        self.norm1 = make_norm(norm, in_ch)
+        self.conv1 = nn.Conv2d(in_ch, out_ch, 3, padding=1, bias=True)
+        self.dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
+        self.norm2 = make_norm(norm, out_ch)
+        self.conv2 = nn.Conv2d(out_ch, out_ch, 3, stride=stride, padding=1, bias=True)
+        self.act = nn.LeakyReLU(LEAK)
+        self.shortcut = None
+        if stride != 1 or in_ch != out_ch:
+            self.shortcut = nn.Conv2d(in_ch, out_ch, 1, stride=stride, bias=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.conv1(self.act(self.norm1(x)))
+        h = self.conv2(self.act(self.norm2(self.dropout(h))))
+        return h + (x if self.shortcut is None else self.shortcut(x))
+
+
+class WideResNet(nn.Module):
+    def __init__(self, depth: int = 28, widen_factor: int = 10, num_classes: int = 10, in_channels: int = 3,
+                 norm: str = "none", dropout: float = 0.0):
+        super().__init__()
+        if (depth - 4) % 6 != 0 or depth < 10:
+            raise ValueError(f"Wide-ResNet depth must be 6n+4 with n >= 1, got {depth}")
+        n = (depth - 4) // 6
+        widths = [16, 16 * widen_factor, 32 * widen_factor, 64 * widen_factor]
+        self.conv1 = nn.Conv2d(in_channels, widths[0], 3, padding=1, bias=True)
+        blocks = []
+        in_ch = widths[0]
+        for group, stride in zip(range(3), (1, 2, 2)):
+            for i in range(n):
+                blocks.append(WideBlock(in_ch, widths[group + 1], stride if i == 0 else 1, norm, dropout))
+                in_ch = widths[group + 1]
+        self.blocks = nn.Sequential(*blocks)
+        self.norm = make_norm(norm, in_ch)
+        self.act = nn.LeakyReLU(LEAK)
+        self.fc = nn.Linear(in_ch, num_classes)
+        self.feature_dim = in_ch
+
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.blocks(self.conv1(x))
+        h = self.act(self.norm(h))
+        return h.mean(dim=(2, 3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.features(x))

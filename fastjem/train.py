@@ -1,0 +1,354 @@
+"""The JEM training loop (Grathwohl et al. 2020, Algorithm 1; DESIGN.md section 2).
+
+One iteration: draw x_p and (x_lab, y_lab); draw B chains from the replay buffer (each restarted
+from U(-1, 1) with probability rho); run SGLD on E(x) with the network in eval mode and frozen;
+write the chains back; then
+
+    L = pyx_weight * CE(f(x_lab), y_lab)
+      + px_weight  * [mean LSE f(x_q) - mean LSE f(x_p)]
+      + pxy_weight * [mean f(x_q|y)[y] - mean f(x_lab)[y]]     (optional; class-conditional chains)
+
+and one optimiser step. Metrics accumulate in device tensors and are read every ``log_every``
+iterations, the only host syncs in the loop.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import signal
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from fastjem.buffer import ReplayBuffer
+from fastjem.checkpoint import FORMAT, VERSION, atomic_save, atomic_write_text, load_checkpoint
+from fastjem.config import ARCH_FIELDS, TrainConfig
+from fastjem.data import DeviceData, load_arrays
+from fastjem.energy import marginal_energy
+from fastjem.errors import CheckpointError, ConfigError, FastJEMError
+from fastjem.models import build_model
+from fastjem.sampler import SGLD, model_energy
+
+METRIC_NAMES = ("loss", "ce", "acc", "e_data", "e_sample")
+
+
+class DivergedError(FastJEMError):
+    """The loss became non-finite."""
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("--device cuda was asked for but CUDA is not available; use --device cpu or auto")
+    return torch.device(name)
+
+
+def learning_rate(cfg: TrainConfig, iteration: int, iters_per_epoch: int) -> float:
+    """Linear warm-up over ``warmup_iters``, then x decay_rate at each of ``decay_epochs``."""
+    warm = min(1.0, (iteration + 1) / cfg.warmup_iters) if cfg.warmup_iters > 0 else 1.0
+    epoch = iteration / iters_per_epoch
+    n_decays = sum(1 for e in cfg.decay_epochs if epoch >= e)
+    return cfg.lr * warm * cfg.decay_rate**n_decays
+
+
+@torch.no_grad()
+def evaluate(model: torch.nn.Module, x_u8: torch.Tensor, y: torch.Tensor, batch_size: int = 500,
+             noise: float = 0.0, seed: int = 0) -> dict:
+    """Accuracy and NLL of p(y|x) on uint8 images; the optional input noise uses its own generator."""
+    from fastjem.data import to_float
+
+    was_training = model.training
+    model.eval()
+    gen = torch.Generator(device=x_u8.device).manual_seed(seed)
+    correct = torch.zeros((), device=x_u8.device)
+    nll = torch.zeros((), device=x_u8.device)
+    for i in range(0, len(y), batch_size):
+        x = to_float(x_u8[i:i + batch_size])
+        if noise > 0:
+            x = x + noise * torch.randn(x.shape, generator=gen, device=x.device)
+        logits = model(x).float()
+        correct += (logits.argmax(1) == y[i:i + batch_size]).sum()
+        nll += F.cross_entropy(logits, y[i:i + batch_size], reduction="sum")
+    model.train(was_training)
+    n = max(1, len(y))
+    return {"acc": correct.item() / n, "nll": nll.item() / n, "n": len(y)}
+
+
+def resume_config(path: str | Path, overrides: dict | None = None) -> TrainConfig:
+    """The config saved in a checkpoint, with ``overrides`` (options given on the command line) applied.
+
+    Only options that do not change what is computed so far may differ (run length, logging, device,
+    data location); anything else raises CheckpointError.
+    """
+    saved = TrainConfig.from_dict(load_checkpoint(path)["config"])
+    overrides = dict(overrides or {})
+    allowed = {"iters", "epochs", "log_every", "eval_every", "ckpt_every", "sample_every", "device", "data_dir",
+               "out_dir", "download"}
+    changed = {k: v for k, v in overrides.items() if getattr(saved, k) != v}
+    refused = sorted(set(changed) - allowed)
+    if refused:
+        desc = ", ".join(f"--{k.replace('_', '-')} (saved {getattr(saved, k)!r}, asked {changed[k]!r})"
+                         for k in refused)
+        raise CheckpointError(f"cannot change {desc} when resuming {path}: resume continues the same run; "
+                              "start a new run for a different setting")
+    return saved.replace(**changed)
+
+
+class Trainer:
+    """Builds data, model, optimiser, buffer and sampler from a TrainConfig and runs the loop."""
+
+    def __init__(self, cfg: TrainConfig, out_dir: str | Path | None = None, resume: str | Path | None = None,
+                 progress: bool = True, log=print):
+        self.log = log
+        self.progress = progress
+        ckpt = None
+        if resume is not None:
+            ckpt = load_checkpoint(resume)
+            saved = TrainConfig.from_dict(ckpt["config"])
+            mismatched = [f for f in ARCH_FIELDS if getattr(cfg, f) != getattr(saved, f)]
+            if mismatched:
+                desc = ", ".join(f"{f}={getattr(saved, f)!r} (asked {getattr(cfg, f)!r})" for f in mismatched)
+                raise CheckpointError(f"checkpoint {ckpt['path']} was trained with {desc}: it cannot continue as "
+                                      "another architecture or dataset")
+        self.cfg = cfg.validate()
+        self.device = resolve_device(cfg.device)
+        self.out_dir = Path(out_dir) if out_dir else (Path(ckpt["path"]).parent if ckpt else None)
+        if self.out_dir is None:
+            raise ConfigError("an output folder is needed (--out-dir)")
+        if ckpt is None and (self.out_dir / "checkpoint.pt").exists():
+            raise ConfigError(f"{self.out_dir} already holds a run (checkpoint.pt): continue it with --resume "
+                              f"{self.out_dir / 'checkpoint.pt'}, or choose another --out-dir; nothing was changed")
+
+        torch.manual_seed(cfg.seed)
+        arrays = load_arrays(cfg.dataset, cfg.data_dir, cfg.download)
+        self.data = DeviceData(arrays, self.device, cfg.val_size, cfg.labels_per_class, cfg.augment,
+                               cfg.data_noise)
+        info = self.data.info
+        self.num_classes = info.num_classes
+        self.model = build_model(cfg.arch, info.num_classes, info.channels, cfg.depth, cfg.width, cfg.norm,
+                                 cfg.dropout).to(self.device)
+        self.optimizer = self._build_optimizer()
+        conditional = cfg.class_cond_px or cfg.pxy_weight > 0
+        self.buffer = ReplayBuffer(cfg.buffer_size, self.data.sample_shape, cfg.reinit_prob,
+                                   info.num_classes if conditional else None, self.device)
+        self.sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise)
+        self.iters_per_epoch = max(1, self.data.n_train // cfg.batch_size)
+        self.total_iters = cfg.iters if cfg.iters > 0 else math.ceil(cfg.epochs * self.iters_per_epoch)
+        self.iteration = 0
+        self.last_samples: torch.Tensor | None = None
+        self._acc = torch.zeros(len(METRIC_NAMES), device=self.device)
+        self._acc_n = 0
+        self.history: list[dict] = []
+        if ckpt is not None:
+            self._restore(ckpt)
+
+    # ----------------------------------------------------------------------------------- setup
+    def _build_optimizer(self) -> torch.optim.Optimizer:
+        cfg = self.cfg
+        params = self.model.parameters()
+        if cfg.optimizer == "adam":
+            return torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+        return torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
+
+    # ------------------------------------------------------------------------------- iteration
+    def sample(self, batch_size: int, y: torch.Tensor | None = None) -> torch.Tensor:
+        """Draw chains from the buffer, run SGLD (on E(x), or E(x, y) when y is given), write them back."""
+        x0, idx = self.buffer.sample(batch_size, y)
+        x = self.sampler.sample(model_energy(self.model, y), x0, model=self.model)
+        self.buffer.write_(idx, x)
+        return x
+
+    def loss(self, x_p, x_lab, y_lab):
+        """The JEM loss and its parts (fp32 scalars on the device)."""
+        cfg = self.cfg
+        b = x_lab.shape[0]
+        parts = {}
+        loss = torch.zeros((), device=self.device)
+        if cfg.px_weight > 0:
+            y_q = torch.randint(0, self.num_classes, (b,), device=self.device) if cfg.class_cond_px else None
+            x_q = self.sample(b, y_q)
+            self.last_samples = x_q
+            e_data = marginal_energy(self.model(x_p))
+            e_sample = marginal_energy(self.model(x_q))
+            # -log p(x) surrogate: mean LSE f(x_q) - mean LSE f(x_p) = mean E(x_p) - mean E(x_q).
+            loss = loss + cfg.px_weight * (e_data.mean() - e_sample.mean())
+            parts["e_data"], parts["e_sample"] = e_data.mean().detach(), e_sample.mean().detach()
+        logits = self.model(x_lab)
+        ce = F.cross_entropy(logits.float(), y_lab)
+        loss = loss + cfg.pyx_weight * ce
+        if cfg.pxy_weight > 0:
+            x_qy = self.sample(b, y_lab)
+            f_q = self.model(x_qy).float().gather(1, y_lab[:, None]).mean()
+            f_p = logits.float().gather(1, y_lab[:, None]).mean()
+            loss = loss + cfg.pxy_weight * (f_q - f_p)
+        parts["ce"] = ce.detach()
+        parts["acc"] = (logits.argmax(1) == y_lab).float().mean()
+        parts["loss"] = loss.detach()
+        return loss, parts
+
+    def train_step(self) -> dict:
+        """One JEM iteration; returns the metric tensors (on the device, not synced)."""
+        lr = learning_rate(self.cfg, self.iteration, self.iters_per_epoch)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        self.model.train()
+        x_p, x_lab, y_lab = self.data.draw(self.cfg.batch_size)
+        loss, parts = self.loss(x_p, x_lab, y_lab)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.optimizer.step()
+        self.iteration += 1
+        zero = torch.zeros((), device=self.device)
+        self._acc += torch.stack([parts.get(k, zero) for k in METRIC_NAMES])
+        self._acc_n += 1
+        return parts
+
+    def read_metrics(self) -> dict:
+        """Read (and reset) the accumulated metrics: the one host sync every log_every iterations."""
+        values = (self._acc / max(1, self._acc_n)).tolist()
+        out = dict(zip(METRIC_NAMES, values))
+        out["gap"] = out["e_sample"] - out["e_data"]
+        self._acc.zero_()
+        self._acc_n = 0
+        return out
+
+    # ------------------------------------------------------------------------------ state / io
+    def state_dict(self) -> dict:
+        rng = {"torch": torch.get_rng_state()}
+        if self.device.type == "cuda":
+            rng["cuda"] = torch.cuda.get_rng_state(self.device)
+        return {
+            "format": FORMAT, "version": VERSION, "config": self.cfg.to_dict(), "iteration": self.iteration,
+            "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+            "buffer": self.buffer.state_dict(), "rng": rng, "dataset": asdict(self.data.info),
+            "history": self.history,
+        }
+
+    def _restore(self, ckpt: dict) -> None:
+        try:
+            self.model.load_state_dict(ckpt["model"])
+        except RuntimeError as err:
+            raise CheckpointError(f"checkpoint {ckpt['path']} does not fit this network: "
+                                  f"{str(err).splitlines()[0]}") from err
+        self.optimizer.load_state_dict(ckpt["optimizer"])
+        self.buffer.load_state_dict(ckpt["buffer"])
+        torch.set_rng_state(ckpt["rng"]["torch"])
+        if self.device.type == "cuda" and "cuda" in ckpt["rng"]:
+            torch.cuda.set_rng_state(ckpt["rng"]["cuda"], self.device)
+        self.iteration = int(ckpt["iteration"])
+        self.history = list(ckpt.get("history", []))
+
+    def save_checkpoint(self) -> Path:
+        path = self.out_dir / "checkpoint.pt"
+        atomic_save(self.state_dict(), path)
+        return path
+
+    def save_samples(self, name: str) -> Path:
+        from torchvision.utils import save_image
+
+        x = self.last_samples if self.last_samples is not None else self.buffer.data[:64]
+        n = min(100, len(x))
+        path = self.out_dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_image(x[:n].clamp(-1, 1), str(path), nrow=int(math.ceil(math.sqrt(n))), normalize=True,
+                   value_range=(-1, 1), pad_value=1.0)
+        return path
+
+    def _log_jsonl(self, record: dict) -> None:
+        with open(self.out_dir / "metrics.jsonl", "a") as f:
+            f.write(json.dumps(record) + "\n")
+
+    # ------------------------------------------------------------------------------------ loop
+    def fit(self) -> dict:
+        """Train to ``total_iters`` and return the summary (also written to summary.json)."""
+        from tqdm import tqdm
+
+        cfg = self.cfg
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(json.dumps(cfg.to_dict(), indent=2), self.out_dir / "config.json")
+        self.log(f"fastjem: {cfg.dataset} ({self.data.n_train} train / {len(self.data.val_y)} val / "
+                 f"{len(self.data.test_y)} test), {self._model_desc()}, device {self.device}, "
+                 f"{self.total_iters} iterations ({self.iters_per_epoch} per epoch)"
+                 + ("" if cfg.generative else ", classifier only (no sampling)"))
+        stop = {"signal": None}
+
+        def on_signal(signum, frame):
+            stop["signal"] = signum
+
+        previous = {}
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                previous[sig] = signal.signal(sig, on_signal)
+            except ValueError:  # not the main thread
+                pass
+        bar = tqdm(total=self.total_iters, initial=self.iteration, unit="it", disable=not self.progress,
+                   dynamic_ncols=True, file=sys.stderr)
+        t_window, it_window = time.perf_counter(), self.iteration
+        try:
+            while self.iteration < self.total_iters and stop["signal"] is None:
+                self.train_step()
+                bar.update(1)
+                it = self.iteration
+                if it % cfg.log_every == 0 or it == self.total_iters:
+                    m = self.read_metrics()
+                    now = time.perf_counter()
+                    m.update(iter=it, epoch=it / self.iters_per_epoch, it_per_s=(it - it_window) / (now - t_window),
+                             lr=learning_rate(cfg, it - 1, self.iters_per_epoch))
+                    t_window, it_window = now, it
+                    self._log_jsonl(m)
+                    if not math.isfinite(m["loss"]):
+                        raise DivergedError(
+                            f"the loss became {m['loss']} at iteration {it} (training diverged). The last good "
+                            f"checkpoint is {self.out_dir / 'checkpoint.pt'} (if one was written); restart with a "
+                            "lower --lr, more --sgld-steps or another --seed")
+                    post = {"loss": f"{m['loss']:.3f}", "acc": f"{m['acc']:.3f}"}
+                    if cfg.generative:
+                        post["gap"] = f"{m['gap']:.3f}"
+                    bar.set_postfix(post, refresh=False)
+                if cfg.eval_every and it % cfg.eval_every == 0 and it < self.total_iters:
+                    val = evaluate(self.model, self.data.val_x, self.data.val_y, noise=cfg.test_noise)
+                    self._log_jsonl({"iter": it, "val_acc": val["acc"], "val_nll": val["nll"]})
+                    self.history.append({"iter": it, "val_acc": val["acc"]})
+                    bar.write(f"iter {it}: val acc {val['acc']:.4f}")
+                if cfg.sample_every and it % cfg.sample_every == 0 and cfg.generative:
+                    self.save_samples(f"samples/samples_{it:07d}.png")
+                if cfg.ckpt_every and it % cfg.ckpt_every == 0 and it < self.total_iters:
+                    self.save_checkpoint()
+        finally:
+            bar.close()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        ckpt_path = self.save_checkpoint()
+        if stop["signal"] is not None:
+            name = signal.Signals(stop["signal"]).name
+            self.log(f"{name} received: stopped after iteration {self.iteration}, checkpoint written to {ckpt_path}")
+            self.log(f"resume with: fastjem train --resume {ckpt_path}")
+            return {"interrupted": True, "iteration": self.iteration, "checkpoint": str(ckpt_path)}
+        return self._finish(ckpt_path)
+
+    def _finish(self, ckpt_path: Path) -> dict:
+        cfg = self.cfg
+        val = evaluate(self.model, self.data.val_x, self.data.val_y, noise=cfg.test_noise)
+        test = evaluate(self.model, self.data.test_x, self.data.test_y, noise=cfg.test_noise)
+        samples = self.save_samples("samples.png") if cfg.generative else None
+        summary = {
+            "iteration": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"], "test_nll": test["nll"],
+            "checkpoint": str(ckpt_path), "metrics": str(self.out_dir / "metrics.jsonl"),
+            "samples": str(samples) if samples else None, "device": str(self.device),
+        }
+        self._log_jsonl({"iter": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"],
+                         "test_nll": test["nll"]})
+        atomic_write_text(json.dumps(summary, indent=2), self.out_dir / "summary.json")
+        return summary
+
+    def _model_desc(self) -> str:
+        n = sum(p.numel() for p in self.model.parameters())
+        cfg = self.cfg
+        name = f"WRN-{cfg.depth}-{cfg.width}" if cfg.arch == "wrn" else f"ConvNet(width {cfg.width})"
+        return f"{name} norm={cfg.norm} ({n / 1e6:.2f} M params)"

@@ -1,0 +1,36 @@
+import os
+
+import pytest
+import torch
+
+from fastjem.config import TrainConfig
+
+
+def pytest_collection_modifyitems(config, items):
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs CUDA")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Keep dataset caches and default data folders out of the user's home during tests."""
+    root = tmp_path_factory.getbasetemp()
+    monkeypatch.setenv("FASTJEM_CACHE", str(root / "cache"))
+    monkeypatch.setenv("FASTJEM_DATA", str(root / "data"))
+    yield
+
+
+@pytest.fixture
+def tiny_config() -> TrainConfig:
+    """A JEM on digits that runs an iteration in milliseconds."""
+    return TrainConfig(dataset="digits", arch="convnet", width=8, batch_size=16, sgld_steps=3, buffer_size=200,
+                       iters=12, warmup_iters=5, lr=1e-3, log_every=4, ckpt_every=0, device="cpu", seed=3,
+                       preset="test")
+
+
+def pytest_configure(config):
+    os.environ.setdefault("PYTHONHASHSEED", "0")

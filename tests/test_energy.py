@@ -1,0 +1,37 @@
+import torch
+
+from fastjem.energy import joint_energy, log_py_given_x, marginal_energy
+
+
+def test_marginal_energy_is_negative_logsumexp():
+    logits = torch.randn(7, 10, dtype=torch.float64) * 5
+    expected = -torch.log(torch.exp(logits).sum(1))
+    torch.testing.assert_close(marginal_energy(logits).double(), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_marginal_energy_is_stable_for_large_logits():
+    logits = torch.tensor([[1e4, 1e4 - 1.0, -1e4]])
+    e = marginal_energy(logits)
+    assert torch.isfinite(e).all()
+    torch.testing.assert_close(e, -(1e4 + torch.log1p(torch.exp(torch.tensor(-1.0)))).view(1))
+
+
+def test_log_p_y_given_x_is_log_softmax_and_energy_difference():
+    logits = torch.randn(5, 4)
+    y = torch.tensor([0, 3, 1, 2, 2])
+    logp = log_py_given_x(logits)
+    torch.testing.assert_close(logp.exp(), torch.softmax(logits, 1))
+    # log p(y|x) = -E(x, y) + E(x)
+    torch.testing.assert_close(logp.gather(1, y[:, None]).squeeze(1), -joint_energy(logits, y) + marginal_energy(logits))
+
+
+def test_joint_energy_picks_the_label_logit():
+    logits = torch.arange(12.0).view(3, 4)
+    y = torch.tensor([1, 0, 3])
+    assert joint_energy(logits, y).tolist() == [-1.0, -4.0, -11.0]
+
+
+def test_energies_are_fp32_for_bf16_logits():
+    logits = torch.randn(3, 10).bfloat16()
+    assert marginal_energy(logits).dtype == torch.float32
+    assert joint_energy(logits, torch.zeros(3, dtype=torch.long)).dtype == torch.float32

@@ -1,0 +1,66 @@
+import pytest
+import torch
+from torch import nn
+
+from fastjem.models import ConvNet, WideResNet, build_model, has_batch_norm
+from fastjem.models.wrn import WideBlock
+
+
+def n_params(m):
+    return sum(p.numel() for p in m.parameters())
+
+
+def test_wrn_28_10_has_the_published_parameter_count():
+    assert abs(n_params(WideResNet(28, 10)) - 36.5e6) < 0.05e6
+
+
+@pytest.mark.parametrize("in_ch,size,k", [(3, 32, 10), (1, 28, 10), (1, 8, 7), (3, 17, 100)])
+def test_wrn_any_input_size_and_channels(in_ch, size, k):
+    m = WideResNet(10, 1, num_classes=k, in_channels=in_ch)
+    assert m(torch.randn(2, in_ch, size, size)).shape == (2, k)
+
+
+def test_wrn_block_structure():
+    m = WideResNet(16, 2, norm="batch", dropout=0.1)
+    blocks = list(m.blocks)
+    assert len(blocks) == 3 * 2  # n = (16 - 4) / 6 per group
+    first_of_group2 = blocks[2]
+    assert isinstance(first_of_group2, WideBlock)
+    # The stride sits on the second conv; the first is stride 1.
+    assert first_of_group2.conv1.stride == (1, 1) and first_of_group2.conv2.stride == (2, 2)
+    assert first_of_group2.shortcut is not None and first_of_group2.shortcut.kernel_size == (1, 1)
+    assert blocks[3].shortcut is None
+    assert all(c.bias is not None for c in m.modules() if isinstance(c, nn.Conv2d))
+    assert [b.conv2.out_channels for b in blocks] == [32, 32, 64, 64, 128, 128]
+    acts = [a for a in m.modules() if isinstance(a, nn.LeakyReLU)]
+    assert acts and all(a.negative_slope == 0.2 for a in acts)
+    assert isinstance(first_of_group2.dropout, nn.Dropout)
+    assert m.fc.in_features == 128
+
+
+@pytest.mark.parametrize("norm,cls", [("none", nn.Identity), ("batch", nn.BatchNorm2d),
+                                      ("instance", nn.InstanceNorm2d), ("layer", nn.GroupNorm)])
+def test_norm_choices(norm, cls):
+    m = WideResNet(10, 1, norm=norm)
+    assert isinstance(m.blocks[0].norm1, cls)
+    assert has_batch_norm(m) == (norm == "batch")
+    assert m(torch.randn(2, 3, 16, 16)).shape == (2, 10)
+
+
+def test_wrn_rejects_bad_depth():
+    with pytest.raises(ValueError, match="6n\\+4"):
+        WideResNet(20, 1)
+
+
+def test_wrn_sample_is_independent_of_batch_without_batch_norm():
+    m = WideResNet(10, 1).eval()
+    x = torch.randn(4, 3, 16, 16)
+    torch.testing.assert_close(m(x)[:1], m(x[:1]), rtol=1e-4, atol=1e-5)
+
+
+def test_convnet_and_build_model():
+    assert ConvNet(10, 1, 8)(torch.randn(3, 1, 8, 8)).shape == (3, 10)
+    assert ConvNet(10, 1, 8)(torch.randn(3, 1, 28, 28)).shape == (3, 10)
+    assert isinstance(build_model("wrn", 10, 3, 10, 1), WideResNet)
+    with pytest.raises(ValueError):
+        build_model("vit", 10, 3)

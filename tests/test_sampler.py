@@ -1,0 +1,87 @@
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from fastjem.sampler import SGLD, model_energy, sampling_mode
+
+
+def quadratic(a):
+    return lambda x: 0.5 * a * (x**2).flatten(1).sum(1)
+
+
+def test_sgld_step_matches_hand_computation_on_a_quadratic():
+    a, alpha, sigma = 3.0, 0.1, 0.05
+    x0 = torch.randn(4, 2)
+    torch.manual_seed(11)
+    x1 = SGLD(1, alpha, sigma).sample(quadratic(a), x0)
+    torch.manual_seed(11)
+    z = torch.randn_like(x0)
+    # dE/dx = a x, so x1 = x0 - alpha a x0 + sigma z
+    torch.testing.assert_close(x1, x0 - alpha * a * x0 + sigma * z, rtol=0, atol=1e-6)
+
+
+def test_sgld_without_noise_is_gradient_descent_on_energy():
+    x0 = torch.full((1, 3), 2.0)
+    x = SGLD(3, 0.25, 0.0).sample(quadratic(1.0), x0)
+    torch.testing.assert_close(x, x0 * 0.75**3)
+
+
+def test_sgld_with_proper_noise_samples_a_known_gaussian():
+    """sigma^2 = 2 alpha: the chain's stationary law is exp(-E). E = 0.5 sum (x - mu)^2 / var."""
+    torch.manual_seed(0)
+    mu = torch.tensor([1.0, -2.0])
+    var = torch.tensor([0.5, 2.0])
+    energy = lambda x: (0.5 * (x - mu) ** 2 / var).sum(1)
+    alpha = 0.01
+    n = 4000
+    x = SGLD(1500, alpha, math.sqrt(2 * alpha)).sample(energy, torch.zeros(n, 2))
+    # Unadjusted Langevin on a Gaussian has stationary variance var / (1 - alpha / (2 var)).
+    var_ula = var / (1 - alpha / (2 * var))
+    mean_tol = 5 * torch.sqrt(var_ula / n)
+    assert ((x.mean(0) - mu).abs() < mean_tol).all(), (x.mean(0), mu)
+    var_tol = 5 * var_ula * math.sqrt(2 / n)
+    assert ((x.var(0) - var_ula).abs() < var_tol).all(), (x.var(0), var_ula)
+
+
+class Recorder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+        self.drop = nn.Dropout(0.5)
+        self.modes = []
+
+    def forward(self, x):
+        self.modes.append((self.training, any(p.requires_grad for p in self.parameters())))
+        return self.lin(self.drop(x))
+
+
+def test_sampling_uses_eval_mode_and_frozen_parameters_then_restores():
+    m = Recorder().train()
+    m.lin.bias.requires_grad_(False)  # a user's frozen parameter stays frozen afterwards
+    x = SGLD(4, 0.1, 0.01).sample(model_energy(m), torch.randn(5, 4), model=m)
+    assert x.shape == (5, 4) and x.dtype == torch.float32 and not x.requires_grad
+    assert m.modes == [(False, False)] * 4
+    assert m.training
+    assert m.lin.weight.requires_grad and not m.lin.bias.requires_grad
+    assert m.lin.weight.grad is None
+
+
+def test_conditional_energy_moves_toward_the_class():
+    torch.manual_seed(0)
+    m = nn.Linear(2, 2, bias=False)
+    with torch.no_grad():
+        m.weight.copy_(torch.eye(2))
+    y = torch.ones(8, dtype=torch.long)
+    x = SGLD(10, 0.1, 0.0).sample(model_energy(m, y), torch.zeros(8, 2), model=m)
+    # E(x, 1) = -x_1: descending it increases x_1 only.
+    torch.testing.assert_close(x[:, 1], torch.full((8,), 1.0))
+    torch.testing.assert_close(x[:, 0], torch.zeros(8))
+
+
+def test_sampling_mode_restores_on_error():
+    m = nn.Linear(2, 2).train()
+    with pytest.raises(RuntimeError), sampling_mode(m):
+        raise RuntimeError("boom")
+    assert m.training and m.weight.requires_grad
