@@ -169,8 +169,9 @@ ARCH_FIELDS = ("arch", "depth", "width", "norm", "dataset")
 PRESETS: dict[str, TrainConfig] = {
     # Seconds on a laptop CPU: digits (8x8), a small conv net, the paper's sampler settings.
     "quick": TrainConfig(
-        dataset="digits", arch="convnet", width=32, norm="none", batch_size=64, iters=1200,
-        warmup_iters=100, lr=1e-3, sgld_steps=20, buffer_size=2000, log_every=25, ckpt_every=400,
+        dataset="digits", arch="convnet", width=16, norm="none", batch_size=64, iters=1000,
+        warmup_iters=100, lr=1e-3, decay_epochs=(35, 45), sgld_steps=20, buffer_size=2000, log_every=25,
+        ckpt_every=250,
         data_noise=0.03, preset="quick",
     ),
     # Table 4 of Grathwohl et al. (2020): WRN-28-10, no norm, Adam 1e-4, warm-up 1000, decay x0.3 at 50/100,

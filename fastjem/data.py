@@ -87,7 +87,7 @@ def _load_digits() -> Arrays:
     perm = torch.randperm(len(y), generator=torch.Generator().manual_seed(SPLIT_SEED))
     n_test = 360
     test, train = perm[:n_test], perm[n_test:]
-    info = DatasetInfo("digits", 10, 1, 8, 1, False, 180, tuple(str(i) for i in range(10)))
+    info = DatasetInfo("digits", 10, 1, 8, 0, False, 180, tuple(str(i) for i in range(10)))
     return Arrays(x[train], y[train], x[test], y[test], info)
 
 
@@ -298,10 +298,13 @@ class DeviceData:
             x = x + self.data_noise * torch.randn_like(x)
         return x
 
-    def draw(self, batch_size: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(x_p, x_lab, y_lab): two independent augmented batches in [-1, 1], fp32, on the device."""
+    def draw_indices(self, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Indices into the training split: (for x_p: any image, for x_lab: a labelled image), on the device."""
         ip = torch.randint(0, self.n_train, (batch_size,), device=self.device)
         il = self.labelled[torch.randint(0, len(self.labelled), (batch_size,), device=self.device)]
-        x_p = self.prepare(self.train_x[ip])
-        x_lab = self.prepare(self.train_x[il])
-        return x_p, x_lab, self.train_y[il]
+        return ip, il
+
+    def draw(self, batch_size: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(x_p, x_lab, y_lab): two independent augmented batches in [-1, 1], fp32, on the device."""
+        ip, il = self.draw_indices(batch_size)
+        return self.prepare(self.train_x[ip]), self.prepare(self.train_x[il]), self.train_y[il]

@@ -254,9 +254,13 @@ class Trainer:
 
         x = self.last_samples if self.last_samples is not None else self.buffer.data[:64]
         n = min(100, len(x))
+        x = x[:n].clamp(-1, 1)
+        if x.shape[-1] < 32:
+            # Tiny images (digits are 8x8) are enlarged with nearest-neighbour so the grid can be read.
+            x = F.interpolate(x, scale_factor=32 // x.shape[-1], mode="nearest")
         path = self.out_dir / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        save_image(x[:n].clamp(-1, 1), str(path), nrow=int(math.ceil(math.sqrt(n))), normalize=True,
+        save_image(x, str(path), nrow=int(math.ceil(math.sqrt(n))), normalize=True,
                    value_range=(-1, 1), pad_value=1.0)
         return path
 

@@ -1,0 +1,97 @@
+import hashlib
+import subprocess
+import sys
+from dataclasses import fields
+
+import pytest
+
+from fastjem.cli import main
+from fastjem.config import TrainConfig
+
+TINY = ["--width", "8", "--batch-size", "16", "--sgld-steps", "2", "--buffer-size", "100", "--log-every", "2",
+        "--device", "cpu", "--no-progress"]
+
+
+def run_cli(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "fastjem", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_train_help_explains_every_option():
+    out = run_cli("train", "--help")
+    assert out.returncode == 0
+    for f in fields(TrainConfig):
+        if f.name != "preset":
+            assert "--" + f.name.replace("_", "-") in out.stdout, f.name
+    for extra in ("--preset", "--resume", "--classifier-only", "quick", "paper"):
+        assert extra in out.stdout
+
+
+def test_train_end_to_end_in_a_subprocess(tmp_path):
+    out = run_cli("train", "--iters", "6", "--out-dir", str(tmp_path / "run"), *TINY)
+    assert out.returncode == 0, out.stderr
+    assert "test accuracy" in out.stdout
+    for name in ("checkpoint.pt", "metrics.jsonl", "samples.png"):
+        assert str(tmp_path / "run" / name) in out.stdout
+        assert (tmp_path / "run" / name).exists()
+    # and it resumes from the command line
+    out = run_cli("train", "--resume", str(tmp_path / "run" / "checkpoint.pt"), "--iters", "8", "--no-progress")
+    assert out.returncode == 0, out.stderr
+    assert "done: 8 iterations" in out.stdout
+
+
+def sha(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def finished_run(tmp_path):
+    assert main(["train", "--iters", "2", "--out-dir", str(tmp_path / "run"), *TINY]) == 0
+    return tmp_path / "run"
+
+
+@pytest.mark.parametrize("args,match", [
+    (["--dataset", "cifar10", "--data-dir", "{tmp}/nothing"], "--download"),
+    (["--class-cond-px", "--buffer-size", "1001"], "divisible"),
+    (["--lr", "nan"], "finite"),
+    (["--sgld-steps", "-3"], "sgld-steps"),
+    (["--reinit-prob", "2"], "reinit-prob"),
+    (["--dataset", "imagefolder"], "--data-dir"),
+])
+def test_bad_input_gets_one_clear_error(args, match, tmp_path, capsys):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    code = main(["train", "--iters", "2", "--out-dir", str(tmp_path / "run"), *TINY, *args])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.startswith("fastjem: error:") and match in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("args", [["--dataset", "mnist"], ["--preset", "huge"], ["--norm", "group"]])
+def test_unknown_choices_are_refused(args, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["train", *args])
+    assert exc.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_resume_with_another_architecture_is_refused(finished_run, capsys):
+    ckpt = finished_run / "checkpoint.pt"
+    before = sha(ckpt)
+    assert main(["train", "--resume", str(ckpt), "--width", "32", "--no-progress"]) == 1
+    assert "width" in capsys.readouterr().err
+    assert sha(ckpt) == before
+
+
+def test_unreadable_checkpoint_is_refused_and_kept(tmp_path, capsys):
+    bad = tmp_path / "checkpoint.pt"
+    bad.write_bytes(b"\x00garbage")
+    assert main(["train", "--resume", str(bad), "--no-progress"]) == 1
+    assert "cannot read checkpoint" in capsys.readouterr().err
+    assert bad.read_bytes() == b"\x00garbage"
+
+
+def test_existing_run_folder_is_not_overwritten(finished_run, capsys):
+    before = sha(finished_run / "checkpoint.pt")
+    assert main(["train", "--iters", "2", "--out-dir", str(finished_run), *TINY]) == 1
+    assert "--resume" in capsys.readouterr().err
+    assert sha(finished_run / "checkpoint.pt") == before

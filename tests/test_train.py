@@ -1,0 +1,151 @@
+import math
+
+import pytest
+import torch
+
+from fastjem.checkpoint import load_checkpoint
+from fastjem.config import PRESETS, TrainConfig
+from fastjem.errors import CheckpointError, ConfigError
+from fastjem.train import Trainer, learning_rate, resume_config
+
+
+def params(model):
+    return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+
+def test_one_iteration_changes_parameters_and_buffer(tiny_config, tmp_path):
+    t = Trainer(tiny_config, out_dir=tmp_path, progress=False)
+    p0, b0 = params(t.model).clone(), t.buffer.data.clone()
+    parts = t.train_step()
+    assert not torch.equal(p0, params(t.model))
+    changed_rows = (t.buffer.data != b0).flatten(1).any(1).sum().item()
+    assert 1 <= changed_rows <= tiny_config.batch_size
+    assert all(torch.isfinite(v) for v in parts.values())
+
+
+def test_short_run_has_finite_loss_and_gap(tiny_config, tmp_path):
+    t = Trainer(tiny_config.replace(iters=20), out_dir=tmp_path, progress=False)
+    summary = t.fit()
+    lines = [__import__("json").loads(s) for s in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    train_lines = [r for r in lines if "loss" in r]
+    assert len(train_lines) == 5
+    assert all(math.isfinite(r["loss"]) and math.isfinite(r["gap"]) for r in train_lines)
+    assert 0 <= summary["test_acc"] <= 1
+    for name in ("checkpoint.pt", "metrics.jsonl", "samples.png", "summary.json", "config.json"):
+        assert (tmp_path / name).exists(), name
+
+
+def test_classifier_only_never_samples(tiny_config, tmp_path):
+    t = Trainer(tiny_config.replace(px_weight=0.0), out_dir=tmp_path, progress=False)
+    b0 = t.buffer.data.clone()
+    p0 = params(t.model).clone()
+    for _ in range(3):
+        t.train_step()
+    assert torch.equal(b0, t.buffer.data)
+    assert not torch.equal(p0, params(t.model))
+
+
+def test_class_conditional_and_pxy_terms_run(tiny_config, tmp_path):
+    cfg = tiny_config.replace(class_cond_px=True, pxy_weight=1.0, buffer_size=100)
+    t = Trainer(cfg, out_dir=tmp_path, progress=False)
+    assert t.buffer.num_classes == 10
+    parts = t.train_step()
+    assert torch.isfinite(parts["loss"])
+
+
+def test_conditional_buffer_size_must_divide(tiny_config, tmp_path):
+    with pytest.raises(ConfigError, match="divisible"):
+        Trainer(tiny_config.replace(class_cond_px=True, buffer_size=205), out_dir=tmp_path, progress=False)
+
+
+def test_semi_supervised_draws_labels_from_the_subset(tiny_config, tmp_path):
+    t = Trainer(tiny_config.replace(labels_per_class=3), out_dir=tmp_path, progress=False)
+    assert len(t.data.labelled) == 30
+    assert torch.equal(torch.bincount(t.data.train_y[t.data.labelled], minlength=10), torch.full((10,), 3))
+    _, il = t.data.draw_indices(2000)
+    assert set(il.tolist()) == set(t.data.labelled.tolist())
+
+
+def test_learning_rate_schedule():
+    cfg = TrainConfig(lr=1.0, warmup_iters=10, decay_epochs=(2, 4), decay_rate=0.5)
+    assert learning_rate(cfg, 0, 100) == pytest.approx(0.1)
+    assert learning_rate(cfg, 9, 100) == pytest.approx(1.0)
+    assert learning_rate(cfg, 199, 100) == pytest.approx(1.0)
+    assert learning_rate(cfg, 200, 100) == pytest.approx(0.5)
+    assert learning_rate(cfg, 450, 100) == pytest.approx(0.25)
+
+
+def test_checkpoint_round_trip(tiny_config, tmp_path):
+    t = Trainer(tiny_config.replace(iters=4), out_dir=tmp_path, progress=False)
+    t.fit()
+    ckpt = load_checkpoint(tmp_path / "checkpoint.pt")
+    assert ckpt["iteration"] == 4
+    assert TrainConfig.from_dict(ckpt["config"]) == t.cfg
+    for k, v in t.model.state_dict().items():
+        assert torch.equal(ckpt["model"][k], v)
+    assert torch.equal(ckpt["buffer"]["data"], t.buffer.data)
+    assert ckpt["optimizer"]["state"]
+
+
+def test_resume_continues_exactly(tiny_config, tmp_path):
+    full = Trainer(tiny_config.replace(iters=10), out_dir=tmp_path / "full", progress=False)
+    full.fit()
+    half = Trainer(tiny_config.replace(iters=6), out_dir=tmp_path / "half", progress=False)
+    half.fit()
+    cfg = resume_config(tmp_path / "half" / "checkpoint.pt", {"iters": 10})
+    resumed = Trainer(cfg, out_dir=tmp_path / "half", resume=tmp_path / "half" / "checkpoint.pt", progress=False)
+    assert resumed.iteration == 6
+    resumed.fit()
+    assert torch.equal(params(full.model), params(resumed.model))
+    assert torch.equal(full.buffer.data, resumed.buffer.data)
+
+
+def test_resume_refuses_a_different_architecture(tiny_config, tmp_path):
+    Trainer(tiny_config.replace(iters=2), out_dir=tmp_path, progress=False).fit()
+    with pytest.raises(CheckpointError, match="width"):
+        resume_config(tmp_path / "checkpoint.pt", {"width": 16})
+    with pytest.raises(CheckpointError, match="width"):
+        Trainer(tiny_config.replace(width=16), out_dir=tmp_path, resume=tmp_path / "checkpoint.pt", progress=False)
+
+
+def test_unreadable_checkpoint_is_refused(tmp_path):
+    bad = tmp_path / "checkpoint.pt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(CheckpointError, match="cannot read"):
+        load_checkpoint(bad)
+    assert bad.read_bytes() == b"not a checkpoint"
+
+
+def test_truncated_checkpoint_is_refused(tiny_config, tmp_path):
+    Trainer(tiny_config.replace(iters=2), out_dir=tmp_path, progress=False).fit()
+    path = tmp_path / "checkpoint.pt"
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(CheckpointError):
+        load_checkpoint(path)
+
+
+def test_existing_run_is_not_overwritten(tiny_config, tmp_path):
+    Trainer(tiny_config.replace(iters=2), out_dir=tmp_path, progress=False).fit()
+    before = (tmp_path / "checkpoint.pt").read_bytes()
+    with pytest.raises(ConfigError, match="already holds a run"):
+        Trainer(tiny_config, out_dir=tmp_path, progress=False)
+    assert (tmp_path / "checkpoint.pt").read_bytes() == before
+
+
+@pytest.mark.parametrize("change,match", [
+    ({"lr": float("nan")}, "finite"), ({"lr": -1.0}, "lr"), ({"sgld_steps": -1}, "sgld-steps"),
+    ({"reinit_prob": 1.5}, "reinit-prob"), ({"depth": 12, "arch": "wrn"}, "6n\\+4"),
+    ({"dataset": "mnist"}, "dataset"), ({"batch_size": 0}, "batch-size"), ({"sgld_noise": float("inf")}, "finite"),
+])
+def test_bad_hyperparameters_are_refused(change, match):
+    with pytest.raises(ConfigError, match=match):
+        TrainConfig(**change).validate()
+
+
+def test_presets_validate():
+    for cfg in PRESETS.values():
+        cfg.validate()
+    paper = PRESETS["paper"]
+    assert (paper.arch, paper.depth, paper.width, paper.lr, paper.sgld_steps, paper.buffer_size) == (
+        "wrn", 28, 10, 1e-4, 20, 10000)
