@@ -1,0 +1,233 @@
+"""Benchmarks of fastjem.kernels against the eager PyTorch sequences they replace.
+
+Run explicitly: ``pytest bench/bench_kernels.py`` (not collected by the default test run).
+
+- CPU: pytest-benchmark times the reference backend (what the library runs on CPU) against the
+  eager sequence, at reduced sizes and few rounds.
+- CUDA: ``triton.testing.do_bench`` at WRN batch sizes (x [64, 3, 32, 32], buffer
+  [10000, 3, 32, 32], logits [192, 10] and [64, 1000]); reports time, achieved GB/s (bytes the op
+  must move / time) and the fraction of the GPU's HBM bandwidth, and writes
+  ``bench/results/kernels-<date>-<device>.json``.
+
+Every op is checked against its reference first; a benchmark whose check fails reports nothing.
+"""
+
+import datetime
+import json
+import pathlib
+import re
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import fastjem.kernels as kernels
+import pytest
+import torch
+from fastjem.kernels import energy
+from fastjem.kernels.rng import new_rng_state
+
+CUDA = torch.cuda.is_available()
+RESULTS = pathlib.Path(__file__).parent / "results"
+# HBM bandwidth in bytes/s, matched against the device name (first match wins)
+PEAK_BANDWIDTH = {"H200": 4.8e12, "H100 PCIe": 2.0e12, "H100": 3.35e12}
+ALPHA, SIGMA, RESET_PROB = 1.0, 0.01, 0.05
+
+
+@dataclass
+class Case:
+    name: str
+    fused: Callable[[], object]  # the op on the chosen backend
+    eager: Callable[[], object]  # the eager PyTorch sequence it replaces
+    bytes_moved: int  # minimal bytes the fused op reads + writes
+    check: Callable[[], None]  # raises AssertionError unless the op matches its reference
+
+
+def _lse_case(B: int, K: int, dtype: torch.dtype, device: str, backend: str) -> Case:
+    logits = torch.randn(B, K, device=device).to(dtype) * 3
+    upstream = torch.randn(B, device=device)
+
+    def fused():
+        if backend == "triton":
+            e, row_max, row_sumexp = energy.lse_energy_fwd(logits)
+            return e, energy.lse_energy_bwd(upstream, logits, None, row_max, row_sumexp)
+        e, row_max, row_sumexp = energy._fwd_torch(logits, None)
+        return e, energy._bwd_torch(upstream, logits, None, row_max, row_sumexp)
+
+    def eager():
+        # logsumexp forward, then the separate softmax backward that autograd would run
+        x = logits.float()
+        e = -torch.logsumexp(x, dim=1)
+        return e, (-torch.softmax(x, dim=1) * upstream[:, None]).to(dtype)
+
+    def check():
+        x = logits.detach().clone().requires_grad_(True)
+        e_ref = kernels.lse_energy_ref(x)
+        (g_ref,) = torch.autograd.grad(e_ref, x, upstream)
+        e, g = fused()
+        tol = 1e-5 if dtype == torch.float32 else 2e-2
+        torch.testing.assert_close(e, e_ref.detach(), atol=1e-4, rtol=1e-5)
+        torch.testing.assert_close(g.float(), g_ref.float(), atol=tol, rtol=tol)
+
+    es = logits.element_size()
+    # forward reads logits, writes E, max, sum; backward reads logits, upstream, max, sum, writes the gradient
+    moved = 2 * B * K * es + 3 * B * 4 + B * K * es + 3 * B * 4
+    return Case(f"lse_energy_fwd_bwd[{B}x{K},{str(dtype)[6:]}]", fused, eager, moved, check)
+
+
+def _sgld_case(shape: tuple[int, ...], device: str, backend: str) -> Case:
+    x = torch.randn(shape, device=device)
+    grad = torch.randn(shape, device=device)
+    state = new_rng_state(0, device)
+
+    def fused():
+        kernels.sgld_step_(x, grad, ALPHA, SIGMA, state, backend=backend)
+
+    def eager():
+        x.add_(ALPHA * grad).add_(SIGMA * torch.randn_like(x))
+
+    def check():
+        x0, s0 = x.clone(), state.clone()
+        x_ref, s_ref = x.clone(), state.clone()
+        kernels.sgld_step_(x0, grad, ALPHA, SIGMA, s0, backend=backend)
+        kernels.sgld_step_ref(x_ref, grad, ALPHA, SIGMA, s_ref)
+        torch.testing.assert_close(x0, x_ref, atol=1e-4, rtol=1e-5)
+        assert torch.equal(s0, s_ref)
+
+    return Case(f"sgld_step_[{'x'.join(map(str, shape))}]", fused, eager, 3 * x.numel() * 4, check)
+
+
+def _buffer_cases(n: int, B: int, device: str, backend: str) -> list[Case]:
+    buf = torch.rand(n, 3, 32, 32, device=device) * 2 - 1
+    idx = torch.randint(0, n, (B,), device=device)
+    rows = torch.randn(B, 3, 32, 32, device=device)
+    state = new_rng_state(0, device)
+    row_bytes = 3 * 32 * 32 * 4
+
+    def sample():
+        return kernels.buffer_sample(buf, idx, RESET_PROB, state, backend=backend)
+
+    def sample_eager():
+        x = buf[idx]
+        reset = torch.rand(B, device=device) < RESET_PROB
+        return torch.where(reset[:, None, None, None], torch.rand_like(x) * 2 - 1, x)
+
+    def sample_check():
+        s0, s_ref = state.clone(), state.clone()
+        out = kernels.buffer_sample(buf, idx, 0.5, s0, backend=backend)
+        assert torch.equal(out, kernels.buffer_sample_ref(buf, idx, 0.5, s_ref)) and torch.equal(s0, s_ref)
+
+    def write():
+        kernels.buffer_write_(buf, idx, rows, backend=backend)
+
+    def write_eager():
+        buf[idx] = rows
+
+    def write_check():
+        b0, b_ref = buf.clone(), buf.clone()
+        kernels.buffer_write_(b0, idx, rows, backend=backend)
+        kernels.buffer_write_ref(b_ref, idx, rows)
+        # repeated indices may keep either row: compare on the first occurrence-free positions
+        assert torch.equal(b0[idx], b_ref[idx]) or idx.unique().numel() < B
+
+    # gather: read B rows (fewer with resets; counted in full) + write B rows; scatter: read + write B rows
+    return [
+        Case(f"buffer_sample[{n}x3x32x32,B={B}]", sample, sample_eager, 2 * B * row_bytes + B * 8, sample_check),
+        Case(f"buffer_write_[{n}x3x32x32,B={B}]", write, write_eager, 2 * B * row_bytes + B * 8, write_check),
+    ]
+
+
+def _cases(device: str, backend: str, full: bool) -> list[Case]:
+    lse_dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    return [
+        _lse_case(64 * 3, 10, lse_dtype, device, backend),
+        _lse_case(64, 1000, lse_dtype, device, backend),
+        _sgld_case((64, 3, 32, 32) if full else (16, 3, 32, 32), device, backend),
+        *_buffer_cases(10000 if full else 1000, 64 if full else 16, device, backend),
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# CPU: pytest-benchmark, reference backend vs eager
+# --------------------------------------------------------------------------------------------
+
+CPU_CASES = [c.name for c in _cases("cpu", "reference", full=False)]
+
+
+@pytest.mark.parametrize("impl", ["fused_reference", "eager"])
+@pytest.mark.parametrize("case_name", CPU_CASES)
+def test_bench_cpu(benchmark, case_name, impl):
+    case = {c.name: c for c in _cases("cpu", "reference", full=False)}[case_name]
+    # correctness gate: no number is reported for an op that disagrees with its reference
+    case.check()
+    fn = case.fused if impl == "fused_reference" else case.eager
+    benchmark.group = case_name
+    benchmark.extra_info["bytes_moved"] = case.bytes_moved
+    benchmark.pedantic(fn, rounds=5, iterations=1, warmup_rounds=1)
+
+
+# --------------------------------------------------------------------------------------------
+# CUDA: do_bench, GB/s, JSON report
+# --------------------------------------------------------------------------------------------
+
+
+def _peak_bandwidth(device_name: str) -> float | None:
+    for key, peak in PEAK_BANDWIDTH.items():
+        if key in device_name:
+            return peak
+    return None
+
+
+def _git_sha() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True, timeout=10)
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+@pytest.mark.skipif(not CUDA, reason="needs CUDA")
+def test_bench_cuda_report():
+    import triton
+    from triton.testing import do_bench
+
+    name = torch.cuda.get_device_name()
+    peak = _peak_bandwidth(name)
+    results = []
+    for case in _cases("cuda", "triton", full=True):
+        case.check()  # refuses to time an op that disagrees with its reference
+        # fused and eager alternate in one process; do_bench warms up (and compiles) before timing
+        ms_fused = do_bench(case.fused, warmup=25, rep=100, return_mode="median")
+        ms_eager = do_bench(case.eager, warmup=25, rep=100, return_mode="median")
+        gbps = case.bytes_moved / (ms_fused * 1e-3) / 1e9
+        results.append(
+            {
+                "op": case.name,
+                "bytes_moved": case.bytes_moved,
+                "fused_ms": ms_fused,
+                "eager_ms": ms_eager,
+                "speedup_vs_eager": ms_eager / ms_fused,
+                "fused_GBps": gbps,
+                "fraction_of_peak_bandwidth": gbps * 1e9 / peak if peak else None,
+            }
+        )
+    report = {
+        "device": name,
+        "peak_bandwidth_Bps": peak,
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "git_sha": _git_sha(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "timing": "triton.testing.do_bench median, warm-up excluded",
+        "results": results,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
+    path = RESULTS / f"kernels-{datetime.date.today().isoformat()}-{slug}.json"
+    path.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"\n{name}  (peak {peak / 1e12 if peak else float('nan'):.2f} TB/s)  -> {path}")
+    for r in results:
+        frac = r["fraction_of_peak_bandwidth"]
+        print(
+            f"{r['op']:<40} fused {r['fused_ms'] * 1e3:8.1f} us  eager {r['eager_ms'] * 1e3:8.1f} us"
+            f"  x{r['speedup_vs_eager']:.2f}  {r['fused_GBps']:8.1f} GB/s  {'' if frac is None else f'{frac:.1%}'}"
+        )

@@ -1,0 +1,116 @@
+"""The one place that decides between a Triton kernel and its PyTorch reference.
+
+Rule: backend ``"auto"`` (the default) runs Triton when the tensor is on CUDA or the Triton
+interpreter is on (``TRITON_INTERPRET=1`` set before Python starts), and the reference otherwise.
+``"triton"`` forces the kernel and raises a clear error where it cannot run; ``"reference"``
+forces the PyTorch reference. The choice comes, in order, from the op's ``backend=`` argument,
+the innermost ``with backend(...)`` block, or ``set_backend`` (process-wide default ``"auto"``).
+
+Triton is optional: it is imported once, guarded, and never needed by the reference path
+(CPU-only installs without triton import this package fine).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+
+import torch
+
+try:
+    import triton
+    import triton.language as tl
+except ImportError:  # CPU-only installs: reference path only
+    triton = None
+    tl = None
+
+__all__ = [
+    "BACKENDS",
+    "backend",
+    "get_backend",
+    "set_backend",
+    "resolve_backend",
+    "use_triton",
+    "interpreter_on",
+    "device_of",
+    "next_power_of_2",
+]
+
+BACKENDS = ("auto", "triton", "reference")
+
+# A plain global, not a ContextVar: the autograd engine runs CUDA backwards on its own threads,
+# which must see the same choice as the forward.
+_lock = threading.Lock()
+_default = ["auto"]
+
+
+def _check(name: str) -> str:
+    if name not in BACKENDS:
+        raise ValueError(f"fastjem.kernels backend must be one of {BACKENDS}, got {name!r}")
+    return name
+
+
+def get_backend() -> str:
+    """The backend in force when an op is called without ``backend=``."""
+    return _default[0]
+
+
+def set_backend(name: str) -> None:
+    """Set the process-wide backend (``"auto" | "triton" | "reference"``)."""
+    with _lock:
+        _default[0] = _check(name)
+
+
+@contextlib.contextmanager
+def backend(name: str) -> Iterator[None]:
+    """``with fastjem.kernels.backend("reference"): ...`` selects the backend inside the block."""
+    _check(name)
+    with _lock:
+        previous, _default[0] = _default[0], name
+    try:
+        yield
+    finally:
+        with _lock:
+            _default[0] = previous
+
+
+def interpreter_on() -> bool:
+    """True when the Triton interpreter is enabled (kernels run on CPU tensors)."""
+    return os.environ.get("TRITON_INTERPRET", "0").strip().lower() in ("1", "true", "on", "yes")
+
+
+def resolve_backend(name: str | None) -> str:
+    """The explicit ``name`` if given, else the current default."""
+    return _check(name) if name is not None else get_backend()
+
+
+def use_triton(tensor: torch.Tensor, name: str | None = None) -> bool:
+    """Whether an op on ``tensor`` runs its Triton kernel under backend ``name`` (None: current default)."""
+    name = resolve_backend(name)
+    if name == "reference":
+        return False
+    runnable = tensor.is_cuda or interpreter_on()
+    if name == "auto":
+        return runnable and triton is not None
+    if triton is None:
+        raise RuntimeError(
+            "fastjem.kernels: backend 'triton' was requested but triton is not installed; "
+            "install triton or use backend 'reference' (or 'auto')"
+        )
+    if not runnable:
+        raise RuntimeError(
+            f"fastjem.kernels: backend 'triton' was requested for a tensor on {tensor.device}; Triton kernels run "
+            "on CUDA tensors, or on CPU only under the interpreter (TRITON_INTERPRET=1 set before Python starts)"
+        )
+    return True
+
+
+def device_of(tensor: torch.Tensor) -> contextlib.AbstractContextManager:
+    """Make ``tensor``'s CUDA device current for a launch (Triton launches on the current device)."""
+    return torch.cuda.device(tensor.device) if tensor.is_cuda else contextlib.nullcontext()
+
+
+def next_power_of_2(n: int) -> int:
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()

@@ -1,0 +1,202 @@
+"""Replay-buffer gather with random re-initialisation, and the scatter back.
+
+``buffer_sample``: ``x0[b] = U(-1, 1)^S`` with probability ``reset_prob``, else ``buffer[idx[b]]``.
+Random numbers (``fastjem.kernels.rng`` streams, for B rows of D = prod(S) elements):
+
+- row ``b`` resets iff ``uniform(word 0 of counter offset + b) < reset_prob`` (compared in fp32);
+- reset value ``j`` of row ``b`` is ``2 u - 1`` with ``u`` element ``j`` of the uniform stream at
+  counter ``offset + B + b * ceil(D / 4)`` (exact in fp32, so the reference is bit-identical);
+- the op advances the offset by ``B + B * ceil(D / 4)``.
+
+Reset rows never read the buffer (the load is masked). ``buffer_write_`` is ``buffer[idx] = x``;
+with repeated indices one of the rows wins (unspecified which), as for ``index_copy_``.
+Indices are not bounds-checked (that would need a host sync).
+"""
+
+import torch
+
+from ._dispatch import device_of, interpreter_on, next_power_of_2, tl, triton, use_triton
+from .rng import counters_for, uniform_stream
+
+__all__ = [
+    "buffer_sample",
+    "buffer_sample_ref",
+    "buffer_sample_fwd",
+    "buffer_write_",
+    "buffer_write_ref",
+    "buffer_write_fwd",
+]
+
+if triton is not None:
+    from .rng import uniform_rows, uniform_scalar
+
+    @triton.jit
+    def _buffer_sample_kernel(
+        p_buffer,  # [N, D] fp32
+        p_idx,  # [B] int64
+        p_out,  # [B, D] fp32
+        p_rng,  # [2] int64 (seed, offset)
+        B,
+        D,
+        reset_prob,
+        BLOCK_B: tl.constexpr,
+        BLOCK_D: tl.constexpr,
+    ):
+        QUARTER: tl.constexpr = BLOCK_D // 4
+        o_b = tl.program_id(0).to(tl.int64) * BLOCK_B + tl.arange(0, BLOCK_B).to(tl.int64)
+        pid_d = tl.program_id(1).to(tl.int64)
+        m_b = o_b < B
+        b_seed = tl.load(p_rng)
+        b_offset = tl.load(p_rng + 1)
+        b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b  # [BLOCK_B]
+        # ceil(D / 4) counters per row, after the B decision counters
+        o_ctr = b_offset + B + o_b[:, None] * ((D + 3) // 4) + pid_d * QUARTER + tl.arange(0, QUARTER)[None, :]
+        b_fresh = uniform_rows(b_seed, o_ctr, BLOCK_B, QUARTER) * 2.0 - 1.0  # [BLOCK_B, BLOCK_D]
+        b_row = tl.load(p_idx + o_b, mask=m_b, other=0)
+        o_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D).to(tl.int64)
+        m_bd = m_b[:, None] & (o_d < D)[None, :]
+        # reset rows never read the buffer
+        m_keep = m_bd & (b_reset == 0)[:, None]
+        b_kept = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=0.0)
+        tl.store(p_out + o_b[:, None] * D + o_d[None, :], tl.where(b_reset[:, None], b_fresh, b_kept), mask=m_bd)
+
+    @triton.jit
+    def _buffer_write_kernel(
+        p_buffer,  # [N, D] fp32, updated in place
+        p_idx,  # [B] int64
+        p_x,  # [B, D]
+        B,
+        D,
+        BLOCK_B: tl.constexpr,
+        BLOCK_D: tl.constexpr,
+    ):
+        o_b = tl.program_id(0).to(tl.int64) * BLOCK_B + tl.arange(0, BLOCK_B).to(tl.int64)
+        o_d = tl.program_id(1).to(tl.int64) * BLOCK_D + tl.arange(0, BLOCK_D).to(tl.int64)
+        m_b = o_b < B
+        m_bd = m_b[:, None] & (o_d < D)[None, :]
+        b_row = tl.load(p_idx + o_b, mask=m_b, other=0)
+        b_x = tl.load(p_x + o_b[:, None] * D + o_d[None, :], mask=m_bd)
+        tl.store(p_buffer + b_row[:, None] * D + o_d[None, :], b_x.to(p_buffer.dtype.element_ty), mask=m_bd)
+
+
+def _tiles(B: int, D: int) -> tuple[int, int]:
+    """(BLOCK_B, BLOCK_D): several rows per program when rows are short; the interpreter wants few programs."""
+    max_d, max_tile = (16384, 16384) if interpreter_on() else (2048, 2048)
+    # BLOCK_D >= 4 keeps every block on a counter boundary of its row's stream
+    block_d = max(4, min(next_power_of_2(D), max_d))
+    block_b = max(1, min(next_power_of_2(B), max_tile // block_d))
+    return block_b, block_d
+
+
+def _check_inputs(buffer: torch.Tensor, idx: torch.Tensor, rows: torch.Tensor | None = None) -> None:
+    if buffer.dtype != torch.float32 or not buffer.is_contiguous() or buffer.dim() < 1:
+        shape = tuple(buffer.shape)
+        raise ValueError(f"buffer ops: buffer must be contiguous fp32 [N, *S], got {buffer.dtype} {shape}")
+    if idx.dim() != 1 or idx.dtype != torch.int64 or idx.device != buffer.device:
+        raise ValueError("buffer ops: idx must be an int64 [B] tensor on the buffer's device")
+    if rows is not None and rows.shape != (idx.shape[0], *buffer.shape[1:]):
+        raise ValueError(f"buffer_write_: x must be [B, *S] = {(idx.shape[0], *buffer.shape[1:])}, got {rows.shape}")
+
+
+def _row_size(buffer: torch.Tensor) -> int:
+    d = 1
+    for s in buffer.shape[1:]:
+        d *= s
+    return d
+
+
+def buffer_sample_fwd(buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor):
+    """Launch the gather + reset kernel: x0 [B, *S] fp32; advances ``rng_state[1]``."""
+    _check_inputs(buffer, idx)
+    B, D = idx.shape[0], _row_size(buffer)
+    out = torch.empty((B, *buffer.shape[1:]), dtype=buffer.dtype, device=buffer.device)  # [B, *S]
+    if B == 0 or D == 0:
+        return out
+    block_b, block_d = _tiles(B, D)
+    grid = (triton.cdiv(B, block_b), triton.cdiv(D, block_d))
+    with device_of(buffer):
+        _buffer_sample_kernel[grid](
+            buffer, idx.contiguous(), out, rng_state, B, D, float(reset_prob), BLOCK_B=block_b, BLOCK_D=block_d
+        )
+    rng_state[1:].add_(B + B * counters_for(D))
+    return out
+
+
+def buffer_write_fwd(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor) -> None:
+    """Launch the scatter kernel: ``buffer[idx] = x`` in place."""
+    _check_inputs(buffer, idx, x)
+    B, D = idx.shape[0], _row_size(buffer)
+    if B == 0 or D == 0:
+        return
+    block_b, block_d = _tiles(B, D)
+    grid = (triton.cdiv(B, block_b), triton.cdiv(D, block_d))
+    with device_of(buffer):
+        _buffer_write_kernel[grid](buffer, idx.contiguous(), x.contiguous(), B, D, BLOCK_B=block_b, BLOCK_D=block_d)
+
+
+def buffer_sample_ref(
+    buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor
+) -> torch.Tensor:
+    """Spec: ``where(u_b < reset_prob, U(-1, 1), buffer[idx[b]])`` per row, streams as in the module doc."""
+    B, D = idx.shape[0], _row_size(buffer)
+    d4 = counters_for(D)
+    u_row = uniform_stream(rng_state, 0, 4 * B).view(B, 4)[:, 0]  # word 0 of counters offset + b
+    fresh = uniform_stream(rng_state, B, 4 * d4 * B).view(B, 4 * d4)[:, :D] * 2.0 - 1.0
+    kept = buffer.index_select(0, idx).reshape(B, D)
+    out = torch.where((u_row < reset_prob)[:, None], fresh, kept)
+    rng_state[1:].add_(B + B * d4)
+    return out.reshape(B, *buffer.shape[1:])
+
+
+def buffer_write_ref(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor) -> None:
+    """Spec: ``buffer[idx] = x`` in place."""
+    buffer.index_copy_(0, idx, x.to(buffer.dtype))
+
+
+@torch.library.custom_op("fastjem::buffer_sample", mutates_args=("rng_state",))
+def _buffer_sample_op(
+    buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor, backend: str | None
+) -> torch.Tensor:
+    if use_triton(buffer, backend):
+        return buffer_sample_fwd(buffer, idx, reset_prob, rng_state)
+    _check_inputs(buffer, idx)
+    return buffer_sample_ref(buffer, idx, reset_prob, rng_state)
+
+
+@_buffer_sample_op.register_fake
+def _(buffer, idx, reset_prob, rng_state, backend):
+    return buffer.new_empty((idx.shape[0], *buffer.shape[1:]))
+
+
+@torch.library.custom_op("fastjem::buffer_write_", mutates_args=("buffer",))
+def _buffer_write_op(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, backend: str | None) -> None:
+    if use_triton(buffer, backend):
+        buffer_write_fwd(buffer, idx, x)
+    else:
+        _check_inputs(buffer, idx, x)
+        buffer_write_ref(buffer, idx, x)
+
+
+@_buffer_write_op.register_fake
+def _(buffer, idx, x, backend):
+    return None
+
+
+def buffer_sample(
+    buffer: torch.Tensor,
+    idx: torch.Tensor,
+    reset_prob: float,
+    rng_state: torch.Tensor,
+    *,
+    backend: str | None = None,
+) -> torch.Tensor:
+    """x0 [B, *S] fp32 (new tensor): rows ``buffer[idx]``, each reset to U(-1, 1) with probability ``reset_prob``.
+
+    ``rng_state`` (int64 [2] on the buffer's device) is read on the device and advanced in place.
+    """
+    return _buffer_sample_op(buffer, idx, float(reset_prob), rng_state, backend)
+
+
+def buffer_write_(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, *, backend: str | None = None) -> None:
+    """``buffer[idx] = x`` in place (buffer fp32 [N, *S], idx int64 [B], x [B, *S])."""
+    _buffer_write_op(buffer, idx, x, backend)

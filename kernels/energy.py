@@ -1,0 +1,287 @@
+"""LSE energy: ``E(x) = -logsumexp_k logits[b, k]`` (marginal) or ``E(x, y) = -logits[b, y_b]`` (joint).
+
+Forward and backward are one fused kernel each. The marginal forward streams each row once with
+an online max / rescaled sum (Milakov & Gimelshein 2018) and saves the row max ``m`` and the row
+sum ``s = sum_k exp(logits - m)`` (fp32, [B] each); the backward is then a single pass:
+
+    dE/dlogits[b, k] = -softmax[b, k] * g_b = -exp(logits[b, k] - m_b) / s_b * g_b
+
+and for the joint form ``dE/dlogits = -onehot(y) * g`` (the logits are not even read).
+Inputs fp32 / bf16 / fp16, math in fp32, ``E`` in fp32, gradient in the logits' dtype.
+Stable for any logit magnitude, since every exponent is ``<= 0``.
+"""
+
+import torch
+
+from ._dispatch import device_of, interpreter_on, next_power_of_2, resolve_backend, tl, triton, use_triton
+
+__all__ = ["lse_energy", "lse_energy_ref", "lse_energy_fwd", "lse_energy_bwd"]
+
+_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+
+
+# --------------------------------------------------------------------------------------------
+# Triton kernels
+# --------------------------------------------------------------------------------------------
+
+if triton is not None:
+
+    @triton.jit
+    def _lse_energy_fwd_kernel(
+        p_logits,  # [B, K] row stride stride_b, unit column stride
+        p_labels,  # [B] int64 (unused unless HAS_LABELS)
+        p_energy,  # [B] fp32
+        p_max,  # [B] fp32 (unused if HAS_LABELS)
+        p_sumexp,  # [B] fp32 (unused if HAS_LABELS)
+        B,
+        K,
+        stride_b,
+        HAS_LABELS: tl.constexpr,
+        BLOCK_B: tl.constexpr,
+        BLOCK_K: tl.constexpr,
+    ):
+        o_b = tl.program_id(0).to(tl.int64) * BLOCK_B + tl.arange(0, BLOCK_B).to(tl.int64)
+        m_b = o_b < B
+        if HAS_LABELS:
+            b_label = tl.load(p_labels + o_b, mask=m_b, other=0)
+            b_x = tl.load(p_logits + o_b * stride_b + b_label, mask=m_b, other=0.0).to(tl.float32)
+            tl.store(p_energy + o_b, -b_x, mask=m_b)
+        else:
+            # finite start: rows past B never see a real logit, and exp(-1e38 - -1e38) stays finite
+            b_m = tl.full([BLOCK_B], -1.0e38, dtype=tl.float32)
+            b_s = tl.zeros([BLOCK_B], dtype=tl.float32)
+            for k_start in range(0, K, BLOCK_K):
+                o_k = (k_start + tl.arange(0, BLOCK_K)).to(tl.int64)
+                m_bk = m_b[:, None] & (o_k < K)[None, :]
+                p_x = p_logits + o_b[:, None] * stride_b + o_k[None, :]
+                b_x = tl.load(p_x, mask=m_bk, other=float("-inf")).to(tl.float32)  # [BLOCK_B, BLOCK_K]
+                b_m_new = tl.maximum(b_m, tl.max(b_x, axis=1))
+                b_s = b_s * tl.exp(b_m - b_m_new) + tl.sum(tl.exp(b_x - b_m_new[:, None]), axis=1)
+                b_m = b_m_new
+            # rows past B have b_s == 0: keep their (unstored) log finite
+            tl.store(p_energy + o_b, -(b_m + tl.log(tl.where(m_b, b_s, 1.0))), mask=m_b)
+            tl.store(p_max + o_b, b_m, mask=m_b)
+            tl.store(p_sumexp + o_b, b_s, mask=m_b)
+
+    @triton.jit
+    def _lse_energy_bwd_kernel(
+        p_grad_energy,  # [B] fp32
+        p_logits,  # [B, K]
+        p_labels,  # [B] int64 (unused unless HAS_LABELS)
+        p_max,  # [B] fp32 (unused if HAS_LABELS)
+        p_sumexp,  # [B] fp32 (unused if HAS_LABELS)
+        p_grad_logits,  # [B, K] contiguous, logits' dtype
+        B,
+        K,
+        stride_b,
+        HAS_LABELS: tl.constexpr,
+        BLOCK_B: tl.constexpr,
+        BLOCK_K: tl.constexpr,
+    ):
+        o_b = tl.program_id(0).to(tl.int64) * BLOCK_B + tl.arange(0, BLOCK_B).to(tl.int64)
+        m_b = o_b < B
+        b_g = tl.load(p_grad_energy + o_b, mask=m_b, other=0.0)
+        if HAS_LABELS:
+            b_label = tl.load(p_labels + o_b, mask=m_b, other=-1)
+        else:
+            b_m = tl.load(p_max + o_b, mask=m_b, other=0.0)
+            # -g / s, once per row
+            b_scale = -b_g / tl.load(p_sumexp + o_b, mask=m_b, other=1.0)
+        for k_start in range(0, K, BLOCK_K):
+            o_k = (k_start + tl.arange(0, BLOCK_K)).to(tl.int64)
+            m_bk = m_b[:, None] & (o_k < K)[None, :]
+            if HAS_LABELS:
+                b_d = tl.where(o_k[None, :] == b_label[:, None], -b_g[:, None], 0.0)
+            else:
+                p_x = p_logits + o_b[:, None] * stride_b + o_k[None, :]
+                b_x = tl.load(p_x, mask=m_bk, other=0.0).to(tl.float32)
+                b_d = tl.exp(b_x - b_m[:, None]) * b_scale[:, None]
+            p_d = p_grad_logits + o_b[:, None] * K + o_k[None, :]
+            tl.store(p_d, b_d.to(p_grad_logits.dtype.element_ty), mask=m_bk)
+
+
+def _tiles(B: int, K: int) -> tuple[int, int]:
+    """(BLOCK_B, BLOCK_K): whole rows per program when K is small; the interpreter wants few, large programs."""
+    max_k, max_tile = (4096, 16384) if interpreter_on() else (1024, 2048)
+    block_k = min(next_power_of_2(K), max_k)
+    block_b = max(1, min(next_power_of_2(B), max_tile // block_k))
+    return block_b, block_k
+
+
+def _check_inputs(logits: torch.Tensor, labels: torch.Tensor | None) -> None:
+    if logits.dim() != 2:
+        raise ValueError(f"lse_energy: logits must be [B, K], got shape {tuple(logits.shape)}")
+    if logits.dtype not in _DTYPES:
+        raise TypeError(f"lse_energy: logits dtype must be one of {_DTYPES}, got {logits.dtype}")
+    if labels is not None and (labels.shape != logits.shape[:1] or labels.dtype != torch.int64):
+        got = f"{labels.dtype} {tuple(labels.shape)}"
+        raise ValueError(f"lse_energy: labels must be int64 [B={logits.shape[0]}], got {got}")
+
+
+# --------------------------------------------------------------------------------------------
+# Host launchers
+# --------------------------------------------------------------------------------------------
+
+
+def lse_energy_fwd(
+    logits: torch.Tensor, labels: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Launch the forward kernel: (E [B], row_max [B], row_sumexp [B]) in fp32; the last two are [0] if joint."""
+    _check_inputs(logits, labels)
+    if logits.stride(1) != 1:
+        logits = logits.contiguous()
+    B, K = logits.shape
+    n_aux = B if labels is None else 0
+    energy = torch.empty(B, dtype=torch.float32, device=logits.device)  # [B]
+    row_max = torch.empty(n_aux, dtype=torch.float32, device=logits.device)  # [B] or [0]
+    row_sumexp = torch.empty(n_aux, dtype=torch.float32, device=logits.device)  # [B] or [0]
+    if B == 0:
+        return energy, row_max, row_sumexp
+    block_b, block_k = _tiles(B, K)
+    # dummy pointers for the unused arguments: the constexpr branch never touches them
+    p_labels = labels if labels is not None else energy
+    p_max = row_max if labels is None else energy
+    p_sumexp = row_sumexp if labels is None else energy
+    with device_of(logits):
+        _lse_energy_fwd_kernel[(triton.cdiv(B, block_b),)](
+            logits, p_labels, energy, p_max, p_sumexp, B, K, logits.stride(0),
+            HAS_LABELS=labels is not None, BLOCK_B=block_b, BLOCK_K=block_k,
+        )  # fmt: skip
+    return energy, row_max, row_sumexp
+
+
+def lse_energy_bwd(
+    grad_energy: torch.Tensor,
+    logits: torch.Tensor,
+    labels: torch.Tensor | None,
+    row_max: torch.Tensor,
+    row_sumexp: torch.Tensor,
+) -> torch.Tensor:
+    """Launch the backward kernel: dlogits [B, K] in the logits' dtype from upstream dE [B]."""
+    if logits.stride(1) != 1:
+        logits = logits.contiguous()
+    B, K = logits.shape
+    grad_energy = grad_energy.to(torch.float32).contiguous()
+    grad_logits = torch.empty((B, K), dtype=logits.dtype, device=logits.device)  # [B, K]
+    if B == 0:
+        return grad_logits
+    block_b, block_k = _tiles(B, K)
+    p_labels = labels if labels is not None else grad_energy
+    p_max = row_max if labels is None else grad_energy
+    p_sumexp = row_sumexp if labels is None else grad_energy
+    with device_of(logits):
+        _lse_energy_bwd_kernel[(triton.cdiv(B, block_b),)](
+            grad_energy, logits, p_labels, p_max, p_sumexp, grad_logits, B, K, logits.stride(0),
+            HAS_LABELS=labels is not None, BLOCK_B=block_b, BLOCK_K=block_k,
+        )  # fmt: skip
+    return grad_logits
+
+
+# --------------------------------------------------------------------------------------------
+# Reference (the spec)
+# --------------------------------------------------------------------------------------------
+
+
+def lse_energy_ref(logits: torch.Tensor, labels: torch.Tensor | None = None) -> torch.Tensor:
+    """E [B] fp32: ``-logsumexp(logits, 1)``, or ``-logits[b, labels[b]]`` when labels are given. Autograd-able."""
+    x = logits.float()
+    if labels is None:
+        return -torch.logsumexp(x, dim=1)
+    return -x.gather(1, labels[:, None]).squeeze(1)
+
+
+def _fwd_torch(logits: torch.Tensor, labels: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The reference backend of the fused op: same outputs as ``lse_energy_fwd`` in plain PyTorch."""
+    x = logits.float()
+    if labels is not None:
+        empty = x.new_zeros(0)
+        return -x.gather(1, labels[:, None]).squeeze(1), empty, empty.clone()
+    row_max = x.amax(dim=1)
+    row_sumexp = torch.exp(x - row_max[:, None]).sum(dim=1)
+    return -(row_max + torch.log(row_sumexp)), row_max, row_sumexp
+
+
+def _bwd_torch(
+    grad_energy: torch.Tensor,
+    logits: torch.Tensor,
+    labels: torch.Tensor | None,
+    row_max: torch.Tensor,
+    row_sumexp: torch.Tensor,
+) -> torch.Tensor:
+    g = grad_energy.float()[:, None]
+    if labels is not None:
+        onehot = torch.zeros(logits.shape, dtype=torch.float32, device=logits.device)
+        onehot.scatter_(1, labels[:, None], 1.0)
+        return (-g * onehot).to(logits.dtype)
+    softmax = torch.exp(logits.float() - row_max[:, None]) / row_sumexp[:, None]
+    return (-g * softmax).to(logits.dtype)
+
+
+# --------------------------------------------------------------------------------------------
+# Public op
+# --------------------------------------------------------------------------------------------
+
+
+@torch.library.custom_op("fastjem::lse_energy", mutates_args=())
+def _lse_energy_op(
+    logits: torch.Tensor, labels: torch.Tensor | None, backend: str | None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    if use_triton(logits, backend):
+        return lse_energy_fwd(logits, labels)
+    _check_inputs(logits, labels)
+    return _fwd_torch(logits, labels)
+
+
+@_lse_energy_op.register_fake
+def _(logits, labels, backend):
+    B = logits.shape[0]
+    n_aux = B if labels is None else 0
+    f32 = torch.float32
+    return logits.new_empty(B, dtype=f32), logits.new_empty(n_aux, dtype=f32), logits.new_empty(n_aux, dtype=f32)
+
+
+@torch.library.custom_op("fastjem::lse_energy_backward", mutates_args=())
+def _lse_energy_backward_op(
+    grad_energy: torch.Tensor,
+    logits: torch.Tensor,
+    labels: torch.Tensor | None,
+    row_max: torch.Tensor,
+    row_sumexp: torch.Tensor,
+    backend: str | None,
+) -> torch.Tensor:
+    if use_triton(logits, backend):
+        return lse_energy_bwd(grad_energy, logits, labels, row_max, row_sumexp)
+    return _bwd_torch(grad_energy, logits, labels, row_max, row_sumexp)
+
+
+@_lse_energy_backward_op.register_fake
+def _(grad_energy, logits, labels, row_max, row_sumexp, backend):
+    return torch.empty_like(logits, memory_format=torch.contiguous_format)
+
+
+def _setup_context(ctx, inputs, output):
+    logits, labels, backend = inputs
+    _, row_max, row_sumexp = output
+    ctx.save_for_backward(logits, labels, row_max, row_sumexp)
+    # resolved now: a CUDA backward runs on an autograd worker thread, outside any `with backend(...)`
+    ctx.backend = resolve_backend(backend)
+    ctx.mark_non_differentiable(row_max, row_sumexp)
+
+
+def _backward(ctx, grad_energy, grad_row_max, grad_row_sumexp):
+    logits, labels, row_max, row_sumexp = ctx.saved_tensors
+    grad_logits = None
+    if ctx.needs_input_grad[0]:
+        grad_logits = _lse_energy_backward_op(grad_energy, logits, labels, row_max, row_sumexp, ctx.backend)
+    return grad_logits, None, None
+
+
+_lse_energy_op.register_autograd(_backward, setup_context=_setup_context)
+
+
+def lse_energy(logits: torch.Tensor, labels: torch.Tensor | None = None, *, backend: str | None = None):
+    """E [B] fp32 from logits [B, K]: ``-logsumexp`` (labels None) or ``-logits[b, labels[b]]``; differentiable.
+
+    ``backend``: ``"auto" | "triton" | "reference"``; None uses the current default (see ``fastjem.kernels``).
+    """
+    return _lse_energy_op(logits, labels, backend)[0]

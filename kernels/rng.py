@@ -1,0 +1,172 @@
+"""Counter-based random numbers shared by the Triton kernels and their PyTorch references.
+
+State. A generator state is an int64 tensor ``[2] = (seed, offset)`` living on the device of the
+tensors it feeds. Kernels ``tl.load`` both words, so a CUDA graph that replays a kernel draws fresh
+numbers as long as the offset is advanced on the device between replays; every random op advances
+``offset`` in place by the number of Philox counters it consumed (a tiny device op, no host sync).
+
+Stream. Counter ``c`` (int64) under seed ``s`` is the Philox4x32-10 block
+``philox(c0=c & 0xffffffff, c1=c >> 32, c2=0, c3=0; k0=s & 0xffffffff, k1=s >> 32)``: exactly what
+``tl.randint4x(seed, c)`` computes for an int64 offset ``c``. Each counter yields four 32-bit words
+``r0..r3``. The conversions below are ours (not ``tl.rand``/``tl.randn``), written twice, once in
+Triton and once in PyTorch, so kernel and reference agree by construction:
+
+- uniform: ``u = (2 * (r >> 9) + 1) * 2**-24``, an odd multiple of 2**-24 in (0, 1). Every step
+  is exact in fp32, so kernel and reference uniforms are bit-identical.
+- normal (Box-Muller): ``rad = sqrt(-2 log u_a)``, ``theta = 2 pi u_b - pi``,
+  ``(n_a, n_b) = (rad cos theta, rad sin theta)``; one counter gives
+  ``(n0, n1) = bm(r0, r1)`` and ``(n2, n3) = bm(r2, r3)``. These agree to a few fp32 ulps
+  (transcendentals differ between libm and the GPU), i.e. about 1e-6 absolute.
+
+Element ``j`` of a stream of ``n`` values that starts at counter ``base`` uses counter
+``base + j // 4``, word ``j % 4``; such a stream consumes ``ceil(n / 4)`` counters.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ._dispatch import tl, triton
+
+__all__ = [
+    "new_rng_state",
+    "philox4x32_10",
+    "philox_words",
+    "uniform_from_bits",
+    "normal_pair",
+    "uniform_stream",
+    "normal_stream",
+    "counters_for",
+]
+
+_MASK32 = 0xFFFFFFFF
+_ROUND_A = 0xD2511F53
+_ROUND_B = 0xCD9E8D57
+_KEY_A = 0x9E3779B9
+_KEY_B = 0xBB67AE85
+_TWO_POW_M24 = 5.9604644775390625e-08  # 2**-24, exact in fp32
+_TWO_PI = 6.283185307179586
+_PI = 3.141592653589793
+
+
+def new_rng_state(seed: int, device: torch.device | str | None = None) -> torch.Tensor:
+    """A fresh generator state ``int64 [2] = (seed, 0)`` on ``device``."""
+    return torch.tensor([int(seed), 0], dtype=torch.int64, device=device)
+
+
+def counters_for(n: int) -> int:
+    """Philox counters consumed by a stream of ``n`` values (four values per counter)."""
+    return (n + 3) // 4
+
+
+def _mul32(a: int, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(high, low) 32-bit halves of ``a * x`` for a 32-bit constant ``a`` and int64 ``x`` in [0, 2**32).
+
+    The 64-bit product does not fit int64, so ``x`` is split in 16-bit halves: both partial
+    products stay below 2**48.
+    """
+    p_lo = (x & 0xFFFF) * a  # < 2**48
+    p_hi = (x >> 16) * a  # < 2**48
+    mid = ((p_hi & 0xFFFF) << 16) + p_lo  # < 2**49
+    return (p_hi >> 16) + (mid >> 32), mid & _MASK32
+
+
+def philox4x32_10(
+    c0: torch.Tensor, c1: torch.Tensor, c2: torch.Tensor, c3: torch.Tensor, k0: torch.Tensor, k1: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Philox4x32-10 (Salmon et al., SC'11) on int64 tensors holding 32-bit unsigned words.
+
+    Same round function and key schedule as Random123 and ``triton.language.philox``.
+    """
+    for _ in range(10):
+        hi_b, lo_b = _mul32(_ROUND_B, c2)
+        hi_a, lo_a = _mul32(_ROUND_A, c0)
+        c0, c1, c2, c3 = hi_b ^ c1 ^ k0, lo_b, hi_a ^ c3 ^ k1, lo_a
+        k0 = (k0 + _KEY_A) & _MASK32
+        k1 = (k1 + _KEY_B) & _MASK32
+    return c0, c1, c2, c3
+
+
+def philox_words(
+    seed: torch.Tensor, counters: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The four 32-bit words (as int64 in [0, 2**32)) of each int64 counter, as ``tl.randint4x``."""
+    seed = seed.to(torch.int64)
+    k0 = (seed & _MASK32).expand_as(counters)
+    k1 = ((seed >> 32) & _MASK32).expand_as(counters)
+    zero = torch.zeros_like(counters)
+    return philox4x32_10(counters & _MASK32, (counters >> 32) & _MASK32, zero, zero, k0, k1)
+
+
+def uniform_from_bits(bits: torch.Tensor) -> torch.Tensor:
+    """fp32 uniform in (0, 1) from 32-bit words; bit-exact with the Triton ``_uniform``."""
+    return ((bits >> 9) * 2 + 1).to(torch.float32) * _TWO_POW_M24
+
+
+def normal_pair(u_a: torch.Tensor, u_b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Box-Muller in fp32: two independent N(0, 1) from two uniforms in (0, 1)."""
+    rad = torch.sqrt(-2.0 * torch.log(u_a))
+    theta = u_b * _TWO_PI - _PI
+    return rad * torch.cos(theta), rad * torch.sin(theta)
+
+
+def _stream_counters(rng_state: torch.Tensor, base: int, n: int) -> torch.Tensor:
+    # offset read as a tensor: no host sync, graph-safe
+    return rng_state[1] + base + torch.arange(counters_for(n), dtype=torch.int64, device=rng_state.device)
+
+
+def uniform_stream(rng_state: torch.Tensor, base: int, n: int) -> torch.Tensor:
+    """``n`` fp32 uniforms in (0, 1) from counters ``offset + base + j // 4`` (state not advanced)."""
+    r0, r1, r2, r3 = philox_words(rng_state[0], _stream_counters(rng_state, base, n))
+    words = torch.stack([r0, r1, r2, r3], dim=-1).reshape(-1)[:n]
+    return uniform_from_bits(words)
+
+
+def normal_stream(rng_state: torch.Tensor, base: int, n: int) -> torch.Tensor:
+    """``n`` fp32 N(0, 1) from counters ``offset + base + j // 4`` (state not advanced)."""
+    r0, r1, r2, r3 = philox_words(rng_state[0], _stream_counters(rng_state, base, n))
+    n0, n1 = normal_pair(uniform_from_bits(r0), uniform_from_bits(r1))
+    n2, n3 = normal_pair(uniform_from_bits(r2), uniform_from_bits(r3))
+    return torch.stack([n0, n1, n2, n3], dim=-1).reshape(-1)[:n]
+
+
+if triton is not None:
+
+    @triton.jit
+    def _uniform(b_bits):
+        """uint32 words -> fp32 uniforms in (0, 1); mirrors ``uniform_from_bits``."""
+        return ((b_bits >> 9) * 2 + 1).to(tl.float32) * 5.9604644775390625e-08
+
+    @triton.jit
+    def _normal_pair(b_ua, b_ub):
+        """Box-Muller; mirrors ``normal_pair``."""
+        b_rad = tl.sqrt(-2.0 * tl.log(b_ua))
+        b_theta = b_ub * 6.283185307179586 - 3.141592653589793
+        return b_rad * tl.cos(b_theta), b_rad * tl.sin(b_theta)
+
+    @triton.jit
+    def _interleave4(b_0, b_1, b_2, b_3, QUARTER: tl.constexpr):
+        """Four [QUARTER] blocks -> one [4 * QUARTER] block ordered b_0[0], b_1[0], b_2[0], b_3[0], b_0[1], ..."""
+        # join(a, c) is [Q, 2]; join of two of those is [Q, 2, 2] indexed [q, i, k] -> flat 4q + 2i + k
+        return tl.reshape(tl.join(tl.join(b_0, b_2), tl.join(b_1, b_3)), [4 * QUARTER])
+
+    @triton.jit
+    def uniform_rows(b_seed, b_ctr, ROWS: tl.constexpr, QUARTER: tl.constexpr):
+        """[ROWS, 4 * QUARTER] uniforms from [ROWS, QUARTER] int64 counters, each row ordered as ``_interleave4``."""
+        b_r0, b_r1, b_r2, b_r3 = tl.randint4x(b_seed, b_ctr)
+        b_u = tl.join(tl.join(_uniform(b_r0), _uniform(b_r2)), tl.join(_uniform(b_r1), _uniform(b_r3)))
+        return tl.reshape(b_u, [ROWS, 4 * QUARTER])
+
+    @triton.jit
+    def normal_block(b_seed, b_ctr, QUARTER: tl.constexpr):
+        """N(0, 1) for 4 * QUARTER consecutive stream elements from the QUARTER counters ``b_ctr`` (int64)."""
+        b_r0, b_r1, b_r2, b_r3 = tl.randint4x(b_seed, b_ctr)
+        b_n0, b_n1 = _normal_pair(_uniform(b_r0), _uniform(b_r1))
+        b_n2, b_n3 = _normal_pair(_uniform(b_r2), _uniform(b_r3))
+        return _interleave4(b_n0, b_n1, b_n2, b_n3, QUARTER)
+
+    @triton.jit
+    def uniform_scalar(b_seed, b_ctr):
+        """One uniform from word 0 of a single int64 counter."""
+        b_r0, _, _, _ = tl.randint4x(b_seed, b_ctr)
+        return _uniform(b_r0)

@@ -1,0 +1,102 @@
+"""SGLD update with in-kernel noise: ``x += alpha * grad + sigma * N(0, 1)`` in place.
+
+One read of x and grad, one write of x, no noise tensor in memory. The Gaussian of flat element
+``i`` is element ``i`` of the normal stream at the state's offset (``fastjem.kernels.rng``:
+counter ``offset + i // 4``, word ``i % 4``); the op then advances the offset by ``ceil(n / 4)``
+on the device, so the next call (or the next CUDA-graph replay) draws fresh noise.
+"""
+
+import torch
+
+from ._dispatch import device_of, interpreter_on, tl, triton, use_triton
+from .rng import counters_for, normal_stream
+
+__all__ = ["sgld_step_", "sgld_step_ref", "sgld_step_fwd"]
+
+if triton is not None:
+    from .rng import normal_block
+
+    @triton.jit
+    def _sgld_step_kernel(
+        p_x,  # [n] fp32, updated in place
+        p_grad,  # [n] fp32 / bf16 / fp16
+        p_rng,  # [2] int64 (seed, offset)
+        n,
+        alpha,
+        sigma,
+        BLOCK: tl.constexpr,
+    ):
+        QUARTER: tl.constexpr = BLOCK // 4
+        pid = tl.program_id(0).to(tl.int64)
+        b_seed = tl.load(p_rng)
+        b_offset = tl.load(p_rng + 1)
+        o_ctr = b_offset + pid * QUARTER + tl.arange(0, QUARTER).to(tl.int64)
+        b_noise = normal_block(b_seed, o_ctr, QUARTER)  # [BLOCK]
+        o_x = pid * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+        m_x = o_x < n
+        b_x = tl.load(p_x + o_x, mask=m_x, other=0.0)
+        b_g = tl.load(p_grad + o_x, mask=m_x, other=0.0).to(tl.float32)
+        b_x = b_x + alpha * b_g + sigma * b_noise
+        tl.store(p_x + o_x, b_x, mask=m_x)
+
+
+def _check_inputs(x: torch.Tensor, grad: torch.Tensor, rng_state: torch.Tensor) -> None:
+    if x.dtype != torch.float32 or not x.is_contiguous():
+        raise ValueError(f"sgld_step_: x must be contiguous fp32 (never store samples in bf16), got {x.dtype}")
+    if grad.shape != x.shape or not grad.is_floating_point():
+        raise ValueError(f"sgld_step_: grad must be a float tensor of x's shape {tuple(x.shape)}")
+    if rng_state.shape != (2,) or rng_state.dtype != torch.int64 or rng_state.device != x.device:
+        raise ValueError("sgld_step_: rng_state must be an int64 [2] (seed, offset) tensor on x's device")
+
+
+def sgld_step_fwd(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor) -> None:
+    """Launch the kernel on flat x, then advance ``rng_state[1]`` by the counters used (device op)."""
+    _check_inputs(x, grad, rng_state)
+    n = x.numel()
+    if n == 0:
+        return
+    grad = grad.contiguous()
+    block = 65536 if interpreter_on() else 2048
+    with device_of(x):
+        _sgld_step_kernel[(triton.cdiv(n, block),)](x, grad, rng_state, n, float(alpha), float(sigma), BLOCK=block)
+    # after the launch, on the same stream: the kernel has read the old offset
+    rng_state[1:].add_(counters_for(n))
+
+
+def sgld_step_ref(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor) -> None:
+    """Spec: ``x += alpha * grad + sigma * normal_stream(rng_state)`` in place; advances the offset."""
+    noise = normal_stream(rng_state, 0, x.numel()).view(x.shape)
+    x.copy_(x + alpha * grad.float() + sigma * noise)
+    rng_state[1:].add_(counters_for(x.numel()))
+
+
+@torch.library.custom_op("fastjem::sgld_step_", mutates_args=("x", "rng_state"))
+def _sgld_step_op(
+    x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor, backend: str | None
+) -> None:
+    if use_triton(x, backend):
+        sgld_step_fwd(x, grad, alpha, sigma, rng_state)
+    else:
+        _check_inputs(x, grad, rng_state)
+        sgld_step_ref(x, grad, alpha, sigma, rng_state)
+
+
+@_sgld_step_op.register_fake
+def _(x, grad, alpha, sigma, rng_state, backend):
+    return None
+
+
+def sgld_step_(
+    x: torch.Tensor,
+    grad: torch.Tensor,
+    alpha: float,
+    sigma: float,
+    rng_state: torch.Tensor,
+    *,
+    backend: str | None = None,
+) -> None:
+    """In place ``x += alpha * grad + sigma * N(0, 1)``; x contiguous fp32, grad fp32/bf16 of x's shape.
+
+    ``rng_state`` (int64 [2] on x's device) is read on the device and advanced by ``ceil(x.numel() / 4)``.
+    """
+    _sgld_step_op(x, grad, float(alpha), float(sigma), rng_state, backend)

@@ -1,0 +1,160 @@
+"""buffer_sample (gather + reset to U(-1, 1)) and buffer_write_ (scatter)."""
+
+import pytest
+import torch
+from fastjem.kernels import buffer, buffer_sample, buffer_sample_ref, buffer_write_, buffer_write_ref, new_rng_state
+from fastjem.kernels.rng import counters_for
+from kernel_utils import (
+    BACKENDS,
+    DEVICES,
+    assert_close,
+    ks_bound,
+    ks_statistic,
+    patch_empty_with_nan,
+    skip_unless_runnable,
+    uniform_cdf,
+)
+
+# row shapes S: one element, non-multiple of 4, an image, and one that spans two interpreter blocks
+ROW_SHAPES = [pytest.param(s, id="x".join(map(str, s))) for s in [(1,), (5,), (3, 8, 8), (3, 80, 80)]]
+PROBS = [pytest.param(p, id=f"p{p}") for p in (0.0, 0.3, 1.0)]
+Z = 5.5
+
+
+@pytest.fixture(autouse=True)
+def nan_empty(monkeypatch):
+    """Outputs start as NaN, so an element the kernel forgets to write fails the comparison."""
+    patch_empty_with_nan(monkeypatch, buffer)
+
+
+def _buffer(n, row_shape, device, seed=0):
+    # values outside [-1, 1]: a kept row can never be mistaken for a reset one
+    gen = torch.Generator().manual_seed(seed)
+    return (2.0 + torch.rand(n, *row_shape, generator=gen)).to(device)
+
+
+@pytest.mark.parametrize("reset_prob", PROBS)
+@pytest.mark.parametrize("row_shape", ROW_SHAPES)
+@pytest.mark.parametrize("device", DEVICES)
+def test_sample_kernel_matches_reference_bit_exactly(device, row_shape, reset_prob):
+    skip_unless_runnable(device, "triton")
+    B = 3 if row_shape == (3, 80, 80) else 37
+    buf = _buffer(50, row_shape, device)
+    idx = torch.randint(0, 50, (B,), generator=torch.Generator().manual_seed(1)).to(device)
+    state = torch.tensor([42, 1000], device=device)
+    state_ref = state.clone()
+    x0 = buffer_sample(buf, idx, reset_prob, state, backend="triton")
+    x0_ref = buffer_sample_ref(buf, idx, reset_prob, state_ref)
+    assert x0.shape == (B, *row_shape) and x0.dtype == torch.float32
+    assert_close(x0, x0_ref, 0, 0, "x0")
+    d = x0[0].numel()
+    assert state.tolist() == state_ref.tolist() == [42, 1000 + B + B * counters_for(d)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("device", DEVICES)
+def test_reset_fraction_and_uniformity(device, backend):
+    skip_unless_runnable(device, backend)
+    B, row_shape, p = 600, (16,), 0.3
+    buf = _buffer(1000, row_shape, device)
+    idx = torch.randint(0, 1000, (B,), generator=torch.Generator().manual_seed(2)).to(device)
+    state = new_rng_state(8, device)
+    x0 = buffer_sample(buf, idx, p, state, backend=backend).cpu()
+    kept_rows = buf[idx].cpu()
+    is_kept = (x0 == kept_rows).all(1)
+    is_reset = (x0.abs() <= 1).all(1)
+    assert bool((is_kept ^ is_reset).all()), "every row is either the buffer row or a fresh U(-1, 1) row"
+    frac = is_reset.double().mean().item()
+    assert abs(frac - p) < Z * (p * (1 - p) / B) ** 0.5
+    fresh = x0[is_reset]
+    assert ks_statistic(fresh, uniform_cdf(-1.0, 1.0)) < ks_bound(fresh.numel())
+    assert abs(fresh.mean().item()) < Z * (1 / 3 / fresh.numel()) ** 0.5
+    # reset rows are independent draws, not one row repeated
+    assert torch.unique(fresh, dim=0).shape[0] == fresh.shape[0]
+    # a second call from the advanced state resets other rows
+    again = buffer_sample(buf, idx, p, state, backend=backend).cpu()
+    assert not torch.equal((again.abs() <= 1).all(1), is_reset)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("device", DEVICES)
+def test_reset_prob_extremes(device, backend):
+    skip_unless_runnable(device, backend)
+    buf = _buffer(20, (3, 4), device)
+    idx = torch.arange(19, -1, -1, device=device)
+    state = new_rng_state(1, device)
+    assert torch.equal(buffer_sample(buf, idx, 0.0, state, backend=backend), buf.flip(0))
+    all_reset = buffer_sample(buf, idx, 1.0, state, backend=backend)
+    assert bool((all_reset.abs() < 1).all())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("device", DEVICES)
+def test_write_round_trip(device, backend):
+    skip_unless_runnable(device, backend)
+    buf = _buffer(40, (3, 5, 5), device)
+    before = buf.clone()
+    idx = torch.randperm(40, generator=torch.Generator().manual_seed(3))[:9].to(device)
+    rows = torch.randn(9, 3, 5, 5, device=device)
+    buffer_write_(buf, idx, rows, backend=backend)
+    assert torch.equal(buf[idx], rows)
+    untouched = torch.ones(40, dtype=torch.bool, device=device)
+    untouched[idx] = False
+    assert torch.equal(buf[untouched], before[untouched])
+    expected = before.clone()
+    buffer_write_ref(expected, idx, rows)
+    assert torch.equal(buf, expected)
+    # sample with no resets reads back exactly what was written
+    assert torch.equal(buffer_sample(buf, idx, 0.0, new_rng_state(0, device), backend=backend), rows)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_opcheck(backend):
+    skip_unless_runnable("cpu", backend)
+    buf, idx = _buffer(10, (2, 3), "cpu"), torch.tensor([3, 0, 3, 9])
+    torch.library.opcheck(torch.ops.fastjem.buffer_sample.default, (buf, idx, 0.5, new_rng_state(4), backend))
+    rows = torch.randn(3, 2, 3)
+    torch.library.opcheck(torch.ops.fastjem.buffer_write_.default, (buf, torch.tensor([1, 5, 2]), rows, backend))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_compile_fullgraph(backend):
+    skip_unless_runnable("cpu", backend)
+    torch._dynamo.reset()
+
+    def refresh(buf, idx, state):
+        x = buffer_sample(buf, idx, 0.5, state, backend=backend)
+        buffer_write_(buf, idx, x * 0.5, backend=backend)
+        return x
+
+    compiled = torch.compile(refresh, fullgraph=True, backend="aot_eager")
+    buf, idx, state = _buffer(30, (4, 3), "cpu"), torch.randperm(30)[:12], new_rng_state(6)
+    buf_e, state_e = buf.clone(), state.clone()
+    assert torch.equal(compiled(buf, idx, state), refresh(buf_e, idx, state_e))
+    assert torch.equal(buf, buf_e) and torch.equal(state, state_e)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_graph_replays_draw_fresh_resets():
+    buf = _buffer(10000, (3, 32, 32), "cuda")
+    idx = torch.randint(0, 10000, (64,), device="cuda")
+    state = new_rng_state(12, "cuda")
+    state_eager = state.clone()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        buffer_sample(buf, idx, 0.5, state.clone())
+        buffer_write_(buf.clone(), idx, buf[idx])
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        x0 = buffer_sample(buf, idx, 0.5, state)
+    masks = []
+    for _ in range(4):
+        graph.replay()
+        expected = buffer_sample(buf, idx, 0.5, state_eager)
+        assert_close(x0, expected, 0, 0, "graph vs eager")
+        masks.append((x0.abs() <= 1).flatten(1).all(1))
+    assert state.tolist() == state_eager.tolist()
+    assert len({tuple(m.tolist()) for m in masks}) == 4

@@ -1,0 +1,105 @@
+"""The one dispatch rule of fastjem.kernels, and the public surface."""
+
+import fastjem.kernels as kernels
+import pytest
+import torch
+from fastjem.kernels import _dispatch, sgld
+from kernel_utils import skip_unless_runnable
+
+
+def test_public_api():
+    for name in (
+        "lse_energy",
+        "lse_energy_ref",
+        "sgld_step_",
+        "sgld_step_ref",
+        "buffer_sample",
+        "buffer_sample_ref",
+        "buffer_write_",
+        "buffer_write_ref",
+        "new_rng_state",
+        "backend",
+        "set_backend",
+        "get_backend",
+    ):
+        assert callable(getattr(kernels, name)), name
+    for op in ("lse_energy", "lse_energy_backward", "sgld_step_", "buffer_sample", "buffer_write_"):
+        assert hasattr(torch.ops.fastjem, op), op
+
+
+def test_rule(monkeypatch):
+    cpu = torch.zeros(1)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert _dispatch.use_triton(cpu) is (_dispatch.triton is not None)
+    assert _dispatch.use_triton(cpu, "reference") is False
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    assert _dispatch.use_triton(cpu) is False
+    assert _dispatch.use_triton(cpu, "reference") is False
+    with pytest.raises(RuntimeError, match="TRITON_INTERPRET"):
+        _dispatch.use_triton(cpu, "triton")
+    with pytest.raises(ValueError, match="backend must be one of"):
+        _dispatch.use_triton(cpu, "cuda")
+
+
+def test_forced_triton_without_triton_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(_dispatch, "triton", None)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    cpu = torch.zeros(1)
+    assert _dispatch.use_triton(cpu) is False  # auto falls back to the reference
+    with pytest.raises(RuntimeError, match="triton is not installed"):
+        _dispatch.use_triton(cpu, "triton")
+    with pytest.raises(RuntimeError, match="triton is not installed"):
+        kernels.lse_energy(torch.randn(2, 3), backend="triton")
+    # the reference path never needs triton
+    assert kernels.lse_energy(torch.zeros(2, 3), backend="reference").shape == (2,)
+
+
+def test_context_manager_and_default_nest_and_restore():
+    assert kernels.get_backend() == "auto"
+    with kernels.backend("reference"):
+        assert kernels.get_backend() == "reference"
+        with kernels.backend("triton"):
+            assert kernels.get_backend() == "triton"
+        assert kernels.get_backend() == "reference"
+    assert kernels.get_backend() == "auto"
+    with pytest.raises(ValueError):
+        with kernels.backend("fast"):
+            pass
+    try:
+        kernels.set_backend("reference")
+        assert kernels.get_backend() == "reference"
+        assert _dispatch.use_triton(torch.zeros(1)) is False
+    finally:
+        kernels.set_backend("auto")
+
+
+def test_context_manager_selects_the_launcher(monkeypatch):
+    skip_unless_runnable("cpu", "triton")
+    calls = []
+    real = sgld.sgld_step_fwd
+    monkeypatch.setattr(sgld, "sgld_step_fwd", lambda *a: calls.append(1) or real(*a))
+    x, g, state = torch.zeros(8), torch.zeros(8), kernels.new_rng_state(0)
+    with kernels.backend("reference"):
+        kernels.sgld_step_(x, g, 1.0, 1.0, state)
+    assert calls == []
+    with kernels.backend("triton"):
+        kernels.sgld_step_(x, g, 1.0, 1.0, state)
+    assert calls == [1]
+    kernels.sgld_step_(x, g, 1.0, 1.0, state, backend="reference")  # the argument beats the default
+    assert calls == [1]
+
+
+def test_inductor_smoke():
+    """The ops stay opaque custom ops under the default inductor backend (reference path: no C++ kernels)."""
+    torch._dynamo.reset()
+
+    def step(x, grad, state, logits):
+        kernels.sgld_step_(x, grad, 1.0, 0.01, state, backend="reference")
+        return kernels.lse_energy(logits, backend="reference")
+
+    compiled = torch.compile(step, fullgraph=True)
+    x, grad, state, logits = torch.zeros(4, 6), torch.ones(4, 6), kernels.new_rng_state(1), torch.randn(3, 5)
+    x_e, state_e = x.clone(), state.clone()
+    e = compiled(x, grad, state, logits)
+    assert torch.equal(e, step(x_e, grad, state_e, logits))
+    assert torch.equal(x, x_e) and torch.equal(state, state_e)

@@ -1,0 +1,165 @@
+"""sgld_step_: x += alpha * grad + sigma * N(0, 1) with in-kernel Philox noise."""
+
+import pytest
+import torch
+from fastjem.kernels import new_rng_state, sgld_step_, sgld_step_ref
+from fastjem.kernels.rng import counters_for
+from kernel_utils import (
+    BACKENDS,
+    DEVICES,
+    assert_close,
+    correlation,
+    ks_bound,
+    ks_statistic,
+    normal_cdf,
+    skip_unless_runnable,
+)
+
+SHAPES = [pytest.param(s, id="x".join(map(str, s))) for s in [(1,), (7,), (2, 3, 8, 8), (65536 + 5,)]]
+GRAD_DTYPES = [pytest.param(torch.float32, id="grad_fp32"), pytest.param(torch.bfloat16, id="grad_bf16")]
+# Z-score bound for the moment and correlation checks: a false alarm is a ~1e-7 event
+Z = 5.5
+
+
+def _noise(device, backend, shape, state, calls=1):
+    """Pure noise: x = 0, grad = 0, alpha = 0, sigma = 1; one draw per call."""
+    draws = []
+    for _ in range(calls):
+        x = torch.zeros(shape, device=device)
+        sgld_step_(x, torch.zeros_like(x), 0.0, 1.0, state, backend=backend)
+        draws.append(x)
+    return draws
+
+
+@pytest.mark.parametrize("grad_dtype", GRAD_DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("device", DEVICES)
+def test_kernel_matches_reference(device, shape, grad_dtype):
+    skip_unless_runnable(device, "triton")
+    gen = torch.Generator().manual_seed(len(shape))
+    x = torch.randn(shape, generator=gen).to(device)
+    grad = torch.randn(shape, generator=gen).to(device=device, dtype=grad_dtype)
+    state = torch.tensor([1234, 77], device=device)
+    x_ref, state_ref = x.clone(), state.clone()
+    sgld_step_(x, grad, 0.7, 0.3, state, backend="triton")
+    sgld_step_ref(x_ref, grad, 0.7, 0.3, state_ref)
+    assert_close(x, x_ref, 1e-5, 1e-5, "x")
+    assert state.tolist() == state_ref.tolist() == [1234, 77 + counters_for(x.numel())]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_noise_matches_reference_stream(device):
+    """The kernel's Gaussians are the reference's Philox + Box-Muller numbers, element by element."""
+    skip_unless_runnable(device, "triton")
+    state = new_rng_state(99, device)
+    (x,) = _noise(device, "triton", (3, 1001), state)
+    (x_ref,) = _noise(device, "reference", (3, 1001), new_rng_state(99, device))
+    assert_close(x, x_ref, 1e-5, 1e-5, "noise")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("device", DEVICES)
+def test_noise_statistics(device, backend):
+    skip_unless_runnable(device, backend)
+    rows, cols = 64, 3072  # a WRN batch: [64, 3, 32, 32]
+    state = new_rng_state(7, device)
+    first, second = (d.cpu().view(rows, cols).double() for d in _noise(device, backend, (rows, 3, 32, 32), state, 2))
+    n = first.numel()
+    assert abs(first.mean().item()) < Z / n**0.5
+    assert abs(first.var().item() - 1) < Z * (2 / n) ** 0.5
+    assert ks_statistic(first, normal_cdf) < ks_bound(n)
+    flat = first.flatten()
+    # neighbours share a Philox counter (and a Box-Muller pair): they must still be uncorrelated
+    for lag in (1, 2, 4):
+        assert abs(correlation(flat[:-lag], flat[lag:])) < Z / n**0.5, f"lag {lag}"
+    assert abs(correlation(flat[0::2] ** 2, flat[1::2] ** 2)) < Z / (n / 2) ** 0.5  # Box-Muller pairs independent
+    # rows of one call, and two calls from the advanced state
+    row_corr = torch.corrcoef(first)
+    off_diag = row_corr[~torch.eye(rows, dtype=torch.bool)]
+    assert off_diag.abs().max().item() < 6.5 / cols**0.5
+    assert abs(correlation(first, second)) < Z / n**0.5
+    assert (first != second).float().mean().item() > 0.999
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("device", DEVICES)
+def test_same_state_reproduces_and_offset_advances(device, backend):
+    skip_unless_runnable(device, backend)
+    shape = (5, 999)
+    state = new_rng_state(31, device)
+    a, b = _noise(device, backend, shape, state, 2)
+    assert state.tolist() == [31, 2 * counters_for(5 * 999)]
+    (a_again,) = _noise(device, backend, shape, new_rng_state(31, device))
+    assert torch.equal(a, a_again)
+    # the kernel reads the state from the tensor: rewinding it in place replays the second draw
+    state[1] = counters_for(5 * 999)
+    (b_again,) = _noise(device, backend, shape, state)
+    assert torch.equal(b, b_again)
+    (other_seed,) = _noise(device, backend, shape, new_rng_state(32, device))
+    assert abs(correlation(a, other_seed)) < Z / a.numel() ** 0.5
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_update_scales_grad_and_noise(backend):
+    skip_unless_runnable("cpu", backend)
+    x0, grad = torch.randn(4000), torch.randn(4000)
+    (noise,) = _noise("cpu", backend, (4000,), new_rng_state(3))
+    x = x0.clone()
+    sgld_step_(x, grad, 0.25, 0.01, new_rng_state(3), backend=backend)
+    assert_close(x, x0 + 0.25 * grad + 0.01 * noise, 1e-6, 1e-6, "x")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_opcheck(backend):
+    skip_unless_runnable("cpu", backend)
+    args = (torch.randn(3, 17), torch.randn(3, 17), 0.5, 0.1, new_rng_state(0), backend)
+    torch.library.opcheck(torch.ops.fastjem.sgld_step_.default, args)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_compile_fullgraph(backend):
+    skip_unless_runnable("cpu", backend)
+    torch._dynamo.reset()
+
+    def two_steps(x, grad, state):
+        sgld_step_(x, grad, 1.0, 0.01, state, backend=backend)
+        sgld_step_(x, grad * 2, 1.0, 0.01, state, backend=backend)
+        return x.sum()
+
+    compiled = torch.compile(two_steps, fullgraph=True, backend="aot_eager")
+    x, grad, state = torch.randn(2, 50), torch.randn(2, 50), new_rng_state(5)
+    x_e, state_e = x.clone(), state.clone()
+    compiled(x, grad, state)
+    two_steps(x_e, grad, state_e)
+    assert_close(x, x_e, 0, 0, "x")
+    assert state.tolist() == state_e.tolist() == [5, 2 * counters_for(100)]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_graph_replays_draw_fresh_noise():
+    x = torch.zeros(64, 3, 32, 32, device="cuda")
+    grad = torch.randn_like(x)
+    state = new_rng_state(11, "cuda")
+    x_eager, state_eager = x.clone(), state.clone()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up compiles the kernel outside the capture
+        sgld_step_(x.clone(), grad, 0.1, 1.0, state.clone())
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        sgld_step_(x, grad, 0.1, 1.0, state)
+    # capture does not execute: replay 4 times and compare with 4 eager steps from the same state
+    snapshots = []
+    for _ in range(4):
+        graph.replay()
+        snapshots.append(x.clone())
+        sgld_step_(x_eager, grad, 0.1, 1.0, state_eager)
+        assert_close(x, x_eager, 0, 0, "graph vs eager")
+    torch.cuda.synchronize()
+    assert state.tolist() == state_eager.tolist() == [11, 4 * counters_for(x.numel())]
+    steps = [snapshots[0]] + [b - a for a, b in zip(snapshots[:-1], snapshots[1:], strict=True)]
+    noises = [s - 0.1 * grad for s in steps]
+    for a, b in zip(noises[:-1], noises[1:], strict=True):
+        assert abs(correlation(a, b)) < Z / a.numel() ** 0.5
