@@ -14,7 +14,7 @@ from fastjem.errors import FastJEMError
 
 GROUP_TITLES = {
     "data": "data", "model": "model", "objective": "JEM objective", "sampler": "SGLD sampler and replay buffer",
-    "optim": "optimisation", "run": "run and output",
+    "optim": "optimisation", "engine": "engine (how it is computed, never what)", "run": "run and output",
 }
 
 

@@ -17,6 +17,8 @@ ARCHS = ("wrn", "convnet")
 NORMS = ("none", "batch", "instance", "layer")
 OPTIMIZERS = ("adam", "sgd")
 DEVICES = ("auto", "cpu", "cuda")
+PRECISIONS = ("auto", "fp32", "tf32", "bf16")
+KERNELS = ("auto", "triton", "reference")
 
 
 def _opt(default, help, choices=None, group="training"):
@@ -79,6 +81,18 @@ class TrainConfig:
     epochs: float = _opt(150.0, "training length in epochs (an epoch = training set size / batch size iterations)",
                          group="optim")
     iters: int = _opt(-1, "training length in iterations; overrides --epochs when > 0", group="optim")
+    # engine: how it is computed (never what)
+    precision: str = _opt("auto", "network precision: bf16 autocast, tf32 or fp32 matmuls/convs; auto = bf16 where the "
+                          "device computes it fast (CUDA tensor cores, CPU AMX/AVX512-BF16), else fp32. Samples, "
+                          "buffer and SGLD arithmetic are always fp32", PRECISIONS, "engine")
+    compile: bool = _opt(True, "torch.compile the network (falls back to eager, with a log line, where compilation is "
+                         "unavailable)", group="engine")
+    cuda_graph: bool = _opt(True, "capture the SGLD loop in a CUDA graph (CUDA only; CPU runs the same loop eagerly)",
+                            group="engine")
+    kernels: str = _opt("auto", "fused ops: triton kernels, or their PyTorch references; auto = triton on CUDA",
+                        KERNELS, "engine")
+    fused_forward: bool = _opt(True, "one forward of [x_p, x_q, x_lab] for the loss instead of three (only without "
+                               "batch norm, where it computes the same)", group="engine")
     # run
     seed: int = _opt(1, "random seed", group="run")
     device: str = _opt("auto", "training device (auto = cuda when available)", DEVICES, "run")
