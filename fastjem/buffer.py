@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from fastjem import kernels
 from fastjem.errors import ConfigError
 
 
@@ -14,10 +15,16 @@ class ReplayBuffer:
     the requested class: the buffer is K contiguous blocks of N/K) and restarts each drawn chain from
     U(-1, 1) with probability ``reinit_prob``; ``write_`` puts the advanced chains back. Everything
     happens on the device: no host round-trip, no data-dependent Python branch.
+
+    The gather + reset and the write-back are the fused ops of ``fastjem.kernels`` (Triton on CUDA,
+    their PyTorch references elsewhere; ``backend`` forces one). The reset decisions and fresh
+    values come from the buffer's own device RNG state ``rng_state`` (seeded by ``seed``, or from
+    torch's generator when None); the chain indices from torch's generator.
     """
 
     def __init__(self, size: int, sample_shape: tuple[int, ...], reinit_prob: float = 0.05,
-                 num_classes: int | None = None, device: torch.device | str = "cpu"):
+                 num_classes: int | None = None, device: torch.device | str = "cpu", seed: int | None = None,
+                 backend: str | None = None):
         if size <= 0:
             raise ConfigError(f"buffer size must be > 0, got {size}")
         if not 0.0 <= reinit_prob <= 1.0:
@@ -33,6 +40,10 @@ class ReplayBuffer:
         self.device = torch.device(device)
         # Never bf16: its spacing near 1 (0.004) is the size of the SGLD noise.
         self.data = torch.empty((size, *self.sample_shape), device=self.device, dtype=torch.float32).uniform_(-1, 1)
+        if seed is None:
+            seed = int(torch.randint(0, 2**62, ()).item())
+        self.rng_state = kernels.new_rng_state(seed, self.device)
+        self.backend = backend
 
     @property
     def class_block(self) -> int:
@@ -54,21 +65,21 @@ class ReplayBuffer:
         return x0, idx
 
     def gather_and_reset(self, idx: torch.Tensor) -> torch.Tensor:
-        kept = self.data[idx]  # [B, *S]
-        reset = torch.rand(idx.shape[0], device=self.device) < self.reinit_prob
-        fresh = torch.empty_like(kept).uniform_(-1, 1)
-        return torch.where(reset.view(-1, *([1] * len(self.sample_shape))), fresh, kept)
+        """buffer[idx] [B, *S], each row replaced by U(-1, 1) with probability reinit_prob (one fused op)."""
+        return kernels.buffer_sample(self.data, idx, self.reinit_prob, self.rng_state, backend=self.backend)
 
     def write_(self, idx: torch.Tensor, x: torch.Tensor) -> None:
         """Write the advanced chains back at the indices they were drawn from."""
-        self.data[idx] = x.detach().to(torch.float32)
+        kernels.buffer_write_(self.data, idx, x.detach().to(torch.float32).contiguous(), backend=self.backend)
 
     def state_dict(self) -> dict:
         return {"data": self.data, "size": self.size, "num_classes": self.num_classes,
-                "reinit_prob": self.reinit_prob}
+                "reinit_prob": self.reinit_prob, "rng_state": self.rng_state}
 
     def load_state_dict(self, state: dict) -> None:
         data = state["data"]
         if tuple(data.shape) != tuple(self.data.shape):
             raise ConfigError(f"replay buffer shape {tuple(data.shape)} does not match {tuple(self.data.shape)}")
         self.data.copy_(data)
+        if "rng_state" in state:
+            self.rng_state.copy_(state["rng_state"])

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 import torch
 from torch import nn
 
-from fastjem.energy import joint_energy, marginal_energy
+from fastjem import kernels
 
 EnergyFn = Callable[[torch.Tensor], torch.Tensor]
 
@@ -38,38 +38,77 @@ def sampling_mode(model: nn.Module | None) -> Iterator[None]:
         model.train(was_training)
 
 
-def model_energy(model: nn.Module, y: torch.Tensor | None = None) -> EnergyFn:
-    """The JEM energies of a classifier: E(x) = -LSE f(x), or E(x, y) = -f(x)[y] when y is given."""
-    if y is None:
-        return lambda x: marginal_energy(model(x))
-    return lambda x: joint_energy(model(x), y)
+def model_energy(model: nn.Module, y: torch.Tensor | None = None, *,
+                 autocast: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
+                 backend: str | None = None) -> EnergyFn:
+    """The JEM energies of a classifier: E(x) = -LSE f(x), or E(x, y) = -f(x)[y] when y is given.
+
+    ``autocast`` wraps the network's forward (e.g. bf16 autocast); the energy is reduced in fp32 by
+    the fused ``lse_energy`` op (``backend`` selects Triton or the reference).
+    """
+
+    def energy(x: torch.Tensor) -> torch.Tensor:
+        with autocast():
+            logits = model(x)
+        return kernels.lse_energy(logits, y, backend=backend)
+
+    return energy
 
 
 class SGLD:
-    """Stochastic gradient Langevin dynamics: ``n_steps`` of x <- x - step_size dE/dx + noise N(0, I)."""
+    """Stochastic gradient Langevin dynamics: ``n_steps`` of x <- x - step_size dE/dx + noise N(0, I).
 
-    def __init__(self, n_steps: int = 20, step_size: float = 1.0, noise: float = 0.01):
+    The update is the fused ``sgld_step_`` op: one pass over x and the gradient, the Gaussian drawn
+    in the kernel from the sampler's device RNG state ``rng_state`` (int64 (seed, offset), advanced
+    on the device by every step, so a CUDA-graph replay draws fresh noise). ``seed`` None seeds it
+    from torch's generator. Samples are always fp32.
+    """
+
+    def __init__(self, n_steps: int = 20, step_size: float = 1.0, noise: float = 0.01, seed: int | None = None,
+                 backend: str | None = None):
         if n_steps < 0 or step_size < 0 or noise < 0:
             raise ValueError("SGLD n_steps, step_size and noise must be >= 0")
         self.n_steps = n_steps
         self.step_size = float(step_size)
         self.noise = float(noise)
+        self.seed = seed
+        self.backend = backend
+        self.rng_state: torch.Tensor | None = None
 
-    def step(self, energy_fn: EnergyFn, x: torch.Tensor) -> torch.Tensor:
-        """One SGLD step from x (fp32, detached); returns the new x."""
-        x = x.detach().requires_grad_(True)
+    def rng_for(self, device: torch.device) -> torch.Tensor:
+        """The device RNG state, created on first use on ``device``."""
+        if self.rng_state is None:
+            seed = self.seed if self.seed is not None else int(torch.randint(0, 2**62, ()).item())
+            self.rng_state = kernels.new_rng_state(seed, device)
+        elif self.rng_state.device != torch.device(device):
+            self.rng_state = self.rng_state.to(device)
+        return self.rng_state
+
+    def step_(self, energy_fn: EnergyFn, x: torch.Tensor) -> torch.Tensor:
+        """One SGLD step on x (contiguous fp32, no grad), in place; returns x."""
+        rng = self.rng_for(x.device)
+        x.requires_grad_(True)
         (grad,) = torch.autograd.grad(energy_fn(x).sum(), x)
-        with torch.no_grad():
-            return x.detach() - self.step_size * grad.float() + self.noise * torch.randn_like(x)
+        x = x.detach()
+        # x += (-step_size) * dE/dx + noise * N(0, I)
+        kernels.sgld_step_(x, grad, -self.step_size, self.noise, rng, backend=self.backend)
+        return x
 
     def sample(self, energy_fn: EnergyFn, x0: torch.Tensor, model: nn.Module | None = None) -> torch.Tensor:
-        """Run the chain from x0 and return the final samples (fp32, detached).
+        """Run the chain from x0 and return the final samples (fp32, detached; x0 is not modified).
 
         Pass the network as ``model`` to sample with it in eval mode and its parameters frozen
         (no weight gradients are computed); its train/requires_grad state is restored afterwards.
         """
-        x = x0.detach().to(torch.float32)
+        x = x0.detach().to(torch.float32).clone(memory_format=torch.contiguous_format)
         with sampling_mode(model), torch.enable_grad():
             for _ in range(self.n_steps):
-                x = self.step(energy_fn, x)
+                x = self.step_(energy_fn, x)
         return x.detach()
+
+    def state_dict(self) -> dict:
+        return {"rng_state": self.rng_state}
+
+    def load_state_dict(self, state: dict) -> None:
+        if state.get("rng_state") is not None:
+            self.rng_state = state["rng_state"].clone()

@@ -28,10 +28,11 @@ import torch.nn.functional as F
 from fastjem.buffer import ReplayBuffer
 from fastjem.checkpoint import FORMAT, VERSION, atomic_save, atomic_write_text, load_checkpoint
 from fastjem.config import ARCH_FIELDS, TrainConfig
+from fastjem import kernels
 from fastjem.data import DeviceData, load_arrays
-from fastjem.energy import marginal_energy
+from fastjem.engine import Engine, resolve_engine
 from fastjem.errors import CheckpointError, ConfigError, FastJEMError
-from fastjem.models import build_model
+from fastjem.models import build_model, has_batch_norm
 from fastjem.sampler import SGLD, model_energy
 
 METRIC_NAMES = ("loss", "ce", "acc", "e_data", "e_sample")
@@ -133,11 +134,22 @@ class Trainer:
         self.num_classes = info.num_classes
         self.model = build_model(cfg.arch, info.num_classes, info.channels, cfg.depth, cfg.width, cfg.norm,
                                  cfg.dropout).to(self.device)
+        self.engine: Engine = resolve_engine(cfg, self.device, has_batch_norm(self.model))
+        self.engine.apply_matmul_precision()
+        if self.device.type == "cuda":
+            self.model = self.model.to(memory_format=torch.channels_last)
+        # The compiled wrapper shares the module's parameters; ``self.model`` stays the plain module.
+        self.net = torch.compile(self.model, dynamic=False) if self.engine.compile else self.model
         self.optimizer = self._build_optimizer()
         conditional = cfg.class_cond_px or cfg.pxy_weight > 0
+        backend = self.engine.kernels
         self.buffer = ReplayBuffer(cfg.buffer_size, self.data.sample_shape, cfg.reinit_prob,
-                                   info.num_classes if conditional else None, self.device)
-        self.sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise)
+                                   info.num_classes if conditional else None, self.device,
+                                   seed=cfg.seed * 1_000_003 + 1, backend=backend)
+        self.sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise, seed=cfg.seed * 1_000_003 + 2,
+                            backend=backend)
+        self.sampler.rng_for(self.device)
+        self._graphs: dict = {}
         self.iters_per_epoch = max(1, self.data.n_train // cfg.batch_size)
         self.total_iters = cfg.iters if cfg.iters > 0 else math.ceil(cfg.epochs * self.iters_per_epoch)
         self.iteration = 0
@@ -157,12 +169,35 @@ class Trainer:
         return torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
 
     # ------------------------------------------------------------------------------- iteration
+    def energy_fn(self, y: torch.Tensor | None = None):
+        """E(x) (or E(x, y)) of the current network under the engine's precision and kernels."""
+        return model_energy(self.net, y, autocast=self.engine.autocast, backend=self.engine.kernels)
+
+    def run_sgld(self, x0: torch.Tensor, y: torch.Tensor | None = None) -> torch.Tensor:
+        """SGLD from x0: replayed from a captured CUDA graph when the engine has one, else the eager loop."""
+        if self.engine.cuda_graph:
+            from fastjem.graphs import GraphedSGLD
+
+            key = (tuple(x0.shape), y is not None)
+            if key not in self._graphs:
+                self._graphs[key] = GraphedSGLD(self.sampler, self.net, self.model, x0, y,
+                                                autocast=self.engine.autocast, backend=self.engine.kernels)
+            return self._graphs[key](x0, y)
+        return self.sampler.sample(self.energy_fn(y), x0, model=self.model)
+
     def sample(self, batch_size: int, y: torch.Tensor | None = None) -> torch.Tensor:
         """Draw chains from the buffer, run SGLD (on E(x), or E(x, y) when y is given), write them back."""
         x0, idx = self.buffer.sample(batch_size, y)
-        x = self.sampler.sample(model_energy(self.model, y), x0, model=self.model)
+        x = self.run_sgld(x0, y)
         self.buffer.write_(idx, x)
         return x
+
+    def forward(self, *xs: torch.Tensor) -> list[torch.Tensor]:
+        """Logits of each batch: one concatenated forward when the engine fuses, else one forward each."""
+        with self.engine.autocast():
+            if self.engine.fused_forward and len(xs) > 1:
+                return list(self.net(torch.cat(xs)).split([x.shape[0] for x in xs]))
+            return [self.net(x) for x in xs]
 
     def loss(self, x_p, x_lab, y_lab):
         """The JEM loss and its parts (fp32 scalars on the device)."""
@@ -170,23 +205,27 @@ class Trainer:
         b = x_lab.shape[0]
         parts = {}
         loss = torch.zeros((), device=self.device)
+        backend = self.engine.kernels
         if cfg.px_weight > 0:
             y_q = torch.randint(0, self.num_classes, (b,), device=self.device) if cfg.class_cond_px else None
             x_q = self.sample(b, y_q)
             self.last_samples = x_q
-            e_data = marginal_energy(self.model(x_p))
-            e_sample = marginal_energy(self.model(x_q))
+            logits_p, logits_q, logits = self.forward(x_p, x_q, x_lab)
+            e_data = kernels.lse_energy(logits_p, backend=backend)
+            e_sample = kernels.lse_energy(logits_q, backend=backend)
             # -log p(x) surrogate: mean LSE f(x_q) - mean LSE f(x_p) = mean E(x_p) - mean E(x_q).
             loss = loss + cfg.px_weight * (e_data.mean() - e_sample.mean())
             parts["e_data"], parts["e_sample"] = e_data.mean().detach(), e_sample.mean().detach()
-        logits = self.model(x_lab)
+        else:
+            (logits,) = self.forward(x_lab)
         ce = F.cross_entropy(logits.float(), y_lab)
         loss = loss + cfg.pyx_weight * ce
         if cfg.pxy_weight > 0:
             x_qy = self.sample(b, y_lab)
-            f_q = self.model(x_qy).float().gather(1, y_lab[:, None]).mean()
-            f_p = logits.float().gather(1, y_lab[:, None]).mean()
-            loss = loss + cfg.pxy_weight * (f_q - f_p)
+            (logits_qy,) = self.forward(x_qy)
+            # -log p(x, y) surrogate: mean f(x_q|y)[y] - mean f(x_lab)[y] = mean E(x_lab, y) - mean E(x_q, y).
+            loss = loss + cfg.pxy_weight * (kernels.lse_energy(logits, y_lab, backend=backend).mean()
+                                            - kernels.lse_energy(logits_qy, y_lab, backend=backend).mean())
         parts["ce"] = ce.detach()
         parts["acc"] = (logits.argmax(1) == y_lab).float().mean()
         parts["loss"] = loss.detach()
@@ -226,7 +265,7 @@ class Trainer:
         return {
             "format": FORMAT, "version": VERSION, "config": self.cfg.to_dict(), "iteration": self.iteration,
             "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
-            "buffer": self.buffer.state_dict(), "rng": rng, "dataset": asdict(self.data.info),
+            "buffer": self.buffer.state_dict(), "sampler": self.sampler.state_dict(), "rng": rng, "dataset": asdict(self.data.info),
             "history": self.history,
         }
 
@@ -238,6 +277,9 @@ class Trainer:
                                   f"{str(err).splitlines()[0]}") from err
         self.optimizer.load_state_dict(ckpt["optimizer"])
         self.buffer.load_state_dict(ckpt["buffer"])
+        if "sampler" in ckpt:
+            self.sampler.load_state_dict(ckpt["sampler"])
+            self.sampler.rng_state = self.sampler.rng_state.to(self.device)
         torch.set_rng_state(ckpt["rng"]["torch"])
         if self.device.type == "cuda" and "cuda" in ckpt["rng"]:
             torch.cuda.set_rng_state(ckpt["rng"]["cuda"], self.device)
@@ -280,6 +322,9 @@ class Trainer:
                  f"{len(self.data.test_y)} test), {self._model_desc()}, device {self.device}, "
                  f"{self.total_iters} iterations ({self.iters_per_epoch} per epoch)"
                  + ("" if cfg.generative else ", classifier only (no sampling)"))
+        for note in self.engine.notes:
+            self.log(f"engine: {note}")
+        self.log(f"engine: {self.engine.describe()}")
         stop = {"signal": None}
 
         def on_signal(signum, frame):

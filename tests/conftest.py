@@ -29,7 +29,7 @@ def tiny_config() -> TrainConfig:
     """A JEM on digits that runs an iteration in milliseconds."""
     return TrainConfig(dataset="digits", arch="convnet", width=8, batch_size=16, sgld_steps=3, buffer_size=200,
                        iters=12, warmup_iters=5, lr=1e-3, log_every=4, ckpt_every=0, device="cpu", seed=3,
-                       preset="test")
+                       compile=False, preset="test")
 
 
 def pytest_configure(config):

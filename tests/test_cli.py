@@ -9,7 +9,7 @@ from fastjem.cli import main
 from fastjem.config import TrainConfig
 
 TINY = ["--width", "8", "--batch-size", "16", "--sgld-steps", "2", "--buffer-size", "100", "--log-every", "2",
-        "--device", "cpu", "--no-progress"]
+        "--device", "cpu", "--no-compile", "--no-progress"]
 
 
 def run_cli(*args, timeout=300):

@@ -1,0 +1,128 @@
+"""The engine: how an iteration is computed (precision, compilation, CUDA graphs, kernels), never what.
+
+``resolve_engine`` turns the config's requests into what this device can do; every option that
+the hardware cannot honour falls back to the same code path, with one log line naming what was
+turned off and why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, field
+
+import torch
+
+from fastjem.config import TrainConfig
+
+
+def cpu_bf16_flags() -> list[str]:
+    """The CPU's bf16 matrix/vector extensions (Linux /proc/cpuinfo): amx_bf16, avx512_bf16."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    return sorted(flags & {"amx_bf16", "avx512_bf16"})
+    except OSError:
+        pass
+    return []
+
+
+def fast_bf16(device: torch.device) -> tuple[bool, str]:
+    """Whether ``device`` computes bf16 convolutions fast, and why (for the log)."""
+    if os.environ.get("FASTJEM_ASSUME_NO_BF16"):
+        return False, "FASTJEM_ASSUME_NO_BF16 is set"
+    if device.type == "cuda":
+        major, minor = torch.cuda.get_device_capability(device)
+        if major >= 8:
+            return True, f"CUDA compute capability {major}.{minor} has bf16 tensor cores"
+        return False, f"CUDA compute capability {major}.{minor} has no bf16 tensor cores"
+    if device.type == "cpu":
+        flags = cpu_bf16_flags()
+        if flags and torch.backends.mkldnn.is_available():
+            return True, f"CPU has {', '.join(flags)}"
+        return False, "CPU has neither AMX-BF16 nor AVX512-BF16"
+    return False, f"no bf16 fast path known for {device.type}"
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The resolved engine for one device. ``notes`` are the log lines about fallbacks."""
+
+    device: torch.device
+    precision: str  # fp32 | tf32 | bf16
+    compile: bool
+    cuda_graph: bool
+    kernels: str  # triton | reference
+    fused_forward: bool
+    notes: tuple[str, ...] = field(default=())
+
+    def autocast(self) -> contextlib.AbstractContextManager:
+        """bf16 autocast for the network when the precision is bf16; a no-op otherwise."""
+        if self.precision == "bf16":
+            return torch.autocast(self.device.type, dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
+    def apply_matmul_precision(self) -> None:
+        """TF32 on CUDA only when asked for: "fp32" convs are otherwise TF32 by default in cuDNN."""
+        if self.device.type == "cuda":
+            allow = self.precision == "tf32"
+            torch.backends.cuda.matmul.allow_tf32 = allow
+            torch.backends.cudnn.allow_tf32 = allow
+
+    def describe(self) -> str:
+        return (f"precision {self.precision}, compile {'on' if self.compile else 'off'}, CUDA graph "
+                f"{'on' if self.cuda_graph else 'off'}, kernels {self.kernels}, fused forward "
+                f"{'on' if self.fused_forward else 'off'}")
+
+
+def compile_available(device: torch.device) -> tuple[bool, str]:
+    """torch.compile needs a working inductor backend: a C++ compiler on CPU, triton on CUDA."""
+    if device.type == "cuda":
+        try:
+            import triton  # noqa: F401
+        except ImportError:
+            return False, "triton is not installed"
+        return True, ""
+    import shutil
+
+    if not (shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")):
+        return False, "no C++ compiler found for inductor's CPU backend"
+    return True, ""
+
+
+def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool) -> Engine:
+    notes = []
+    precision = cfg.precision
+    if precision == "auto":
+        ok, why = fast_bf16(device)
+        precision = "bf16" if ok else "fp32"
+        notes.append(f"precision auto -> {precision} ({why})")
+    elif precision == "tf32" and device.type != "cuda":
+        notes.append("precision tf32 is a CUDA mode; on CPU it is fp32")
+        precision = "fp32"
+    compiled = cfg.compile
+    if compiled:
+        ok, why = compile_available(device)
+        if not ok:
+            notes.append(f"compile off: {why}")
+            compiled = False
+    graph = cfg.cuda_graph
+    if graph and device.type != "cuda":
+        notes.append("CUDA graph off: not on a CUDA device (the same sampler loop runs eagerly)")
+        graph = False
+    kernels = cfg.kernels
+    from fastjem.kernels._dispatch import interpreter_on, triton
+
+    if kernels == "auto":
+        kernels = "triton" if device.type == "cuda" and triton is not None else "reference"
+    elif kernels == "triton" and (triton is None or (device.type != "cuda" and not interpreter_on())):
+        why = "triton is not installed" if triton is None else "not on CUDA and TRITON_INTERPRET is not set"
+        notes.append(f"kernels triton -> reference: {why}")
+        kernels = "reference"
+    fused = cfg.fused_forward
+    if fused and has_batch_norm:
+        notes.append("fused forward off: batch norm makes a sample's output depend on its batch")
+        fused = False
+    return Engine(device, precision, compiled, graph, kernels, fused, tuple(notes))
