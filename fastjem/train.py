@@ -199,8 +199,8 @@ class Trainer:
                 return list(self.net(torch.cat(xs)).split([x.shape[0] for x in xs]))
             return [self.net(x) for x in xs]
 
-    def loss(self, x_p, x_lab, y_lab):
-        """The JEM loss and its parts (fp32 scalars on the device)."""
+    def loss(self, x_p, x_lab, y_lab, x_q: torch.Tensor | None = None):
+        """The JEM loss and its parts (fp32 scalars on the device); ``x_q`` given skips the sampler."""
         cfg = self.cfg
         b = x_lab.shape[0]
         parts = {}
@@ -208,7 +208,8 @@ class Trainer:
         backend = self.engine.kernels
         if cfg.px_weight > 0:
             y_q = torch.randint(0, self.num_classes, (b,), device=self.device) if cfg.class_cond_px else None
-            x_q = self.sample(b, y_q)
+            if x_q is None:
+                x_q = self.sample(b, y_q)
             self.last_samples = x_q
             logits_p, logits_q, logits = self.forward(x_p, x_q, x_lab)
             e_data = kernels.lse_energy(logits_p, backend=backend)

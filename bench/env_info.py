@@ -1,0 +1,130 @@
+"""What every benchmark JSON records: device, versions, git sha, date; the timing and synthetic-data helpers."""
+
+from __future__ import annotations
+
+import datetime
+import platform
+import re
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = Path(__file__).resolve().parent / "results"
+
+# Dense (no sparsity) datasheet peaks in FLOP/s per precision, matched against the CUDA device name:
+# the first key contained in the name wins, so the specific variants come first.
+PEAK_FLOPS: dict[str, dict[str, float]] = {
+    "H100 PCIe": {"bf16": 756e12, "tf32": 378e12, "fp32": 51e12},
+    "H100 NVL": {"bf16": 835e12, "tf32": 418e12, "fp32": 60e12},
+    "H100": {"bf16": 989e12, "tf32": 495e12, "fp32": 67e12},  # SXM
+    "H200": {"bf16": 989e12, "tf32": 495e12, "fp32": 67e12},
+    "A100": {"bf16": 312e12, "tf32": 156e12, "fp32": 19.5e12},
+    "L40S": {"bf16": 362e12, "tf32": 183e12, "fp32": 91.6e12},
+    "V100": {"fp32": 15.7e12},
+}
+
+
+def peak_flops(device_name: str, precision: str) -> float | None:
+    """The table's peak for this device and precision (fp32 | tf32 | bf16); None when unknown (e.g. CPUs)."""
+    for key, peaks in PEAK_FLOPS.items():
+        if key in device_name:
+            return peaks.get(precision)
+    return None
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def timed(fn: Callable[[], object], n: int, device: torch.device) -> float:
+    """Seconds for n calls of fn, with the device synchronised before both clock reads."""
+    sync(device)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    sync(device)
+    return time.perf_counter() - t0
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return cpu_model()
+
+
+def device_info(device: torch.device) -> dict:
+    info = {"type": device.type, "name": device_name(device)}
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        info.update(capability=".".join(map(str, torch.cuda.get_device_capability(device))),
+                    memory_gib=round(props.total_memory / 2**30, 1), sm_count=props.multi_processor_count)
+    else:
+        info.update(threads=torch.get_num_threads(), machine=platform.machine())
+    return info
+
+
+def versions() -> dict:
+    try:
+        import triton
+
+        triton_version = triton.__version__
+    except ImportError:
+        triton_version = None
+    return {"python": platform.python_version(), "torch": torch.__version__, "triton": triton_version,
+            "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version() if torch.cuda.is_available() else None}
+
+
+def git_state() -> dict:
+    def run(*args: str) -> str | None:
+        try:
+            out = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10, check=True)
+            return out.stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return None
+
+    status = run("status", "--porcelain", "--untracked-files=no")
+    return {"sha": run("rev-parse", "HEAD"), "dirty": None if status is None else bool(status)}
+
+
+def now_utc() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:60]
+
+
+def result_name(kind: str, device: torch.device, when: datetime.datetime) -> str:
+    """<kind>-<YYYY-mm-ddTHHMMSS>-<device>.json: named by date and device."""
+    return f"{kind}-{when.strftime('%Y-%m-%dT%H%M%S')}-{slug(device_name(device))}.json"
+
+
+def write_synthetic_imagefolder(root: Path, num_classes: int = 10, per_class: int = 12, size: int = 32,
+                                seed: int = 0) -> Path:
+    """A small folder of random RGB PNGs in class subfolders: CIFAR-shaped data for speed measurements."""
+    from PIL import Image
+
+    gen = torch.Generator().manual_seed(seed)
+    for k in range(num_classes):
+        folder = root / f"class{k:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        images = torch.randint(0, 256, (per_class, size, size, 3), generator=gen, dtype=torch.uint8).numpy()
+        for i, image in enumerate(images):
+            Image.fromarray(image).save(folder / f"{i:04d}.png")
+    return root

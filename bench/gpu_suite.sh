@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# One command for a lent GPU machine (torch preinstalled, no package registry, no internet):
+#
+#   bash bench/gpu_suite.sh
+#
+# 1. installs fastjem without dependencies;  2. pytest -m gpu;  3. the kernel microbenchmarks;
+# 4. steps_per_sec for WRN-28-10, WRN-16-8, WRN-10-2 (batch 64, 20 SGLD steps);
+# 5. a timed CIFAR-10 run on the real data;  6. the report (table + plot).
+# Each stage has its own timeout, cut to what is left of SUITE_SECONDS (default 530 s, under 9 minutes);
+# a failed or timed-out stage is recorded and the suite goes on. Results go to bench/results/ and, flat,
+# to $OUT when it is set (at most 8 files): gpu_suite.json (stages + every result), gpu_suite.log,
+# the steps / kernels / cifar JSONs, the sample grid, the plot and results.md.
+#
+# CIFAR-10 tarballs: $FASTJEM_CIFAR10_DIR, else .data/cifar10/ in the repository, else ../shared/data/cifar10.
+# Smaller CIFAR model if time demands: CIFAR_DEPTH=16 CIFAR_WIDTH=8 bash bench/gpu_suite.sh
+# PYTHON=... picks the interpreter (default python3); SKIP_INSTALL=1 when fastjem is already installed.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+PY=${PYTHON:-python3}
+SUITE_SECONDS=${SUITE_SECONDS:-530}
+START=$(date +%s)
+RESULTS=$ROOT/bench/results
+mkdir -p "$RESULTS"
+WORK=$(mktemp -d)
+STAMP=$(date -u +%Y-%m-%dT%H%M%S)
+LOG=$WORK/gpu_suite.log
+STAGES=$WORK/stages.jsonl
+: >"$STAGES"
+export PYTHONUNBUFFERED=1 PY ROOT RESULTS WORK
+# Kernels run compiled on the GPU, never under the interpreter.
+unset TRITON_INTERPRET
+touch "$WORK/start_marker"
+echo "gpu_suite $STAMP on $(hostname), repo $ROOT" | tee "$LOG"
+
+left() { echo $((SUITE_SECONDS - ($(date +%s) - START))); }
+
+# run_stage NAME CAP RESERVE CMD...: timeout = min(CAP, time left - RESERVE kept for later stages)
+run_stage() {
+  local name=$1 cap=$2 reserve=$3
+  shift 3
+  local budget=$(($(left) - reserve))
+  ((budget > cap)) && budget=$cap
+  if ((budget < 10)); then
+    echo "== $name: skipped (suite time budget spent)" | tee -a "$LOG"
+    printf '{"stage": "%s", "rc": null, "seconds": 0, "status": "skipped: time budget"}\n' "$name" >>"$STAGES"
+    return 0
+  fi
+  echo "== $name (timeout ${budget}s): $*" | tee -a "$LOG"
+  local t0=$(date +%s)
+  # Functions (exported with export -f) run through bash -c, since timeout runs commands only.
+  if [[ $(type -t "$1") == function ]]; then
+    STAGE_BUDGET=$budget timeout -k 10 "$budget" bash -c "$1" >>"$LOG" 2>&1
+  else
+    STAGE_BUDGET=$budget timeout -k 10 "$budget" "$@" >>"$LOG" 2>&1
+  fi
+  local rc=$? dt=$(($(date +%s) - t0)) status=ok
+  ((rc == 124 || rc == 137)) && status="timed out after ${budget}s"
+  ((rc != 0 && rc != 124 && rc != 137)) && status="failed (exit $rc)"
+  echo "== $name: $status in ${dt}s" | tee -a "$LOG"
+  printf '{"stage": "%s", "rc": %d, "seconds": %d, "timeout": %d, "status": "%s"}\n' \
+    "$name" "$rc" "$dt" "$budget" "$status" >>"$STAGES"
+}
+
+install_fastjem() {
+  "$PY" -m pip install --no-deps --no-build-isolation --no-index -e . ||
+    "$PY" -m pip install --no-deps --no-build-isolation --no-index . || {
+    # No setuptools to build with: lay the package out by symlinks (fastjem/ + kernels/ as fastjem/kernels).
+    echo "pip install failed: falling back to a symlinked package on PYTHONPATH"
+    local site=$WORK/site
+    mkdir -p "$site/fastjem"
+    for f in "$ROOT"/fastjem/*; do ln -sf "$f" "$site/fastjem/"; done
+    ln -sfn "$ROOT/kernels" "$site/fastjem/kernels"
+    echo "$site" >"$WORK/pythonpath"
+  }
+  [[ -f $WORK/pythonpath ]] && export PYTHONPATH=$(cat "$WORK/pythonpath")
+  (cd / && "$PY" -c "import fastjem, fastjem.kernels, torch; print('fastjem', fastjem.__version__, 'torch', \
+torch.__version__, 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name() if torch.cuda.is_available() else '')")
+}
+
+export -f install_fastjem
+
+# --- 1. install (the fallback's PYTHONPATH must reach the later stages, so it is read back here)
+if [[ -n ${SKIP_INSTALL:-} ]]; then
+  echo "== install: skipped (SKIP_INSTALL set)" | tee -a "$LOG"
+else
+  run_stage install 90 420 install_fastjem
+fi
+[[ -f $WORK/pythonpath ]] && export PYTHONPATH=$(cat "$WORK/pythonpath")
+
+# --- 2. GPU tests
+run_stage pytest_gpu 100 330 "$PY" -m pytest -m gpu -q -p no:cacheprovider tests
+
+# --- 3. kernel microbenchmarks (writes bench/results/kernels-*.json)
+run_stage kernels 45 285 "$PY" -m pytest bench/bench_kernels.py -q -s -k cuda -p no:cacheprovider
+
+# --- 4. iterations/s, the bar configuration first; configs not started within its budget are skipped
+steps() {
+  "$PY" bench/steps_per_sec.py --device cuda --configs wrn-28-10,wrn-16-8,wrn-10-2 --batch-size 64 \
+    --windows 3 --window-s 1.0 --component-reps 2 --time-budget $((STAGE_BUDGET - 80)) --out "$RESULTS"
+}
+export -f steps
+run_stage steps_per_sec 230 150 steps
+
+# --- 5. timed CIFAR-10 run on the real data: training gets what unpacking and decoding leave of the stage
+cifar() {
+  "$PY" bench/cifar_run.py --minutes "${CIFAR_MINUTES:-10}" --total-seconds $((STAGE_BUDGET - 15)) \
+    --depth "${CIFAR_DEPTH:-28}" --width "${CIFAR_WIDTH:-10}" --batch-size 64 --out "$RESULTS"
+}
+export -f cifar
+run_stage cifar10 160 15 cifar
+
+# --- 6. report: markdown + plot from every JSON in bench/results (the README itself is updated by the lead)
+run_stage report 15 0 "$PY" bench/report.py --print --markdown "$WORK/results.md" --plot "$RESULTS/steps_per_sec.png"
+
+# --- collect: one combined JSON, and the newest file of each kind, flat, into $OUT
+# only files this run wrote (newer than the start marker), newest first
+newest() { find "$RESULTS" -maxdepth 1 -name "$1" -newer "$WORK/start_marker" -printf '%T@ %p\n' 2>/dev/null |
+  sort -rn | head -n 1 | cut -d' ' -f2-; }
+STEPS_JSON=$(newest "steps-*.json")
+KERNELS_JSON=$(newest "kernels-*.json")
+CIFAR_JSON=$(newest "cifar-2*.json")
+CIFAR_PNG=$(newest "cifar-samples-*.png")
+"$PY" - "$STAGES" "$WORK/gpu_suite.json" "$START" "$STEPS_JSON" "$KERNELS_JSON" "$CIFAR_JSON" <<'EOF'
+import json, sys, time
+stages_path, out_path, start, *files = sys.argv[1:]
+combined = {"suite": "bench/gpu_suite.sh", "seconds": time.time() - int(start),
+            "stages": [json.loads(line) for line in open(stages_path) if line.strip()]}
+for key, path in zip(("steps", "kernels", "cifar"), files):
+    try:
+        combined[key] = json.load(open(path)) if path else None
+        if combined[key] is not None:
+            combined[key]["_file"] = path.rsplit("/", 1)[-1]
+    except (OSError, ValueError) as err:
+        combined[key] = {"error": str(err)}
+json.dump(combined, open(out_path, "w"), indent=2)
+print(f"gpu_suite: {combined['seconds']:.0f} s;", ", ".join(f"{s['stage']} {s['status']}" for s in combined["stages"]))
+EOF
+cp "$WORK/gpu_suite.json" "$RESULTS/gpu_suite-$STAMP.json"
+grep -E '^(ratio_|mfu_|bar_config|cifar_|equivalence check)' "$LOG" | tee -a "$WORK/gpu_suite.summary"
+if [[ -n ${OUT:-} ]]; then
+  mkdir -p "$OUT"
+  for f in "$WORK/gpu_suite.json" "$LOG" "$STEPS_JSON" "$KERNELS_JSON" "$CIFAR_JSON" "$CIFAR_PNG" \
+    "$RESULTS/steps_per_sec.png" "$WORK/results.md"; do
+    [[ -n $f && -f $f ]] && cp "$f" "$OUT/"
+  done
+  echo "copied to $OUT: $(ls "$OUT" | tr '\n' ' ')"
+fi
+cat "$WORK/gpu_suite.summary" 2>/dev/null

@@ -1,0 +1,211 @@
+"""The README's results section and the iterations/s plot, generated from the JSON files in bench/results/.
+
+    python bench/report.py                 # rewrite README.md between the results markers + the plot PNG
+    python bench/report.py --print         # print the markdown instead of editing README.md
+    python bench/report.py --results DIR --plot OUT.png --markdown OUT.md
+
+Only measured rows appear: one per (results file, configuration), with the device and date in each.
+Smoke runs (``smoke-*.json``) are checks of the harness, not measurements, and are left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from env_info import REPO, RESULTS  # noqa: E402
+
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+ENGINES = ("reference-ieee", "reference-default", "fastjem-matched", "fastjem-default")
+ENGINE_LABELS = {"reference-ieee": "reference fp32", "reference-default": "reference default (TF32 convs)",
+                 "fastjem-matched": "fastjem fp32", "fastjem-default": "fastjem default"}
+PLOT_NAME = "steps_per_sec.png"
+
+
+def load_results(folder: Path, include_smoke: bool = False) -> dict:
+    """{"steps": [...], "cifar": [...], "kernels": [...]}: the parsed JSON files, oldest first."""
+    folder = Path(folder)
+    out = {"steps": [], "cifar": [], "kernels": []}
+    if not folder.is_dir():
+        return out
+    for kind in out:
+        for path in sorted(folder.glob(f"{kind}-*.json")) + (
+                sorted(folder.glob(f"smoke-{kind}-*.json")) if include_smoke else []):
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError):
+                continue
+            if data.get("smoke") and not include_smoke:
+                continue
+            data["_file"] = path.name
+            out[kind].append(data)
+        out[kind].sort(key=lambda d: d.get("date", ""))
+    return out
+
+
+def _device(rep: dict) -> str:
+    d = rep.get("device", {})
+    return d.get("name", "?") if isinstance(d, dict) else str(d)
+
+
+def _num(x, fmt: str = "{:.3g}") -> str:
+    return "—" if x is None else fmt.format(x)
+
+
+def steps_table(reports: list[dict]) -> list[str]:
+    engine_cols = " | ".join(ENGINE_LABELS[e] + " it/s" for e in ENGINES)
+    lines = ["| date | device | config | batch | SGLD steps | " + engine_cols
+             + " | fastjem/ref matched | fastjem/ref default | MFU default | torch | git |",
+             "|" + "---|" * (5 + len(ENGINES) + 5)]
+    for rep in reports:
+        for c in rep.get("configs", []):
+            engines = c.get("engines")
+            if not engines:
+                continue
+            its = []
+            for e in ENGINES:
+                if e in engines:
+                    m = engines[e]
+                    its.append(f"{m['it_per_s_median']:.3g} ({m['precision']})")
+                else:
+                    its.append("—")
+            ratios = c.get("ratios", {})
+            mfu = engines.get("fastjem-default", {}).get("mfu")
+            lines.append(
+                f"| {rep['date'][:10]} | {_device(rep)} | {c['name'].upper()} | {c['batch_size']} | "
+                f"{c['sgld_steps']} | "
+                + " | ".join(its)
+                + f" | {_num(ratios.get('matched'), 'x{:.2f}')} | {_num(ratios.get('default'), 'x{:.2f}')} | "
+                f"{_num(mfu, '{:.1%}')} | {rep['versions']['torch']} | {str(rep['git'].get('sha'))[:8]} |")
+    return lines
+
+
+def cifar_table(reports: list[dict]) -> list[str]:
+    lines = ["| date | device | model | batch | training minutes | iterations | it/s (steady) | test accuracy | "
+             "samples |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in reports:
+        if r.get("status") != "ok":
+            continue
+        lines.append(f"| {r['date'][:10]} | {_device(r)} | {r['model']} | {r['batch_size']} | "
+                     f"{r['train_seconds'] / 60:.1f} | {r['iterations']} | {r['it_per_s_steady']:.2f} | "
+                     f"{r['test_acc']:.2%} | {r.get('samples_png') or '—'} |")
+    return lines
+
+
+def kernels_table(reports: list[dict]) -> list[str]:
+    lines = ["| date | device | op | fused µs | eager µs | speed-up | GB/s | of peak bandwidth |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in reports:
+        for k in r.get("results", []):
+            frac = k.get("fraction_of_peak_bandwidth")
+            lines.append(f"| {r['date'][:10]} | {_device(r)} | `{k['op']}` | {k['fused_ms'] * 1e3:.1f} | "
+                         f"{k['eager_ms'] * 1e3:.1f} | x{k['speedup_vs_eager']:.2f} | {k['fused_GBps']:.0f} | "
+                         f"{_num(frac, '{:.0%}')} |")
+    return lines
+
+
+def render(results: dict, plot_rel: str | None = "bench/results/" + PLOT_NAME) -> str:
+    """The markdown that goes between the README markers."""
+    if not any(results.values()):
+        return "No benchmark results recorded yet."
+    parts = ["_Generated by `python bench/report.py` from `bench/results/*.json`; do not edit by hand._"]
+    if results["steps"]:
+        parts += ["", "JEM training iterations/s, `python bench/steps_per_sec.py` (median over alternated timed "
+                  "windows, warm-up and compilation excluded; precision in brackets; ratios against the fp32 "
+                  "reference; MFU against the datasheet dense peak for the precision used):", "",
+                  *steps_table(results["steps"])]
+        if plot_rel:
+            parts += ["", f"![iterations per second]({plot_rel})"]
+    if results["cifar"] and len(cifar_table(results["cifar"])) > 2:
+        parts += ["", "Timed CIFAR-10 runs (`bench/cifar_run.py`, real data, a fixed number of minutes including "
+                  "compilation):", "", *cifar_table(results["cifar"])]
+    if results["kernels"]:
+        parts += ["", "Kernel microbenchmarks (`pytest bench/bench_kernels.py`, CUDA, do_bench median):", "",
+                  *kernels_table(results["kernels"])]
+    return "\n".join(parts)
+
+
+def update_readme(readme: Path, markdown: str) -> None:
+    text = Path(readme).read_text()
+    if BEGIN not in text or END not in text or text.index(BEGIN) > text.index(END):
+        raise SystemExit(f"{readme} has no {BEGIN} ... {END} section")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    Path(readme).write_text(f"{head}{BEGIN}\n{markdown.strip()}\n{END}{tail}")
+
+
+def plot(results: dict, path: Path) -> Path:
+    """Grouped bars: iterations/s per configuration and engine, one panel per device (its latest run)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    latest: dict[str, dict] = {}
+    for rep in results["steps"]:
+        if any(c.get("engines") for c in rep.get("configs", [])):
+            latest[_device(rep)] = rep
+    panels = list(latest.items()) or [("no results", {"configs": []})]
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4), squeeze=False)
+    colors = {"reference-ieee": "#9e9e9e", "reference-default": "#616161", "fastjem-matched": "#64b5f6",
+              "fastjem-default": "#1565c0"}
+    for ax, (name, rep) in zip(axes[0], panels, strict=True):
+        configs = [c for c in rep.get("configs", []) if c.get("engines")]
+        width = 0.8 / len(ENGINES)
+        for j, engine in enumerate(ENGINES):
+            xs, ys = [], []
+            for i, c in enumerate(configs):
+                if engine in c["engines"]:
+                    xs.append(i + (j - (len(ENGINES) - 1) / 2) * width)
+                    ys.append(c["engines"][engine]["it_per_s_median"])
+            if xs:
+                bars = ax.bar(xs, ys, width, label=ENGINE_LABELS[engine], color=colors[engine])
+                ax.bar_label(bars, fmt="%.3g", fontsize=7)
+        ax.set_xticks(range(len(configs)), [f"{c['name'].upper()}\nB={c['batch_size']}" for c in configs])
+        ax.set_yscale("log")
+        ax.set_ylabel("JEM iterations / s")
+        ax.set_title(f"{name}\n{rep.get('date', '')[:10]}, torch {rep.get('versions', {}).get('torch', '')}",
+                     fontsize=9)
+        if configs:
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--results", default=str(RESULTS), help="folder of JSON results (default bench/results)")
+    p.add_argument("--readme", default=str(REPO / "README.md"))
+    p.add_argument("--plot", default="", help=f"plot path (default <results>/{PLOT_NAME})")
+    p.add_argument("--markdown", default="", help="also write the markdown to this file")
+    p.add_argument("--print", action="store_true", help="print the markdown; do not edit the README")
+    args = p.parse_args(argv)
+    results = load_results(Path(args.results))
+    plot_path = Path(args.plot) if args.plot else Path(args.results) / PLOT_NAME
+    if results["steps"]:
+        plot(results, plot_path)
+    try:
+        plot_rel = plot_path.resolve().relative_to(Path(args.readme).resolve().parent).as_posix()
+    except ValueError:
+        plot_rel = plot_path.name
+    markdown = render(results, plot_rel if results["steps"] else None)
+    if args.markdown:
+        Path(args.markdown).write_text(markdown + "\n")
+    if args.print:
+        print(markdown)
+    else:
+        update_readme(Path(args.readme), markdown)
+        print(f"updated {args.readme}" + (f" and {plot_path}" if results["steps"] else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

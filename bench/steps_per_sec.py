@@ -1,0 +1,533 @@
+"""JEM training iterations per second: the reference eager implementation vs fastjem, side by side.
+
+    python bench/steps_per_sec.py                        # CPU: WRN-10-2, batch 16; CUDA: all configs, batch 64
+    python bench/steps_per_sec.py --device cpu --smoke   # under a minute; exercised by tests/test_bench.py
+    python bench/steps_per_sec.py --configs wrn-28-10 --batch-size 64
+
+Engines, built in one process and timed alternately (window by window, the order reversed every other
+window so drift does not favour one):
+
+- ``reference-ieee``     bench/reference_eager.py in true fp32 (TF32 off);
+- ``reference-default``  the same with PyTorch's default flags (cuDNN convs in TF32; CUDA only, on CPU
+                          it is the same as ieee and is not run);
+- ``fastjem-matched``    fastjem with ``precision=fp32`` (TF32 off on CUDA);
+- ``fastjem-default``    fastjem with the TrainConfig defaults (precision auto, compile, CUDA graph, ...).
+
+Method: every engine runs ``--warmup`` iterations first (compilation, autotuning and graph capture
+happen there; their times are reported apart); then ``--windows`` timed windows of ``n`` iterations
+each, ``n`` chosen from the last warm-up iteration so a window lasts about ``--window-s``; the device
+is synchronised before every clock read. Reported: the median iterations/s over windows and its
+spread (min, max), then component times (SGLD step, buffer draw + write-back, data draw, the rest of
+the training step), FLOPs per iteration counted with torch.utils.flop_counter on the reference
+iteration, and MFU against the device's peak for the precision the engine computes in.
+
+Correctness gate: before any timing, fastjem (precision fp32, reference kernels, same seed) and the
+reference must give the same SGLD chains, loss and gradients on identical inputs; if they do not,
+no fastjem speed is reported and the script exits with status 2.
+
+Writes ``bench/results/steps-<date>-<device>.json`` (``--out`` to change the folder) and prints a
+markdown table and the lines ``ratio_matched: X`` / ``ratio_default: Y`` for the bar configuration
+(CPU: WRN-10-2 at batch 16; CUDA: WRN-28-10 at batch 64, with ``mfu_default: Z``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from env_info import (  # noqa: E402
+    RESULTS,
+    device_info,
+    device_name,
+    git_state,
+    now_utc,
+    peak_flops,
+    result_name,
+    timed,
+    versions,
+    write_synthetic_imagefolder,
+)
+from reference_eager import ReferenceConfig, ReferenceJEM, fp32_mode, jem_loss, lse, sgld  # noqa: E402
+
+from fastjem.config import TrainConfig  # noqa: E402
+from fastjem.data import load_arrays  # noqa: E402
+from fastjem.models import WideResNet  # noqa: E402
+from fastjem.train import Trainer  # noqa: E402
+
+CONFIGS = {"wrn-10-2": (10, 2), "wrn-16-8": (16, 8), "wrn-28-10": (28, 10)}
+ENGINE_FIELDS = ("precision", "compile", "cuda_graph", "kernels", "fused_forward")
+SCHEMA = "fastjem-bench-steps/1"
+
+
+# ------------------------------------------------------------------------------------- FLOPs
+def count_flops(depth: int, width: int, batch_size: int, sgld_steps: int, num_classes: int = 10,
+                channels: int = 3, size: int = 32) -> dict:
+    """FLOPs of one JEM iteration, counted by torch.utils.flop_counter on the meta device (nothing runs).
+
+    SGLD step = forward + input gradient of LSE f(x); training step = the three forwards of the loss
+    and the full backward. Both engines do this work; fastjem's graphs and fusions only remove overhead.
+    """
+    from torch.utils.flop_counter import FlopCounterMode
+
+    model = WideResNet(depth, width, num_classes, channels).to("meta")
+    x = torch.empty(batch_size, channels, size, size, device="meta")
+    y = torch.zeros(batch_size, dtype=torch.long, device="meta")
+    # The input gradient alone (autograd.grad conflicts with the counter's module hooks; frozen weights give
+    # the same work: autograd prunes weight gradients nobody asked for).
+    model.requires_grad_(False)
+    with FlopCounterMode(display=False) as counter:
+        xr = x.clone().requires_grad_(True)
+        lse(model(xr)).sum().backward()
+    sgld_step = counter.get_total_flops()
+    model.requires_grad_(True)
+    with FlopCounterMode(display=False) as counter:
+        jem_loss(model, x, x, y, x).backward()
+    train_step = counter.get_total_flops()
+    return {"per_iter": sgld_steps * sgld_step + train_step, "sgld_step": sgld_step, "train_step": train_step,
+            "params": sum(p.numel() for p in model.parameters()),
+            "method": "torch.utils.flop_counter.FlopCounterMode, meta device"}
+
+
+# ------------------------------------------------------------------------------------ engines
+@dataclass
+class Runner:
+    """One engine under test: closures over its state, and where its numbers go."""
+
+    name: str
+    kind: str  # reference | fastjem
+    precision: str  # what the network computes in: fp32 | tf32 | bf16
+    step: Callable[[], object]
+    sample: Callable[[], object]  # buffer draw + SGLD + write-back
+    buffer_roundtrip: Callable[[], object]
+    draw: Callable[[], object]
+    enter: Callable[[], None]  # sets the process-wide flags this engine runs under
+    info: dict = field(default_factory=dict)
+    result: dict = field(default_factory=dict)
+
+
+def _strip(state: dict) -> dict:
+    """A compiled module's state dict has '_orig_mod.' prefixes; the plain network's does not."""
+    return {k.replace("_orig_mod.", ""): v for k, v in state.items()}
+
+
+def _flags() -> tuple:
+    cuda = torch.backends.cuda
+    return torch.backends.cudnn.allow_tf32, cuda.matmul.allow_tf32, torch.get_float32_matmul_precision()
+
+
+def _set_flags(flags: tuple) -> None:
+    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = flags[0], flags[1]
+    torch.set_float32_matmul_precision(flags[2])
+
+
+def _resolved_engine(trainer: Trainer) -> dict:
+    """What the trainer actually runs (its resolved engine), when it exposes one."""
+    engine = getattr(trainer, "engine", None)
+    if engine is None:
+        return {}
+    out = {}
+    for name in ENGINE_FIELDS:
+        if hasattr(engine, name):
+            out[name] = getattr(engine, name)
+    if hasattr(engine, "notes"):
+        out["notes"] = list(engine.notes)
+    return out
+
+
+def _fastjem_precision(trainer: Trainer, cfg: TrainConfig, device: torch.device) -> str:
+    resolved = _resolved_engine(trainer).get("precision")
+    if resolved:
+        return resolved
+    if cfg.precision == "auto":
+        return "bf16" if device.type == "cuda" and torch.cuda.get_device_capability(device)[0] >= 8 else "fp32"
+    return "fp32" if cfg.precision == "tf32" and device.type != "cuda" else cfg.precision
+
+
+def fastjem_runner(name: str, cfg: TrainConfig, out_dir: Path) -> Runner:
+    log: list[str] = []
+    trainer = Trainer(cfg, out_dir=out_dir, progress=False, log=log.append)
+    flags = _flags()  # what the trainer set up (e.g. TF32 off for fp32), re-applied before each of its windows
+    b = cfg.batch_size
+
+    def roundtrip():
+        x0, idx = trainer.buffer.sample(b)
+        trainer.buffer.write_(idx, x0)
+
+    info = {"requested": {k: getattr(cfg, k) for k in ENGINE_FIELDS}, "resolved": _resolved_engine(trainer),
+            "log": log}
+    return Runner(name, "fastjem", _fastjem_precision(trainer, cfg, trainer.device), trainer.train_step,
+                  lambda: trainer.sample(b), roundtrip, lambda: trainer.data.draw(b), lambda: _set_flags(flags),
+                  info)
+
+
+def reference_runner(name: str, precision: str, cfg: TrainConfig, train_x, train_y, device: torch.device) -> Runner:
+    torch.manual_seed(cfg.seed)
+    depth, width = cfg.depth, cfg.width
+    model = WideResNet(depth, width, int(train_y.max()) + 1, train_x.shape[1])
+    rcfg = ReferenceConfig(batch_size=cfg.batch_size, sgld_steps=cfg.sgld_steps, sgld_step_size=cfg.sgld_step_size,
+                           sgld_noise=cfg.sgld_noise, buffer_size=cfg.buffer_size, reinit_prob=cfg.reinit_prob,
+                           lr=cfg.lr, warmup_iters=cfg.warmup_iters, data_noise=cfg.data_noise, precision=precision)
+    ref = ReferenceJEM(model, train_x, train_y, rcfg, device, seed=cfg.seed)
+    b = cfg.batch_size
+
+    def in_mode(fn):
+        def run():
+            with fp32_mode(precision):
+                return fn()
+        return run
+
+    def roundtrip():
+        x0, idx = ref.buffer_draw(b)
+        ref.buffer_write(idx, x0)
+
+    tf32 = precision == "default" and device.type == "cuda" and torch.cuda.get_device_capability(device)[0] >= 8
+    info = {"precision_mode": precision, "config": {f.name: getattr(rcfg, f.name) for f in fields(rcfg)}}
+    return Runner(name, "reference", "tf32" if tf32 else "fp32", ref.step, in_mode(lambda: ref.sample(b)),
+                  roundtrip, lambda: ref.draw(b), lambda: None, info)
+
+
+# ------------------------------------------------------------------------------ correctness gate
+def _fastjem_loss(trainer: Trainer, x_p, x_lab, y_lab, x_q) -> torch.Tensor:
+    """fastjem's loss on given inputs, x_q included (its own sampler is bypassed for this one call)."""
+    return trainer.loss(x_p, x_lab, y_lab, x_q=x_q)[0]
+
+
+def equivalence_check(base: TrainConfig, out_dir: Path, batch_size: int, device: torch.device) -> dict:
+    """fastjem (fp32, reference kernels, same seed) vs the reference on identical inputs, on WRN-10-2.
+
+    1. SGLD: every buffer row set to the same image, no resets, no noise: fastjem's ``sample`` (buffer
+       draw + SGLD + write-back) must give the reference's chain from that image.
+    2. Loss and gradients: the same (x_p, x_lab, y_lab, x_q) through fastjem's loss and the reference's
+       three-forward loss, same weights.
+    """
+    cfg = base.replace(depth=10, width=2, precision="fp32", kernels="reference", sgld_noise=0.0, reinit_prob=0.0,
+                       sgld_steps=2, buffer_size=4 * batch_size, batch_size=batch_size)
+    out = {"config": {k: getattr(cfg, k) for k in ("depth", "width", "batch_size", "sgld_steps", *ENGINE_FIELDS)},
+           "passed": False}
+    saved_flags = _flags()
+    try:
+        trainer = Trainer(cfg, out_dir=out_dir, progress=False, log=lambda *a: None)
+        trainer.model.train()
+        ref_model = WideResNet(cfg.depth, cfg.width, trainer.num_classes, trainer.data.sample_shape[0]).to(device)
+        ref_model.load_state_dict(_strip(trainer.model.state_dict()))
+        ref_model.train()
+        with fp32_mode("ieee"):
+            gen = torch.Generator().manual_seed(cfg.seed)
+            image = (torch.rand(trainer.data.sample_shape, generator=gen) * 2 - 1).to(device)
+            trainer.buffer.data.copy_(image.expand_as(trainer.buffer.data))
+            x_q_fast = trainer.sample(batch_size)
+            x_q_ref = sgld(ref_model, image.expand(batch_size, *image.shape), cfg.sgld_steps, cfg.sgld_step_size, 0.0)
+            out["sgld_max_abs_diff"] = (x_q_fast.float() - x_q_ref).abs().max().item()
+            out["sgld_moved"] = (x_q_ref - image).abs().max().item()  # the check means something only if > 0
+
+            x_p, x_lab, y_lab = trainer.data.draw(batch_size)
+            x_q = x_q_ref + 0.1 * torch.randn(x_q_ref.shape, generator=gen).to(device)  # distinct rows
+            loss_ref = jem_loss(ref_model, x_p, x_lab, y_lab, x_q)
+            loss_ref.backward()
+            trainer.optimizer.zero_grad(set_to_none=True)
+            loss_fast = _fastjem_loss(trainer, x_p, x_lab, y_lab, x_q)
+            loss_fast.backward()
+        grads_ref = {k: p.grad for k, p in ref_model.named_parameters()}
+        worst = 0.0
+        for k, p in trainer.model.named_parameters():
+            g_ref = grads_ref[k.replace("_orig_mod.", "")]
+            if p.grad is None:
+                raise AssertionError(f"fastjem's loss gave no gradient for {k}")
+            worst = max(worst, ((p.grad - g_ref).abs().max() / (g_ref.abs().max() + 1e-12)).item())
+        out.update(loss_reference=loss_ref.item(), loss_fastjem=loss_fast.item(), grad_max_rel_diff=worst)
+        out["loss_abs_diff"] = abs(out["loss_reference"] - out["loss_fastjem"])
+        problems = []
+        if not out["sgld_max_abs_diff"] <= 1e-4:
+            problems.append(f"SGLD chains differ by {out['sgld_max_abs_diff']:.3g}")
+        if not out["sgld_moved"] > 0:
+            problems.append("SGLD did not move the chains: the check would be vacuous")
+        if not out["loss_abs_diff"] <= 1e-5 * max(1.0, abs(out["loss_reference"])):
+            problems.append(f"losses differ: reference {out['loss_reference']:.7g}, fastjem {out['loss_fastjem']:.7g}")
+        if not worst <= 1e-3:
+            problems.append(f"gradients differ (max relative difference {worst:.3g})")
+        out["passed"] = not problems
+        out["detail"] = "; ".join(problems) or "SGLD chains, loss and gradients match"
+    except Exception as err:  # a gate that cannot run has not passed
+        out["detail"] = f"{type(err).__name__}: {err}"
+        out["traceback"] = traceback.format_exc(limit=6)
+    finally:
+        _set_flags(saved_flags)
+    return out
+
+
+# --------------------------------------------------------------------------------------- timing
+def _median_ms(fn: Callable[[], object], reps: int, device: torch.device) -> float:
+    return 1e3 * statistics.median(timed(fn, 1, device) for _ in range(reps))
+
+
+def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path, gate_passed: bool) -> dict:
+    depth, width = CONFIGS[name]
+    b = args.batch_size
+    base = TrainConfig(dataset="imagefolder", data_dir=str(data_dir), arch="wrn", depth=depth, width=width,
+                       batch_size=b, sgld_steps=args.sgld_steps, buffer_size=args.buffer_size, iters=10**9,
+                       ckpt_every=0, log_every=10**9, device=device.type, seed=args.seed)
+    flops = count_flops(depth, width, b, args.sgld_steps)
+    arrays = load_arrays("imagefolder", str(data_dir))
+    runners = [reference_runner("reference-ieee", "ieee", base, arrays.train_x, arrays.train_y, device)]
+    if device.type == "cuda":
+        runners.append(reference_runner("reference-default", "default", base, arrays.train_x, arrays.train_y, device))
+    if gate_passed:
+        runners.append(fastjem_runner("fastjem-matched", base.replace(precision="fp32", **args.fastjem_overrides),
+                                      work / f"{name}-matched"))
+        runners.append(fastjem_runner("fastjem-default", base.replace(**args.fastjem_overrides),
+                                      work / f"{name}-default"))
+
+    # Warm-up, engine by engine: compilation, autotuning and graph capture are timed here and only here.
+    for r in runners:
+        r.enter()
+        warm = [timed(r.step, 1, device) for _ in range(args.warmup)]
+        r.result["warmup_iter_s"] = warm
+        r.result["first_iter_s"] = warm[0]
+        r.result["iters_per_window"] = max(1, min(args.max_iters_per_window, round(args.window_s / warm[-1])))
+
+    # Timed windows, alternating engines; the order is reversed every other window.
+    for r in runners:
+        r.result["window_it_per_s"] = []
+    for w in range(args.windows):
+        for r in runners if w % 2 == 0 else runners[::-1]:
+            r.enter()
+            n = r.result["iters_per_window"]
+            r.result["window_it_per_s"].append(n / timed(r.step, n, device))
+
+    # Components, also alternated.
+    comp: dict[str, dict[str, list[float]]] = {r.name: {"sample": [], "buffer": [], "data": []} for r in runners}
+    for w in range(args.component_reps):
+        for r in runners if w % 2 == 0 else runners[::-1]:
+            r.enter()
+            comp[r.name]["sample"].append(_median_ms(r.sample, 1, device))
+            comp[r.name]["buffer"].append(_median_ms(r.buffer_roundtrip, 1, device))
+            comp[r.name]["data"].append(_median_ms(r.draw, 1, device))
+
+    engines = {}
+    for r in runners:
+        ips = r.result["window_it_per_s"]
+        med = statistics.median(ips)
+        iter_ms = 1e3 / med
+        c = {k: statistics.median(v) for k, v in comp[r.name].items()}
+        peak = peak_flops(device_name(device), r.precision) if device.type == "cuda" else None
+        engines[r.name] = {
+            "kind": r.kind, "precision": r.precision, **r.info, **r.result,
+            "it_per_s_median": med, "it_per_s_min": min(ips), "it_per_s_max": max(ips),
+            "it_per_s_spread_pct": 100 * (max(ips) - min(ips)) / med,
+            "compile_and_warmup_overhead_s": r.result["first_iter_s"] - iter_ms / 1e3,
+            "components_ms": {
+                "iteration": iter_ms,
+                "sample": c["sample"],  # buffer draw + SGLD + write-back
+                "sgld_step": (c["sample"] - c["buffer"]) / max(1, args.sgld_steps),
+                "buffer": c["buffer"],  # draw (indices, resets, gather) + write-back
+                "data": c["data"],  # two real batches, drawn and augmented
+                "train_step_rest": iter_ms - c["sample"] - c["data"],  # loss forwards, backward, optimiser
+            },
+            "achieved_flops_per_s": flops["per_iter"] * med,
+            "peak_flops_per_s": peak,
+            "mfu": flops["per_iter"] * med / peak if peak else None,
+        }
+    ref = engines["reference-ieee"]["it_per_s_median"]
+    ratios = {}
+    if gate_passed:
+        ratios["matched"] = engines["fastjem-matched"]["it_per_s_median"] / ref
+        ratios["default"] = engines["fastjem-default"]["it_per_s_median"] / ref
+        if "reference-default" in engines:
+            ratios["default_vs_reference_default"] = (engines["fastjem-default"]["it_per_s_median"]
+                                                      / engines["reference-default"]["it_per_s_median"])
+    del runners
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+    # Each config compiles a new network: start the next from a clean compile cache.
+    with contextlib.suppress(Exception):
+        torch._dynamo.reset()
+    return {"name": name, "depth": depth, "width": width, "batch_size": b, "sgld_steps": args.sgld_steps,
+            "buffer_size": args.buffer_size, "flops": flops, "engines": engines, "ratios": ratios,
+            "status": "ok" if gate_passed else "fastjem refused: equivalence check failed"}
+
+
+# ------------------------------------------------------------------------------------- output
+def markdown_table(report: dict) -> str:
+    lines = [f"{report['device']['name']} ({report['device']['type']}), torch {report['versions']['torch']}, "
+             f"{report['date']}, git {str(report['git']['sha'])[:10]}", "",
+             "| config | batch | engine | precision | it/s (median) | min-max | ms/iter | SGLD step ms | "
+             "buffer ms | data ms | vs reference fp32 | MFU |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for c in report["configs"]:
+        if "engines" not in c:
+            lines.append(f"| {c['name']} | {c.get('batch_size', '')} | {c.get('status', 'failed')} |" + " |" * 9)
+            continue
+        ref = c["engines"]["reference-ieee"]["it_per_s_median"]
+        for name, e in c["engines"].items():
+            comp = e["components_ms"]
+            mfu = f"{100 * e['mfu']:.1f}%" if e["mfu"] is not None else "n/a"
+            lines.append(
+                f"| {c['name']} | {c['batch_size']} | {name} | {e['precision']} | {e['it_per_s_median']:.3f} | "
+                f"{e['it_per_s_min']:.3f}-{e['it_per_s_max']:.3f} | {comp['iteration']:.1f} | "
+                f"{comp['sgld_step']:.2f} | "
+                f"{comp['buffer']:.2f} | {comp['data']:.2f} | x{e['it_per_s_median'] / ref:.2f} | {mfu} |")
+    return "\n".join(lines)
+
+
+def bar_config(report: dict) -> dict | None:
+    """The configuration the bars are stated for: WRN-10-2 b16 on CPU, WRN-28-10 b64 on CUDA; else the last run."""
+    want = ("wrn-28-10", 64) if report["device"]["type"] == "cuda" else ("wrn-10-2", 16)
+    done = [c for c in report["configs"] if "engines" in c]
+    for c in done:
+        if (c["name"], c["batch_size"]) == want:
+            return c
+    return done[-1] if done else None
+
+
+def ratio_lines(report: dict) -> list[str]:
+    lines = []
+    for c in report["configs"]:
+        for key, value in c.get("ratios", {}).items():
+            lines.append(f"ratio_{key}[{c['name']},b{c['batch_size']}]: {value:.3f}")
+    bar = bar_config(report)
+    if bar is None or not bar.get("ratios"):
+        why = "refused (equivalence check failed)" if not report["gate"]["passed"] else "not measured"
+        lines += [f"ratio_matched: {why}", f"ratio_default: {why}"]
+        return lines
+    lines.append(f"bar_config: {bar['name']} batch {bar['batch_size']} sgld_steps {bar['sgld_steps']}")
+    lines.append(f"ratio_matched: {bar['ratios']['matched']:.3f}")
+    lines.append(f"ratio_default: {bar['ratios']['default']:.3f}")
+    mfu = bar["engines"]["fastjem-default"]["mfu"]
+    if mfu is not None:
+        lines.append(f"mfu_default: {mfu:.4f}")
+        lines.append(f"mfu_matched: {bar['engines']['fastjem-matched']['mfu']:.4f}")
+    return lines
+
+
+# --------------------------------------------------------------------------------------- main
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--configs", default="", help=f"comma-separated, from {', '.join(CONFIGS)}; default: CPU wrn-10-2, "
+                   "CUDA all")
+    p.add_argument("--batch-size", type=int, default=0, help="default: 16 on CPU, 64 on CUDA")
+    p.add_argument("--sgld-steps", type=int, default=20)
+    p.add_argument("--buffer-size", type=int, default=10000)
+    p.add_argument("--warmup", type=int, default=0, help="warm-up iterations per engine (default 3 CUDA, 2 CPU)")
+    p.add_argument("--windows", type=int, default=5, help="timed windows per engine")
+    p.add_argument("--window-s", type=float, default=0.0, help="target seconds per window (default 2 CUDA, 3 CPU)")
+    p.add_argument("--max-iters-per-window", type=int, default=200)
+    p.add_argument("--component-reps", type=int, default=3)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--time-budget", type=float, default=0.0, help="seconds; configs not started by then are skipped")
+    p.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default; smoke: 1)")
+    p.add_argument("--no-compile", action="store_true", help="fastjem engines with compile=False (recorded)")
+    p.add_argument("--smoke", action="store_true", help="tiny run (WRN-10-2, batch 4, 2 SGLD steps, 1-iteration "
+                   "windows, compile off): checks the harness end to end in well under a minute on CPU")
+    p.add_argument("--out", default=str(RESULTS), help="folder for the JSON (default bench/results)")
+    args = p.parse_args(argv)
+    if args.device == "auto":
+        args.device = "cuda" if torch.cuda.is_available() else "cpu"
+    cuda = args.device == "cuda"
+    if args.smoke:
+        args.configs = args.configs or "wrn-10-2"
+        args.batch_size = args.batch_size or 4
+        args.sgld_steps, args.buffer_size = 2, 200
+        args.warmup, args.windows, args.window_s, args.max_iters_per_window, args.component_reps = 1, 2, 0.0, 1, 1
+        args.no_compile = True
+        # One thread: on a shared machine, oversubscribed OpenMP threads make tiny ops 10-20x slower.
+        args.threads = args.threads or 1
+    args.configs = [c.strip().lower() for c in (args.configs or ("wrn-10-2,wrn-16-8,wrn-28-10" if cuda else
+                                                                  "wrn-10-2")).split(",") if c.strip()]
+    unknown = [c for c in args.configs if c not in CONFIGS]
+    if unknown:
+        p.error(f"unknown config(s) {', '.join(unknown)}; choose from {', '.join(CONFIGS)}")
+    args.batch_size = args.batch_size or (64 if cuda else 16)
+    args.warmup = args.warmup or (3 if cuda else 2)
+    args.window_s = args.window_s or (2.0 if cuda else 3.0)
+    args.fastjem_overrides = {"compile": False} if args.no_compile else {}
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    t_start = time.perf_counter()
+    device = torch.device(args.device)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        print("--device cuda: CUDA is not available", file=sys.stderr)
+        return 1
+    started = now_utc()
+    report = {
+        "schema": SCHEMA, "date": started.isoformat(timespec="seconds"), "device": device_info(device),
+        "versions": versions(), "git": git_state(), "smoke": args.smoke,
+        "args": {k: v for k, v in vars(args).items() if k != "fastjem_overrides"},
+        "fastjem_overrides": args.fastjem_overrides,
+        "method": "alternating windows in one process; warm-up (compile, graph capture) excluded and reported as "
+                  "warmup_iter_s; device synchronised before every clock read; median over windows",
+        "configs": [],
+    }
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / (("smoke-" if args.smoke else "") + result_name("steps", device, started))
+
+    def save() -> None:
+        # Written after every config, so a run cut short (a stage timeout) still leaves what it measured.
+        report["total_seconds"] = time.perf_counter() - t_start
+        path.write_text(json.dumps(report, indent=2, default=str) + "\n")
+
+    with tempfile.TemporaryDirectory(prefix="fastjem-bench-") as tmp:
+        tmp = Path(tmp)
+        # Decoded-dataset caches go to the temp folder, not the user's cache.
+        os.environ.setdefault("FASTJEM_CACHE", str(tmp / "cache"))
+        data_dir = write_synthetic_imagefolder(tmp / "data")
+        base = TrainConfig(dataset="imagefolder", data_dir=str(data_dir), arch="wrn", iters=10**9, ckpt_every=0,
+                           log_every=10**9, device=device.type, seed=args.seed, **args.fastjem_overrides)
+        t0 = time.perf_counter()
+        report["gate"] = equivalence_check(base, tmp / "gate", min(args.batch_size, 8), device)
+        report["gate"]["seconds"] = time.perf_counter() - t0
+        print(f"equivalence check: {'passed' if report['gate']['passed'] else 'FAILED'} ({report['gate']['detail']})",
+              flush=True)
+        save()
+        for name in args.configs:
+            if args.time_budget and time.perf_counter() - t_start > args.time_budget:
+                report["configs"].append({"name": name, "batch_size": args.batch_size,
+                                          "status": "skipped: time budget"})
+                continue
+            t0 = time.perf_counter()
+            try:
+                result = run_config(name, args, device, data_dir, tmp / "runs", report["gate"]["passed"])
+            except Exception as err:
+                result = {"name": name, "batch_size": args.batch_size, "status": f"failed: {type(err).__name__}: {err}",
+                          "traceback": traceback.format_exc(limit=8)}
+                print(result["traceback"], file=sys.stderr)
+            result["seconds"] = time.perf_counter() - t0
+            report["configs"].append(result)
+            print(f"{name}: {result['status']} ({result['seconds']:.0f} s)", flush=True)
+            save()
+    save()
+    print()
+    print(markdown_table(report))
+    print()
+    for line in ratio_lines(report):
+        print(line)
+    print(f"results: {path}")
+    if not report["gate"]["passed"]:
+        return 2
+    return 0 if all(c.get("status") == "ok" for c in report["configs"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

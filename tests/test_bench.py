@@ -1,0 +1,146 @@
+"""The benchmark harness: the reference computes fastjem's loss, the gate bites, the smoke run and the report work."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+sys.path.insert(0, str(BENCH))
+
+import reference_eager  # noqa: E402
+import report  # noqa: E402
+import steps_per_sec  # noqa: E402
+
+from fastjem.models import WideResNet  # noqa: E402
+from fastjem.train import Trainer  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    # Tiny networks on a shared machine: oversubscribed OpenMP threads slow them down 10x; restored after.
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _trainer(tiny_config, tmp_path, **kw):
+    # WRN-10-2 on 8x8 digits: the reference's network, fastjem's eager path (no compile, reference kernels, fp32)
+    cfg = tiny_config.replace(arch="wrn", depth=10, width=2, batch_size=6, sgld_steps=3, buffer_size=30,
+                              precision="fp32", compile=False, kernels="reference", **kw)
+    trainer = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
+    trainer.model.train()
+    ref = WideResNet(10, 2, trainer.num_classes, trainer.data.sample_shape[0])
+    ref.load_state_dict(trainer.model.state_dict())
+    return trainer, ref
+
+
+@pytest.mark.parametrize("fused_forward", [False, True], ids=["three-forwards", "fused-forward"])
+def test_reference_loss_equals_fastjem_eager_loss(tiny_config, tmp_path, fused_forward):
+    trainer, ref = _trainer(tiny_config, tmp_path, fused_forward=fused_forward)
+    torch.manual_seed(0)
+    x_p, x_lab, y_lab = trainer.data.draw(6)
+    x_q = torch.rand_like(x_p) * 2 - 1
+    loss_ref = reference_eager.jem_loss(ref, x_p, x_lab, y_lab, x_q)
+    loss_fast = steps_per_sec._fastjem_loss(trainer, x_p, x_lab, y_lab, x_q)
+    # the check would be vacuous if the two terms cancelled or the network were constant
+    assert loss_ref.item() != pytest.approx(reference_eager.jem_loss(ref, x_p, x_lab, y_lab, x_p).item(), abs=1e-4)
+    torch.testing.assert_close(loss_fast, loss_ref, atol=1e-6, rtol=1e-6)
+    loss_ref.backward()
+    loss_fast.backward()
+    for (name, p_fast), p_ref in zip(trainer.model.named_parameters(), ref.parameters(), strict=True):
+        torch.testing.assert_close(p_fast.grad, p_ref.grad, atol=1e-6, rtol=1e-4, msg=name)
+
+
+def test_reference_sgld_equals_fastjem_sampler(tiny_config, tmp_path):
+    # noise off: fastjem draws its noise in-kernel (Philox), the reference with torch.randn_like
+    trainer, ref = _trainer(tiny_config, tmp_path, sgld_noise=0.0)
+    x0 = torch.rand(6, *trainer.data.sample_shape) * 2 - 1
+    x_ref = reference_eager.sgld(ref, x0, 3, 1.0, 0.0)
+    from fastjem.sampler import model_energy
+
+    x_fast = trainer.sampler.sample(model_energy(trainer.model), x0, model=trainer.model)
+    assert (x_ref - x0).abs().max() > 1e-3
+    torch.testing.assert_close(x_fast, x_ref, atol=1e-6, rtol=1e-5)
+    assert all(p.requires_grad for p in ref.parameters()), "the reference keeps its weights trainable while sampling"
+
+
+def test_equivalence_gate_refuses_a_wrong_loss(tiny_config, tmp_path, monkeypatch):
+    from env_info import write_synthetic_imagefolder
+
+    data = write_synthetic_imagefolder(tmp_path / "data", per_class=3, size=8)
+    base = tiny_config.replace(dataset="imagefolder", data_dir=str(data), arch="wrn", compile=False)
+    good = steps_per_sec.equivalence_check(base, tmp_path / "good", 4, torch.device("cpu"))
+    assert good["passed"], good
+    original = Trainer.loss
+
+    def off_by_a_percent(self, *args, **kw):
+        loss, parts = original(self, *args, **kw)
+        return loss * 1.01, parts
+
+    monkeypatch.setattr(Trainer, "loss", off_by_a_percent)
+    bad = steps_per_sec.equivalence_check(base, tmp_path / "bad", 4, torch.device("cpu"))
+    assert not bad["passed"] and "losses differ" in bad["detail"]
+
+
+def test_flops_are_counted_not_typed():
+    flops = steps_per_sec.count_flops(28, 10, 64, 20)
+    # DESIGN.md section 5: 37.3 TFLOP per WRN-28-10 iteration at B = 64; an SGLD step is 2x a forward
+    assert flops["per_iter"] == pytest.approx(37.3e12, rel=0.01)
+    assert flops["train_step"] / flops["sgld_step"] == pytest.approx(4.5, rel=0.01)
+    assert steps_per_sec.count_flops(10, 2, 16, 20)["per_iter"] == pytest.approx(0.456e12 / 4, rel=0.01)
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    out = tmp_path_factory.mktemp("smoke")
+    proc = subprocess.run([sys.executable, str(BENCH / "steps_per_sec.py"), "--device", "cpu", "--smoke", "--out",
+                           str(out)], capture_output=True, text=True, timeout=120)
+    return proc, out
+
+
+def test_smoke_run_reports_ratios_and_json(smoke):
+    proc, out = smoke
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    matched = [ln for ln in lines if ln.startswith("ratio_matched: ")]
+    default = [ln for ln in lines if ln.startswith("ratio_default: ")]
+    assert len(matched) == 1 and float(matched[0].split()[1]) > 0
+    assert len(default) == 1 and float(default[0].split()[1]) > 0
+    assert "| wrn-10-2 | 4 | reference-ieee |" in proc.stdout
+    (path,) = out.glob("smoke-steps-*.json")
+    rep = json.loads(path.read_text())
+    assert rep["smoke"] and rep["gate"]["passed"]
+    assert rep["versions"]["torch"] == torch.__version__ and "sha" in rep["git"] and rep["device"]["name"]
+    (cfg,) = rep["configs"]
+    assert set(cfg["engines"]) == {"reference-ieee", "fastjem-matched", "fastjem-default"}
+    for e in cfg["engines"].values():
+        assert len(e["window_it_per_s"]) == 2 and e["it_per_s_median"] > 0 and e["warmup_iter_s"]
+        assert {"sgld_step", "buffer", "data", "train_step_rest"} <= set(e["components_ms"])
+    assert cfg["engines"]["fastjem-matched"]["requested"]["precision"] == "fp32"
+    assert cfg["ratios"]["matched"] == pytest.approx(float(matched[0].split()[1]), rel=1e-3)
+    assert cfg["flops"]["per_iter"] > 0
+
+
+def test_report_renders_table_plot_and_readme(smoke, tmp_path):
+    _, out = smoke
+    results = report.load_results(out, include_smoke=True)
+    assert len(results["steps"]) == 1
+    table = report.render(results, plot_rel=None)
+    rep = results["steps"][0]
+    assert rep["device"]["name"] in table and rep["date"][:10] in table and "WRN-10-2" in table
+    assert report.load_results(out)["steps"] == [], "smoke runs never reach the README"
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- results:begin -->\nold\n<!-- results:end -->\noutro\n")
+    report.update_readme(readme, table)
+    text = readme.read_text()
+    assert text.startswith("intro\n<!-- results:begin -->\n") and text.endswith("<!-- results:end -->\noutro\n")
+    assert "old" not in text and "WRN-10-2" in text
+    png = report.plot(results, tmp_path / "plot.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    empty = report.render(report.load_results(tmp_path / "nothing"), plot_rel=None)
+    assert "No benchmark results recorded yet" in empty

@@ -1,0 +1,183 @@
+"""The fast path computes what the eager path computes (issue: the fast path)."""
+
+import math
+
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from fastjem.config import TrainConfig
+from fastjem.engine import resolve_engine
+from fastjem.models import WideResNet
+from fastjem.sampler import SGLD, model_energy, sampling_mode
+from fastjem.train import Trainer
+
+CPU = torch.device("cpu")
+
+
+def test_auto_precision_follows_the_cpu(monkeypatch):
+    monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: ["amx_bf16"])
+    eng = resolve_engine(TrainConfig(), CPU, has_batch_norm=False)
+    assert eng.precision == "bf16" and any("amx_bf16" in n for n in eng.notes)
+    monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: [])
+    eng = resolve_engine(TrainConfig(), CPU, has_batch_norm=False)
+    assert eng.precision == "fp32" and any("neither" in n for n in eng.notes)
+
+
+def test_gpu_only_options_fall_back_on_cpu_with_a_note(monkeypatch):
+    monkeypatch.setattr("fastjem.kernels._dispatch.interpreter_on", lambda: False)
+    eng = resolve_engine(TrainConfig(kernels="triton", precision="tf32"), CPU, has_batch_norm=True)
+    assert not eng.cuda_graph and eng.kernels == "reference" and eng.precision == "fp32"
+    assert not eng.fused_forward
+    joined = " | ".join(eng.notes)
+    for word in ("CUDA graph off", "kernels triton -> reference", "tf32", "batch norm"):
+        assert word in joined
+
+
+def _params(model):
+    return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+
+def test_fast_engine_matches_the_eager_reference_path(tmp_path):
+    """Same seed, kernels=reference, fp32: compiled + fused forward vs eager + three forwards.
+
+    Not bitwise: inductor fuses bias + LeakyReLU and reorders reductions, and one forward of a
+    3B batch blocks the convolutions differently from three of B; both change fp32 rounding
+    (~1e-6 relative), which SGLD's 20 gradient steps carry forward. Hence a tolerance of 1e-4.
+    """
+    base = TrainConfig(dataset="digits", arch="wrn", depth=10, width=1, batch_size=8, sgld_steps=4,
+                       buffer_size=64, iters=3, warmup_iters=2, lr=1e-3, device="cpu", precision="fp32",
+                       kernels="reference", seed=5, log_every=1, ckpt_every=0)
+    eager = Trainer(base.replace(compile=False, fused_forward=False), out_dir=tmp_path / "eager", progress=False)
+    fast = Trainer(base.replace(compile=True, fused_forward=True), out_dir=tmp_path / "fast", progress=False)
+    assert fast.engine.compile and fast.engine.fused_forward and not eager.engine.compile
+    assert torch.equal(_params(fast.model), _params(eager.model))
+    # Both draw data and chain indices from torch's global generator: run one, rewind it, run the other.
+    start = torch.get_rng_state()
+    runs = {}
+    for name, t in (("eager", eager), ("fast", fast)):
+        torch.set_rng_state(start)
+        runs[name] = []
+        for _ in range(3):
+            parts = t.train_step()
+            runs[name].append((t.last_samples.clone(), parts["loss"], _params(t.model).clone()))
+    for (xe, le, pe), (xf, lf, pf) in zip(runs["eager"], runs["fast"]):
+        torch.testing.assert_close(xf, xe, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(lf, le, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(pf, pe, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(fast.buffer.data, eager.buffer.data, rtol=1e-4, atol=1e-4)
+    # compiled vs eager WRN: same logits and input gradients
+    x = torch.randn(6, 1, 8, 8, requires_grad=True)
+    x2 = x.detach().clone().requires_grad_(True)
+    torch.testing.assert_close(fast.net(x), eager.model(x2), rtol=1e-4, atol=1e-5)
+    (g_fast,) = torch.autograd.grad(fast.net(x).logsumexp(1).sum(), x)
+    (g_eager,) = torch.autograd.grad(eager.model(x2).logsumexp(1).sum(), x2)
+    torch.testing.assert_close(g_fast, g_eager, rtol=1e-4, atol=1e-5)
+
+
+def test_concatenated_forward_equals_three_forwards():
+    torch.manual_seed(0)
+    m = WideResNet(10, 2, num_classes=10).eval()
+    a, b, c = torch.randn(5, 3, 16, 16), torch.rand(7, 3, 16, 16) * 2 - 1, torch.randn(3, 3, 16, 16)
+    fused = m(torch.cat([a, b, c])).split([5, 7, 3])
+    for f, x in zip(fused, (a, b, c)):
+        torch.testing.assert_close(f, m(x), rtol=1e-5, atol=1e-5)
+
+
+class ConvBackwardRecorder(TorchDispatchMode):
+    """Records the output_mask (grad_input, grad_weight, grad_bias) of every convolution backward."""
+
+    def __init__(self):
+        super().__init__()
+        self.masks = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.ops.aten.convolution_backward.default:
+            self.masks.append(tuple(args[-1]))
+        return func(*args, **kwargs)
+
+
+def test_sampler_computes_no_weight_gradients():
+    torch.manual_seed(0)
+    m = WideResNet(10, 1, num_classes=10)
+    x0 = torch.rand(4, 3, 8, 8) * 2 - 1
+    with ConvBackwardRecorder() as rec:
+        SGLD(2, 1.0, 0.01, seed=0).sample(model_energy(m), x0, model=m)
+    n_convs = sum(isinstance(mod, torch.nn.Conv2d) for mod in m.modules())
+    assert len(rec.masks) == 2 * n_convs
+    assert all(mask[1] is False and mask[2] is False for mask in rec.masks), rec.masks
+    assert all(p.grad is None for p in m.parameters())
+    # the recorder does see weight gradients when they are computed (the training backward)
+    with ConvBackwardRecorder() as rec:
+        model_energy(m)(x0).sum().backward()
+    assert all(mask[1] for mask in rec.masks) and len(rec.masks) == n_convs
+    with sampling_mode(m):
+        assert not any(p.requires_grad for p in m.parameters())
+
+
+def test_bf16_engine_keeps_samples_fp32_and_the_noise_statistics(tmp_path):
+    """SGLD noise of 0.01 survives bf16: x and the buffer stay fp32 (bf16 spacing near 1 is 0.004)."""
+    stats = {}
+    for precision in ("fp32", "bf16"):
+        cfg = TrainConfig(dataset="digits", arch="convnet", width=8, batch_size=256, sgld_steps=20,
+                          sgld_step_size=1e-7, sgld_noise=0.01, buffer_size=256, reinit_prob=0.0, iters=1,
+                          device="cpu", precision=precision, compile=False, kernels="reference", seed=2)
+        t = Trainer(cfg, out_dir=tmp_path / precision, progress=False)
+        assert t.engine.precision == precision
+        x0 = t.buffer.data.clone()
+        x = t.run_sgld(x0)
+        assert x.dtype == torch.float32 and t.buffer.data.dtype == torch.float32
+        d = (x - x0).flatten()
+        stats[precision] = (d.mean().item(), d.std().item(), d)
+    expected = 0.01 * math.sqrt(20)
+    n = stats["fp32"][2].numel()
+    for precision, (mean, std, _) in stats.items():
+        assert abs(mean) < 5 * expected / math.sqrt(n), precision
+        assert abs(std / expected - 1) < 0.02, (precision, std, expected)
+    # same RNG state: the two runs add the same noise
+    torch.testing.assert_close(stats["bf16"][2], stats["fp32"][2], rtol=0, atol=1e-5)
+
+
+@pytest.mark.gpu
+def test_graphed_sampler_replay_equals_eager_on_cuda():
+    from fastjem.graphs import GraphedSGLD
+
+    torch.manual_seed(0)
+    dev = torch.device("cuda")
+    m = WideResNet(10, 2, num_classes=10).to(dev)
+    opt = torch.optim.Adam(m.parameters(), lr=1e-3)
+    eager = SGLD(5, 1.0, 0.01, seed=7, backend="triton")
+    graphed = SGLD(5, 1.0, 0.01, seed=7, backend="triton")
+    x0 = torch.rand(16, 3, 32, 32, device=dev) * 2 - 1
+    g = GraphedSGLD(graphed, m, m, x0, backend="triton")
+    eager.rng_for(dev).copy_(graphed.rng_state)  # the capture's warm-up advanced the graphed state
+    outs = []
+    for _ in range(3):
+        x0 = torch.rand(16, 3, 32, 32, device=dev) * 2 - 1
+        xe = eager.sample(model_energy(m, backend="triton"), x0, model=m)
+        xg = g(x0)
+        torch.testing.assert_close(xg, xe, rtol=1e-5, atol=1e-5)
+        outs.append(xg)
+        # parameters change between replays: the graph must read the new weights
+        m(x0).logsumexp(1).mean().backward()
+        opt.step()
+        opt.zero_grad()
+    assert not torch.equal(outs[0], outs[1])
+
+
+@pytest.mark.gpu
+def test_training_iteration_has_no_host_sync_on_cuda(tmp_path):
+    cfg = TrainConfig(dataset="digits", arch="wrn", depth=10, width=2, batch_size=32, sgld_steps=5,
+                      buffer_size=320, iters=4, device="cuda", seed=0)
+    t = Trainer(cfg, out_dir=tmp_path, progress=False)
+    t.train_step()  # warm-up: compilation and graph capture may sync
+    t.train_step()
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        t.train_step()
+        t.train_step()
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    assert torch.isfinite(t.read_metrics()["loss"] * torch.ones(1)).all()
