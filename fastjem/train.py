@@ -25,10 +25,10 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from fastjem import kernels
 from fastjem.buffer import ReplayBuffer
 from fastjem.checkpoint import FORMAT, VERSION, atomic_save, atomic_write_text, load_checkpoint
 from fastjem.config import ARCH_FIELDS, TrainConfig
-from fastjem import kernels
 from fastjem.data import DeviceData, load_arrays
 from fastjem.engine import Engine, resolve_engine
 from fastjem.errors import CheckpointError, ConfigError, FastJEMError
@@ -266,7 +266,8 @@ class Trainer:
         return {
             "format": FORMAT, "version": VERSION, "config": self.cfg.to_dict(), "iteration": self.iteration,
             "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
-            "buffer": self.buffer.state_dict(), "sampler": self.sampler.state_dict(), "rng": rng, "dataset": asdict(self.data.info),
+            "buffer": self.buffer.state_dict(), "sampler": self.sampler.state_dict(), "rng": rng,
+            "dataset": asdict(self.data.info),
             "history": self.history,
         }
 

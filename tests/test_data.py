@@ -33,7 +33,8 @@ def test_random_crop_is_a_window_of_the_reflect_padded_image():
     padded = torch.nn.functional.pad(x, (2, 2, 2, 2), mode="reflect")
     offsets = set()
     for i in range(64):
-        hits = [(oy, ox) for oy in range(5) for ox in range(5) if torch.equal(out[i], padded[i, :, oy:oy + 6, ox:ox + 6])]
+        hits = [(oy, ox) for oy in range(5) for ox in range(5)
+                if torch.equal(out[i], padded[i, :, oy:oy + 6, ox:ox + 6])]
         assert hits, f"image {i} is not a crop"
         offsets.update(hits)
     assert len(offsets) > 10  # crops vary

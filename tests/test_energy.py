@@ -22,7 +22,8 @@ def test_log_p_y_given_x_is_log_softmax_and_energy_difference():
     logp = log_py_given_x(logits)
     torch.testing.assert_close(logp.exp(), torch.softmax(logits, 1))
     # log p(y|x) = -E(x, y) + E(x)
-    torch.testing.assert_close(logp.gather(1, y[:, None]).squeeze(1), -joint_energy(logits, y) + marginal_energy(logits))
+    expected = -joint_energy(logits, y) + marginal_energy(logits)
+    torch.testing.assert_close(logp.gather(1, y[:, None]).squeeze(1), expected)
 
 
 def test_joint_energy_picks_the_label_logit():

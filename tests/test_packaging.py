@@ -16,8 +16,8 @@ def test_wheel_contains_kernels_subpackage_and_runs(tmp_path):
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     code = ("import fastjem, fastjem.kernels, fastjem.models; "
-            "assert fastjem.__file__.startswith(%r), fastjem.__file__; "
-            "from fastjem.cli import main; raise SystemExit(main(['train', '--help']))" % str(site))
+            f"assert fastjem.__file__.startswith({str(site)!r}), fastjem.__file__; "
+            "from fastjem.cli import main; raise SystemExit(main(['train', '--help']))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env={**__import__("os").environ, "PYTHONPATH": str(site)}, cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]

@@ -2,10 +2,10 @@ import math
 
 import pytest
 import torch
-from torch import nn
-
 from fastjem.kernels import new_rng_state
 from fastjem.kernels.rng import normal_stream
+from torch import nn
+
 from fastjem.sampler import SGLD, model_energy, sampling_mode
 
 
