@@ -14,7 +14,8 @@ from fastjem.errors import FastJEMError
 
 GROUP_TITLES = {
     "data": "data", "model": "model", "objective": "JEM objective", "sampler": "SGLD sampler and replay buffer",
-    "optim": "optimisation", "engine": "engine (how it is computed, never what)", "run": "run and output",
+    "optim": "optimisation", "engine": "engine (how it is computed, never what)",
+    "guard": "divergence guard", "run": "run and output",
 }
 
 
@@ -50,6 +51,8 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         kw = dict(dest=f.name, default=argparse.SUPPRESS, help=helptext)
         if isinstance(default, bool):
             g.add_argument(flag, action=argparse.BooleanOptionalAction, **kw)
+        elif isinstance(default, tuple) and all(isinstance(v, str) for v in default):
+            g.add_argument(flag, nargs="+", type=str, metavar="NAME", **kw)
         elif isinstance(default, tuple):
             g.add_argument(flag, nargs="*", type=float, metavar="EPOCH", **kw)
         else:
@@ -64,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
                            description="Train a JEM (Grathwohl et al. 2020). Without options: the quick preset "
                                        "on scikit-learn's digits, a few minutes on a CPU.")
     add_train_arguments(train)
+    from fastjem.eval.cli import add_eval_parser
+
+    add_eval_parser(sub)
     return parser
 
 
@@ -71,8 +77,9 @@ def config_from_args(args: argparse.Namespace) -> tuple[TrainConfig, dict]:
     """(config, explicit overrides) from parsed arguments: the preset with the options the user gave."""
     names = {f.name for f in fields(TrainConfig)} - {"preset"}
     overrides = {k: v for k, v in vars(args).items() if k in names}
-    if "decay_epochs" in overrides:
-        overrides["decay_epochs"] = tuple(overrides["decay_epochs"])
+    for key in ("decay_epochs", "remedies"):
+        if key in overrides:
+            overrides[key] = tuple(overrides[key])
     if args.classifier_only:
         overrides.update(px_weight=0.0, pxy_weight=0.0)
     cfg = get_preset(args.preset).replace(**overrides)
@@ -115,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "train":
             return run_train(args)
+        if args.command == "eval":
+            from fastjem.eval.cli import run_eval
+
+            return run_eval(args)
     except FastJEMError as err:
         print(f"fastjem: error: {err}", file=sys.stderr)
         return 1

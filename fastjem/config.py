@@ -60,6 +60,8 @@ class TrainConfig:
     pyx_weight: float = _opt(1.0, "weight of the cross-entropy log p(y|x) term", group="objective")
     pxy_weight: float = _opt(0.0, "weight of the optional log p(x, y) term (class-conditional SGLD on E(x, y))",
                              group="objective")
+    energy_l2: float = _opt(0.0, "weight of an L2 penalty on data and sample energies (a divergence remedy)",
+                            group="objective")
     class_cond_px: bool = _opt(False, "draw p(x) samples class-conditionally from a buffer of K class blocks",
                                group="objective")
     # SGLD and the replay buffer
@@ -93,6 +95,20 @@ class TrainConfig:
                         KERNELS, "engine")
     fused_forward: bool = _opt(True, "one forward of [x_p, x_q, x_lab] for the loss instead of three (only without "
                                "batch norm, where it computes the same)", group="engine")
+    # divergence guard
+    guard: bool = _opt(True, "detect divergence on the device and recover automatically (roll back to the last "
+                       "good snapshot, reseed, apply the next remedy)", group="guard")
+    check_every: int = _opt(25, "read the divergence flag every N iterations (the only host sync it adds)",
+                            group="guard")
+    snapshot_every: int = _opt(250, "keep an in-memory snapshot of a healthy state at most every N iterations",
+                               group="guard")
+    max_recoveries: int = _opt(3, "stop with a report after this many recoveries", group="guard")
+    energy_bound: float = _opt(1e4, "an energy of larger magnitude counts as divergence", group="guard")
+    gap_bound: float = _opt(1e4, "a data/sample energy gap of larger magnitude counts as divergence", group="guard")
+    buffer_margin: float = _opt(100.0, "replay-buffer energy this far above fresh U(-1, 1) noise's counts as "
+                                "divergence (the paper's diagnosis)", group="guard")
+    remedies: tuple = _opt(("sgld_steps", "lr", "energy_l2"), "the remedy ladder, one rung per recovery (the last "
+                           "repeats): sgld_steps (x2), lr (x0.5), energy_l2 (0.1, then x2)", group="guard")
     # run
     seed: int = _opt(1, "random seed", group="run")
     device: str = _opt("auto", "training device (auto = cuda when available)", DEVICES, "run")
@@ -117,8 +133,8 @@ class TrainConfig:
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ConfigError(f"--{_flag(name)} must be > 0, got {getattr(self, name)}")
-        non_negative = ["sgld_steps", "sgld_step_size", "sgld_noise", "data_noise", "test_noise", "px_weight",
-                        "pyx_weight", "pxy_weight", "weight_decay", "warmup_iters", "eval_every", "ckpt_every",
+        non_negative = ["energy_l2", "sgld_steps", "sgld_step_size", "sgld_noise", "data_noise", "test_noise",
+                        "px_weight", "pyx_weight", "pxy_weight", "weight_decay", "warmup_iters", "eval_every", "ckpt_every",
                         "sample_every", "momentum", "decay_rate", "epochs"]
         for name in non_negative:
             if getattr(self, name) < 0:
@@ -138,6 +154,13 @@ class TrainConfig:
             raise ConfigError("--labels-per-class must be a positive count, or -1 for all labels")
         if self.val_size < -1:
             raise ConfigError("--val-size must be >= 0, or -1 for the dataset default")
+        for name in ("check_every", "snapshot_every", "max_recoveries", "energy_bound", "gap_bound",
+                     "buffer_margin"):
+            if getattr(self, name) < 0 or (name == "check_every" and self.check_every == 0):
+                raise ConfigError(f"--{_flag(name)} must be > 0, got {getattr(self, name)}")
+        unknown = [r for r in self.remedies if r not in ("sgld_steps", "lr", "energy_l2")]
+        if unknown or not self.remedies:
+            raise ConfigError(f"--remedies takes one or more of sgld_steps, lr, energy_l2; got {list(self.remedies)}")
         if any(not isinstance(e, (int, float)) or e < 0 for e in self.decay_epochs):
             raise ConfigError(f"--decay-epochs must be non-negative numbers, got {self.decay_epochs}")
         if self.dataset == "imagefolder" and not self.data_dir:
@@ -160,8 +183,9 @@ class TrainConfig:
         if unknown:
             raise ConfigError(f"unknown config keys: {', '.join(unknown)}")
         d = dict(d)
-        if "decay_epochs" in d:
-            d["decay_epochs"] = tuple(d["decay_epochs"])
+        for key in ("decay_epochs", "remedies"):
+            if key in d:
+                d[key] = tuple(d[key])
         return cls(**d)
 
     def replace(self, **changes) -> TrainConfig:
@@ -181,11 +205,13 @@ def default_of(name: str):
 ARCH_FIELDS = ("arch", "depth", "width", "norm", "dataset")
 
 PRESETS: dict[str, TrainConfig] = {
-    # Seconds on a laptop CPU: digits (8x8), a small conv net, the paper's sampler settings.
+    # About a minute on 2 CPU cores: digits (8x8), a small conv net, the paper's sampler settings. Not
+    # compiled: building the graphs (two modes, two batch shapes, C++ kernels) costs more than 1000 tiny
+    # iterations save.
     "quick": TrainConfig(
         dataset="digits", arch="convnet", width=16, norm="none", batch_size=64, iters=1000,
         warmup_iters=100, lr=1e-3, decay_epochs=(35, 45), sgld_steps=20, buffer_size=2000, log_every=25,
-        ckpt_every=250,
+        ckpt_every=250, compile=False,
         data_noise=0.03, preset="quick",
     ),
     # Table 4 of Grathwohl et al. (2020): WRN-28-10, no norm, Adam 1e-4, warm-up 1000, decay x0.3 at 50/100,

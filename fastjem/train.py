@@ -32,6 +32,7 @@ from fastjem.config import ARCH_FIELDS, TrainConfig
 from fastjem.data import DeviceData, load_arrays
 from fastjem.engine import Engine, resolve_engine
 from fastjem.errors import CheckpointError, ConfigError, FastJEMError
+from fastjem.guard import DivergenceGuard, RecoveryState
 from fastjem.models import build_model, has_batch_norm
 from fastjem.sampler import SGLD, model_energy
 
@@ -157,6 +158,9 @@ class Trainer:
         self._acc = torch.zeros(len(METRIC_NAMES), device=self.device)
         self._acc_n = 0
         self.history: list[dict] = []
+        self.recovery = RecoveryState(sgld_steps=cfg.sgld_steps, energy_l2=cfg.energy_l2)
+        self.guard = DivergenceGuard(self, cfg.energy_bound, cfg.gap_bound, cfg.buffer_margin) if cfg.guard else None
+        self._faults: dict[int, str] = {}
         if ckpt is not None:
             self._restore(ckpt)
 
@@ -216,6 +220,8 @@ class Trainer:
             e_sample = kernels.lse_energy(logits_q, backend=backend)
             # -log p(x) surrogate: mean LSE f(x_q) - mean LSE f(x_p) = mean E(x_p) - mean E(x_q).
             loss = loss + cfg.px_weight * (e_data.mean() - e_sample.mean())
+            if self.recovery.energy_l2 > 0:
+                loss = loss + self.recovery.energy_l2 * ((e_data**2).mean() + (e_sample**2).mean())
             parts["e_data"], parts["e_sample"] = e_data.mean().detach(), e_sample.mean().detach()
         else:
             (logits,) = self.forward(x_lab)
@@ -234,16 +240,24 @@ class Trainer:
 
     def train_step(self) -> dict:
         """One JEM iteration; returns the metric tensors (on the device, not synced)."""
-        lr = learning_rate(self.cfg, self.iteration, self.iters_per_epoch)
+        lr = learning_rate(self.cfg, self.iteration, self.iters_per_epoch) * self.recovery.lr_scale
+        fault = self._faults.pop(self.iteration, None)
+        if fault == "lr":
+            lr *= 1e6
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         self.model.train()
         x_p, x_lab, y_lab = self.data.draw(self.cfg.batch_size)
         loss, parts = self.loss(x_p, x_lab, y_lab)
+        if fault == "nan":
+            loss = loss * float("nan")
+            parts["loss"] = loss.detach()
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
         self.iteration += 1
+        if self.guard is not None:
+            self.guard.observe(parts)
         zero = torch.zeros((), device=self.device)
         self._acc += torch.stack([parts.get(k, zero) for k in METRIC_NAMES])
         self._acc_n += 1
@@ -268,14 +282,20 @@ class Trainer:
             "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
             "buffer": self.buffer.state_dict(), "sampler": self.sampler.state_dict(), "rng": rng,
             "dataset": asdict(self.data.info),
-            "history": self.history,
+            "history": self.history, "recovery": self.recovery.to_dict(),
         }
 
     def _restore(self, ckpt: dict) -> None:
+        self.load_state(ckpt)
+        if self.guard is not None:
+            self.guard.take_snapshot()
+
+    def load_state(self, ckpt: dict) -> None:
+        """Model, optimiser, buffer, sampler, RNG states, iteration and remedies from a state dict."""
         try:
             self.model.load_state_dict(ckpt["model"])
         except RuntimeError as err:
-            raise CheckpointError(f"checkpoint {ckpt['path']} does not fit this network: "
+            raise CheckpointError(f"checkpoint {ckpt.get('path', '')} does not fit this network: "
                                   f"{str(err).splitlines()[0]}") from err
         self.optimizer.load_state_dict(ckpt["optimizer"])
         self.buffer.load_state_dict(ckpt["buffer"])
@@ -287,6 +307,10 @@ class Trainer:
             torch.cuda.set_rng_state(ckpt["rng"]["cuda"], self.device)
         self.iteration = int(ckpt["iteration"])
         self.history = list(ckpt.get("history", []))
+        if "recovery" in ckpt:
+            self.recovery = RecoveryState(**ckpt["recovery"])
+        self.sampler.n_steps = self.recovery.sgld_steps
+        self._graphs.clear()
 
     def save_checkpoint(self) -> Path:
         path = self.out_dir / "checkpoint.pt"
@@ -341,11 +365,23 @@ class Trainer:
         bar = tqdm(total=self.total_iters, initial=self.iteration, unit="it", disable=not self.progress,
                    dynamic_ncols=True, file=sys.stderr)
         t_window, it_window = time.perf_counter(), self.iteration
+        if self.guard is not None and self.guard.snapshot is None:
+            self.guard.take_snapshot()
         try:
             while self.iteration < self.total_iters and stop["signal"] is None:
                 self.train_step()
-                bar.update(1)
                 it = self.iteration
+                ckpt_due = bool(cfg.ckpt_every) and it % cfg.ckpt_every == 0
+                if self.guard is not None and (it % cfg.check_every == 0 or ckpt_due or it == self.total_iters):
+                    if not self.guard.healthy():
+                        self.recover()
+                        bar.n = self.iteration
+                        bar.refresh()
+                        t_window, it_window = time.perf_counter(), self.iteration
+                        continue
+                    if it - self.guard.snapshot["iteration"] >= cfg.snapshot_every:
+                        self.guard.take_snapshot()
+                bar.update(1)
                 if it % cfg.log_every == 0 or it == self.total_iters:
                     m = self.read_metrics()
                     now = time.perf_counter()
@@ -369,12 +405,15 @@ class Trainer:
                     bar.write(f"iter {it}: val acc {val['acc']:.4f}")
                 if cfg.sample_every and it % cfg.sample_every == 0 and cfg.generative:
                     self.save_samples(f"samples/samples_{it:07d}.png")
-                if cfg.ckpt_every and it % cfg.ckpt_every == 0 and it < self.total_iters:
+                if ckpt_due and it < self.total_iters:
                     self.save_checkpoint()
         finally:
             bar.close()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+        if self.guard is not None and not self.guard.healthy():
+            # stopped by a signal between checks: never write an unhealthy state over a good checkpoint
+            self.guard.restore_snapshot()
         ckpt_path = self.save_checkpoint()
         if stop["signal"] is not None:
             name = signal.Signals(stop["signal"]).name
@@ -382,6 +421,52 @@ class Trainer:
             self.log(f"resume with: fastjem train --resume {ckpt_path}")
             return {"interrupted": True, "iteration": self.iteration, "checkpoint": str(ckpt_path)}
         return self._finish(ckpt_path)
+
+    def inject_fault(self, iteration: int, kind: str) -> None:
+        """Testing hook: at ``iteration``, make the loss NaN ("nan") or the learning rate x1e6 ("lr"), once."""
+        if kind not in ("nan", "lr"):
+            raise ValueError("fault kind must be 'nan' or 'lr'")
+        self._faults[iteration] = kind
+
+    def recover(self) -> None:
+        """Roll back to the last good snapshot, reseed, and apply the next remedy; give up after max_recoveries."""
+        cfg = self.cfg
+        reasons = "; ".join(self.guard.reasons)
+        at = self.iteration
+        n = self.recovery.recoveries
+        if n >= cfg.max_recoveries:
+            self._log_jsonl({"event": "divergence", "iter": at, "reason": reasons, "action": "stop",
+                             "recoveries": n})
+            raise DivergedError(
+                f"training diverged at iteration {at} ({reasons}) and {n} automatic recoveries did not hold "
+                f"(--max-recoveries {cfg.max_recoveries}). The last good checkpoint is intact: "
+                f"{self.out_dir / 'checkpoint.pt'} (if one was written). Try a lower --lr, more --sgld-steps, "
+                "--energy-l2 0.1 or another --seed.")
+        ladder = RecoveryState(**self.recovery.to_dict())
+        back_to = self.guard.restore_snapshot()
+        rung = cfg.remedies[min(n, len(cfg.remedies) - 1)]
+        if rung == "sgld_steps":
+            ladder.sgld_steps *= 2
+        elif rung == "lr":
+            ladder.lr_scale *= 0.5
+        else:
+            ladder.energy_l2 = 0.1 if ladder.energy_l2 == 0 else 2 * ladder.energy_l2
+        ladder.recoveries = n + 1
+        self.recovery = ladder
+        self.sampler.n_steps = ladder.sgld_steps
+        self._graphs.clear()
+        # a new seed: the rolled-back run must not walk into the same divergence
+        salt = 7919 * (n + 1)
+        torch.manual_seed(cfg.seed + salt)
+        self.sampler.rng_state[0] += salt
+        self.buffer.rng_state[0] += salt
+        self._acc.zero_()
+        self._acc_n = 0
+        desc = (f"sgld_steps {ladder.sgld_steps}, lr x{ladder.lr_scale:g}, energy_l2 {ladder.energy_l2:g}")
+        self.log(f"divergence at iteration {at}: {reasons}. Rolled back to iteration {back_to}, reseeded, remedy "
+                 f"'{rung}' ({desc}); recovery {n + 1} of at most {cfg.max_recoveries}")
+        self._log_jsonl({"event": "divergence", "iter": at, "reason": reasons, "action": "recover",
+                         "rolled_back_to": back_to, "remedy": rung, **ladder.to_dict()})
 
     def _finish(self, ckpt_path: Path) -> dict:
         cfg = self.cfg
@@ -392,6 +477,7 @@ class Trainer:
             "iteration": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"], "test_nll": test["nll"],
             "checkpoint": str(ckpt_path), "metrics": str(self.out_dir / "metrics.jsonl"),
             "samples": str(samples) if samples else None, "device": str(self.device),
+            "recoveries": self.recovery.recoveries,
         }
         self._log_jsonl({"iter": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"],
                          "test_nll": test["nll"]})

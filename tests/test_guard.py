@@ -1,0 +1,141 @@
+"""Divergence recovery and crash safety (issue: training that survives)."""
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from fastjem.checkpoint import load_checkpoint
+from fastjem.train import DivergedError, Trainer, resume_config
+
+
+def params(model):
+    return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+
+@pytest.fixture
+def guarded(tiny_config):
+    return tiny_config.replace(iters=24, check_every=2, snapshot_every=4, log_every=2, lr=5e-3)
+
+
+def events(run_dir):
+    lines = [json.loads(s) for s in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    return [r for r in lines if r.get("event") == "divergence"], [r for r in lines if "loss" in r]
+
+
+def test_healthy_run_is_bit_identical_with_the_guard_on_or_off(guarded, tmp_path):
+    on = Trainer(guarded, out_dir=tmp_path / "on", progress=False)
+    on.fit()
+    off = Trainer(guarded.replace(guard=False), out_dir=tmp_path / "off", progress=False)
+    off.fit()
+    assert on.guard is not None and off.guard is None
+    assert torch.equal(params(on.model), params(off.model))
+    assert torch.equal(on.buffer.data, off.buffer.data)
+    assert on.recovery.recoveries == 0
+
+
+@pytest.mark.parametrize("kind", ["nan", "lr"])
+def test_injected_fault_is_recovered_and_training_continues(kind, guarded, tmp_path):
+    t = Trainer(guarded.replace(iters=40), out_dir=tmp_path, progress=False)
+    t.inject_fault(13, kind)
+    summary = t.fit()
+    assert summary["recoveries"] == 1
+    assert all(torch.isfinite(p).all() for p in t.model.parameters())
+    div, train = events(tmp_path)
+    assert len(div) == 1 and div[0]["action"] == "recover" and div[0]["rolled_back_to"] <= 12
+    assert div[0]["remedy"] == "sgld_steps" and t.sampler.n_steps == 2 * guarded.sgld_steps
+    after = [r["loss"] for r in train if r["iter"] > div[0]["iter"] or r is train[-1]]
+    assert all(math.isfinite(v) for v in after)
+    # still learning after the recovery: cross-entropy at the end is below the start
+    assert train[-1]["ce"] < train[0]["ce"]
+    ckpt = load_checkpoint(tmp_path / "checkpoint.pt")
+    assert ckpt["recovery"]["recoveries"] == 1 and ckpt["iteration"] == 40
+
+
+def test_gives_up_after_max_recoveries_keeping_the_last_good_checkpoint(guarded, tmp_path):
+    t = Trainer(guarded.replace(iters=40, max_recoveries=1, ckpt_every=4), out_dir=tmp_path, progress=False)
+    t.inject_fault(9, "nan")
+    t.inject_fault(10, "nan")  # after the rollback to 8, the next iteration fails again
+    with pytest.raises(DivergedError, match="automatic recoveries did not hold"):
+        t.fit()
+    ckpt = load_checkpoint(tmp_path / "checkpoint.pt")
+    assert ckpt["iteration"] == 8
+    assert all(torch.isfinite(v).all() for v in ckpt["model"].values())
+    div, _ = events(tmp_path)
+    assert [d["action"] for d in div] == ["recover", "stop"]
+
+
+def test_without_the_guard_a_fault_stops_the_run_and_the_checkpoint_is_kept(guarded, tmp_path):
+    t = Trainer(guarded.replace(guard=False, iters=40, ckpt_every=4), out_dir=tmp_path, progress=False)
+    t.inject_fault(9, "nan")
+    with pytest.raises(DivergedError):
+        t.fit()
+    ckpt = load_checkpoint(tmp_path / "checkpoint.pt")
+    assert ckpt["iteration"] == 8 and all(torch.isfinite(v).all() for v in ckpt["model"].values())
+
+
+def _train_cmd(out_dir, iters, *extra):
+    return [sys.executable, "-m", "fastjem", "train", "--width", "8", "--batch-size", "16", "--sgld-steps", "2",
+            "--buffer-size", "100", "--device", "cpu", "--no-compile", "--no-progress", "--iters", str(iters),
+            "--out-dir", str(out_dir), "--ckpt-every", "3", "--log-every", "3", "--seed", "4", *extra]
+
+
+def _wait_for_checkpoint(path, proc, min_iter, timeout=240):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        if proc.poll() is not None:
+            raise AssertionError(f"run ended before it could be killed: {proc.stderr.read()}")
+        if path.exists():
+            try:
+                if load_checkpoint(path)["iteration"] >= min_iter:
+                    return
+            except Exception:
+                pass  # written atomically, but may be replaced while we read: try again
+        time.sleep(0.05)
+    raise AssertionError("no checkpoint appeared")
+
+
+def test_sigkill_leaves_a_loadable_checkpoint_and_resume_is_exact(tmp_path):
+    full = subprocess.run(_train_cmd(tmp_path / "full", 30), capture_output=True, text=True, timeout=300)
+    assert full.returncode == 0, full.stderr
+    proc = subprocess.Popen(_train_cmd(tmp_path / "killed", 30), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    _wait_for_checkpoint(tmp_path / "killed" / "checkpoint.pt", proc, 6)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    ckpt = load_checkpoint(tmp_path / "killed" / "checkpoint.pt")
+    assert 6 <= ckpt["iteration"] < 30
+    leftovers = [p.name for p in (tmp_path / "killed").iterdir() if p.name.endswith(".tmp")]
+    assert len(leftovers) <= 1  # at most the temp file of a write in flight, never a half checkpoint
+    resumed = subprocess.run([sys.executable, "-m", "fastjem", "train", "--resume",
+                              str(tmp_path / "killed" / "checkpoint.pt"), "--no-progress"],
+                             capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    a = load_checkpoint(tmp_path / "full" / "checkpoint.pt")
+    b = load_checkpoint(tmp_path / "killed" / "checkpoint.pt")
+    assert a["iteration"] == b["iteration"] == 30
+    for k in a["model"]:
+        assert torch.equal(a["model"][k], b["model"][k]), k
+    assert torch.equal(a["buffer"]["data"], b["buffer"]["data"])
+
+
+def test_sigterm_finishes_the_iteration_writes_a_checkpoint_and_prints_the_resume_command(tmp_path):
+    proc = subprocess.Popen(_train_cmd(tmp_path / "run", 100000), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    _wait_for_checkpoint(tmp_path / "run" / "checkpoint.pt", proc, 3)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "SIGTERM received" in out and "fastjem train --resume" in out
+    ckpt = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
+    assert ckpt["iteration"] >= 3
+    cfg = resume_config(tmp_path / "run" / "checkpoint.pt", {"iters": ckpt["iteration"] + 2})
+    t = Trainer(cfg, out_dir=tmp_path / "run", resume=tmp_path / "run" / "checkpoint.pt", progress=False)
+    assert t.fit()["iteration"] == ckpt["iteration"] + 2
+    assert os.path.exists(tmp_path / "run" / "summary.json")
