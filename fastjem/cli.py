@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from dataclasses import MISSING, fields
@@ -10,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 from fastjem.config import PRESETS, TrainConfig, get_preset
-from fastjem.errors import FastJEMError
+from fastjem.errors import ConfigError, FastJEMError
 
 GROUP_TITLES = {
     "data": "data", "model": "model", "objective": "JEM objective", "sampler": "SGLD sampler and replay buffer",
@@ -96,14 +97,22 @@ def run_train(args: argparse.Namespace) -> int:
         if Path(args.resume).is_dir():
             out_dir = Path(args.resume)
     else:
+        if int(os.environ.get("WORLD_SIZE", "1")) > 1 and not cfg.out_dir:
+            raise ConfigError("under torchrun every process must write to the same folder: pass --out-dir")
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         out_dir = Path(cfg.out_dir or f"runs/{cfg.preset}-{cfg.dataset}-{stamp}")
         cfg = cfg.replace(out_dir=str(out_dir))
     cfg.validate()
     start = time.perf_counter()
     trainer = Trainer(cfg, out_dir=out_dir, resume=args.resume, progress=not args.no_progress)
-    summary = trainer.fit()
-    if summary.get("interrupted"):
+    try:
+        summary = trainer.fit()
+    finally:
+        if trainer.dist.enabled:
+            import torch.distributed as dist
+
+            dist.destroy_process_group()
+    if summary.get("interrupted") or not trainer.dist.is_main:
         return 0
     elapsed = time.perf_counter() - start
     print(f"\ndone: {summary['iteration']} iterations in {elapsed:.1f} s on {summary['device']}")

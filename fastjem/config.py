@@ -134,8 +134,8 @@ class TrainConfig:
             if getattr(self, name) <= 0:
                 raise ConfigError(f"--{_flag(name)} must be > 0, got {getattr(self, name)}")
         non_negative = ["energy_l2", "sgld_steps", "sgld_step_size", "sgld_noise", "data_noise", "test_noise",
-                        "px_weight", "pyx_weight", "pxy_weight", "weight_decay", "warmup_iters", "eval_every", "ckpt_every",
-                        "sample_every", "momentum", "decay_rate", "epochs"]
+                        "px_weight", "pyx_weight", "pxy_weight", "weight_decay", "warmup_iters", "eval_every",
+                        "ckpt_every", "sample_every", "momentum", "decay_rate", "epochs"]
         for name in non_negative:
             if getattr(self, name) < 0:
                 raise ConfigError(f"--{_flag(name)} must be >= 0, got {getattr(self, name)}")

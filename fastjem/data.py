@@ -213,7 +213,8 @@ def _load_imagefolder(root: Path) -> Arrays:
     return Arrays(tx, ty, vx, vy, info)
 
 
-def augment(x: torch.Tensor, pad: int, flip: bool, noise: float) -> torch.Tensor:
+def augment(x: torch.Tensor, pad: int, flip: bool, noise: float,
+            generator: torch.Generator | None = None) -> torch.Tensor:
     """Batched augmentation on the device. x [B, C, H, W] float in [-1, 1].
 
     Reflect-pad by ``pad`` and take a random crop of the original size per image, flip each image
@@ -222,17 +223,17 @@ def augment(x: torch.Tensor, pad: int, flip: bool, noise: float) -> torch.Tensor
     b, c, h, w = x.shape
     if pad > 0:
         xp = F.pad(x, (pad, pad, pad, pad), mode="reflect")  # [B, C, H+2p, W+2p]
-        oy = torch.randint(0, 2 * pad + 1, (b, 1), device=x.device)
-        ox = torch.randint(0, 2 * pad + 1, (b, 1), device=x.device)
+        oy = torch.randint(0, 2 * pad + 1, (b, 1), device=x.device, generator=generator)
+        ox = torch.randint(0, 2 * pad + 1, (b, 1), device=x.device, generator=generator)
         rows = oy + torch.arange(h, device=x.device)  # [B, H]
         cols = ox + torch.arange(w, device=x.device)  # [B, W]
         xp = xp.gather(2, rows[:, None, :, None].expand(b, c, h, w + 2 * pad))
         x = xp.gather(3, cols[:, None, None, :].expand(b, c, h, w))
     if flip:
-        m = torch.rand(b, 1, 1, 1, device=x.device) < 0.5
+        m = torch.rand(b, 1, 1, 1, device=x.device, generator=generator) < 0.5
         x = torch.where(m, x.flip(3), x)
     if noise > 0:
-        x = x + noise * torch.randn_like(x)
+        x = x + noise * torch.randn(x.shape, device=x.device, dtype=x.dtype, generator=generator)
     return x
 
 
@@ -290,21 +291,32 @@ class DeviceData:
     def sample_shape(self) -> tuple[int, int, int]:
         return tuple(self.train_x.shape[1:])
 
-    def prepare(self, x_u8: torch.Tensor) -> torch.Tensor:
+    def prepare(self, x_u8: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
         x = to_float(x_u8)
         if self.augment_enabled:
-            return augment(x, self.info.pad, self.info.flip, self.data_noise)
+            return augment(x, self.info.pad, self.info.flip, self.data_noise, generator)
         if self.data_noise > 0:
-            x = x + self.data_noise * torch.randn_like(x)
+            x = x + self.data_noise * torch.randn(x.shape, device=x.device, generator=generator)
         return x
 
-    def draw_indices(self, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def draw_indices(self, batch_size: int, generator: torch.Generator | None = None
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Indices into the training split: (for x_p: any image, for x_lab: a labelled image), on the device."""
-        ip = torch.randint(0, self.n_train, (batch_size,), device=self.device)
-        il = self.labelled[torch.randint(0, len(self.labelled), (batch_size,), device=self.device)]
+        ip = torch.randint(0, self.n_train, (batch_size,), device=self.device, generator=generator)
+        il = self.labelled[torch.randint(0, len(self.labelled), (batch_size,), device=self.device,
+                                         generator=generator)]
         return ip, il
 
-    def draw(self, batch_size: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(x_p, x_lab, y_lab): two independent augmented batches in [-1, 1], fp32, on the device."""
-        ip, il = self.draw_indices(batch_size)
-        return self.prepare(self.train_x[ip]), self.prepare(self.train_x[il]), self.train_y[il]
+    def draw(self, batch_size: int, generator: torch.Generator | None = None, shard: slice | None = None
+             ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(x_p, x_lab, y_lab): two independent augmented batches in [-1, 1], fp32, on the device.
+
+        Data-parallel ranks draw the same global batch (same ``generator`` state everywhere) and keep
+        their ``shard`` of it, so N ranks see exactly what one process with the global batch sees.
+        """
+        ip, il = self.draw_indices(batch_size, generator)
+        x_p, x_lab = self.prepare(self.train_x[ip], generator), self.prepare(self.train_x[il], generator)
+        y_lab = self.train_y[il]
+        if shard is not None:
+            return x_p[shard], x_lab[shard], y_lab[shard]
+        return x_p, x_lab, y_lab

@@ -30,6 +30,15 @@ from fastjem.buffer import ReplayBuffer
 from fastjem.checkpoint import FORMAT, VERSION, atomic_save, atomic_write_text, load_checkpoint
 from fastjem.config import ARCH_FIELDS, TrainConfig
 from fastjem.data import DeviceData, load_arrays
+from fastjem.distributed import (
+    DistInfo,
+    all_reduce_grads_,
+    all_reduce_mean_,
+    any_rank,
+    broadcast_parameters_,
+    gather_to_main,
+    init_from_env,
+)
 from fastjem.engine import Engine, resolve_engine
 from fastjem.errors import CheckpointError, ConfigError, FastJEMError
 from fastjem.guard import DivergenceGuard, RecoveryState
@@ -107,8 +116,9 @@ class Trainer:
 
     def __init__(self, cfg: TrainConfig, out_dir: str | Path | None = None, resume: str | Path | None = None,
                  progress: bool = True, log=print):
-        self.log = log
-        self.progress = progress
+        self.dist: DistInfo = init_from_env(cfg.device)
+        self.log = log if self.dist.is_main else (lambda *a, **k: None)
+        self.progress = progress and self.dist.is_main
         ckpt = None
         if resume is not None:
             ckpt = load_checkpoint(resume)
@@ -119,7 +129,13 @@ class Trainer:
                 raise CheckpointError(f"checkpoint {ckpt['path']} was trained with {desc}: it cannot continue as "
                                       "another architecture or dataset")
         self.cfg = cfg.validate()
+        world = self.dist.world
+        if cfg.batch_size % world or cfg.buffer_size % world:
+            raise ConfigError(f"with {world} processes, --batch-size ({cfg.batch_size}, the global batch) and "
+                              f"--buffer-size ({cfg.buffer_size}) must be divisible by {world}")
         self.device = resolve_device(cfg.device)
+        if self.device.type == "cuda" and self.dist.enabled:
+            self.device = torch.device("cuda", self.dist.local_rank)
         self.out_dir = Path(out_dir) if out_dir else (Path(ckpt["path"]).parent if ckpt else None)
         if self.out_dir is None:
             raise ConfigError("an output folder is needed (--out-dir)")
@@ -135,6 +151,15 @@ class Trainer:
         self.num_classes = info.num_classes
         self.model = build_model(cfg.arch, info.num_classes, info.channels, cfg.depth, cfg.width, cfg.norm,
                                  cfg.dropout).to(self.device)
+        # Every rank draws the same global batch from this generator and keeps its shard of it.
+        self.data_gen = torch.Generator(device=self.device).manual_seed(cfg.seed)
+        rank = self.dist.rank
+        self.local_batch = cfg.batch_size // world
+        self.shard = slice(rank * self.local_batch, (rank + 1) * self.local_batch) if self.dist.enabled else None
+        if self.dist.enabled:
+            broadcast_parameters_(self.model)
+            # independent chains, chain indices and dropout masks per rank
+            torch.manual_seed(cfg.seed + 104_729 * rank)
         self.engine: Engine = resolve_engine(cfg, self.device, has_batch_norm(self.model))
         self.engine.apply_matmul_precision()
         if self.device.type == "cuda":
@@ -144,11 +169,16 @@ class Trainer:
         self.optimizer = self._build_optimizer()
         conditional = cfg.class_cond_px or cfg.pxy_weight > 0
         backend = self.engine.kernels
-        self.buffer = ReplayBuffer(cfg.buffer_size, self.data.sample_shape, cfg.reinit_prob,
+        buffer_size = cfg.buffer_size // world
+        if conditional and buffer_size % info.num_classes:
+            raise ConfigError(f"class-conditional sampling splits each rank's buffer ({buffer_size} chains) into "
+                              f"{info.num_classes} equal blocks: --buffer-size {cfg.buffer_size} is not divisible "
+                              f"by {world} x {info.num_classes}")
+        self.buffer = ReplayBuffer(buffer_size, self.data.sample_shape, cfg.reinit_prob,
                                    info.num_classes if conditional else None, self.device,
-                                   seed=cfg.seed * 1_000_003 + 1, backend=backend)
-        self.sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise, seed=cfg.seed * 1_000_003 + 2,
-                            backend=backend)
+                                   seed=cfg.seed * 1_000_003 + 1 + 7 * rank, backend=backend)
+        self.sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise,
+                            seed=cfg.seed * 1_000_003 + 2 + 7 * rank, backend=backend)
         self.sampler.rng_for(self.device)
         self._graphs: dict = {}
         self.iters_per_epoch = max(1, self.data.n_train // cfg.batch_size)
@@ -247,13 +277,15 @@ class Trainer:
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         self.model.train()
-        x_p, x_lab, y_lab = self.data.draw(self.cfg.batch_size)
+        x_p, x_lab, y_lab = self.data.draw(self.cfg.batch_size, self.data_gen, self.shard)
         loss, parts = self.loss(x_p, x_lab, y_lab)
         if fault == "nan":
             loss = loss * float("nan")
             parts["loss"] = loss.detach()
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        if self.dist.enabled:
+            all_reduce_grads_(list(self.model.parameters()), self.dist.world)
         self.optimizer.step()
         self.iteration += 1
         if self.guard is not None:
@@ -265,7 +297,10 @@ class Trainer:
 
     def read_metrics(self) -> dict:
         """Read (and reset) the accumulated metrics: the one host sync every log_every iterations."""
-        values = (self._acc / max(1, self._acc_n)).tolist()
+        acc = self._acc / max(1, self._acc_n)
+        if self.dist.enabled:
+            all_reduce_mean_(acc, self.dist.world)
+        values = acc.tolist()
         out = dict(zip(METRIC_NAMES, values))
         out["gap"] = out["e_sample"] - out["e_data"]
         self._acc.zero_()
@@ -273,16 +308,20 @@ class Trainer:
         return out
 
     # ------------------------------------------------------------------------------ state / io
-    def state_dict(self) -> dict:
+    def local_state(self) -> dict:
+        """What differs between data-parallel ranks: buffer shard, sampler and torch RNG states."""
         rng = {"torch": torch.get_rng_state()}
         if self.device.type == "cuda":
             rng["cuda"] = torch.cuda.get_rng_state(self.device)
+        return {"buffer": self.buffer.state_dict(), "sampler": self.sampler.state_dict(), "rng": rng}
+
+    def state_dict(self) -> dict:
+        """This rank's full state (rank 0's is what a checkpoint's top level holds)."""
         return {
             "format": FORMAT, "version": VERSION, "config": self.cfg.to_dict(), "iteration": self.iteration,
             "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
-            "buffer": self.buffer.state_dict(), "sampler": self.sampler.state_dict(), "rng": rng,
-            "dataset": asdict(self.data.info),
-            "history": self.history, "recovery": self.recovery.to_dict(),
+            **self.local_state(), "data_rng": self.data_gen.get_state(), "dataset": asdict(self.data.info),
+            "history": self.history, "recovery": self.recovery.to_dict(), "world_size": self.dist.world,
         }
 
     def _restore(self, ckpt: dict) -> None:
@@ -297,14 +336,21 @@ class Trainer:
         except RuntimeError as err:
             raise CheckpointError(f"checkpoint {ckpt.get('path', '')} does not fit this network: "
                                   f"{str(err).splitlines()[0]}") from err
+        saved_world = int(ckpt.get("world_size", 1))
+        if saved_world != self.dist.world:
+            raise CheckpointError(f"checkpoint {ckpt.get('path', '')} was written by {saved_world} process(es); "
+                                  f"resume it with the same number (torchrun --nproc-per-node {saved_world}), "
+                                  f"not {self.dist.world}")
         self.optimizer.load_state_dict(ckpt["optimizer"])
-        self.buffer.load_state_dict(ckpt["buffer"])
-        if "sampler" in ckpt:
-            self.sampler.load_state_dict(ckpt["sampler"])
-            self.sampler.rng_state = self.sampler.rng_state.to(self.device)
-        torch.set_rng_state(ckpt["rng"]["torch"])
-        if self.device.type == "cuda" and "cuda" in ckpt["rng"]:
-            torch.cuda.set_rng_state(ckpt["rng"]["cuda"], self.device)
+        local = ckpt["ranks"][self.dist.rank] if "ranks" in ckpt else ckpt
+        self.buffer.load_state_dict(local["buffer"])
+        self.sampler.load_state_dict(local["sampler"])
+        self.sampler.rng_state = self.sampler.rng_state.to(self.device)
+        torch.set_rng_state(local["rng"]["torch"])
+        if self.device.type == "cuda" and "cuda" in local["rng"]:
+            torch.cuda.set_rng_state(local["rng"]["cuda"], self.device)
+        if "data_rng" in ckpt:
+            self.data_gen.set_state(ckpt["data_rng"])
         self.iteration = int(ckpt["iteration"])
         self.history = list(ckpt.get("history", []))
         if "recovery" in ckpt:
@@ -313,8 +359,19 @@ class Trainer:
         self._graphs.clear()
 
     def save_checkpoint(self) -> Path:
+        """Write checkpoint.pt atomically; under data parallelism rank 0 writes every rank's local state."""
         path = self.out_dir / "checkpoint.pt"
-        atomic_save(self.state_dict(), path)
+        state = self.state_dict()
+        if self.dist.enabled:
+            checksum = float(torch.cat([p.detach().double().flatten() for p in self.model.parameters()]).sum())
+            gathered = gather_to_main((self.local_state(), checksum), self.dist)
+            if not self.dist.is_main:
+                return path
+            state["ranks"] = [g[0] for g in gathered]
+            state["replica_checksums"] = [g[1] for g in gathered]
+            if len(set(state["replica_checksums"])) != 1:
+                self.log(f"warning: replicas differ across ranks: {state['replica_checksums']}")
+        atomic_save(state, path)
         return path
 
     def save_samples(self, name: str) -> Path:
@@ -333,6 +390,8 @@ class Trainer:
         return path
 
     def _log_jsonl(self, record: dict) -> None:
+        if not self.dist.is_main:
+            return
         with open(self.out_dir / "metrics.jsonl", "a") as f:
             f.write(json.dumps(record) + "\n")
 
@@ -343,11 +402,13 @@ class Trainer:
 
         cfg = self.cfg
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(json.dumps(cfg.to_dict(), indent=2), self.out_dir / "config.json")
+        if self.dist.is_main:
+            atomic_write_text(json.dumps(cfg.to_dict(), indent=2), self.out_dir / "config.json")
         self.log(f"fastjem: {cfg.dataset} ({self.data.n_train} train / {len(self.data.val_y)} val / "
                  f"{len(self.data.test_y)} test), {self._model_desc()}, device {self.device}, "
                  f"{self.total_iters} iterations ({self.iters_per_epoch} per epoch)"
-                 + ("" if cfg.generative else ", classifier only (no sampling)"))
+                 + ("" if cfg.generative else ", classifier only (no sampling)")
+                 + (f", {self.dist.world} data-parallel processes" if self.dist.enabled else ""))
         for note in self.engine.notes:
             self.log(f"engine: {note}")
         self.log(f"engine: {self.engine.describe()}")
@@ -367,13 +428,24 @@ class Trainer:
         t_window, it_window = time.perf_counter(), self.iteration
         if self.guard is not None and self.guard.snapshot is None:
             self.guard.take_snapshot()
+        stopping = False
         try:
-            while self.iteration < self.total_iters and stop["signal"] is None:
+            while self.iteration < self.total_iters and not stopping:
                 self.train_step()
                 it = self.iteration
                 ckpt_due = bool(cfg.ckpt_every) and it % cfg.ckpt_every == 0
-                if self.guard is not None and (it % cfg.check_every == 0 or ckpt_due or it == self.total_iters):
-                    if not self.guard.healthy():
+                check_due = it % cfg.check_every == 0 or ckpt_due or it == self.total_iters
+                if self.dist.enabled:
+                    # ranks stop together, at a check point: a lone rank would hang the others' all-reduce
+                    if check_due:
+                        stopping = any_rank(stop["signal"] is not None, self.device)
+                else:
+                    stopping = stop["signal"] is not None
+                if self.guard is not None and check_due:
+                    unhealthy = not self.guard.healthy()
+                    if self.dist.enabled:
+                        unhealthy = any_rank(unhealthy, self.device)
+                    if unhealthy:
                         self.recover()
                         bar.n = self.iteration
                         bar.refresh()
@@ -403,7 +475,7 @@ class Trainer:
                     self._log_jsonl({"iter": it, "val_acc": val["acc"], "val_nll": val["nll"]})
                     self.history.append({"iter": it, "val_acc": val["acc"]})
                     bar.write(f"iter {it}: val acc {val['acc']:.4f}")
-                if cfg.sample_every and it % cfg.sample_every == 0 and cfg.generative:
+                if cfg.sample_every and it % cfg.sample_every == 0 and cfg.generative and self.dist.is_main:
                     self.save_samples(f"samples/samples_{it:07d}.png")
                 if ckpt_due and it < self.total_iters:
                     self.save_checkpoint()
@@ -411,12 +483,16 @@ class Trainer:
             bar.close()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-        if self.guard is not None and not self.guard.healthy():
-            # stopped by a signal between checks: never write an unhealthy state over a good checkpoint
-            self.guard.restore_snapshot()
+        if self.guard is not None:
+            unhealthy = not self.guard.healthy()
+            if self.dist.enabled:
+                unhealthy = any_rank(unhealthy, self.device)
+            if unhealthy:
+                # stopped by a signal between checks: never write an unhealthy state over a good checkpoint
+                self.guard.restore_snapshot()
         ckpt_path = self.save_checkpoint()
-        if stop["signal"] is not None:
-            name = signal.Signals(stop["signal"]).name
+        if stopping:
+            name = signal.Signals(stop["signal"]).name if stop["signal"] is not None else "a stop signal"
             self.log(f"{name} received: stopped after iteration {self.iteration}, checkpoint written to {ckpt_path}")
             self.log(f"resume with: fastjem train --resume {ckpt_path}")
             return {"interrupted": True, "iteration": self.iteration, "checkpoint": str(ckpt_path)}
@@ -472,7 +548,7 @@ class Trainer:
         cfg = self.cfg
         val = evaluate(self.model, self.data.val_x, self.data.val_y, noise=cfg.test_noise)
         test = evaluate(self.model, self.data.test_x, self.data.test_y, noise=cfg.test_noise)
-        samples = self.save_samples("samples.png") if cfg.generative else None
+        samples = self.save_samples("samples.png") if cfg.generative and self.dist.is_main else None
         summary = {
             "iteration": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"], "test_nll": test["nll"],
             "checkpoint": str(ckpt_path), "metrics": str(self.out_dir / "metrics.jsonl"),
@@ -481,7 +557,8 @@ class Trainer:
         }
         self._log_jsonl({"iter": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"],
                          "test_nll": test["nll"]})
-        atomic_write_text(json.dumps(summary, indent=2), self.out_dir / "summary.json")
+        if self.dist.is_main:
+            atomic_write_text(json.dumps(summary, indent=2), self.out_dir / "summary.json")
         return summary
 
     def _model_desc(self) -> str:

@@ -1,0 +1,84 @@
+"""Data-parallel training across processes (``torchrun --nproc-per-node N -m fastjem train ...``).
+
+Each rank holds a full replica of the network, its own shard of the replay buffer (N / world chains,
+its own RNG streams) and its shard of every global batch; gradients are averaged with one
+coalesced all-reduce per iteration, so the replicas stay identical. NCCL on CUDA, gloo on CPU.
+Logging and checkpoints come from rank 0; a checkpoint holds every rank's buffer shard and RNG
+states, so a run resumes exactly on the same world size.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+
+
+@dataclass(frozen=True)
+class DistInfo:
+    rank: int = 0
+    world: int = 1
+    local_rank: int = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.world > 1
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+
+def init_from_env(device_name: str) -> DistInfo:
+    """Join the process group that torchrun describes in the environment (no-op for one process)."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return DistInfo()
+    rank = int(os.environ["RANK"])
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    use_cuda = device_name != "cpu" and torch.cuda.is_available()
+    if not dist.is_initialized():
+        if use_cuda:
+            torch.cuda.set_device(local_rank)
+        dist.init_process_group("nccl" if use_cuda else "gloo")
+    return DistInfo(rank, world, local_rank)
+
+
+def all_reduce_grads_(params: list[torch.Tensor], world: int) -> None:
+    """Average gradients over ranks in place: one flat buffer, one all-reduce."""
+    grads = [p.grad for p in params if p.grad is not None]
+    if not grads:
+        return
+    flat = torch.cat([g.reshape(-1) for g in grads])
+    dist.all_reduce(flat)
+    flat.div_(world)
+    offset = 0
+    for g in grads:
+        g.copy_(flat[offset:offset + g.numel()].view_as(g))
+        offset += g.numel()
+
+
+def all_reduce_mean_(t: torch.Tensor, world: int) -> torch.Tensor:
+    dist.all_reduce(t)
+    return t.div_(world)
+
+
+def any_rank(flag: bool, device: torch.device) -> bool:
+    """True when ``flag`` is true on any rank (every rank gets the same answer)."""
+    t = torch.tensor([1.0 if flag else 0.0], device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return bool(t.item() > 0)
+
+
+def gather_to_main(obj, info: DistInfo) -> list | None:
+    """Every rank's ``obj`` on rank 0 (a list in rank order), None elsewhere."""
+    out = [None] * info.world if info.is_main else None
+    dist.gather_object(obj, out, dst=0)
+    return out
+
+
+def broadcast_parameters_(module: torch.nn.Module) -> None:
+    for t in list(module.parameters()) + list(module.buffers()):
+        dist.broadcast(t.data, src=0)

@@ -1,0 +1,154 @@
+"""``fastjem eval CHECKPOINT <task>``: the command line of fastjem.eval."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from fastjem.errors import ConfigError
+
+TASK_HELP = {
+    "accuracy": "test accuracy and NLL, optionally after --n-steps SGLD refinement steps seeded at the input",
+    "calibration": "expected calibration error and a reliability diagram (--compare draws a second model)",
+    "ood": "AUROC of log p(x), max p(y|x) and -||d log p(x)/dx|| against OOD sets, and score histograms",
+    "samples": "sample grids: replay buffer, fresh chains, class-conditional, buffer sorted by class",
+    "robustness": "PGD (L-inf, L2) through SGLD refinement: accuracy against epsilon",
+    "fid": "FID (and Inception score) with local Inception weights or any feature model",
+    "all": "every task the available data allows, then a summary table",
+}
+
+
+def add_eval_parser(sub) -> argparse.ArgumentParser:
+    """Register ``eval`` on the subparsers of the fastjem command."""
+    from fastjem.eval.attacks import NORMS
+    from fastjem.eval.ood import OOD_SETS, SYNTHETIC_SETS
+
+    tasks = "\n".join(f"  {k:12s} {v}" for k, v in TASK_HELP.items())
+    p = sub.add_parser(
+        "eval", help="evaluate a checkpoint: accuracy, calibration, ood, samples, robustness, fid, all",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Check the paper's claims on a checkpoint. Every task writes <task>.json and its PNGs to "
+                    "--out-dir (default: <checkpoint folder>/eval/).",
+        epilog=f"tasks:\n{tasks}\n\nexamples:\n  fastjem eval runs/jem/checkpoint.pt calibration --compare "
+               "runs/baseline/checkpoint.pt\n  fastjem eval runs/jem ood --ood uniform constant interp svhn "
+               "--data-dir ~/data\n  fastjem eval runs/jem all")
+    p.add_argument("checkpoint", help="checkpoint file, or a run folder holding checkpoint.pt")
+    p.add_argument("task", metavar="TASK", help=f"one of: {', '.join(TASK_HELP)}")
+    g = p.add_argument_group("common")
+    g.add_argument("--out-dir", default=None, help="output folder (default: <checkpoint folder>/eval/)")
+    g.add_argument("--batch-size", type=int, default=500, help="evaluation batch size (default: 500)")
+    g.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="device (default: auto)")
+    g.add_argument("--data-dir", default="", help="where the datasets live (default: the checkpoint's training "
+                                                   "--data-dir, else ~/.cache/fastjem/data)")
+    g.add_argument("--download", action="store_true", help="download missing torchvision datasets (needs internet)")
+    g.add_argument("--n-test", type=int, default=0, help="use the first N test images (default: all)")
+    g.add_argument("--test-noise", type=float, default=None,
+                   help="std of Gaussian noise added to test images (default: the checkpoint's --test-noise)")
+    g.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    g.add_argument("--no-progress", action="store_true", help="no progress bars")
+    g = p.add_argument_group("accuracy and samples")
+    g.add_argument("--n-steps", type=int, default=None,
+                   help="SGLD steps: refinement before classifying (accuracy, default 0) or chain length for "
+                        "fresh and class-conditional samples (samples and fid, default 100)")
+    g.add_argument("--n-samples", type=int, default=100, help="unconditional samples per grid (default: 100)")
+    g.add_argument("--per-class", type=int, default=10, help="samples per class row (default: 10)")
+    g.add_argument("--init", default="auto", choices=("auto", "buffer", "noise"),
+                   help="start of the class-conditional chains (default: auto = the buffer when there is one)")
+    g = p.add_argument_group("calibration")
+    g.add_argument("--bins", type=int, default=20, help="equal-width confidence bins for ECE (default: 20)")
+    g.add_argument("--compare", metavar="CHECKPOINT", default=None,
+                   help="a second checkpoint (e.g. the classifier-only baseline) drawn on the same diagram")
+    g = p.add_argument_group("ood")
+    g.add_argument("--ood", nargs="+", default=None, metavar="SET",
+                   help=f"OOD sets: {', '.join(OOD_SETS)} or a folder of images (default: {' '.join(SYNTHETIC_SETS)}; "
+                        "'all' tries every set and skips those not available)")
+    g.add_argument("--ood-data-dir", default=None, help="where the OOD datasets live (default: --data-dir)")
+    g.add_argument("--n-ood", type=int, default=1000, help="images per OOD set (default: 1000)")
+    g = p.add_argument_group("robustness")
+    g.add_argument("--norms", nargs="+", default=list(NORMS), choices=NORMS, help="attack norms (default: both)")
+    g.add_argument("--linf-eps", nargs="+", type=float, default=None, metavar="EPS",
+                   help="L-inf epsilons in 1/255 units of the [0, 1] pixel scale (default: 0 2 4 8 16 32)")
+    g.add_argument("--l2-eps", nargs="+", type=float, default=None, metavar="EPS",
+                   help="L2 epsilons on the [0, 1] pixel scale (default: 0 0.1 0.25 0.5 1 2)")
+    g.add_argument("--refine-steps", nargs="+", type=int, default=[0, 1, 10], metavar="N",
+                   help="SGLD refinement steps before classifying, attacked through (default: 0 1 10)")
+    g.add_argument("--pgd-steps", type=int, default=10, help="PGD iterations (default: 10)")
+    g.add_argument("--n-attack", type=int, default=500, help="test images attacked (default: 500)")
+    g = p.add_argument_group("fid")
+    g.add_argument("--inception-weights", default=None, metavar="PATH",
+                   help="local Inception v3 weights (pt_inception-2015-12-05) for FID / Inception score via "
+                        "torchmetrics")
+    g.add_argument("--features-model", default=None, metavar="SPEC",
+                   help="any feature extractor: 'module.path:name', a TorchScript file, or 'classifier' (this "
+                        "network's own features); images in [-1, 1] -> [B, D]")
+    g.add_argument("--source", default="auto", choices=("auto", "buffer", "fresh"),
+                   help="which samples FID scores (default: auto = the buffer when there is one)")
+    g.add_argument("--n-fid", type=int, default=10000, help="samples for FID (default: 10000, capped by the buffer)")
+    return p
+
+
+def _task_options(args: argparse.Namespace) -> dict:
+    from fastjem.eval.tasks import DEFAULT_L2_EPS, DEFAULT_LINF_EPS
+
+    linf = DEFAULT_LINF_EPS if args.linf_eps is None else tuple(e / 255 for e in args.linf_eps)
+    l2 = DEFAULT_L2_EPS if args.l2_eps is None else tuple(args.l2_eps)
+    return {
+        "accuracy": {"n_steps": 0 if args.n_steps is None else args.n_steps},
+        "calibration": {"n_bins": args.bins},
+        "ood": {"n_ood": args.n_ood, "ood_data_dir": args.ood_data_dir},
+        "samples": {"n_steps": 100 if args.n_steps is None else args.n_steps, "n_samples": args.n_samples,
+                    "per_class": args.per_class, "init": args.init},
+        "robustness": {"norms": tuple(args.norms), "linf_eps": linf, "l2_eps": l2,
+                       "refine_steps": tuple(args.refine_steps), "pgd_steps": args.pgd_steps,
+                       "n_attack": args.n_attack},
+        "fid": {"source": args.source, "n_fid": args.n_fid, "n_steps": 100 if args.n_steps is None else args.n_steps},
+    }
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from fastjem.eval import tasks
+    from fastjem.eval.ood import OOD_SETS
+
+    if args.task not in TASK_HELP:
+        raise ConfigError(f"unknown eval task {args.task!r}: choose one of {', '.join(TASK_HELP)} "
+                          "(fastjem eval --help describes each)")
+    if args.n_ood <= 0 or args.n_test < 0:
+        raise ConfigError("--n-ood must be > 0 and --n-test >= 0")
+    common = {"out_dir": args.out_dir, "batch_size": args.batch_size, "device": args.device,
+              "data_dir": args.data_dir, "download": args.download, "progress": not args.no_progress,
+              "seed": args.seed, "test_noise": args.test_noise, "n_test": args.n_test}
+    opts = _task_options(args)
+    ood_all = args.ood is not None and "all" in args.ood
+    sets = None if ood_all else args.ood
+    if args.task == "all":
+        reports = tasks.run_all(args.checkpoint, ood_sets=sets, compare=args.compare,
+                                inception_weights=args.inception_weights, features_model=args.features_model,
+                                task_options=opts, **common)
+        rows = tasks.summary_rows(reports)
+        out = next((Path(r["files"][-1]).parent for r in reports.values() if "files" in r), None)
+        print(tasks.format_table(rows))
+        if out is not None:
+            print(f"\nreports and figures in {out}/ (summary: {out / 'all.json'})")
+        return 0
+    if args.task == "accuracy":
+        report = tasks.accuracy(args.checkpoint, **opts["accuracy"], **common)
+    elif args.task == "calibration":
+        report = tasks.calibration(args.checkpoint, compare=args.compare, **opts["calibration"], **common)
+    elif args.task == "ood":
+        chosen = tuple(d for d in OOD_SETS) if ood_all else tuple(args.ood or tasks.SYNTHETIC_SETS)
+        if ood_all:
+            from fastjem.eval.core import load_model
+
+            dataset = load_model(args.checkpoint, args.device).config.dataset
+            chosen = tuple(d for d in chosen if d != dataset)
+        report = tasks.ood(args.checkpoint, sets=chosen, skip_missing=ood_all, **opts["ood"], **common)
+    elif args.task == "samples":
+        report = tasks.samples(args.checkpoint, **opts["samples"], **common)
+    elif args.task == "robustness":
+        report = tasks.robustness(args.checkpoint, **opts["robustness"], **common)
+    else:
+        report = tasks.fid(args.checkpoint, inception_weights=args.inception_weights,
+                           features_model=args.features_model, **opts["fid"], **common)
+    print(tasks.format_table(tasks.summary_rows({args.task: report})))
+    print("\nwritten:\n" + "\n".join(f"  {f}" for f in report["files"]))
+    return 0

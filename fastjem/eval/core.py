@@ -1,0 +1,175 @@
+"""Loading a checkpoint for evaluation, batched prediction and differentiable SGLD refinement."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from fastjem.checkpoint import load_checkpoint
+from fastjem.config import TrainConfig
+from fastjem.data import Arrays, DatasetInfo, load_arrays, to_float
+from fastjem.errors import CheckpointError
+
+
+@dataclass
+class EvalModel:
+    """A trained network ready for evaluation: eval mode, parameters frozen, on ``device``."""
+
+    model: nn.Module
+    config: TrainConfig
+    info: DatasetInfo
+    buffer: torch.Tensor | None  # the replay buffer [N, C, H, W] in [-1, 1], or None
+    iteration: int
+    path: Path
+    device: torch.device
+    _arrays: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def label(self) -> str:
+        """'JEM' for a generative run, 'classifier-only' for the baseline."""
+        return "JEM" if self.config.generative else "classifier-only"
+
+    @property
+    def num_classes(self) -> int:
+        return self.info.num_classes
+
+    @property
+    def sample_shape(self) -> tuple[int, int, int]:
+        return (self.info.channels, self.info.image_size, self.info.image_size)
+
+    def arrays(self, data_dir: str | os.PathLike = "", download: bool = False) -> Arrays:
+        """The checkpoint's dataset (uint8, CPU), loaded once; ``data_dir`` defaults to the training one."""
+        key = (str(data_dir or self.config.data_dir), download)
+        if key not in self._arrays:
+            self._arrays[key] = load_arrays(self.config.dataset, key[0], download)
+        return self._arrays[key]
+
+    def test_set(self, data_dir: str | os.PathLike = "", download: bool = False, limit: int = 0,
+                 noise: float = 0.0, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """Test images in [-1, 1] (fp32, on the device) and labels; the first ``limit`` when > 0."""
+        a = self.arrays(data_dir, download)
+        x, y = a.test_x, a.test_y
+        if limit > 0:
+            x, y = x[:limit], y[:limit]
+        x = to_float(x).to(self.device)
+        if noise > 0:
+            gen = torch.Generator().manual_seed(seed)
+            x = x + noise * torch.randn(x.shape, generator=gen).to(self.device)
+        return x, y.to(self.device)
+
+    def energy_params(self) -> tuple[float, float]:
+        """(step size, noise) of the checkpoint's SGLD, the defaults for refinement and sampling."""
+        return self.config.sgld_step_size, self.config.sgld_noise
+
+
+def load_model(checkpoint: str | os.PathLike | EvalModel, device: str | torch.device = "auto") -> EvalModel:
+    """Load a fastjem checkpoint (a file, or a run folder holding checkpoint.pt) for evaluation."""
+    if isinstance(checkpoint, EvalModel):
+        return checkpoint
+    from fastjem.models import build_model
+    from fastjem.train import resolve_device
+
+    dev = device if isinstance(device, torch.device) else resolve_device(device)
+    ckpt = load_checkpoint(checkpoint)
+    cfg = TrainConfig.from_dict(ckpt["config"])
+    if "dataset" not in ckpt:
+        raise CheckpointError(f"checkpoint {ckpt['path']} lacks the dataset description: it is incomplete")
+    d = dict(ckpt["dataset"])
+    d["classes"] = tuple(d.get("classes", ()))
+    info = DatasetInfo(**d)
+    model = build_model(cfg.arch, info.num_classes, info.channels, cfg.depth, cfg.width, cfg.norm, cfg.dropout)
+    try:
+        model.load_state_dict(ckpt["model"])
+    except RuntimeError as err:
+        raise CheckpointError(f"checkpoint {ckpt['path']} does not fit its own network description: "
+                              f"{str(err).splitlines()[0]}") from err
+    model.to(dev).eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    buffer = None
+    if ckpt.get("buffer") is not None and cfg.generative:
+        buffer = ckpt["buffer"]["data"].to(dev, torch.float32)
+    return EvalModel(model, cfg, info, buffer, int(ckpt["iteration"]), Path(ckpt["path"]), dev)
+
+
+def batches(n: int, batch_size: int, desc: str = "", progress: bool = False):
+    """Slices covering range(n) in chunks of ``batch_size``, with an optional tqdm bar."""
+    from tqdm import tqdm
+
+    starts = range(0, n, batch_size)
+    if progress:
+        starts = tqdm(starts, desc=desc, unit="batch", leave=False, dynamic_ncols=True)
+    for i in starts:
+        yield slice(i, min(n, i + batch_size))
+
+
+@torch.no_grad()
+def predict_logits(model: nn.Module, x: torch.Tensor, batch_size: int = 500, progress: bool = False,
+                   desc: str = "predict") -> torch.Tensor:
+    """Logits [N, K] (fp32) of images x [N, C, H, W] in [-1, 1], in batches."""
+    return torch.cat([model(x[s]).float() for s in batches(len(x), batch_size, desc, progress)])
+
+
+def _at_least_fp32(logits: torch.Tensor) -> torch.Tensor:
+    """Low-precision (bf16) logits are reduced in fp32, like fastjem.energy; fp64 ones stay fp64."""
+    return logits if logits.dtype == torch.float64 else logits.float()
+
+
+def sgld_refine(model: nn.Module, x: torch.Tensor, n_steps: int, step_size: float = 1.0, noise: float = 0.01,
+                y: torch.Tensor | None = None, create_graph: bool = False) -> torch.Tensor:
+    """n SGLD steps on E(x) = -LSE f(x) (or E(x, y) = -f(x)[y] with y) seeded at x.
+
+    x <- x + step_size * d(-E)/dx + noise * N(0, I). With ``create_graph=True`` the result stays a
+    differentiable function of the input x (each step's input gradient is itself part of the graph),
+    which is what an attack on the whole refine-then-classify pipeline needs. Otherwise the chain is
+    detached between steps, like ``fastjem.sampler.SGLD``.
+    """
+    for _ in range(n_steps):
+        if not create_graph:
+            x = x.detach()
+        if not x.requires_grad:
+            # A fresh leaf: nothing upstream wants gradients, and the caller's tensor is left untouched.
+            x = x.detach().requires_grad_(True)
+        with torch.enable_grad():
+            logits = _at_least_fp32(model(x))
+            energy = -torch.logsumexp(logits, 1) if y is None else -logits.gather(1, y.view(-1, 1)).squeeze(1)
+            (grad,) = torch.autograd.grad(energy.sum(), x, create_graph=create_graph)
+        x = x - step_size * grad + noise * torch.randn_like(x)
+    return x if create_graph else x.detach()
+
+
+class RefineThenClassify(nn.Module):
+    """The pipeline x -> f(SGLD_n(x)): ``n_steps`` of refinement on E(x), then the classifier's logits.
+
+    Differentiable end to end (the refinement keeps its graph), so it can be attacked as one model.
+    """
+
+    def __init__(self, model: nn.Module, n_steps: int, step_size: float = 1.0, noise: float = 0.01):
+        super().__init__()
+        self.model = model
+        self.n_steps = n_steps
+        self.step_size = step_size
+        self.noise = noise
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.n_steps > 0:
+            keep_graph = torch.is_grad_enabled()
+            x = sgld_refine(self.model, x, self.n_steps, self.step_size, self.noise, create_graph=keep_graph)
+        return _at_least_fp32(self.model(x))
+
+
+def refined_logits(model: nn.Module, x: torch.Tensor, n_steps: int, step_size: float, noise: float,
+                   batch_size: int = 500, progress: bool = False, desc: str = "refine") -> torch.Tensor:
+    """Logits after ``n_steps`` of SGLD refinement seeded at each input (no graph kept)."""
+    if n_steps == 0:
+        return predict_logits(model, x, batch_size, progress, desc)
+    out = []
+    for s in batches(len(x), batch_size, desc, progress):
+        xr = sgld_refine(model, x[s], n_steps, step_size, noise)
+        with torch.no_grad():
+            out.append(model(xr).float())
+    return torch.cat(out)

@@ -1,0 +1,157 @@
+"""Out-of-distribution detection: the three scores of the paper and the OOD sets.
+
+Scores (higher = more in-distribution), Grathwohl et al. 2020, section 5.2:
+  log p(x)   = logsumexp_y f(x)[y]          (the unnormalised log density of the JEM)
+  max p(y|x) = max_y softmax(f(x))[y]       (the classifier's confidence; Hendrycks & Gimpel)
+  grad norm  = -|| d log p(x) / dx ||_2     (the "approximate mass" score: a sharp density peak is unlikely)
+
+Sets: datasets (svhn, cifar10, cifar100, digits, any image folder) resized and channel-converted to the
+model's input, and the synthetic sets of the paper's Table 7: uniform noise, constant images and
+interpolations of pairs of test images.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from fastjem.data import IMAGE_SUFFIXES, load_arrays, to_float
+from fastjem.errors import DataNotFoundError, FastJEMError
+from fastjem.eval.core import EvalModel, batches
+
+SCORES = ("logpx", "maxprob", "grad_norm")
+SCORE_TITLES = {"logpx": "log p(x)", "maxprob": "max p(y|x)", "grad_norm": "-||d log p(x)/dx||"}
+SYNTHETIC_SETS = ("uniform", "constant", "interp")
+DATASET_SETS = ("svhn", "cifar10", "cifar100", "digits")
+OOD_SETS = SYNTHETIC_SETS + DATASET_SETS
+
+
+class OODSetError(FastJEMError):
+    """An OOD set name is unknown or its data is not available."""
+
+
+def grad_norm_score(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """-||d LSE f(x) / dx||_2 per sample: x [B, C, H, W] -> [B] (fp32).
+
+    Samples do not interact in an eval-mode network, so the gradient of the summed log-density is each
+    sample's own gradient.
+    """
+    with torch.enable_grad():
+        xg = x.detach().requires_grad_(True)
+        logpx = torch.logsumexp(model(xg).float(), dim=1)
+        (grad,) = torch.autograd.grad(logpx.sum(), xg)
+    return -grad.flatten(1).norm(dim=1)
+
+
+def ood_scores(model: nn.Module, x: torch.Tensor, batch_size: int = 500, progress: bool = False,
+               desc: str = "scores") -> dict[str, torch.Tensor]:
+    """The three OOD scores of images x [N, C, H, W] in [-1, 1]: {name: [N] fp32 on the CPU}."""
+    out = {k: [] for k in SCORES}
+    for s in batches(len(x), batch_size, desc, progress):
+        xb = x[s]
+        with torch.no_grad():
+            logits = model(xb).float()
+        out["logpx"].append(torch.logsumexp(logits, 1).cpu())
+        out["maxprob"].append(torch.softmax(logits, 1).amax(1).cpu())
+        out["grad_norm"].append(grad_norm_score(model, xb).cpu())
+    return {k: torch.cat(v) for k, v in out.items()}
+
+
+# ------------------------------------------------------------------------------------------- sets
+def uniform_noise(n: int, shape: tuple[int, ...], generator: torch.Generator | None = None) -> torch.Tensor:
+    """n images of U(-1, 1) pixels."""
+    return torch.rand((n, *shape), generator=generator) * 2 - 1
+
+
+def constant_images(n: int, shape: tuple[int, ...], generator: torch.Generator | None = None) -> torch.Tensor:
+    """n images that are one colour each: per-channel value U(-1, 1), the same at every pixel."""
+    c = shape[0]
+    colour = torch.rand((n, c, 1, 1), generator=generator) * 2 - 1
+    return colour.expand(n, *shape).contiguous()
+
+
+def interpolate_pairs(x: torch.Tensor, n: int, generator: torch.Generator | None = None,
+                      weight: float = 0.5) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """n mixtures weight * x[i] + (1 - weight) * x[j] of random pairs of distinct images: (images, i, j)."""
+    if len(x) < 2:
+        raise ValueError("interpolations need at least two images")
+    i = torch.randint(0, len(x), (n,), generator=generator)
+    # j uniform over the other len(x) - 1 images: an offset in 1..len-1.
+    j = (i + 1 + torch.randint(0, len(x) - 1, (n,), generator=generator)) % len(x)
+    xc = x.cpu()
+    return weight * xc[i] + (1 - weight) * xc[j], i, j
+
+
+def match_shape(x: torch.Tensor, channels: int, size: int) -> torch.Tensor:
+    """Images in [-1, 1] converted to ``channels`` (RGB -> grey by luma, grey -> RGB by copying) and resized to
+    size x size (bilinear, antialiased when shrinking)."""
+    if x.shape[1] != channels:
+        if channels == 1 and x.shape[1] == 3:
+            w = torch.tensor([0.299, 0.587, 0.114], dtype=x.dtype).view(1, 3, 1, 1)
+            x = (x * w).sum(1, keepdim=True)
+        elif channels == 3 and x.shape[1] == 1:
+            x = x.expand(-1, 3, -1, -1)
+        else:
+            raise OODSetError(f"cannot convert {x.shape[1]}-channel images to {channels} channels")
+    if x.shape[-1] != size or x.shape[-2] != size:
+        shrink = x.shape[-1] > size
+        x = F.interpolate(x, size=(size, size), mode="bilinear", align_corners=False, antialias=shrink)
+    return x.clamp(-1, 1).contiguous()
+
+
+def load_image_folder(folder: str | os.PathLike, n: int, channels: int, size: int,
+                      generator: torch.Generator | None = None) -> torch.Tensor:
+    """Up to n images from any folder (searched recursively, any sizes), resized to the model's input."""
+    from PIL import Image
+
+    folder = Path(folder)
+    paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES)
+    if not paths:
+        raise OODSetError(f"no images ({', '.join(IMAGE_SUFFIXES)}) found under {folder}")
+    if len(paths) > n:
+        keep = torch.randperm(len(paths), generator=generator)[:n].sort().values.tolist()
+        paths = [paths[k] for k in keep]
+    images = []
+    for p in paths:
+        with Image.open(p) as im:
+            im = im.convert("L" if channels == 1 else "RGB").resize((size, size), Image.BILINEAR)
+            images.append(torch.frombuffer(bytearray(im.tobytes()), dtype=torch.uint8).view(size, size, channels))
+    return to_float(torch.stack(images).permute(0, 3, 1, 2).contiguous())
+
+
+def ood_set(name: str, em: EvalModel, n: int, data_dir: str | os.PathLike = "", download: bool = False,
+            seed: int = 0, in_dist: torch.Tensor | None = None) -> torch.Tensor:
+    """The OOD set ``name`` as n images shaped like the model's input, in [-1, 1], on the CPU.
+
+    ``name``: uniform, constant, interp (pairs of ``in_dist`` test images, mixed half and half), svhn, cifar10,
+    cifar100, digits (test splits, found in ``data_dir`` or downloaded), or a folder of images.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    shape = em.sample_shape
+    if name == "uniform":
+        return uniform_noise(n, shape, gen)
+    if name == "constant":
+        return constant_images(n, shape, gen)
+    if name == "interp":
+        if in_dist is None:
+            raise ValueError("the interp set needs the in-distribution test images")
+        return interpolate_pairs(in_dist, n, gen)[0]
+    if name in DATASET_SETS:
+        if name == em.config.dataset:
+            raise OODSetError(f"{name} is the in-distribution dataset of this checkpoint; choose another OOD set")
+        try:
+            arrays = load_arrays(name, data_dir, download)
+        except DataNotFoundError as err:
+            raise OODSetError(f"OOD set {name} is not available offline. {err}\n  - or leave it out: "
+                              f"--ood {' '.join(SYNTHETIC_SETS)} needs no data") from err
+        x = arrays.test_x
+        if len(x) > n:
+            x = x[torch.randperm(len(x), generator=gen)[:n]]
+        return match_shape(to_float(x), shape[0], shape[1])
+    if Path(name).is_dir():
+        return load_image_folder(name, n, shape[0], shape[1], gen)
+    raise OODSetError(f"unknown OOD set {name!r}: choose from {', '.join(OOD_SETS)}, or give a folder of images")

@@ -1,0 +1,123 @@
+"""Figures of the evaluation: reliability diagrams, score histograms, robustness curves, image grids.
+
+matplotlib runs with the Agg backend (no display needed); every function writes one PNG and returns its path.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from fastjem.eval.metrics import CalibrationResult
+
+COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def reliability_diagram(results: list[tuple[str, CalibrationResult]], path: str | os.PathLike) -> Path:
+    """Accuracy per confidence bin against the diagonal (top) and the count per bin (bottom), one colour per
+    model; the ECE of each model in the title."""
+    plt = _pyplot()
+    fig, (ax, axc) = plt.subplots(2, 1, figsize=(5.5, 6.5), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+    n = len(results)
+    ax.plot([0, 1], [0, 1], "k--", lw=1, label="perfect calibration")
+    for k, (name, r) in enumerate(results):
+        width = 1.0 / r.n_bins
+        left = [e + width * k / n for e in r.edges[:-1]]
+        acc = [a if a == a else 0.0 for a in r.accuracy]
+        colour = COLOURS[k % len(COLOURS)]
+        ax.bar(left, acc, width=width / n, align="edge", color=colour, alpha=0.75, edgecolor="k", lw=0.3,
+               label=f"{name} (ECE {100 * r.ece:.2f}%)")
+        axc.bar(left, r.count, width=width / n, align="edge", color=colour,
+                alpha=0.75, edgecolor="k", lw=0.3)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("accuracy")
+    ax.legend(loc="upper left", fontsize=8)
+    title = ", ".join(f"{name} ECE = {100 * r.ece:.2f}%" for name, r in results)
+    ax.set_title(f"{title}\n({results[0][1].n_bins} equal-width confidence bins)", fontsize=9)
+    axc.set_yscale("log")
+    axc.set_xlabel("confidence max p(y|x)")
+    axc.set_ylabel("count")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def score_histograms(scores: dict[str, dict[str, torch.Tensor]], in_name: str, score_name: str, title: str,
+                     aurocs: dict[str, float], path: str | os.PathLike) -> Path:
+    """Histogram of one OOD score for the in-distribution set and each OOD set; AUROCs in the legend."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    values = torch.cat([s[score_name] for s in scores.values()])
+    lo, hi = values.min().item(), values.max().item()
+    if hi <= lo:
+        hi = lo + 1e-6
+    bins = torch.linspace(lo, hi, 51).tolist()
+    for k, (name, s) in enumerate(scores.items()):
+        label = f"{name} (in-distribution)" if name == in_name else f"{name} (AUROC {aurocs[name]:.3f})"
+        ax.hist(s[score_name].numpy(), bins=bins, alpha=0.5, density=True, label=label, color=COLOURS[k % len(COLOURS)])
+    ax.set_xlabel(title)
+    ax.set_ylabel("density")
+    ax.set_title(f"OOD score {title}: higher = more in-distribution", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def robustness_curves(curves: dict[str, dict[str, list]], path: str | os.PathLike, title: str) -> Path:
+    """Accuracy against epsilon, one panel per norm, one line per refinement setting.
+
+    curves: {norm: {label: [(eps, acc), ...]}}.
+    """
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(curves), figsize=(5 * len(curves), 4), squeeze=False)
+    for ax, (norm, lines) in zip(axes[0], curves.items(), strict=True):
+        for k, (label, pts) in enumerate(lines.items()):
+            eps = [p[0] for p in pts]
+            acc = [p[1] for p in pts]
+            ax.plot(eps, acc, "o-", color=COLOURS[k % len(COLOURS)], label=label)
+        ax.set_xlabel(f"{'L-inf' if norm == 'linf' else 'L2'} epsilon ([0, 1] pixel scale)")
+        ax.set_ylabel("accuracy under PGD")
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def image_grid(x: torch.Tensor, path: str | os.PathLike, nrow: int | None = None) -> Path:
+    """Save images in [-1, 1] as a grid with ``nrow`` images per row; small images are enlarged with
+    nearest-neighbour upsampling so 8x8 digits can be read."""
+    from torchvision.utils import save_image
+
+    x = x.detach().float().cpu().clamp(-1, 1)
+    if x.shape[-1] < 32:
+        x = F.interpolate(x, scale_factor=32 // x.shape[-1], mode="nearest")
+    nrow = nrow or int(math.ceil(math.sqrt(len(x))))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_image(x, str(path), nrow=nrow, normalize=True, value_range=(-1, 1), pad_value=1.0)
+    return path
+
+
+def _save(fig, path) -> Path:
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,558 @@
+"""The evaluation tasks: each checks one claim of the paper on a checkpoint and writes a JSON report beside its PNGs.
+
+Every task takes a checkpoint (a path, a run folder, or an ``EvalModel`` from ``load_model``) and the common
+keyword options of ``_Run`` (out_dir, batch_size, device, data_dir, download, progress, seed), and returns its
+report as a dict (also written to ``<out_dir>/<task>.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from fastjem.checkpoint import atomic_write_text
+from fastjem.errors import ConfigError, FastJEMError
+from fastjem.eval import plots
+from fastjem.eval.attacks import NORMS, pgd_attack
+from fastjem.eval.core import (
+    EvalModel,
+    RefineThenClassify,
+    batches,
+    load_model,
+    predict_logits,
+    refined_logits,
+    sgld_refine,
+)
+from fastjem.eval.metrics import (
+    auroc,
+    expected_calibration_error,
+    feature_statistics,
+    frechet_distance,
+    inception_score_from_probs,
+)
+from fastjem.eval.ood import SCORE_TITLES, SCORES, SYNTHETIC_SETS, OODSetError, ood_scores, ood_set
+
+TASKS = ("accuracy", "calibration", "ood", "samples", "robustness", "fid")
+INCEPTION_WEIGHTS_URL = ("https://github.com/toshas/torch-fidelity/releases/download/v0.2.0/"
+                         "weights-inception-2015-12-05-6726825d.pth")
+# Epsilons on the [0, 1] pixel scale; L-inf ones are the usual k/255.
+DEFAULT_LINF_EPS = (0.0, 2 / 255, 4 / 255, 8 / 255, 16 / 255, 32 / 255)
+DEFAULT_L2_EPS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)
+
+
+class FIDUnavailableError(FastJEMError):
+    """FID was asked for without a feature extractor that can run here."""
+
+
+class _Run:
+    """What every task shares: the loaded model, the output folder, options, timing and the report file."""
+
+    def __init__(self, task: str, checkpoint, out_dir=None, batch_size: int = 500, device: str = "auto",
+                 data_dir: str | os.PathLike = "", download: bool = False, progress: bool = True, seed: int = 0,
+                 test_noise: float | None = None, n_test: int = 0):
+        if batch_size <= 0:
+            raise ConfigError(f"--batch-size must be > 0, got {batch_size}")
+        self.task = task
+        self.em = load_model(checkpoint, device)
+        self.out_dir = Path(out_dir) if out_dir else self.em.path.parent / "eval"
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.batch_size = batch_size
+        self.data_dir = data_dir
+        self.download = download
+        self.progress = progress
+        self.seed = seed
+        self.test_noise = self.em.config.test_noise if test_noise is None else test_noise
+        self.n_test = n_test
+        self.start = time.perf_counter()
+        self.files: list[str] = []
+        torch.manual_seed(seed)
+
+    def test_set(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.em.test_set(self.data_dir, self.download, self.n_test, self.test_noise, self.seed)
+
+    def path(self, name: str) -> Path:
+        p = self.out_dir / name
+        self.files.append(str(p))
+        return p
+
+    def finish(self, settings: dict, results: dict) -> dict:
+        em = self.em
+        report = {
+            "task": self.task, "checkpoint": str(em.path), "model": em.label, "iteration": em.iteration,
+            "dataset": em.info.name, "device": _device_name(em.device), "seconds": time.perf_counter() - self.start,
+            "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "fastjem": _version(),
+            "settings": settings, "results": results, "files": self.files + [str(self.out_dir / f"{self.task}.json")],
+        }
+        atomic_write_text(json.dumps(report, indent=2, default=_json_default), self.out_dir / f"{self.task}.json")
+        return report
+
+
+def _version() -> str:
+    from fastjem import __version__
+
+    return __version__
+
+
+def _device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return f"cpu ({cpu}, {os.cpu_count()} cores, {torch.get_num_threads()} threads)"
+
+
+def _json_default(obj):
+    if isinstance(obj, torch.Tensor):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def _model_name(em: EvalModel) -> str:
+    return f"{em.label} ({em.path.parent.name})"
+
+
+# ----------------------------------------------------------------------------------------------- accuracy
+def accuracy(checkpoint, n_steps: int = 0, step_size: float | None = None, noise: float | None = None,
+             **common) -> dict:
+    """Test accuracy and NLL of p(y|x); with ``n_steps`` > 0 also after n SGLD steps on E(x) seeded at each input
+    (step size and noise default to the checkpoint's sampler settings)."""
+    if n_steps < 0:
+        raise ConfigError(f"--n-steps must be >= 0, got {n_steps}")
+    run = _Run("accuracy", checkpoint, **common)
+    em = run.em
+    x, y = run.test_set()
+    a, s = em.energy_params()
+    step_size = a if step_size is None else step_size
+    noise = s if noise is None else noise
+    results = {"n": len(y)}
+    steps = [0] + ([n_steps] if n_steps > 0 else [])
+    for k in steps:
+        logits = refined_logits(em.model, x, k, step_size, noise, run.batch_size, run.progress, f"accuracy ({k} steps)")
+        key = "plain" if k == 0 else f"refined_{k}"
+        results[key] = {"n_steps": k, "acc": (logits.argmax(1) == y).float().mean().item(),
+                        "nll": F.cross_entropy(logits, y).item()}
+    results["acc"], results["nll"] = results["plain"]["acc"], results["plain"]["nll"]
+    settings = {"n_steps": n_steps, "step_size": step_size, "noise": noise, "test_noise": run.test_noise}
+    return run.finish(settings, results)
+
+
+# -------------------------------------------------------------------------------------------- calibration
+def calibration(checkpoint, n_bins: int = 20, compare=None, **common) -> dict:
+    """Expected calibration error over ``n_bins`` equal-width confidence bins and a reliability diagram
+    (reliability.png); ``compare`` (another checkpoint) is drawn on the same figure."""
+    if n_bins < 1:
+        raise ConfigError(f"--bins must be >= 1, got {n_bins}")
+    run = _Run("calibration", checkpoint, **common)
+    models = [run.em]
+    if compare is not None:
+        other = load_model(compare, run.em.device)
+        if other.info.name != run.em.info.name:
+            raise ConfigError(f"--compare {other.path} was trained on {other.info.name}, not {run.em.info.name}: "
+                              "calibration is compared on one test set")
+        models.append(other)
+    x, y = run.test_set()
+    entries, named = [], []
+    names = [_model_name(m) for m in models]
+    for em, name in zip(models, names, strict=True):
+        logits = predict_logits(em.model, x, run.batch_size, run.progress, f"calibration {name}")
+        probs = torch.softmax(logits, 1)
+        conf, pred = probs.max(1)
+        r = expected_calibration_error(conf, pred == y, n_bins)
+        entries.append({"name": name, "checkpoint": str(em.path), "model": em.label,
+                        "acc": (pred == y).float().mean().item(), "mean_confidence": conf.mean().item(),
+                        "nll": F.cross_entropy(logits, y).item(), **r.to_dict()})
+        named.append((name, r))
+    plots.reliability_diagram(named, run.path("reliability.png"))
+    results = {"n": len(y), "ece": entries[0]["ece"], "models": entries}
+    return run.finish({"n_bins": n_bins, "binning": "equal-width", "test_noise": run.test_noise}, results)
+
+
+# --------------------------------------------------------------------------------------------------- ood
+def ood(checkpoint, sets=SYNTHETIC_SETS, n_ood: int = 1000, ood_data_dir: str | os.PathLike | None = None,
+        skip_missing: bool = False, **common) -> dict:
+    """AUROC of the three OOD scores (log p(x), max p(y|x), -||d log p(x)/dx||) of in-distribution test data
+    (positive) against each OOD set, and one histogram PNG per score. With ``skip_missing`` an OOD dataset that
+    is not available is recorded as skipped instead of raising."""
+    if not sets:
+        raise ConfigError("--ood needs at least one OOD set")
+    run = _Run("ood", checkpoint, **common)
+    em = run.em
+    x_in, _ = run.test_set()
+    ood_dir = run.data_dir if ood_data_dir is None else ood_data_dir
+    scores = {em.info.name: ood_scores(em.model, x_in, run.batch_size, run.progress, f"scores {em.info.name}")}
+    skipped = {}
+    for name in sets:
+        try:
+            x = ood_set(name, em, n_ood, ood_dir, run.download, run.seed, in_dist=x_in)
+        except OODSetError as err:
+            if not skip_missing:
+                raise
+            skipped[name] = str(err).splitlines()[0]
+            continue
+        label = Path(name).name if Path(name).is_dir() else name
+        scores[label] = ood_scores(em.model, x.to(em.device), run.batch_size, run.progress, f"scores {label}")
+    table = {}
+    for label, s in scores.items():
+        if label == em.info.name:
+            continue
+        table[label] = {k: auroc(scores[em.info.name][k], s[k]) for k in SCORES}
+        table[label]["n"] = len(s["logpx"])
+    for k in SCORES:
+        if table:
+            plots.score_histograms(scores, em.info.name, k, SCORE_TITLES[k], {n: table[n][k] for n in table},
+                                   run.path(f"ood_{k}.png"))
+    summary = {label: {k: {"mean": v.mean().item(), "std": v.std().item()} for k, v in s.items()}
+               for label, s in scores.items()}
+    results = {"auroc": table, "in_distribution": em.info.name, "n_in": len(x_in), "score_stats": summary,
+               "skipped": skipped, "positive": "in-distribution"}
+    settings = {"sets": list(sets), "n_ood": n_ood, "scores": {k: SCORE_TITLES[k] for k in SCORES},
+                "test_noise": run.test_noise}
+    return run.finish(settings, results)
+
+
+# ----------------------------------------------------------------------------------------------- samples
+def _chains(em: EvalModel, x0: torch.Tensor, n_steps: int, y: torch.Tensor | None, batch_size: int,
+            progress: bool, desc: str) -> torch.Tensor:
+    a, s = em.energy_params()
+    out = []
+    for sl in batches(len(x0), batch_size, desc, progress):
+        out.append(sgld_refine(em.model, x0[sl], n_steps, a, s, y=None if y is None else y[sl]))
+    return torch.cat(out)
+
+
+def samples(checkpoint, n_steps: int = 100, n_samples: int = 100, per_class: int = 10, init: str = "auto",
+            **common) -> dict:
+    """Sample grids: the replay buffer (samples_buffer.png), fresh chains from U(-1, 1) for ``n_steps``
+    (samples_fresh.png), class-conditional SGLD on E(x, y) (samples_conditional.png, a row per class) and the
+    buffer sorted by predicted class keeping the most confident (samples_buffer_by_class.png).
+
+    ``init`` seeds the conditional chains: 'buffer', 'noise', or 'auto' (the buffer when the checkpoint has one).
+    """
+    if n_steps < 0 or n_samples <= 0 or per_class <= 0:
+        raise ConfigError("--n-steps must be >= 0 and --n-samples, --per-class > 0")
+    if init not in ("auto", "buffer", "noise"):
+        raise ConfigError(f"--init must be auto, buffer or noise, got {init!r}")
+    run = _Run("samples", checkpoint, **common)
+    em = run.em
+    k = em.num_classes
+    shape = em.sample_shape
+    dev = em.device
+    results: dict = {}
+    if init == "buffer" and em.buffer is None:
+        raise ConfigError(f"{em.path} has no replay buffer ({em.label}): use --init noise")
+    use_buffer = em.buffer is not None and init != "noise"
+
+    def describe(x: torch.Tensor, target: torch.Tensor | None = None) -> dict:
+        logits = predict_logits(em.model, x, run.batch_size)
+        probs = torch.softmax(logits, 1)
+        d = {"n": len(x), "mean_logpx": torch.logsumexp(logits, 1).mean().item(),
+             "mean_max_prob": probs.max(1).values.mean().item(),
+             "predicted_class_histogram": torch.bincount(probs.argmax(1), minlength=k).tolist()}
+        if target is not None:
+            d["fraction_classified_as_target"] = (probs.argmax(1) == target).float().mean().item()
+            d["mean_p_target"] = probs.gather(1, target[:, None]).mean().item()
+        return d
+
+    x_test, _ = run.test_set()
+    results["test_data"] = describe(x_test)
+    if em.buffer is not None:
+        buf = em.buffer
+        plots.image_grid(buf[:n_samples], run.path("samples_buffer.png"))
+        results["buffer"] = describe(buf)
+        # The most confident buffer samples of each predicted class: one row per class.
+        probs = torch.softmax(predict_logits(em.model, buf, run.batch_size, run.progress, "classify buffer"), 1)
+        conf, pred = probs.max(1)
+        rows, kept = [], []
+        for c in range(k):
+            members = torch.nonzero(pred == c).squeeze(1)
+            top = members[conf[members].argsort(descending=True)[:per_class]]
+            kept.append(len(top))
+            row = buf[top]
+            if len(row) < per_class:
+                # Classes with too few samples are padded with blank (white) tiles.
+                row = torch.cat([row, torch.ones(per_class - len(row), *shape, device=dev)])
+            rows.append(row)
+        plots.image_grid(torch.cat(rows), run.path("samples_buffer_by_class.png"), nrow=per_class)
+        results["buffer_by_class"] = {"kept_per_class": kept,
+                                      "mean_confidence_kept": [conf[pred == c].sort(descending=True).values[
+                                          :per_class].mean().item() if kept[c] else None for c in range(k)]}
+    x0 = torch.rand((n_samples, *shape), device=dev) * 2 - 1
+    fresh = _chains(em, x0, n_steps, None, run.batch_size, run.progress, "fresh chains")
+    plots.image_grid(fresh, run.path("samples_fresh.png"))
+    results["fresh"] = {"n_steps": n_steps, **describe(fresh)}
+    # Class-conditional: per_class chains per class, class c in row c.
+    y = torch.arange(k, device=dev).repeat_interleave(per_class)
+    if use_buffer:
+        x0 = em.buffer[torch.randint(0, len(em.buffer), (len(y),), device=dev)]
+    else:
+        x0 = torch.rand((len(y), *shape), device=dev) * 2 - 1
+    cond = _chains(em, x0, n_steps, y, run.batch_size, run.progress, "conditional chains")
+    plots.image_grid(cond, run.path("samples_conditional.png"), nrow=per_class)
+    results["conditional"] = {"n_steps": n_steps, "init": "buffer" if use_buffer else "noise", **describe(cond, y)}
+    a, s = em.energy_params()
+    settings = {"n_steps": n_steps, "n_samples": n_samples, "per_class": per_class, "step_size": a, "noise": s,
+                "init": init, "has_buffer": em.buffer is not None}
+    return run.finish(settings, results)
+
+
+# -------------------------------------------------------------------------------------------- robustness
+def robustness(checkpoint, norms=NORMS, linf_eps=DEFAULT_LINF_EPS, l2_eps=DEFAULT_L2_EPS, refine_steps=(0, 1, 10),
+               pgd_steps: int = 10, n_attack: int = 500, **common) -> dict:
+    """Accuracy under PGD (L-inf and L2) of the refine-then-classify pipeline f(SGLD_n(x)) for each n in
+    ``refine_steps``; gradients go through the refinement. Epsilons are on the [0, 1] pixel scale (the images
+    live in [-1, 1], where they are doubled). Writes robustness.json and robustness.png."""
+    for norm in norms:
+        if norm not in NORMS:
+            raise ConfigError(f"unknown norm {norm!r}; choose from {', '.join(NORMS)}")
+    if any(e < 0 for e in (*linf_eps, *l2_eps)) or any(n < 0 for n in refine_steps) or pgd_steps < 1:
+        raise ConfigError("epsilons and refinement steps must be >= 0, --pgd-steps >= 1")
+    run = _Run("robustness", checkpoint, **common)
+    em = run.em
+    x, y = run.test_set()
+    if n_attack > 0:
+        x, y = x[:n_attack], y[:n_attack]
+    a, s = em.energy_params()
+    eps_of = {"linf": list(linf_eps), "l2": list(l2_eps)}
+    curves: dict = {}
+    table: dict = {}
+    gen = torch.Generator().manual_seed(run.seed)
+    for norm in norms:
+        curves[norm], table[norm] = {}, {}
+        for n in refine_steps:
+            pipeline = RefineThenClassify(em.model, n, a, s)
+            label = f"{n} SGLD steps" if n else "no refinement"
+            pts = []
+            for eps in eps_of[norm]:
+                correct = 0
+                for sl in batches(len(x), run.batch_size, f"PGD {norm} eps={eps:.4g} refine={n}", run.progress):
+                    # The [0, 1] pixel scale is half the [-1, 1] one.
+                    x_adv = pgd_attack(pipeline, x[sl], y[sl], 2 * eps, norm, pgd_steps, generator=gen)
+                    with torch.no_grad():
+                        correct += (pipeline(x_adv).argmax(1) == y[sl]).sum().item()
+                pts.append((eps, correct / len(y)))
+            curves[norm][label] = pts
+            table[norm][str(n)] = [{"eps": e, "acc": acc} for e, acc in pts]
+    plots.robustness_curves(curves, run.path("robustness.png"),
+                            f"{_model_name(em)}: PGD-{pgd_steps} through SGLD refinement, {len(y)} test images")
+    settings = {"norms": list(norms), "linf_eps": list(linf_eps), "l2_eps": list(l2_eps),
+                "refine_steps": list(refine_steps), "pgd_steps": pgd_steps, "pgd_step_size": "2.5 eps / steps",
+                "random_start": True, "eps_scale": "[0, 1] pixels (x2 in the model's [-1, 1] input)",
+                "sgld_step_size": a, "sgld_noise": s, "n_attack": len(y)}
+    return run.finish(settings, {"accuracy": table})
+
+
+# --------------------------------------------------------------------------------------------------- fid
+def load_feature_model(spec: str, em: EvalModel):
+    """A feature extractor from ``spec``: 'classifier' (this checkpoint's own penultimate features), a TorchScript
+    file, or 'module.path:name' naming an nn.Module class, an nn.Module, or a function images -> [B, D]."""
+    import importlib
+
+    if spec == "classifier":
+        if not hasattr(em.model, "features"):
+            raise FIDUnavailableError("this network has no .features(); pass another --features-model")
+        return em.model.features
+    if Path(spec).is_file():
+        try:
+            return torch.jit.load(spec, map_location=em.device).eval()
+        except Exception as err:
+            raise FIDUnavailableError(f"--features-model {spec} is not a TorchScript file ({err}); save one with "
+                                      "torch.jit.save(torch.jit.script(model), PATH), or use module:name") from err
+    if ":" in spec:
+        module_name, attr = spec.split(":", 1)
+        try:
+            obj = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as err:
+            raise FIDUnavailableError(f"cannot import --features-model {spec}: {err}") from err
+        if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
+            obj = obj()
+        if isinstance(obj, torch.nn.Module):
+            return obj.to(em.device).eval()
+        if callable(obj):
+            return obj
+    raise FIDUnavailableError(f"--features-model {spec!r}: expected 'classifier', a TorchScript file, or "
+                              "'module.path:name'")
+
+
+@torch.no_grad()
+def extract_features(feature_fn, x: torch.Tensor, batch_size: int = 500, progress: bool = False,
+                     desc: str = "features") -> torch.Tensor:
+    """Features [N, D] of images [N, C, H, W] in [-1, 1] (fp64 on the CPU)."""
+    return torch.cat([torch.as_tensor(feature_fn(x[s])).detach().flatten(1).double().cpu()
+                      for s in batches(len(x), batch_size, desc, progress)])
+
+
+def _torchmetrics_inception(weights: str, real: torch.Tensor, fake: torch.Tensor, batch_size: int) -> dict:
+    try:
+        from torchmetrics.image.fid import FrechetInceptionDistance
+        from torchmetrics.image.inception import InceptionScore
+    except ImportError as err:
+        raise FIDUnavailableError(
+            "FID with Inception weights uses torchmetrics, which is not installed: pip install 'torchmetrics[image]' "
+            "(or compute FID from any feature extractor with --features-model, which needs nothing extra)") from err
+    dev = real.device
+    to01 = lambda t: ((t.clamp(-1, 1) + 1) / 2).expand(-1, 3, -1, -1)
+    try:
+        fid_metric = FrechetInceptionDistance(feature=2048, normalize=True, feature_extractor_weights_path=weights)
+        is_metric = InceptionScore(normalize=True, feature_extractor_weights_path=weights)
+    except TypeError as err:
+        raise FIDUnavailableError(f"this torchmetrics cannot load local Inception weights ({err}); upgrade it: "
+                                  "pip install -U 'torchmetrics[image]'") from err
+    fid_metric, is_metric = fid_metric.to(dev), is_metric.to(dev)
+    for s in batches(len(real), batch_size):
+        fid_metric.update(to01(real[s]), real=True)
+    for s in batches(len(fake), batch_size):
+        fid_metric.update(to01(fake[s]), real=False)
+        is_metric.update(to01(fake[s]))
+    is_mean, is_std = is_metric.compute()
+    return {"fid": fid_metric.compute().item(), "inception_score": is_mean.item(), "inception_score_std": is_std.item(),
+            "features": "Inception v3 (torchmetrics, local weights)"}
+
+
+def fid(checkpoint, inception_weights: str | None = None, features_model: str | None = None, source: str = "auto",
+        n_fid: int = 10000, n_steps: int = 100, **common) -> dict:
+    """FID between test images and the model's samples (the replay buffer, or fresh chains of ``n_steps``).
+
+    Features: Inception v3 through torchmetrics with local weights (``inception_weights``; also reports the
+    Inception score), or any extractor (``features_model``; FID computed here, no torchmetrics needed).
+    """
+    if inception_weights is None and features_model is None:
+        raise FIDUnavailableError(
+            "FID needs a feature extractor and none was given.\n"
+            f"  - standard FID / Inception score: download the Inception weights ({INCEPTION_WEIGHTS_URL}) and pass "
+            "--inception-weights PATH (needs: pip install 'torchmetrics[image]');\n"
+            "  - any feature extractor: --features-model 'module.path:name' or a TorchScript file (images in [-1, 1] "
+            "-> [B, D]); --features-model classifier uses this checkpoint's own network (not comparable across "
+            "models)")
+    if inception_weights is not None and not Path(inception_weights).is_file():
+        raise FIDUnavailableError(f"--inception-weights {inception_weights} does not exist; download it from "
+                                  f"{INCEPTION_WEIGHTS_URL}")
+    if source not in ("auto", "buffer", "fresh"):
+        raise ConfigError(f"--source must be auto, buffer or fresh, got {source!r}")
+    run = _Run("fid", checkpoint, **common)
+    em = run.em
+    if source == "buffer" and em.buffer is None:
+        raise ConfigError(f"{em.path} has no replay buffer ({em.label}): use --source fresh")
+    use_buffer = em.buffer is not None and source != "fresh"
+    real, _ = run.test_set()
+    if use_buffer:
+        fake = em.buffer[:n_fid]
+    else:
+        x0 = torch.rand((min(n_fid, len(real)), *em.sample_shape), device=em.device) * 2 - 1
+        fake = _chains(em, x0, n_steps, None, run.batch_size, run.progress, "fresh chains")
+    results = {"n_real": len(real), "n_fake": len(fake),
+               "samples": "buffer" if use_buffer else f"fresh {n_steps} steps"}
+    if features_model is not None:
+        fn = load_feature_model(features_model, em)
+        fr = extract_features(fn, real, run.batch_size, run.progress, "features real")
+        ff = extract_features(fn, fake, run.batch_size, run.progress, "features samples")
+        results["fid"] = frechet_distance(*feature_statistics(fr), *feature_statistics(ff))
+        results["features"] = features_model
+        results["feature_dim"] = fr.shape[1]
+        # The classifier's own class probabilities give an Inception-score analogue (not comparable across models).
+        probs = torch.softmax(predict_logits(em.model, fake, run.batch_size), 1)
+        results["classifier_score"], results["classifier_score_std"] = inception_score_from_probs(probs)
+    if inception_weights is not None:
+        inc = _torchmetrics_inception(inception_weights, real, fake, run.batch_size)
+        if features_model is not None:
+            results["inception"] = inc
+        else:
+            results.update(inc)
+    settings = {"inception_weights": inception_weights, "features_model": features_model, "source": source,
+                "n_fid": n_fid, "n_steps": n_steps}
+    return run.finish(settings, results)
+
+
+# --------------------------------------------------------------------------------------------------- all
+def run_all(checkpoint, ood_sets=None, compare=None, inception_weights=None, features_model=None,
+            task_options: dict | None = None, log=print, **common) -> dict:
+    """Every task the available data allows; returns {task: report or {'skipped': reason}} and writes all.json."""
+    em = load_model(checkpoint, common.pop("device", "auto"))
+    opts = task_options or {}
+    reports: dict = {}
+    sets = tuple(ood_sets) if ood_sets else SYNTHETIC_SETS + tuple(
+        d for d in ("svhn", "cifar10", "cifar100", "digits") if d != em.config.dataset)
+    jobs = {
+        "accuracy": lambda: accuracy(em, **opts.get("accuracy", {}), **common),
+        "calibration": lambda: calibration(em, compare=compare, **opts.get("calibration", {}), **common),
+        "ood": lambda: ood(em, sets=sets, skip_missing=True, **opts.get("ood", {}), **common),
+        "samples": lambda: samples(em, **opts.get("samples", {}), **common),
+        "robustness": lambda: robustness(em, **opts.get("robustness", {}), **common),
+        "fid": lambda: fid(em, inception_weights=inception_weights, features_model=features_model,
+                           **opts.get("fid", {}), **common),
+    }
+    for task, job in jobs.items():
+        if task == "fid" and inception_weights is None and features_model is None:
+            reports[task] = {"skipped": "no --inception-weights or --features-model given"}
+            continue
+        try:
+            reports[task] = job()
+        except FIDUnavailableError as err:
+            reports[task] = {"skipped": str(err).splitlines()[0]}
+        log(f"  {task}: done" if "skipped" not in reports[task] else f"  {task}: skipped")
+    out_dir = Path(common.get("out_dir") or em.path.parent / "eval")
+    atomic_write_text(json.dumps({"checkpoint": str(em.path), "summary": summary_rows(reports)}, indent=2),
+                      out_dir / "all.json")
+    return reports
+
+
+def summary_rows(reports: dict) -> list[tuple[str, str, str]]:
+    """(task, metric, value) rows of the headline numbers of each report."""
+    rows = []
+    for task, rep in reports.items():
+        if "skipped" in rep:
+            rows.append((task, "skipped", rep["skipped"]))
+            continue
+        r = rep["results"]
+        if task == "accuracy":
+            for key, v in r.items():
+                if isinstance(v, dict):
+                    rows.append((task, f"{key} acc / NLL", f"{v['acc']:.4f} / {v['nll']:.4f}"))
+        elif task == "calibration":
+            for m in r["models"]:
+                rows.append((task, f"ECE ({m['n_bins']} bins) {m['name']}", f"{100 * m['ece']:.2f}%"))
+        elif task == "ood":
+            for name, v in r["auroc"].items():
+                rows.append((task, f"AUROC vs {name} (logpx / maxprob / grad)",
+                             f"{v['logpx']:.3f} / {v['maxprob']:.3f} / {v['grad_norm']:.3f}"))
+            for name in r["skipped"]:
+                rows.append((task, f"{name}", "skipped (not available offline)"))
+        elif task == "samples":
+            c = r["conditional"]
+            rows.append((task, "conditional samples classified as their class",
+                         f"{c['fraction_classified_as_target']:.3f}"))
+            rows.append((task, "grids", ", ".join(Path(f).name for f in rep["files"] if f.endswith(".png"))))
+        elif task == "robustness":
+            for norm, by_n in r["accuracy"].items():
+                for n, pts in by_n.items():
+                    rows.append((task, f"{norm} refine={n}: acc at eps",
+                                 " ".join(f"{p['eps']:.3g}:{p['acc']:.2f}" for p in pts)))
+        elif task == "fid":
+            rows.append((task, f"FID ({r.get('features')})", f"{r['fid']:.3f}"))
+            if "inception_score" in r:
+                rows.append((task, "Inception score", f"{r['inception_score']:.3f}"))
+    return rows
+
+
+def format_table(rows: list[tuple[str, str, str]]) -> str:
+    w0 = max([len(r[0]) for r in rows] + [4])
+    w1 = max([len(r[1]) for r in rows] + [6])
+    lines = [f"{'task':{w0}s}  {'metric':{w1}s}  value", f"{'-' * w0}  {'-' * w1}  -----"]
+    lines += [f"{t:{w0}s}  {m:{w1}s}  {v}" for t, m, v in rows]
+    return "\n".join(lines)
+
+
+__all__ = ["TASKS", "accuracy", "calibration", "fid", "format_table", "load_feature_model", "ood", "robustness",
+           "run_all", "samples", "summary_rows"]

@@ -1,0 +1,317 @@
+"""fastjem.eval: metrics against hand-computed and reference values, scores against finite differences, attacks,
+differentiable refinement, FID, and the CLI end to end on a tiny checkpoint."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from fastjem.cli import main
+from fastjem.config import TrainConfig
+from fastjem.eval import (
+    RefineThenClassify,
+    auroc,
+    constant_images,
+    expected_calibration_error,
+    fid_from_features,
+    frechet_distance,
+    grad_norm_score,
+    interpolate_pairs,
+    pgd_attack,
+    sgld_refine,
+    uniform_noise,
+)
+from fastjem.models import ConvNet
+
+
+# ------------------------------------------------------------------------------------------------ AUROC
+def test_auroc_hand_computed_with_a_tie():
+    # Pairs (pos > neg): 0.9 beats 3, 0.8 beats 3, 0.4 beats 0.1 and ties 0.4 (half): 7.5 of 9.
+    assert auroc(torch.tensor([0.9, 0.8, 0.4]), torch.tensor([0.5, 0.4, 0.1])) == pytest.approx(7.5 / 9)
+    assert auroc(torch.tensor([2.0, 3.0]), torch.tensor([0.0, 1.0])) == 1.0
+    assert auroc(torch.tensor([0.0]), torch.tensor([1.0])) == 0.0
+    assert auroc(torch.ones(5), torch.ones(7)) == 0.5
+
+
+@pytest.mark.parametrize("n_pos,n_neg,levels", [(1, 1, 0), (50, 300, 0), (400, 37, 5), (1000, 1000, 20)],
+                         ids=["1v1", "continuous", "heavy-ties", "large-ties"])
+def test_auroc_matches_scikit_learn(n_pos, n_neg, levels):
+    from sklearn.metrics import roc_auc_score
+
+    g = torch.Generator().manual_seed(n_pos + n_neg)
+    pos = torch.randn(n_pos, generator=g) + 0.7
+    neg = torch.randn(n_neg, generator=g)
+    if levels:
+        pos, neg = (pos * levels).round(), (neg * levels).round()
+    y = np.r_[np.ones(n_pos), np.zeros(n_neg)]
+    ref = roc_auc_score(y, np.r_[pos.numpy(), neg.numpy()])
+    assert auroc(pos, neg) == pytest.approx(ref, abs=1e-12)
+
+
+# -------------------------------------------------------------------------------------------------- ECE
+def test_ece_of_constructed_predictions():
+    # Bin (0.85, 0.9]: 100 predictions at 0.9, 70 right -> gap 0.2. Bin (0.55, 0.6]: 100 at 0.6, 60 right -> 0.
+    # Bin (0.25, 0.3]: 50 at 0.3, 25 right -> gap 0.2 (under-confident).
+    # ECE = (100 * 0.2 + 100 * 0 + 50 * 0.2) / 250 = 0.12.
+    full = lambda n, v: torch.full((n,), v, dtype=torch.float64)
+    conf = torch.cat([full(100, 0.9), full(100, 0.6), full(50, 0.3)])
+    correct = torch.cat([torch.arange(100) < 70, torch.arange(100) < 60, torch.arange(50) < 25])
+    r = expected_calibration_error(conf, correct, n_bins=20)
+    assert r.ece == pytest.approx(0.12, abs=1e-12)
+    assert r.mce == pytest.approx(0.2, abs=1e-12)
+    assert sum(r.count) == 250 and r.count[17] == 100 and r.count[11] == 100 and r.count[5] == 50
+    assert r.accuracy[17] == pytest.approx(0.7) and r.confidence[11] == pytest.approx(0.6)
+    assert np.isnan(r.accuracy[0])
+    # With 1 bin the over- and under-confidence cancel: |mean acc - mean conf| = |155 - 165| / 250 = 0.04.
+    assert expected_calibration_error(conf, correct, n_bins=1).ece == pytest.approx(0.04, abs=1e-12)
+
+
+def test_ece_bins_are_right_closed_and_perfect_calibration_is_zero():
+    # 0.5 is the right edge of bin (0.45, 0.5] with 20 bins; 1.0 is in the last bin; 0 in the first.
+    conf = torch.tensor([0.5, 1.0, 0.0], dtype=torch.float64)
+    r = expected_calibration_error(conf, torch.tensor([True, True, False]), n_bins=20)
+    assert r.count[9] == 1 and r.count[19] == 1 and r.count[0] == 1
+    assert r.ece == pytest.approx(1 / 3 * 0.5, abs=1e-12)
+    g = torch.Generator().manual_seed(0)
+    conf = torch.rand(200000, generator=g) * 0.5 + 0.5
+    correct = torch.rand(200000, generator=g) < conf
+    assert expected_calibration_error(conf, correct, 20).ece < 0.01
+    # and an always-wrong confident model has ECE = its mean confidence
+    assert expected_calibration_error(conf, torch.zeros_like(correct), 20).ece == pytest.approx(conf.double().mean()
+                                                                                                  .item(), abs=1e-9)
+
+
+# ------------------------------------------------------------------------------------------ OOD scores
+def _net(seed=0, width=4, dtype=torch.float64):
+    torch.manual_seed(seed)
+    return ConvNet(10, 1, width).to(dtype).eval()
+
+
+def test_grad_norm_score_matches_finite_differences():
+    net = _net()
+    x = torch.rand(3, 1, 8, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(1)) * 2 - 1
+    score = grad_norm_score(net, x)
+    lse = lambda z: torch.logsumexp(net(z), 1)
+    h = 1e-6
+    grads = torch.zeros_like(x)
+    with torch.no_grad():
+        for p in range(64):
+            e = torch.zeros(64, dtype=torch.float64)
+            e[p] = h
+            e = e.view(1, 1, 8, 8)
+            grads.view(3, 64)[:, p] = (lse(x + e) - lse(x - e)) / (2 * h)
+    expected = -grads.flatten(1).norm(dim=1)
+    assert (expected < 0).all()
+    torch.testing.assert_close(score, expected, rtol=1e-6, atol=1e-9)
+
+
+def test_synthetic_ood_sets_are_what_they_claim():
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(10, 1, 8, 8, generator=g) * 2 - 1  # 10 distinct "test images"
+    mixed, i, j = interpolate_pairs(x, 200, torch.Generator().manual_seed(1))
+    assert mixed.shape == (200, 1, 8, 8)
+    assert (i != j).all() and len(set(zip(i.tolist(), j.tolist(), strict=True))) > 50
+    torch.testing.assert_close(mixed, 0.5 * x[i] + 0.5 * x[j])
+    # every image is the midpoint of exactly one pair of distinct test images, and none is a test image
+    mids = 0.5 * (x[:, None] + x[None, :]).flatten(2)  # [10, 10, 64]
+    for k in range(len(mixed)):
+        hits = ((mids - mixed[k].flatten()).abs().amax(-1) < 1e-6).nonzero().tolist()
+        assert sorted(map(tuple, hits)) == sorted([(i[k].item(), j[k].item()), (j[k].item(), i[k].item())])
+    assert ((x.flatten(1)[None] - mixed.flatten(1)[:, None]).abs().amax(-1) > 1e-3).all()
+    u = uniform_noise(500, (3, 4, 4), g)
+    assert u.min() >= -1 and u.max() <= 1 and abs(u.mean().item()) < 0.05 and abs(u.var().item() - 1 / 3) < 0.02
+    c = constant_images(20, (3, 4, 4), g)
+    assert (c == c[:, :, :1, :1]).all() and c.flatten(1).std(1).max() > 0.1
+
+
+# ------------------------------------------------------------------------------------ attacks, refinement
+@pytest.fixture(scope="module")
+def digits_classifier():
+    """A linear classifier of the 8x8 digits (about 95% test accuracy), trained in a second."""
+    from fastjem.data import load_arrays, to_float
+
+    a = load_arrays("digits")
+    x, y = to_float(a.train_x), a.train_y
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Flatten(), nn.Linear(64, 10))
+    opt = torch.optim.Adam(net.parameters(), lr=0.05)
+    for _ in range(150):
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+    net.eval()
+    for p in net.parameters():
+        p.requires_grad_(False)
+    return net, to_float(a.test_x), a.test_y
+
+
+@pytest.mark.parametrize("norm,eps", [("linf", 0.25), ("l2", 3.0)])
+def test_pgd_lowers_accuracy_and_respects_epsilon(digits_classifier, norm, eps):
+    net, x, y = digits_classifier
+    clean = (net(x).argmax(1) == y).float().mean().item()
+    assert clean > 0.9
+    x_adv = pgd_attack(net, x, y, eps, norm, steps=10, generator=torch.Generator().manual_seed(0))
+    adv = (net(x_adv).argmax(1) == y).float().mean().item()
+    assert adv < clean - 0.4, (clean, adv)
+    delta = (x_adv - x).flatten(1)
+    size = delta.abs().amax(1) if norm == "linf" else delta.norm(dim=1)
+    assert (size <= eps * (1 + 1e-5)).all()
+    assert size.max() > 0.9 * eps  # the attack uses its budget
+    assert x_adv.min() >= -1 and x_adv.max() <= 1
+    # a random perturbation of the same size does far less damage: the attack follows the gradient
+    # (a classifier with zero gradient leaves only PGD's random start)
+    rand = pgd_attack(lambda z: 0.0 * z.flatten(1)[:, :10], x, y, eps, norm, steps=1)
+    assert (net(rand).argmax(1) == y).float().mean().item() > adv + 0.2
+
+
+def test_refinement_is_differentiable_and_its_gradient_is_exact():
+    net = _net(seed=2)
+    x = torch.rand(2, 1, 8, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(3)) * 2 - 1
+    y = torch.tensor([1, 7])
+    # noise 0 makes the pipeline deterministic so finite differences apply; a large step makes the
+    # refinement move x far (the untrained net's input gradients are small)
+    pipeline = RefineThenClassify(net, n_steps=3, step_size=200.0, noise=0.0)
+    loss = lambda z: nn.functional.cross_entropy(pipeline(z), y, reduction="sum")
+    xg = x.clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad(loss(xg), xg)
+    assert grad.abs().sum() > 0
+    # The gradient a detached refinement would give: the classifier's gradient at the refined point.
+    x_ref = sgld_refine(net, x, 3, 200.0, 0.0).requires_grad_(True)
+    assert (x_ref - x).abs().max() > 0.1
+    (grad_detached,) = torch.autograd.grad(nn.functional.cross_entropy(net(x_ref), y, reduction="sum"), x_ref)
+    h = 1e-6
+    worst_detached = 0.0
+    for p in (0, 9, 20, 27, 36, 45, 63):
+        e = torch.zeros(64, dtype=torch.float64)
+        e[p] = h
+        e = e.view(1, 1, 8, 8)
+        fd = (loss(x + e).item() - loss(x - e).item()) / (2 * h)
+        assert grad.view(2, 64)[:, p].sum().item() == pytest.approx(fd, rel=1e-5, abs=1e-9)
+        worst_detached = max(worst_detached, abs(grad_detached.view(2, 64)[:, p].sum().item() - fd) / abs(fd))
+    assert worst_detached > 1e-3  # so the check above would catch a refinement cut out of the graph
+
+
+# ---------------------------------------------------------------------------------------------------- FID
+def test_fid_of_a_set_with_itself_is_zero_and_matches_the_diagonal_case():
+    from fastjem.data import load_arrays, to_float
+
+    feature_model = _net(seed=5, width=8, dtype=torch.float32)  # a small stand-in for Inception
+    x = to_float(load_arrays("digits").test_x)
+    with torch.no_grad():
+        f = feature_model.features(x)  # [360, 32]
+    assert fid_from_features(f, f) == pytest.approx(0.0, abs=1e-6)
+    assert fid_from_features(f, f + 0.5) == pytest.approx(0.25 * f.shape[1], rel=1e-6)  # only the means differ
+    assert fid_from_features(f[:180], f[180:]) > 1e-4
+    # diagonal covariances: sum (m1 - m2)^2 + (s1 - s2)^2 over dimensions (s the standard deviations)
+    mu1, mu2 = torch.tensor([0.0, 1.0, 2.0]), torch.tensor([1.0, 1.0, 0.0])
+    v1, v2 = torch.tensor([1.0, 4.0, 9.0]), torch.tensor([4.0, 4.0, 1.0])
+    expected = ((mu1 - mu2) ** 2).sum() + ((v1.sqrt() - v2.sqrt()) ** 2).sum()
+    assert frechet_distance(mu1, torch.diag(v1), mu2, torch.diag(v2)) == pytest.approx(expected.item(), rel=1e-9)
+
+
+# -------------------------------------------------------------------------------------- tiny checkpoints
+TINY = dict(dataset="digits", arch="convnet", width=8, batch_size=16, sgld_steps=3, buffer_size=200, iters=12,
+            warmup_iters=5, lr=1e-3, log_every=4, ckpt_every=0, device="cpu", seed=3, preset="test")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    from fastjem.train import Trainer
+
+    root = tmp_path_factory.mktemp("eval_runs")
+    Trainer(TrainConfig(**TINY), out_dir=root / "jem", progress=False, log=lambda *a: None).fit()
+    Trainer(TrainConfig(**TINY, px_weight=0.0), out_dir=root / "clf", progress=False, log=lambda *a: None).fit()
+    return root
+
+
+FAST = ["--no-progress", "--device", "cpu", "--n-test", "64", "--batch-size", "64"]
+
+
+def _report(path):
+    return json.loads(path.read_text())
+
+
+def test_cli_accuracy_calibration_ood(runs, tmp_path, capsys):
+    jem, clf = runs / "jem" / "checkpoint.pt", runs / "clf" / "checkpoint.pt"
+    assert main(["eval", str(jem), "accuracy", "--n-steps", "2", *FAST]) == 0
+    rep = _report(runs / "jem" / "eval" / "accuracy.json")  # the default out-dir
+    r = rep["results"]
+    assert r["n"] == 64 and 0 <= r["acc"] <= 1 and r["refined_2"]["n_steps"] == 2
+    assert rep["checkpoint"] == str(jem) and rep["model"] == "JEM"
+    out = tmp_path / "out"
+    assert main(["eval", str(jem), "calibration", "--compare", str(clf), "--bins", "10", "--out-dir", str(out),
+                 *FAST]) == 0
+    rep = _report(out / "calibration.json")
+    assert [m["model"] for m in rep["results"]["models"]] == ["JEM", "classifier-only"]
+    assert all(m["n_bins"] == 10 and sum(m["count"]) == 64 for m in rep["results"]["models"])
+    assert (out / "reliability.png").stat().st_size > 5000
+    assert main(["eval", str(clf), "ood", "--ood", "uniform", "constant", "interp", "--n-ood", "50",
+                 "--out-dir", str(out), *FAST]) == 0
+    rep = _report(out / "ood.json")
+    assert set(rep["results"]["auroc"]) == {"uniform", "constant", "interp"}
+    assert all(0 <= v <= 1 for d in rep["results"]["auroc"].values() for k, v in d.items() if k != "n")
+    for k in ("logpx", "maxprob", "grad_norm"):
+        assert (out / f"ood_{k}.png").exists()
+    printed = capsys.readouterr().out
+    assert "AUROC vs uniform" in printed and "ood.json" in printed
+
+
+def test_cli_samples_robustness_fid(runs, tmp_path):
+    jem = runs / "jem" / "checkpoint.pt"
+    out = tmp_path / "out"
+    assert main(["eval", str(runs / "jem"), "samples", "--n-steps", "2", "--n-samples", "16", "--per-class", "3",
+                 "--out-dir", str(out), *FAST]) == 0
+    rep = _report(out / "samples.json")
+    for name in ("samples_buffer.png", "samples_fresh.png", "samples_conditional.png", "samples_buffer_by_class.png"):
+        assert (out / name).exists()
+    from PIL import Image
+
+    with Image.open(out / "samples_conditional.png") as im:  # 10 class rows of 3, 8x8 enlarged to 32x32
+        assert im.size[1] > 10 * 32 and im.size[0] > 3 * 32 and im.size[0] < 4 * 34
+    assert len(rep["results"]["buffer_by_class"]["kept_per_class"]) == 10
+    assert main(["eval", str(jem), "robustness", "--refine-steps", "0", "1", "--linf-eps", "0", "16",
+                 "--l2-eps", "0", "1", "--pgd-steps", "2", "--n-attack", "32", "--out-dir", str(out), *FAST]) == 0
+    rep = _report(out / "robustness.json")
+    acc = rep["results"]["accuracy"]
+    assert set(acc) == {"linf", "l2"} and set(acc["linf"]) == {"0", "1"}
+    assert acc["linf"]["0"][0]["eps"] == 0 and acc["linf"]["0"][1]["eps"] == pytest.approx(16 / 255)
+    assert (out / "robustness.png").exists()
+    assert main(["eval", str(jem), "fid", "--features-model", "classifier", "--out-dir", str(out), *FAST]) == 0
+    rep = _report(out / "fid.json")
+    assert rep["results"]["fid"] > 0 and rep["results"]["n_real"] == 64
+
+
+def test_cli_all_prints_a_summary_table(runs, tmp_path, capsys):
+    out = tmp_path / "all"
+    assert main(["eval", str(runs / "jem"), "all", "--out-dir", str(out), "--n-steps", "1", "--n-samples", "8",
+                 "--per-class", "2", "--refine-steps", "0", "--linf-eps", "0", "8", "--l2-eps", "0", "0.5",
+                 "--pgd-steps", "1", "--n-attack", "16", "--n-ood", "20", *FAST]) == 0
+    printed = capsys.readouterr().out
+    for task in ("accuracy", "calibration", "ood", "samples", "robustness", "fid"):
+        assert task in printed
+    assert "skipped" in printed  # fid without a feature model, and the OOD datasets not available offline
+    summary = _report(out / "all.json")["summary"]
+    assert any(row[0] == "ood" and "uniform" in row[1] for row in summary)
+    assert (out / "samples_fresh.png").exists() and (out / "reliability.png").exists()
+
+
+@pytest.mark.parametrize("args,match", [
+    (["{tmp}/missing.pt", "accuracy"], "does not exist"),
+    (["{jem}", "nonsense"], "unknown eval task"),
+    (["{jem}", "ood", "--ood", "svhn", "--data-dir", "{tmp}/nothing"], "--download"),
+    (["{jem}", "ood", "--ood", "mnist"], "unknown OOD set"),
+    (["{jem}", "fid"], "--inception-weights"),
+    (["{jem}", "fid", "--inception-weights", "{tmp}/none.pth"], "does not exist"),
+    (["{clf}", "samples", "--init", "buffer"], "no replay buffer"),
+], ids=["missing-checkpoint", "unknown-task", "ood-offline", "unknown-ood", "fid-no-weights", "fid-bad-weights",
+        "no-buffer"])
+def test_bad_input_gets_one_clear_error(runs, tmp_path, capsys, args, match):
+    subst = {"{tmp}": str(tmp_path), "{jem}": str(runs / "jem"), "{clf}": str(runs / "clf")}
+    for k, v in subst.items():
+        args = [a.replace(k, v) for a in args]
+    assert main(["eval", *args, *FAST]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("fastjem: error:") and match in err, err
+    assert "Traceback" not in err
