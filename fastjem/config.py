@@ -209,8 +209,8 @@ PRESETS: dict[str, TrainConfig] = {
     # compiled: building the graphs (two modes, two batch shapes, C++ kernels) costs more than 1000 tiny
     # iterations save.
     "quick": TrainConfig(
-        dataset="digits", arch="convnet", width=16, norm="none", batch_size=64, iters=1000,
-        warmup_iters=100, lr=1e-3, decay_epochs=(35, 45), sgld_steps=20, buffer_size=2000, log_every=25,
+        dataset="digits", arch="convnet", width=16, norm="none", batch_size=64, iters=800,
+        warmup_iters=100, lr=1e-3, decay_epochs=(30, 38), sgld_steps=20, buffer_size=2000, log_every=25,
         ckpt_every=250, compile=False,
         data_noise=0.03, preset="quick",
     ),

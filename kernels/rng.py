@@ -59,8 +59,8 @@ def counters_for(n: int) -> int:
     return (n + 3) // 4
 
 
-def _mul32(a: int, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(high, low) 32-bit halves of ``a * x`` for a 32-bit constant ``a`` and int64 ``x`` in [0, 2**32).
+def _mul32_split(a, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(high, low) 32-bit halves of ``a * x`` for 32-bit ``a`` and int64 ``x`` in [0, 2**32).
 
     The 64-bit product does not fit int64, so ``x`` is split in 16-bit halves: both partial
     products stay below 2**48.
@@ -71,6 +71,24 @@ def _mul32(a: int, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return (p_hi >> 16) + (mid >> 32), mid & _MASK32
 
 
+def _mul32_wrap(a, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The same with one int64 multiply: the product wraps modulo 2**64, and an arithmetic shift of the
+    wrapped value still has the true high word in its low 32 bits (floor((p - k 2**64) / 2**32) = hi - k 2**32)."""
+    p = x * a
+    return (p >> 32) & _MASK32, p & _MASK32
+
+
+def _wraps() -> bool:
+    """Whether int64 multiplication wraps here (it does on CPU and CUDA); checked once, else split."""
+    x = torch.tensor([0xFFFFFFFF, 0x89ABCDEF, 1], dtype=torch.int64)
+    hi, lo = _mul32_wrap(_ROUND_A, x)
+    return all(h == (_ROUND_A * v) >> 32 and l_ == (_ROUND_A * v) & _MASK32
+               for h, l_, v in zip(hi.tolist(), lo.tolist(), x.tolist()))
+
+
+_mul32 = _mul32_wrap if _wraps() else _mul32_split
+
+
 def philox4x32_10(
     c0: torch.Tensor, c1: torch.Tensor, c2: torch.Tensor, c3: torch.Tensor, k0: torch.Tensor, k1: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -78,10 +96,12 @@ def philox4x32_10(
 
     Same round function and key schedule as Random123 and ``triton.language.philox``.
     """
+    # Both multiplies of a round as one op on a [2, n] stack: the reference is many tiny ops, so op
+    # count, not arithmetic, is its cost.
+    rounds = torch.tensor([[_ROUND_B], [_ROUND_A]], dtype=torch.int64, device=c0.device)
     for _ in range(10):
-        hi_b, lo_b = _mul32(_ROUND_B, c2)
-        hi_a, lo_a = _mul32(_ROUND_A, c0)
-        c0, c1, c2, c3 = hi_b ^ c1 ^ k0, lo_b, hi_a ^ c3 ^ k1, lo_a
+        hi, lo = _mul32(rounds, torch.stack([c2, c0]))
+        c0, c1, c2, c3 = hi[0] ^ c1 ^ k0, lo[0], hi[1] ^ c3 ^ k1, lo[1]
         k0 = (k0 + _KEY_A) & _MASK32
         k1 = (k1 + _KEY_B) & _MASK32
     return c0, c1, c2, c3
@@ -92,8 +112,9 @@ def philox_words(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """The four 32-bit words (as int64 in [0, 2**32)) of each int64 counter, as ``tl.randint4x``."""
     seed = seed.to(torch.int64)
-    k0 = (seed & _MASK32).expand_as(counters)
-    k1 = ((seed >> 32) & _MASK32).expand_as(counters)
+    # 0-d keys broadcast: the key schedule costs two scalar ops a round, not two full-size ones
+    k0 = seed & _MASK32
+    k1 = (seed >> 32) & _MASK32
     zero = torch.zeros_like(counters)
     return philox4x32_10(counters & _MASK32, (counters >> 32) & _MASK32, zero, zero, k0, k1)
 
