@@ -29,7 +29,7 @@ PLOT_NAME = "steps_per_sec.png"
 def load_results(folder: Path, include_smoke: bool = False) -> dict:
     """{"steps": [...], "cifar": [...], "kernels": [...]}: the parsed JSON files, oldest first."""
     folder = Path(folder)
-    out = {"steps": [], "cifar": [], "kernels": []}
+    out = {"steps": [], "cifar": [], "kernels": [], "quick": []}
     if not folder.is_dir():
         return out
     for kind in out:
@@ -108,6 +108,19 @@ def kernels_table(reports: list[dict]) -> list[str]:
     return lines
 
 
+def quick_table(reports: list[dict]) -> list[str]:
+    lines = ["| date | device | preset | model | iterations | wall s | it/s (median) | test acc | engine |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in reports:
+        c = r.get("config", {})
+        name = "classifier only" if r.get("classifier_only") else "JEM"
+        lines.append(f"| {r['date'][:10]} | {_device(r)} | {r.get('preset')} ({name}) | {c.get('arch')} "
+                     f"width {c.get('width')} | {r.get('iterations')} | {_num(r.get('wall_seconds'), '{:.0f}')} | "
+                     f"{_num(r.get('it_per_s_median'), '{:.2f}')} | {_num(r.get('test_acc'), '{:.4f}')} | "
+                     f"{r.get('engine', '')} |")
+    return lines
+
+
 def render(results: dict, plot_rel: str | None = "bench/results/" + PLOT_NAME) -> str:
     """The markdown that goes between the README markers."""
     if not any(results.values()):
@@ -123,6 +136,10 @@ def render(results: dict, plot_rel: str | None = "bench/results/" + PLOT_NAME) -
     if results["cifar"] and len(cifar_table(results["cifar"])) > 2:
         parts += ["", "Timed CIFAR-10 runs (`bench/cifar_run.py`, real data, a fixed number of minutes including "
                   "compilation):", "", *cifar_table(results["cifar"])]
+    if results.get("quick"):
+        parts += ["", "The README's main job (`python bench/quick_run.py`: `fastjem train` with the preset, wall "
+                  "time from start to summary, data loading and evaluation included):", "",
+                  *quick_table(results["quick"])]
     if results["kernels"]:
         parts += ["", "Kernel microbenchmarks (`pytest bench/bench_kernels.py`, CUDA, do_bench median):", "",
                   *kernels_table(results["kernels"])]

@@ -214,9 +214,13 @@ def equivalence_check(base: TrainConfig, out_dir: Path, batch_size: int, device:
        draw + SGLD + write-back) must give the reference's chain from that image.
     2. Loss and gradients: the same (x_p, x_lab, y_lab, x_q) through fastjem's loss and the reference's
        three-forward loss, same weights.
+
+    The network runs uncompiled here: inductor reorders reductions, and a bias gradient (a sum with
+    cancellation) then differs by up to ~2e-3 of its tensor's largest entry in fp32, which would blur
+    this gate. Compiled against eager is checked on its own in tests/test_engine.py.
     """
     cfg = base.replace(depth=10, width=2, precision="fp32", kernels="reference", sgld_noise=0.0, reinit_prob=0.0,
-                       sgld_steps=2, buffer_size=4 * batch_size, batch_size=batch_size)
+                       sgld_steps=2, buffer_size=4 * batch_size, batch_size=batch_size, compile=False)
     out = {"config": {k: getattr(cfg, k) for k in ("depth", "width", "batch_size", "sgld_steps", *ENGINE_FIELDS)},
            "passed": False}
     saved_flags = _flags()
@@ -244,12 +248,22 @@ def equivalence_check(base: TrainConfig, out_dir: Path, batch_size: int, device:
             loss_fast.backward()
         grads_ref = {k: p.grad for k, p in ref_model.named_parameters()}
         worst = 0.0
+        flat_fast, flat_ref = [], []
         for k, p in trainer.model.named_parameters():
             g_ref = grads_ref[k.replace("_orig_mod.", "")]
             if p.grad is None:
                 raise AssertionError(f"fastjem's loss gave no gradient for {k}")
             worst = max(worst, ((p.grad - g_ref).abs().max() / (g_ref.abs().max() + 1e-12)).item())
-        out.update(loss_reference=loss_ref.item(), loss_fastjem=loss_fast.item(), grad_max_rel_diff=worst)
+            flat_fast.append(p.grad.flatten())
+            flat_ref.append(g_ref.flatten())
+        g_fast, g_ref = torch.cat(flat_fast), torch.cat(flat_ref)
+        # Normwise over all parameters: convolution algorithms differ between the two (NHWC weights, one
+        # forward of 3B against three of B, for which oneDNN may pick another algorithm, e.g. Winograd),
+        # which moves the fp32 gradient by ~1e-4 normwise and one tensor's largest entry by ~2e-3 of itself
+        # (measured here); a wrong or missing loss term moves the whole gradient by O(1e-1) or more.
+        normwise = ((g_fast - g_ref).norm() / g_ref.norm()).item()
+        out.update(loss_reference=loss_ref.item(), loss_fastjem=loss_fast.item(), grad_max_rel_diff=worst,
+                   grad_normwise_rel_diff=normwise)
         out["loss_abs_diff"] = abs(out["loss_reference"] - out["loss_fastjem"])
         problems = []
         if not out["sgld_max_abs_diff"] <= 1e-4:
@@ -258,8 +272,9 @@ def equivalence_check(base: TrainConfig, out_dir: Path, batch_size: int, device:
             problems.append("SGLD did not move the chains: the check would be vacuous")
         if not out["loss_abs_diff"] <= 1e-5 * max(1.0, abs(out["loss_reference"])):
             problems.append(f"losses differ: reference {out['loss_reference']:.7g}, fastjem {out['loss_fastjem']:.7g}")
-        if not worst <= 1e-3:
-            problems.append(f"gradients differ (max relative difference {worst:.3g})")
+        if not normwise <= 1e-3:
+            problems.append(f"gradients differ (normwise relative difference {normwise:.3g}, "
+                            f"per-tensor max {worst:.3g})")
         out["passed"] = not problems
         out["detail"] = "; ".join(problems) or "SGLD chains, loss and gradients match"
     except Exception as err:  # a gate that cannot run has not passed

@@ -40,6 +40,8 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--classifier-only", action="store_true",
                    help="train the same network as a plain classifier (px and pxy weights 0): the baseline")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (metrics still go to the log)")
+    p.add_argument("--no-compile", dest="compile", action="store_const", const="off", default=argparse.SUPPRESS,
+                   help="same as --compile off")
     groups = {}
     for f in fields(TrainConfig):
         if f.name == "preset":

@@ -181,3 +181,10 @@ def test_training_iteration_has_no_host_sync_on_cuda(tmp_path):
     finally:
         torch.cuda.set_sync_debug_mode("default")
     assert torch.isfinite(t.read_metrics()["loss"] * torch.ones(1)).all()
+
+
+def test_compile_auto_is_off_on_cpu_and_can_be_forced():
+    eng = resolve_engine(TrainConfig(), CPU, has_batch_norm=False)
+    assert not eng.compile and any("compile auto -> off" in n for n in eng.notes)
+    assert resolve_engine(TrainConfig(compile="on"), CPU, has_batch_norm=False).compile
+    assert TrainConfig(compile=True).compile == "on" and TrainConfig(compile=False).compile == "off"
