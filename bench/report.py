@@ -172,18 +172,26 @@ def plot(results: dict, path: Path) -> Path:
               "fastjem-default": "#1565c0"}
     for ax, (name, rep) in zip(axes[0], panels, strict=True):
         configs = [c for c in rep.get("configs", []) if c.get("engines")]
-        width = 0.8 / len(ENGINES)
-        for j, engine in enumerate(ENGINES):
+        engines = [e for e in ENGINES if any(e in c["engines"] for c in configs)]  # no empty slots
+        width = 0.8 / max(1, len(engines))
+        values = []
+        for j, engine in enumerate(engines):
             xs, ys = [], []
             for i, c in enumerate(configs):
                 if engine in c["engines"]:
-                    xs.append(i + (j - (len(ENGINES) - 1) / 2) * width)
+                    xs.append(i + (j - (len(engines) - 1) / 2) * width)
                     ys.append(c["engines"][engine]["it_per_s_median"])
+                    values.append(ys[-1])
             if xs:
                 bars = ax.bar(xs, ys, width, label=ENGINE_LABELS[engine], color=colors[engine])
                 ax.bar_label(bars, fmt="%.3g", fontsize=7)
         ax.set_xticks(range(len(configs)), [f"{c['name'].upper()}\nB={c['batch_size']}" for c in configs])
-        ax.set_yscale("log")
+        # log scale only when configurations span orders of magnitude; otherwise a linear axis from 0,
+        # so bar heights compare honestly
+        if values and max(values) / max(min(values), 1e-12) > 20:
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(0, 1.15 * max(values or [1]))
         ax.set_ylabel("JEM iterations / s")
         ax.set_title(f"{name}\n{rep.get('date', '')[:10]}, torch {rep.get('versions', {}).get('torch', '')}",
                      fontsize=9)

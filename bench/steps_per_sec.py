@@ -447,7 +447,9 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--time-budget", type=float, default=0.0, help="seconds; configs not started by then are skipped")
     p.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default; smoke: 1)")
-    p.add_argument("--no-compile", action="store_true", help="fastjem engines with compile=False (recorded)")
+    p.add_argument("--no-compile", action="store_true", help="fastjem engines with compile off (recorded)")
+    p.add_argument("--compile", choices=("auto", "on", "off"), default=None,
+                   help="fastjem engines' compile mode (default: the config default, auto; recorded)")
     p.add_argument("--smoke", action="store_true", help="tiny run (WRN-10-2, batch 4, 2 SGLD steps, 1-iteration "
                    "windows, compile off): checks the harness end to end in well under a minute on CPU")
     p.add_argument("--out", default=str(RESULTS), help="folder for the JSON (default bench/results)")
@@ -471,7 +473,9 @@ def parse_args(argv=None):
     args.batch_size = args.batch_size or (64 if cuda else 16)
     args.warmup = args.warmup or (3 if cuda else 2)
     args.window_s = args.window_s or (2.0 if cuda else 3.0)
-    args.fastjem_overrides = {"compile": False} if args.no_compile else {}
+    args.fastjem_overrides = {"compile": "off"} if args.no_compile else {}
+    if args.compile is not None and not args.no_compile:
+        args.fastjem_overrides = {"compile": args.compile}
     return args
 
 
