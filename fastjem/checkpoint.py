@@ -5,6 +5,7 @@ A reader therefore sees either the old file or the new one, never half of one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -17,14 +18,14 @@ FORMAT = "fastjem-checkpoint"
 VERSION = 1
 
 
-def atomic_save(obj, path: str | os.PathLike) -> None:
-    """torch.save to ``path`` atomically: temp file + fsync + rename + fsync of the folder."""
-    path = Path(path)
+@contextlib.contextmanager
+def _atomic_file(path: Path, mode: str):
+    """Yield a temp file beside ``path``; on success fsync it, rename it over ``path`` and fsync the folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(obj, f)
+        with os.fdopen(fd, mode) as f:
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -38,18 +39,15 @@ def atomic_save(obj, path: str | os.PathLike) -> None:
         os.close(dir_fd)
 
 
+def atomic_save(obj, path: str | os.PathLike) -> None:
+    """torch.save to ``path`` atomically: temp file + fsync + rename + fsync of the folder."""
+    with _atomic_file(Path(path), "wb") as f:
+        torch.save(obj, f)
+
+
 def atomic_write_text(text: str, path: str | os.PathLike) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with _atomic_file(Path(path), "w") as f:
+        f.write(text)
 
 
 def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
