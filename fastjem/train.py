@@ -424,8 +424,9 @@ class Trainer:
                 previous[sig] = signal.signal(sig, on_signal)
             except ValueError:  # not the main thread
                 pass
+        # a terminal gets a live bar; a log file (not a TTY) an update every 30 s instead of every redraw
         bar = tqdm(total=self.total_iters, initial=self.iteration, unit="it", disable=not self.progress,
-                   dynamic_ncols=True, file=sys.stderr)
+                   dynamic_ncols=True, file=sys.stderr, mininterval=0.1 if sys.stderr.isatty() else 30.0)
         t_window, it_window = time.perf_counter(), self.iteration
         if self.guard is not None and self.guard.snapshot is None:
             self.guard.take_snapshot()
