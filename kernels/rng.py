@@ -98,7 +98,10 @@ def philox4x32_10(
     """
     # Both multiplies of a round as one op on a [2, n] stack: the reference is many tiny ops, so op
     # count, not arithmetic, is its cost.
-    rounds = torch.tensor([[_ROUND_B], [_ROUND_A]], dtype=torch.int64, device=c0.device)
+    # filled on the device (no host-to-device copy, which a CUDA-graph capture forbids)
+    rounds = c0.new_empty((2, 1))
+    rounds[0] = _ROUND_B
+    rounds[1] = _ROUND_A
     for _ in range(10):
         hi, lo = _mul32(rounds, torch.stack([c2, c0]))
         c0, c1, c2, c3 = hi[0] ^ c1 ^ k0, lo[0], hi[1] ^ c3 ^ k1, lo[1]
