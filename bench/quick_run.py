@@ -22,31 +22,40 @@ from fastjem.config import get_preset  # noqa: E402
 from fastjem.train import Trainer  # noqa: E402
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--preset", default="quick")
-    p.add_argument("--classifier-only", action="store_true")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--out", default=str(RESULTS))
-    args = p.parse_args(argv)
-    cfg = get_preset(args.preset).replace(seed=args.seed)
-    if args.classifier_only:
-        cfg = cfg.replace(px_weight=0.0, pxy_weight=0.0)
-    started = now_utc()
+def train_timed(cfg) -> tuple[dict, Trainer, float]:
+    """Train ``cfg`` in a temporary folder: (summary with median it/s, trainer, wall seconds)."""
     with tempfile.TemporaryDirectory(prefix="fastjem-quick-") as tmp:
         t0 = time.perf_counter()
         trainer = Trainer(cfg, out_dir=Path(tmp) / "run", progress=False)
         summary = trainer.fit()
         seconds = time.perf_counter() - t0
         lines = [json.loads(s) for s in (Path(tmp) / "run" / "metrics.jsonl").read_text().splitlines()]
-    train_lines = [r for r in lines if "it_per_s" in r]
+    speeds = sorted(r["it_per_s"] for r in lines if "it_per_s" in r)
+    summary["it_per_s_median"] = speeds[len(speeds) // 2] if speeds else None
+    return summary, trainer, seconds
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--preset", default="quick")
+    p.add_argument("--classifier-only", action="store_true")
+    p.add_argument("--precision", default=None, help="override the preset's precision (fp32, tf32, bf16, auto)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", default=str(RESULTS))
+    args = p.parse_args(argv)
+    cfg = get_preset(args.preset).replace(seed=args.seed)
+    if args.precision:
+        cfg = cfg.replace(precision=args.precision)
+    if args.classifier_only:
+        cfg = cfg.replace(px_weight=0.0, pxy_weight=0.0)
+    started = now_utc()
+    summary, trainer, seconds = train_timed(cfg)
     rep = {
         "schema": "fastjem-bench-quick/1", "date": started.isoformat(timespec="seconds"),
         "device": device_info(trainer.device), "versions": versions(), "git": git_state(),
         "preset": args.preset, "classifier_only": args.classifier_only, "config": cfg.to_dict(),
         "engine": trainer.engine.describe(), "torch_threads": torch.get_num_threads(),
-        "wall_seconds": seconds, "iterations": summary["iteration"],
-        "it_per_s_median": sorted(r["it_per_s"] for r in train_lines)[len(train_lines) // 2] if train_lines else None,
+        "wall_seconds": seconds, "iterations": summary["iteration"], "it_per_s_median": summary["it_per_s_median"],
         "test_acc": summary["test_acc"], "val_acc": summary["val_acc"], "test_nll": summary["test_nll"],
         "recoveries": summary["recoveries"],
     }

@@ -70,7 +70,7 @@ from fastjem.models import WideResNet  # noqa: E402
 from fastjem.train import Trainer  # noqa: E402
 
 CONFIGS = {"wrn-10-2": (10, 2), "wrn-16-8": (16, 8), "wrn-28-10": (28, 10)}
-ENGINE_FIELDS = ("precision", "compile", "cuda_graph", "kernels", "fused_forward")
+ENGINE_FIELDS = ("precision", "compile", "cuda_graph", "iteration_graph", "kernels", "fused_forward")
 SCHEMA = "fastjem-bench-steps/1"
 
 
@@ -306,6 +306,11 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
                                       work / f"{name}-matched"))
         runners.append(fastjem_runner("fastjem-default", base.replace(**args.fastjem_overrides),
                                       work / f"{name}-default"))
+        if device.type == "cuda":
+            # ablation: what capturing the whole iteration adds to capturing the SGLD loop alone
+            runners.append(fastjem_runner("fastjem-sgld-graph-only",
+                                          base.replace(iteration_graph=False, **args.fastjem_overrides),
+                                          work / f"{name}-sgld-graph"))
 
     # Warm-up, engine by engine: compilation, autotuning and graph capture are timed here and only here.
     for r in runners:
@@ -362,6 +367,9 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
     if gate_passed:
         ratios["matched"] = engines["fastjem-matched"]["it_per_s_median"] / ref
         ratios["default"] = engines["fastjem-default"]["it_per_s_median"] / ref
+        if "fastjem-sgld-graph-only" in engines:
+            ratios["iteration_graph_gain"] = (engines["fastjem-default"]["it_per_s_median"]
+                                              / engines["fastjem-sgld-graph-only"]["it_per_s_median"])
         if "reference-default" in engines:
             ratios["default_vs_reference_default"] = (engines["fastjem-default"]["it_per_s_median"]
                                                       / engines["reference-default"]["it_per_s_median"])

@@ -93,6 +93,10 @@ class TrainConfig:
                         "engine")
     cuda_graph: bool = _opt(True, "capture the SGLD loop in a CUDA graph (CUDA only; CPU runs the same loop eagerly)",
                             group="engine")
+    iteration_graph: bool = _opt(True, "capture the whole iteration (data draw, augmentation, sampling, loss, "
+                                 "backward, Adam, buffer write-back) in one CUDA graph, checked against the eager "
+                                 "iteration once; CUDA, one process, Adam only; else the same iteration runs eagerly",
+                                 group="engine")
     kernels: str = _opt("auto", "fused ops: triton kernels, or their PyTorch references; auto = triton on CUDA",
                         KERNELS, "engine")
     fused_forward: bool = _opt(True, "one forward of [x_p, x_q, x_lab] for the loss instead of three (only without "

@@ -57,6 +57,7 @@ class Engine:
     kernels: str  # triton | reference
     fused_forward: bool
     notes: tuple[str, ...] = field(default=())
+    iteration_graph: bool = False
 
     def autocast(self) -> contextlib.AbstractContextManager:
         """bf16 autocast for the network when the precision is bf16; a no-op otherwise."""
@@ -72,8 +73,9 @@ class Engine:
             torch.backends.cudnn.allow_tf32 = allow
 
     def describe(self) -> str:
+        graph = "iteration" if self.iteration_graph else ("SGLD loop" if self.cuda_graph else "off")
         return (f"precision {self.precision}, compile {'on' if self.compile else 'off'}, CUDA graph "
-                f"{'on' if self.cuda_graph else 'off'}, kernels {self.kernels}, fused forward "
+                f"{graph}, kernels {self.kernels}, fused forward "
                 f"{'on' if self.fused_forward else 'off'}")
 
 
@@ -92,7 +94,7 @@ def compile_available(device: torch.device) -> tuple[bool, str]:
     return True, ""
 
 
-def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool) -> Engine:
+def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool, distributed: bool = False) -> Engine:
     notes = []
     precision = cfg.precision
     if precision == "auto":
@@ -118,6 +120,19 @@ def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool)
     if graph and device.type != "cuda":
         notes.append("CUDA graph off: not on a CUDA device (the same sampler loop runs eagerly)")
         graph = False
+    whole = cfg.iteration_graph
+    if whole and not graph:
+        why = "not on a CUDA device" if device.type != "cuda" else "--no-cuda-graph"
+        notes.append(f"iteration graph off: {why} (the same iteration runs eagerly)")
+        whole = False
+    elif whole and distributed:
+        notes.append("iteration graph off: data parallel (the gradient all-reduce runs between graphs); the SGLD "
+                     "loop is still graphed")
+        whole = False
+    elif whole and cfg.optimizer != "adam":
+        notes.append(f"iteration graph off: the {cfg.optimizer} optimiser takes its learning rate as a number (only "
+                     "Adam is captured, with capturable=True and a device learning rate)")
+        whole = False
     kernels = cfg.kernels
     from fastjem.kernels._dispatch import interpreter_on, triton
 
@@ -131,4 +146,4 @@ def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool)
     if fused and has_batch_norm:
         notes.append("fused forward off: batch norm makes a sample's output depend on its batch")
         fused = False
-    return Engine(device, precision, compiled, graph, kernels, fused, tuple(notes))
+    return Engine(device, precision, compiled, graph, kernels, fused, tuple(notes), whole)

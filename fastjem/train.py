@@ -160,7 +160,7 @@ class Trainer:
             broadcast_parameters_(self.model)
             # independent chains, chain indices and dropout masks per rank
             torch.manual_seed(cfg.seed + 104_729 * rank)
-        self.engine: Engine = resolve_engine(cfg, self.device, has_batch_norm(self.model))
+        self.engine: Engine = resolve_engine(cfg, self.device, has_batch_norm(self.model), self.dist.enabled)
         self.engine.apply_matmul_precision()
         # channels_last weights: cuDNN and oneDNN convolutions are faster in NHWC (measured on the AMD EPYC
         # CPU here: one WRN-10-2 SGLD step at batch 16 went from ~75 ms to ~55 ms)
@@ -182,6 +182,9 @@ class Trainer:
                             seed=cfg.seed * 1_000_003 + 2 + 7 * rank, backend=backend)
         self.sampler.rng_for(self.device)
         self._graphs: dict = {}
+        # the iteration graph's warm-up, capture and check run the SGLD loop inline (no nested capture)
+        self._inline_sgld = False
+        self._iteration_graph_failed = False
         self.iters_per_epoch = max(1, self.data.n_train // cfg.batch_size)
         self.total_iters = cfg.iters if cfg.iters > 0 else math.ceil(cfg.epochs * self.iters_per_epoch)
         self.iteration = 0
@@ -199,9 +202,54 @@ class Trainer:
     def _build_optimizer(self) -> torch.optim.Optimizer:
         cfg = self.cfg
         params = self.model.parameters()
+        self.lr_t: torch.Tensor | None = None
         if cfg.optimizer == "adam":
-            return torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+            # The learning rate lives in a device tensor that every iteration overwrites in place (warm-up,
+            # decay, recovery), so a captured iteration reads the current value. On CUDA Adam takes it with
+            # capturable=True (step counters on the device too); on CPU the single-tensor Adam reads it as a
+            # number, bitwise what a float lr gives (fp64 keeps the value exact).
+            cuda = self.device.type == "cuda"
+            self.lr_t = torch.tensor(cfg.lr, dtype=torch.float32 if cuda else torch.float64, device=self.device)
+            self._adam_settings = {"capturable": cuda, "foreach": cuda}
+            return torch.optim.Adam(params, lr=self.lr_t, weight_decay=cfg.weight_decay, **self._adam_settings)
         return torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
+
+    def _set_lr(self, lr: float) -> None:
+        if self.lr_t is not None:
+            self.lr_t.fill_(lr)  # a kernel argument, not a host sync
+        else:
+            for group in self.optimizer.param_groups:
+                group["lr"] = lr
+
+    def _adopt_optimizer_settings(self) -> None:
+        """After loading an optimiser state: our device lr tensor and Adam mode, step counters where they belong."""
+        if self.lr_t is None:
+            return
+        capturable = self._adam_settings["capturable"]
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.lr_t
+            group.update(self._adam_settings)
+            for p in group["params"]:
+                state = self.optimizer.state.get(p)
+                if state and "step" in state:
+                    step = torch.as_tensor(state["step"], dtype=torch.float32)
+                    state["step"] = step.to(p.device) if capturable else step.cpu()
+
+    def _ensure_optimizer_state(self) -> None:
+        """Create Adam's moments and step counters now, as zeros (what its first step creates), so that a
+        snapshot and a captured graph see every state tensor from the first iteration on."""
+        if self.lr_t is None:
+            return
+        for group in self.optimizer.param_groups:
+            for p in group["params"]:
+                state = self.optimizer.state[p]
+                if not state:
+                    state["step"] = (torch.zeros((), dtype=torch.float32, device=p.device) if group["capturable"]
+                                     else torch.tensor(0.0, dtype=torch.float32))
+                    state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                    state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                    if group["amsgrad"]:
+                        state["max_exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
 
     # ------------------------------------------------------------------------------- iteration
     def energy_fn(self, y: torch.Tensor | None = None):
@@ -210,7 +258,7 @@ class Trainer:
 
     def run_sgld(self, x0: torch.Tensor, y: torch.Tensor | None = None) -> torch.Tensor:
         """SGLD from x0: replayed from a captured CUDA graph when the engine has one, else the eager loop."""
-        if self.engine.cuda_graph:
+        if self.engine.cuda_graph and not self._inline_sgld:
             from fastjem.graphs import GraphedSGLD
 
             key = (tuple(x0.shape), y is not None)
@@ -270,13 +318,30 @@ class Trainer:
         return loss, parts
 
     def train_step(self) -> dict:
-        """One JEM iteration; returns the metric tensors (on the device, not synced)."""
+        """One JEM iteration; returns the metric tensors (on the device, not synced).
+
+        With the engine's iteration graph, one replay of the captured iteration (built, and checked
+        against the eager iteration, on first use); otherwise ``_iteration`` runs eagerly.
+        """
         lr = learning_rate(self.cfg, self.iteration, self.iters_per_epoch) * self.recovery.lr_scale
         fault = self._faults.pop(self.iteration, None)
         if fault == "lr":
             lr *= 1e6
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
+        self._set_lr(lr)
+        runner = self._iteration_graph() if self.engine.iteration_graph and fault is None else None
+        if runner is not None:
+            outputs = runner.replay()
+            self.last_samples = outputs["samples"]
+            parts = outputs["parts"]
+        else:
+            parts = self._iteration(fault)
+        self.iteration += 1
+        self._acc_n += 1
+        return parts
+
+    def _iteration(self, fault: str | None = None) -> dict:
+        """The iteration itself, all on the device (what the iteration graph records): draw the data, sample,
+        loss, backward, optimiser step, divergence flag, metric sums."""
         self.model.train()
         x_p, x_lab, y_lab = self.data.draw(self.cfg.batch_size, self.data_gen, self.shard)
         loss, parts = self.loss(x_p, x_lab, y_lab)
@@ -288,13 +353,95 @@ class Trainer:
         if self.dist.enabled:
             all_reduce_grads_(list(self.model.parameters()), self.dist.world)
         self.optimizer.step()
-        self.iteration += 1
         if self.guard is not None:
             self.guard.observe(parts)
         zero = torch.zeros((), device=self.device)
         self._acc += torch.stack([parts.get(k, zero) for k in METRIC_NAMES])
-        self._acc_n += 1
         return parts
+
+    def _mutable_state(self) -> list[torch.Tensor]:
+        """Every tensor an iteration changes in place."""
+        tensors = [*self.model.parameters(), *self.model.buffers(), self.buffer.data, self.buffer.rng_state,
+                   self.sampler.rng_for(self.device), self._acc]
+        for state in self.optimizer.state.values():
+            tensors += [v for v in state.values() if torch.is_tensor(v)]
+        if self.guard is not None:
+            tensors.append(self.guard.flag)
+        if self.lr_t is not None:
+            tensors.append(self.lr_t)
+        return tensors
+
+    def _iteration_graph(self):
+        """The captured iteration (built on first use and after a state reload), or None when capture failed."""
+        runner = self._graphs.get("iteration")
+        if runner is not None or self._iteration_graph_failed:
+            return runner
+        from fastjem.graphs import GraphedIteration, StateSnapshot, default_generator
+
+        self._ensure_optimizer_state()
+        snapshot = StateSnapshot(self._mutable_state(), [self.data_gen, default_generator(self.device)])
+
+        def step() -> dict:
+            parts = self._iteration()
+            return {"parts": parts, "samples": self.last_samples}
+
+        self._inline_sgld = True
+        try:
+            runner = GraphedIteration(step, snapshot, self.device)
+            report = self._check_iteration_graph(runner, step, snapshot)
+        except Exception as err:  # noqa: BLE001 - any capture failure falls back to the eager iteration
+            snapshot.restore()
+            self._iteration_graph_failed = True
+            first_line = str(err).splitlines()[0] if str(err) else ""
+            self.log(f"engine: iteration graph off: {type(err).__name__}: {first_line} (the SGLD graph and the eager "
+                     "iteration run instead)")
+            return None
+        finally:
+            self._inline_sgld = False
+        snapshot.restore()
+        self._graphs["iteration"] = runner
+        self.log(f"engine: iteration graph captured; first replay vs eager iteration: {report}")
+        return runner
+
+    def _check_iteration_graph(self, runner, step, snapshot) -> str:
+        """One iteration eagerly and one by replay from the same state must agree; raises when they do not.
+
+        Not bitwise: cuDNN weight-gradient and scatter kernels may sum in a different order from run to run,
+        and under bf16 a last-bit difference can move a rounding; a wrong graph (stale learning rate, frozen
+        noise, missing write-back, lost update) differs by far more than the tolerances below.
+        """
+        params = [p for p in self.model.parameters()]
+        start = torch.cat([p.detach().flatten().float() for p in params])
+        buf0 = self.buffer.data.clone()
+        eager = step()
+        eager_parts = {k: v.detach().clone() for k, v in eager["parts"].items()}
+        d_eager = torch.cat([p.detach().flatten().float() for p in params]) - start
+        buf_eager = self.buffer.data.clone()
+        rng_eager = (self.sampler.rng_state.clone(), self.buffer.rng_state.clone())
+        snapshot.restore()
+        replayed = runner.replay()
+        d_graph = torch.cat([p.detach().flatten().float() for p in params]) - start
+        problems = []
+        worst = 0.0
+        for k, v in eager_parts.items():
+            diff = float((replayed["parts"][k] - v).abs() / v.abs().clamp_min(1.0))
+            worst = max(worst, diff)
+            if not diff <= 1e-2:
+                problems.append(f"{k} {float(v):.6g} (eager) vs {float(replayed['parts'][k]):.6g} (graph)")
+        cos = float(torch.nn.functional.cosine_similarity(d_eager, d_graph, dim=0))
+        ratio = float(d_graph.norm() / d_eager.norm().clamp_min(1e-30))
+        if not (cos >= 0.98 and abs(ratio - 1) <= 0.02):
+            problems.append(f"parameter update differs (cosine {cos:.4f}, norm ratio {ratio:.4f})")
+        moved = float((buf_eager - buf0).norm())
+        buf_diff = float((self.buffer.data - buf_eager).norm()) / max(moved, 1e-30)
+        if self.cfg.generative and not buf_diff <= 0.5:
+            problems.append(f"replay buffer differs ({buf_diff:.3g} of its change)")
+        if not (torch.equal(rng_eager[0], self.sampler.rng_state) and torch.equal(rng_eager[1], self.buffer.rng_state)):
+            problems.append("device RNG states advanced differently")
+        if problems:
+            raise RuntimeError("graph replay disagrees with the eager iteration: " + "; ".join(problems))
+        return (f"metrics within {worst:.1e} (relative), update cosine {cos:.5f}, norm ratio {ratio:.5f}"
+                + (f", buffer within {buf_diff:.1e} of its change" if self.cfg.generative else ""))
 
     def read_metrics(self) -> dict:
         """Read (and reset) the accumulated metrics: the one host sync every log_every iterations."""
@@ -343,6 +490,7 @@ class Trainer:
                                   f"resume it with the same number (torchrun --nproc-per-node {saved_world}), "
                                   f"not {self.dist.world}")
         self.optimizer.load_state_dict(ckpt["optimizer"])
+        self._adopt_optimizer_settings()
         local = ckpt["ranks"][self.dist.rank] if "ranks" in ckpt else ckpt
         self.buffer.load_state_dict(local["buffer"])
         self.sampler.load_state_dict(local["sampler"])

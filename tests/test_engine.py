@@ -151,7 +151,8 @@ def test_graphed_sampler_replay_equals_eager_on_cuda():
     graphed = SGLD(5, 1.0, 0.01, seed=7, backend="triton")
     x0 = torch.rand(16, 3, 32, 32, device=dev) * 2 - 1
     g = GraphedSGLD(graphed, m, m, x0, backend="triton")
-    eager.rng_for(dev).copy_(graphed.rng_state)  # the capture's warm-up advanced the graphed state
+    # the capture's warm-up leaves the noise state where it found it
+    assert torch.equal(eager.rng_for(dev), graphed.rng_state)
     outs = []
     for _ in range(3):
         x0 = torch.rand(16, 3, 32, 32, device=dev) * 2 - 1
@@ -173,6 +174,7 @@ def test_training_iteration_has_no_host_sync_on_cuda(tmp_path):
     t = Trainer(cfg, out_dir=tmp_path, progress=False)
     t.train_step()  # warm-up: compilation and graph capture may sync
     t.train_step()
+    assert "iteration" in t._graphs  # the whole iteration is one graph replay
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode("error")
     try:
@@ -181,6 +183,49 @@ def test_training_iteration_has_no_host_sync_on_cuda(tmp_path):
     finally:
         torch.cuda.set_sync_debug_mode("default")
     assert torch.isfinite(t.read_metrics()["loss"] * torch.ones(1)).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision,compile_mode", [("fp32", "off"), ("bf16", "auto")])
+def test_iteration_graph_replays_equal_eager_iterations_on_cuda(tmp_path, precision, compile_mode):
+    """Same seeds: four replays of the captured iteration vs four eager iterations (no graphs at all), the
+    parameters changing in between. fp32 (TF32 off): the same kernels run, so only atomics-ordered sums
+    (cuDNN weight gradients, duplicate buffer rows) can differ: tight tolerances. bf16 + compile: a
+    last-bit difference may flip a bf16 rounding, and SGLD carries it forward: looser ones."""
+    # a large buffer: duplicate chain indices (whose write-back order is unspecified) stay rare
+    cfg = TrainConfig(dataset="digits", arch="wrn", depth=10, width=2, batch_size=32, sgld_steps=5, buffer_size=10000,
+                      iters=10, warmup_iters=3, lr=1e-3, device="cuda", seed=0, precision=precision,
+                      compile=compile_mode, ckpt_every=0)
+    logs = []
+    graphed = Trainer(cfg, out_dir=tmp_path / "graphed", progress=False, log=logs.append)
+    eager = Trainer(cfg.replace(cuda_graph=False), out_dir=tmp_path / "eager", progress=False)
+    assert graphed.engine.iteration_graph and not eager.engine.iteration_graph and not eager.engine.cuda_graph
+    assert torch.equal(_params(graphed.model), _params(eager.model))
+    eager.buffer.data.copy_(graphed.buffer.data)
+    start_params = _params(graphed.model).clone()
+    start = torch.cuda.get_rng_state()
+    runs = {}
+    for name, t in (("graphed", graphed), ("eager", eager)):
+        torch.cuda.set_rng_state(start)
+        runs[name] = []
+        for _ in range(4):
+            parts = t.train_step()
+            runs[name].append((parts["loss"].clone(), _params(t.model).clone(), t.last_samples.clone()))
+    assert "iteration" in graphed._graphs, logs
+    tol = {"fp32": 1e-4, "bf16": 2e-2}[precision]
+    for (lg, pg, xg), (le, pe, xe) in zip(runs["graphed"], runs["eager"]):
+        torch.testing.assert_close(lg, le, rtol=tol, atol=tol)
+        torch.testing.assert_close(xg, xe, rtol=tol, atol=tol)
+        if precision == "fp32":
+            torch.testing.assert_close(pg, pe, rtol=1e-4, atol=1e-3 * cfg.lr)
+        d_g, d_e = pg - start_params, pe - start_params
+        assert torch.nn.functional.cosine_similarity(d_g, d_e, dim=0) > 0.99
+        assert abs(float(d_g.norm() / d_e.norm()) - 1) < 0.02
+    # fresh noise and fresh data every replay: consecutive sample batches differ
+    assert not torch.equal(runs["graphed"][1][2], runs["graphed"][2][2])
+    rows_off = ((graphed.buffer.data - eager.buffer.data).abs().flatten(1).amax(1) > 10 * tol).float().mean()
+    assert rows_off <= 0.001
+    torch.testing.assert_close(graphed.read_metrics()["loss"], eager.read_metrics()["loss"], rtol=tol, atol=tol)
 
 
 def test_compile_auto_is_off_on_cpu_and_can_be_forced():

@@ -1,0 +1,66 @@
+"""Does bf16 cost quality? The quick preset trained by the fp32 engine and the bf16 engine, over seeds.
+
+Issue bar: the bf16 engine's test accuracy within 1 point of the fp32 engine's. Each seed trains both
+engines (same seed, same data order); the file records every run and the mean difference. On a CPU
+without AMX/AVX512-BF16 the bf16 run is emulated (slower) but computes the same rounding as fast bf16.
+
+    python bench/precision_quality.py --seeds 1 2 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from env_info import RESULTS, device_info, git_state, now_utc, result_name, versions  # noqa: E402
+from quick_run import train_timed  # noqa: E402
+
+from fastjem.config import get_preset  # noqa: E402
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--preset", default="quick")
+    p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    p.add_argument("--precisions", nargs=2, default=["fp32", "bf16"], metavar=("BASE", "LOW"))
+    p.add_argument("--out", default=str(RESULTS))
+    args = p.parse_args(argv)
+    started = now_utc()
+    runs = []
+    device = None
+    for seed in args.seeds:
+        for precision in args.precisions:
+            cfg = get_preset(args.preset).replace(seed=seed, precision=precision)
+            summary, trainer, seconds = train_timed(cfg)
+            device = trainer.device
+            runs.append({"seed": seed, "precision": precision, "engine": trainer.engine.describe(),
+                         "test_acc": summary["test_acc"], "val_acc": summary["val_acc"],
+                         "wall_seconds": seconds, "it_per_s_median": summary["it_per_s_median"],
+                         "recoveries": summary["recoveries"]})
+            print(f"seed {seed} {precision}: test accuracy {summary['test_acc']:.4f} in {seconds:.0f} s", flush=True)
+    base, low = args.precisions
+    mean = {pr: statistics.mean(r["test_acc"] for r in runs if r["precision"] == pr) for pr in args.precisions}
+    diffs = [next(r["test_acc"] for r in runs if r["seed"] == s and r["precision"] == low)
+             - next(r["test_acc"] for r in runs if r["seed"] == s and r["precision"] == base) for s in args.seeds]
+    rep = {
+        "schema": "fastjem-bench-precision-quality/1", "date": started.isoformat(timespec="seconds"),
+        "device": device_info(device), "versions": versions(), "git": git_state(), "preset": args.preset,
+        "runs": runs, "mean_test_acc": mean, "per_seed_diff_points": [100 * d for d in diffs],
+        "mean_diff_points": 100 * statistics.mean(diffs),
+        "within_1_point": abs(statistics.mean(diffs)) <= 0.01,
+    }
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / result_name("precision-quality", device, started)
+    path.write_text(json.dumps(rep, indent=2))
+    print(f"mean test accuracy: {base} {mean[base]:.4f}, {low} {mean[low]:.4f} "
+          f"({rep['mean_diff_points']:+.2f} points); wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""The whole-iteration graph (issue: the fast path): what makes a replay the next eager iteration.
+
+A CUDA graph cannot be captured on CPU, but everything around the capture can be exercised here:
+the warm-up must leave no trace (every tensor and generator the iteration touches is restored),
+the device learning rate must follow the schedule in place, the replay-vs-eager check must refuse a
+wrong graph, and a refused or failed capture must fall back to the eager iteration with the state
+intact. ``EagerReplay`` stands in for ``GraphedIteration``: the same warm-up and restore, and a
+"replay" that runs the recorded step again. The real capture is compared with eager execution in
+the gpu-marked tests of tests/test_engine.py.
+"""
+
+import dataclasses
+
+import pytest
+import torch
+
+import fastjem.graphs
+from fastjem.checkpoint import load_checkpoint
+from fastjem.config import TrainConfig
+from fastjem.engine import resolve_engine
+from fastjem.graphs import StateSnapshot
+from fastjem.train import Trainer, learning_rate
+
+
+class EagerReplay:
+    """GraphedIteration's contract on CPU: warm up (mutating the state), restore, then replay = run the step."""
+
+    def __init__(self, step, snapshot, device, warmup=2):
+        for _ in range(warmup):
+            step()
+        snapshot.restore()
+        self.step = step
+        self.outputs = None
+
+    def replay(self):
+        self.outputs = self.step()
+        return self.outputs
+
+
+class StaleLearningRate(EagerReplay):
+    """A broken graph: the learning rate baked in at capture (here: zero) instead of read from the device."""
+
+    lr_t: torch.Tensor
+
+    def replay(self):
+        lr_t = StaleLearningRate.lr_t
+        saved = lr_t.clone()
+        lr_t.zero_()
+        try:
+            return super().replay()
+        finally:
+            lr_t.copy_(saved)
+
+
+def _state(t: Trainer):
+    return (torch.cat([p.detach().flatten() for p in t.model.parameters()]).clone(), t.buffer.data.clone(),
+            t.sampler.rng_state.clone(), t.buffer.rng_state.clone(), t.data_gen.get_state())
+
+
+def _run(cfg, tmp_path, name, graph_cls=None, monkeypatch=None, iters=4):
+    logs = []
+    t = Trainer(cfg, out_dir=tmp_path / name, progress=False, log=logs.append)
+    if graph_cls is not None:
+        monkeypatch.setattr(fastjem.graphs, "GraphedIteration", graph_cls)
+        t.engine = dataclasses.replace(t.engine, iteration_graph=True)
+        StaleLearningRate.lr_t = t.lr_t
+    torch.manual_seed(123)  # both runs draw chain indices from torch's generator: same start
+    parts = [t.train_step() for _ in range(iters)]
+    return t, parts, logs
+
+
+def _assert_same_run(a, b):
+    (ta, pa, _), (tb, pb, _) = a, b
+    for x, y in zip(_state(ta), _state(tb)):
+        assert torch.equal(x, y)
+    for qa, qb in zip(pa, pb):
+        assert {k: float(v) for k, v in qa.items()} == {k: float(v) for k, v in qb.items()}
+    assert torch.equal(ta._acc, tb._acc)
+
+
+def test_warm_up_and_check_leave_no_trace(tiny_config, tmp_path, monkeypatch):
+    """Two warm-up iterations, a check iteration and its replay all run before the first real replay; the run
+    must still be bitwise the plain eager run (params, buffer, device RNG states, data generator, metrics)."""
+    eager = _run(tiny_config, tmp_path, "eager")
+    graphed = _run(tiny_config, tmp_path, "graphed", EagerReplay, monkeypatch)
+    assert "iteration" in graphed[0]._graphs
+    assert any("iteration graph captured" in line and "update cosine 1.00000" in line for line in graphed[2])
+    _assert_same_run(eager, graphed)
+    assert graphed[0].last_samples is graphed[0]._graphs["iteration"].outputs["samples"]
+
+
+def test_a_wrong_graph_is_refused_and_the_run_continues_eagerly(tiny_config, tmp_path, monkeypatch):
+    eager = _run(tiny_config, tmp_path, "eager")
+    broken = _run(tiny_config, tmp_path, "broken", StaleLearningRate, monkeypatch)
+    assert "iteration" not in broken[0]._graphs and broken[0]._iteration_graph_failed
+    line = next(m for m in broken[2] if "iteration graph off" in m)
+    assert "parameter update differs" in line and "eager" in line
+    _assert_same_run(eager, broken)
+
+
+def test_a_capture_that_fails_midway_restores_the_state(tiny_config, tmp_path, monkeypatch):
+    class FailsAfterWarmUp(EagerReplay):
+        def __init__(self, step, snapshot, device, warmup=2):
+            for _ in range(warmup):
+                step()
+            raise RuntimeError("operation not permitted when stream is capturing")
+
+    eager = _run(tiny_config, tmp_path, "eager")
+    failed = _run(tiny_config, tmp_path, "failed", FailsAfterWarmUp, monkeypatch)
+    assert any("iteration graph off: RuntimeError: operation not permitted" in m for m in failed[2])
+    _assert_same_run(eager, failed)
+
+
+def test_state_snapshot_restores_in_place():
+    a = torch.arange(4.0)
+    g = torch.Generator().manual_seed(0)
+    snap = StateSnapshot([a], [g])
+    ptr = a.data_ptr()
+    first = torch.rand(3, generator=g)
+    a.mul_(5)
+    snap.restore()
+    assert torch.equal(a, torch.arange(4.0)) and a.data_ptr() == ptr
+    assert torch.equal(torch.rand(3, generator=g), first)
+
+
+def test_learning_rate_is_one_device_tensor_updated_in_place(tiny_config, tmp_path):
+    t = Trainer(tiny_config.replace(ckpt_every=0), out_dir=tmp_path / "a", progress=False)
+    lr_t = t.lr_t
+    assert t.optimizer.param_groups[0]["lr"] is lr_t
+    seen = []
+    for i in range(6):
+        t.train_step()
+        seen.append(float(lr_t))
+        assert float(lr_t) == pytest.approx(learning_rate(t.cfg, i, t.iters_per_epoch), rel=1e-12)
+    assert len(set(seen)) > 1  # warm-up moved it
+    path = t.save_checkpoint()
+    # an older checkpoint kept the learning rate as a number: loading it must not replace the device tensor
+    ckpt = load_checkpoint(path)
+    ckpt["optimizer"]["param_groups"][0]["lr"] = 0.5
+    r = Trainer(tiny_config, out_dir=tmp_path / "b", progress=False)
+    r.load_state(ckpt)
+    assert r.optimizer.param_groups[0]["lr"] is r.lr_t
+    r.train_step()
+    assert float(r.lr_t) == pytest.approx(learning_rate(r.cfg, 6, r.iters_per_epoch), rel=1e-12)
+
+
+def test_adam_with_a_device_learning_rate_matches_a_float_one(tiny_config, tmp_path):
+    """On CPU the tensor learning rate must give bitwise the updates of torch's plain Adam with a float lr."""
+    t = Trainer(tiny_config, out_dir=tmp_path, progress=False)
+    ref_params = [p.detach().clone().requires_grad_(True) for p in t.model.parameters()]
+    ref = torch.optim.Adam(ref_params, lr=t.cfg.lr)
+    for i in range(4):
+        lr = learning_rate(t.cfg, i, t.iters_per_epoch)
+        t._set_lr(lr)
+        for group in ref.param_groups:
+            group["lr"] = lr
+        grads = [torch.randn_like(p) for p in ref_params]
+        for p, q, g in zip(t.model.parameters(), ref_params, grads):
+            p.grad, q.grad = g.clone(), g.clone()
+        t.optimizer.step()
+        ref.step()
+    for p, q in zip(t.model.parameters(), ref_params):
+        assert torch.equal(p.detach(), q.detach())
+
+
+def test_iteration_graph_resolution_names_what_it_turned_off():
+    cpu = resolve_engine(TrainConfig(), torch.device("cpu"), has_batch_norm=False)
+    assert not cpu.iteration_graph
+    assert any("iteration graph off: not on a CUDA device" in n for n in cpu.notes)
+    cuda = torch.device("cuda")
+    base = TrainConfig(precision="fp32", compile="off", kernels="reference")
+    assert resolve_engine(base, cuda, False).iteration_graph
+    assert "CUDA graph iteration" in resolve_engine(base, cuda, False).describe()
+    for cfg, dist, why in ((base, True, "data parallel"), (base.replace(optimizer="sgd"), False, "sgd optimiser"),
+                           (base.replace(cuda_graph=False), False, "--no-cuda-graph"),
+                           (base.replace(iteration_graph=False), False, None)):
+        eng = resolve_engine(cfg, cuda, False, distributed=dist)
+        assert not eng.iteration_graph
+        if why:
+            assert any(why in n for n in eng.notes), eng.notes
