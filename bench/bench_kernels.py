@@ -4,9 +4,13 @@ Run explicitly: ``pytest bench/bench_kernels.py`` (not collected by the default 
 
 - CPU: pytest-benchmark times the reference backend (what the library runs on CPU) against the
   eager sequence, at reduced sizes and few rounds.
-- CUDA: ``triton.testing.do_bench`` at WRN batch sizes (x [64, 3, 32, 32], buffer
-  [10000, 3, 32, 32], logits [192, 10] and [64, 1000]); reports time, achieved GB/s (bytes the op
-  must move / time) and the fraction of the GPU's HBM bandwidth, and writes
+- CUDA: at WRN batch sizes (x [64, 3, 32, 32], buffer [10000, 3, 32, 32], logits [192, 10] and
+  [64, 1000]) and at sizes beyond the L2 cache (x [4096, 3, 32, 32], 8192 buffer rows), each op and
+  the eager sequence it replaces is timed two ways: called from Python (``triton.testing.do_bench``,
+  L2 flushed: launch and dispatch cost included) and replayed from a CUDA graph
+  (``do_bench_cudagraph``: device time per call, as the ops run inside fastjem's SGLD and iteration
+  graphs). Reports achieved GB/s (bytes the op must move / time) and the fraction of the GPU's HBM
+  bandwidth, the host cost of one call with and without the torch.library dispatch, and writes
   ``bench/results/kernels-<date>-<device>.json``.
 
 Every op is checked against its reference first; a benchmark whose check fails reports nothing.
@@ -138,12 +142,16 @@ def _buffer_cases(n: int, B: int, device: str, backend: str) -> list[Case]:
 
 def _cases(device: str, backend: str, full: bool) -> list[Case]:
     lse_dtype = torch.bfloat16 if device == "cuda" else torch.float32
-    return [
+    cases = [
         _lse_case(64 * 3, 10, lse_dtype, device, backend),
         _lse_case(64, 1000, lse_dtype, device, backend),
         _sgld_case((64, 3, 32, 32) if full else (16, 3, 32, 32), device, backend),
         *_buffer_cases(10000 if full else 1000, 64 if full else 16, device, backend),
     ]
+    if full:
+        # beyond the L2 cache (50-60 MB on Hopper): what the kernels do with HBM when the size allows
+        cases += [_sgld_case((4096, 3, 32, 32), device, backend), *_buffer_cases(10000, 8192, device, backend)]
+    return cases
 
 
 # --------------------------------------------------------------------------------------------
@@ -185,10 +193,34 @@ def _git_sha() -> str | None:
         return None
 
 
+def _host_us(fn: Callable[[], object], n: int = 2000) -> float:
+    """Host microseconds per call (the GPU runs behind: launches are asynchronous)."""
+    import time
+
+    for _ in range(50):
+        fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    us = (time.perf_counter() - t0) / n * 1e6
+    torch.cuda.synchronize()
+    return us
+
+
+def _dispatch_cost() -> dict:
+    """Host cost of one small sgld_step_ call: the public op (direct in eager) vs the registered torch.library op."""
+    x, g = torch.zeros(64, 3, 32, 32, device="cuda"), torch.zeros(64, 3, 32, 32, device="cuda")
+    state = new_rng_state(0, "cuda")
+    direct = _host_us(lambda: kernels.sgld_step_(x, g, ALPHA, SIGMA, state, backend="triton"))
+    registered = _host_us(lambda: torch.ops.fastjem.sgld_step_(x, g, ALPHA, SIGMA, state, "triton"))
+    return {"op": "sgld_step_[64x3x32x32]", "host_us_public_op": direct, "host_us_registered_op": registered}
+
+
 @pytest.mark.skipif(not CUDA, reason="needs CUDA")
 def test_bench_cuda_report():
     import triton
-    from triton.testing import do_bench
+    from triton.testing import do_bench, do_bench_cudagraph
 
     name = torch.cuda.get_device_name()
     peak = _peak_bandwidth(name)
@@ -198,7 +230,11 @@ def test_bench_cuda_report():
         # fused and eager alternate in one process; do_bench warms up (and compiles) before timing
         ms_fused = do_bench(case.fused, warmup=25, rep=100, return_mode="median")
         ms_eager = do_bench(case.eager, warmup=25, rep=100, return_mode="median")
+        # replayed from a CUDA graph (no Python, no launch gaps; L2 not flushed between calls)
+        ms_fused_graph = do_bench_cudagraph(case.fused, rep=50, return_mode="median")
+        ms_eager_graph = do_bench_cudagraph(case.eager, rep=50, return_mode="median")
         gbps = case.bytes_moved / (ms_fused * 1e-3) / 1e9
+        gbps_graph = case.bytes_moved / (ms_fused_graph * 1e-3) / 1e9
         results.append(
             {
                 "op": case.name,
@@ -208,6 +244,11 @@ def test_bench_cuda_report():
                 "speedup_vs_eager": ms_eager / ms_fused,
                 "fused_GBps": gbps,
                 "fraction_of_peak_bandwidth": gbps * 1e9 / peak if peak else None,
+                "fused_graph_ms": ms_fused_graph,
+                "eager_graph_ms": ms_eager_graph,
+                "graph_speedup_vs_eager": ms_eager_graph / ms_fused_graph,
+                "fused_graph_GBps": gbps_graph,
+                "graph_fraction_of_peak_bandwidth": gbps_graph * 1e9 / peak if peak else None,
             }
         )
     report = {
@@ -217,7 +258,11 @@ def test_bench_cuda_report():
         "triton": triton.__version__,
         "git_sha": _git_sha(),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "timing": "triton.testing.do_bench median, warm-up excluded",
+        "timing": "fused_ms/eager_ms: triton.testing.do_bench median (called from Python, L2 flushed), warm-up "
+                  "excluded; *_graph_ms: do_bench_cudagraph median (calls replayed from one CUDA graph, L2 not "
+                  "flushed: below ~50 MB the data is L2-resident, as in SGLD where x and its gradient were just "
+                  "written)",
+        "dispatch": _dispatch_cost(),
         "results": results,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -226,8 +271,13 @@ def test_bench_cuda_report():
     path.write_text(json.dumps(report, indent=2) + "\n")
     print(f"\n{name}  (peak {peak / 1e12 if peak else float('nan'):.2f} TB/s)  -> {path}")
     for r in results:
-        frac = r["fraction_of_peak_bandwidth"]
+        frac, gfrac = r["fraction_of_peak_bandwidth"], r["graph_fraction_of_peak_bandwidth"]
         print(
             f"{r['op']:<40} fused {r['fused_ms'] * 1e3:8.1f} us  eager {r['eager_ms'] * 1e3:8.1f} us"
             f"  x{r['speedup_vs_eager']:.2f}  {r['fused_GBps']:8.1f} GB/s  {'' if frac is None else f'{frac:.1%}'}"
+            f"  | graph: fused {r['fused_graph_ms'] * 1e3:8.2f} us  eager {r['eager_graph_ms'] * 1e3:8.2f} us"
+            f"  {r['fused_graph_GBps']:8.1f} GB/s  {'' if gfrac is None else f'{gfrac:.1%}'}"
         )
+    d = report["dispatch"]
+    print(f"host cost of one {d['op']} call: public op {d['host_us_public_op']:.1f} us, registered torch.library op "
+          f"{d['host_us_registered_op']:.1f} us")

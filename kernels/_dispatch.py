@@ -35,6 +35,7 @@ __all__ = [
     "use_triton",
     "interpreter_on",
     "device_of",
+    "direct_call",
     "next_power_of_2",
 ]
 
@@ -109,7 +110,27 @@ def use_triton(tensor: torch.Tensor, name: str | None = None) -> bool:
 
 def device_of(tensor: torch.Tensor) -> contextlib.AbstractContextManager:
     """Make ``tensor``'s CUDA device current for a launch (Triton launches on the current device)."""
-    return torch.cuda.device(tensor.device) if tensor.is_cuda else contextlib.nullcontext()
+    if tensor.is_cuda and tensor.device.index != torch.cuda.current_device():
+        return torch.cuda.device(tensor.device)
+    return contextlib.nullcontext()
+
+
+def _dispatch_modes_active() -> bool:
+    stack_len = getattr(torch._C, "_len_torch_dispatch_stack", None)
+    return stack_len is None or stack_len() > 0
+
+
+def direct_call(*tensors: torch.Tensor) -> bool:
+    """Whether a non-differentiable op may run its implementation directly, not through its torch.library op.
+
+    The registered op is what torch.compile, export, fake and functional tensors, functorch transforms and
+    dispatch modes need to see; in plain eager execution it only adds dispatch cost (tens of microseconds a
+    call, measured by bench/bench_kernels.py), which is most of the time of a small fused kernel.
+    """
+    if torch.compiler.is_compiling() or _dispatch_modes_active():
+        return False
+    is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
+    return all(type(t) is torch.Tensor and not t.requires_grad and not is_wrapped(t) for t in tensors)
 
 
 def next_power_of_2(n: int) -> int:

@@ -15,7 +15,7 @@ Indices are not bounds-checked (that would need a host sync).
 
 import torch
 
-from ._dispatch import device_of, interpreter_on, next_power_of_2, tl, triton, use_triton
+from ._dispatch import device_of, direct_call, interpreter_on, next_power_of_2, tl, triton, use_triton
 from .rng import counters_for, uniform_stream
 
 __all__ = [
@@ -153,8 +153,7 @@ def buffer_write_ref(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor) -
     buffer.index_copy_(0, idx, x.to(buffer.dtype))
 
 
-@torch.library.custom_op("fastjem::buffer_sample", mutates_args=("rng_state",))
-def _buffer_sample_op(
+def _buffer_sample_impl(
     buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor, backend: str | None
 ) -> torch.Tensor:
     if use_triton(buffer, backend):
@@ -163,18 +162,29 @@ def _buffer_sample_op(
     return buffer_sample_ref(buffer, idx, reset_prob, rng_state)
 
 
+@torch.library.custom_op("fastjem::buffer_sample", mutates_args=("rng_state",))
+def _buffer_sample_op(
+    buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor, backend: str | None
+) -> torch.Tensor:
+    return _buffer_sample_impl(buffer, idx, reset_prob, rng_state, backend)
+
+
 @_buffer_sample_op.register_fake
 def _(buffer, idx, reset_prob, rng_state, backend):
     return buffer.new_empty((idx.shape[0], *buffer.shape[1:]))
 
 
-@torch.library.custom_op("fastjem::buffer_write_", mutates_args=("buffer",))
-def _buffer_write_op(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, backend: str | None) -> None:
+def _buffer_write_impl(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, backend: str | None) -> None:
     if use_triton(buffer, backend):
         buffer_write_fwd(buffer, idx, x)
     else:
         _check_inputs(buffer, idx, x)
         buffer_write_ref(buffer, idx, x)
+
+
+@torch.library.custom_op("fastjem::buffer_write_", mutates_args=("buffer",))
+def _buffer_write_op(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, backend: str | None) -> None:
+    _buffer_write_impl(buffer, idx, x, backend)
 
 
 @_buffer_write_op.register_fake
@@ -194,9 +204,12 @@ def buffer_sample(
 
     ``rng_state`` (int64 [2] on the buffer's device) is read on the device and advanced in place.
     """
-    return _buffer_sample_op(buffer, idx, float(reset_prob), rng_state, backend)
+    # plain eager calls skip the registered op's dispatch; compile, export and dispatch modes go through it
+    op = _buffer_sample_impl if direct_call(buffer, idx, rng_state) else _buffer_sample_op
+    return op(buffer, idx, float(reset_prob), rng_state, backend)
 
 
 def buffer_write_(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, *, backend: str | None = None) -> None:
     """``buffer[idx] = x`` in place (buffer fp32 [N, *S], idx int64 [B], x [B, *S])."""
-    _buffer_write_op(buffer, idx, x, backend)
+    op = _buffer_write_impl if direct_call(buffer, idx, x) else _buffer_write_op
+    op(buffer, idx, x, backend)

@@ -8,7 +8,7 @@ on the device, so the next call (or the next CUDA-graph replay) draws fresh nois
 
 import torch
 
-from ._dispatch import device_of, interpreter_on, tl, triton, use_triton
+from ._dispatch import device_of, direct_call, interpreter_on, tl, triton, use_triton
 from .rng import counters_for, normal_stream
 
 __all__ = ["sgld_step_", "sgld_step_ref", "sgld_step_fwd"]
@@ -70,8 +70,7 @@ def sgld_step_ref(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: floa
     rng_state[1:].add_(counters_for(x.numel()))
 
 
-@torch.library.custom_op("fastjem::sgld_step_", mutates_args=("x", "rng_state"))
-def _sgld_step_op(
+def _sgld_step_impl(
     x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor, backend: str | None
 ) -> None:
     if use_triton(x, backend):
@@ -79,6 +78,13 @@ def _sgld_step_op(
     else:
         _check_inputs(x, grad, rng_state)
         sgld_step_ref(x, grad, alpha, sigma, rng_state)
+
+
+@torch.library.custom_op("fastjem::sgld_step_", mutates_args=("x", "rng_state"))
+def _sgld_step_op(
+    x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor, backend: str | None
+) -> None:
+    _sgld_step_impl(x, grad, alpha, sigma, rng_state, backend)
 
 
 @_sgld_step_op.register_fake
@@ -99,4 +105,6 @@ def sgld_step_(
 
     ``rng_state`` (int64 [2] on x's device) is read on the device and advanced by ``ceil(x.numel() / 4)``.
     """
-    _sgld_step_op(x, grad, float(alpha), float(sigma), rng_state, backend)
+    # plain eager calls skip the registered op's dispatch; compile, export and dispatch modes go through it
+    op = _sgld_step_impl if direct_call(x, grad, rng_state) else _sgld_step_op
+    op(x, grad, float(alpha), float(sigma), rng_state, backend)

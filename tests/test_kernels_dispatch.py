@@ -103,3 +103,55 @@ def test_inductor_smoke():
     e = compiled(x, grad, state, logits)
     assert torch.equal(e, step(x_e, grad, state_e, logits))
     assert torch.equal(x, x_e) and torch.equal(state, state_e)
+
+
+class OpRecorder(torch.utils._python_dispatch.TorchDispatchMode):
+    """Records the names of the ops dispatched while active."""
+
+    def __init__(self):
+        super().__init__()
+        self.names = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+def _raise(*args, **kwargs):
+    raise AssertionError("the registered op was dispatched")
+
+
+def test_plain_eager_calls_skip_the_registered_op(monkeypatch):
+    """The torch.library wrapper costs tens of microseconds a call; plain eager calls run the implementation."""
+    from fastjem.kernels import buffer as kbuffer
+
+    monkeypatch.setattr(sgld, "_sgld_step_op", _raise)
+    monkeypatch.setattr(kbuffer, "_buffer_sample_op", _raise)
+    monkeypatch.setattr(kbuffer, "_buffer_write_op", _raise)
+    x, g, state = torch.zeros(8), torch.ones(8), kernels.new_rng_state(0)
+    kernels.sgld_step_(x, g, 1.0, 0.0, state, backend="reference")
+    assert torch.equal(x, torch.ones(8))
+    buf, idx = torch.zeros(5, 3), torch.tensor([0, 2])
+    kernels.buffer_write_(buf, idx, torch.ones(2, 3), backend="reference")
+    assert torch.equal(kernels.buffer_sample(buf, idx, 0.0, state, backend="reference"), torch.ones(2, 3))
+    # a tensor that needs autograd goes through the registered op (which states what it supports)
+    with pytest.raises(AssertionError, match="registered op"):
+        kernels.sgld_step_(torch.zeros(8, requires_grad=True), g, 1.0, 0.0, state, backend="reference")
+
+
+def test_dispatch_modes_and_fake_tensors_see_the_registered_op():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    x, g, state = torch.zeros(8), torch.ones(8), kernels.new_rng_state(0)
+    buf, idx = torch.zeros(5, 3), torch.tensor([0, 2])
+    with OpRecorder() as rec:
+        kernels.sgld_step_(x, g, 1.0, 0.0, state, backend="reference")
+        kernels.buffer_sample(buf, idx, 0.0, state, backend="reference")
+        kernels.buffer_write_(buf, idx, torch.ones(2, 3), backend="reference")
+    for name in ("fastjem.sgld_step_", "fastjem.buffer_sample", "fastjem.buffer_write_"):
+        assert any(n.startswith(name) for n in rec.names), (name, rec.names)
+    with FakeTensorMode():
+        fx, fg, fs = torch.empty(8), torch.empty(8), torch.empty(2, dtype=torch.int64)
+        kernels.sgld_step_(fx, fg, 1.0, 0.0, fs, backend="triton")  # the fake kernel: no launch on a fake tensor
+        out = kernels.buffer_sample(torch.empty(5, 3), torch.empty(2, dtype=torch.int64), 0.1, fs, backend="triton")
+        assert out.shape == (2, 3)
