@@ -116,6 +116,47 @@ def test_sampler_computes_no_weight_gradients():
         assert not any(p.requires_grad for p in m.parameters())
 
 
+def _aot_graphs(model, run):
+    """The forward and backward graphs AOTAutograd builds for the compiled ``model`` (what inductor then lowers)."""
+    from functorch.compile import make_boxed_func
+    from torch._dynamo.backends.common import aot_autograd
+
+    graphs = {"fw": [], "bw": []}
+
+    def keep(kind):
+        def compiler(gm, example_inputs):
+            graphs[kind].append(gm)
+            return make_boxed_func(gm.forward)
+        return compiler
+
+    torch._dynamo.reset()
+    run(torch.compile(model, backend=aot_autograd(fw_compiler=keep("fw"), bw_compiler=keep("bw"))))
+    return graphs
+
+
+def _conv_backward_masks(gm):
+    return [tuple(n.args[-1]) for n in gm.graph.nodes if n.target == torch.ops.aten.convolution_backward.default]
+
+
+def test_compiled_sampler_graph_has_no_weight_gradient():
+    """The compiled network, sampled with frozen parameters: its backward graph computes the input gradient only."""
+    torch.manual_seed(0)
+    m = WideResNet(10, 1, num_classes=10)
+    x0 = torch.rand(4, 3, 8, 8) * 2 - 1
+    n_convs = sum(isinstance(mod, torch.nn.Conv2d) for mod in m.modules())
+    graphs = _aot_graphs(m, lambda net: SGLD(2, 1.0, 0.01, seed=0).sample(model_energy(net), x0, model=m))
+    (bw,) = graphs["bw"]
+    masks = _conv_backward_masks(bw)
+    assert len(masks) == n_convs and all(mask == (True, False, False) for mask in masks), masks
+    outputs = [a for a in next(n for n in bw.graph.nodes if n.op == "output").args[0] if a is not None]
+    assert len(outputs) == 1  # d/dx only: no weight or bias gradient leaves the graph
+    assert all(p.grad is None for p in m.parameters())
+    # the same inspection sees weight gradients where they are computed (the training step)
+    graphs = _aot_graphs(m, lambda net: net(x0).logsumexp(1).sum().backward())
+    assert all(mask[1] and mask[2] for mask in _conv_backward_masks(graphs["bw"][0]))
+    torch._dynamo.reset()
+
+
 def test_bf16_engine_keeps_samples_fp32_and_the_noise_statistics(tmp_path):
     """SGLD noise of 0.01 survives bf16: x and the buffer stay fp32 (bf16 spacing near 1 is 0.004)."""
     stats = {}
