@@ -29,7 +29,7 @@ PLOT_NAME = "steps_per_sec.png"
 def load_results(folder: Path, include_smoke: bool = False) -> dict:
     """{"steps": [...], "cifar": [...], "kernels": [...]}: the parsed JSON files, oldest first."""
     folder = Path(folder)
-    out = {"steps": [], "cifar": [], "kernels": [], "quick": []}
+    out = {"steps": [], "cifar": [], "kernels": [], "quick": [], "precision-quality": []}
     if not folder.is_dir():
         return out
     for kind in out:
@@ -128,6 +128,18 @@ def quick_table(reports: list[dict]) -> list[str]:
     return lines
 
 
+def precision_table(reports: list[dict]) -> list[str]:
+    lines = ["| date | device | preset | seeds | fp32 test acc (mean) | bf16 test acc (mean) | bf16 - fp32 (points) |",
+             "|---|---|---|---|---|---|---|"]
+    for r in reports:
+        mean = r.get("mean_test_acc", {})
+        seeds = sorted({run["seed"] for run in r.get("runs", [])})
+        lines.append(f"| {r['date'][:10]} | {_device(r)} | {r.get('preset')} | {', '.join(map(str, seeds))} | "
+                     f"{_num(mean.get('fp32'), '{:.4f}')} | {_num(mean.get('bf16'), '{:.4f}')} | "
+                     f"{_num(r.get('mean_diff_points'), '{:+.2f}')} |")
+    return lines
+
+
 def render(results: dict, plot_rel: str | None = "bench/results/" + PLOT_NAME) -> str:
     """The markdown that goes between the README markers."""
     if not any(results.values()):
@@ -147,6 +159,9 @@ def render(results: dict, plot_rel: str | None = "bench/results/" + PLOT_NAME) -
         parts += ["", "The README's main job (`python bench/quick_run.py`: `fastjem train` with the preset, wall "
                   "time from start to summary, data loading and evaluation included):", "",
                   *quick_table(results["quick"])]
+    if results.get("precision-quality"):
+        parts += ["", "Does bf16 cost quality? (`python bench/precision_quality.py`: the preset trained by the fp32 "
+                  "and the bf16 engine, same seeds):", "", *precision_table(results["precision-quality"])]
     if results["kernels"]:
         parts += ["", "Kernel microbenchmarks (`pytest bench/bench_kernels.py`, CUDA; do_bench median called from "
                   "Python, and do_bench_cudagraph median replayed from a CUDA graph, L2-warm below ~50 MB):", "",
