@@ -52,10 +52,12 @@ class ReferenceConfig:
 
 @contextlib.contextmanager
 def fp32_mode(precision: str) -> Iterator[None]:
-    """TF32 off ("ieee") or PyTorch's defaults ("default": cuDNN convs TF32, matmuls fp32); restored after."""
+    """TF32 off ("ieee") or PyTorch's defaults ("default": cuDNN convs TF32, matmuls fp32); cuDNN autotuning at
+    PyTorch's default (off) either way, whatever another engine in the process set; restored after."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
-    saved = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+    saved = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.benchmark)
+    torch.backends.cudnn.benchmark = False
     if precision == "ieee":
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cuda.matmul.allow_tf32 = False
@@ -65,7 +67,7 @@ def fp32_mode(precision: str) -> Iterator[None]:
     try:
         yield
     finally:
-        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.benchmark = saved
 
 
 def lse(logits: torch.Tensor) -> torch.Tensor:

@@ -126,13 +126,15 @@ def _strip(state: dict) -> dict:
 
 
 def _flags() -> tuple:
-    cuda = torch.backends.cuda
-    return torch.backends.cudnn.allow_tf32, cuda.matmul.allow_tf32, torch.get_float32_matmul_precision()
+    """The process-wide backend flags an engine sets (TF32, cuDNN autotuning): each runner gets its own."""
+    cuda, cudnn = torch.backends.cuda, torch.backends.cudnn
+    return cudnn.allow_tf32, cuda.matmul.allow_tf32, torch.get_float32_matmul_precision(), cudnn.benchmark
 
 
 def _set_flags(flags: tuple) -> None:
     torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = flags[0], flags[1]
     torch.set_float32_matmul_precision(flags[2])
+    torch.backends.cudnn.benchmark = flags[3]
 
 
 def _resolved_engine(trainer: Trainer) -> dict:

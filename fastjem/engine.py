@@ -65,12 +65,14 @@ class Engine:
             return torch.autocast(self.device.type, dtype=torch.bfloat16)
         return contextlib.nullcontext()
 
-    def apply_matmul_precision(self) -> None:
-        """TF32 on CUDA only when asked for: "fp32" convs are otherwise TF32 by default in cuDNN."""
+    def apply_backend_flags(self) -> None:
+        """On CUDA: TF32 only when asked for ("fp32" convs are otherwise TF32 by default in cuDNN), and cuDNN
+        autotuning, since every shape is static (it picks among algorithms that compute the same convolution)."""
         if self.device.type == "cuda":
             allow = self.precision == "tf32"
             torch.backends.cuda.matmul.allow_tf32 = allow
             torch.backends.cudnn.allow_tf32 = allow
+            torch.backends.cudnn.benchmark = True
 
     def describe(self) -> str:
         graph = "iteration" if self.iteration_graph else ("SGLD loop" if self.cuda_graph else "off")

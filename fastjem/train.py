@@ -161,7 +161,7 @@ class Trainer:
             # independent chains, chain indices and dropout masks per rank
             torch.manual_seed(cfg.seed + 104_729 * rank)
         self.engine: Engine = resolve_engine(cfg, self.device, has_batch_norm(self.model), self.dist.enabled)
-        self.engine.apply_matmul_precision()
+        self.engine.apply_backend_flags()
         # channels_last weights: cuDNN and oneDNN convolutions are faster in NHWC (measured on the AMD EPYC
         # CPU here: one WRN-10-2 SGLD step at batch 16 went from ~75 ms to ~55 ms)
         self.model = self.model.to(memory_format=torch.channels_last)
