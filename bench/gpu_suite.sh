@@ -14,6 +14,7 @@
 # CIFAR-10 tarballs: $FASTJEM_CIFAR10_DIR, else .data/cifar10/ in the repository, else ../shared/data/cifar10.
 # Smaller CIFAR model if time demands: CIFAR_DEPTH=16 CIFAR_WIDTH=8 bash bench/gpu_suite.sh
 # PYTHON=... picks the interpreter (default python3); SKIP_INSTALL=1 when fastjem is already installed.
+# SGLD_STUDY=1 adds bench/sgld_study.py (where the SGLD time goes; SGLD_VARIANTS picks the variants).
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -109,6 +110,14 @@ cifar() {
 }
 export -f cifar
 run_stage cifar10 160 15 cifar
+
+# --- optional (SGLD_STUDY=1): the SGLD-step variant study (compiles WRN-28-10 once per variant: minutes)
+if [[ -n ${SGLD_STUDY:-} ]]; then
+  study() { "$PY" bench/sgld_study.py --variants "${SGLD_VARIANTS:-default,no-cudnn-benchmark,no-compile,nchw}" \
+    --out "$RESULTS"; }
+  export -f study
+  run_stage sgld_study 240 20 study
+fi
 
 # --- 6. report: markdown + plot from every JSON in bench/results (the README itself is updated by the lead)
 run_stage report 15 0 "$PY" bench/report.py --print --markdown "$WORK/results.md" --plot "$RESULTS/steps_per_sec.png"

@@ -144,3 +144,15 @@ def test_report_renders_table_plot_and_readme(smoke, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     empty = report.render(report.load_results(tmp_path / "nothing"), plot_rel=None)
     assert "No benchmark results recorded yet" in empty
+
+
+def test_sgld_study_smoke(tmp_path):
+    """The SGLD variant study runs end to end and writes its JSON (the GPU suite runs it at full size)."""
+    proc = subprocess.run([sys.executable, str(BENCH / "sgld_study.py"), "--device", "cpu", "--smoke", "--out",
+                           str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (path,) = tmp_path.glob("smoke-sgld-study-*.json")
+    report = json.loads(path.read_text())
+    rows = {r["name"]: r for r in report["variants"]}
+    assert set(rows) == {"default", "nchw"}
+    assert all(r["sgld_step_ms"] > 0 and r["samples_max_abs_diff_vs_first"] < 1e-4 for r in rows.values())

@@ -1,0 +1,162 @@
+"""Where the SGLD time goes: one 20-step SGLD call of the bar model under engine variants, side by side.
+
+SGLD is ~85% of a JEM iteration (WRN-28-10, batch 64: 20 x 1.52 of 37.3 TFLOP). This study times the
+sampler alone, as fastjem runs it (bf16 autocast, frozen weights, fused kernels, replayed from a CUDA
+graph on CUDA), and varies one knob at a time against the default:
+
+- ``default``: channels_last, torch.compile (default mode), cuDNN autotuning on;
+- ``no-cudnn-benchmark``: cuDNN's heuristic algorithm choice;
+- ``max-autotune``: torch.compile(mode="max-autotune-no-cudagraphs") (inductor may pick Triton conv templates);
+- ``no-compile``: the eager network;
+- ``nchw``: contiguous (NCHW) weights and inputs.
+
+Each variant starts from the same weights, chains and noise state; its samples are compared with the
+default's (max abs difference: bf16 rounding may differ between algorithms). Also measured once: a large
+bf16 matmul, the device's practical matrix ceiling. Writes ``bench/results/sgld-study-<date>-<device>.json``.
+
+    python bench/sgld_study.py                       # CUDA: WRN-28-10, batch 64
+    python bench/sgld_study.py --device cpu --smoke  # the harness end to end in seconds
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from env_info import RESULTS, device_info, git_state, now_utc, peak_flops, result_name, timed, versions  # noqa: E402
+from steps_per_sec import count_flops  # noqa: E402
+
+from fastjem.models import WideResNet  # noqa: E402
+from fastjem.sampler import SGLD, model_energy  # noqa: E402
+
+VARIANTS = {
+    "default": {},
+    "no-cudnn-benchmark": {"cudnn_benchmark": False},
+    "max-autotune": {"compile_mode": "max-autotune-no-cudagraphs"},
+    "no-compile": {"compile": False},
+    "nchw": {"channels_last": False},
+}
+
+
+def matmul_tflops(device: torch.device, n: int = 8192, reps: int = 20) -> float:
+    """bf16 dense matmul rate on random data: the practical ceiling the network's convolutions aim at."""
+    a = torch.randn(n, n, device=device, dtype=torch.bfloat16)
+    b = torch.randn(n, n, device=device, dtype=torch.bfloat16)
+    for _ in range(3):
+        a @ b
+    seconds = timed(lambda: a @ b, reps, device)
+    return 2 * n**3 * reps / seconds / 1e12
+
+
+def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Tensor) -> tuple[dict, torch.Tensor]:
+    torch.backends.cudnn.benchmark = opts.get("cudnn_benchmark", True)
+    torch.manual_seed(args.seed)
+    model = WideResNet(args.depth, args.width, num_classes=10).to(device)
+    fmt = torch.channels_last if opts.get("channels_last", True) else torch.contiguous_format
+    model = model.to(memory_format=fmt)
+    x_start = x0.contiguous(memory_format=fmt) if fmt is torch.channels_last else x0
+    net = model
+    if opts.get("compile", args.compile):
+        net = torch.compile(model, dynamic=False, mode=opts.get("compile_mode"))
+    autocast = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if args.precision == "bf16" \
+        else contextlib.nullcontext
+    sampler = SGLD(args.sgld_steps, 1.0, 0.01, seed=args.seed, backend=args.kernels)
+    energy = model_energy(net, autocast=autocast, backend=args.kernels)
+    if device.type == "cuda":
+        from fastjem.graphs import GraphedSGLD
+
+        graphed = GraphedSGLD(sampler, net, model, x_start, autocast=autocast, backend=args.kernels)
+        call = lambda: graphed(x_start)  # noqa: E731
+    else:
+        call = lambda: sampler.sample(energy, x_start, model=model)  # noqa: E731
+    rng_start = sampler.rng_for(device).clone()
+    warm = [timed(call, 1, device) for _ in range(args.warmup)]
+    sampler.rng_state.copy_(rng_start)
+    samples = call().clone()
+    windows = [timed(call, args.calls, device) / args.calls for _ in range(args.windows)]
+    seconds = statistics.median(windows)
+    return {"name": name, "options": opts, "warmup_s": warm, "call_s_median": seconds,
+            "call_s_min": min(windows), "call_s_max": max(windows),
+            "sgld_step_ms": 1e3 * seconds / args.sgld_steps}, samples
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--depth", type=int, default=28)
+    p.add_argument("--width", type=int, default=10)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--sgld-steps", type=int, default=20)
+    p.add_argument("--precision", default="", choices=("", "fp32", "bf16"), help="default: bf16 on CUDA, fp32 on CPU")
+    p.add_argument("--kernels", default="", choices=("", "triton", "reference"), help="default: triton on CUDA")
+    p.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, from {', '.join(VARIANTS)}")
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--windows", type=int, default=5)
+    p.add_argument("--calls", type=int, default=5, help="SGLD calls per timed window")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--smoke", action="store_true", help="WRN-10-1, batch 4, 2 steps, eager variants only")
+    p.add_argument("--out", default=str(RESULTS))
+    args = p.parse_args(argv)
+    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
+                          (args.device if args.device != "auto" else "cpu"))
+    cuda = device.type == "cuda"
+    args.precision = args.precision or ("bf16" if cuda else "fp32")
+    args.kernels = args.kernels or ("triton" if cuda else "reference")
+    args.compile = cuda
+    names = [v.strip() for v in args.variants.split(",") if v.strip()]
+    if args.smoke:
+        args.depth, args.width, args.batch_size, args.sgld_steps = 10, 1, 4, 2
+        args.warmup, args.windows, args.calls = 1, 2, 1
+        names = [n for n in names if n in ("default", "nchw")]
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown:
+        p.error(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
+    started = now_utc()
+    flops = count_flops(args.depth, args.width, args.batch_size, args.sgld_steps)
+    peak = peak_flops(device_info(device)["name"], args.precision) if cuda else None
+    gen = torch.Generator().manual_seed(args.seed)
+    x0 = (torch.rand(args.batch_size, 3, 32, 32, generator=gen) * 2 - 1).to(device)
+    report = {"schema": "fastjem-bench-sgld-study/1", "date": started.isoformat(timespec="seconds"),
+              "device": device_info(device), "versions": versions(), "git": git_state(),
+              "args": {k: v for k, v in vars(args).items()}, "flops_per_sgld_step": flops["sgld_step"],
+              "peak_flops_per_s": peak, "variants": []}
+    if cuda:
+        report["matmul_bf16_tflops"] = matmul_tflops(device)
+    reference = None
+    for name in names:
+        try:
+            row, samples = run_variant(name, VARIANTS[name], args, device, x0)
+        except Exception as err:  # a variant that cannot run is recorded, the others go on
+            report["variants"].append({"name": name, "error": f"{type(err).__name__}: {err}"})
+            print(f"{name}: failed ({type(err).__name__}: {err})")
+            continue
+        if reference is None:
+            reference = samples
+        row["samples_max_abs_diff_vs_first"] = float((samples - reference).abs().max())
+        row["tflops_per_s"] = flops["sgld_step"] * args.sgld_steps / row["call_s_median"] / 1e12
+        row["mfu"] = row["tflops_per_s"] * 1e12 / peak if peak else None
+        report["variants"].append(row)
+        mfu = f", MFU {100 * row['mfu']:.1f}%" if row["mfu"] is not None else ""
+        print(f"{name:<20} SGLD step {row['sgld_step_ms']:8.3f} ms  {row['tflops_per_s']:7.2f} TFLOP/s{mfu}  "
+              f"samples vs first {row['samples_max_abs_diff_vs_first']:.2e}", flush=True)
+        torch._dynamo.reset()
+    torch.backends.cudnn.benchmark = False
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / (("smoke-" if args.smoke else "") + result_name("sgld-study", device, started))
+    path.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    if cuda:
+        print(f"bf16 matmul {report['matmul_bf16_tflops']:.0f} TFLOP/s (8192^3, random data)")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
