@@ -12,6 +12,8 @@ from pathlib import Path
 
 import torch
 
+from fastjem.engine import cpu_model  # noqa: F401  (re-exported: the bench scripts name devices with it)
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -50,16 +52,6 @@ def timed(fn: Callable[[], object], n: int, device: torch.device) -> float:
     sync(device)
     return time.perf_counter() - t0
 
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def device_name(device: torch.device) -> str:

@@ -1,4 +1,5 @@
-"""``fastjem train``: the command line. Options are generated from TrainConfig's fields."""
+"""The command line: ``fastjem train`` (options generated from TrainConfig's fields), ``fastjem eval``,
+``fastjem bench``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import MISSING, fields
 from datetime import datetime
 from pathlib import Path
 
-from fastjem.config import PRESETS, TrainConfig, get_preset
+from fastjem.config import ARCHS, COMPILE_MODES, KERNELS, NORMS, PRECISIONS, PRESETS, TrainConfig, get_preset
 from fastjem.errors import ConfigError, FastJEMError
 
 GROUP_TITLES = {
@@ -73,7 +74,54 @@ def build_parser() -> argparse.ArgumentParser:
     from fastjem.eval.cli import add_eval_parser
 
     add_eval_parser(sub)
+    add_bench_parser(sub)
     return parser
+
+
+def add_bench_parser(sub) -> None:
+    p = sub.add_parser("bench", help="what SGLD sampling costs on this device",
+                       description="Time SGLD sampling as training runs it (the engine resolved for this device) on "
+                                   "random chains: ms per SGLD call and step, chains/s, TFLOP/s. Defaults: WRN-28-10, "
+                                   "batch 64 on CUDA; WRN-10-2, batch 16 on a CPU.")
+    p.add_argument("--arch", choices=ARCHS, default="wrn")
+    p.add_argument("--depth", type=int, default=None, help="WRN depth (default: 28 on CUDA, 10 on CPU)")
+    p.add_argument("--width", type=int, default=None, help="WRN widen factor (default: 10 on CUDA, 2 on CPU)")
+    p.add_argument("--norm", choices=NORMS, default="none")
+    p.add_argument("--batch-size", type=int, default=None, help="chains per SGLD call (default: 64 CUDA, 16 CPU)")
+    p.add_argument("--sgld-steps", type=int, default=20)
+    p.add_argument("--image-size", type=int, default=32)
+    p.add_argument("--channels", type=int, default=3)
+    p.add_argument("--num-classes", type=int, default=10)
+    p.add_argument("--precision", choices=PRECISIONS, default="auto")
+    p.add_argument("--compile", choices=COMPILE_MODES, default="auto")
+    p.add_argument("--cuda-graph", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument("--kernels", choices=KERNELS, default="auto")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    p.add_argument("--seconds", type=float, default=10.0, help="timed seconds after the warm-up (default 10)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None, help="also write the result as JSON to this file")
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from fastjem.benchmark import bench_sampler, print_result, write_result
+    from fastjem.train import resolve_device
+
+    device = resolve_device(args.device)
+    cuda = device.type == "cuda"
+    cfg = TrainConfig(arch=args.arch, depth=args.depth or (28 if cuda else 10), width=args.width or (10 if cuda else 2),
+                      norm=args.norm, batch_size=args.batch_size or (64 if cuda else 16), sgld_steps=args.sgld_steps,
+                      precision=args.precision, compile=args.compile, cuda_graph=args.cuda_graph,
+                      kernels=args.kernels, seed=args.seed, device=device.type)
+    for name in ("batch_size", "sgld_steps", "image_size", "channels", "num_classes"):
+        if getattr(args, name) is not None and getattr(args, name) <= 0:
+            raise ConfigError(f"--{name.replace('_', '-')} must be > 0")
+    if args.seconds <= 0:
+        raise ConfigError("--seconds must be > 0")
+    result = bench_sampler(cfg.validate(), device, args.num_classes, args.channels, args.image_size, args.seconds)
+    print_result(result)
+    if args.out:
+        print(f"  written to      {write_result(result, args.out)}")
+    return 0
 
 
 def config_from_args(args: argparse.Namespace) -> tuple[TrainConfig, dict]:
@@ -137,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
             from fastjem.eval.cli import run_eval
 
             return run_eval(args)
+        if args.command == "bench":
+            return run_bench(args)
     except FastJEMError as err:
         print(f"fastjem: error: {err}", file=sys.stderr)
         return 1

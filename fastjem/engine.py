@@ -29,6 +29,20 @@ def cpu_bf16_flags() -> list[str]:
     return []
 
 
+def cpu_model() -> str:
+    """The CPU's model name (Linux /proc/cpuinfo), else what the platform module knows."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
 def fast_bf16(device: torch.device) -> tuple[bool, str]:
     """Whether ``device`` computes bf16 convolutions fast, and why (for the log)."""
     if os.environ.get("FASTJEM_ASSUME_NO_BF16"):

@@ -95,3 +95,25 @@ def test_existing_run_folder_is_not_overwritten(finished_run, capsys):
     assert main(["train", "--iters", "2", "--out-dir", str(finished_run), *TINY]) == 1
     assert "--resume" in capsys.readouterr().err
     assert sha(finished_run / "checkpoint.pt") == before
+
+
+def test_bench_times_the_sampler_and_writes_json(tmp_path, capsys):
+    import json
+
+    out = tmp_path / "bench.json"
+    rc = main(["bench", "--depth", "10", "--width", "1", "--batch-size", "4", "--sgld-steps", "3", "--image-size", "8",
+               "--seconds", "0.3", "--device", "cpu", "--out", str(out)])
+    assert rc == 0
+    r = json.loads(out.read_text())
+    assert r["model"] == "WRN-10-1" and r["batch_size"] == 4 and r["sgld_steps"] == 3 and r["windows"] >= 3
+    assert 0 < r["sgld_call_ms_min"] <= r["sgld_call_ms"] <= r["sgld_call_ms_max"]
+    assert r["sgld_step_ms"] == pytest.approx(r["sgld_call_ms"] / 3)
+    # one step is a forward and an input gradient: the gradient costs about what the forward costs
+    assert 1.7 < r["flops_per_step"] / r["flops_per_forward"] < 2.3
+    assert r["tflop_per_s"] == pytest.approx(r["flops_per_step"] * 3 / (r["sgld_call_ms"] / 1e3) / 1e12)
+    assert "SGLD call" in capsys.readouterr().out
+
+
+def test_bench_refuses_bad_sizes(capsys):
+    assert main(["bench", "--batch-size", "0", "--device", "cpu"]) == 1
+    assert "--batch-size must be > 0" in capsys.readouterr().err

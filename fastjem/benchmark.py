@@ -1,0 +1,128 @@
+"""``fastjem bench``: what SGLD sampling costs on this device, measured with the installed library alone.
+
+The sampler runs exactly as training runs it (the engine resolved for the device: precision, compile,
+CUDA graph, kernels; frozen weights, eval mode), on random chains of the given shape. Reported: the
+time of one SGLD call (``sgld_steps`` steps over the batch) as the median of timed windows after a
+warm-up that absorbs compilation and graph capture (reported apart), per-step time, chains advanced
+per second, and the FLOP rate (FLOPs counted by ``torch.utils.flop_counter`` on the meta device:
+forward plus input gradient per step). The repository's ``bench/`` has the side-by-side comparison with
+the authors' eager implementation; this command is for sizing a run on your own hardware.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+from fastjem.config import TrainConfig
+from fastjem.engine import resolve_engine
+from fastjem.models import build_model, has_batch_norm
+from fastjem.sampler import SGLD, model_energy
+
+
+def sgld_step_flops(cfg: TrainConfig, num_classes: int, channels: int, size: int, batch_size: int) -> dict:
+    """FLOPs of one SGLD step (forward + input gradient) and of one forward, counted on the meta device."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    model = build_model(cfg.arch, num_classes, channels, cfg.depth, cfg.width, cfg.norm).to("meta").eval()
+    model.requires_grad_(False)
+    x = torch.empty(batch_size, channels, size, size, device="meta")
+    with FlopCounterMode(display=False) as counter:
+        model(x)
+    forward = counter.get_total_flops()
+    with FlopCounterMode(display=False) as counter:
+        xr = x.clone().requires_grad_(True)
+        model(xr).logsumexp(1).sum().backward()
+    return {"sgld_step": counter.get_total_flops(), "forward": forward}
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def bench_sampler(cfg: TrainConfig, device: torch.device, num_classes: int = 10, channels: int = 3, size: int = 32,
+                  seconds: float = 10.0, warmup: int = 3, log=print) -> dict:
+    """Time ``cfg.sgld_steps`` SGLD steps over a batch of ``cfg.batch_size`` chains; see the module doc."""
+    torch.manual_seed(cfg.seed)
+    model = build_model(cfg.arch, num_classes, channels, cfg.depth, cfg.width, cfg.norm, cfg.dropout).to(device)
+    engine = resolve_engine(cfg, device, has_batch_norm(model))
+    engine.apply_backend_flags()
+    model = model.to(memory_format=torch.channels_last)
+    net = torch.compile(model, dynamic=False) if engine.compile else model
+    sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise, seed=cfg.seed, backend=engine.kernels)
+    x0 = torch.rand(cfg.batch_size, channels, size, size, device=device) * 2 - 1
+    t0 = time.perf_counter()
+    if engine.cuda_graph:
+        from fastjem.graphs import GraphedSGLD
+
+        graphed = GraphedSGLD(sampler, net, model, x0, autocast=engine.autocast, backend=engine.kernels)
+        call = lambda: graphed(x0)  # noqa: E731
+    else:
+        energy = model_energy(net, autocast=engine.autocast, backend=engine.kernels)
+        call = lambda: sampler.sample(energy, x0, model=model)  # noqa: E731
+    for _ in range(max(1, warmup)):
+        call()
+    _sync(device)
+    warmup_s = time.perf_counter() - t0
+    # size the windows from one timed call: about ten windows in ``seconds``
+    t1 = time.perf_counter()
+    call()
+    _sync(device)
+    one = time.perf_counter() - t1
+    per_window = max(1, round(seconds / 10 / max(one, 1e-9)))
+    windows = []
+    deadline = time.perf_counter() + seconds
+    while len(windows) < 3 or (time.perf_counter() < deadline and len(windows) < 50):
+        t = time.perf_counter()
+        for _ in range(per_window):
+            call()
+        _sync(device)
+        windows.append((time.perf_counter() - t) / per_window)
+    call_s = statistics.median(windows)
+    flops = sgld_step_flops(cfg, num_classes, channels, size, cfg.batch_size)
+    result = {
+        "model": describe_model(cfg), "batch_size": cfg.batch_size, "sgld_steps": cfg.sgld_steps,
+        "input": [channels, size, size], "num_classes": num_classes, "device": _device_name(device),
+        "engine": engine.describe(), "engine_notes": list(engine.notes), "torch": torch.__version__,
+        "warmup_s": warmup_s, "windows": len(windows), "calls_per_window": per_window,
+        "sgld_call_ms": 1e3 * call_s, "sgld_call_ms_min": 1e3 * min(windows), "sgld_call_ms_max": 1e3 * max(windows),
+        "sgld_step_ms": 1e3 * call_s / max(1, cfg.sgld_steps),
+        "chains_per_s": cfg.batch_size / call_s,
+        "flops_per_step": flops["sgld_step"], "flops_per_forward": flops["forward"],
+        "tflop_per_s": flops["sgld_step"] * cfg.sgld_steps / call_s / 1e12,
+    }
+    return result
+
+
+def describe_model(cfg: TrainConfig) -> str:
+    return f"WRN-{cfg.depth}-{cfg.width}" if cfg.arch == "wrn" else f"ConvNet(width {cfg.width})"
+
+
+def _device_name(device: torch.device) -> str:
+    from fastjem.engine import cpu_model
+
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_model()
+
+
+def print_result(r: dict) -> None:
+    print(f"fastjem bench: {r['model']}, batch {r['batch_size']}, {r['sgld_steps']} SGLD steps, input "
+          f"{'x'.join(map(str, r['input']))}, on {r['device']}")
+    print(f"  engine          {r['engine']}")
+    print(f"  warm-up         {r['warmup_s']:.1f} s (compilation, autotuning, graph capture)")
+    print(f"  SGLD call       {r['sgld_call_ms']:.2f} ms (median of {r['windows']} windows, "
+          f"{r['sgld_call_ms_min']:.2f}-{r['sgld_call_ms_max']:.2f})")
+    print(f"  per step        {r['sgld_step_ms']:.3f} ms, {r['flops_per_step'] / 1e9:.1f} GFLOP -> "
+          f"{r['tflop_per_s']:.2f} TFLOP/s")
+    print(f"  throughput      {r['chains_per_s']:.1f} chains/s advanced by {r['sgld_steps']} steps")
+
+
+def write_result(r: dict, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(r, indent=2) + "\n")
+    return path
