@@ -117,3 +117,14 @@ def test_bench_times_the_sampler_and_writes_json(tmp_path, capsys):
 def test_bench_refuses_bad_sizes(capsys):
     assert main(["bench", "--batch-size", "0", "--device", "cpu"]) == 1
     assert "--batch-size must be > 0" in capsys.readouterr().err
+
+
+@pytest.mark.gpu
+def test_bench_on_cuda_runs_the_graphed_sampler(tmp_path):
+    import json
+
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--depth", "10", "--width", "2", "--batch-size", "32", "--sgld-steps", "5",
+                 "--compile", "off", "--seconds", "1", "--device", "cuda", "--out", str(out)]) == 0
+    r = json.loads(out.read_text())
+    assert "CUDA graph SGLD loop" in r["engine"] and "kernels triton" in r["engine"] and r["tflop_per_s"] > 0
