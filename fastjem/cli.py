@@ -111,6 +111,7 @@ def run_bench(args: argparse.Namespace) -> int:
     cfg = TrainConfig(arch=args.arch, depth=args.depth or (28 if cuda else 10), width=args.width or (10 if cuda else 2),
                       norm=args.norm, batch_size=args.batch_size or (64 if cuda else 16), sgld_steps=args.sgld_steps,
                       precision=args.precision, compile=args.compile, cuda_graph=args.cuda_graph,
+                      iteration_graph=False,  # the sampler alone: its own graph
                       kernels=args.kernels, seed=args.seed, device=device.type)
     for name in ("batch_size", "sgld_steps", "image_size", "channels", "num_classes"):
         if getattr(args, name) is not None and getattr(args, name) <= 0:
