@@ -113,6 +113,8 @@ def print_result(r: dict) -> None:
     print(f"fastjem bench: {r['model']}, batch {r['batch_size']}, {r['sgld_steps']} SGLD steps, input "
           f"{'x'.join(map(str, r['input']))}, on {r['device']}")
     print(f"  engine          {r['engine']}")
+    for note in r["engine_notes"]:
+        print(f"                  ({note})")
     print(f"  warm-up         {r['warmup_s']:.1f} s (compilation, autotuning, graph capture)")
     print(f"  SGLD call       {r['sgld_call_ms']:.2f} ms (median of {r['windows']} windows, "
           f"{r['sgld_call_ms_min']:.2f}-{r['sgld_call_ms_max']:.2f})")
