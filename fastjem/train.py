@@ -576,6 +576,10 @@ class Trainer:
         bar = tqdm(total=self.total_iters, initial=self.iteration, unit="it", disable=not self.progress,
                    dynamic_ncols=True, file=sys.stderr, mininterval=0.1 if sys.stderr.isatty() else 30.0)
         t_window, it_window = time.perf_counter(), self.iteration
+        log = self.log
+        if self.progress and log is print:
+            # lines logged during the loop (graph capture, recoveries) go above the live bar, not through it
+            self.log = lambda *parts: bar.write(" ".join(map(str, parts)), file=sys.stdout)
         if self.guard is not None and self.guard.snapshot is None:
             self.guard.take_snapshot()
         stopping = False
@@ -631,6 +635,7 @@ class Trainer:
                     self.save_checkpoint()
         finally:
             bar.close()
+            self.log = log
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
         if self.guard is not None:
