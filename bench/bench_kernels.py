@@ -281,3 +281,114 @@ def test_bench_cuda_report():
     d = report["dispatch"]
     print(f"host cost of one {d['op']} call: public op {d['host_us_public_op']:.1f} us, registered torch.library op "
           f"{d['host_us_registered_op']:.1f} us")
+
+
+# --------------------------------------------------------------------------------------------
+# CUDA: launch-configuration sweep (block sizes, tiles, warps) for the memory-bound ops
+# --------------------------------------------------------------------------------------------
+
+
+def _sweep_rows(op: str, size: str, bytes_moved: int, configs: list, run, check, peak: float | None) -> list[dict]:
+    from triton.testing import do_bench_cudagraph
+
+    rows = []
+    for cfg in configs:
+        check(cfg)  # every configuration must give the default's numbers before it is timed
+        ms = do_bench_cudagraph(lambda cfg=cfg: run(cfg), rep=20, return_mode="median")
+        gbps = bytes_moved / (ms * 1e-3) / 1e9
+        rows.append({"op": op, "size": size, "config": cfg, "graph_us": ms * 1e3, "GBps": gbps,
+                     "fraction_of_peak_bandwidth": gbps * 1e9 / peak if peak else None})
+    default = next(r for r in rows if r["config"] == "default")
+    for r in rows:
+        r["speedup_vs_default"] = default["graph_us"] / r["graph_us"]
+    return rows
+
+
+@pytest.mark.skipif(not CUDA, reason="needs CUDA")
+def test_bench_cuda_launch_configs():
+    """Replayed from a CUDA graph (as the ops run in training), each launch configuration, checked first."""
+    import triton
+    from fastjem.kernels.buffer import buffer_sample_fwd, buffer_write_fwd
+    from fastjem.kernels.sgld import sgld_step_fwd
+
+    name = torch.cuda.get_device_name()
+    peak = _peak_bandwidth(name)
+    rows = []
+    warps = (2, 4, 8)
+    for b in (64, 4096):
+        x0 = torch.randn(b, 3, 32, 32, device="cuda")
+        grad = torch.randn_like(x0)
+        x, state = x0.clone(), new_rng_state(0, "cuda")
+        configs = ["default"] + [(blk, w) for blk in (256, 512, 1024, 2048, 4096) for w in warps]
+
+        def run(cfg, x=x, grad=grad, state=state):
+            blk, w = (None, None) if cfg == "default" else cfg
+            sgld_step_fwd(x, grad, ALPHA, SIGMA, state, block=blk, num_warps=w)
+
+        def check(cfg, x0=x0, grad=grad):
+            blk, w = (None, None) if cfg == "default" else cfg
+            xa, sa, xb, sb = x0.clone(), new_rng_state(1, "cuda"), x0.clone(), new_rng_state(1, "cuda")
+            sgld_step_fwd(xa, grad, ALPHA, SIGMA, sa)
+            sgld_step_fwd(xb, grad, ALPHA, SIGMA, sb, block=blk, num_warps=w)
+            assert torch.equal(xa, xb) and torch.equal(sa, sb), cfg
+
+        rows += _sweep_rows("sgld_step_", f"{b}x3x32x32", 3 * x0.numel() * 4, configs, run, check, peak)
+    n, row_bytes = 10000, 3 * 32 * 32 * 4
+    buf = torch.rand(n, 3, 32, 32, device="cuda") * 2 - 1
+    for b in (64, 8192):
+        idx = torch.randint(0, n, (b,), device="cuda")
+        uniq = idx.unique()
+        rows_in = torch.randn(b, 3, 32, 32, device="cuda")
+        state = new_rng_state(0, "cuda")
+        configs = ["default"] + [((bb, bd), w) for bd in (1024, 2048, 4096) for bb in (1, 2, 4) for w in (4, 8)]
+
+        def unpack(cfg):
+            return (None, None) if cfg == "default" else cfg
+
+        def run_sample(cfg, idx=idx, state=state):
+            tiles, w = unpack(cfg)
+            buffer_sample_fwd(buf, idx, RESET_PROB, state, tiles=tiles, num_warps=w)
+
+        def check_sample(cfg, idx=idx):
+            tiles, w = unpack(cfg)
+            sa, sb = new_rng_state(1, "cuda"), new_rng_state(1, "cuda")
+            a = buffer_sample_fwd(buf, idx, 0.5, sa)
+            assert torch.equal(a, buffer_sample_fwd(buf, idx, 0.5, sb, tiles=tiles, num_warps=w)), cfg
+
+        def run_write(cfg, idx=idx, rows_in=rows_in):
+            tiles, w = unpack(cfg)
+            buffer_write_fwd(buf, idx, rows_in, tiles=tiles, num_warps=w)
+
+        def check_write(cfg, uniq=uniq, rows_in=rows_in):
+            tiles, w = unpack(cfg)
+            a, b_ = buf.clone(), buf.clone()
+            buffer_write_fwd(a, uniq, rows_in[: uniq.numel()])
+            buffer_write_fwd(b_, uniq, rows_in[: uniq.numel()], tiles=tiles, num_warps=w)
+            assert torch.equal(a, b_), cfg
+
+        moved = 2 * b * row_bytes + b * 8
+        rows += _sweep_rows("buffer_sample", f"{n}x3x32x32,B={b}", moved, configs, run_sample, check_sample, peak)
+        rows += _sweep_rows("buffer_write_", f"{n}x3x32x32,B={b}", moved, configs, run_write, check_write, peak)
+    best = {}
+    for r in rows:
+        key = (r["op"], r["size"])
+        if key not in best or r["graph_us"] < best[key]["graph_us"]:
+            best[key] = r
+    report = {
+        "device": name, "peak_bandwidth_Bps": peak, "torch": torch.__version__, "triton": triton.__version__,
+        "git_sha": _git_sha(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "timing": "do_bench_cudagraph median: calls replayed from one CUDA graph (L2 not flushed)",
+        "configs": "sgld_step_: (BLOCK, num_warps); buffer ops: ((BLOCK_B, BLOCK_D), num_warps); default = the "
+                   "launcher's own choice",
+        "results": rows, "best": list(best.values()),
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
+    path = RESULTS / f"kernel-configs-{datetime.date.today().isoformat()}-{slug}.json"
+    path.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    print(f"\nlaunch configurations on {name} -> {path}")
+    for r in best.values():
+        default = next(x for x in rows if (x["op"], x["size"], x["config"]) == (r["op"], r["size"], "default"))
+        frac = r["fraction_of_peak_bandwidth"]
+        print(f"{r['op']:<14} {r['size']:<22} default {default['graph_us']:8.2f} us | best {r['config']} "
+              f"{r['graph_us']:8.2f} us  {r['GBps']:7.0f} GB/s  {'' if frac is None else f'{frac:.0%}'}")

@@ -93,7 +93,7 @@ fi
 run_stage pytest_gpu 100 330 "$PY" -m pytest -m gpu -q -p no:cacheprovider tests
 
 # --- 3. kernel microbenchmarks (writes bench/results/kernels-*.json)
-run_stage kernels 45 285 "$PY" -m pytest bench/bench_kernels.py -q -s -k cuda -p no:cacheprovider
+run_stage kernels 80 285 "$PY" -m pytest bench/bench_kernels.py -q -s -k cuda -p no:cacheprovider
 
 # --- 4. iterations/s, the bar configuration first; configs not started within its budget are skipped
 steps() {
@@ -130,12 +130,15 @@ STEPS_JSON=$(newest "steps-*.json")
 KERNELS_JSON=$(newest "kernels-*.json")
 CIFAR_JSON=$(newest "cifar-2*.json")
 CIFAR_PNG=$(newest "cifar-samples-*.png")
-"$PY" - "$STAGES" "$WORK/gpu_suite.json" "$START" "$STEPS_JSON" "$KERNELS_JSON" "$CIFAR_JSON" <<'EOF'
+KCONF_JSON=$(newest "kernel-configs-*.json")
+STUDY_JSON=$(newest "sgld-study-*.json")
+"$PY" - "$STAGES" "$WORK/gpu_suite.json" "$START" "$STEPS_JSON" "$KERNELS_JSON" "$CIFAR_JSON" "$KCONF_JSON" \
+  "$STUDY_JSON" <<'EOF'
 import json, sys, time
 stages_path, out_path, start, *files = sys.argv[1:]
 combined = {"suite": "bench/gpu_suite.sh", "seconds": time.time() - int(start),
             "stages": [json.loads(line) for line in open(stages_path) if line.strip()]}
-for key, path in zip(("steps", "kernels", "cifar"), files):
+for key, path in zip(("steps", "kernels", "cifar", "kernel_configs", "sgld_study"), files):
     try:
         combined[key] = json.load(open(path)) if path else None
         if combined[key] is not None:

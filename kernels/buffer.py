@@ -105,33 +105,52 @@ def _row_size(buffer: torch.Tensor) -> int:
     return d
 
 
-def buffer_sample_fwd(buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor):
-    """Launch the gather + reset kernel: x0 [B, *S] fp32; advances ``rng_state[1]``."""
+def _launch_tiles(B: int, D: int, tiles: tuple[int, int] | None) -> tuple[int, int]:
+    if tiles is None:
+        return _tiles(B, D)
+    block_b, block_d = tiles
+    if block_b < 1 or block_b & (block_b - 1) or block_d < 4 or block_d & (block_d - 1):
+        raise ValueError(f"buffer ops: tiles must be powers of two (BLOCK_B >= 1, BLOCK_D >= 4), got {tiles}")
+    return block_b, block_d
+
+
+def buffer_sample_fwd(buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor,
+                      tiles: tuple[int, int] | None = None, num_warps: int | None = None):
+    """Launch the gather + reset kernel: x0 [B, *S] fp32; advances ``rng_state[1]``.
+
+    ``tiles`` = (BLOCK_B, BLOCK_D) and ``num_warps`` override the launch configuration (the kernel
+    benchmark sweeps them); the random numbers do not depend on it.
+    """
     _check_inputs(buffer, idx)
     B, D = idx.shape[0], _row_size(buffer)
     out = torch.empty((B, *buffer.shape[1:]), dtype=buffer.dtype, device=buffer.device)  # [B, *S]
     if B == 0 or D == 0:
         return out
-    block_b, block_d = _tiles(B, D)
+    block_b, block_d = _launch_tiles(B, D, tiles)
     grid = (triton.cdiv(B, block_b), triton.cdiv(D, block_d))
+    extra = {} if num_warps is None else {"num_warps": num_warps}
     with device_of(buffer):
         _buffer_sample_kernel[grid](
-            buffer, idx.contiguous(), out, rng_state, B, D, float(reset_prob), BLOCK_B=block_b, BLOCK_D=block_d
+            buffer, idx.contiguous(), out, rng_state, B, D, float(reset_prob), BLOCK_B=block_b, BLOCK_D=block_d,
+            **extra,
         )
     rng_state[1:].add_(B + B * counters_for(D))
     return out
 
 
-def buffer_write_fwd(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor) -> None:
-    """Launch the scatter kernel: ``buffer[idx] = x`` in place."""
+def buffer_write_fwd(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, tiles: tuple[int, int] | None = None,
+                     num_warps: int | None = None) -> None:
+    """Launch the scatter kernel: ``buffer[idx] = x`` in place (``tiles``, ``num_warps``: as for the gather)."""
     _check_inputs(buffer, idx, x)
     B, D = idx.shape[0], _row_size(buffer)
     if B == 0 or D == 0:
         return
-    block_b, block_d = _tiles(B, D)
+    block_b, block_d = _launch_tiles(B, D, tiles)
     grid = (triton.cdiv(B, block_b), triton.cdiv(D, block_d))
+    extra = {} if num_warps is None else {"num_warps": num_warps}
     with device_of(buffer):
-        _buffer_write_kernel[grid](buffer, idx.contiguous(), x.contiguous(), B, D, BLOCK_B=block_b, BLOCK_D=block_d)
+        _buffer_write_kernel[grid](buffer, idx.contiguous(), x.contiguous(), B, D, BLOCK_B=block_b, BLOCK_D=block_d,
+                                   **extra)
 
 
 def buffer_sample_ref(

@@ -49,16 +49,27 @@ def _check_inputs(x: torch.Tensor, grad: torch.Tensor, rng_state: torch.Tensor) 
         raise ValueError("sgld_step_: rng_state must be an int64 [2] (seed, offset) tensor on x's device")
 
 
-def sgld_step_fwd(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor) -> None:
-    """Launch the kernel on flat x, then advance ``rng_state[1]`` by the counters used (device op)."""
+def sgld_step_fwd(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor,
+                  block: int | None = None, num_warps: int | None = None) -> None:
+    """Launch the kernel on flat x, then advance ``rng_state[1]`` by the counters used (device op).
+
+    ``block`` (a power of two >= 4) and ``num_warps`` override the launch configuration (the kernel
+    benchmark sweeps them); every configuration draws the same numbers: element i always takes word
+    i % 4 of counter offset + i // 4.
+    """
     _check_inputs(x, grad, rng_state)
     n = x.numel()
     if n == 0:
         return
     grad = grad.contiguous()
-    block = 65536 if interpreter_on() else 2048
+    if block is None:
+        block = 65536 if interpreter_on() else 2048
+    if block < 4 or block & (block - 1):
+        raise ValueError(f"sgld_step_fwd: block must be a power of two >= 4, got {block}")
+    extra = {} if num_warps is None else {"num_warps": num_warps}
     with device_of(x):
-        _sgld_step_kernel[(triton.cdiv(n, block),)](x, grad, rng_state, n, float(alpha), float(sigma), BLOCK=block)
+        _sgld_step_kernel[(triton.cdiv(n, block),)](x, grad, rng_state, n, float(alpha), float(sigma), BLOCK=block,
+                                                    **extra)
     # after the launch, on the same stream: the kernel has read the old offset
     rng_state[1:].add_(counters_for(n))
 

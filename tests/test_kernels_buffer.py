@@ -158,3 +158,26 @@ def test_cuda_graph_replays_draw_fresh_resets():
         masks.append((x0.abs() <= 1).flatten(1).all(1))
     assert state.tolist() == state_eager.tolist()
     assert len({tuple(m.tolist()) for m in masks}) == 4
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_every_launch_configuration_gives_the_same_rows(device):
+    """Tiles and warps swept by the benchmark change the speed, never the rows, resets or random values."""
+    skip_unless_runnable(device, "triton")
+    from fastjem.kernels.buffer import buffer_sample_fwd, buffer_write_fwd
+
+    gen = torch.Generator().manual_seed(5)
+    buf = (torch.rand(40, 3, 5, 5, generator=gen) * 2 - 1).to(device)  # D = 75: partial blocks
+    idx = torch.randint(0, 40, (13,), generator=gen).to(device)
+    rows = torch.randn(13, 3, 5, 5, generator=gen).to(device)
+    ref = None
+    for tiles, warps in ((None, None), ((1, 4), 1), ((4, 16), 2), ((16, 128), 4)):
+        state = new_rng_state(2, device)
+        out = buffer_sample_fwd(buf, idx, 0.4, state, tiles=tiles, num_warps=warps)
+        written = buf.clone()
+        buffer_write_fwd(written, idx.unique(), rows[: idx.unique().numel()], tiles=tiles, num_warps=warps)
+        if ref is None:
+            ref = (out, state, written)
+        assert torch.equal(out, ref[0]) and torch.equal(state, ref[1]) and torch.equal(written, ref[2])
+    with pytest.raises(ValueError, match="powers of two"):
+        buffer_sample_fwd(buf, idx, 0.4, new_rng_state(0, device), tiles=(3, 16))

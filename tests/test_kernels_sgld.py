@@ -163,3 +163,23 @@ def test_cuda_graph_replays_draw_fresh_noise():
     noises = [s - 0.1 * grad for s in steps]
     for a, b in zip(noises[:-1], noises[1:], strict=True):
         assert abs(correlation(a, b)) < Z / a.numel() ** 0.5
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_every_launch_configuration_draws_the_same_numbers(device):
+    """The benchmark sweeps block sizes and warps: a configuration changes the speed, never the result."""
+    skip_unless_runnable(device, "triton")
+    from fastjem.kernels.sgld import sgld_step_fwd
+
+    gen = torch.Generator().manual_seed(3)
+    x0 = torch.randn(2, 3, 8, 8 + 1, generator=gen).to(device)  # 432 elements: the last block is partial
+    grad = torch.randn(x0.shape, generator=gen).to(device)
+    outs = []
+    for block, warps in ((None, None), (4, 1), (64, 2), (256, 4), (1024, 8)):
+        x, state = x0.clone(), new_rng_state(11, device)
+        sgld_step_fwd(x, grad, 0.5, 0.1, state, block=block, num_warps=warps)
+        outs.append((x, state))
+    for x, state in outs[1:]:
+        assert torch.equal(x, outs[0][0]) and torch.equal(state, outs[0][1])
+    with pytest.raises(ValueError, match="power of two"):
+        sgld_step_fwd(x0.clone(), grad, 0.5, 0.1, new_rng_state(0, device), block=96)
