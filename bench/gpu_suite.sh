@@ -90,7 +90,7 @@ fi
 [[ -f $WORK/pythonpath ]] && export PYTHONPATH=$(cat "$WORK/pythonpath")
 
 # --- 2. GPU tests
-run_stage pytest_gpu 100 330 "$PY" -m pytest -m gpu -q -p no:cacheprovider tests
+run_stage pytest_gpu 150 330 "$PY" -m pytest -m gpu -q -p no:cacheprovider tests
 
 # --- 3. kernel microbenchmarks (writes bench/results/kernels-*.json)
 run_stage kernels 80 285 "$PY" -m pytest bench/bench_kernels.py -q -s -k cuda -p no:cacheprovider
