@@ -45,9 +45,10 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def bench_sampler(cfg: TrainConfig, device: torch.device, num_classes: int = 10, channels: int = 3, size: int = 32,
-                  seconds: float = 10.0, warmup: int = 3, log=print) -> dict:
-    """Time ``cfg.sgld_steps`` SGLD steps over a batch of ``cfg.batch_size`` chains; see the module doc."""
+def build_sampler_call(cfg: TrainConfig, device: torch.device, num_classes: int = 10, channels: int = 3,
+                       size: int = 32):
+    """(call, engine): ``call()`` runs ``cfg.sgld_steps`` SGLD steps on a fixed random batch, as training would
+    (the engine resolved for ``device``; replayed from a CUDA graph when the engine has one)."""
     torch.manual_seed(cfg.seed)
     model = build_model(cfg.arch, num_classes, channels, cfg.depth, cfg.width, cfg.norm, cfg.dropout).to(device)
     engine = resolve_engine(cfg, device, has_batch_norm(model))
@@ -56,15 +57,20 @@ def bench_sampler(cfg: TrainConfig, device: torch.device, num_classes: int = 10,
     net = torch.compile(model, dynamic=False) if engine.compile else model
     sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise, seed=cfg.seed, backend=engine.kernels)
     x0 = torch.rand(cfg.batch_size, channels, size, size, device=device) * 2 - 1
-    t0 = time.perf_counter()
     if engine.cuda_graph:
         from fastjem.graphs import GraphedSGLD
 
         graphed = GraphedSGLD(sampler, net, model, x0, autocast=engine.autocast, backend=engine.kernels)
-        call = lambda: graphed(x0)  # noqa: E731
-    else:
-        energy = model_energy(net, autocast=engine.autocast, backend=engine.kernels)
-        call = lambda: sampler.sample(energy, x0, model=model)  # noqa: E731
+        return (lambda: graphed(x0)), engine
+    energy = model_energy(net, autocast=engine.autocast, backend=engine.kernels)
+    return (lambda: sampler.sample(energy, x0, model=model)), engine
+
+
+def bench_sampler(cfg: TrainConfig, device: torch.device, num_classes: int = 10, channels: int = 3, size: int = 32,
+                  seconds: float = 10.0, warmup: int = 3) -> dict:
+    """Time ``cfg.sgld_steps`` SGLD steps over a batch of ``cfg.batch_size`` chains; see the module doc."""
+    t0 = time.perf_counter()
+    call, engine = build_sampler_call(cfg, device, num_classes, channels, size)
     for _ in range(max(1, warmup)):
         call()
     _sync(device)

@@ -96,6 +96,8 @@ def add_bench_parser(sub) -> None:
     p.add_argument("--compile", choices=COMPILE_MODES, default="auto")
     p.add_argument("--cuda-graph", action=argparse.BooleanOptionalAction, default=True)
     p.add_argument("--kernels", choices=KERNELS, default="auto")
+    p.add_argument("--cpu-malloc", action=argparse.BooleanOptionalAction, default=True,
+                   help="on a Linux CPU, keep freed memory in glibc's heap (default: on)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p.add_argument("--seconds", type=float, default=10.0, help="timed seconds after the warm-up (default 10)")
     p.add_argument("--seed", type=int, default=0)
@@ -112,6 +114,7 @@ def run_bench(args: argparse.Namespace) -> int:
                       norm=args.norm, batch_size=args.batch_size or (64 if cuda else 16), sgld_steps=args.sgld_steps,
                       precision=args.precision, compile=args.compile, cuda_graph=args.cuda_graph,
                       iteration_graph=False,  # the sampler alone: its own graph
+                      cpu_malloc=args.cpu_malloc,
                       kernels=args.kernels, seed=args.seed, device=device.type)
     for name in ("batch_size", "sgld_steps", "image_size", "channels", "num_classes"):
         if getattr(args, name) is not None and getattr(args, name) <= 0:

@@ -101,6 +101,9 @@ class TrainConfig:
                         KERNELS, "engine")
     fused_forward: bool = _opt(True, "one forward of [x_p, x_q, x_lab] for the loss instead of three (only without "
                                "batch norm, where it computes the same)", group="engine")
+    cpu_malloc: bool = _opt(True, "on a Linux CPU, keep freed memory in glibc's heap (mmap threshold 32 MB, trim "
+                            "threshold 1 GB) so that activations are not page-faulted in afresh at every step; "
+                            "process-wide", group="engine")
     # divergence guard
     guard: bool = _opt(True, "detect divergence on the device and recover automatically (roll back to the last "
                        "good snapshot, reseed, apply the next remedy)", group="guard")

@@ -1,0 +1,154 @@
+"""Where an SGLD step's time goes: torch.profiler over SGLD calls, fastjem's engine and the reference.
+
+Ops are grouped into categories (convolution forward, convolution input-gradient, other matmuls,
+activations and other elementwise work, fastjem's fused kernels, copies and layout changes, the rest)
+and each category's share of the profiled time is reported; the full top-op table goes to the JSON.
+On CUDA the device (kernel) time is what counts, and the sampler runs unGraphed so the profiler sees
+every kernel (replaying a graph runs the same kernels); on CPU it is the operators' own CPU time.
+
+    python bench/profile_step.py                         # CUDA: WRN-28-10, batch 64; CPU: WRN-10-2, batch 16
+    python bench/profile_step.py --device cpu --depth 10 --width 1 --batch-size 4 --steps 2   # seconds
+
+Writes ``bench/results/profile-<date>-<device>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from env_info import RESULTS, device_info, git_state, now_utc, result_name, versions  # noqa: E402
+from reference_eager import fp32_mode, sgld  # noqa: E402
+
+from fastjem.benchmark import build_sampler_call  # noqa: E402
+from fastjem.config import TrainConfig  # noqa: E402
+from fastjem.models import WideResNet  # noqa: E402
+
+# first match wins; names are profiler event names (aten ops on CPU, kernel names on CUDA)
+CATEGORIES = (
+    ("conv input-gradient", ("convolution_backward", "dgrad", "convolutionbackward")),
+    ("convolution forward", ("convolution", "conv2d", "cudnn", "mkldnn", "sm90_xmma", "implicit_gemm", "fprop",
+                             "wgrad")),
+    ("fused fastjem kernels", ("fastjem", "_sgld_step", "_lse_energy", "_buffer_")),
+    ("matmul (linear)", ("addmm", "mm", "gemm", "matmul")),
+    ("activation and elementwise", ("leaky", "relu", "add", "mul", "where", "triton_", "elementwise",
+                                    "vectorized", "fill", "sum", "logsumexp", "exp", "reduce")),
+    ("copies and layout", ("copy", "contiguous", "clone", "to_copy", "nchw", "nhwc", "transpose", "permute")),
+)
+
+
+def category(name: str) -> str:
+    low = name.lower()
+    for cat, keys in CATEGORIES:
+        if any(k in low for k in keys):
+            return cat
+    return "other"
+
+
+def profile(call, device: torch.device, reps: int, rows: int) -> dict:
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    for _ in range(2):
+        call()
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with torch_profile(activities=activities) as prof:
+        for _ in range(reps):
+            call()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+    events = prof.key_averages()
+    attr = "self_device_time_total" if device.type == "cuda" else "self_cpu_time_total"
+
+    def self_time(e) -> float:
+        value = getattr(e, attr, None)
+        if value is None and device.type == "cuda":
+            value = getattr(e, "self_cuda_time_total", 0.0)
+        return float(value or 0.0)
+
+    items = [(e.key, self_time(e), e.count) for e in events]
+    if device.type == "cuda":
+        # device time belongs to kernels; CPU-side operator events carry none of their own
+        items = [it for it in items if it[1] > 0]
+    else:
+        items = [it for it in items if not it[0].startswith(("ProfilerStep", "## Call", "Torch-Compiled"))]
+    total = sum(t for _, t, _ in items) or 1.0
+    by_cat: dict[str, float] = {}
+    for key, t, _ in items:
+        by_cat[category(key)] = by_cat.get(category(key), 0.0) + t
+    top = sorted(items, key=lambda it: -it[1])[:rows]
+    return {
+        "time_basis": "device (kernel) time" if device.type == "cuda" else "operators' own CPU time",
+        "profiled_ms_per_call": total / 1e3 / reps,
+        "categories": {k: {"ms_per_call": v / 1e3 / reps, "share": v / total}
+                       for k, v in sorted(by_cat.items(), key=lambda kv: -kv[1])},
+        "top": [{"name": k, "ms_per_call": t / 1e3 / reps, "share": t / total, "calls": c // reps}
+                for k, t, c in top],
+    }
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--depth", type=int, default=0)
+    p.add_argument("--width", type=int, default=0)
+    p.add_argument("--batch-size", type=int, default=0)
+    p.add_argument("--steps", type=int, default=5, help="SGLD steps per profiled call")
+    p.add_argument("--reps", type=int, default=3, help="profiled calls")
+    p.add_argument("--rows", type=int, default=25, help="top ops kept in the JSON")
+    p.add_argument("--engines", default="default,matched,reference", help="comma-separated: default, matched, "
+                   "reference")
+    p.add_argument("--out", default=str(RESULTS))
+    args = p.parse_args(argv)
+    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
+                          (args.device if args.device != "auto" else "cpu"))
+    cuda = device.type == "cuda"
+    depth, width = args.depth or (28 if cuda else 10), args.width or (10 if cuda else 2)
+    batch = args.batch_size or (64 if cuda else 16)
+    started = now_utc()
+    report = {"schema": "fastjem-bench-profile/1", "date": started.isoformat(timespec="seconds"),
+              "device": device_info(device), "versions": versions(), "git": git_state(),
+              "model": f"WRN-{depth}-{width}", "batch_size": batch, "sgld_steps_per_call": args.steps, "engines": {}}
+    base = TrainConfig(arch="wrn", depth=depth, width=width, batch_size=batch, sgld_steps=args.steps,
+                       cuda_graph=False, iteration_graph=False, device=device.type, seed=0)
+    for name in [e.strip() for e in args.engines.split(",") if e.strip()]:
+        if name == "reference":
+            torch.manual_seed(0)
+            model = WideResNet(depth, width, 10, 3).to(device)
+            x0 = torch.rand(batch, 3, 32, 32, device=device) * 2 - 1
+
+            def call(model=model, x0=x0):
+                with fp32_mode("ieee"):
+                    return sgld(model, x0, args.steps, 1.0, 0.01)
+
+            engine_desc = "reference eager (fp32, parameters requiring grad, NCHW)"
+        elif name in ("default", "matched"):
+            cfg = base if name == "default" else base.replace(precision="fp32")
+            call, engine = build_sampler_call(cfg, device)
+            engine_desc = engine.describe()
+        else:
+            p.error(f"unknown engine {name!r}")
+        result = profile(call, device, args.reps, args.rows)
+        result["engine"] = engine_desc
+        report["engines"][name] = result
+        shares = ", ".join(f"{k} {100 * v['share']:.0f}%" for k, v in result["categories"].items())
+        per_step = result["profiled_ms_per_call"] / args.steps
+        print(f"{name:<10} {per_step:8.2f} ms per SGLD step ({result['time_basis']}): {shares}", flush=True)
+        torch._dynamo.reset()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / result_name("profile", device, started)
+    path.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
