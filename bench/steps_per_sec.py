@@ -4,8 +4,10 @@
     python bench/steps_per_sec.py --device cpu --smoke   # under a minute; exercised by tests/test_bench.py
     python bench/steps_per_sec.py --configs wrn-28-10 --batch-size 64
 
-Engines, built in one process and timed alternately (window by window, the order reversed every other
-window so drift does not favour one):
+Engines, timed alternately (window by window, the order reversed every other window so drift does not
+favour one), one computing at a time; on a CPU the reference runs in a process of its own at the
+platform's default settings, since fastjem's engine tunes process-wide ones (glibc's allocator):
+``--no-reference-process`` shares the process, which isolates what the engine's structure buys:
 
 - ``reference-ieee``     bench/reference_eager.py in true fp32 (TF32 off);
 - ``reference-default``  the same with PyTorch's default flags (cuDNN convs in TF32; CUDA only, on CPU
@@ -118,6 +120,7 @@ class Runner:
     enter: Callable[[], None]  # sets the process-wide flags this engine runs under
     info: dict = field(default_factory=dict)
     result: dict = field(default_factory=dict)
+    close: Callable[[], None] = lambda: None  # ends a worker process, when the engine runs in one
 
 
 def _strip(state: dict) -> dict:
@@ -201,6 +204,56 @@ def reference_runner(name: str, precision: str, cfg: TrainConfig, train_x, train
     info = {"precision_mode": precision, "config": {f.name: getattr(rcfg, f.name) for f in fields(rcfg)}}
     return Runner(name, "reference", "tf32" if tf32 else "fp32", ref.step, in_mode(lambda: ref.sample(b)),
                   roundtrip, lambda: ref.draw(b), lambda: None, info)
+
+
+def _reference_worker(conn, name: str, precision: str, cfg: dict, data_dir: str, device: str, threads: int) -> None:
+    """A reference engine in its own process: runs what the parent asks, one call at a time."""
+    torch.set_num_threads(threads)
+    arrays = load_arrays("imagefolder", data_dir)
+    r = reference_runner(name, precision, TrainConfig.from_dict(cfg), arrays.train_x, arrays.train_y,
+                         torch.device(device))
+    conn.send((r.precision, r.info))
+    calls = {"step": r.step, "sample": r.sample, "buffer": r.buffer_roundtrip, "draw": r.draw}
+    while (cmd := conn.recv()) != "close":
+        calls[cmd]()
+        conn.send(None)
+
+
+def reference_worker_runner(name: str, precision: str, cfg: TrainConfig, data_dir: Path,
+                            device: torch.device) -> Runner:
+    """The reference in a separate (spawned) process, driven call by call from this one.
+
+    On a CPU, fastjem's engine changes process-wide settings (glibc's malloc thresholds); the authors'
+    code runs without them, so the reference gets a process of its own, at the platform's defaults. Only
+    one engine computes at a time (the worker waits on its pipe), so the alternation is unchanged; a call
+    costs one pipe round-trip on top (tens of microseconds against iterations of a second).
+    """
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_reference_worker, args=(child, name, precision, cfg.to_dict(), str(data_dir),
+                                                       device.type, torch.get_num_threads()), daemon=True)
+    proc.start()
+    try:
+        label, info = parent.recv()
+    except EOFError as err:
+        raise RuntimeError(f"the {name} worker process failed to start (exit code {proc.exitcode})") from err
+
+    def call(cmd: str) -> Callable[[], None]:
+        def run() -> None:
+            parent.send(cmd)
+            parent.recv()
+        return run
+
+    def close() -> None:
+        with contextlib.suppress(OSError, BrokenPipeError):
+            parent.send("close")
+        proc.join(timeout=30)
+
+    info = {**info, "process": "its own process, at the platform's default settings"}
+    return Runner(name, "reference", label, call("step"), call("sample"), call("buffer"), call("draw"), lambda: None,
+                  info, close=close)
 
 
 # ------------------------------------------------------------------------------ correctness gate
@@ -300,7 +353,10 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
                        ckpt_every=0, log_every=10**9, device=device.type, seed=args.seed)
     flops = count_flops(depth, width, b, args.sgld_steps)
     arrays = load_arrays("imagefolder", str(data_dir))
-    runners = [reference_runner("reference-ieee", "ieee", base, arrays.train_x, arrays.train_y, device)]
+    if args.reference_process:
+        runners = [reference_worker_runner("reference-ieee", "ieee", base, data_dir, device)]
+    else:
+        runners = [reference_runner("reference-ieee", "ieee", base, arrays.train_x, arrays.train_y, device)]
     if device.type == "cuda":
         runners.append(reference_runner("reference-default", "default", base, arrays.train_x, arrays.train_y, device))
     if gate_passed:
@@ -375,6 +431,8 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
         if "reference-default" in engines:
             ratios["default_vs_reference_default"] = (engines["fastjem-default"]["it_per_s_median"]
                                                       / engines["reference-default"]["it_per_s_median"])
+    for r in runners:
+        r.close()
     del runners
     gc.collect()
     if device.type == "cuda":
@@ -462,6 +520,10 @@ def parse_args(argv=None):
                    help="fastjem engines' compile mode (default: the config default, auto; recorded)")
     p.add_argument("--smoke", action="store_true", help="tiny run (WRN-10-2, batch 4, 2 SGLD steps, 1-iteration "
                    "windows, compile off): checks the harness end to end in well under a minute on CPU")
+    p.add_argument("--reference-process", action=argparse.BooleanOptionalAction, default=None,
+                   help="run the reference in its own process, at the platform's default settings (default: on CPU, "
+                        "where fastjem's engine tunes the process-wide allocator); --no-reference-process shares "
+                        "this process with fastjem, which isolates what the engine's structure buys")
     p.add_argument("--out", default=str(RESULTS), help="folder for the JSON (default bench/results)")
     args = p.parse_args(argv)
     if args.device == "auto":
@@ -480,6 +542,8 @@ def parse_args(argv=None):
     unknown = [c for c in args.configs if c not in CONFIGS]
     if unknown:
         p.error(f"unknown config(s) {', '.join(unknown)}; choose from {', '.join(CONFIGS)}")
+    if args.reference_process is None:
+        args.reference_process = not cuda
     args.batch_size = args.batch_size or (64 if cuda else 16)
     args.warmup = args.warmup or (3 if cuda else 2)
     args.window_s = args.window_s or (2.0 if cuda else 3.0)
