@@ -60,8 +60,8 @@ def _num(x, fmt: str = "{:.3g}") -> str:
 def steps_table(reports: list[dict]) -> list[str]:
     engine_cols = " | ".join(ENGINE_LABELS[e] + " it/s" for e in ENGINES)
     lines = ["| date | device | config | batch | SGLD steps | " + engine_cols
-             + " | fastjem/ref matched | fastjem/ref default | MFU default | torch | git |",
-             "|" + "---|" * (5 + len(ENGINES) + 5)]
+             + " | fastjem/ref matched | fastjem/ref default | MFU default | reference process | torch | git |",
+             "|" + "---|" * (5 + len(ENGINES) + 6)]
     for rep in reports:
         for c in rep.get("configs", []):
             engines = c.get("engines")
@@ -81,7 +81,8 @@ def steps_table(reports: list[dict]) -> list[str]:
                 f"{c['sgld_steps']} | "
                 + " | ".join(its)
                 + f" | {_num(ratios.get('matched'), 'x{:.2f}')} | {_num(ratios.get('default'), 'x{:.2f}')} | "
-                f"{_num(mfu, '{:.1%}')} | {rep['versions']['torch']} | {str(rep['git'].get('sha'))[:8]} |")
+                f"{_num(mfu, '{:.1%}')} | {'own' if rep.get('args', {}).get('reference_process') else 'shared'} | "
+                f"{rep['versions']['torch']} | {str(rep['git'].get('sha'))[:8]} |")
     return lines
 
 
