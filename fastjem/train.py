@@ -95,12 +95,13 @@ def resume_config(path: str | Path, overrides: dict | None = None) -> TrainConfi
     """The config saved in a checkpoint, with ``overrides`` (options given on the command line) applied.
 
     Only options that do not change what is computed so far may differ (run length, logging, device,
-    data location); anything else raises CheckpointError.
+    data location, CUDA graphs and the CPU allocator, which change how but not what); anything else raises
+    CheckpointError.
     """
     saved = TrainConfig.from_dict(load_checkpoint(path)["config"])
     overrides = dict(overrides or {})
     allowed = {"iters", "epochs", "log_every", "eval_every", "ckpt_every", "sample_every", "device", "data_dir",
-               "out_dir", "download"}
+               "out_dir", "download", "cuda_graph", "iteration_graph", "cpu_malloc"}
     changed = {k: v for k, v in overrides.items() if getattr(saved, k) != v}
     refused = sorted(set(changed) - allowed)
     if refused:

@@ -106,6 +106,12 @@ def test_resume_refuses_a_different_architecture(tiny_config, tmp_path):
         resume_config(tmp_path / "checkpoint.pt", {"width": 16})
     with pytest.raises(CheckpointError, match="width"):
         Trainer(tiny_config.replace(width=16), out_dir=tmp_path, resume=tmp_path / "checkpoint.pt", progress=False)
+    # how, not what: graphs and the allocator may change on resume (e.g. a machine where capture fails)
+    cfg = resume_config(tmp_path / "checkpoint.pt", {"iteration_graph": False, "cuda_graph": False,
+                                                     "cpu_malloc": False})
+    assert not cfg.iteration_graph and not cfg.cuda_graph and not cfg.cpu_malloc
+    with pytest.raises(CheckpointError, match="precision"):
+        resume_config(tmp_path / "checkpoint.pt", {"precision": "bf16"})
 
 
 def test_unreadable_checkpoint_is_refused(tmp_path):
