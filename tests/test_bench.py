@@ -156,3 +156,18 @@ def test_sgld_study_smoke(tmp_path):
     rows = {r["name"]: r for r in report["variants"]}
     assert set(rows) == {"default", "nchw"}
     assert all(r["sgld_step_ms"] > 0 and r["samples_max_abs_diff_vs_first"] < 1e-4 for r in rows.values())
+
+
+def test_profile_step_smoke(tmp_path):
+    """The profile of an SGLD step runs end to end; its categories account for all the profiled time."""
+    proc = subprocess.run([sys.executable, str(BENCH / "profile_step.py"), "--device", "cpu", "--depth", "10",
+                           "--width", "1", "--batch-size", "4", "--steps", "2", "--reps", "1", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (path,) = tmp_path.glob("profile-*.json")
+    report = json.loads(path.read_text())
+    assert set(report["engines"]) == {"default", "matched", "reference"}
+    for engine in report["engines"].values():
+        shares = [c["share"] for c in engine["categories"].values()]
+        assert abs(sum(shares) - 1) < 1e-6
+        assert engine["categories"]["convolution forward"]["share"] > 0.1
