@@ -92,7 +92,7 @@ def bench_sampler(cfg: TrainConfig, device: torch.device, num_classes: int = 10,
     call_s = statistics.median(windows)
     flops = sgld_step_flops(cfg, num_classes, channels, size, cfg.batch_size)
     result = {
-        "model": describe_model(cfg), "batch_size": cfg.batch_size, "sgld_steps": cfg.sgld_steps,
+        "model": cfg.model_name, "batch_size": cfg.batch_size, "sgld_steps": cfg.sgld_steps,
         "input": [channels, size, size], "num_classes": num_classes, "device": _device_name(device),
         "engine": engine.describe(), "engine_notes": list(engine.notes), "torch": torch.__version__,
         "warmup_s": warmup_s, "windows": len(windows), "calls_per_window": per_window,
@@ -103,10 +103,6 @@ def bench_sampler(cfg: TrainConfig, device: torch.device, num_classes: int = 10,
         "tflop_per_s": flops["sgld_step"] * cfg.sgld_steps / call_s / 1e12,
     }
     return result
-
-
-def describe_model(cfg: TrainConfig) -> str:
-    return f"WRN-{cfg.depth}-{cfg.width}" if cfg.arch == "wrn" else f"ConvNet(width {cfg.width})"
 
 
 def _device_name(device: torch.device) -> str:

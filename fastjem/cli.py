@@ -108,19 +108,22 @@ def run_bench(args: argparse.Namespace) -> int:
     from fastjem.benchmark import bench_sampler, print_result, write_result
     from fastjem.train import resolve_device
 
-    device = resolve_device(args.device)
-    cuda = device.type == "cuda"
-    cfg = TrainConfig(arch=args.arch, depth=args.depth or (28 if cuda else 10), width=args.width or (10 if cuda else 2),
-                      norm=args.norm, batch_size=args.batch_size or (64 if cuda else 16), sgld_steps=args.sgld_steps,
-                      precision=args.precision, compile=args.compile, cuda_graph=args.cuda_graph,
-                      iteration_graph=False,  # the sampler alone: its own graph
-                      cpu_malloc=args.cpu_malloc,
-                      kernels=args.kernels, seed=args.seed, device=device.type)
     for name in ("batch_size", "sgld_steps", "image_size", "channels", "num_classes"):
         if getattr(args, name) is not None and getattr(args, name) <= 0:
             raise ConfigError(f"--{name.replace('_', '-')} must be > 0")
     if args.seconds <= 0:
         raise ConfigError("--seconds must be > 0")
+    device = resolve_device(args.device)
+    cuda = device.type == "cuda"
+    def pick(given, on_cuda, on_cpu):
+        return given if given is not None else (on_cuda if cuda else on_cpu)
+
+    cfg = TrainConfig(arch=args.arch, depth=pick(args.depth, 28, 10), width=pick(args.width, 10, 2),
+                      norm=args.norm, batch_size=pick(args.batch_size, 64, 16), sgld_steps=args.sgld_steps,
+                      precision=args.precision, compile=args.compile, cuda_graph=args.cuda_graph,
+                      iteration_graph=False,  # the sampler alone: its own graph
+                      cpu_malloc=args.cpu_malloc,
+                      kernels=args.kernels, seed=args.seed, device=device.type)
     result = bench_sampler(cfg.validate(), device, args.num_classes, args.channels, args.image_size, args.seconds)
     print_result(result)
     if args.out:

@@ -183,6 +183,11 @@ class TrainConfig:
         return self
 
     @property
+    def model_name(self) -> str:
+        """WRN-<depth>-<width> or ConvNet(width <w>): how logs and results name the network."""
+        return f"WRN-{self.depth}-{self.width}" if self.arch == "wrn" else f"ConvNet(width {self.width})"
+
+    @property
     def generative(self) -> bool:
         """Whether this run samples at all (False for the classifier-only baseline)."""
         return self.px_weight > 0 or self.pxy_weight > 0

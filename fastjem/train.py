@@ -720,5 +720,4 @@ class Trainer:
     def _model_desc(self) -> str:
         n = sum(p.numel() for p in self.model.parameters())
         cfg = self.cfg
-        name = f"WRN-{cfg.depth}-{cfg.width}" if cfg.arch == "wrn" else f"ConvNet(width {cfg.width})"
-        return f"{name} norm={cfg.norm} ({n / 1e6:.2f} M params)"
+        return f"{cfg.model_name} norm={cfg.norm} ({n / 1e6:.2f} M params)"
