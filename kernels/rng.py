@@ -86,7 +86,7 @@ def _wraps() -> bool:
                for h, l_, v in zip(hi.tolist(), lo.tolist(), x.tolist()))
 
 
-_mul32 = _mul32_wrap if _wraps() else _mul32_split
+_WRAPS = _wraps()
 
 
 def philox4x32_10(
@@ -96,18 +96,38 @@ def philox4x32_10(
 
     Same round function and key schedule as Random123 and ``triton.language.philox``.
     """
-    # Both multiplies of a round as one op on a [2, n] stack: the reference is many tiny ops, so op
-    # count, not arithmetic, is its cost.
-    # filled on the device (no host-to-device copy, which a CUDA-graph capture forbids)
-    rounds = c0.new_empty((2, 1))
+    # The reference is many small ops, so op count, not arithmetic, is its cost: the words travel as two
+    # [2, n] stacks, x = (c2, c0) (multiplied) and y = (c1, c3) (xor-ed in), and a round is
+    #   x * (B, A) = (hi, lo) per row;  (c0', c2') = hi ^ y ^ (k0, k1);  (c1', c3') = lo;  x' = (c2', c0').
+    # Constants are filled on the device (no host-to-device copy, which a CUDA-graph capture forbids).
+    c0, c1, c2, c3 = torch.broadcast_tensors(c0, c1, c2, c3)
+    x = torch.stack([c2, c0])
+    y = torch.stack([c1, c3])
+    column = (2,) + (1,) * c0.dim()  # per-row constants broadcast over the words
+    rounds = x.new_empty(column)
     rounds[0] = _ROUND_B
     rounds[1] = _ROUND_A
+    step = x.new_empty(column)
+    step[0] = _KEY_A
+    step[1] = _KEY_B
+    key = torch.stack([k0.reshape(()), k1.reshape(())]).to(torch.int64).reshape(column)
     for _ in range(10):
-        hi, lo = _mul32(rounds, torch.stack([c2, c0]))
-        c0, c1, c2, c3 = hi[0] ^ c1 ^ k0, lo[0], hi[1] ^ c3 ^ k1, lo[1]
-        k0 = (k0 + _KEY_A) & _MASK32
-        k1 = (k1 + _KEY_B) & _MASK32
-    return c0, c1, c2, c3
+        if _WRAPS:
+            p = x * rounds
+            # the arithmetic shift leaves the true high word in bits 0-31 (see _mul32_wrap); the mask after
+            # the xors clears what lies above
+            z = p >> 32
+            z ^= y
+            z ^= key
+            z &= _MASK32
+            y = p.bitwise_and_(_MASK32)
+        else:
+            hi, lo = _mul32_split(rounds, x)
+            z = hi ^ y ^ key
+            y = lo
+        x = z.flip(0)
+        key = (key + step) & _MASK32
+    return x[1], y[0], x[0], y[1]
 
 
 def philox_words(

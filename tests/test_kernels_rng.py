@@ -1,5 +1,6 @@
 """The PyTorch Philox4x32-10 that the references share with the kernels."""
 
+import pytest
 import torch
 from fastjem.kernels import new_rng_state, rng
 from kernel_utils import ks_bound, ks_statistic, uniform_cdf
@@ -9,7 +10,10 @@ def _words(*values):
     return [torch.tensor([v], dtype=torch.int64) for v in values]
 
 
-def test_philox_known_answers():
+@pytest.mark.parametrize("wraps", [True, False], ids=["wrapping-multiply", "split-multiply"])
+def test_philox_known_answers(monkeypatch, wraps):
+    # both ways of taking the 64-bit product: one wrapping int64 multiply, or 16-bit halves
+    monkeypatch.setattr(rng, "_WRAPS", wraps)
     # Random123 known-answer vectors for philox4x32_10: (counter words, key words) -> output words
     cases = [
         ((0, 0, 0, 0, 0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
@@ -30,6 +34,16 @@ def test_counter_and_seed_split_into_32_bit_words():
     got = rng.philox_words(torch.tensor(seed), torch.tensor([counter]))
     want = rng.philox4x32_10(*_words(5, 7, 0, 0, 11, 3))
     assert [int(g) for g in got] == [int(w) for w in want]
+
+
+def test_philox_words_of_a_counter_grid_equal_those_of_the_flat_counters():
+    seed = torch.tensor((5 << 32) | 0x89ABCDEF)
+    counters = torch.arange(24, dtype=torch.int64) + (3 << 32)
+    flat = rng.philox_words(seed, counters)
+    grid = rng.philox_words(seed, counters.reshape(4, 6))
+    for f, g in zip(flat, grid):
+        assert g.shape == (4, 6)
+        assert torch.equal(g.reshape(-1), f)
 
 
 def test_uniform_from_bits_is_open_unit_interval():
