@@ -64,3 +64,16 @@ def test_convnet_and_build_model():
     assert isinstance(build_model("wrn", 10, 3, 10, 1), WideResNet)
     with pytest.raises(ValueError):
         build_model("vit", 10, 3)
+
+
+def test_global_avg_pool_is_the_mean_and_keeps_the_gradient_layout():
+    from fastjem.models.wrn import global_avg_pool
+
+    h = torch.randn(4, 8, 5, 5).contiguous(memory_format=torch.channels_last).requires_grad_(True)
+    pooled = global_avg_pool(h)
+    assert torch.equal(pooled, h.mean(dim=(2, 3)))  # bitwise on CPU
+    (grad,) = torch.autograd.grad(pooled.sum(), h)
+    assert torch.equal(grad, torch.full_like(h, 1 / 25))
+    # an expanded gradient, not a materialised NCHW one (which would meet the channels_last activation
+    # in a slow mixed-layout LeakyReLU backward)
+    assert grad.stride()[2:] == (0, 0)

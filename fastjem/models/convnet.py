@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from fastjem.models.wrn import LEAK, make_norm
+from fastjem.models.wrn import LEAK, global_avg_pool, make_norm
 
 
 class ConvNet(nn.Module):
@@ -29,7 +29,7 @@ class ConvNet(nn.Module):
         self.feature_dim = 4 * c
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
-        return self.body(x).mean(dim=(2, 3))
+        return global_avg_pool(self.body(x))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc(self.features(x))

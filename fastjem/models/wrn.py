@@ -14,6 +14,17 @@ from torch import nn
 LEAK = 0.2
 
 
+def global_avg_pool(h: torch.Tensor) -> torch.Tensor:
+    """[B, C, H, W] -> [B, C]: the mean over H and W, written as a sum divided by H * W.
+
+    Same numbers as ``h.mean(dim=(2, 3))`` on CPU (ATen's CPU mean is that sum and division), but its
+    backward hands on an expanded (stride-0) gradient where mean's materialises a contiguous NCHW one;
+    meeting a channels_last activation, that puts LeakyReLU's backward on a slow mixed-layout path
+    (WRN-10-2 head, batch 16, AMD EPYC: 0.70 ms with mean, 0.21 ms with this).
+    """
+    return h.sum(dim=(2, 3)) / (h.shape[2] * h.shape[3])
+
+
 def make_norm(kind: str, channels: int) -> nn.Module:
     if kind == "none":
         return nn.Identity()
@@ -70,7 +81,7 @@ class WideResNet(nn.Module):
     def features(self, x: torch.Tensor) -> torch.Tensor:
         h = self.blocks(self.conv1(x))
         h = self.act(self.norm(h))
-        return h.mean(dim=(2, 3))
+        return global_avg_pool(h)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc(self.features(x))
