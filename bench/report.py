@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -57,11 +58,21 @@ def _num(x, fmt: str = "{:.3g}") -> str:
     return "—" if x is None else fmt.format(x)
 
 
+def paired_ratio(engines: dict, engine: str) -> float | None:
+    """Median over window pairs of ``engine``'s it/s over the reference's in the window timed next to it."""
+    if engine not in engines or "reference-ieee" not in engines:
+        return None
+    pairs = [f / r for f, r in zip(engines[engine].get("window_it_per_s", []),
+                                   engines["reference-ieee"].get("window_it_per_s", []))]
+    return statistics.median(pairs) if pairs else None
+
+
 def steps_table(reports: list[dict]) -> list[str]:
     engine_cols = " | ".join(ENGINE_LABELS[e] + " it/s" for e in ENGINES)
     lines = ["| date | device | config | batch | SGLD steps | " + engine_cols
-             + " | fastjem/ref matched | fastjem/ref default | MFU default | reference process | torch | git |",
-             "|" + "---|" * (5 + len(ENGINES) + 6)]
+             + " | fastjem/ref matched | fastjem/ref default | same, median of window pairs (matched / default)"
+             + " | MFU default | reference process | torch | git |",
+             "|" + "---|" * (5 + len(ENGINES) + 7)]
     for rep in reports:
         for c in rep.get("configs", []):
             engines = c.get("engines")
@@ -81,6 +92,8 @@ def steps_table(reports: list[dict]) -> list[str]:
                 f"{c['sgld_steps']} | "
                 + " | ".join(its)
                 + f" | {_num(ratios.get('matched'), 'x{:.2f}')} | {_num(ratios.get('default'), 'x{:.2f}')} | "
+                f"{_num(paired_ratio(engines, 'fastjem-matched'), 'x{:.2f}')} / "
+                f"{_num(paired_ratio(engines, 'fastjem-default'), 'x{:.2f}')} | "
                 f"{_num(mfu, '{:.1%}')} | {'own' if rep.get('args', {}).get('reference_process') else 'shared'} | "
                 f"{rep['versions']['torch']} | {str(rep['git'].get('sha'))[:8]} |")
     return lines
@@ -150,7 +163,9 @@ def render(results: dict, plot_rel: str | None = "bench/results/" + PLOT_NAME) -
     if results["steps"]:
         parts += ["", "JEM training iterations/s, `python bench/steps_per_sec.py` (median over alternated timed "
                   "windows, warm-up and compilation excluded; precision in brackets; ratios against the fp32 "
-                  "reference; MFU against the datasheet dense peak for the precision used):", "",
+                  "reference, as the ratio of the medians and as the median over window pairs of fastjem's it/s over the "
+                  "reference's in the window timed next to it (steadier where the machine's speed drifts); MFU "
+                  "against the datasheet dense peak for the precision used):", "",
                   *steps_table(results["steps"])]
         if plot_rel:
             parts += ["", f"![iterations per second]({plot_rel})"]

@@ -431,6 +431,15 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
         if "reference-default" in engines:
             ratios["default_vs_reference_default"] = (engines["fastjem-default"]["it_per_s_median"]
                                                       / engines["reference-default"]["it_per_s_median"])
+    # The machine's speed drifts over a run (on a shared CPU by +-15%); windows of two engines timed next to
+    # each other see the same drift, so the ratio within each window pair is the steadier estimate.
+    paired = {}
+    if gate_passed:
+        ref_windows = engines["reference-ieee"]["window_it_per_s"]
+        for key, engine in (("matched", "fastjem-matched"), ("default", "fastjem-default")):
+            per_pair = [f / r for f, r in zip(engines[engine]["window_it_per_s"], ref_windows)]
+            paired[key] = {"median": statistics.median(per_pair), "min": min(per_pair), "max": max(per_pair),
+                           "pairs": len(per_pair)}
     for r in runners:
         r.close()
     del runners
@@ -442,6 +451,7 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
         torch._dynamo.reset()
     return {"name": name, "depth": depth, "width": width, "batch_size": b, "sgld_steps": args.sgld_steps,
             "buffer_size": args.buffer_size, "flops": flops, "engines": engines, "ratios": ratios,
+            "paired_ratios": paired,
             "status": "ok" if gate_passed else "fastjem refused: equivalence check failed"}
 
 
@@ -483,6 +493,9 @@ def ratio_lines(report: dict) -> list[str]:
     for c in report["configs"]:
         for key, value in c.get("ratios", {}).items():
             lines.append(f"ratio_{key}[{c['name']},b{c['batch_size']}]: {value:.3f}")
+        for key, p in c.get("paired_ratios", {}).items():
+            lines.append(f"ratio_{key}_paired[{c['name']},b{c['batch_size']}]: {p['median']:.3f} "
+                         f"(window pairs {p['min']:.3f}-{p['max']:.3f}, n={p['pairs']})")
     bar = bar_config(report)
     if bar is None or not bar.get("ratios"):
         why = "refused (equivalence check failed)" if not report["gate"]["passed"] else "not measured"

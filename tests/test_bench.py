@@ -123,6 +123,13 @@ def test_smoke_run_reports_ratios_and_json(smoke):
         assert {"sgld_step", "buffer", "data", "train_step_rest"} <= set(e["components_ms"])
     assert cfg["engines"]["fastjem-matched"]["requested"]["precision"] == "fp32"
     assert cfg["ratios"]["matched"] == pytest.approx(float(matched[0].split()[1]), rel=1e-3)
+    # the per-window-pair ratios: fastjem's window over the reference's window timed next to it
+    fj, ref = (cfg["engines"][k]["window_it_per_s"] for k in ("fastjem-matched", "reference-ieee"))
+    pairs = sorted(f / r for f, r in zip(fj, ref))
+    paired = cfg["paired_ratios"]["matched"]
+    assert paired["pairs"] == 2 and paired["min"] == pairs[0] and paired["max"] == pairs[1]
+    assert paired["median"] == pytest.approx(sum(pairs) / 2)
+    assert any(ln.startswith("ratio_matched_paired[wrn-10-2,b4]: ") for ln in lines)
     assert cfg["flops"]["per_iter"] > 0
 
 
