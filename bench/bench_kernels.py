@@ -3,7 +3,9 @@
 Run explicitly: ``pytest bench/bench_kernels.py`` (not collected by the default test run).
 
 - CPU: pytest-benchmark times the reference backend (what the library runs on CPU) against the
-  eager sequence, at reduced sizes and few rounds.
+  eager sequence, at reduced sizes and few rounds (GB/s in each benchmark's extra_info), and
+  ``test_bench_cpu_report`` writes the same comparison, with achieved GB/s, to
+  ``bench/results/kernels-<date>-<cpu>.json``.
 - CUDA: at WRN batch sizes (x [64, 3, 32, 32], buffer [10000, 3, 32, 32], logits [192, 10] and
   [64, 1000]) and at sizes beyond the L2 cache (x [4096, 3, 32, 32], 8192 buffer rows), each op and
   the eager sequence it replaces is timed two ways: called from Python (``triton.testing.do_bench``,
@@ -171,6 +173,67 @@ def test_bench_cpu(benchmark, case_name, impl):
     benchmark.group = case_name
     benchmark.extra_info["bytes_moved"] = case.bytes_moved
     benchmark.pedantic(fn, rounds=5, iterations=1, warmup_rounds=1)
+    benchmark.extra_info["GBps"] = case.bytes_moved / benchmark.stats.stats.median / 1e9
+
+
+def _cpu_median_s(fn: Callable[[], object], reps: int = 30) -> float:
+    import statistics
+    import time
+
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _cpu_name() -> str:
+    import platform
+
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+@pytest.mark.skipif(CUDA, reason="the CUDA report covers a GPU machine")
+def test_bench_cpu_report():
+    """What the library runs on a CPU (the reference backend) against the eager sequence: time and GB/s."""
+    name = _cpu_name()
+    results = []
+    for case in _cases("cpu", "reference", full=False):
+        case.check()  # refuses to time an op that disagrees with its reference
+        # alternated so that drift of the machine's speed does not favour one
+        fused, eager = [], []
+        for _ in range(3):
+            fused.append(_cpu_median_s(case.fused, 10))
+            eager.append(_cpu_median_s(case.eager, 10))
+        s_fused, s_eager = sorted(fused)[1], sorted(eager)[1]
+        results.append({"op": case.name, "bytes_moved": case.bytes_moved, "fused_ms": s_fused * 1e3,
+                        "eager_ms": s_eager * 1e3, "speedup_vs_eager": s_eager / s_fused,
+                        "fused_GBps": case.bytes_moved / s_fused / 1e9, "fraction_of_peak_bandwidth": None})
+    report = {
+        "device": name, "backend": "reference (the PyTorch ops the library runs on a CPU)",
+        "threads": torch.get_num_threads(), "peak_bandwidth_Bps": None, "torch": torch.__version__,
+        "git_sha": _git_sha(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "timing": "time.perf_counter, median of 10 calls after 3 warm-up calls, fused and eager alternated three "
+                  "times, the middle of the three medians",
+        "results": results,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
+    path = RESULTS / f"kernels-{datetime.date.today().isoformat()}-{slug}.json"
+    path.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"\n{name} ({torch.get_num_threads()} threads, reference backend) -> {path}")
+    for r in results:
+        print(f"{r['op']:<40} fused {r['fused_ms'] * 1e3:8.1f} us  eager {r['eager_ms'] * 1e3:8.1f} us"
+              f"  x{r['speedup_vs_eager']:.2f}  {r['fused_GBps']:6.2f} GB/s")
 
 
 # --------------------------------------------------------------------------------------------

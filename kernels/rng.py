@@ -24,14 +24,16 @@ Element ``j`` of a stream of ``n`` values that starts at counter ``base`` uses c
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
-from ._dispatch import tl, triton
+from ._dispatch import direct_call, tl, triton
 
 __all__ = [
     "new_rng_state",
     "philox4x32_10",
     "philox_words",
+    "philox_words_numpy",
     "uniform_from_bits",
     "normal_pair",
     "uniform_stream",
@@ -134,12 +136,57 @@ def philox_words(
     seed: torch.Tensor, counters: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """The four 32-bit words (as int64 in [0, 2**32)) of each int64 counter, as ``tl.randint4x``."""
+    return tuple(_stacked_words(seed, counters).unbind(0))
+
+
+def _stacked_words(seed: torch.Tensor, counters: torch.Tensor) -> torch.Tensor:
+    """``philox_words`` as one [4, *counters.shape] tensor (rows r0..r3).
+
+    Plain eager calls on CPU tensors take the same rounds in NumPy (same bits): each of the ~70 small ops
+    then costs about a microsecond instead of several, which is most of the time of the CPU engine's noise
+    for small models. Everything else (CUDA, graph capture, torch.compile, fake tensors) runs PyTorch ops.
+    """
+    if counters.device.type == "cpu" and seed.device.type == "cpu" and direct_call(seed, counters):
+        return torch.from_numpy(_philox_numpy(int(seed), counters))
     seed = seed.to(torch.int64)
     # 0-d keys broadcast: the key schedule costs two scalar ops a round, not two full-size ones
     k0 = seed & _MASK32
     k1 = (seed >> 32) & _MASK32
     zero = torch.zeros_like(counters)
-    return philox4x32_10(counters & _MASK32, (counters >> 32) & _MASK32, zero, zero, k0, k1)
+    return torch.stack(philox4x32_10(counters & _MASK32, (counters >> 32) & _MASK32, zero, zero, k0, k1))
+
+
+def philox_words_numpy(seed: int, counters: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
+                                                                     torch.Tensor]:
+    """``philox_words`` for CPU counters, computed with NumPy's uint64 arithmetic (the product of two 32-bit
+    words fits; its high word is a logical shift), whatever the calling context."""
+    return tuple(torch.from_numpy(_philox_numpy(seed, counters)).unbind(0))
+
+
+def _philox_numpy(seed: int, counters: torch.Tensor) -> np.ndarray:
+    """int64 [4, *counters.shape]: the same [2, n] round as ``philox4x32_10``, in NumPy."""
+    mask = np.uint64(_MASK32)
+    c = counters.detach().reshape(-1).numpy().astype(np.uint64)
+    x = np.empty((2, c.size), np.uint64)  # (c2, c0), the words multiplied
+    y = np.empty((2, c.size), np.uint64)  # (c1, c3), the words xor-ed in
+    x[0] = 0
+    np.bitwise_and(c, mask, out=x[1])
+    np.right_shift(c, np.uint64(32), out=y[0])
+    y[1] = 0
+    rounds = np.array([[_ROUND_B], [_ROUND_A]], np.uint64)
+    key = np.array([[seed & _MASK32], [(seed >> 32) & _MASK32]], np.uint64)
+    step = np.array([[_KEY_A], [_KEY_B]], np.uint64)
+    p = np.empty_like(x)
+    z = np.empty_like(x)
+    for _ in range(10):
+        np.multiply(x, rounds, out=p)
+        np.right_shift(p, np.uint64(32), out=z)
+        z ^= y
+        z ^= key  # (c0', c2')
+        np.bitwise_and(p, mask, out=y)  # (c1', c3')
+        x[0], x[1] = z[1], z[0]
+        key = (key + step) & mask
+    return np.stack([x[1], y[0], x[0], y[1]]).view(np.int64).reshape(4, *counters.shape)
 
 
 def uniform_from_bits(bits: torch.Tensor) -> torch.Tensor:
@@ -161,17 +208,21 @@ def _stream_counters(rng_state: torch.Tensor, base: int, n: int) -> torch.Tensor
 
 def uniform_stream(rng_state: torch.Tensor, base: int, n: int) -> torch.Tensor:
     """``n`` fp32 uniforms in (0, 1) from counters ``offset + base + j // 4`` (state not advanced)."""
-    r0, r1, r2, r3 = philox_words(rng_state[0], _stream_counters(rng_state, base, n))
-    words = torch.stack([r0, r1, r2, r3], dim=-1).reshape(-1)[:n]
-    return uniform_from_bits(words)
+    words = _stacked_words(rng_state[0], _stream_counters(rng_state, base, n))  # [4, m]
+    return uniform_from_bits(words.t().reshape(-1)[:n])
 
 
 def normal_stream(rng_state: torch.Tensor, base: int, n: int) -> torch.Tensor:
-    """``n`` fp32 N(0, 1) from counters ``offset + base + j // 4`` (state not advanced)."""
-    r0, r1, r2, r3 = philox_words(rng_state[0], _stream_counters(rng_state, base, n))
-    n0, n1 = normal_pair(uniform_from_bits(r0), uniform_from_bits(r1))
-    n2, n3 = normal_pair(uniform_from_bits(r2), uniform_from_bits(r3))
-    return torch.stack([n0, n1, n2, n3], dim=-1).reshape(-1)[:n]
+    """``n`` fp32 N(0, 1) from counters ``offset + base + j // 4`` (state not advanced).
+
+    Box-Muller on (r0, r1) and (r2, r3) of every counter at once: the uniforms as a [2 pairs, 2, m] view, so
+    that the op count (the reference's cost) does not grow with the number of pairs.
+    """
+    words = _stacked_words(rng_state[0], _stream_counters(rng_state, base, n))  # [4, m]
+    u = uniform_from_bits(words).view(2, 2, -1)  # [pair, (a, b), m]
+    n_cos, n_sin = normal_pair(u[:, 0], u[:, 1])  # [pair, m]: (n0, n2) and (n1, n3)
+    # element 4 j + 2 pair + k is word 2 pair + k of counter j
+    return torch.stack([n_cos, n_sin], dim=-1).transpose(0, 1).reshape(-1)[:n]
 
 
 if triton is not None:

@@ -46,6 +46,21 @@ def test_philox_words_of_a_counter_grid_equal_those_of_the_flat_counters():
         assert torch.equal(g.reshape(-1), f)
 
 
+@pytest.mark.parametrize("n", [1, 3, 4, 7, 64, 1001])
+def test_streams_are_the_counter_words_in_order(n):
+    # element j of a stream: counter offset + base + j // 4, word j % 4; normals pair words (0, 1) and (2, 3)
+    state = new_rng_state(99)
+    state[1] = 12
+    words = rng.philox_words(state[0], 12 + 5 + torch.arange(rng.counters_for(n)))
+    u = [rng.uniform_from_bits(w) for w in words]
+    want_u = torch.stack(u, dim=-1).reshape(-1)[:n]
+    assert torch.equal(rng.uniform_stream(state, 5, n), want_u)
+    n0, n1 = rng.normal_pair(u[0], u[1])
+    n2, n3 = rng.normal_pair(u[2], u[3])
+    want_n = torch.stack([n0, n1, n2, n3], dim=-1).reshape(-1)[:n]
+    assert torch.equal(rng.normal_stream(state, 5, n), want_n)
+
+
 def test_uniform_from_bits_is_open_unit_interval():
     bits = torch.tensor([0, 1 << 9, 0xFFFFFFFF], dtype=torch.int64)
     u = rng.uniform_from_bits(bits)
@@ -70,3 +85,39 @@ def test_new_rng_state():
         rng.philox_words(state[0], torch.zeros(1, dtype=torch.int64))[0].item()
         != rng.philox_words(torch.tensor(5), torch.zeros(1, dtype=torch.int64))[0].item()
     )
+
+
+def _torch_words(seed: torch.Tensor, counters: torch.Tensor):
+    """philox_words through the PyTorch ops (what CUDA, graph capture and torch.compile run)."""
+    k0, k1 = seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF
+    zero = torch.zeros_like(counters)
+    return rng.philox4x32_10(counters & 0xFFFFFFFF, (counters >> 32) & 0xFFFFFFFF, zero, zero, k0, k1)
+
+
+@pytest.mark.parametrize("seed", [0, 7, (1 << 63) - 1, 0x1234_5678_9ABC_DEF0])
+def test_numpy_philox_equals_the_torch_ops_bitwise(seed):
+    gen = torch.Generator().manual_seed(seed % 1000)
+    counters = torch.randint(0, 1 << 62, (3, 257), generator=gen)
+    counters[0, :4] = torch.tensor([0, 1, 0xFFFFFFFF, 1 << 32])
+    want = _torch_words(torch.tensor(seed), counters)
+    got = rng.philox_words_numpy(seed, counters)
+    for g, w in zip(got, want):
+        assert g.dtype == torch.int64 and g.shape == counters.shape
+        assert torch.equal(g, w)
+
+
+def test_eager_cpu_calls_take_the_numpy_rounds_and_others_the_torch_ops(monkeypatch):
+    # the streams the references draw (sgld_step_ref, buffer_sample_ref) go through philox_words' dispatch
+    calls = []
+    real = rng._philox_numpy
+    monkeypatch.setattr(rng, "_philox_numpy", lambda *a: calls.append(1) or real(*a))
+    seed, counters = torch.tensor(11), torch.arange(8)
+    eager = rng.philox_words(seed, counters)
+    assert calls == [1]
+    compiled = torch.compile(rng.philox_words, backend="eager", fullgraph=True)(seed, counters)
+    assert calls == [1]  # traced: the PyTorch ops
+    for a, b in zip(eager, compiled):
+        assert torch.equal(a, b)
+    state = new_rng_state(3)
+    noise = rng.normal_stream(state, 0, 10)
+    assert calls == [1, 1] and noise.shape == (10,)
