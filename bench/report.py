@@ -122,10 +122,10 @@ def kernels_table(reports: list[dict]) -> list[str]:
             graph = "| — | — | — | — | — |"
             if "fused_graph_ms" in k:
                 graph = (f"| {k['fused_graph_ms'] * 1e3:.2f} | {k['eager_graph_ms'] * 1e3:.2f} | "
-                         f"x{k['graph_speedup_vs_eager']:.2f} | {k['fused_graph_GBps']:.0f} | "
+                         f"x{k['graph_speedup_vs_eager']:.2f} | {k['fused_graph_GBps']:.3g} | "
                          f"{_num(k.get('graph_fraction_of_peak_bandwidth'), '{:.0%}')} |")
             lines.append(f"| {r['date'][:10]} | {_device(r)} | `{k['op']}` | {k['fused_ms'] * 1e3:.1f} | "
-                         f"{k['eager_ms'] * 1e3:.1f} | x{k['speedup_vs_eager']:.2f} | {k['fused_GBps']:.0f} | "
+                         f"{k['eager_ms'] * 1e3:.1f} | x{k['speedup_vs_eager']:.2f} | {k['fused_GBps']:.3g} | "
                          f"{_num(frac, '{:.0%}')} " + graph)
     return lines
 
@@ -180,8 +180,10 @@ def render(results: dict, plot_rel: str | None = "bench/results/" + PLOT_NAME) -
         parts += ["", "Does bf16 cost quality? (`python bench/precision_quality.py`: the preset trained by the fp32 "
                   "and the bf16 engine, same seeds):", "", *precision_table(results["precision-quality"])]
     if results["kernels"]:
-        parts += ["", "Kernel microbenchmarks (`pytest bench/bench_kernels.py`, CUDA; do_bench median called from "
-                  "Python, and do_bench_cudagraph median replayed from a CUDA graph, L2-warm below ~50 MB):", "",
+        parts += ["", "Kernel microbenchmarks (`pytest bench/bench_kernels.py`; CUDA: the Triton kernels, do_bench "
+                  "median called from Python, and do_bench_cudagraph median replayed from a CUDA graph, L2-warm below "
+                  "~50 MB; CPU: the reference backend the library runs there, perf_counter median, at reduced "
+                  "sizes):", "",
                   *kernels_table(results["kernels"])]
     return "\n".join(parts)
 

@@ -224,7 +224,7 @@ def default_of(name: str):
 ARCH_FIELDS = ("arch", "depth", "width", "norm", "dataset")
 
 PRESETS: dict[str, TrainConfig] = {
-    # About two minutes on 2 CPU cores: digits (8x8), a small conv net, the paper's sampler settings. Not
+    # About a minute and a quarter on 2 CPU cores: digits (8x8), a small conv net, the paper's sampler settings. Not
     # compiled, on any device: building the graphs costs more than 800 tiny iterations save.
     "quick": TrainConfig(
         dataset="digits", arch="convnet", width=16, norm="none", batch_size=64, iters=800,
