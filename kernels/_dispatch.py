@@ -120,17 +120,20 @@ def _dispatch_modes_active() -> bool:
     return stack_len is None or stack_len() > 0
 
 
-def direct_call(*tensors: torch.Tensor) -> bool:
-    """Whether a non-differentiable op may run its implementation directly, not through its torch.library op.
+def direct_call(*tensors: torch.Tensor | None, differentiable: bool = False) -> bool:
+    """Whether an op may run its implementation directly, not through its torch.library op.
 
     The registered op is what torch.compile, export, fake and functional tensors, functorch transforms and
     dispatch modes need to see; in plain eager execution it only adds dispatch cost (tens of microseconds a
-    call, measured by bench/bench_kernels.py), which is most of the time of a small fused kernel.
+    call, measured by bench/bench_kernels.py), which is most of the time of a small fused kernel. A
+    non-differentiable op (the default) also needs inputs that do not require grad; a differentiable one
+    runs its implementation inside a torch.autograd.Function and takes them as they are.
     """
     if torch.compiler.is_compiling() or _dispatch_modes_active():
         return False
     is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
-    return all(type(t) is torch.Tensor and not t.requires_grad and not is_wrapped(t) for t in tensors)
+    return all(t is None or (type(t) is torch.Tensor and (differentiable or not t.requires_grad) and not is_wrapped(t))
+               for t in tensors)
 
 
 def next_power_of_2(n: int) -> int:

@@ -13,7 +13,16 @@ Stable for any logit magnitude, since every exponent is ``<= 0``.
 
 import torch
 
-from ._dispatch import device_of, interpreter_on, next_power_of_2, resolve_backend, tl, triton, use_triton
+from ._dispatch import (
+    device_of,
+    direct_call,
+    interpreter_on,
+    next_power_of_2,
+    resolve_backend,
+    tl,
+    triton,
+    use_triton,
+)
 
 __all__ = ["lse_energy", "lse_energy_ref", "lse_energy_fwd", "lse_energy_bwd"]
 
@@ -222,14 +231,26 @@ def _bwd_torch(
 # --------------------------------------------------------------------------------------------
 
 
-@torch.library.custom_op("fastjem::lse_energy", mutates_args=())
-def _lse_energy_op(
+def _fwd_impl(
     logits: torch.Tensor, labels: torch.Tensor | None, backend: str | None
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     if use_triton(logits, backend):
         return lse_energy_fwd(logits, labels)
     _check_inputs(logits, labels)
     return _fwd_torch(logits, labels)
+
+
+def _bwd_impl(grad_energy, logits, labels, row_max, row_sumexp, backend: str | None) -> torch.Tensor:
+    if use_triton(logits, backend):
+        return lse_energy_bwd(grad_energy, logits, labels, row_max, row_sumexp)
+    return _bwd_torch(grad_energy, logits, labels, row_max, row_sumexp)
+
+
+@torch.library.custom_op("fastjem::lse_energy", mutates_args=())
+def _lse_energy_op(
+    logits: torch.Tensor, labels: torch.Tensor | None, backend: str | None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return _fwd_impl(logits, labels, backend)
 
 
 @_lse_energy_op.register_fake
@@ -249,9 +270,7 @@ def _lse_energy_backward_op(
     row_sumexp: torch.Tensor,
     backend: str | None,
 ) -> torch.Tensor:
-    if use_triton(logits, backend):
-        return lse_energy_bwd(grad_energy, logits, labels, row_max, row_sumexp)
-    return _bwd_torch(grad_energy, logits, labels, row_max, row_sumexp)
+    return _bwd_impl(grad_energy, logits, labels, row_max, row_sumexp, backend)
 
 
 @_lse_energy_backward_op.register_fake
@@ -279,9 +298,30 @@ def _backward(ctx, grad_energy, grad_row_max, grad_row_sumexp):
 _lse_energy_op.register_autograd(_backward, setup_context=_setup_context)
 
 
+class _LseEnergyEager(torch.autograd.Function):
+    """The registered op's forward and backward implementations, for plain eager calls (see ``direct_call``)."""
+
+    @staticmethod
+    def forward(ctx, logits, labels, backend):
+        energy, row_max, row_sumexp = _fwd_impl(logits, labels, backend)
+        ctx.save_for_backward(logits, labels, row_max, row_sumexp)
+        ctx.backend = resolve_backend(backend)  # as _setup_context: the backward may run on another thread
+        return energy
+
+    @staticmethod
+    def backward(ctx, grad_energy):
+        logits, labels, row_max, row_sumexp = ctx.saved_tensors
+        return _bwd_impl(grad_energy, logits, labels, row_max, row_sumexp, ctx.backend), None, None
+
+
 def lse_energy(logits: torch.Tensor, labels: torch.Tensor | None = None, *, backend: str | None = None):
     """E [B] fp32 from logits [B, K]: ``-logsumexp`` (labels None) or ``-logits[b, labels[b]]``; differentiable.
 
     ``backend``: ``"auto" | "triton" | "reference"``; None uses the current default (see ``fastjem.kernels``).
+    Plain eager calls run the registered op's implementations through a torch.autograd.Function (the same
+    numbers without the custom-op dispatch: 0.2 ms a call on a CPU, a tenth of a small SGLD step);
+    torch.compile, fake tensors, functorch transforms and dispatch modes see the registered op.
     """
+    if direct_call(logits, labels, differentiable=True):
+        return _LseEnergyEager.apply(logits, labels, backend)
     return _lse_energy_op(logits, labels, backend)[0]

@@ -139,6 +139,26 @@ def test_plain_eager_calls_skip_the_registered_op(monkeypatch):
         kernels.sgld_step_(torch.zeros(8, requires_grad=True), g, 1.0, 0.0, state, backend="reference")
 
 
+def test_plain_eager_lse_energy_runs_the_op_implementations_under_autograd(monkeypatch):
+    """Differentiable, so the eager path is a torch.autograd.Function over the same forward/backward code."""
+    from fastjem.kernels import energy
+
+    logits = (torch.randn(7, 10) * 3).requires_grad_(True)
+    for labels in (None, torch.randint(0, 10, (7,))):
+        want = energy._lse_energy_op(logits, labels, "reference")[0]
+        (want_grad,) = torch.autograd.grad(want.sum() * 2, logits)
+        monkeypatch.setattr(energy, "_lse_energy_op", _raise)
+        monkeypatch.setattr(energy, "_lse_energy_backward_op", _raise)
+        got = kernels.lse_energy(logits, labels, backend="reference")
+        (got_grad,) = torch.autograd.grad(got.sum() * 2, logits)
+        monkeypatch.undo()
+        assert torch.equal(got, want) and torch.equal(got_grad, want_grad)
+    # under a dispatch mode (as under torch.compile or export) the registered op is what runs
+    with OpRecorder() as rec:
+        kernels.lse_energy(logits, backend="reference")
+    assert any(n.startswith("fastjem.lse_energy") for n in rec.names), rec.names
+
+
 def test_dispatch_modes_and_fake_tensors_see_the_registered_op():
     from torch._subclasses.fake_tensor import FakeTensorMode
 
