@@ -163,9 +163,9 @@ def render(results: dict, plot_rel: str | None = "bench/results/" + PLOT_NAME) -
     if results["steps"]:
         parts += ["", "JEM training iterations/s, `python bench/steps_per_sec.py` (median over alternated timed "
                   "windows, warm-up and compilation excluded; precision in brackets; ratios against the fp32 "
-                  "reference, as the ratio of the medians and as the median over window pairs of fastjem's it/s over the "
-                  "reference's in the window timed next to it (steadier where the machine's speed drifts); MFU "
-                  "against the datasheet dense peak for the precision used):", "",
+                  "reference, as the ratio of the medians and as the median over window pairs of fastjem's it/s "
+                  "over the reference's in the window timed next to it (steadier where the machine's speed drifts); "
+                  "MFU against the datasheet dense peak for the precision used):", "",
                   *steps_table(results["steps"])]
         if plot_rel:
             parts += ["", f"![iterations per second]({plot_rel})"]
