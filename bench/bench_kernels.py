@@ -176,6 +176,15 @@ def test_bench_cpu(benchmark, case_name, impl):
     benchmark.extra_info["GBps"] = case.bytes_moved / benchmark.stats.stats.median / 1e9
 
 
+def _write_report(kind: str, device_name: str, report: dict) -> pathlib.Path:
+    """``bench/results/<kind>-<date>-<device>.json``."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", device_name).strip("-")
+    path = RESULTS / f"{kind}-{datetime.date.today().isoformat()}-{slug}.json"
+    path.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    return path
+
+
 def _cpu_median_s(fn: Callable[[], object], reps: int = 30) -> float:
     import statistics
     import time
@@ -226,10 +235,7 @@ def test_bench_cpu_report():
                   "times, the middle of the three medians",
         "results": results,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
-    path = RESULTS / f"kernels-{datetime.date.today().isoformat()}-{slug}.json"
-    path.write_text(json.dumps(report, indent=2) + "\n")
+    path = _write_report("kernels", name, report)
     print(f"\n{name} ({torch.get_num_threads()} threads, reference backend) -> {path}")
     for r in results:
         print(f"{r['op']:<40} fused {r['fused_ms'] * 1e3:8.1f} us  eager {r['eager_ms'] * 1e3:8.1f} us"
@@ -328,10 +334,7 @@ def test_bench_cuda_report():
         "dispatch": _dispatch_cost(),
         "results": results,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
-    path = RESULTS / f"kernels-{datetime.date.today().isoformat()}-{slug}.json"
-    path.write_text(json.dumps(report, indent=2) + "\n")
+    path = _write_report("kernels", name, report)
     print(f"\n{name}  (peak {peak / 1e12 if peak else float('nan'):.2f} TB/s)  -> {path}")
     for r in results:
         frac, gfrac = r["fraction_of_peak_bandwidth"], r["graph_fraction_of_peak_bandwidth"]
@@ -445,10 +448,7 @@ def test_bench_cuda_launch_configs():
                    "launcher's own choice",
         "results": rows, "best": list(best.values()),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
-    path = RESULTS / f"kernel-configs-{datetime.date.today().isoformat()}-{slug}.json"
-    path.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    path = _write_report("kernel-configs", name, report)
     print(f"\nlaunch configurations on {name} -> {path}")
     for r in best.values():
         default = next(x for x in rows if (x["op"], x["size"], x["config"]) == (r["op"], r["size"], "default"))
