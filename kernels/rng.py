@@ -219,7 +219,7 @@ def normal_stream(rng_state: torch.Tensor, base: int, n: int) -> torch.Tensor:
     that the op count (the reference's cost) does not grow with the number of pairs.
     """
     words = _stacked_words(rng_state[0], _stream_counters(rng_state, base, n))  # [4, m]
-    u = uniform_from_bits(words).view(2, 2, -1)  # [pair, (a, b), m]
+    u = uniform_from_bits(words).view(2, 2, words.shape[1])  # [pair, (a, b), m]
     n_cos, n_sin = normal_pair(u[:, 0], u[:, 1])  # [pair, m]: (n0, n2) and (n1, n3)
     # element 4 j + 2 pair + k is word 2 pair + k of counter j
     return torch.stack([n_cos, n_sin], dim=-1).transpose(0, 1).reshape(-1)[:n]

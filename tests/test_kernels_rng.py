@@ -46,7 +46,7 @@ def test_philox_words_of_a_counter_grid_equal_those_of_the_flat_counters():
         assert torch.equal(g.reshape(-1), f)
 
 
-@pytest.mark.parametrize("n", [1, 3, 4, 7, 64, 1001])
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 7, 64, 1001])
 def test_streams_are_the_counter_words_in_order(n):
     # element j of a stream: counter offset + base + j // 4, word j % 4; normals pair words (0, 1) and (2, 3)
     state = new_rng_state(99)
