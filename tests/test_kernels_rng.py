@@ -94,7 +94,7 @@ def _torch_words(seed: torch.Tensor, counters: torch.Tensor):
     return rng.philox4x32_10(counters & 0xFFFFFFFF, (counters >> 32) & 0xFFFFFFFF, zero, zero, k0, k1)
 
 
-@pytest.mark.parametrize("seed", [0, 7, (1 << 63) - 1, 0x1234_5678_9ABC_DEF0])
+@pytest.mark.parametrize("seed", [0, 7, -5, (1 << 63) - 1, 0x1234_5678_9ABC_DEF0])
 def test_numpy_philox_equals_the_torch_ops_bitwise(seed):
     gen = torch.Generator().manual_seed(seed % 1000)
     counters = torch.randint(0, 1 << 62, (3, 257), generator=gen)
