@@ -319,7 +319,7 @@ def lse_energy(logits: torch.Tensor, labels: torch.Tensor | None = None, *, back
 
     ``backend``: ``"auto" | "triton" | "reference"``; None uses the current default (see ``fastjem.kernels``).
     Plain eager calls run the registered op's implementations through a torch.autograd.Function (the same
-    numbers without the custom-op dispatch: 0.2 ms a call on a CPU, a tenth of a small SGLD step);
+    numbers without the custom-op dispatch, which costs tens of microseconds a call);
     torch.compile, fake tensors, functorch transforms and dispatch modes see the registered op.
     """
     if direct_call(logits, labels, differentiable=True):
