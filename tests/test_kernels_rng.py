@@ -121,3 +121,20 @@ def test_eager_cpu_calls_take_the_numpy_rounds_and_others_the_torch_ops(monkeypa
     state = new_rng_state(3)
     noise = rng.normal_stream(state, 0, 10)
     assert calls == [1, 1] and noise.shape == (10,)
+
+
+def test_streams_through_the_torch_ops_equal_the_numpy_path():
+    # a dispatch mode (as torch.compile, export and CUDA would) sends the words through the PyTorch ops
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class PassThrough(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    state = new_rng_state(2024)
+    state[1] = 5
+    eager = rng.normal_stream(state, 3, 4099), rng.uniform_stream(state, 3, 4099)
+    with PassThrough():
+        via_torch = rng.normal_stream(state, 3, 4099), rng.uniform_stream(state, 3, 4099)
+    for a, b in zip(eager, via_torch):
+        assert torch.equal(a, b)
