@@ -174,18 +174,18 @@ def _philox_numpy(seed: int, counters: torch.Tensor) -> np.ndarray:
     np.right_shift(c, np.uint64(32), out=y[0])
     y[1] = 0
     rounds = np.array([[_ROUND_B], [_ROUND_A]], np.uint64)
-    key = np.array([[seed & _MASK32], [(seed >> 32) & _MASK32]], np.uint64)
-    step = np.array([[_KEY_A], [_KEY_B]], np.uint64)
+    # the key schedule, all ten rounds at once (Python ints: no per-round array ops)
+    k0, k1 = seed & _MASK32, (seed >> 32) & _MASK32
+    keys = np.array([[[(k0 + i * _KEY_A) & _MASK32], [(k1 + i * _KEY_B) & _MASK32]] for i in range(10)], np.uint64)
     p = np.empty_like(x)
     z = np.empty_like(x)
-    for _ in range(10):
+    for key in keys:
         np.multiply(x, rounds, out=p)
-        np.right_shift(p, np.uint64(32), out=z)
+        np.right_shift(p, np.uint64(32), out=z)  # x (a view of z after the first round) is read by now
         z ^= y
         z ^= key  # (c0', c2')
         np.bitwise_and(p, mask, out=y)  # (c1', c3')
-        x[0], x[1] = z[1], z[0]
-        key = (key + step) & mask
+        x = z[::-1]  # (c2', c0'): a reversed view, no copy
     return np.stack([x[1], y[0], x[0], y[1]]).view(np.int64).reshape(4, *counters.shape)
 
 
