@@ -186,35 +186,22 @@ def _write_report(kind: str, device_name: str, report: dict) -> pathlib.Path:
 
 
 def _cpu_median_s(fn: Callable[[], object], reps: int = 30) -> float:
+    """Median seconds of one call, after three warm-up calls."""
     import statistics
-    import time
 
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    from env_info import timed
 
-
-def _cpu_name() -> str:
-    import platform
-
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    cpu = torch.device("cpu")
+    timed(fn, 3, cpu)
+    return statistics.median(timed(fn, 1, cpu) for _ in range(reps))
 
 
 @pytest.mark.skipif(CUDA, reason="the CUDA report covers a GPU machine")
 def test_bench_cpu_report():
     """What the library runs on a CPU (the reference backend) against the eager sequence: time and GB/s."""
-    name = _cpu_name()
+    from fastjem.engine import cpu_model
+
+    name = cpu_model()
     results = []
     for case in _cases("cpu", "reference", full=False):
         case.check()  # refuses to time an op that disagrees with its reference

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -103,13 +102,9 @@ def _version() -> str:
 def _device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
-    except OSError:
-        pass
-    return f"cpu ({cpu}, {os.cpu_count()} cores, {torch.get_num_threads()} threads)"
+    from fastjem.engine import cpu_model
+
+    return f"cpu ({cpu_model()}, {os.cpu_count()} cores, {torch.get_num_threads()} threads)"
 
 
 def _json_default(obj):
