@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from fastjem.engine import cpu_model  # noqa: F401  (re-exported: the bench scripts name devices with it)
+from fastjem.engine import device_name  # noqa: F401  (re-exported: the bench scripts name devices with it)
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -53,11 +53,6 @@ def timed(fn: Callable[[], object], n: int, device: torch.device) -> float:
     return time.perf_counter() - t0
 
 
-
-def device_name(device: torch.device) -> str:
-    if device.type == "cuda":
-        return torch.cuda.get_device_name(device)
-    return cpu_model()
 
 
 def device_info(device: torch.device) -> dict:

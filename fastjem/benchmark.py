@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from fastjem.config import TrainConfig
-from fastjem.engine import resolve_engine
+from fastjem.engine import device_name, resolve_engine
 from fastjem.models import build_model, has_batch_norm
 from fastjem.sampler import SGLD, model_energy
 
@@ -93,7 +93,7 @@ def bench_sampler(cfg: TrainConfig, device: torch.device, num_classes: int = 10,
     flops = sgld_step_flops(cfg, num_classes, channels, size, cfg.batch_size)
     result = {
         "model": cfg.model_name, "batch_size": cfg.batch_size, "sgld_steps": cfg.sgld_steps,
-        "input": [channels, size, size], "num_classes": num_classes, "device": _device_name(device),
+        "input": [channels, size, size], "num_classes": num_classes, "device": device_name(device),
         "engine": engine.describe(), "engine_notes": list(engine.notes), "torch": torch.__version__,
         "warmup_s": warmup_s, "windows": len(windows), "calls_per_window": per_window,
         "sgld_call_ms": 1e3 * call_s, "sgld_call_ms_min": 1e3 * min(windows), "sgld_call_ms_max": 1e3 * max(windows),
@@ -103,12 +103,6 @@ def bench_sampler(cfg: TrainConfig, device: torch.device, num_classes: int = 10,
         "tflop_per_s": flops["sgld_step"] * cfg.sgld_steps / call_s / 1e12,
     }
     return result
-
-
-def _device_name(device: torch.device) -> str:
-    from fastjem.engine import cpu_model
-
-    return torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_model()
 
 
 def print_result(r: dict) -> None:

@@ -83,6 +83,11 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def device_name(device: torch.device) -> str:
+    """The GPU's name on CUDA, else the CPU's model name: how logs and results name the device."""
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_model()
+
+
 def fast_bf16(device: torch.device) -> tuple[bool, str]:
     """Whether ``device`` computes bf16 convolutions fast, and why (for the log)."""
     if os.environ.get("FASTJEM_ASSUME_NO_BF16"):
