@@ -13,7 +13,9 @@ Triton is optional: it is imported once, guarded, and never needed by the refere
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import re
 import threading
 from collections.abc import Iterator
 
@@ -82,6 +84,28 @@ def interpreter_on() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0").strip().lower() in ("1", "true", "on", "yes")
 
 
+def _release(version: str) -> tuple[int, int]:
+    """(major, minor) of a version string such as '3.6.0' or '2.4.0rc1'."""
+    numbers = [int(n) for n in re.findall(r"\d+", version)[:2]]
+    return (numbers + [0, 0])[0], (numbers + [0, 0])[1]
+
+
+@functools.cache
+def interpreter_problem(triton_version: str, numpy_version: str) -> str | None:
+    """Why the Triton interpreter cannot run kernels with these versions installed, or None.
+
+    Triton before 3.7 reads a scalar kernel argument inside the interpreter with ``int()`` of a
+    one-element array, which NumPy 2.4 refuses (a kernel looping ``range(0, K, BLOCK)`` then fails
+    with "only 0-dimensional arrays can be converted to Python scalars"); Triton 3.7 fixed it.
+    """
+    if _release(triton_version) < (3, 7) and _release(numpy_version) >= (2, 4):
+        return (f"the Triton interpreter (TRITON_INTERPRET=1) of triton {triton_version} cannot run with NumPy "
+                f"{numpy_version}: it converts one-element arrays with int(), which NumPy 2.4 refuses. Install "
+                "'numpy<2.4', or triton >= 3.7 (with the torch release that requires it), or unset TRITON_INTERPRET to run the "
+                "PyTorch references on the CPU")
+    return None
+
+
 def resolve_backend(name: str | None) -> str:
     """The explicit ``name`` if given, else the current default."""
     return _check(name) if name is not None else get_backend()
@@ -93,6 +117,11 @@ def use_triton(tensor: torch.Tensor, name: str | None = None) -> bool:
     if name == "reference":
         return False
     runnable = tensor.is_cuda or interpreter_on()
+    if runnable and not tensor.is_cuda and triton is not None:
+        import numpy
+
+        if (problem := interpreter_problem(triton.__version__, numpy.__version__)) is not None:
+            raise RuntimeError(f"fastjem.kernels: {problem}")
     if name == "auto":
         return runnable and triton is not None
     if triton is None:

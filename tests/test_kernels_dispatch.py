@@ -175,3 +175,27 @@ def test_dispatch_modes_and_fake_tensors_see_the_registered_op():
         kernels.sgld_step_(fx, fg, 1.0, 0.0, fs, backend="triton")  # the fake kernel: no launch on a fake tensor
         out = kernels.buffer_sample(torch.empty(5, 3), torch.empty(2, dtype=torch.int64), 0.1, fs, backend="triton")
         assert out.shape == (2, 3)
+
+
+def test_interpreter_with_numpy_it_cannot_run_is_a_clear_error(monkeypatch):
+    # Triton < 3.7's interpreter fails deep inside a kernel under NumPy >= 2.4 (seen with triton 3.6.0,
+    # NumPy 2.4.6: "only 0-dimensional arrays can be converted to Python scalars"); say so at dispatch.
+    assert _dispatch.interpreter_problem("3.6.0", "2.3.5") is None
+    assert _dispatch.interpreter_problem("3.7.1", "2.4.6") is None
+    assert _dispatch.interpreter_problem("3.8.0", "2.4.6") is None
+    assert "numpy<2.4" in _dispatch.interpreter_problem("3.6.0", "2.4.6")
+    assert _dispatch.interpreter_problem("3.5.1", "2.4.0rc1") is not None
+    if _dispatch.triton is None:
+        pytest.skip("triton is not installed")
+    import numpy
+
+    monkeypatch.setattr(_dispatch.triton, "__version__", "3.6.0")
+    monkeypatch.setattr(numpy, "__version__", "2.4.6")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    with pytest.raises(RuntimeError, match="numpy<2.4"):
+        _dispatch.use_triton(torch.zeros(1))
+    with pytest.raises(RuntimeError, match="numpy<2.4"):
+        kernels.lse_energy(torch.randn(2, 3))
+    assert _dispatch.use_triton(torch.zeros(1), "reference") is False  # the references still run
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    assert _dispatch.use_triton(torch.zeros(1)) is False  # no interpreter, no problem
