@@ -50,6 +50,11 @@ def atomic_write_text(text: str, path: str | os.PathLike) -> None:
         f.write(text)
 
 
+def atomic_write_bytes(data: bytes, path: str | os.PathLike) -> None:
+    with _atomic_file(Path(path), "wb") as f:
+        f.write(data)
+
+
 def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
     """Load and sanity-check a fastjem checkpoint; CheckpointError with the reason otherwise."""
     path = Path(path)

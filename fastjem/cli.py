@@ -1,5 +1,5 @@
 """The command line: ``fastjem train`` (options generated from TrainConfig's fields), ``fastjem eval``,
-``fastjem bench``."""
+``fastjem sample``, ``fastjem bench``."""
 
 from __future__ import annotations
 
@@ -71,9 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
                            description="Train a JEM (Grathwohl et al. 2020). Without options: the quick preset "
                                        "on scikit-learn's digits, a few minutes on a CPU.")
     add_train_arguments(train)
-    from fastjem.eval.cli import add_eval_parser
+    from fastjem.eval.cli import add_eval_parser, add_sample_parser
 
     add_eval_parser(sub)
+    add_sample_parser(sub)
     add_bench_parser(sub)
     return parser
 
@@ -192,6 +193,10 @@ def main(argv: list[str] | None = None) -> int:
             from fastjem.eval.cli import run_eval
 
             return run_eval(args)
+        if args.command == "sample":
+            from fastjem.eval.cli import run_sample
+
+            return run_sample(args)
         if args.command == "bench":
             return run_bench(args)
     except FastJEMError as err:

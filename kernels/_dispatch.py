@@ -101,8 +101,8 @@ def interpreter_problem(triton_version: str, numpy_version: str) -> str | None:
     if _release(triton_version) < (3, 7) and _release(numpy_version) >= (2, 4):
         return (f"the Triton interpreter (TRITON_INTERPRET=1) of triton {triton_version} cannot run with NumPy "
                 f"{numpy_version}: it converts one-element arrays with int(), which NumPy 2.4 refuses. Install "
-                "'numpy<2.4', or triton >= 3.7 (with the torch release that requires it), or unset TRITON_INTERPRET to run the "
-                "PyTorch references on the CPU")
+                "'numpy<2.4', or triton >= 3.7 (with the torch release that requires it), or unset "
+                "TRITON_INTERPRET to run the PyTorch references on the CPU")
     return None
 
 

@@ -10,6 +10,7 @@ from torch import nn
 
 from fastjem.cli import main
 from fastjem.config import TrainConfig
+from fastjem.errors import ConfigError
 from fastjem.eval import (
     RefineThenClassify,
     auroc,
@@ -315,3 +316,91 @@ def test_bad_input_gets_one_clear_error(runs, tmp_path, capsys, args, match):
     err = capsys.readouterr().err
     assert err.startswith("fastjem: error:") and match in err, err
     assert "Traceback" not in err
+
+
+# ------------------------------------------------------------------------------------------- fastjem sample
+SAMPLE = ["--no-progress", "--device", "cpu", "--n-steps", "5"]
+
+
+def test_cli_sample_unconditional_writes_arrays_grid_and_keeps_what_exists(runs, capsys):
+    from fastjem.eval.core import load_model
+
+    ckpt = runs / "jem" / "checkpoint.pt"
+    assert main(["sample", str(runs / "jem"), "-n", "12", *SAMPLE]) == 0
+    out = runs / "jem" / "sampled" / "unconditional.npz"  # the default place
+    assert str(out) in capsys.readouterr().out
+    with np.load(out) as f:
+        arrays = {k: f[k] for k in f.files}
+    assert set(arrays) == {"x", "images", "pred", "logpx"}
+    x = torch.from_numpy(arrays["x"])
+    assert x.shape == (12, 1, 8, 8) and x.dtype == torch.float32
+    assert np.array_equal(arrays["images"], ((x.clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8).numpy())
+    logits = load_model(ckpt, "cpu").model(x)
+    assert np.array_equal(arrays["pred"], logits.argmax(1).numpy())
+    assert np.allclose(arrays["logpx"], torch.logsumexp(logits, 1).detach().numpy(), atol=1e-5)
+    assert out.with_suffix(".png").stat().st_size > 500
+    before = out.read_bytes()
+    assert main(["sample", str(ckpt), "-n", "12", "--seed", "1", *SAMPLE]) == 1  # exists: refused, kept
+    assert "--force" in capsys.readouterr().err
+    assert out.read_bytes() == before
+    assert main(["sample", str(ckpt), "-n", "12", "--seed", "1", "--force", *SAMPLE]) == 0
+    assert out.read_bytes() != before
+
+
+def test_sample_is_seeded_and_starts_where_asked(runs):
+    from fastjem.eval import draw
+    from fastjem.eval.core import load_model
+
+    em = load_model(runs / "jem", "cpu")
+    a = draw.draw(em, 6, n_steps=3, seed=4)
+    assert torch.equal(a.x, draw.draw(em, 6, n_steps=3, seed=4).x)
+    assert not torch.equal(a.x, draw.draw(em, 6, n_steps=3, seed=5).x)
+    # zero step size and noise: the chains stay where they started
+    still = draw.draw(em, 20, n_steps=3, step_size=0.0, noise=0.0, init="buffer").x
+    assert all((em.buffer == row).flatten(1).all(1).any() for row in still)  # rows of the replay buffer
+    fresh = draw.draw(em, 20, n_steps=3, step_size=0.0, noise=0.0, init="noise").x
+    assert not any((em.buffer == row).flatten(1).all(1).any() for row in fresh)
+    assert fresh.min() >= -1 and fresh.max() <= 1 and fresh.std() > 0.5  # U(-1, 1): std 0.577
+    with pytest.raises(ConfigError, match="no replay buffer"):
+        draw.draw(runs / "clf", 4, init="buffer", device="cpu")
+
+
+def test_conditional_chains_reach_their_class(runs):
+    # On a linear f(x) = Wx the conditional energy's gradient is W[y]: 20 steps of size 1 move x by 20 W[y],
+    # which makes y the top logit (|W[y]|^2 ~ 64 against W[k].W[y] ~ +-8 for random rows). Unconditional chains
+    # follow the softmax-weighted rows instead and pile into the classes the start favours.
+    from fastjem.eval import draw
+    from fastjem.eval.core import load_model
+
+    em = load_model(runs / "jem", "cpu")
+    torch.manual_seed(0)
+    em.model = nn.Sequential(nn.Flatten(), nn.Linear(64, 10)).requires_grad_(False)
+    cond = draw.draw(em, 5, list(range(10)), n_steps=20, init="noise")
+    assert torch.equal(cond.pred, cond.target)
+    free = draw.draw(em, 50, None, n_steps=20, init="noise")
+    assert torch.bincount(free.pred, minlength=10).max() > 10  # not spread evenly over the classes
+
+
+def test_cli_sample_class_conditional_pt(runs, tmp_path):
+    out = tmp_path / "cond.pt"
+    assert main(["sample", str(runs / "jem"), "--class", "all", "-n", "4", "--init", "noise", "--out", str(out),
+                 "--no-progress", "--device", "cpu", "--n-steps", "20"]) == 0
+    saved = torch.load(out)
+    assert saved["target"].tolist() == [c for c in range(10) for _ in range(4)]
+    assert saved["settings"]["classes"] == list(range(10)) and saved["settings"]["init"] == "noise"
+    assert saved["x"].shape == (40, 1, 8, 8) and saved["images"].dtype == torch.uint8
+    assert (tmp_path / "cond.png").stat().st_size > 500
+    assert main(["sample", str(runs / "jem"), "--class", "2", "7", "-n", "3", *SAMPLE]) == 0
+    with np.load(runs / "jem" / "sampled" / "class-2-7.npz") as f:
+        assert f["target"].tolist() == [2, 2, 2, 7, 7, 7]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--class", "10"], "classes 0..9"),
+    (["--class", "three"], "class indices or 'all'"),
+    (["--out", "samples.png"], ".npz or .pt"),
+    (["-n", "0"], "must be > 0"),
+])
+def test_cli_sample_bad_input_is_a_clear_error(runs, capsys, args, message):
+    assert main(["sample", str(runs / "jem"), *SAMPLE, *args]) == 1
+    assert message in capsys.readouterr().err

@@ -1,0 +1,147 @@
+"""``fastjem sample``: draw samples from a trained JEM and keep them as arrays, not only as pictures.
+
+Unconditional samples run SGLD on E(x) = -LSE f(x); class-conditional ones on E(x, y) = -f(x)[y]. Chains
+start from the checkpoint's replay buffer (``init="buffer"``, JEM's persistent chains) or from U(-1, 1)
+(``"noise"``); ``"auto"`` takes the buffer when the checkpoint has one. The step size and noise are the
+checkpoint's own SGLD settings unless given.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from fastjem.checkpoint import atomic_save, atomic_write_bytes
+from fastjem.errors import ConfigError
+from fastjem.eval import plots
+from fastjem.eval.core import EvalModel, batches, load_model, predict_logits, sgld_refine
+
+FORMATS = (".npz", ".pt")
+
+
+@dataclass
+class Drawn:
+    """Samples and what the network says of them. ``x`` fp32 [N, C, H, W] (SGLD does not clip; ``images``
+    are x clipped to [-1, 1] and mapped to uint8 0..255); ``target`` the class each conditional chain was
+    drawn for (None for unconditional samples); ``pred`` the predicted class and ``logpx`` log p~(x)."""
+
+    x: torch.Tensor
+    target: torch.Tensor | None
+    pred: torch.Tensor
+    logpx: torch.Tensor
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def images(self) -> torch.Tensor:
+        return ((self.x.clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        out = {"x": self.x, "images": self.images, "pred": self.pred, "logpx": self.logpx}
+        if self.target is not None:
+            out["target"] = self.target
+        return {k: v.detach().cpu().numpy() for k, v in out.items()}
+
+
+def parse_classes(spec: list[str] | None, num_classes: int) -> list[int] | None:
+    """``None`` (unconditional), ``["all"]`` or class indices as strings -> list of classes."""
+    if not spec:
+        return None
+    if spec == ["all"]:
+        return list(range(num_classes))
+    classes = []
+    for s in spec:
+        if not re.fullmatch(r"\d+", s):
+            raise ConfigError(f"--class takes class indices or 'all', got {s!r}")
+        c = int(s)
+        if c >= num_classes:
+            raise ConfigError(f"--class {c}: the checkpoint has classes 0..{num_classes - 1}")
+        classes.append(c)
+    return classes
+
+
+def check_counts(n: int, n_steps: int, batch_size: int) -> None:
+    if n <= 0 or n_steps < 0 or batch_size <= 0:
+        raise ConfigError("--n and --batch-size must be > 0 and --n-steps >= 0")
+
+
+def draw(checkpoint: str | os.PathLike | EvalModel, n: int = 100, classes: list[int] | None = None,
+         n_steps: int = 100, init: str = "auto", step_size: float | None = None, noise: float | None = None,
+         batch_size: int = 500, device: str = "auto", seed: int = 0, progress: bool = False) -> Drawn:
+    """``n`` unconditional samples, or ``n`` for each class in ``classes`` (class-major order)."""
+    check_counts(n, n_steps, batch_size)
+    if init not in ("auto", "buffer", "noise"):
+        raise ConfigError(f"--init must be auto, buffer or noise, got {init!r}")
+    em = load_model(checkpoint, device)
+    if init == "buffer" and em.buffer is None:
+        raise ConfigError(f"{em.path} has no replay buffer ({em.label}): use --init noise")
+    a, s = em.energy_params()
+    a = a if step_size is None else step_size
+    s = s if noise is None else noise
+    if a < 0 or s < 0:
+        raise ConfigError("--step-size and --noise must be >= 0")
+    use_buffer = em.buffer is not None and init != "noise"
+    torch.manual_seed(seed)
+    target = None
+    if classes is not None:
+        target = torch.tensor(classes, device=em.device).repeat_interleave(n)
+    total = n if target is None else len(target)
+    if use_buffer:
+        x0 = em.buffer[torch.randint(0, len(em.buffer), (total,), device=em.device)]
+    else:
+        x0 = torch.rand((total, *em.sample_shape), device=em.device) * 2 - 1
+    chains = []
+    for sl in batches(total, batch_size, "SGLD chains", progress):
+        y = None if target is None else target[sl]
+        chains.append(sgld_refine(em.model, x0[sl], n_steps, a, s, y=y))
+    x = torch.cat(chains)
+    logits = predict_logits(em.model, x, batch_size)
+    settings = {"checkpoint": str(em.path), "iteration": em.iteration, "model": em.label, "n": n,
+                "classes": classes, "n_steps": n_steps, "init": "buffer" if use_buffer else "noise",
+                "step_size": a, "noise": s, "seed": seed}
+    return Drawn(x, target, logits.argmax(1), torch.logsumexp(logits, 1), settings)
+
+
+def default_output(em_path: Path, classes: list[int] | None, num_classes: int) -> Path:
+    """<checkpoint folder>/sampled/unconditional.npz, .../class-3-7.npz or .../all-classes.npz."""
+    if classes is None:
+        name = "unconditional"
+    elif classes == list(range(num_classes)):
+        name = "all-classes"
+    else:
+        name = "class-" + "-".join(map(str, classes))
+    return em_path.parent / "sampled" / f"{name}.npz"
+
+
+def save(drawn: Drawn, path: str | os.PathLike, overwrite: bool = False) -> Path:
+    """Write the samples atomically: ``.npz`` (NumPy arrays) or ``.pt`` (a dict of tensors + settings)."""
+    path = Path(path)
+    if path.suffix not in FORMATS:
+        raise ConfigError(f"--out must end in {' or '.join(FORMATS)}, got {path.name!r}")
+    if path.exists() and not overwrite:
+        raise ConfigError(f"{path} exists: pass --force to replace it, or another --out")
+    if path.suffix == ".pt":
+        atomic_save({**{k: torch.from_numpy(v) for k, v in drawn.arrays().items()}, "settings": drawn.settings},
+                    path)
+    else:
+        import io
+
+        buf = io.BytesIO()
+        np.savez(buf, **drawn.arrays())
+        atomic_write_bytes(buf.getvalue(), path)
+    return path
+
+
+def save_grid(drawn: Drawn, path: str | os.PathLike, max_images: int = 100) -> Path:
+    """A picture of the samples: at most ``max_images``; one row per class for conditional samples."""
+    n = drawn.settings["n"]
+    if drawn.target is None:
+        return plots.image_grid(drawn.x[:max_images], path)
+    k = len(drawn.settings["classes"])
+    per_row = min(n, max(1, max_images // k))
+    rows = drawn.x.view(k, n, *drawn.x.shape[1:])[:, :per_row]
+    return plots.image_grid(rows.reshape(-1, *drawn.x.shape[1:]), path, nrow=per_row)
