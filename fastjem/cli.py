@@ -1,5 +1,5 @@
 """The command line: ``fastjem train`` (options generated from TrainConfig's fields), ``fastjem eval``,
-``fastjem sample``, ``fastjem bench``."""
+``fastjem sample``, ``fastjem plot``, ``fastjem bench``."""
 
 from __future__ import annotations
 
@@ -75,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_eval_parser(sub)
     add_sample_parser(sub)
+    add_plot_parser(sub)
     add_bench_parser(sub)
     return parser
 
@@ -180,6 +181,23 @@ def run_train(args: argparse.Namespace) -> int:
     print(f"  metrics log     {summary['metrics']}")
     if summary["samples"]:
         print(f"  sample grid     {summary['samples']}")
+    if summary.get("curves"):
+        print(f"  curves          {summary['curves']}")
+    return 0
+
+
+def add_plot_parser(sub) -> None:
+    p = sub.add_parser("plot", help="draw a run's training curves (also while it trains)",
+                       description="Loss, accuracy (train, validation, test), data and sample energies, it/s and "
+                                   "learning rate against iteration, from RUN/metrics.jsonl, as one PNG.")
+    p.add_argument("run", help="a run folder (the --out-dir of fastjem train) or its metrics.jsonl")
+    p.add_argument("--out", default=None, help="PNG to write (default: RUN/curves.png)")
+
+
+def run_plot(args: argparse.Namespace) -> int:
+    from fastjem.curves import plot_run
+
+    print(f"curves written to {plot_run(args.run, args.out)}")
     return 0
 
 
@@ -197,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
             from fastjem.eval.cli import run_sample
 
             return run_sample(args)
+        if args.command == "plot":
+            return run_plot(args)
         if args.command == "bench":
             return run_bench(args)
     except FastJEMError as err:

@@ -704,17 +704,28 @@ class Trainer:
         val = evaluate(self.model, self.data.val_x, self.data.val_y, noise=cfg.test_noise)
         test = evaluate(self.model, self.data.test_x, self.data.test_y, noise=cfg.test_noise)
         samples = self.save_samples("samples.png") if cfg.generative and self.dist.is_main else None
+        self._log_jsonl({"iter": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"],
+                         "test_nll": test["nll"]})
+        curves = self._plot_curves() if self.dist.is_main else None
         summary = {
             "iteration": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"], "test_nll": test["nll"],
             "checkpoint": str(ckpt_path), "metrics": str(self.out_dir / "metrics.jsonl"),
             "samples": str(samples) if samples else None, "device": str(self.device),
-            "recoveries": self.recovery.recoveries,
+            "recoveries": self.recovery.recoveries, "curves": str(curves) if curves else None,
         }
-        self._log_jsonl({"iter": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"],
-                         "test_nll": test["nll"]})
         if self.dist.is_main:
             atomic_write_text(json.dumps(summary, indent=2), self.out_dir / "summary.json")
         return summary
+
+    def _plot_curves(self) -> Path | None:
+        """curves.png from metrics.jsonl; a figure that fails to draw costs a warning, never the run."""
+        from fastjem.curves import plot_run
+
+        try:
+            return plot_run(self.out_dir)
+        except Exception as err:  # noqa: BLE001 - matplotlib trouble must not lose a finished run
+            self.log(f"warning: training curves not drawn: {type(err).__name__}: {err}")
+            return None
 
     def _model_desc(self) -> str:
         n = sum(p.numel() for p in self.model.parameters())

@@ -1,0 +1,52 @@
+"""Training curves: what metrics.jsonl holds, read the way the run went, and drawn."""
+
+import json
+
+import pytest
+
+from fastjem.cli import main
+from fastjem.curves import plot_run, read_metrics
+from fastjem.errors import ConfigError
+
+
+def _write(path, records, torn_tail=False):
+    text = "".join(json.dumps(r) + "\n" for r in records)
+    path.write_text(text + ('{"iter": 9, "lo' if torn_tail else ""))
+
+
+def _train(it, loss=1.0):
+    return {"iter": it, "loss": loss, "ce": loss, "acc": 0.5, "e_data": 0.0, "e_sample": 0.1, "it_per_s": 10.0,
+            "lr": 1e-3}
+
+
+def test_read_metrics_keeps_the_iterations_the_final_model_went_through(tmp_path):
+    records = [_train(2), _train(4), {"iter": 4, "val_acc": 0.6}, _train(6, loss=9.0), {"iter": 6, "val_acc": 0.1},
+               {"event": "divergence", "iter": 6, "rolled_back_to": 4},
+               _train(6, loss=0.5), _train(8), {"iter": 8, "val_acc": 0.7, "test_acc": 0.71}]
+    _write(tmp_path / "metrics.jsonl", records, torn_tail=True)
+    m = read_metrics(tmp_path)
+    assert [r["iter"] for r in m.train] == [2, 4, 6, 8]
+    assert m.train[2]["loss"] == 0.5  # the recomputed iteration replaced the diverged one
+    assert [(e["iter"], e["val_acc"]) for e in m.evals] == [(4, 0.6), (8, 0.7)]  # the rolled-back eval is gone
+    assert [e["iter"] for e in m.events] == [6]
+
+
+def test_training_writes_curves_and_plot_redraws_them(tiny_config, tmp_path, capsys):
+    from fastjem.train import Trainer
+
+    out = tmp_path / "run"
+    summary = Trainer(tiny_config, out_dir=out, progress=False, log=lambda *a: None).fit()
+    assert summary["curves"] == str(out / "curves.png")
+    assert (out / "curves.png").stat().st_size > 20000
+    (out / "curves.png").unlink()
+    assert main(["plot", str(out), "--out", str(tmp_path / "again.png")]) == 0
+    assert (tmp_path / "again.png").stat().st_size > 20000 and not (out / "curves.png").exists()
+    assert str(tmp_path / "again.png") in capsys.readouterr().out
+
+
+def test_plot_errors_say_what_to_give(tmp_path, capsys):
+    assert main(["plot", str(tmp_path)]) == 1
+    assert "fastjem run folder" in capsys.readouterr().err
+    (tmp_path / "metrics.jsonl").write_text("")
+    with pytest.raises(ConfigError, match="no training records"):
+        plot_run(tmp_path)
