@@ -187,17 +187,26 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def add_plot_parser(sub) -> None:
-    p = sub.add_parser("plot", help="draw a run's training curves (also while it trains)",
+    p = sub.add_parser("plot", help="draw a run's training curves (also while it trains), or overlay several",
                        description="Loss, accuracy (train, validation, test), data and sample energies, it/s and "
-                                   "learning rate against iteration, from RUN/metrics.jsonl, as one PNG.")
-    p.add_argument("run", help="a run folder (the --out-dir of fastjem train) or its metrics.jsonl")
-    p.add_argument("--out", default=None, help="PNG to write (default: RUN/curves.png)")
+                                   "learning rate against iteration, from RUN/metrics.jsonl, as one PNG. Several "
+                                   "runs are overlaid, one colour each (an ablation, a JEM and its baseline).")
+    p.add_argument("runs", nargs="+", metavar="RUN",
+                   help="run folders (the --out-dir of fastjem train) or their metrics.jsonl")
+    p.add_argument("--out", default=None,
+                   help="PNG to write (default: RUN/curves.png for one run; required for several)")
 
 
 def run_plot(args: argparse.Namespace) -> int:
-    from fastjem.curves import plot_run
+    from fastjem.curves import plot_run, plot_runs
 
-    print(f"curves written to {plot_run(args.run, args.out)}")
+    if len(args.runs) == 1:
+        path = plot_run(args.runs[0], args.out)
+    elif args.out is None:
+        raise ConfigError("several runs go into one figure: pass --out FILE.png")
+    else:
+        path = plot_runs(args.runs, args.out)
+    print(f"curves written to {path}")
     return 0
 
 

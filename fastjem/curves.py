@@ -21,6 +21,16 @@ class Metrics:
     train: list[dict] = field(default_factory=list)  # every log_every iterations: loss, acc, energies, it/s, lr
     evals: list[dict] = field(default_factory=list)  # val_acc (and test_acc at the end)
     events: list[dict] = field(default_factory=list)  # divergence recoveries
+    generative: bool = True  # False for a classifier-only run: its logged energies are placeholders
+
+
+def _generative(folder: Path, train: list[dict]) -> bool:
+    """From the run's config.json (px or pxy weight > 0); without one, whether any sample energy was logged."""
+    try:
+        cfg = json.loads((folder / "config.json").read_text())
+        return cfg.get("px_weight", 1.0) > 0 or cfg.get("pxy_weight", 0.0) > 0
+    except (OSError, json.JSONDecodeError, AttributeError, TypeError):
+        return any(r.get("e_sample", 0.0) != 0.0 for r in train)
 
 
 def _keep_before(records: list[dict], it: int) -> list[dict]:
@@ -49,77 +59,104 @@ def read_metrics(path: str | os.PathLike) -> Metrics:
             m.evals = _keep_before(m.evals, r["iter"])  # an iteration's evaluation is logged after its record
         elif "val_acc" in r:
             m.evals = _keep_before(m.evals, r["iter"]) + [r]
+    m.generative = _generative(path.parent, m.train)
     return m
 
 
-def plot_curves(metrics: Metrics, path: str | os.PathLike, title: str = "") -> Path:
+def plot_curves(runs: Metrics | dict[str, Metrics], path: str | os.PathLike, title: str = "") -> Path:
     """Four panels against iteration: loss (and cross-entropy), train / validation / test accuracy, mean
-    energy of data and samples (JEM runs), iterations per second with the learning rate."""
-    from fastjem.eval.plots import _pyplot, _save
+    energy of data and samples (JEM runs), iterations per second (and the learning rate for one run).
 
-    if not metrics.train:
-        raise ConfigError("no training records to plot yet (the first comes after --log-every iterations)")
+    ``runs`` is one run's Metrics, or {label: Metrics} to overlay several (one colour each: an ablation, or a
+    JEM against its classifier-only baseline)."""
+    from fastjem.eval.plots import COLOURS, _pyplot, _save
+
+    if isinstance(runs, Metrics):
+        runs = {"": runs}
+    for label, m in runs.items():
+        if not m.train:
+            raise ConfigError(f"no training records to plot yet{' in ' + label if label else ''} (the first "
+                              "comes after --log-every iterations)")
     plt = _pyplot()
-    it = [r["iter"] for r in metrics.train]
-
-    def col(key):
-        return [r.get(key, float("nan")) for r in metrics.train]
-
     fig, axes = plt.subplots(2, 2, figsize=(10, 6.5), sharex=True)
-    ax = axes[0, 0]
-    ax.plot(it, col("loss"), label="loss")
-    if any("ce" in r for r in metrics.train):
-        ax.plot(it, col("ce"), label="cross-entropy", alpha=0.8)
-    ax.set_ylabel("loss")
-    ax.legend(fontsize=8)
-    ax = axes[0, 1]
-    ax.plot(it, col("acc"), label="train (batch)")
-    val = [e for e in metrics.evals if "val_acc" in e]
-    if val:
-        ax.plot([e["iter"] for e in val], [e["val_acc"] for e in val], "o-", ms=3, label="validation")
-    test = [e for e in metrics.evals if "test_acc" in e]
-    if test:
-        ax.plot([test[-1]["iter"]], [test[-1]["test_acc"]], "*", ms=12, label=f"test {test[-1]['test_acc']:.4f}")
-    ax.set_ylabel("accuracy")
-    ax.legend(fontsize=8)
-    ax = axes[1, 0]
-    if any("e_data" in r for r in metrics.train):
-        ax.plot(it, col("e_data"), label="data")
-        ax.plot(it, col("e_sample"), label="SGLD samples")
-        ax.legend(fontsize=8)
-    else:
-        ax.text(0.5, 0.5, "classifier only: no samples", ha="center", va="center", transform=ax.transAxes)
-    ax.set_ylabel("mean energy E(x) = -LSE f(x)")
-    ax.set_xlabel("iteration")
-    ax = axes[1, 1]
-    ax.plot(it, col("it_per_s"), color="tab:green")
-    ax.set_ylabel("iterations / s", color="tab:green")
-    ax.set_xlabel("iteration")
-    lr = ax.twinx()
-    lr.plot(it, col("lr"), color="tab:purple", alpha=0.7)
-    lr.set_ylabel("learning rate", color="tab:purple")
-    for e in metrics.events:
-        for a in axes.flat:
-            a.axvline(e["iter"], color="tab:red", ls="--", lw=0.8)
-    if metrics.events:
-        axes[0, 0].plot([], [], color="tab:red", ls="--", lw=0.8, label="divergence, rolled back")
-        axes[0, 0].legend(fontsize=8)
+    single = len(runs) == 1
+    generative = False
+    for k, (label, m) in enumerate(runs.items()):
+        colour = COLOURS[k % len(COLOURS)]
+        it = [r["iter"] for r in m.train]
+
+        def col(key, m=m):
+            return [r.get(key, float("nan")) for r in m.train]
+
+        def name(what, label=label):
+            return f"{label}: {what}" if label else what
+
+        axes[0, 0].plot(it, col("loss"), color=colour, label=name("loss"))
+        if any("ce" in r for r in m.train):
+            axes[0, 0].plot(it, col("ce"), color=colour, ls="--", alpha=0.8, label=name("cross-entropy"))
+        ax = axes[0, 1]
+        ax.plot(it, col("acc"), color=colour, lw=1, alpha=0.7, label=name("train (batch)"))
+        val = [e for e in m.evals if "val_acc" in e]
+        if val:
+            ax.plot([e["iter"] for e in val], [e["val_acc"] for e in val], "o--", color=colour, ms=3,
+                    label=name("validation"))
+        test = [e for e in m.evals if "test_acc" in e]
+        if test:
+            ax.plot([test[-1]["iter"]], [test[-1]["test_acc"]], "*", color=colour, ms=12,
+                    label=name(f"test {test[-1]['test_acc']:.4f}"))
+        if m.generative and any("e_data" in r for r in m.train):
+            generative = True
+            axes[1, 0].plot(it, col("e_data"), color=colour, label=name("data"))
+            axes[1, 0].plot(it, col("e_sample"), color=colour, ls="--", label=name("SGLD samples"))
+        axes[1, 1].plot(it, col("it_per_s"), color=colour, label=name("it/s"))
+        if single:
+            lr = axes[1, 1].twinx()
+            lr.plot(it, col("lr"), color="tab:purple", alpha=0.7)
+            lr.set_ylabel("learning rate", color="tab:purple")
+        for e in m.events:
+            for a in axes.flat:
+                a.axvline(e["iter"], color=colour, ls=":", lw=1)
+        if m.events:
+            axes[0, 0].plot([], [], color=colour, ls=":", lw=1, label=name("divergence, rolled back"))
+    if not generative:
+        axes[1, 0].text(0.5, 0.5, "classifier only: no samples", ha="center", va="center",
+                        transform=axes[1, 0].transAxes)
+    axes[0, 0].set_ylabel("loss")
+    axes[0, 1].set_ylabel("accuracy")
+    axes[1, 0].set_ylabel("mean energy E(x) = -LSE f(x)")
+    axes[1, 1].set_ylabel("iterations / s")
+    for ax in axes[1]:
+        ax.set_xlabel("iteration")
+    for ax in axes.flat:
+        if ax.get_legend_handles_labels()[0] and (ax is not axes[1, 1] or not single):
+            ax.legend(fontsize=7)
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return _save(fig, path)
 
 
+def _describe(folder: Path) -> str:
+    cfg_path = folder / "config.json"
+    try:
+        cfg = json.loads(cfg_path.read_text())
+        return f"{cfg.get('dataset')}, {cfg.get('arch')}, batch {cfg.get('batch_size')}"
+    except (OSError, json.JSONDecodeError, AttributeError):
+        return ""
+
+
 def plot_run(run: str | os.PathLike, out: str | os.PathLike | None = None) -> Path:
     """curves.png (or ``out``) for the run folder ``run``; its config names the title when there is one."""
-    run = Path(run)
-    folder = run if run.is_dir() else run.parent
-    title = folder.name
-    cfg_path = folder / "config.json"
-    if cfg_path.exists():
-        try:
-            cfg = json.loads(cfg_path.read_text())
-            title = f"{folder.name}: {cfg.get('dataset')}, {cfg.get('arch')}, batch {cfg.get('batch_size')}"
-        except (json.JSONDecodeError, AttributeError):
-            pass
-    return plot_curves(read_metrics(run), out or folder / "curves.png", title)
+    folder = Path(run) if Path(run).is_dir() else Path(run).parent
+    about = _describe(folder)
+    return plot_curves(read_metrics(run), out or folder / "curves.png", f"{folder.name}: {about}" if about
+                       else folder.name)
+
+
+def plot_runs(runs: list[str | os.PathLike], out: str | os.PathLike) -> Path:
+    """Several runs overlaid in one figure, labelled by their folder names."""
+    folders = [Path(r) if Path(r).is_dir() else Path(r).parent for r in runs]
+    labels = [f.name for f in folders]
+    if len(set(labels)) < len(labels):
+        labels = [str(f) for f in folders]
+    return plot_curves({label: read_metrics(r) for label, r in zip(labels, runs)}, out)

@@ -50,3 +50,23 @@ def test_plot_errors_say_what_to_give(tmp_path, capsys):
     (tmp_path / "metrics.jsonl").write_text("")
     with pytest.raises(ConfigError, match="no training records"):
         plot_run(tmp_path)
+
+
+def test_classifier_only_runs_are_not_drawn_with_sample_energies(tmp_path):
+    _write(tmp_path / "metrics.jsonl", [_train(2), _train(4)])
+    assert read_metrics(tmp_path).generative  # no config: a sample energy was logged
+    (tmp_path / "config.json").write_text(json.dumps({"px_weight": 0.0, "pxy_weight": 0.0}))
+    assert not read_metrics(tmp_path).generative
+    (tmp_path / "config.json").write_text(json.dumps({"px_weight": 1.0, "pxy_weight": 0.0}))
+    assert read_metrics(tmp_path).generative
+
+
+def test_plot_overlays_several_runs(tiny_config, tmp_path, capsys):
+    from fastjem.train import Trainer
+
+    for name, cfg in (("jem", tiny_config), ("clf", tiny_config.replace(px_weight=0.0))):
+        Trainer(cfg, out_dir=tmp_path / name, progress=False, log=lambda *a: None).fit()
+    assert main(["plot", str(tmp_path / "jem"), str(tmp_path / "clf")]) == 1
+    assert "--out" in capsys.readouterr().err
+    assert main(["plot", str(tmp_path / "jem"), str(tmp_path / "clf"), "--out", str(tmp_path / "both.png")]) == 0
+    assert (tmp_path / "both.png").stat().st_size > 20000
