@@ -404,3 +404,18 @@ def test_cli_sample_class_conditional_pt(runs, tmp_path):
 def test_cli_sample_bad_input_is_a_clear_error(runs, capsys, args, message):
     assert main(["sample", str(runs / "jem"), *SAMPLE, *args]) == 1
     assert message in capsys.readouterr().err
+
+
+def test_run_chains_is_sgld_refine_in_batches():
+    from fastjem.eval.core import run_chains, sgld_refine
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Flatten(), nn.Linear(12, 5), nn.Tanh(), nn.Linear(5, 3)).requires_grad_(False)
+    x0 = torch.randn(7, 3, 2, 2)
+    y = torch.randint(0, 3, (7,))
+    torch.manual_seed(1)
+    a = run_chains(model, x0, 4, 0.5, 0.1, y=y, batch_size=3)
+    torch.manual_seed(1)
+    b = torch.cat([sgld_refine(model, x0[i:i + 3], 4, 0.5, 0.1, y=y[i:i + 3]) for i in (0, 3, 6)])
+    assert torch.equal(a, b) and not torch.equal(a, x0)
+    assert torch.equal(run_chains(model, x0, 0, 0.5, 0.1), x0)

@@ -142,6 +142,26 @@ def sgld_refine(model: nn.Module, x: torch.Tensor, n_steps: int, step_size: floa
     return x if create_graph else x.detach()
 
 
+def run_chains(model: nn.Module, x0: torch.Tensor, n_steps: int, step_size: float, noise: float,
+               y: torch.Tensor | None = None, batch_size: int = 500, progress: bool = False,
+               desc: str = "SGLD") -> torch.Tensor:
+    """``sgld_refine`` over x0 in batches of ``batch_size`` (detached chains), the progress bar counting steps."""
+    from tqdm import tqdm
+
+    out = []
+    starts = range(0, len(x0), batch_size)
+    with tqdm(total=len(starts) * n_steps, desc=desc, unit="step", disable=not progress, leave=False,
+              dynamic_ncols=True) as bar:
+        for i in starts:
+            sl = slice(i, min(len(x0), i + batch_size))
+            x, y_b = x0[sl], None if y is None else y[sl]
+            for _ in range(n_steps):  # one step a call, for the bar: the same chain as n_steps in one call
+                x = sgld_refine(model, x, 1, step_size, noise, y=y_b)
+                bar.update(1)
+            out.append(x.detach())
+    return torch.cat(out) if out else x0[:0].detach()
+
+
 class RefineThenClassify(nn.Module):
     """The pipeline x -> f(SGLD_n(x)): ``n_steps`` of refinement on E(x), then the classifier's logits.
 

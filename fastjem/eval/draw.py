@@ -19,7 +19,7 @@ import torch
 from fastjem.checkpoint import atomic_save, atomic_write_bytes
 from fastjem.errors import ConfigError
 from fastjem.eval import plots
-from fastjem.eval.core import EvalModel, load_model, predict_logits, sgld_refine
+from fastjem.eval.core import EvalModel, load_model, predict_logits, run_chains
 
 FORMATS = (".npz", ".pt")
 
@@ -94,20 +94,7 @@ def draw(checkpoint: str | os.PathLike | EvalModel, n: int = 100, classes: list[
         x0 = em.buffer[torch.randint(0, len(em.buffer), (total,), device=em.device)]
     else:
         x0 = torch.rand((total, *em.sample_shape), device=em.device) * 2 - 1
-    from tqdm import tqdm
-
-    chains = []
-    starts = range(0, total, batch_size)
-    with tqdm(total=len(starts) * n_steps, desc="SGLD", unit="step", disable=not progress, leave=False,
-              dynamic_ncols=True) as bar:
-        for i in starts:
-            sl = slice(i, min(total, i + batch_size))
-            x, y = x0[sl], None if target is None else target[sl]
-            for _ in range(n_steps):  # one step at a time for the progress bar: the same chain
-                x = sgld_refine(em.model, x, 1, a, s, y=y)
-                bar.update(1)
-            chains.append(x.detach())
-    x = torch.cat(chains)
+    x = run_chains(em.model, x0, n_steps, a, s, target, batch_size, progress)
     logits = predict_logits(em.model, x, batch_size)
     settings = {"checkpoint": str(em.path), "iteration": em.iteration, "model": em.label, "n": n,
                 "classes": classes, "n_steps": n_steps, "init": "buffer" if use_buffer else "noise",

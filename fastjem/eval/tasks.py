@@ -27,7 +27,7 @@ from fastjem.eval.core import (
     load_model,
     predict_logits,
     refined_logits,
-    sgld_refine,
+    run_chains,
 )
 from fastjem.eval.metrics import (
     auroc,
@@ -222,10 +222,7 @@ def ood(checkpoint, sets=SYNTHETIC_SETS, n_ood: int = 1000, ood_data_dir: str | 
 def _chains(em: EvalModel, x0: torch.Tensor, n_steps: int, y: torch.Tensor | None, batch_size: int,
             progress: bool, desc: str) -> torch.Tensor:
     a, s = em.energy_params()
-    out = []
-    for sl in batches(len(x0), batch_size, desc, progress):
-        out.append(sgld_refine(em.model, x0[sl], n_steps, a, s, y=None if y is None else y[sl]))
-    return torch.cat(out)
+    return run_chains(em.model, x0, n_steps, a, s, y, batch_size, progress, desc)
 
 
 def samples(checkpoint, n_steps: int = 100, n_samples: int = 100, per_class: int = 10, init: str = "auto",
