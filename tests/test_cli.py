@@ -30,13 +30,17 @@ def test_train_end_to_end_in_a_subprocess(tmp_path):
     out = run_cli("train", "--iters", "6", "--out-dir", str(tmp_path / "run"), *TINY)
     assert out.returncode == 0, out.stderr
     assert "test accuracy" in out.stdout
-    for name in ("checkpoint.pt", "metrics.jsonl", "samples.png"):
+    for name in ("checkpoint.pt", "metrics.jsonl", "samples.png", "curves.png"):
         assert str(tmp_path / "run" / name) in out.stdout
         assert (tmp_path / "run" / name).exists()
     # and it resumes from the command line
     out = run_cli("train", "--resume", str(tmp_path / "run" / "checkpoint.pt"), "--iters", "8", "--no-progress")
     assert out.returncode == 0, out.stderr
     assert "done: 8 iterations" in out.stdout
+    from fastjem.curves import read_metrics
+
+    # the resumed run's curves go on from where the first part stopped
+    assert [r["iter"] for r in read_metrics(tmp_path / "run").train] == [2, 4, 6, 8]
 
 
 def sha(path):
