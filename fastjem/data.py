@@ -242,6 +242,11 @@ def to_float(x_u8: torch.Tensor) -> torch.Tensor:
     return x_u8.float().mul_(2.0 / 255.0).sub_(1.0)
 
 
+def to_uint8(x: torch.Tensor) -> torch.Tensor:
+    """[-1, 1] -> uint8 [0, 255], the inverse of ``to_float`` (values outside [-1, 1] are clipped first)."""
+    return ((x.clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8)
+
+
 class DeviceData:
     """A dataset split into train / validation / test, as uint8 tensors on ``device``.
 

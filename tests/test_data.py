@@ -97,3 +97,11 @@ def test_imagefolder_errors(tmp_path):
     (tmp_path / "flat").mkdir()
     with pytest.raises(DataNotFoundError, match="class subfolders"):
         load_arrays("imagefolder", tmp_path / "flat")
+
+
+def test_to_uint8_inverts_to_float():
+    from fastjem.data import to_float, to_uint8
+
+    u8 = torch.arange(256, dtype=torch.uint8)
+    assert torch.equal(to_uint8(to_float(u8)), u8)
+    assert to_uint8(torch.tensor([-3.0, 5.0])).tolist() == [0, 255]  # clipped first

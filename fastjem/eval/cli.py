@@ -193,13 +193,12 @@ def run_sample(args: argparse.Namespace) -> int:
     from fastjem.eval.core import load_model
 
     draw.check_counts(args.n, args.n_steps, args.batch_size)
-    if args.out is not None and Path(args.out).suffix not in draw.FORMATS:
-        raise ConfigError(f"--out must end in {' or '.join(draw.FORMATS)}, got {args.out!r}")
+    if args.out is not None:
+        draw.check_output(args.out, args.force)
     em = load_model(args.checkpoint, args.device)
     classes = draw.parse_classes(args.classes, em.num_classes)
-    out = Path(args.out) if args.out else draw.default_output(em.path, classes, em.num_classes)
-    if out.exists() and not args.force:  # say so before minutes of sampling, not after
-        raise ConfigError(f"{out} exists: pass --force to replace it, or another --out")
+    # checked before minutes of sampling, not after
+    out = draw.check_output(args.out or draw.default_output(em.path, classes, em.num_classes), args.force)
     drawn = draw.draw(em, args.n, classes, args.n_steps, args.init, args.step_size, args.noise,
                       args.batch_size, args.device, args.seed, progress=not args.no_progress)
     path = draw.save(drawn, out, overwrite=args.force)

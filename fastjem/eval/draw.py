@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from fastjem.checkpoint import atomic_save, atomic_write_bytes
+from fastjem.data import to_uint8
 from fastjem.errors import ConfigError
 from fastjem.eval import plots
 from fastjem.eval.core import EvalModel, load_model, predict_logits, run_chains
@@ -38,7 +39,7 @@ class Drawn:
 
     @property
     def images(self) -> torch.Tensor:
-        return ((self.x.clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8)
+        return to_uint8(self.x)
 
     def arrays(self) -> dict[str, np.ndarray]:
         out = {"x": self.x, "images": self.images, "pred": self.pred, "logpx": self.logpx}
@@ -113,13 +114,19 @@ def default_output(em_path: Path, classes: list[int] | None, num_classes: int) -
     return em_path.parent / "sampled" / f"{name}.npz"
 
 
-def save(drawn: Drawn, path: str | os.PathLike, overwrite: bool = False) -> Path:
-    """Write the samples atomically: ``.npz`` (NumPy arrays) or ``.pt`` (a dict of tensors + settings)."""
+def check_output(path: str | os.PathLike, overwrite: bool = False) -> Path:
+    """``path`` as a Path if samples may be written there: a known format, and no file to lose unless asked."""
     path = Path(path)
     if path.suffix not in FORMATS:
         raise ConfigError(f"--out must end in {' or '.join(FORMATS)}, got {path.name!r}")
     if path.exists() and not overwrite:
         raise ConfigError(f"{path} exists: pass --force to replace it, or another --out")
+    return path
+
+
+def save(drawn: Drawn, path: str | os.PathLike, overwrite: bool = False) -> Path:
+    """Write the samples atomically: ``.npz`` (NumPy arrays) or ``.pt`` (a dict of tensors + settings)."""
+    path = check_output(path, overwrite)
     if path.suffix == ".pt":
         atomic_save({**{k: torch.from_numpy(v) for k, v in drawn.arrays().items()}, "settings": drawn.settings},
                     path)
