@@ -24,13 +24,27 @@ class Metrics:
     generative: bool = True  # False for a classifier-only run: its logged energies are placeholders
 
 
-def _generative(folder: Path, train: list[dict]) -> bool:
-    """From the run's config.json (px or pxy weight > 0); without one, whether any sample energy was logged."""
+def _folder(run: str | os.PathLike) -> Path:
+    """The run folder, given the folder or its metrics.jsonl."""
+    run = Path(run)
+    return run if run.is_dir() else run.parent
+
+
+def _run_config(folder: Path) -> dict | None:
+    """The run's config.json as a dict, or None when it is missing or unreadable."""
     try:
         cfg = json.loads((folder / "config.json").read_text())
-        return cfg.get("px_weight", 1.0) > 0 or cfg.get("pxy_weight", 0.0) > 0
-    except (OSError, json.JSONDecodeError, AttributeError, TypeError):
+    except (OSError, json.JSONDecodeError):
+        return None
+    return cfg if isinstance(cfg, dict) else None
+
+
+def _generative(folder: Path, train: list[dict]) -> bool:
+    """From the run's config.json (px or pxy weight > 0); without one, whether any sample energy was logged."""
+    cfg = _run_config(folder)
+    if cfg is None:
         return any(r.get("e_sample", 0.0) != 0.0 for r in train)
+    return cfg.get("px_weight", 1.0) > 0 or cfg.get("pxy_weight", 0.0) > 0
 
 
 def _keep_before(records: list[dict], it: int) -> list[dict]:
@@ -136,26 +150,19 @@ def plot_curves(runs: Metrics | dict[str, Metrics], path: str | os.PathLike, tit
     return _save(fig, path)
 
 
-def _describe(folder: Path) -> str:
-    cfg_path = folder / "config.json"
-    try:
-        cfg = json.loads(cfg_path.read_text())
-        return f"{cfg.get('dataset')}, {cfg.get('arch')}, batch {cfg.get('batch_size')}"
-    except (OSError, json.JSONDecodeError, AttributeError):
-        return ""
-
-
 def plot_run(run: str | os.PathLike, out: str | os.PathLike | None = None) -> Path:
     """curves.png (or ``out``) for the run folder ``run``; its config names the title when there is one."""
-    folder = Path(run) if Path(run).is_dir() else Path(run).parent
-    about = _describe(folder)
-    return plot_curves(read_metrics(run), out or folder / "curves.png", f"{folder.name}: {about}" if about
-                       else folder.name)
+    folder = _folder(run)
+    cfg = _run_config(folder)
+    title = folder.name
+    if cfg is not None:
+        title += f": {cfg.get('dataset')}, {cfg.get('arch')}, batch {cfg.get('batch_size')}"
+    return plot_curves(read_metrics(run), out or folder / "curves.png", title)
 
 
 def plot_runs(runs: list[str | os.PathLike], out: str | os.PathLike) -> Path:
     """Several runs overlaid in one figure, labelled by their folder names."""
-    folders = [Path(r) if Path(r).is_dir() else Path(r).parent for r in runs]
+    folders = [_folder(r) for r in runs]
     labels = [f.name for f in folders]
     if len(set(labels)) < len(labels):
         labels = [str(f) for f in folders]
