@@ -103,7 +103,7 @@ steps() {
 export -f steps
 run_stage steps_per_sec 230 150 steps
 
-# --- 5. timed CIFAR-10 run on the real data: training gets what unpacking and decoding leave of the stage
+# --- 5. timed CIFAR-10 run on the real data: training gets what decoding leaves of the stage
 cifar() {
   "$PY" bench/cifar_run.py --minutes "${CIFAR_MINUTES:-10}" --total-seconds $((STAGE_BUDGET - 15)) \
     --depth "${CIFAR_DEPTH:-28}" --width "${CIFAR_WIDTH:-10}" --batch-size 64 --out "$RESULTS"

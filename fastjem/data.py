@@ -3,15 +3,20 @@
 Supported: ``digits`` (scikit-learn's 8x8 digits, offline), ``cifar10``, ``cifar100``, ``svhn``
 (torchvision layout, downloaded with ``--download`` or found in ``--data-dir``) and ``imagefolder``
 (class subfolders; decoded once and cached). A ``--data-dir`` that holds ``train/`` and ``test/``
-class folders is also accepted for cifar10/cifar100/svhn, e.g. the JPEG copy of CIFAR-10.
+class folders is also accepted for cifar10/cifar100/svhn, e.g. the JPEG copy of CIFAR-10, and so is a
+folder of archives (.tar.gz, .zip, ...) of such folders, read in place without unpacking.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import tarfile
+import warnings
+import zipfile
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 import torch
@@ -20,6 +25,11 @@ import torch.nn.functional as F
 from fastjem.errors import DataNotFoundError
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff")
+# archives of image folders, read in place (not unpacked)
+ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".zip")
+# torchvision's own downloads: torchvision unpacks them (checksum verified; nothing is fetched)
+TORCHVISION_ARCHIVES = {"cifar10": "cifar-10-python.tar.gz", "cifar100": "cifar-100-python.tar.gz"}
+TORCHVISION_FOLDERS = {"cifar10": "cifar-10-batches-py", "cifar100": "cifar-100-python"}
 # The validation split and the labelled subset do not depend on the run's seed.
 SPLIT_SEED = 1234
 
@@ -61,9 +71,8 @@ def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = Fa
     if name == "digits":
         return _load_digits()
     if name in ("cifar10", "cifar100", "svhn"):
-        if _has_split_folders(root):
-            arrays = _load_imagefolder(root)
-            return _rename(arrays, name)
+        if _has_split_folders(root) or (_image_archives(root) and not _torchvision_files_present(name, root)):
+            return _rename(_load_imagefolder(root), name)
         return _load_torchvision(name, root, download)
     if name == "imagefolder":
         return _load_imagefolder(root)
@@ -101,13 +110,19 @@ def _missing_message(name: str, root: Path) -> str:
         f"{name} was not found in {root}.\n"
         f"  - on a machine with internet: add --download (it is saved to --data-dir, default {default_data_dir()});\n"
         f"  - offline: put {layouts[name]} in that folder and pass --data-dir FOLDER;\n"
-        f"  - or pass --data-dir pointing at a folder with train/<class>/*.jpg and test/<class>/*.jpg."
+        f"  - or pass --data-dir pointing at a folder with train/<class>/*.jpg and test/<class>/*.jpg, or with\n"
+        f"    archives (.tar.gz, .zip, ...) of such folders, which are read in place."
     )
 
 
 def _load_torchvision(name: str, root: Path, download: bool) -> Arrays:
     import torchvision
 
+    archive = TORCHVISION_ARCHIVES.get(name)
+    unpack_only = (not download and archive is not None and (root / archive).is_file()
+                   and not (root / TORCHVISION_FOLDERS[name]).is_dir())
+    # torchvision's download step finds the archive, verifies its checksum and unpacks it: nothing is fetched
+    download = download or unpack_only
     try:
         if name == "svhn":
             train = torchvision.datasets.SVHN(str(root), split="train", download=download)
@@ -127,6 +142,9 @@ def _load_torchvision(name: str, root: Path, download: bool) -> Arrays:
             info = DatasetInfo(name, k, 3, 32, 4, True, 5000, tuple(train.classes))
     except (RuntimeError, OSError) as err:
         hint = "" if not download else f"\n  (download failed: {err})"
+        if unpack_only:
+            hint = (f"\n  ({root / archive} is there but did not pass torchvision's checksum: a truncated or "
+                    f"different file? fetch it again, or unpack it yourself: {err})")
         raise DataNotFoundError(_missing_message(name, root) + hint) from err
     return Arrays(tx, ty, vx, vy, info)
 
@@ -136,11 +154,30 @@ def _has_split_folders(root: Path) -> bool:
         p.is_dir() for p in (root / "train").iterdir())
 
 
+def _has_class_folders(root: Path) -> bool:
+    return any(p.is_dir() and not p.name.startswith(".") for p in root.iterdir())
+
+
+def _image_archives(root: Path) -> list[Path]:
+    """Archives in ``root`` that may hold image folders (torchvision's own downloads excepted)."""
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_file() and p.name.lower().endswith(ARCHIVE_SUFFIXES)
+                  and p.name not in TORCHVISION_ARCHIVES.values())
+
+
+def _torchvision_files_present(name: str, root: Path) -> bool:
+    if name == "svhn":
+        return (root / "train_32x32.mat").is_file()
+    return (root / TORCHVISION_FOLDERS[name]).is_dir() or (root / TORCHVISION_ARCHIVES[name]).is_file()
+
+
 def _list_images(folder: Path) -> tuple[list[tuple[Path, int]], list[str]]:
     classes = sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not classes:
         raise DataNotFoundError(f"{folder} has no class subfolders: expected {folder}/<class>/<image> "
-                                f"(or {folder}/train/<class>/... and {folder}/test/<class>/...)")
+                                f"(or {folder}/train/<class>/... and {folder}/test/<class>/...), or archives "
+                                f"({', '.join(ARCHIVE_SUFFIXES)}) of such folders")
     items = []
     for label, c in enumerate(classes):
         for p in sorted((folder / c).rglob("*")):
@@ -151,62 +188,176 @@ def _list_images(folder: Path) -> tuple[list[tuple[Path, int]], list[str]]:
     return items, classes
 
 
-def _decode(items: list[tuple[Path, int]], desc: str) -> tuple[torch.Tensor, torch.Tensor]:
+def _read_image(data: bytes) -> torch.Tensor:
+    """An encoded image -> uint8 [3, H, W]: torchvision's decoders (JPEG, PNG, GIF, WebP), Pillow for the rest
+    (and for what those refuse, e.g. 16-bit PNG); the same pixels as Pillow's convert("RGB")."""
+    try:
+        from torchvision.io import ImageReadMode, decode_image
+
+        x = decode_image(torch.frombuffer(bytearray(data), dtype=torch.uint8), mode=ImageReadMode.RGB)
+        if x.dtype == torch.uint8 and x.dim() == 3:
+            return x
+    except (ImportError, RuntimeError):
+        pass
+    import io
+
     from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as im:
+        return torch.from_numpy(np.asarray(im.convert("RGB"), dtype=np.uint8).copy()).permute(2, 0, 1)
+
+
+@contextlib.contextmanager
+def _decoding():
+    """torchvision >= 0.29 warns at every decode that its decoders are deprecated (for TorchCodec's)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"torchvision\.")
+        yield
+
+
+def _stack(images: list[torch.Tensor], labels: list[int], names: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    """uint8 [N, 3, H, W] and int64 labels; every image must have the first one's size."""
+    shape = images[0].shape
+    for a, name in zip(images, names):
+        if a.shape != shape:
+            raise DataNotFoundError(f"{name} is {a.shape[2]}x{a.shape[1]} but earlier images are "
+                                    f"{shape[2]}x{shape[1]}: resize the images to one size first")
+    return torch.stack(images).contiguous(), torch.tensor(labels, dtype=torch.int64)
+
+
+def _decode(items: list[tuple[Path, int]], desc: str) -> tuple[torch.Tensor, torch.Tensor]:
     from tqdm import tqdm
 
-    images, labels, shape = [], [], None
-    for path, label in tqdm(items, desc=f"decoding {desc}", unit="img", leave=False, mininterval=1.0):
-        with Image.open(path) as im:
-            im = im.convert("RGB")
-            a = np.asarray(im, dtype=np.uint8)
-        if shape is None:
-            shape = a.shape
-        elif a.shape != shape:
-            raise DataNotFoundError(f"{path} is {a.shape[1]}x{a.shape[0]} but earlier images are "
-                                    f"{shape[1]}x{shape[0]}: resize the folder to one size first")
-        images.append(a)
-        labels.append(label)
-    x = torch.from_numpy(np.stack(images)).permute(0, 3, 1, 2).contiguous()
-    return x, torch.tensor(labels, dtype=torch.int64)
+    with _decoding():
+        images = [_read_image(path.read_bytes()) for path, _ in tqdm(items, desc=f"decoding {desc}", unit="img",
+                                                                       leave=False, mininterval=1.0)]
+    return _stack(images, [label for _, label in items], [str(path) for path, _ in items])
+
+
+def _split_off_test(items: list) -> tuple[list, list]:
+    """A folder without train/ and test/: a fixed sixth of the images (seeded, not the run's seed) is the test set."""
+    perm = torch.randperm(len(items), generator=torch.Generator().manual_seed(SPLIT_SEED)).tolist()
+    n_test = max(1, len(items) // 6)
+    return [items[i] for i in perm[n_test:]], [items[i] for i in perm[:n_test]]
+
+
+def _archive_members(archive: Path):
+    """(path inside the archive, open file) for every regular file, read in the archive's own order."""
+    if archive.name.lower().endswith(".zip"):
+        with zipfile.ZipFile(archive) as zf:
+            for info in zf.infolist():
+                if not info.is_dir():
+                    with zf.open(info) as f:
+                        yield info.filename, f
+    else:
+        with tarfile.open(archive) as tar:  # streamed: a .tar.gz is read once, front to back
+            for member in tar:
+                if member.isfile():
+                    yield member.name, tar.extractfile(member)
+
+
+def _decode_archives(archives: list[Path]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, list]:
+    """Images straight from archives of image folders, nothing unpacked to disk: members under
+    ``[prefix/]train/<class>/`` and ``[prefix/]test/<class>/`` form the splits; without those, members
+    under ``[prefix/]<class>/`` form one set that is split as an unpacked folder would be. Images come out in
+    the order an unpacked folder gives (classes sorted, files sorted within each class)."""
+    from tqdm import tqdm
+
+    found: dict[str | None, dict[str, list]] = {}
+    try:
+        for archive in archives:
+            bar = tqdm(desc=f"decoding {archive.name}", unit="img", leave=False, mininterval=1.0)
+            for name, f in _archive_members(archive):
+                path = PurePosixPath(name)
+                parts = path.parts
+                if (len(parts) < 2 or path.suffix.lower() not in IMAGE_SUFFIXES
+                        or any(q.startswith(".") or q == "__MACOSX" for q in parts)):
+                    continue
+                split_at = next((i for i, q in enumerate(parts[:-2]) if q in ("train", "test")), None)
+                if split_at is None:
+                    split, cls, rel = None, parts[-2], parts[-1]
+                else:
+                    split, cls, rel = parts[split_at], parts[split_at + 1], "/".join(parts[split_at + 2:])
+                image = _read_image(f.read())
+                found.setdefault(split, {}).setdefault(cls, []).append((PurePosixPath(rel), image,
+                                                                        f"{archive.name}:{name}"))
+                bar.update()
+            bar.close()
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as err:
+        raise DataNotFoundError(f"could not read the archives {', '.join(str(a) for a in archives)}: "
+                                f"{type(err).__name__}: {err} (a truncated or corrupt download? fetch it again, "
+                                "or unpack it yourself and pass the folder)") from err
+
+    def flat(by_class: dict, classes: list[str]) -> list[tuple[torch.Tensor, int, str]]:
+        return [(image, label, name) for label, c in enumerate(classes)
+                for _, image, name in sorted(by_class.get(c, []), key=lambda r: r[0])]
+
+    def tensors(items):
+        return _stack([r[0] for r in items], [r[1] for r in items], [r[2] for r in items])
+
+    names = ", ".join(str(a) for a in archives)
+    if "train" in found or "test" in found:
+        if not ("train" in found and "test" in found):
+            have, missing = ("train", "test") if "train" in found else ("test", "train")
+            raise DataNotFoundError(f"the archives {names} hold images under {have}/ but none under "
+                                    f"{missing}/<class>/: add the archive with the {missing} split")
+        classes = sorted(found["train"])
+        if sorted(found["test"]) != classes:
+            raise DataNotFoundError(f"the archives {names} have different class folders under train/ and test/")
+        return (*tensors(flat(found["train"], classes)), *tensors(flat(found["test"], classes)), classes)
+    if None not in found:
+        raise DataNotFoundError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in class folders inside {names}: expected "
+                                "members train/<class>/<image> and test/<class>/<image>, or <class>/<image>")
+    classes = sorted(found[None])
+    train, test = _split_off_test(flat(found[None], classes))
+    return (*tensors(train), *tensors(test), classes)
 
 
 def _load_imagefolder(root: Path) -> Arrays:
     if not root.is_dir():
         raise DataNotFoundError(f"image folder {root} does not exist: pass --data-dir pointing at a folder of "
                                 "class subfolders (or with train/ and test/ subfolders of class folders)")
-    if _has_split_folders(root):
-        train_items, classes = _list_images(root / "train")
-        test_items, test_classes = _list_images(root / "test")
-        if test_classes != classes:
-            raise DataNotFoundError(f"{root}/train and {root}/test have different class folders")
+    archives = [] if _has_class_folders(root) else _image_archives(root)
+    if archives:
+        sources = [(a.resolve(), -1) for a in archives]
+
+        def decode():
+            with _decoding():
+                return _decode_archives(archives)
     else:
-        items, classes = _list_images(root)
-        perm = torch.randperm(len(items), generator=torch.Generator().manual_seed(SPLIT_SEED)).tolist()
-        n_test = max(1, len(items) // 6)
-        test_items = [items[i] for i in perm[:n_test]]
-        train_items = [items[i] for i in perm[n_test:]]
+        if _has_split_folders(root):
+            train_items, classes = _list_images(root / "train")
+            test_items, test_classes = _list_images(root / "test")
+            if test_classes != classes:
+                raise DataNotFoundError(f"{root}/train and {root}/test have different class folders")
+        else:
+            items, classes = _list_images(root)
+            train_items, test_items = _split_off_test(items)
+        sources = train_items + test_items
+
+        def decode():
+            return (*_decode(train_items, "train"), *_decode(test_items, "test"), classes)
     key = hashlib.sha1()
-    for p, label in train_items + test_items:
+    for p, label in sources:
         st = p.stat()
         key.update(f"{p}|{label}|{st.st_size}|{st.st_mtime_ns}".encode())
     cache = cache_dir() / f"imagefolder-{key.hexdigest()[:16]}.pt"
+    blob = None
     if cache.exists():
         try:
             blob = torch.load(cache, weights_only=True)
-            tx, ty, vx, vy = blob["train_x"], blob["train_y"], blob["test_x"], blob["test_y"]
+            tx, ty, vx, vy, classes = blob["train_x"], blob["train_y"], blob["test_x"], blob["test_y"], blob["classes"]
         except Exception:
+            blob = None
             cache.unlink(missing_ok=True)
-            return _load_imagefolder(root)
-    else:
-        tx, ty = _decode(train_items, "train")
-        vx, vy = _decode(test_items, "test")
+    if blob is None:
+        tx, ty, vx, vy, classes = decode()
         if tx.shape[1:] != vx.shape[1:]:
             raise DataNotFoundError(f"train images are {tuple(tx.shape[1:])} but test images {tuple(vx.shape[1:])}")
         from fastjem.checkpoint import atomic_save
 
         cache.parent.mkdir(parents=True, exist_ok=True)
-        atomic_save({"train_x": tx, "train_y": ty, "test_x": vx, "test_y": vy}, cache)
+        atomic_save({"train_x": tx, "train_y": ty, "test_x": vx, "test_y": vy, "classes": list(classes)}, cache)
     size = tx.shape[-1]
     info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,
                        min(5000, len(ty) // 10), tuple(classes))

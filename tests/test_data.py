@@ -105,3 +105,130 @@ def test_to_uint8_inverts_to_float():
     u8 = torch.arange(256, dtype=torch.uint8)
     assert torch.equal(to_uint8(to_float(u8)), u8)
     assert to_uint8(torch.tensor([-3.0, 5.0])).tolist() == [0, 255]  # clipped first
+
+
+def _archive(folder, dest, prefix="", fmt="gztar"):
+    """``folder``'s contents packed as ``dest`` (tar.gz or zip), under ``prefix/`` inside the archive."""
+    import tarfile
+    import zipfile
+
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    if fmt == "zip":
+        with zipfile.ZipFile(dest, "w") as zf:
+            for p in files:
+                zf.write(p, f"{prefix}{p.relative_to(folder)}")
+    else:
+        with tarfile.open(dest, "w:gz") as tar:
+            for p in reversed(files):  # an order unlike the folder's: the loader must sort
+                tar.add(p, f"{prefix}{p.relative_to(folder)}")
+    return dest
+
+
+def _same_arrays(a, b):
+    assert a.info.classes == b.info.classes and a.info.num_classes == b.info.num_classes
+    for k in ("train_x", "train_y", "test_x", "test_y"):
+        assert torch.equal(getattr(a, k), getattr(b, k)), k
+
+
+@pytest.mark.parametrize("fmt", ["gztar", "zip"])
+def test_archives_of_train_test_folders_load_as_the_unpacked_folder(tmp_path, fmt):
+    classes = ["cat", "dog", "emu"]
+    _write_folder(tmp_path / "unpacked" / "train", classes, n=4, size=8)
+    _write_folder(tmp_path / "unpacked" / "test", classes, n=2, size=8)
+    (tmp_path / "packed").mkdir()
+    ext = "zip" if fmt == "zip" else "tar.gz"
+    # one archive per split, as the JPEG copy of CIFAR-10 ships; members under a prefix folder
+    _archive(tmp_path / "unpacked" / "train", tmp_path / "packed" / f"x-train.{ext}", "copy/train/", fmt)
+    _archive(tmp_path / "unpacked" / "test", tmp_path / "packed" / f"x-test.{ext}", "copy/test/", fmt)
+    folder = load_arrays("imagefolder", tmp_path / "unpacked")
+    packed = load_arrays("imagefolder", tmp_path / "packed")
+    _same_arrays(packed, folder)
+    assert packed.train_x.shape == (12, 3, 8, 8) and packed.test_x.shape == (6, 3, 8, 8)
+    cifar = load_arrays("cifar10", tmp_path / "packed")  # the named datasets take such a folder too
+    assert cifar.info.name == "cifar10" and torch.equal(cifar.test_x, folder.test_x)
+
+
+def test_an_archive_of_class_folders_is_split_as_the_folder_is(tmp_path):
+    _write_folder(tmp_path / "unpacked", ("a", "b"), n=6)
+    (tmp_path / "packed").mkdir()
+    _archive(tmp_path / "unpacked", tmp_path / "packed" / "imgs.tar.gz")
+    _same_arrays(load_arrays("imagefolder", tmp_path / "packed"), load_arrays("imagefolder", tmp_path / "unpacked"))
+
+
+def test_archives_are_decoded_once(tmp_path, monkeypatch):
+    _write_folder(tmp_path / "unpacked", ("a", "b"), n=3)
+    (tmp_path / "packed").mkdir()
+    _archive(tmp_path / "unpacked", tmp_path / "packed" / "imgs.zip", fmt="zip")
+    a = load_arrays("imagefolder", tmp_path / "packed")
+
+    def no_decode(*args, **kwargs):
+        raise AssertionError("decoded again instead of using the cache")
+
+    monkeypatch.setattr("fastjem.data._decode_archives", no_decode)
+    assert torch.equal(load_arrays("imagefolder", tmp_path / "packed").train_x, a.train_x)
+
+
+def test_bad_archives_say_what_to_do(tmp_path):
+    (tmp_path / "corrupt").mkdir()
+    (tmp_path / "corrupt" / "data.tar.gz").write_bytes(b"\x1f\x8b not really gzip")
+    with pytest.raises(DataNotFoundError, match="corrupt download"):
+        load_arrays("imagefolder", tmp_path / "corrupt")
+    _write_folder(tmp_path / "unpacked" / "train", ("a", "b"), n=2)
+    (tmp_path / "half").mkdir()
+    _archive(tmp_path / "unpacked", tmp_path / "half" / "train-only.tar.gz")
+    with pytest.raises(DataNotFoundError, match="none under test/"):
+        load_arrays("cifar10", tmp_path / "half")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "readme.txt").write_text("no images")
+    _archive(tmp_path / "notes", tmp_path / "empty" / "docs.zip", fmt="zip")
+    with pytest.raises(DataNotFoundError, match="no images"):
+        load_arrays("imagefolder", tmp_path / "empty")
+
+
+def test_torchvision_cifar_archive_is_unpacked_offline(tmp_path, monkeypatch):
+    """cifar-10-python.tar.gz (torchvision's own download) in --data-dir is unpacked without --download."""
+    import pickle
+    import tarfile
+
+    import torchvision
+
+    rng = np.random.default_rng(0)
+    src = tmp_path / "src" / "cifar-10-batches-py"
+    src.mkdir(parents=True)
+    batches = {}
+    for name in ["data_batch_1", "test_batch"]:
+        data = rng.integers(0, 256, (4, 3072), dtype=np.uint8)
+        batches[name] = {"data": data, "labels": rng.integers(0, 10, 4).tolist()}
+        (src / name).write_bytes(pickle.dumps(batches[name]))
+    (src / "batches.meta").write_bytes(pickle.dumps({"label_names": [f"c{i}" for i in range(10)]}))
+    root = tmp_path / "data"
+    root.mkdir()
+    with tarfile.open(root / "cifar-10-python.tar.gz", "w:gz") as tar:
+        tar.add(src, "cifar-10-batches-py")
+    # the real archive's checksums and file list, replaced by this small one (md5 None: presence suffices)
+    monkeypatch.setattr(torchvision.datasets.CIFAR10, "tgz_md5", None)
+    monkeypatch.setattr(torchvision.datasets.CIFAR10, "train_list", [["data_batch_1", None]])
+    monkeypatch.setattr(torchvision.datasets.CIFAR10, "test_list", [["test_batch", None]])
+    monkeypatch.setattr(torchvision.datasets.CIFAR10, "meta", {"filename": "batches.meta", "key": "label_names",
+                                                               "md5": None})
+    monkeypatch.setattr(torchvision.datasets.CIFAR10, "url", "http://127.0.0.1:9/never-fetched.tar.gz")
+    a = load_arrays("cifar10", root)
+    assert (root / "cifar-10-batches-py").is_dir()
+    expected = torch.from_numpy(batches["data_batch_1"]["data"]).view(4, 3, 32, 32)
+    assert torch.equal(a.train_x, expected) and a.train_y.tolist() == batches["data_batch_1"]["labels"]
+    assert a.info.classes == tuple(f"c{i}" for i in range(10))
+
+
+def test_the_jpeg_copy_of_cifar10_loads_from_its_tarballs():
+    """The real CIFAR-10 copy (two tarballs of JPEG folders) in ../shared/data, read in place."""
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "cifar10"
+    if not (root / "cifar10-test.tar.gz").is_file():
+        pytest.skip(f"no CIFAR-10 copy at {root}")
+    a = load_arrays("cifar10", root)
+    assert a.train_x.shape == (50000, 3, 32, 32) and a.test_x.shape == (10000, 3, 32, 32)
+    assert a.info.classes == ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
+    assert a.train_y.bincount().tolist() == [5000] * 10 and a.test_y.bincount().tolist() == [1000] * 10
+    assert 100 < a.train_x.float().mean() < 140  # natural images, not blank
