@@ -39,6 +39,9 @@ class TrainConfig:
                          "imagefolder); default ~/.cache/fastjem/data", group="data")
     download: bool = _opt(False, "download torchvision datasets into --data-dir when missing (needs internet)",
                           group="data")
+    image_size: int = _opt(0, "resize images on load: shorter side to N pixels (antialiased), then a centre crop "
+                           "to N x N; 0 = as stored (an image folder's images must then share one size)",
+                           group="data")
     val_size: int = _opt(-1, "training images held out for validation with a fixed seed; -1 = dataset default "
                          "(5000 for CIFAR/SVHN, 180 for digits)", group="data")
     labels_per_class: int = _opt(-1, "labelled training images per class for semi-supervised training "
@@ -149,7 +152,7 @@ class TrainConfig:
                 raise ConfigError(f"--{_flag(name)} must be > 0, got {getattr(self, name)}")
         non_negative = ["energy_l2", "sgld_steps", "sgld_step_size", "sgld_noise", "data_noise", "test_noise",
                         "px_weight", "pyx_weight", "pxy_weight", "weight_decay", "warmup_iters", "eval_every",
-                        "ckpt_every", "sample_every", "momentum", "decay_rate", "epochs"]
+                        "ckpt_every", "sample_every", "momentum", "decay_rate", "epochs", "image_size"]
         for name in non_negative:
             if getattr(self, name) < 0:
                 raise ConfigError(f"--{_flag(name)} must be >= 0, got {getattr(self, name)}")
@@ -221,7 +224,7 @@ def default_of(name: str):
 
 
 # Model fields that must match for a checkpoint to load into a network.
-ARCH_FIELDS = ("arch", "depth", "width", "norm", "dataset")
+ARCH_FIELDS = ("arch", "depth", "width", "norm", "dataset", "image_size")
 
 PRESETS: dict[str, TrainConfig] = {
     # About a minute and a quarter on 2 CPU cores: digits (8x8), a small conv net, the paper's sampler settings. Not

@@ -15,7 +15,7 @@ import os
 import tarfile
 import warnings
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 import numpy as np
@@ -65,18 +65,44 @@ def cache_dir() -> Path:
     return Path(os.environ.get("FASTJEM_CACHE", Path.home() / ".cache" / "fastjem" / "cache"))
 
 
-def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = False) -> Arrays:
-    """Load a dataset by name into uint8 CPU tensors."""
+def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = False, image_size: int = 0) -> Arrays:
+    """Load a dataset by name into uint8 CPU tensors; ``image_size`` > 0 resizes every image to that square
+    (shorter side to ``image_size``, antialiased, then a centre crop)."""
     root = Path(data_dir) if data_dir else default_data_dir()
     if name == "digits":
-        return _load_digits()
-    if name in ("cifar10", "cifar100", "svhn"):
+        arrays = _load_digits()
+    elif name in ("cifar10", "cifar100", "svhn"):
         if _has_split_folders(root) or (_image_archives(root) and not _torchvision_files_present(name, root)):
-            return _rename(_load_imagefolder(root), name)
-        return _load_torchvision(name, root, download)
-    if name == "imagefolder":
-        return _load_imagefolder(root)
-    raise DataNotFoundError(f"unknown dataset {name!r}; choose digits, cifar10, cifar100, svhn or imagefolder")
+            return _rename(_load_imagefolder(root, image_size), name)
+        arrays = _load_torchvision(name, root, download)
+    elif name == "imagefolder":
+        return _load_imagefolder(root, image_size)
+    else:
+        raise DataNotFoundError(f"unknown dataset {name!r}; choose digits, cifar10, cifar100, svhn or imagefolder")
+    if image_size and image_size != arrays.info.image_size:
+        old = arrays.info.image_size
+        arrays = Arrays(fit_size(arrays.train_x, image_size), arrays.train_y, fit_size(arrays.test_x, image_size),
+                        arrays.test_y, replace(arrays.info, image_size=image_size,
+                                               pad=round(arrays.info.pad * image_size / old)))
+    return arrays
+
+
+def fit_size(x: torch.Tensor, size: int) -> torch.Tensor:
+    """uint8 images [..., C, H, W] -> [..., C, size, size]: the shorter side scaled to ``size`` (bilinear,
+    antialiased when shrinking), then the centre ``size`` x ``size`` crop."""
+    h, w = x.shape[-2:]
+    if (h, w) == (size, size):
+        return x
+    if min(h, w) != size:
+        scale = size / min(h, w)
+        new = (max(size, round(h * scale)), max(size, round(w * scale)))
+        lead = x.shape[:-3]
+        flat = x.reshape(-1, *x.shape[-3:]).float()
+        flat = F.interpolate(flat, size=new, mode="bilinear", align_corners=False, antialias=scale < 1)
+        x = flat.round_().clamp_(0, 255).to(torch.uint8).reshape(*lead, x.shape[-3], *new)
+        h, w = new
+    top, left = (h - size) // 2, (w - size) // 2
+    return x[..., top:top + size, left:left + size].contiguous()
 
 
 def _rename(arrays: Arrays, name: str) -> Arrays:
@@ -215,23 +241,28 @@ def _decoding():
         yield
 
 
-def _stack(images: list[torch.Tensor], labels: list[int], names: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-    """uint8 [N, 3, H, W] and int64 labels; every image must have the first one's size."""
+def _stack(images: list[torch.Tensor], labels: list[int], names: list[str], size: int = 0
+           ) -> tuple[torch.Tensor, torch.Tensor]:
+    """uint8 [N, 3, H, W] and int64 labels; images are fitted to ``size`` x ``size`` when ``size`` > 0, and
+    must otherwise share the first one's size."""
+    if size:
+        images = [fit_size(a, size) for a in images]
     shape = images[0].shape
     for a, name in zip(images, names):
         if a.shape != shape:
             raise DataNotFoundError(f"{name} is {a.shape[2]}x{a.shape[1]} but earlier images are "
-                                    f"{shape[2]}x{shape[1]}: resize the images to one size first")
+                                    f"{shape[2]}x{shape[1]}: pass --image-size N to resize them on load (shorter "
+                                    "side to N, centre crop), or resize the images to one size first")
     return torch.stack(images).contiguous(), torch.tensor(labels, dtype=torch.int64)
 
 
-def _decode(items: list[tuple[Path, int]], desc: str) -> tuple[torch.Tensor, torch.Tensor]:
+def _decode(items: list[tuple[Path, int]], desc: str, size: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     from tqdm import tqdm
 
     with _decoding():
         images = [_read_image(path.read_bytes()) for path, _ in tqdm(items, desc=f"decoding {desc}", unit="img",
                                                                        leave=False, mininterval=1.0)]
-    return _stack(images, [label for _, label in items], [str(path) for path, _ in items])
+    return _stack(images, [label for _, label in items], [str(path) for path, _ in items], size)
 
 
 def _split_off_test(items: list) -> tuple[list, list]:
@@ -256,7 +287,8 @@ def _archive_members(archive: Path):
                     yield member.name, tar.extractfile(member)
 
 
-def _decode_archives(archives: list[Path]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, list]:
+def _decode_archives(archives: list[Path], size: int = 0
+                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, list]:
     """Images straight from archives of image folders, nothing unpacked to disk: members under
     ``[prefix/]train/<class>/`` and ``[prefix/]test/<class>/`` form the splits; without those, members
     under ``[prefix/]<class>/`` form one set that is split as an unpacked folder would be. Images come out in
@@ -293,7 +325,7 @@ def _decode_archives(archives: list[Path]) -> tuple[torch.Tensor, torch.Tensor, 
                 for _, image, name in sorted(by_class.get(c, []), key=lambda r: r[0])]
 
     def tensors(items):
-        return _stack([r[0] for r in items], [r[1] for r in items], [r[2] for r in items])
+        return _stack([r[0] for r in items], [r[1] for r in items], [r[2] for r in items], size)
 
     names = ", ".join(str(a) for a in archives)
     if "train" in found or "test" in found:
@@ -313,7 +345,7 @@ def _decode_archives(archives: list[Path]) -> tuple[torch.Tensor, torch.Tensor, 
     return (*tensors(train), *tensors(test), classes)
 
 
-def _load_imagefolder(root: Path) -> Arrays:
+def _load_imagefolder(root: Path, size: int = 0) -> Arrays:
     if not root.is_dir():
         raise DataNotFoundError(f"image folder {root} does not exist: pass --data-dir pointing at a folder of "
                                 "class subfolders (or with train/ and test/ subfolders of class folders)")
@@ -323,7 +355,7 @@ def _load_imagefolder(root: Path) -> Arrays:
 
         def decode():
             with _decoding():
-                return _decode_archives(archives)
+                return _decode_archives(archives, size)
     else:
         if _has_split_folders(root):
             train_items, classes = _list_images(root / "train")
@@ -336,8 +368,8 @@ def _load_imagefolder(root: Path) -> Arrays:
         sources = train_items + test_items
 
         def decode():
-            return (*_decode(train_items, "train"), *_decode(test_items, "test"), classes)
-    key = hashlib.sha1()
+            return (*_decode(train_items, "train", size), *_decode(test_items, "test", size), classes)
+    key = hashlib.sha1(f"size {size}|".encode() if size else b"")
     for p, label in sources:
         st = p.stat()
         key.update(f"{p}|{label}|{st.st_size}|{st.st_mtime_ns}".encode())

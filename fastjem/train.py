@@ -145,7 +145,7 @@ class Trainer:
                               f"{self.out_dir / 'checkpoint.pt'}, or choose another --out-dir; nothing was changed")
 
         torch.manual_seed(cfg.seed)
-        arrays = load_arrays(cfg.dataset, cfg.data_dir, cfg.download)
+        arrays = load_arrays(cfg.dataset, cfg.data_dir, cfg.download, cfg.image_size)
         self.data = DeviceData(arrays, self.device, cfg.val_size, cfg.labels_per_class, cfg.augment,
                                cfg.data_noise)
         info = self.data.info

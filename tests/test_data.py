@@ -232,3 +232,52 @@ def test_the_jpeg_copy_of_cifar10_loads_from_its_tarballs():
     assert a.info.classes == ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
     assert a.train_y.bincount().tolist() == [5000] * 10 and a.test_y.bincount().tolist() == [1000] * 10
     assert 100 < a.train_x.float().mean() < 140  # natural images, not blank
+
+
+def test_fit_size_scales_the_shorter_side_and_crops_the_centre():
+    from fastjem.data import fit_size
+
+    # 8 x 16 (H x W): left quarter red, middle half green, right quarter blue
+    x = torch.zeros(3, 8, 16, dtype=torch.uint8)
+    x[0, :, :4], x[1, :, 4:12], x[2, :, 12:] = 255, 255, 255
+    crop = fit_size(x, 8)  # shorter side already 8: only the centre 8 columns, all green
+    assert crop.shape == (3, 8, 8) and crop[1].eq(255).all() and crop[0].eq(0).all() and crop[2].eq(0).all()
+    wide = torch.zeros(3, 16, 48, dtype=torch.uint8)  # red | green (32 columns) | blue
+    wide[0, :, :8], wide[1, :, 8:40], wide[2, :, 40:] = 255, 255, 255
+    small = fit_size(wide, 8)  # halved to 8 x 24, then the centre 8 x 8: source columns 16-31, green
+    assert small.shape == (3, 8, 8) and small[1].eq(255).all() and small[[0, 2]].eq(0).all()
+    flat = torch.full((2, 1, 6, 10), 77, dtype=torch.uint8)
+    assert fit_size(flat, 12).shape == (2, 1, 12, 12) and fit_size(flat, 12).eq(77).all()  # enlarged, constant kept
+    assert torch.equal(fit_size(flat[0, :, :6, :6], 6), flat[0, :, :6, :6])
+
+
+def test_mixed_sizes_need_image_size_and_train_with_it(tmp_path):
+    rng = np.random.default_rng(0)
+    for c, sizes in (("a", [(8, 8), (12, 10), (9, 16)]), ("b", [(8, 8), (20, 20), (10, 8)])):
+        (tmp_path / "mixed" / c).mkdir(parents=True)
+        for i, (h, w) in enumerate(sizes * 2):
+            Image.fromarray(rng.integers(0, 255, (h, w, 3), dtype=np.uint8)).save(tmp_path / "mixed" / c / f"{i}.png")
+    with pytest.raises(DataNotFoundError, match="--image-size"):
+        load_arrays("imagefolder", tmp_path / "mixed")
+    a = load_arrays("imagefolder", tmp_path / "mixed", image_size=8)
+    assert a.train_x.shape[1:] == (3, 8, 8) and a.info.image_size == 8 and len(a.train_y) + len(a.test_y) == 12
+    assert load_arrays("imagefolder", tmp_path / "mixed", image_size=6).train_x.shape[1:] == (3, 6, 6)  # own cache
+
+    from fastjem.config import TrainConfig
+    from fastjem.eval import load_model
+    from fastjem.train import Trainer
+
+    cfg = TrainConfig(dataset="imagefolder", data_dir=str(tmp_path / "mixed"), image_size=8, arch="convnet", width=4,
+                      batch_size=4, sgld_steps=2, buffer_size=20, iters=2, warmup_iters=1, val_size=2, log_every=1,
+                      ckpt_every=0, device="cpu", compile=False)
+    t = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
+    t.fit()
+    assert t.buffer.data.shape[1:] == (3, 8, 8)
+    x, _ = load_model(tmp_path / "run").test_set()  # evaluation resizes as training did
+    assert x.shape[1:] == (3, 8, 8)
+
+
+def test_image_size_resizes_the_named_datasets_too():
+    a = load_arrays("digits", image_size=16)
+    assert a.train_x.shape[1:] == (1, 16, 16) and a.info.image_size == 16 and a.info.pad == 0
+    assert torch.equal(load_arrays("digits", image_size=8).train_x, load_arrays("digits").train_x)

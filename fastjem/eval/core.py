@@ -45,7 +45,7 @@ class EvalModel:
         """The checkpoint's dataset (uint8, CPU), loaded once; ``data_dir`` defaults to the training one."""
         key = (str(data_dir or self.config.data_dir), download)
         if key not in self._arrays:
-            self._arrays[key] = load_arrays(self.config.dataset, key[0], download)
+            self._arrays[key] = load_arrays(self.config.dataset, key[0], download, self.config.image_size)
         return self._arrays[key]
 
     def test_set(self, data_dir: str | os.PathLike = "", download: bool = False, limit: int = 0,
