@@ -25,6 +25,8 @@ import torch.nn.functional as F
 from fastjem.errors import DataNotFoundError
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff")
+# the held-out split of an image folder: test/, else the first of these that exists
+HELD_OUT = ("test", "val", "valid", "validation")
 # archives of image folders, read in place (not unpacked)
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".zip")
 # torchvision's own downloads: torchvision unpacks them (checksum verified; nothing is fetched)
@@ -175,9 +177,28 @@ def _load_torchvision(name: str, root: Path, download: bool) -> Arrays:
     return Arrays(tx, ty, vx, vy, info)
 
 
+def _split_folders(root: Path) -> tuple[Path, Path] | None:
+    """(train, held-out) folders of class subfolders under ``root``: train/ with test/ (or val/, valid/,
+    validation/, in that order of preference), or None when ``root`` is not laid out that way."""
+    train = root / "train"
+    if not (train.is_dir() and any(p.is_dir() for p in train.iterdir())):
+        return None
+    return next(((train, root / name) for name in HELD_OUT if (root / name).is_dir()), None)
+
+
 def _has_split_folders(root: Path) -> bool:
-    return (root / "train").is_dir() and (root / "test").is_dir() and any(
-        p.is_dir() for p in (root / "train").iterdir())
+    return _split_folders(root) is not None
+
+
+def _check_not_a_lone_split(root: Path, classes: list[str]) -> None:
+    """Class folders named like splits (train/ alone, or val/ beside it without test/...) are a layout mistake,
+    not two classes called 'train' and 'val'."""
+    if classes and set(classes) <= {"train", *HELD_OUT} and any(
+            p.is_dir() for c in classes for p in (root / c).iterdir()):
+        raise DataNotFoundError(
+            f"{root} holds {', '.join(c + '/' for c in classes)} with class folders inside, but not train/ beside "
+            f"one of {', '.join(h + '/' for h in HELD_OUT)}: add the missing split, or point --data-dir at the "
+            "folder of class folders itself (a fixed sixth of its images is then the test set)")
 
 
 def _has_class_folders(root: Path) -> bool:
@@ -202,7 +223,7 @@ def _list_images(folder: Path) -> tuple[list[tuple[Path, int]], list[str]]:
     classes = sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not classes:
         raise DataNotFoundError(f"{folder} has no class subfolders: expected {folder}/<class>/<image> "
-                                f"(or {folder}/train/<class>/... and {folder}/test/<class>/...), or archives "
+                                f"(or {folder}/train/<class>/... and {folder}/test/<class>/... or val/), or archives "
                                 f"({', '.join(ARCHIVE_SUFFIXES)}) of such folders")
     items = []
     for label, c in enumerate(classes):
@@ -305,7 +326,7 @@ def _decode_archives(archives: list[Path], size: int = 0
                 if (len(parts) < 2 or path.suffix.lower() not in IMAGE_SUFFIXES
                         or any(q.startswith(".") or q == "__MACOSX" for q in parts)):
                     continue
-                split_at = next((i for i, q in enumerate(parts[:-2]) if q in ("train", "test")), None)
+                split_at = next((i for i, q in enumerate(parts[:-2]) if q == "train" or q in HELD_OUT), None)
                 if split_at is None:
                     split, cls, rel = None, parts[-2], parts[-1]
                 else:
@@ -328,15 +349,17 @@ def _decode_archives(archives: list[Path], size: int = 0
         return _stack([r[0] for r in items], [r[1] for r in items], [r[2] for r in items], size)
 
     names = ", ".join(str(a) for a in archives)
-    if "train" in found or "test" in found:
-        if not ("train" in found and "test" in found):
-            have, missing = ("train", "test") if "train" in found else ("test", "train")
+    held_out = next((h for h in HELD_OUT if h in found), None)
+    if "train" in found or held_out:
+        if not ("train" in found and held_out):
+            have, missing = ("train", "test") if "train" in found else (held_out, "train")
             raise DataNotFoundError(f"the archives {names} hold images under {have}/ but none under "
                                     f"{missing}/<class>/: add the archive with the {missing} split")
         classes = sorted(found["train"])
-        if sorted(found["test"]) != classes:
-            raise DataNotFoundError(f"the archives {names} have different class folders under train/ and test/")
-        return (*tensors(flat(found["train"], classes)), *tensors(flat(found["test"], classes)), classes)
+        if sorted(found[held_out]) != classes:
+            raise DataNotFoundError(f"the archives {names} have different class folders under train/ and "
+                                    f"{held_out}/")
+        return (*tensors(flat(found["train"], classes)), *tensors(flat(found[held_out], classes)), classes)
     if None not in found:
         raise DataNotFoundError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in class folders inside {names}: expected "
                                 "members train/<class>/<image> and test/<class>/<image>, or <class>/<image>")
@@ -357,13 +380,15 @@ def _load_imagefolder(root: Path, size: int = 0) -> Arrays:
             with _decoding():
                 return _decode_archives(archives, size)
     else:
-        if _has_split_folders(root):
-            train_items, classes = _list_images(root / "train")
-            test_items, test_classes = _list_images(root / "test")
+        split = _split_folders(root)
+        if split is not None:
+            train_items, classes = _list_images(split[0])
+            test_items, test_classes = _list_images(split[1])
             if test_classes != classes:
-                raise DataNotFoundError(f"{root}/train and {root}/test have different class folders")
+                raise DataNotFoundError(f"{split[0]} and {split[1]} have different class folders")
         else:
             items, classes = _list_images(root)
+            _check_not_a_lone_split(root, classes)
             train_items, test_items = _split_off_test(items)
         sources = train_items + test_items
 

@@ -285,3 +285,25 @@ def test_image_size_resizes_the_named_datasets_too():
     a = load_arrays("digits", image_size=16)
     assert a.train_x.shape[1:] == (1, 16, 16) and a.info.image_size == 16 and a.info.pad == 0
     assert torch.equal(load_arrays("digits", image_size=8).train_x, load_arrays("digits").train_x)
+
+
+def test_train_and_val_folders_are_the_splits(tmp_path):
+    import shutil
+
+    _write_folder(tmp_path / "tv" / "train", ("a", "b"), n=3)
+    _write_folder(tmp_path / "tv" / "val", ("a", "b"), n=2)
+    shutil.copytree(tmp_path / "tv" / "train", tmp_path / "tt" / "train")
+    shutil.copytree(tmp_path / "tv" / "val", tmp_path / "tt" / "test")
+    tv = load_arrays("imagefolder", tmp_path / "tv")
+    assert tv.info.classes == ("a", "b") and len(tv.train_y) == 6 and len(tv.test_y) == 4  # not classes train, val
+    _same_arrays(tv, load_arrays("imagefolder", tmp_path / "tt"))
+    (tmp_path / "packed").mkdir()
+    _archive(tmp_path / "tv", tmp_path / "packed" / "tv.tar.gz")
+    _same_arrays(load_arrays("imagefolder", tmp_path / "packed"), tv)
+
+
+def test_a_lone_train_folder_is_not_a_class(tmp_path):
+    _write_folder(tmp_path / "only" / "train", ("a", "b"), n=3)
+    with pytest.raises(DataNotFoundError, match="add the missing split"):
+        load_arrays("imagefolder", tmp_path / "only")
+    assert load_arrays("imagefolder", tmp_path / "only" / "train").info.classes == ("a", "b")
