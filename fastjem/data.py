@@ -147,10 +147,18 @@ def _load_torchvision(name: str, root: Path, download: bool) -> Arrays:
     import torchvision
 
     archive = TORCHVISION_ARCHIVES.get(name)
-    unpack_only = (not download and archive is not None and (root / archive).is_file()
-                   and not (root / TORCHVISION_FOLDERS[name]).is_dir())
-    # torchvision's download step finds the archive, verifies its checksum and unpacks it: nothing is fetched
-    download = download or unpack_only
+    if (not download and archive is not None and (root / archive).is_file()
+            and not (root / TORCHVISION_FOLDERS[name]).is_dir()):
+        from torchvision.datasets.utils import check_integrity
+
+        cls = torchvision.datasets.CIFAR10 if name == "cifar10" else torchvision.datasets.CIFAR100
+        # checked here first: on a mismatch torchvision's download step would fetch the file again
+        if not check_integrity(str(root / archive), cls.tgz_md5):
+            raise DataNotFoundError(_missing_message(name, root) + f"\n  ({root / archive} is there but its MD5 "
+                                    "checksum is not the published one: a truncated or different file? fetch it "
+                                    "again, or pass --download)")
+        # the download step now finds the verified archive and only unpacks it: nothing is fetched
+        download = True
     try:
         if name == "svhn":
             train = torchvision.datasets.SVHN(str(root), split="train", download=download)
@@ -170,9 +178,6 @@ def _load_torchvision(name: str, root: Path, download: bool) -> Arrays:
             info = DatasetInfo(name, k, 3, 32, 4, True, 5000, tuple(train.classes))
     except (RuntimeError, OSError) as err:
         hint = "" if not download else f"\n  (download failed: {err})"
-        if unpack_only:
-            hint = (f"\n  ({root / archive} is there but did not pass torchvision's checksum: a truncated or "
-                    f"different file? fetch it again, or unpack it yourself: {err})")
         raise DataNotFoundError(_missing_message(name, root) + hint) from err
     return Arrays(tx, ty, vx, vy, info)
 

@@ -307,3 +307,16 @@ def test_a_lone_train_folder_is_not_a_class(tmp_path):
     with pytest.raises(DataNotFoundError, match="add the missing split"):
         load_arrays("imagefolder", tmp_path / "only")
     assert load_arrays("imagefolder", tmp_path / "only" / "train").info.classes == ("a", "b")
+
+
+def test_a_torchvision_archive_with_the_wrong_checksum_is_refused_without_fetching(tmp_path, monkeypatch):
+    import torchvision.datasets.utils as tv_utils
+
+    (tmp_path / "cifar-10-python.tar.gz").write_bytes(b"truncated")
+
+    def no_fetch(*args, **kwargs):
+        raise AssertionError("tried to download")
+
+    monkeypatch.setattr(tv_utils, "download_url", no_fetch)
+    with pytest.raises(DataNotFoundError, match="MD5 checksum"):
+        load_arrays("cifar10", tmp_path)
