@@ -320,3 +320,30 @@ def test_a_torchvision_archive_with_the_wrong_checksum_is_refused_without_fetchi
     monkeypatch.setattr(tv_utils, "download_url", no_fetch)
     with pytest.raises(DataNotFoundError, match="MD5 checksum"):
         load_arrays("cifar10", tmp_path)
+
+
+@pytest.mark.parametrize("kind", ["jpeg-rgb", "jpeg-gray", "jpeg-cmyk", "png-rgba", "png-la", "png-16bit", "gif",
+                                  "webp", "bmp", "tiff"])
+def test_decoded_pixels_are_pillows(kind):
+    """torchvision's decoders where they apply, Pillow's otherwise: the pixels of Pillow's convert("RGB")."""
+    import io
+
+    from fastjem.data import _decoding, _read_image
+
+    base = Image.fromarray(np.linspace(0, 255, 16 * 20 * 3).reshape(16, 20, 3).astype(np.uint8))
+    image, fmt, kw = {
+        "jpeg-rgb": (base, "JPEG", {}), "jpeg-gray": (base.convert("L"), "JPEG", {}),
+        "jpeg-cmyk": (base.convert("CMYK"), "JPEG", {}), "png-rgba": (base.convert("RGBA"), "PNG", {}),
+        "png-la": (base.convert("LA"), "PNG", {}),
+        "png-16bit": (Image.fromarray((np.arange(320).reshape(16, 20) * 200).astype(np.uint16)), "PNG", {}),
+        "gif": (base.convert("P"), "GIF", {}), "webp": (base, "WEBP", {"lossless": True}),
+        "bmp": (base, "BMP", {}), "tiff": (base, "TIFF", {}),
+    }[kind]
+    buf = io.BytesIO()
+    image.save(buf, fmt, **kw)
+    with _decoding():
+        x = _read_image(buf.getvalue())
+    with Image.open(io.BytesIO(buf.getvalue())) as im:
+        expected = torch.from_numpy(np.asarray(im.convert("RGB")).copy()).permute(2, 0, 1)
+    assert x.dtype == torch.uint8 and x.shape == (3, 16, 20)
+    assert torch.equal(x, expected)
