@@ -15,8 +15,9 @@ import os
 import tarfile
 import warnings
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -240,7 +241,7 @@ def _list_images(folder: Path) -> tuple[list[tuple[Path, int]], list[str]]:
     return items, classes
 
 
-def _read_image(data: bytes) -> torch.Tensor:
+def _read_image(data: bytes, name: str = "an image") -> torch.Tensor:
     """An encoded image -> uint8 [3, H, W]: torchvision's decoders (JPEG, PNG, GIF, WebP), Pillow for the rest
     (and for what those refuse, e.g. 16-bit PNG); the same pixels as Pillow's convert("RGB")."""
     try:
@@ -255,8 +256,12 @@ def _read_image(data: bytes) -> torch.Tensor:
 
     from PIL import Image
 
-    with Image.open(io.BytesIO(data)) as im:
-        return torch.from_numpy(np.asarray(im.convert("RGB"), dtype=np.uint8).copy()).permute(2, 0, 1)
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            return torch.from_numpy(np.asarray(im.convert("RGB"), dtype=np.uint8).copy()).permute(2, 0, 1)
+    except (OSError, ValueError, SyntaxError) as err:
+        raise DataNotFoundError(f"{name} is not an image that Pillow or torchvision can decode "
+                                f"({type(err).__name__}: {err}): remove or replace it") from err
 
 
 @contextlib.contextmanager
@@ -267,12 +272,46 @@ def _decoding():
         yield
 
 
-def _stack(images: list[torch.Tensor], labels: list[int], names: list[str], size: int = 0
-           ) -> tuple[torch.Tensor, torch.Tensor]:
-    """uint8 [N, 3, H, W] and int64 labels; images are fitted to ``size`` x ``size`` when ``size`` > 0, and
-    must otherwise share the first one's size."""
-    if size:
-        images = [fit_size(a, size) for a in images]
+def _decode_threads() -> int:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(8, cores))
+
+
+def _decode_many(sources: Iterable, desc: str, size: int = 0, total: int | None = None) -> list[torch.Tensor]:
+    """Encoded images -> uint8 [3, H, W] each, fitted to ``size`` when > 0. ``sources`` yields Paths to read or
+    (name, bytes) pairs, and may be a generator (an archive being read): chunks go to a thread pool as they
+    come, and torchvision's decoders release the GIL, so decoding overlaps the reading and uses every core."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tqdm import tqdm
+
+    def work(chunk: list) -> list[torch.Tensor]:
+        images = [_read_image(src.read_bytes(), str(src)) if isinstance(src, Path) else _read_image(src[1], src[0])
+                  for src in chunk]
+        return [fit_size(x, size) for x in images] if size else images
+
+    def chunks():
+        chunk = []
+        for src in sources:
+            chunk.append(src)
+            if len(chunk) == 256:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+
+    out: list[torch.Tensor] = []
+    with (_decoding(), ThreadPoolExecutor(_decode_threads()) as pool,
+          tqdm(total=total, desc=f"decoding {desc}", unit="img", leave=False, mininterval=1.0) as bar):
+        # map submits every chunk (reading the sources) before it returns the first result
+        for images in pool.map(work, chunks()):
+            out += images
+            bar.update(len(images))
+    return out
+
+
+def _stack(images: list[torch.Tensor], labels: list[int], names: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    """uint8 [N, 3, H, W] and int64 labels; every image must have the first one's size."""
     shape = images[0].shape
     for a, name in zip(images, names):
         if a.shape != shape:
@@ -283,12 +322,8 @@ def _stack(images: list[torch.Tensor], labels: list[int], names: list[str], size
 
 
 def _decode(items: list[tuple[Path, int]], desc: str, size: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    from tqdm import tqdm
-
-    with _decoding():
-        images = [_read_image(path.read_bytes()) for path, _ in tqdm(items, desc=f"decoding {desc}", unit="img",
-                                                                       leave=False, mininterval=1.0)]
-    return _stack(images, [label for _, label in items], [str(path) for path, _ in items], size)
+    images = _decode_many([path for path, _ in items], desc, size, total=len(items))
+    return _stack(images, [label for _, label in items], [str(path) for path, _ in items])
 
 
 def _split_off_test(items: list) -> tuple[list, list]:
@@ -307,7 +342,7 @@ def _archive_members(archive: Path):
                     with zf.open(info) as f:
                         yield info.filename, f
     else:
-        with tarfile.open(archive) as tar:  # streamed: a .tar.gz is read once, front to back
+        with tarfile.open(archive, mode="r|*") as tar:  # a stream: read once, front to back, no seeks
             for member in tar:
                 if member.isfile():
                     yield member.name, tar.extractfile(member)
@@ -321,37 +356,41 @@ def _decode_archives(archives: list[Path], size: int = 0
     the order an unpacked folder gives (classes sorted, files sorted within each class)."""
     from tqdm import tqdm
 
-    found: dict[str | None, dict[str, list]] = {}
-    try:
+    records = []  # (split or None, class, path below the class, where), in archive order
+
+    def members():
         for archive in archives:
-            bar = tqdm(desc=f"decoding {archive.name}", unit="img", leave=False, mininterval=1.0)
-            for name, f in _archive_members(archive):
-                path = PurePosixPath(name)
-                parts = path.parts
-                if (len(parts) < 2 or path.suffix.lower() not in IMAGE_SUFFIXES
+            for name, f in tqdm(_archive_members(archive), desc=f"reading {archive.name}", unit="file", leave=False,
+                                mininterval=1.0):
+                parts = [q for q in name.split("/") if q and q != "."]
+                if (len(parts) < 2 or not parts[-1].lower().endswith(IMAGE_SUFFIXES)
                         or any(q.startswith(".") or q == "__MACOSX" for q in parts)):
                     continue
                 split_at = next((i for i, q in enumerate(parts[:-2]) if q == "train" or q in HELD_OUT), None)
                 if split_at is None:
-                    split, cls, rel = None, parts[-2], parts[-1]
+                    split, cls, rel = None, parts[-2], parts[-1:]
                 else:
-                    split, cls, rel = parts[split_at], parts[split_at + 1], "/".join(parts[split_at + 2:])
-                image = _read_image(f.read())
-                found.setdefault(split, {}).setdefault(cls, []).append((PurePosixPath(rel), image,
-                                                                        f"{archive.name}:{name}"))
-                bar.update()
-            bar.close()
+                    split, cls, rel = parts[split_at], parts[split_at + 1], parts[split_at + 2:]
+                # rel as a tuple of parts sorts as the unpacked folder's paths do
+                records.append((split, cls, tuple(rel), f"{archive.name}:{name}"))
+                yield records[-1][3], f.read()
+
+    try:
+        images = _decode_many(members(), ", ".join(a.name for a in archives), size)
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as err:
         raise DataNotFoundError(f"could not read the archives {', '.join(str(a) for a in archives)}: "
                                 f"{type(err).__name__}: {err} (a truncated or corrupt download? fetch it again, "
                                 "or unpack it yourself and pass the folder)") from err
+    found: dict[str | None, dict[str, list]] = {}
+    for (split, cls, rel, where), image in zip(records, images):
+        found.setdefault(split, {}).setdefault(cls, []).append((rel, image, where))
 
     def flat(by_class: dict, classes: list[str]) -> list[tuple[torch.Tensor, int, str]]:
         return [(image, label, name) for label, c in enumerate(classes)
                 for _, image, name in sorted(by_class.get(c, []), key=lambda r: r[0])]
 
     def tensors(items):
-        return _stack([r[0] for r in items], [r[1] for r in items], [r[2] for r in items], size)
+        return _stack([r[0] for r in items], [r[1] for r in items], [r[2] for r in items])
 
     names = ", ".join(str(a) for a in archives)
     held_out = next((h for h in HELD_OUT if h in found), None)
@@ -382,8 +421,7 @@ def _load_imagefolder(root: Path, size: int = 0) -> Arrays:
         sources = [(a.resolve(), -1) for a in archives]
 
         def decode():
-            with _decoding():
-                return _decode_archives(archives, size)
+            return _decode_archives(archives, size)
     else:
         split = _split_folders(root)
         if split is not None:
