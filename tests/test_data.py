@@ -347,3 +347,10 @@ def test_decoded_pixels_are_pillows(kind):
         expected = torch.from_numpy(np.asarray(im.convert("RGB")).copy()).permute(2, 0, 1)
     assert x.dtype == torch.uint8 and x.shape == (3, 16, 20)
     assert torch.equal(x, expected)
+
+
+def test_an_undecodable_image_is_named(tmp_path):
+    _write_folder(tmp_path / "imgs", ("a", "b"), n=3)
+    (tmp_path / "imgs" / "b" / "broken.jpg").write_bytes(b"\xff\xd8 not a jpeg")
+    with pytest.raises(DataNotFoundError, match=r"broken\.jpg is not an image"):
+        load_arrays("imagefolder", tmp_path / "imgs")
