@@ -72,6 +72,8 @@ def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = Fa
     """Load a dataset by name into uint8 CPU tensors; ``image_size`` > 0 resizes every image to that square
     (shorter side to ``image_size``, antialiased, then a centre crop)."""
     root = Path(data_dir) if data_dir else default_data_dir()
+    if root.is_file() and root.name == TORCHVISION_ARCHIVES.get(name):
+        root = root.parent  # torchvision's own archive named directly: its folder is torchvision's root
     if name == "digits":
         arrays = _load_digits()
     elif name in ("cifar10", "cifar100", "svhn"):
@@ -211,8 +213,15 @@ def _has_class_folders(root: Path) -> bool:
     return any(p.is_dir() and not p.name.startswith(".") for p in root.iterdir())
 
 
+def _is_archive(path: Path) -> bool:
+    return path.is_file() and path.name.lower().endswith(ARCHIVE_SUFFIXES)
+
+
 def _image_archives(root: Path) -> list[Path]:
-    """Archives in ``root`` that may hold image folders (torchvision's own downloads excepted)."""
+    """Archives in ``root`` (or ``root`` itself, an archive) that may hold image folders (torchvision's own
+    downloads excepted)."""
+    if _is_archive(root):
+        return [] if root.name in TORCHVISION_ARCHIVES.values() else [root]
     if not root.is_dir():
         return []
     return sorted(p for p in root.iterdir() if p.is_file() and p.name.lower().endswith(ARCHIVE_SUFFIXES)
@@ -413,10 +422,11 @@ def _decode_archives(archives: list[Path], size: int = 0
 
 
 def _load_imagefolder(root: Path, size: int = 0) -> Arrays:
-    if not root.is_dir():
+    if not (root.is_dir() or _is_archive(root)):
         raise DataNotFoundError(f"image folder {root} does not exist: pass --data-dir pointing at a folder of "
-                                "class subfolders (or with train/ and test/ subfolders of class folders)")
-    archives = [] if _has_class_folders(root) else _image_archives(root)
+                                "class subfolders (or with train/ and test/ subfolders of class folders), or at an "
+                                f"archive ({', '.join(ARCHIVE_SUFFIXES)}) of one")
+    archives = [] if root.is_dir() and _has_class_folders(root) else _image_archives(root)
     if archives:
         sources = [(a.resolve(), -1) for a in archives]
 

@@ -148,6 +148,16 @@ def test_archives_of_train_test_folders_load_as_the_unpacked_folder(tmp_path, fm
     assert cifar.info.name == "cifar10" and torch.equal(cifar.test_x, folder.test_x)
 
 
+def test_data_dir_may_name_one_archive(tmp_path):
+    _write_folder(tmp_path / "unpacked" / "train", ("a", "b"), n=3)
+    _write_folder(tmp_path / "unpacked" / "test", ("a", "b"), n=1)
+    archive = _archive(tmp_path / "unpacked", tmp_path / "both.zip", fmt="zip")
+    _same_arrays(load_arrays("imagefolder", archive), load_arrays("imagefolder", tmp_path / "unpacked"))
+    assert load_arrays("cifar10", archive).info.name == "cifar10"
+    with pytest.raises(DataNotFoundError, match="does not exist"):
+        load_arrays("imagefolder", tmp_path / "missing.zip")
+
+
 def test_an_archive_of_class_folders_is_split_as_the_folder_is(tmp_path):
     _write_folder(tmp_path / "unpacked", ("a", "b"), n=6)
     (tmp_path / "packed").mkdir()
@@ -218,6 +228,7 @@ def test_torchvision_cifar_archive_is_unpacked_offline(tmp_path, monkeypatch):
     expected = torch.from_numpy(batches["data_batch_1"]["data"]).view(4, 3, 32, 32)
     assert torch.equal(a.train_x, expected) and a.train_y.tolist() == batches["data_batch_1"]["labels"]
     assert a.info.classes == tuple(f"c{i}" for i in range(10))
+    assert torch.equal(load_arrays("cifar10", root / "cifar-10-python.tar.gz").train_x, expected)  # the file named
 
 
 def test_the_jpeg_copy_of_cifar10_loads_from_its_tarballs():
