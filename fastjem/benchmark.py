@@ -119,7 +119,52 @@ def print_result(r: dict) -> None:
     print(f"  throughput      {r['chains_per_s']:.1f} chains/s advanced by {r['sgld_steps']} steps")
 
 
-def write_result(r: dict, path: str | Path) -> Path:
+def print_scaling(results: list[dict]) -> None:
+    """One line per batch size: how the cost of a step and the throughput scale."""
+    print(f"\n{results[0]['model']}, {results[0]['sgld_steps']} SGLD steps, on {results[0]['device']}:")
+    print(f"  {'batch':>6} {'ms/step':>10} {'ms/step/chain':>14} {'chains/s':>10} {'TFLOP/s':>9}")
+    for r in results:
+        print(f"  {r['batch_size']:>6} {r['sgld_step_ms']:>10.3f} {r['sgld_step_ms'] / r['batch_size']:>14.4f} "
+              f"{r['chains_per_s']:>10.1f} {r['tflop_per_s']:>9.2f}")
+
+
+def plot_batch_scaling(results: list[dict], path: str | Path) -> Path:
+    """chains/s and ms per SGLD step against the batch size (log x axis), written atomically to ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fastjem.checkpoint import atomic_write_bytes
+
+    rs = sorted(results, key=lambda r: r["batch_size"])
+    b = [r["batch_size"] for r in rs]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    ax1.plot(b, [r["chains_per_s"] for r in rs], "o-")
+    ax1.set(ylabel=f"chains/s advanced by {rs[0]['sgld_steps']} steps", title="throughput")
+    ax2.plot(b, [r["sgld_step_ms"] for r in rs], "o-")
+    ax2.set(ylabel="ms per SGLD step", title="step time")
+    for ax in (ax1, ax2):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(b, [str(x) for x in b])
+        ax.minorticks_off()
+        ax.set_xlabel("batch size (chains)")
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+    fig.suptitle(f"fastjem bench: {rs[0]['model']} on {rs[0]['device']} ({rs[0]['engine']})", fontsize=9)
+    fig.tight_layout()
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(buf.getvalue(), path)
+    return path
+
+
+def write_result(r: dict | list[dict], path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(r, indent=2) + "\n")

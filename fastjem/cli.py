@@ -89,7 +89,9 @@ def add_bench_parser(sub) -> None:
     p.add_argument("--depth", type=int, default=None, help="WRN depth (default: 28 on CUDA, 10 on CPU)")
     p.add_argument("--width", type=int, default=None, help="WRN widen factor (default: 10 on CUDA, 2 on CPU)")
     p.add_argument("--norm", choices=NORMS, default="none")
-    p.add_argument("--batch-size", type=int, default=None, help="chains per SGLD call (default: 64 CUDA, 16 CPU)")
+    p.add_argument("--batch-size", type=int, nargs="+", default=None, metavar="N",
+                   help="chains per SGLD call (default: 64 CUDA, 16 CPU); several sizes time each in turn and print "
+                        "a table of how the cost scales")
     p.add_argument("--sgld-steps", type=int, default=20)
     p.add_argument("--image-size", type=int, default=32)
     p.add_argument("--channels", type=int, default=3)
@@ -103,33 +105,48 @@ def add_bench_parser(sub) -> None:
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p.add_argument("--seconds", type=float, default=10.0, help="timed seconds after the warm-up (default 10)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=None, help="also write the result as JSON to this file")
+    p.add_argument("--out", default=None, help="also write the result as JSON to this file (a list for several "
+                                                  "batch sizes)")
+    p.add_argument("--plot", default=None, metavar="PNG", help="with several batch sizes: draw chains/s and ms per "
+                                                                "step against the batch size to this file")
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from fastjem.benchmark import bench_sampler, print_result, write_result
+    from fastjem.benchmark import bench_sampler, plot_batch_scaling, print_result, print_scaling, write_result
     from fastjem.train import resolve_device
 
-    for name in ("batch_size", "sgld_steps", "image_size", "channels", "num_classes"):
+    for name in ("sgld_steps", "image_size", "channels", "num_classes"):
         if getattr(args, name) is not None and getattr(args, name) <= 0:
             raise ConfigError(f"--{name.replace('_', '-')} must be > 0")
+    if args.batch_size is not None and min(args.batch_size) <= 0:
+        raise ConfigError("--batch-size must be > 0")
     if args.seconds <= 0:
         raise ConfigError("--seconds must be > 0")
+    if args.plot and (args.batch_size is None or len(args.batch_size) < 2):
+        raise ConfigError("--plot draws how the cost scales with the batch size: give --batch-size two or more sizes")
     device = resolve_device(args.device)
     cuda = device.type == "cuda"
+
     def pick(given, on_cuda, on_cpu):
         return given if given is not None else (on_cuda if cuda else on_cpu)
 
-    cfg = TrainConfig(arch=args.arch, depth=pick(args.depth, 28, 10), width=pick(args.width, 10, 2),
-                      norm=args.norm, batch_size=pick(args.batch_size, 64, 16), sgld_steps=args.sgld_steps,
-                      precision=args.precision, compile=args.compile, cuda_graph=args.cuda_graph,
-                      iteration_graph=False,  # the sampler alone: its own graph
-                      cpu_malloc=args.cpu_malloc,
-                      kernels=args.kernels, seed=args.seed, device=device.type)
-    result = bench_sampler(cfg.validate(), device, args.num_classes, args.channels, args.image_size, args.seconds)
-    print_result(result)
+    results = []
+    for batch_size in pick(args.batch_size, [64], [16]):
+        cfg = TrainConfig(arch=args.arch, depth=pick(args.depth, 28, 10), width=pick(args.width, 10, 2),
+                          norm=args.norm, batch_size=batch_size, sgld_steps=args.sgld_steps,
+                          precision=args.precision, compile=args.compile, cuda_graph=args.cuda_graph,
+                          iteration_graph=False,  # the sampler alone: its own graph
+                          cpu_malloc=args.cpu_malloc,
+                          kernels=args.kernels, seed=args.seed, device=device.type)
+        results.append(bench_sampler(cfg.validate(), device, args.num_classes, args.channels, args.image_size,
+                                     args.seconds))
+        print_result(results[-1])
+    if len(results) > 1:
+        print_scaling(results)
     if args.out:
-        print(f"  written to      {write_result(result, args.out)}")
+        print(f"written to {write_result(results[0] if len(results) == 1 else results, args.out)}")
+    if args.plot:
+        print(f"plot: {plot_batch_scaling(results, args.plot)}")
     return 0
 
 

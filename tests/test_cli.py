@@ -118,9 +118,27 @@ def test_bench_times_the_sampler_and_writes_json(tmp_path, capsys):
     assert "SGLD call" in capsys.readouterr().out
 
 
+def test_bench_sweeps_batch_sizes_into_a_table_json_and_plot(tmp_path, capsys):
+    import json
+
+    out, png = tmp_path / "sweep.json", tmp_path / "sweep.png"
+    assert main(["bench", "--depth", "10", "--width", "1", "--batch-size", "2", "8", "--sgld-steps", "2",
+                 "--image-size", "8", "--seconds", "0.2", "--device", "cpu", "--out", str(out),
+                 "--plot", str(png)]) == 0
+    runs = json.loads(out.read_text())
+    assert [r["batch_size"] for r in runs] == [2, 8]
+    # the FLOPs of a step grow with the batch: each run measured its own size
+    assert runs[1]["flops_per_step"] == pytest.approx(4 * runs[0]["flops_per_step"], rel=1e-6)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = capsys.readouterr().out
+    assert "ms/step/chain" in text and text.count("SGLD call") == 2
+
+
 def test_bench_refuses_bad_sizes(capsys):
     assert main(["bench", "--batch-size", "0", "--device", "cpu"]) == 1
     assert "--batch-size must be > 0" in capsys.readouterr().err
+    assert main(["bench", "--batch-size", "4", "--plot", "x.png", "--device", "cpu"]) == 1
+    assert "two or more sizes" in capsys.readouterr().err
 
 
 @pytest.mark.gpu
