@@ -1,5 +1,5 @@
 """The command line: ``fastjem train`` (options generated from TrainConfig's fields), ``fastjem eval``,
-``fastjem sample``, ``fastjem plot``, ``fastjem bench``."""
+``fastjem sample``, ``fastjem plot``, ``fastjem bench``, ``fastjem data``."""
 
 from __future__ import annotations
 
@@ -77,7 +77,68 @@ def build_parser() -> argparse.ArgumentParser:
     add_sample_parser(sub)
     add_plot_parser(sub)
     add_bench_parser(sub)
+    add_data_parser(sub)
     return parser
+
+
+def add_data_parser(sub) -> None:
+    from fastjem.config import DATASETS
+
+    p = sub.add_parser("data", help="load a dataset as training would, and say what it holds",
+                       description="Load (and cache) a dataset exactly as `fastjem train` would, then print its "
+                                   "image shape, classes, split sizes and images per class; --grid draws a few "
+                                   "training images of each class. A cheap check of a folder before a long run.")
+    p.add_argument("--dataset", choices=DATASETS, default="digits")
+    p.add_argument("--data-dir", default="", help="as for fastjem train")
+    p.add_argument("--download", action="store_true", help="download torchvision datasets when missing")
+    p.add_argument("--image-size", type=int, default=0, help="resize on load, as fastjem train --image-size")
+    p.add_argument("--val-size", type=int, default=-1, help="training images held out for validation "
+                                                            "(-1: the dataset's default)")
+    p.add_argument("--grid", default=None, metavar="PNG", help="write up to 8 training images per class (10 classes "
+                                                               "at most) to this PNG")
+
+
+def run_data(args: argparse.Namespace) -> int:
+    import torch
+
+    from fastjem.data import load_arrays, summarize, to_float
+
+    if args.image_size < 0:
+        raise ConfigError("--image-size must be >= 0")
+    arrays = load_arrays(args.dataset, args.data_dir, args.download, args.image_size)
+    if args.val_size >= len(arrays.train_y):
+        raise ConfigError(f"--val-size {args.val_size} leaves no training data ({len(arrays.train_y)} images)")
+    r = summarize(arrays, args.val_size)
+    where = f" from {args.data_dir}" if args.data_dir else ""
+    print(f"fastjem data: {r['dataset']}{where}")
+    print(f"  images        {' x '.join(map(str, r['shape']))} uint8, {r['num_classes']} classes, pixel mean "
+          f"{', '.join(f'{m:.1f}' for m in r['pixel_mean'])} (0-255)")
+    print(f"  splits        train {r['train']}, validation {r['val']} (held out of train, fixed seed), "
+          f"test {r['test']}")
+    aug = r["augmentation"]
+    parts = ([f"reflect-pad {aug['pad']} + random crop"] if aug["pad"] else []) + (
+        ["horizontal flips"] if aug["flip"] else [])
+    print(f"  augmentation  {', '.join(parts) or 'none'} (then the --data-noise Gaussian), unless --no-augment")
+    width = max(len(c) for c in r["classes"]) if r["classes"] else 5
+    print(f"  {'class':<{width}}  {'train+val':>9}  {'test':>6}")
+    for i, (tr, te) in enumerate(zip(r["train_per_class"], r["test_per_class"])):
+        if i == 20 and r["num_classes"] > 24:
+            print(f"  ... {r['num_classes'] - 20} more classes")
+            break
+        name = r["classes"][i] if i < len(r["classes"]) else str(i)
+        print(f"  {name:<{width}}  {tr:>9}  {te:>6}")
+    counts = [c for c in r["train_per_class"] if c > 0]
+    if len(counts) < r["num_classes"]:
+        print(f"  note: {r['num_classes'] - len(counts)} classes have no training images")
+    elif max(counts) > 2 * min(counts):
+        print(f"  note: classes are imbalanced ({min(counts)} to {max(counts)} training images)")
+    if args.grid:
+        from fastjem.eval.plots import image_grid
+
+        rows = [arrays.train_x[arrays.train_y == c][:8] for c in range(min(10, r["num_classes"]))]
+        rows = [torch.cat([row, torch.zeros(8 - len(row), *row.shape[1:], dtype=row.dtype)]) for row in rows]
+        print(f"  grid          {image_grid(to_float(torch.cat(rows)), args.grid, nrow=8)} (a row per class)")
+    return 0
 
 
 def add_bench_parser(sub) -> None:
@@ -245,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_plot(args)
         if args.command == "bench":
             return run_bench(args)
+        if args.command == "data":
+            return run_data(args)
     except FastJEMError as err:
         print(f"fastjem: error: {err}", file=sys.stderr)
         return 1

@@ -92,6 +92,23 @@ def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = Fa
     return arrays
 
 
+def summarize(arrays: Arrays, val_size: int = -1) -> dict:
+    """What a run would train on: shape, classes, split sizes, images per class, pixel statistics."""
+    info = arrays.info
+    val = info.default_val_size if val_size < 0 else val_size
+    k = info.num_classes
+    train_counts = torch.bincount(arrays.train_y, minlength=k).tolist()
+    test_counts = torch.bincount(arrays.test_y, minlength=k).tolist()
+    mean = arrays.train_x.float().mean(dim=(0, 2, 3))
+    return {
+        "dataset": info.name, "shape": [info.channels, info.image_size, info.image_size], "num_classes": k,
+        "classes": list(info.classes), "train": len(arrays.train_y) - val, "val": val, "test": len(arrays.test_y),
+        "train_per_class": train_counts, "test_per_class": test_counts,
+        "pixel_mean": [round(float(m), 2) for m in mean],
+        "augmentation": {"pad": info.pad, "flip": info.flip},
+    }
+
+
 def fit_size(x: torch.Tensor, size: int) -> torch.Tensor:
     """uint8 images [..., C, H, W] -> [..., C, size, size]: the shorter side scaled to ``size`` (bilinear,
     antialiased when shrinking), then the centre ``size`` x ``size`` crop."""

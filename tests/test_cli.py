@@ -150,3 +150,31 @@ def test_bench_on_cuda_runs_the_graphed_sampler(tmp_path):
                  "--compile", "off", "--seconds", "1", "--device", "cuda", "--out", str(out)]) == 0
     r = json.loads(out.read_text())
     assert "CUDA graph SGLD loop" in r["engine"] and "kernels triton" in r["engine"] and r["tflop_per_s"] > 0
+
+
+def test_data_command_summarizes_a_dataset_and_draws_a_grid(tmp_path, capsys):
+    png = tmp_path / "grid.png"
+    assert main(["data", "--grid", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "1 x 8 x 8 uint8, 10 classes" in out and "train 1257, validation 180" in out and "test 360" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    from PIL import Image
+
+    with Image.open(png) as im:  # 10 rows of 8 digits, each enlarged to 32 px, 2 px padding
+        assert im.size == (8 * 34 + 2, 10 * 34 + 2)
+
+
+def test_data_command_reports_what_is_wrong_with_a_folder(tmp_path, capsys):
+    import numpy as np
+    from PIL import Image
+
+    for c, size in (("a", 8), ("b", 12)):
+        (tmp_path / "mixed" / c).mkdir(parents=True)
+        for i in range(3):
+            Image.fromarray(np.full((size, size, 3), 40 * i, np.uint8)).save(tmp_path / "mixed" / c / f"{i}.png")
+    assert main(["data", "--dataset", "imagefolder", "--data-dir", str(tmp_path / "mixed")]) == 1
+    assert "--image-size" in capsys.readouterr().err
+    assert main(["data", "--dataset", "imagefolder", "--data-dir", str(tmp_path / "mixed"), "--image-size", "8",
+                 "--val-size", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "3 x 8 x 8 uint8, 2 classes" in out and "train 5, validation 0" in out and "test 1" in out
