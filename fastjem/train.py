@@ -553,7 +553,8 @@ class Trainer:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         if self.dist.is_main:
             atomic_write_text(json.dumps(cfg.to_dict(), indent=2), self.out_dir / "config.json")
-        self.log(f"fastjem: {cfg.dataset} ({self.data.n_train} train / {len(self.data.val_y)} val / "
+        shape = "x".join(map(str, self.data.sample_shape))
+        self.log(f"fastjem: {cfg.dataset} {shape} ({self.data.n_train} train / {len(self.data.val_y)} val / "
                  f"{len(self.data.test_y)} test), {self._model_desc()}, device {self.device}, "
                  f"{self.total_iters} iterations ({self.iters_per_epoch} per epoch)"
                  + ("" if cfg.generative else ", classifier only (no sampling)")
