@@ -302,16 +302,17 @@ def test_cpu_malloc_tuning_stops_page_faults_on_reused_activations():
 
     if not cpu_malloc_available()[0]:
         pytest.skip(f"needs glibc on Linux ({platform.system()})")
-    faults = {"default": 0, "tuned": 0}
-    # glibc's own thresholds adapt, so a single default run sometimes happens not to trim: sum four of each
-    # (separate processes: the setting is process-wide)
+    faults = {"default": [], "tuned": []}
+    # separate processes (the setting is process-wide), four of each: glibc's own thresholds adapt, so default
+    # runs differ, and a rare tuned run meets a stray burst of faults (seen once: 8192 over four runs)
     for _ in range(4):
         for mode in faults:
             out = subprocess.run([sys.executable, "-c", CHURN, mode], capture_output=True, text=True, timeout=120)
             assert out.returncode == 0, out.stderr
-            faults[mode] += int(out.stdout.split()[-1])
-    # 20 rounds of 79 MB: by default most of it is faulted in again each round; tuned, almost none
-    assert faults["default"] >= 20 * 256 and faults["tuned"] * 8 <= faults["default"], faults
+            faults[mode].append(int(out.stdout.split()[-1]))
+    # 20 rounds of 79 MB: by default the freed blocks go back to the OS and are faulted in again (16 MB to
+    # 1.3 GB worth of 4 kB pages a run); tuned, the typical run faults in none
+    assert sum(faults["default"]) >= 20 * 256 and sorted(faults["tuned"])[1] <= 64, faults
     eng = resolve_engine(TrainConfig(), CPU, has_batch_norm=False)
     assert eng.cpu_malloc and any("CPU allocator" in n for n in eng.notes) and "malloc tuned" in eng.describe()
     assert not resolve_engine(TrainConfig(cpu_malloc=False), CPU, has_batch_norm=False).cpu_malloc
