@@ -25,6 +25,20 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture
+def cifar10_tarballs():
+    """The folder holding the real CIFAR-10 copy's two JPEG tarballs (where bench/cifar_run.py looks), or skip."""
+    import pathlib
+
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    places = [os.environ.get("FASTJEM_CIFAR10_DIR", ""), repo / ".data" / "cifar10",
+              repo.parent / "shared" / "data" / "cifar10"]
+    for p in places:
+        if p and all((pathlib.Path(p) / f"cifar10-{split}.tar.gz").is_file() for split in ("train", "test")):
+            return pathlib.Path(p)
+    pytest.skip(f"no CIFAR-10 tarballs in {', '.join(str(p) for p in places if p)}")
+
+
+@pytest.fixture
 def tiny_config() -> TrainConfig:
     """A JEM on digits that runs an iteration in milliseconds."""
     return TrainConfig(dataset="digits", arch="convnet", width=8, batch_size=16, sgld_steps=3, buffer_size=200,

@@ -231,17 +231,9 @@ def test_torchvision_cifar_archive_is_unpacked_offline(tmp_path, monkeypatch):
     assert torch.equal(load_arrays("cifar10", root / "cifar-10-python.tar.gz").train_x, expected)  # the file named
 
 
-def test_the_jpeg_copy_of_cifar10_loads_from_its_tarballs():
+def test_the_jpeg_copy_of_cifar10_loads_from_its_tarballs(cifar10_tarballs):
     """The real CIFAR-10 copy (two tarballs of JPEG folders) in ../shared/data, read in place."""
-    import os
-    import pathlib
-
-    repo = pathlib.Path(__file__).resolve().parents[1]
-    places = [os.environ.get("FASTJEM_CIFAR10_DIR", ""), repo / ".data" / "cifar10",
-              repo.parent / "shared" / "data" / "cifar10"]
-    root = next((pathlib.Path(p) for p in places if p and (pathlib.Path(p) / "cifar10-test.tar.gz").is_file()), None)
-    if root is None:
-        pytest.skip(f"no CIFAR-10 tarballs in {', '.join(str(p) for p in places if p)}")
+    root = cifar10_tarballs
     a = load_arrays("cifar10", root)
     assert a.train_x.shape == (50000, 3, 32, 32) and a.test_x.shape == (10000, 3, 32, 32)
     assert a.info.classes == ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
