@@ -129,14 +129,10 @@ def print_scaling(results: list[dict]) -> None:
 
 
 def plot_batch_scaling(results: list[dict], path: str | Path) -> Path:
-    """chains/s and ms per SGLD step against the batch size (log x axis), written atomically to ``path``."""
-    import matplotlib
+    """chains/s and ms per SGLD step against the batch size (log x axis), as a PNG at ``path``."""
+    from fastjem.eval.plots import _pyplot, _save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from fastjem.checkpoint import atomic_write_bytes
-
+    plt = _pyplot()
     rs = sorted(results, key=lambda r: r["batch_size"])
     b = [r["batch_size"] for r in rs]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
@@ -153,15 +149,7 @@ def plot_batch_scaling(results: list[dict], path: str | Path) -> Path:
         ax.grid(True, alpha=0.3)
     fig.suptitle(f"fastjem bench: {rs[0]['model']} on {rs[0]['device']} ({rs[0]['engine']})", fontsize=9)
     fig.tight_layout()
-    import io
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(buf.getvalue(), path)
-    return path
+    return _save(fig, path)
 
 
 def write_result(r: dict | list[dict], path: str | Path) -> Path:
