@@ -106,8 +106,6 @@ def run_data(args: argparse.Namespace) -> int:
     if args.image_size < 0:
         raise ConfigError("--image-size must be >= 0")
     arrays = load_arrays(args.dataset, args.data_dir, args.download, args.image_size)
-    if args.val_size >= len(arrays.train_y):
-        raise ConfigError(f"--val-size {args.val_size} leaves no training data ({len(arrays.train_y)} images)")
     r = summarize(arrays, args.val_size)
     where = f" from {args.data_dir}" if args.data_dir else ""
     print(f"fastjem data: {r['dataset']}{where}")

@@ -92,10 +92,18 @@ def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = Fa
     return arrays
 
 
+def validation_size(info: DatasetInfo, n_train: int, val_size: int = -1) -> int:
+    """Training images held out for validation: ``val_size``, or the dataset's default when negative."""
+    val_size = info.default_val_size if val_size < 0 else val_size
+    if val_size >= n_train:
+        raise DataNotFoundError(f"--val-size {val_size} leaves no training data ({n_train} images)")
+    return val_size
+
+
 def summarize(arrays: Arrays, val_size: int = -1) -> dict:
     """What a run would train on: shape, classes, split sizes, images per class, pixel statistics."""
     info = arrays.info
-    val = info.default_val_size if val_size < 0 else val_size
+    val = validation_size(info, len(arrays.train_y), val_size)
     k = info.num_classes
     train_counts = torch.bincount(arrays.train_y, minlength=k).tolist()
     test_counts = torch.bincount(arrays.test_y, minlength=k).tolist()
@@ -540,9 +548,7 @@ class DeviceData:
         self.augment_enabled = augment
         self.data_noise = data_noise
         n = len(arrays.train_y)
-        val_size = info.default_val_size if val_size < 0 else val_size
-        if val_size >= n:
-            raise DataNotFoundError(f"--val-size {val_size} leaves no training data ({n} images)")
+        val_size = validation_size(info, n, val_size)
         g = torch.Generator().manual_seed(SPLIT_SEED)
         perm = torch.randperm(n, generator=g)
         val_idx, train_idx = perm[:val_size], perm[val_size:]
