@@ -254,6 +254,10 @@ def run_train(args: argparse.Namespace) -> int:
     print(f"  test accuracy   {summary['test_acc']:.4f}   (validation {summary['val_acc']:.4f}, "
           f"test NLL {summary['test_nll']:.4f})")
     print(f"  checkpoint      {summary['checkpoint']}")
+    best = summary.get("best")
+    if best:
+        print(f"  best            {best['checkpoint']}: iteration {best['iter']}, validation {best['val_acc']:.4f}, "
+              f"test {best['test_acc']:.4f}")
     print(f"  metrics log     {summary['metrics']}")
     if summary["samples"]:
         print(f"  sample grid     {summary['samples']}")

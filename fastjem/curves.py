@@ -114,6 +114,10 @@ def plot_curves(runs: Metrics | dict[str, Metrics], path: str | os.PathLike, tit
         if val:
             ax.plot([e["iter"] for e in val], [e["val_acc"] for e in val], "o--", color=colour, ms=3,
                     label=name("validation"))
+            kept = [e for e in val if e.get("best")]
+            if kept:  # the last one written is what best.pt holds
+                ax.plot([kept[-1]["iter"]], [kept[-1]["val_acc"]], "o", mfc="none", color=colour, ms=10,
+                        label=name(f"best.pt (iteration {kept[-1]['iter']})"))
         test = [e for e in m.evals if "test_acc" in e]
         if test:
             ax.plot([test[-1]["iter"]], [test[-1]["test_acc"]], "*", color=colour, ms=12,

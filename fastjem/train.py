@@ -14,6 +14,7 @@ iterations, the only host syncs in the loop.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import signal
@@ -101,7 +102,7 @@ def resume_config(path: str | Path, overrides: dict | None = None) -> TrainConfi
     saved = TrainConfig.from_dict(load_checkpoint(path)["config"])
     overrides = dict(overrides or {})
     allowed = {"iters", "epochs", "log_every", "eval_every", "ckpt_every", "sample_every", "device", "data_dir",
-               "out_dir", "download", "cuda_graph", "iteration_graph", "cpu_malloc"}
+               "out_dir", "download", "cuda_graph", "iteration_graph", "cpu_malloc", "keep_best"}
     changed = {k: v for k, v in overrides.items() if getattr(saved, k) != v}
     refused = sorted(set(changed) - allowed)
     if refused:
@@ -140,9 +141,15 @@ class Trainer:
         self.out_dir = Path(out_dir) if out_dir else (Path(ckpt["path"]).parent if ckpt else None)
         if self.out_dir is None:
             raise ConfigError("an output folder is needed (--out-dir)")
-        if ckpt is None and (self.out_dir / "checkpoint.pt").exists():
+        latest = self.out_dir / "checkpoint.pt"
+        if ckpt is None and latest.exists():
             raise ConfigError(f"{self.out_dir} already holds a run (checkpoint.pt): continue it with --resume "
-                              f"{self.out_dir / 'checkpoint.pt'}, or choose another --out-dir; nothing was changed")
+                              f"{latest}, or choose another --out-dir; nothing was changed")
+        if ckpt is not None and latest.exists() and not latest.samefile(ckpt["path"]):
+            # e.g. resuming best.pt beside the run's own latest checkpoint: continuing here would overwrite it
+            raise ConfigError(f"resuming {ckpt['path']} into {self.out_dir} would overwrite {latest} (a different "
+                              "state of the run): give another --out-dir for the run that continues from it; "
+                              "nothing was changed")
 
         torch.manual_seed(cfg.seed)
         arrays = load_arrays(cfg.dataset, cfg.data_dir, cfg.download, cfg.image_size)
@@ -192,6 +199,8 @@ class Trainer:
         self._acc = torch.zeros(len(METRIC_NAMES), device=self.device)
         self._acc_n = 0
         self.history: list[dict] = []
+        # the validation record behind best.pt: {"iter", "val_acc"} (kept across rollbacks, saved in checkpoints)
+        self.best: dict | None = None
         self.recovery = RecoveryState(sgld_steps=cfg.sgld_steps, energy_l2=cfg.energy_l2)
         self.guard = DivergenceGuard(self, cfg.energy_bound, cfg.gap_bound, cfg.buffer_margin) if cfg.guard else None
         self._faults: dict[int, str] = {}
@@ -470,10 +479,15 @@ class Trainer:
             "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
             **self.local_state(), "data_rng": self.data_gen.get_state(), "dataset": asdict(self.data.info),
             "history": self.history, "recovery": self.recovery.to_dict(), "world_size": self.dist.world,
+            "best": self.best,
         }
 
     def _restore(self, ckpt: dict) -> None:
         self.load_state(ckpt)
+        # load_state leaves the best record alone (a rollback must not forget what best.pt holds); resume sets it,
+        # when it continues in the folder whose best.pt the record describes (another folder starts its own)
+        same_folder = Path(ckpt["path"]).resolve().parent == self.out_dir.resolve()
+        self.best = ckpt.get("best") if same_folder and (self.out_dir / "best.pt").exists() else None
         if self.guard is not None:
             self.guard.take_snapshot()
 
@@ -507,9 +521,10 @@ class Trainer:
         self.sampler.n_steps = self.recovery.sgld_steps
         self._graphs.clear()
 
-    def save_checkpoint(self) -> Path:
-        """Write checkpoint.pt atomically; under data parallelism rank 0 writes every rank's local state."""
-        path = self.out_dir / "checkpoint.pt"
+    def save_checkpoint(self, name: str = "checkpoint.pt") -> Path:
+        """Write ``name`` (checkpoint.pt) atomically; under data parallelism rank 0 writes every rank's local state
+        (all ranks must call it)."""
+        path = self.out_dir / name
         state = self.state_dict()
         if self.dist.enabled:
             checksum = float(torch.cat([p.detach().double().flatten() for p in self.model.parameters()]).sum())
@@ -627,9 +642,10 @@ class Trainer:
                     bar.set_postfix(post, refresh=False)
                 if cfg.eval_every and it % cfg.eval_every == 0 and it < self.total_iters:
                     val = evaluate(self.model, self.data.val_x, self.data.val_y, noise=cfg.test_noise)
-                    self._log_jsonl({"iter": it, "val_acc": val["acc"], "val_nll": val["nll"]})
+                    kept = self.keep_if_best(it, val["acc"])
+                    self._log_jsonl({"iter": it, "val_acc": val["acc"], "val_nll": val["nll"], "best": kept})
                     self.history.append({"iter": it, "val_acc": val["acc"]})
-                    bar.write(f"iter {it}: val acc {val['acc']:.4f}")
+                    bar.write(f"iter {it}: val acc {val['acc']:.4f}" + (" (best so far: best.pt)" if kept else ""))
                 if cfg.sample_every and it % cfg.sample_every == 0 and cfg.generative and self.dist.is_main:
                     self.save_samples(f"samples/samples_{it:07d}.png")
                 if ckpt_due and it < self.total_iters:
@@ -653,6 +669,27 @@ class Trainer:
             self.log(f"resume with: fastjem train --resume {ckpt_path}")
             return {"interrupted": True, "iteration": self.iteration, "checkpoint": str(ckpt_path)}
         return self._finish(ckpt_path)
+
+    def keep_if_best(self, it: int, val_acc: float) -> bool:
+        """Write best.pt when ``val_acc`` beats every earlier validation of the run (ties keep the earlier state)
+        and the state is healthy; True when written. A collective call under data parallelism."""
+        if not (self.cfg.keep_best and self.cfg.eval_every):
+            return False
+        better = self.best is None or val_acc > self.best["val_acc"]
+        if self.dist.enabled:
+            better = any_rank(better, self.device)
+        if not better:
+            return False
+        if self.guard is not None:
+            # an unhealthy state is rolled back at the next check: it must not become best.pt either
+            unhealthy = not self.guard.healthy()
+            if self.dist.enabled:
+                unhealthy = any_rank(unhealthy, self.device)
+            if unhealthy:
+                return False
+        self.best = {"iter": it, "val_acc": val_acc}
+        self.save_checkpoint("best.pt")
+        return True
 
     def inject_fault(self, iteration: int, kind: str) -> None:
         """Testing hook: at ``iteration``, make the loss NaN ("nan") or the learning rate x1e6 ("lr"), once."""
@@ -705,18 +742,31 @@ class Trainer:
         val = evaluate(self.model, self.data.val_x, self.data.val_y, noise=cfg.test_noise)
         test = evaluate(self.model, self.data.test_x, self.data.test_y, noise=cfg.test_noise)
         samples = self.save_samples("samples.png") if cfg.generative and self.dist.is_main else None
+        kept = self.keep_if_best(self.iteration, val["acc"])
         self._log_jsonl({"iter": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"],
-                         "test_nll": test["nll"]})
+                         "test_nll": test["nll"], "best": kept})
         curves = self._plot_curves() if self.dist.is_main else None
         summary = {
             "iteration": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"], "test_nll": test["nll"],
             "checkpoint": str(ckpt_path), "metrics": str(self.out_dir / "metrics.jsonl"),
             "samples": str(samples) if samples else None, "device": str(self.device),
             "recoveries": self.recovery.recoveries, "curves": str(curves) if curves else None,
+            "best": self._best_summary(test) if self.best is not None and self.dist.is_main else None,
         }
         if self.dist.is_main:
             atomic_write_text(json.dumps(summary, indent=2), self.out_dir / "summary.json")
         return summary
+
+    def _best_summary(self, final_test: dict) -> dict:
+        """best.pt's validation record and its test accuracy / NLL (the paper's model selection)."""
+        path = self.out_dir / "best.pt"
+        if self.best["iter"] == self.iteration:
+            test = final_test
+        else:
+            model = copy.deepcopy(self.model)
+            model.load_state_dict(load_checkpoint(path)["model"])
+            test = evaluate(model, self.data.test_x, self.data.test_y, noise=self.cfg.test_noise)
+        return {**self.best, "test_acc": test["acc"], "test_nll": test["nll"], "checkpoint": str(path)}
 
     def _plot_curves(self) -> Path | None:
         """curves.png from metrics.jsonl; a figure that fails to draw costs a warning, never the run."""

@@ -1,0 +1,108 @@
+"""best.pt: the state of best validation accuracy (the authors' model selection), kept safely."""
+
+import json
+
+import pytest
+
+from fastjem.checkpoint import load_checkpoint
+from fastjem.cli import main
+from fastjem.errors import ConfigError
+from fastjem.train import Trainer, evaluate, resume_config
+
+
+def val_records(run):
+    lines = [json.loads(s) for s in (run / "metrics.jsonl").read_text().splitlines()]
+    return [r for r in lines if "val_acc" in r]
+
+
+def test_best_pt_holds_the_state_of_best_validation_accuracy(tiny_config, tmp_path):
+    # lr x1e6 at iteration 14 wrecks the network (guard off, so nothing rolls it back): the best lies before
+    cfg = tiny_config.replace(iters=24, eval_every=4, guard=False, lr=3e-3)
+    t = Trainer(cfg, out_dir=tmp_path, progress=False)
+    t.inject_fault(14, "lr")
+    summary = t.fit()
+    evals = val_records(tmp_path)
+    assert [r["iter"] for r in evals] == [4, 8, 12, 16, 20, 24]
+    accs = [r["val_acc"] for r in evals]
+    best_iter = evals[accs.index(max(accs))]["iter"]  # the first of equal maxima: ties keep the earlier state
+    assert best_iter <= 12 and accs[-1] < max(accs)
+    # a record says "best" exactly where the validation accuracy beat every earlier one
+    running = [max(accs[:i + 1]) for i in range(len(accs))]
+    assert [r["best"] for r in evals] == [i == 0 or accs[i] > running[i - 1] for i in range(len(accs))]
+
+    ckpt = load_checkpoint(tmp_path / "best.pt")
+    assert ckpt["iteration"] == best_iter
+    assert ckpt["best"] == {"iter": best_iter, "val_acc": max(accs)}
+    model = t.model
+    model.load_state_dict(ckpt["model"])
+    assert evaluate(model, t.data.val_x, t.data.val_y)["acc"] == max(accs)
+    best = summary["best"]
+    assert (best["iter"], best["val_acc"]) == (best_iter, max(accs))
+    assert best["test_acc"] == evaluate(model, t.data.test_x, t.data.test_y)["acc"]
+    assert best["test_acc"] != summary["test_acc"]
+    # the latest checkpoint is the final state, not the best one
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["iteration"] == 24
+
+
+def test_without_validation_or_when_switched_off_no_best_pt(tiny_config, tmp_path):
+    Trainer(tiny_config.replace(iters=4), out_dir=tmp_path / "a", progress=False).fit()
+    summary = Trainer(tiny_config.replace(iters=4, eval_every=2, keep_best=False), out_dir=tmp_path / "b",
+                      progress=False).fit()
+    assert not (tmp_path / "a" / "best.pt").exists() and not (tmp_path / "b" / "best.pt").exists()
+    assert summary["best"] is None
+
+
+def test_an_unhealthy_state_never_becomes_best_and_a_rollback_remembers_best(tiny_config, tmp_path):
+    t = Trainer(tiny_config.replace(eval_every=4), out_dir=tmp_path, progress=False)
+    t.guard.take_snapshot()
+    for _ in range(2):
+        t.train_step()
+    t.guard.flag.fill_(True)  # what observe() sets when a loss or energy goes bad
+    assert not t.keep_if_best(2, 0.9)
+    assert t.best is None and not (tmp_path / "best.pt").exists()
+    t.guard.flag.zero_()
+    assert t.keep_if_best(2, 0.9)
+    assert load_checkpoint(tmp_path / "best.pt")["iteration"] == 2
+    assert not t.keep_if_best(3, 0.9) and not t.keep_if_best(3, 0.5)  # not better: best.pt stays iteration 2
+    assert load_checkpoint(tmp_path / "best.pt")["iteration"] == 2
+    # rolling back to the snapshot (taken before best.pt) must not forget best.pt's record, or a worse state
+    # than the one in best.pt could be written over it
+    t.guard.restore_snapshot()
+    assert t.iteration == 0 and t.best == {"iter": 2, "val_acc": 0.9}
+    assert not t.keep_if_best(1, 0.8)
+
+
+def test_best_pt_resumes_into_another_folder_only(tiny_config, tmp_path, capsys):
+    run = tmp_path / "run"
+    args = ["--width", "8", "--batch-size", "16", "--sgld-steps", "2", "--buffer-size", "100", "--log-every", "2",
+            "--device", "cpu", "--no-compile", "--no-progress", "--eval-every", "2"]
+    assert main(["train", "--iters", "6", "--out-dir", str(run), *args]) == 0
+    out = capsys.readouterr().out
+    best = load_checkpoint(run / "best.pt")
+    assert f"best            {run / 'best.pt'}: iteration {best['iteration']}" in out
+    latest = (run / "checkpoint.pt").read_bytes()
+    # continuing best.pt in its own folder would overwrite the run's latest checkpoint: refused, nothing changed
+    assert main(["train", "--resume", str(run / "best.pt"), "--iters", "8", "--no-progress"]) == 1
+    assert "would overwrite" in capsys.readouterr().err
+    assert (run / "checkpoint.pt").read_bytes() == latest
+    with pytest.raises(ConfigError, match="another --out-dir"):
+        Trainer(resume_config(run / "best.pt"), out_dir=run, resume=run / "best.pt", progress=False)
+    branch = tmp_path / "branch"
+    assert main(["train", "--resume", str(run / "best.pt"), "--iters", "8", "--out-dir", str(branch),
+                 "--no-progress"]) == 0
+    assert load_checkpoint(branch / "checkpoint.pt")["iteration"] == 8
+    # the branch keeps its own best.pt, of the states it evaluated (here its last, iteration 8)
+    assert load_checkpoint(branch / "best.pt")["best"]["iter"] == 8
+    assert (run / "checkpoint.pt").read_bytes() == latest
+
+
+def test_curves_mark_what_best_pt_holds(tiny_config, tmp_path):
+    from fastjem.curves import read_metrics
+
+    cfg = tiny_config.replace(iters=12, eval_every=4, guard=False)
+    t = Trainer(cfg, out_dir=tmp_path, progress=False)
+    t.inject_fault(6, "lr")
+    t.fit()
+    kept = [e for e in read_metrics(tmp_path).evals if e.get("best")]
+    assert kept and kept[-1]["iter"] == load_checkpoint(tmp_path / "best.pt")["iteration"]
+    assert (tmp_path / "curves.png").exists()
