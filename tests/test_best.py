@@ -81,6 +81,13 @@ def test_best_pt_resumes_into_another_folder_only(tiny_config, tmp_path, capsys)
     best = load_checkpoint(run / "best.pt")
     assert f"best            {run / 'best.pt'}: iteration {best['iteration']}" in out
     latest = (run / "checkpoint.pt").read_bytes()
+    # eval and sample read best.pt like any checkpoint; their outputs go apart from the latest checkpoint's
+    assert main(["eval", str(run / "best.pt"), "accuracy", "--device", "cpu"]) == 0
+    report = json.loads((run / "eval-best" / "accuracy.json").read_text())
+    assert report["checkpoint"] == str(run / "best.pt") and report["iteration"] == best["iteration"]
+    assert main(["sample", str(run / "best.pt"), "-n", "4", "--n-steps", "2", "--device", "cpu"]) == 0
+    assert (run / "sampled-best" / "unconditional.npz").exists()
+    assert not (run / "eval").exists() and not (run / "sampled").exists()
     # continuing best.pt in its own folder would overwrite the run's latest checkpoint: refused, nothing changed
     assert main(["train", "--resume", str(run / "best.pt"), "--iters", "8", "--no-progress"]) == 1
     assert "would overwrite" in capsys.readouterr().err

@@ -35,7 +35,7 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("checkpoint", help="checkpoint file, or a run folder holding checkpoint.pt")
     p.add_argument("task", metavar="TASK", help=f"one of: {', '.join(TASK_HELP)}")
     g = p.add_argument_group("common")
-    g.add_argument("--out-dir", default=None, help="output folder (default: <checkpoint folder>/eval/)")
+    g.add_argument("--out-dir", default=None, help="output folder (default: <checkpoint folder>/eval/; eval-best/ for best.pt)")
     g.add_argument("--batch-size", type=int, default=500, help="evaluation batch size (default: 500)")
     g.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="device (default: auto)")
     g.add_argument("--data-dir", default="", help="where the datasets live (default: the checkpoint's training "
@@ -198,7 +198,7 @@ def run_sample(args: argparse.Namespace) -> int:
     em = load_model(args.checkpoint, args.device)
     classes = draw.parse_classes(args.classes, em.num_classes)
     # checked before minutes of sampling, not after
-    out = draw.check_output(args.out or draw.default_output(em.path, classes, em.num_classes), args.force)
+    out = draw.check_output(args.out or draw.default_output(em, classes), args.force)
     drawn = draw.draw(em, args.n, classes, args.n_steps, args.init, args.step_size, args.noise,
                       args.batch_size, args.device, args.seed, progress=not args.no_progress)
     path = draw.save(drawn, out, overwrite=args.force)

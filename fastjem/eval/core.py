@@ -37,6 +37,11 @@ class EvalModel:
     def num_classes(self) -> int:
         return self.info.num_classes
 
+    def output_dir(self, kind: str) -> Path:
+        """Where outputs of ``kind`` (eval, sampled) go by default: beside the checkpoint, in ``kind/`` for a run's
+        checkpoint.pt and ``kind-<name>/`` for another file (best.pt -> eval-best/), so they never mix."""
+        return self.path.parent / (kind if self.path.name == "checkpoint.pt" else f"{kind}-{self.path.stem}")
+
     @property
     def sample_shape(self) -> tuple[int, int, int]:
         return (self.info.channels, self.info.image_size, self.info.image_size)

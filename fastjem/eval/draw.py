@@ -103,15 +103,16 @@ def draw(checkpoint: str | os.PathLike | EvalModel, n: int = 100, classes: list[
     return Drawn(x, target, logits.argmax(1), torch.logsumexp(logits, 1), settings)
 
 
-def default_output(em_path: Path, classes: list[int] | None, num_classes: int) -> Path:
-    """<checkpoint folder>/sampled/unconditional.npz, .../class-3-7.npz or .../all-classes.npz."""
+def default_output(em: EvalModel, classes: list[int] | None) -> Path:
+    """<checkpoint folder>/sampled/unconditional.npz, .../class-3-7.npz or .../all-classes.npz (sampled-best/ for
+    best.pt)."""
     if classes is None:
         name = "unconditional"
-    elif classes == list(range(num_classes)):
+    elif classes == list(range(em.num_classes)):
         name = "all-classes"
     else:
         name = "class-" + "-".join(map(str, classes))
-    return em_path.parent / "sampled" / f"{name}.npz"
+    return em.output_dir("sampled") / f"{name}.npz"
 
 
 def check_output(path: str | os.PathLike, overwrite: bool = False) -> Path:

@@ -60,7 +60,7 @@ class _Run:
             raise ConfigError(f"--batch-size must be > 0, got {batch_size}")
         self.task = task
         self.em = load_model(checkpoint, device)
-        self.out_dir = Path(out_dir) if out_dir else self.em.path.parent / "eval"
+        self.out_dir = Path(out_dir) if out_dir else self.em.output_dir("eval")
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.batch_size = batch_size
         self.data_dir = data_dir
@@ -494,7 +494,7 @@ def run_all(checkpoint, ood_sets=None, compare=None, inception_weights=None, fea
         except FIDUnavailableError as err:
             reports[task] = {"skipped": str(err).splitlines()[0]}
         log(f"  {task}: done" if "skipped" not in reports[task] else f"  {task}: skipped")
-    out_dir = Path(common.get("out_dir") or em.path.parent / "eval")
+    out_dir = Path(common.get("out_dir") or em.output_dir("eval"))
     atomic_write_text(json.dumps({"checkpoint": str(em.path), "summary": summary_rows(reports)}, indent=2),
                       out_dir / "all.json")
     return reports
