@@ -130,6 +130,8 @@ class TrainConfig:
     eval_every: int = _opt(0, "validation accuracy every N iterations (0 = only at the end)", group="run")
     ckpt_every: int = _opt(500, "write the checkpoint every N iterations (and at the end)", group="run")
     sample_every: int = _opt(0, "write a sample grid PNG every N iterations (0 = only at the end)", group="run")
+    tensorboard: bool = _opt(False, "also log scalars, validation and sample grids for TensorBoard in "
+                             "<out-dir>/tensorboard/ (needs the tensorboard package)", group="run")
     keep_best: bool = _opt(True, "with --eval-every, keep the state of best validation accuracy in best.pt (a full "
                            "checkpoint: evaluate it, or resume it into another --out-dir)", group="run")
     preset: str = _opt("custom", "name of the preset this config started from (informational)", group="run")

@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from fastjem import kernels
+from fastjem.board import TensorBoardLog, check_available
 from fastjem.buffer import ReplayBuffer
 from fastjem.checkpoint import FORMAT, VERSION, atomic_save, atomic_write_text, load_checkpoint
 from fastjem.config import ARCH_FIELDS, TrainConfig
@@ -102,7 +103,7 @@ def resume_config(path: str | Path, overrides: dict | None = None) -> TrainConfi
     saved = TrainConfig.from_dict(load_checkpoint(path)["config"])
     overrides = dict(overrides or {})
     allowed = {"iters", "epochs", "log_every", "eval_every", "ckpt_every", "sample_every", "device", "data_dir",
-               "out_dir", "download", "cuda_graph", "iteration_graph", "cpu_malloc", "keep_best"}
+               "out_dir", "download", "cuda_graph", "iteration_graph", "cpu_malloc", "keep_best", "tensorboard"}
     changed = {k: v for k, v in overrides.items() if getattr(saved, k) != v}
     refused = sorted(set(changed) - allowed)
     if refused:
@@ -131,6 +132,9 @@ class Trainer:
                 raise CheckpointError(f"checkpoint {ckpt['path']} was trained with {desc}: it cannot continue as "
                                       "another architecture or dataset")
         self.cfg = cfg.validate()
+        if cfg.tensorboard and self.dist.is_main:
+            check_available()  # before any work: say what to install
+        self.board: TensorBoardLog | None = None
         world = self.dist.world
         if cfg.batch_size % world or cfg.buffer_size % world:
             raise ConfigError(f"with {world} processes, --batch-size ({cfg.batch_size}, the global batch) and "
@@ -539,7 +543,8 @@ class Trainer:
         return path
 
     def save_samples(self, name: str) -> Path:
-        from torchvision.utils import save_image
+        """A grid of the last SGLD samples (the buffer before any) as ``name``, and to TensorBoard when logging."""
+        from torchvision.utils import make_grid, save_image
 
         x = self.last_samples if self.last_samples is not None else self.buffer.data[:64]
         n = min(100, len(x))
@@ -549,8 +554,10 @@ class Trainer:
             x = F.interpolate(x, scale_factor=32 // x.shape[-1], mode="nearest")
         path = self.out_dir / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        save_image(x, str(path), nrow=int(math.ceil(math.sqrt(n))), normalize=True,
-                   value_range=(-1, 1), pad_value=1.0)
+        grid = make_grid(x, nrow=int(math.ceil(math.sqrt(n))), normalize=True, value_range=(-1, 1), pad_value=1.0)
+        save_image(grid, str(path))
+        if self.board is not None:
+            self.board.image("samples", grid, self.iteration)
         return path
 
     def _log_jsonl(self, record: dict) -> None:
@@ -568,6 +575,10 @@ class Trainer:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         if self.dist.is_main:
             atomic_write_text(json.dumps(cfg.to_dict(), indent=2), self.out_dir / "config.json")
+            if cfg.tensorboard:
+                # a resumed run logs on from the checkpoint's iteration: later steps of an earlier attempt are purged
+                self.board = TensorBoardLog(self.out_dir / "tensorboard", self.iteration + 1 if self.iteration else 0,
+                                            cfg.to_dict())
         shape = "x".join(map(str, self.data.sample_shape))
         self.log(f"fastjem: {cfg.dataset} {shape} ({self.data.n_train} train / {len(self.data.val_y)} val / "
                  f"{len(self.data.test_y)} test), {self._model_desc()}, device {self.device}, "
@@ -631,6 +642,8 @@ class Trainer:
                              lr=learning_rate(cfg, it - 1, self.iters_per_epoch))
                     t_window, it_window = now, it
                     self._log_jsonl(m)
+                    if self.board is not None:
+                        self.board.scalars(it, m)
                     if not math.isfinite(m["loss"]):
                         raise DivergedError(
                             f"the loss became {m['loss']} at iteration {it} (training diverged). The last good "
@@ -645,6 +658,8 @@ class Trainer:
                     kept = self.keep_if_best(it, val["acc"])
                     self._log_jsonl({"iter": it, "val_acc": val["acc"], "val_nll": val["nll"], "best": kept})
                     self.history.append({"iter": it, "val_acc": val["acc"]})
+                    if self.board is not None:
+                        self.board.scalars(it, {"val_acc": val["acc"], "val_nll": val["nll"]})
                     bar.write(f"iter {it}: val acc {val['acc']:.4f}" + (" (best so far: best.pt)" if kept else ""))
                 if cfg.sample_every and it % cfg.sample_every == 0 and cfg.generative and self.dist.is_main:
                     self.save_samples(f"samples/samples_{it:07d}.png")
@@ -653,6 +668,8 @@ class Trainer:
         finally:
             bar.close()
             self.log = log
+            if self.board is not None and (stopping or self.iteration < self.total_iters):
+                self.board.close()  # stopped early (signal, error); a finished run closes it after the final records
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
         if self.guard is not None:
@@ -736,6 +753,9 @@ class Trainer:
                  f"'{rung}' ({desc}); recovery {n + 1} of at most {cfg.max_recoveries}")
         self._log_jsonl({"event": "divergence", "iter": at, "reason": reasons, "action": "recover",
                          "rolled_back_to": back_to, "remedy": rung, **ladder.to_dict()})
+        if self.board is not None:
+            self.board.rewind(back_to + 1, f"divergence at iteration {at} ({reasons}): rolled back to iteration "
+                                           f"{back_to}, remedy '{rung}' ({desc})")
 
     def _finish(self, ckpt_path: Path) -> dict:
         cfg = self.cfg
@@ -745,6 +765,10 @@ class Trainer:
         kept = self.keep_if_best(self.iteration, val["acc"])
         self._log_jsonl({"iter": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"],
                          "test_nll": test["nll"], "best": kept})
+        if self.board is not None:
+            self.board.scalars(self.iteration, {"val_acc": val["acc"], "val_nll": val["nll"], "test_acc": test["acc"],
+                                                "test_nll": test["nll"]})
+            self.board.close()
         curves = self._plot_curves() if self.dist.is_main else None
         summary = {
             "iteration": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"], "test_nll": test["nll"],

@@ -1,0 +1,81 @@
+"""--tensorboard: the run's scalars, sample grids and events, one value per iteration even after going back."""
+
+import json
+import shutil
+import sys
+
+import pytest
+
+from fastjem.errors import ConfigError
+from fastjem.train import Trainer, resume_config
+
+pytest.importorskip("tensorboard")
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
+
+
+def board(run):
+    ea = EventAccumulator(str(run / "tensorboard"), size_guidance={"scalars": 0, "images": 0, "tensors": 0})
+    ea.Reload()
+    return ea
+
+
+def scalars(ea, tag):
+    return [(e.step, e.value) for e in ea.Scalars(tag)]
+
+
+def records(run):
+    return [json.loads(s) for s in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_scalars_validation_samples_and_config_reach_tensorboard(tiny_config, tmp_path):
+    cfg = tiny_config.replace(iters=8, log_every=4, eval_every=4, sample_every=4, tensorboard=True)
+    Trainer(cfg, out_dir=tmp_path, progress=False).fit()
+    ea = board(tmp_path)
+    train = [r for r in records(tmp_path) if "loss" in r]
+    for key, tag in [("loss", "loss/total"), ("ce", "loss/cross_entropy"), ("acc", "accuracy/train_batch"),
+                     ("e_data", "energy/data"), ("e_sample", "energy/samples"), ("gap", "energy/gap_samples_minus_data"),
+                     ("lr", "schedule/learning_rate"), ("it_per_s", "speed/iterations_per_s")]:
+        got = scalars(ea, tag)
+        assert [s for s, _ in got] == [r["iter"] for r in train] == [4, 8], tag
+        assert [v for _, v in got] == pytest.approx([r[key] for r in train], rel=1e-6), tag
+    val = [r for r in records(tmp_path) if "val_acc" in r]
+    assert scalars(ea, "accuracy/validation") == [(r["iter"], pytest.approx(r["val_acc"], rel=1e-6)) for r in val]
+    assert scalars(ea, "accuracy/test") == [(8, pytest.approx(val[-1]["test_acc"], rel=1e-6))]
+    images = ea.Images("samples")
+    assert [im.step for im in images] == [4, 8] and images[0].width > 0
+    assert "config/text_summary" in ea.Tags()["tensors"]
+
+
+def test_a_rollback_and_a_resume_leave_one_value_per_iteration(tiny_config, tmp_path):
+    # a NaN at iteration 13 is found at the check of 14 and rolled back to the snapshot of 8: 10 and 12 run twice
+    cfg = tiny_config.replace(iters=20, check_every=2, snapshot_every=8, log_every=2, lr=5e-3, tensorboard=True)
+    t = Trainer(cfg, out_dir=tmp_path, progress=False)
+    t.inject_fault(13, "nan")
+    assert t.fit()["recoveries"] == 1
+    logged = [r for r in records(tmp_path) if "loss" in r]
+    assert [r["iter"] for r in logged].count(10) == 2
+    last = {r["iter"]: r["loss"] for r in logged}  # what the run finally computed at each iteration
+    got = scalars(board(tmp_path), "loss/total")
+    assert [s for s, _ in got] == sorted(last)
+    assert [v for _, v in got] == pytest.approx([last[s] for s in sorted(last)], rel=1e-6)
+    text = board(tmp_path).Tensors("events/text_summary")
+    assert len(text) == 1 and text[0].step == 9 and b"rolled back to iteration 8" in text[0].tensor_proto.string_val[0]
+
+    # a resume from an older checkpoint than what was logged: the later steps are logged once, not twice
+    run = tmp_path / "resumed"
+    Trainer(tiny_config.replace(iters=4, log_every=2, tensorboard=True), out_dir=run, progress=False).fit()
+    shutil.copy(run / "checkpoint.pt", tmp_path / "at4.pt")
+    for _ in range(2):
+        Trainer(resume_config(run / "checkpoint.pt", {"iters": 8}), out_dir=run, resume=run / "checkpoint.pt",
+                progress=False).fit()
+        shutil.copy(tmp_path / "at4.pt", run / "checkpoint.pt")
+    assert [r["iter"] for r in records(run) if "loss" in r] == [2, 4, 6, 8, 6, 8]
+    assert [s for s, _ in scalars(board(run), "loss/total")] == [2, 4, 6, 8]
+
+
+def test_without_the_tensorboard_package_the_run_says_what_to_install(tiny_config, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)  # import fails as if not installed
+    with pytest.raises(ConfigError, match="pip install tensorboard"):
+        Trainer(tiny_config.replace(tensorboard=True), out_dir=tmp_path / "run", progress=False)
+    assert not (tmp_path / "run").exists()
+    Trainer(tiny_config.replace(iters=2), out_dir=tmp_path / "run", progress=False).fit()  # off: not needed
