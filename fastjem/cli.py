@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -11,7 +12,17 @@ from dataclasses import MISSING, fields
 from datetime import datetime
 from pathlib import Path
 
-from fastjem.config import ARCHS, COMPILE_MODES, KERNELS, NORMS, PRECISIONS, PRESETS, TrainConfig, get_preset
+from fastjem.config import (
+    ARCHS,
+    COMPILE_MODES,
+    KERNELS,
+    NORMS,
+    PRECISIONS,
+    PRESETS,
+    TrainConfig,
+    get_preset,
+    options_from_file,
+)
 from fastjem.errors import ConfigError, FastJEMError
 
 GROUP_TITLES = {
@@ -38,6 +49,12 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", metavar="CHECKPOINT", default=None,
                    help="continue the run saved in CHECKPOINT (its config is reused; run length and logging "
                         "options may change)")
+    p.add_argument("--config", metavar="FILE", default=None,
+                   help="start from the options in FILE, on top of --preset: a JSON object of options (a run's "
+                        "config.json, or any subset; --print-config writes one), a run folder or a checkpoint; "
+                        "options given on the command line override it, and --out-dir never comes from it")
+    p.add_argument("--print-config", action="store_true",
+                   help="print the configuration these options resolve to, as JSON, and exit (a --config file)")
     p.add_argument("--classifier-only", action="store_true",
                    help="train the same network as a plain classifier (px and pxy weights 0): the baseline")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (metrics still go to the log)")
@@ -218,7 +235,13 @@ def config_from_args(args: argparse.Namespace) -> tuple[TrainConfig, dict]:
             overrides[key] = tuple(overrides[key])
     if args.classifier_only:
         overrides.update(px_weight=0.0, pxy_weight=0.0)
-    cfg = get_preset(args.preset).replace(**overrides)
+    base = get_preset(args.preset)
+    if args.config:
+        if args.resume:
+            raise ConfigError("--config starts a new run; --resume continues a saved one with its own config: give "
+                              "one of them")
+        base = base.replace(**options_from_file(args.config))
+    cfg = base.replace(**overrides)
     return cfg, overrides
 
 
@@ -238,6 +261,12 @@ def run_train(args: argparse.Namespace) -> int:
         out_dir = Path(cfg.out_dir or f"runs/{cfg.preset}-{cfg.dataset}-{stamp}")
         cfg = cfg.replace(out_dir=str(out_dir))
     cfg.validate()
+    if args.print_config:
+        options = cfg.to_dict()
+        if not args.resume and "out_dir" not in overrides:
+            options["out_dir"] = ""  # not chosen: a run names its folder when it starts
+        print(json.dumps(options, indent=2))
+        return 0
     start = time.perf_counter()
     trainer = Trainer(cfg, out_dir=out_dir, resume=args.resume, progress=not args.no_progress)
     try:

@@ -250,6 +250,60 @@ PRESETS: dict[str, TrainConfig] = {
 }
 
 
+def options_from_file(path) -> dict:
+    """The options a config file sets, checked: a JSON object of option names (a run's config.json, or any subset),
+    a run folder (its config.json) or a checkpoint (its config). ``out_dir`` is left out: a new run gets its own
+    folder. ConfigError names what is wrong and where."""
+    import json
+    from pathlib import Path
+
+    p = Path(path)
+    if p.is_dir():
+        if not (p / "config.json").exists():
+            raise ConfigError(f"--config {p}: a folder without config.json (give a run folder, a config.json or a "
+                              "checkpoint)")
+        p = p / "config.json"
+    if not p.exists():
+        raise ConfigError(f"--config {p} does not exist")
+    if p.suffix == ".pt":
+        from fastjem.checkpoint import load_checkpoint
+
+        data = load_checkpoint(p)["config"]
+    else:
+        try:
+            data = json.loads(p.read_text())
+        except (OSError, UnicodeDecodeError, ValueError) as err:
+            raise ConfigError(f"--config {p} is not a JSON file ({type(err).__name__}: {err}); write it as "
+                              "`fastjem train ... --print-config` does") from err
+    if not isinstance(data, dict):
+        raise ConfigError(f"--config {p} must hold a JSON object of options, like `fastjem train --print-config` "
+                          f"prints; it holds a {type(data).__name__}")
+    by_name = {f.name: f for f in fields(TrainConfig)}
+    unknown = sorted(set(data) - set(by_name))
+    if unknown:
+        raise ConfigError(f"--config {p}: unknown options {', '.join(unknown)} (`fastjem train --help` lists them; "
+                          "names are written with underscores, as in config.json)")
+    kinds = {"int": int, "float": float, "bool": bool, "str": str, "tuple": tuple}
+    options = {}
+    for name, value in data.items():
+        f = by_name[name]
+        kind = kinds[f.type]
+        if kind is tuple and isinstance(value, list):
+            value = tuple(value)
+        elif kind is float and type(value) is int:
+            value = float(value)
+        element = None
+        if kind is tuple:
+            element = str if f.default and isinstance(f.default[0], str) else (int, float)
+        if type(value) is not kind or (element and not all(isinstance(v, element) and not isinstance(v, bool)
+                                                           for v in value)):
+            raise ConfigError(f"--config {p}: {name} must be {f.type} (like {json.dumps(f.default)}), got "
+                              f"{json.dumps(value)}")
+        options[name] = value
+    options.pop("out_dir", None)
+    return options
+
+
 def get_preset(name: str) -> TrainConfig:
     if name not in PRESETS:
         raise ConfigError(f"unknown preset {name!r}; choose one of: {', '.join(PRESETS)}")

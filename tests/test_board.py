@@ -33,8 +33,9 @@ def test_scalars_validation_samples_and_config_reach_tensorboard(tiny_config, tm
     ea = board(tmp_path)
     train = [r for r in records(tmp_path) if "loss" in r]
     for key, tag in [("loss", "loss/total"), ("ce", "loss/cross_entropy"), ("acc", "accuracy/train_batch"),
-                     ("e_data", "energy/data"), ("e_sample", "energy/samples"), ("gap", "energy/gap_samples_minus_data"),
-                     ("lr", "schedule/learning_rate"), ("it_per_s", "speed/iterations_per_s")]:
+                     ("e_data", "energy/data"), ("e_sample", "energy/samples"),
+                     ("gap", "energy/gap_samples_minus_data"), ("lr", "schedule/learning_rate"),
+                     ("it_per_s", "speed/iterations_per_s")]:
         got = scalars(ea, tag)
         assert [s for s, _ in got] == [r["iter"] for r in train] == [4, 8], tag
         assert [v for _, v in got] == pytest.approx([r[key] for r in train], rel=1e-6), tag

@@ -178,3 +178,69 @@ def test_data_command_reports_what_is_wrong_with_a_folder(tmp_path, capsys):
                  "--val-size", "0"]) == 0
     out = capsys.readouterr().out
     assert "3 x 8 x 8 uint8, 2 classes" in out and "train 5, validation 0" in out and "test 1" in out
+
+
+def as_json(obj):
+    import json
+
+    return json.loads(json.dumps(obj))
+
+
+def test_print_config_and_config_files_round_trip(tmp_path, capsys):
+    import json
+
+    from fastjem.checkpoint import load_checkpoint
+    from fastjem.config import get_preset
+
+    assert main(["train", "--preset", "paper", "--dataset", "cifar10", "--lr", "2e-4", "--print-config"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == as_json({**get_preset("paper").replace(dataset="cifar10", lr=2e-4).to_dict(), "out_dir": ""})
+    assert not (tmp_path / "runs").exists()
+    # a printed config, edited, starts a run; options on the command line override the file
+    assert main(["train", *TINY, "--seed", "7", "--print-config"]) == 0
+    options = json.loads(capsys.readouterr().out)
+    options.update(seed=9, sgld_steps=3)
+    (tmp_path / "mine.json").write_text(json.dumps(options))
+    run = tmp_path / "run"
+    assert main(["train", "--config", str(tmp_path / "mine.json"), "--iters", "2", "--out-dir", str(run)]) == 0
+    used = json.loads((run / "config.json").read_text())
+    assert used == {**options, "iters": 2, "out_dir": str(run)}
+    # a run folder or its checkpoint is a config too (its out_dir is not taken: a new run gets its own folder)
+    again = tmp_path / "again"
+    assert main(["train", "--config", str(run), "--seed", "10", "--out-dir", str(again)]) == 0
+    assert json.loads((again / "config.json").read_text()) == {**used, "seed": 10, "out_dir": str(again)}
+    capsys.readouterr()
+    assert main(["train", "--config", str(run / "checkpoint.pt"), "--print-config"]) == 0
+    assert json.loads(capsys.readouterr().out)["seed"] == 9
+    assert load_checkpoint(run)["config"]["sgld_steps"] == 3
+    # a file that sets only some options: the rest come from --preset
+    (tmp_path / "part.json").write_text('{"lr": 0.0005, "decay_epochs": [10, 20]}')
+    assert main(["train", "--config", str(tmp_path / "part.json"), "--print-config"]) == 0
+    part = json.loads(capsys.readouterr().out)
+    assert part == as_json({**get_preset("quick").replace(lr=5e-4, decay_epochs=(10, 20)).to_dict(), "out_dir": ""})
+
+
+@pytest.mark.parametrize("content,match", [
+    ("{not json", "not a JSON file"),
+    ("[1, 2]", "JSON object of options"),
+    ('{"learning_rate": 0.1}', "unknown options learning_rate"),
+    ('{"lr": "fast"}', "lr must be float"),
+    ('{"iters": 2.5}', "iters must be int"),
+    ('{"augment": 1}', "augment must be bool"),
+    ('{"sgld_noise": -1}', "--sgld-noise must be >= 0"),
+])
+def test_bad_config_files_get_one_clear_error(content, match, tmp_path, capsys):
+    path = tmp_path / "c.json"
+    path.write_text(content)
+    assert main(["train", "--config", str(path), "--out-dir", str(tmp_path / "run"), *TINY]) == 1
+    assert match in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def test_config_file_mistakes_outside_the_file(finished_run, tmp_path, capsys):
+    assert main(["train", "--config", str(tmp_path / "missing.json")]) == 1
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["train", "--config", str(tmp_path)]) == 1
+    assert "without config.json" in capsys.readouterr().err
+    assert main(["train", "--config", str(finished_run), "--resume", str(finished_run)]) == 1
+    assert "give one of them" in capsys.readouterr().err

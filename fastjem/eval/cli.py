@@ -35,7 +35,8 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("checkpoint", help="checkpoint file, or a run folder holding checkpoint.pt")
     p.add_argument("task", metavar="TASK", help=f"one of: {', '.join(TASK_HELP)}")
     g = p.add_argument_group("common")
-    g.add_argument("--out-dir", default=None, help="output folder (default: <checkpoint folder>/eval/; eval-best/ for best.pt)")
+    g.add_argument("--out-dir", default=None,
+                   help="output folder (default: <checkpoint folder>/eval/; eval-best/ for best.pt)")
     g.add_argument("--batch-size", type=int, default=500, help="evaluation batch size (default: 500)")
     g.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="device (default: auto)")
     g.add_argument("--data-dir", default="", help="where the datasets live (default: the checkpoint's training "
