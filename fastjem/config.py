@@ -13,6 +13,8 @@ from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from fastjem.errors import ConfigError
 
 DATASETS = ("digits", "cifar10", "cifar100", "svhn", "imagefolder")
+# data given in Python: Trainer(cfg, data=fastjem.data.arrays_from_tensors(...)) records its run as this dataset
+TENSORS = "tensors"
 ARCHS = ("wrn", "convnet")
 NORMS = ("none", "batch", "instance", "layer")
 OPTIMIZERS = ("adam", "sgd")
@@ -34,7 +36,8 @@ def _opt(default, help, choices=None, group="training"):
 @dataclass(frozen=True)
 class TrainConfig:
     # data
-    dataset: str = _opt("digits", "dataset to train on", DATASETS, "data")
+    dataset: str = _opt("digits", "dataset to train on (tensors: data given in Python, Trainer(cfg, data=...))",
+                        (*DATASETS, TENSORS), "data")
     data_dir: str = _opt("", "where the dataset lives (torchvision layout, or class subfolders for "
                          "imagefolder); default ~/.cache/fastjem/data", group="data")
     download: bool = _opt(False, "download torchvision datasets into --data-dir when missing (needs internet)",

@@ -15,7 +15,7 @@ import os
 import tarfile
 import warnings
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -23,7 +23,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from fastjem.errors import DataNotFoundError
+from fastjem.config import TENSORS
+from fastjem.errors import ConfigError, DataNotFoundError
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff")
 # the held-out split of an image folder: test/, else the first of these that exists
@@ -60,6 +61,56 @@ class Arrays:
     info: DatasetInfo
 
 
+def arrays_from_tensors(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.Tensor, test_y: torch.Tensor,
+                        classes: Sequence[str] | None = None, name: str = "tensors", flip: bool = True,
+                        pad: int | None = None, val_size: int | None = None) -> Arrays:
+    """Your own dataset for ``Trainer(cfg, data=...)`` and ``load_model(..., data=...)``.
+
+    Images [N, C, H, W] (square), uint8 in 0..255 or floating point in [0, 1]; labels integers in 0..K-1 with
+    K = len(classes) (default: 1 + the largest label). ``flip``: horizontal flips in the augmentation (off for
+    digits, text, anything whose mirror image is another class); ``pad``: reflect padding before the random crop
+    (default H // 8); ``val_size``: the default held-out split (default a tenth of train, at most 5000).
+    """
+    xs = {"train_x": train_x, "test_x": test_x}
+    for key, x in xs.items():
+        if not torch.is_tensor(x) or x.dim() != 4:
+            raise ConfigError(f"{key} must be a tensor of images [N, C, H, W]; got "
+                              f"{tuple(x.shape) if torch.is_tensor(x) else type(x).__name__}")
+        if x.shape[-1] != x.shape[-2]:
+            raise ConfigError(f"{key} holds {x.shape[-2]}x{x.shape[-1]} images: square images are needed (resize or "
+                              "crop them, e.g. with fastjem.data.fit_size(x, size))")
+        if x.dtype != torch.uint8:
+            if not x.is_floating_point():
+                raise ConfigError(f"{key} must be uint8 (0..255) or floating point in [0, 1]; got {x.dtype}")
+            lo, hi = float(x.min()), float(x.max())
+            if lo < 0 or hi > 1:
+                raise ConfigError(f"{key} is floating point in [{lo:.3g}, {hi:.3g}]: give it in [0, 1] (fastjem "
+                                  "maps pixels to [-1, 1] itself), or as uint8")
+            xs[key] = (x.float() * 255).round().to(torch.uint8)
+    train_x, test_x = (xs[k].detach().cpu().contiguous() for k in ("train_x", "test_x"))
+    if train_x.shape[1:] != test_x.shape[1:]:
+        raise ConfigError(f"train images are {tuple(train_x.shape[1:])} and test images {tuple(test_x.shape[1:])}: "
+                          "they must have one shape")
+    ys = []
+    for key, y, x in (("train_y", train_y, train_x), ("test_y", test_y, test_x)):
+        y = torch.as_tensor(y)
+        if y.dim() != 1 or len(y) != len(x) or y.is_floating_point() or y.dtype == torch.bool:
+            raise ConfigError(f"{key} must be integer labels [N] for the {len(x)} images; got {y.dtype} "
+                              f"{tuple(y.shape)}")
+        ys.append(y.detach().cpu().to(torch.int64))
+    train_y, test_y = ys
+    k = len(classes) if classes is not None else int(max(train_y.max(), test_y.max())) + 1
+    for key, y in (("train_y", train_y), ("test_y", test_y)):
+        if len(y) and (int(y.min()) < 0 or int(y.max()) >= k):
+            raise ConfigError(f"{key} has labels in {int(y.min())}..{int(y.max())}; they must lie in 0..{k - 1} "
+                              f"({k} classes)")
+    size = train_x.shape[-1]
+    names = tuple(classes) if classes is not None else tuple(str(i) for i in range(k))
+    default_val = min(5000, len(train_y) // 10) if val_size is None else val_size
+    info = DatasetInfo(name, k, train_x.shape[1], size, size // 8 if pad is None else pad, flip, default_val, names)
+    return Arrays(train_x, train_y, test_x, test_y, info)
+
+
 def default_data_dir() -> Path:
     return Path(os.environ.get("FASTJEM_DATA", Path.home() / ".cache" / "fastjem" / "data"))
 
@@ -71,6 +122,9 @@ def cache_dir() -> Path:
 def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = False, image_size: int = 0) -> Arrays:
     """Load a dataset by name into uint8 CPU tensors; ``image_size`` > 0 resizes every image to that square
     (shorter side to ``image_size``, antialiased, then a centre crop)."""
+    if name == TENSORS:
+        raise ConfigError("dataset \"tensors\" is data given in Python: Trainer(cfg, data=fastjem.data."
+                          "arrays_from_tensors(...)) to train, fastjem.eval.load_model(path, data=...) to evaluate")
     root = Path(data_dir) if data_dir else default_data_dir()
     if root.is_file() and root.name == TORCHVISION_ARCHIVES.get(name):
         root = root.parent  # torchvision's own archive named directly: its folder is torchvision's root

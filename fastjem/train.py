@@ -30,8 +30,8 @@ from fastjem import kernels
 from fastjem.board import TensorBoardLog, check_available
 from fastjem.buffer import ReplayBuffer
 from fastjem.checkpoint import FORMAT, VERSION, atomic_save, atomic_write_text, load_checkpoint
-from fastjem.config import ARCH_FIELDS, TrainConfig
-from fastjem.data import DeviceData, load_arrays
+from fastjem.config import ARCH_FIELDS, TENSORS, TrainConfig
+from fastjem.data import Arrays, DeviceData, load_arrays
 from fastjem.distributed import (
     DistInfo,
     all_reduce_grads_,
@@ -60,6 +60,51 @@ def resolve_device(name: str) -> torch.device:
     if name == "cuda" and not torch.cuda.is_available():
         raise ConfigError("--device cuda was asked for but CUDA is not available; use --device cpu or auto")
     return torch.device(name)
+
+
+def _class_path(obj) -> str:
+    return f"{type(obj).__module__}.{type(obj).__qualname__}"
+
+
+def _check_logits(model: torch.nn.Module, info) -> None:
+    """A network given as model= must map this data's images to logits [B, K]; say so before any training."""
+    x = torch.zeros(2, info.channels, info.image_size, info.image_size)
+    device = next((p.device for p in model.parameters()), torch.device("cpu"))
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            out = model(x.to(device))
+    except Exception as err:
+        raise ConfigError(f"model= failed on a batch of images [2, {info.channels}, {info.image_size}, "
+                          f"{info.image_size}]: {type(err).__name__}: {err}") from err
+    finally:
+        model.train(was_training)
+    if not (torch.is_tensor(out) and tuple(out.shape) == (2, info.num_classes)):
+        got = tuple(out.shape) if torch.is_tensor(out) else type(out).__name__
+        raise ConfigError(f"model= must return logits [B, {info.num_classes}] (one per class of the data); for a "
+                          f"batch of 2 images it returned {got}")
+
+
+def _check_same_custom_parts(ckpt: dict, model, data) -> None:
+    """Resuming a run that trained a network given as model=, or on data given as data=, needs them again."""
+    custom = ckpt.get("custom") or {}
+    path = ckpt.get("path", "")
+    if custom.get("model") and model is None:
+        raise CheckpointError(f"{path} trained a network given in Python ({custom['model']}): pass the same kind "
+                              "of network as model=")
+    if model is not None and not custom.get("model"):
+        raise CheckpointError(f"{path} trained the network its config describes; resume it without model=")
+    if custom.get("data") and data is None:
+        raise CheckpointError(f"{path} trained on data given in Python (\"{ckpt['dataset']['name']}\"): pass the "
+                              "same data= to resume it")
+    if data is not None:
+        saved = ckpt["dataset"]
+        here = asdict(data.info)
+        keys = ("num_classes", "channels", "image_size")
+        if not custom.get("data") or any(saved[k] != here[k] for k in keys):
+            raise CheckpointError(f"{path} trained on {saved['name']} ({', '.join(f'{k} {saved[k]}' for k in keys)})"
+                                  f"; data= holds {here['name']} ({', '.join(f'{k} {here[k]}' for k in keys)})")
 
 
 def learning_rate(cfg: TrainConfig, iteration: int, iters_per_epoch: int) -> float:
@@ -118,7 +163,12 @@ class Trainer:
     """Builds data, model, optimiser, buffer and sampler from a TrainConfig and runs the loop."""
 
     def __init__(self, cfg: TrainConfig, out_dir: str | Path | None = None, resume: str | Path | None = None,
-                 progress: bool = True, log=print):
+                 progress: bool = True, log=print, *, model: torch.nn.Module | None = None, data: Arrays | None = None):
+        """``model``: your own network (images [B, C, H, W] in [-1, 1] -> logits [B, K]) in place of the one the
+        config describes; ``data``: your own dataset (``fastjem.data.arrays_from_tensors``) in place of
+        ``cfg.dataset``. A run started with either is resumed by passing the same again."""
+        if data is not None:
+            cfg = cfg.replace(dataset=TENSORS)  # what config.json and the checkpoint record
         self.dist: DistInfo = init_from_env(cfg.device)
         self.log = log if self.dist.is_main else (lambda *a, **k: None)
         self.progress = progress and self.dist.is_main
@@ -155,14 +205,28 @@ class Trainer:
                               "state of the run): give another --out-dir for the run that continues from it; "
                               "nothing was changed")
 
+        if ckpt is not None:
+            _check_same_custom_parts(ckpt, model, data)
         torch.manual_seed(cfg.seed)
-        arrays = load_arrays(cfg.dataset, cfg.data_dir, cfg.download, cfg.image_size)
+        if data is not None:
+            if cfg.image_size and cfg.image_size != data.info.image_size:
+                raise ConfigError(f"--image-size {cfg.image_size} asked, but data= holds {data.info.image_size}-pixel "
+                                  "images: resize them (fastjem.data.fit_size) or leave image_size at 0")
+            arrays = data
+        else:
+            arrays = load_arrays(cfg.dataset, cfg.data_dir, cfg.download, cfg.image_size)
         self.data = DeviceData(arrays, self.device, cfg.val_size, cfg.labels_per_class, cfg.augment,
                                cfg.data_noise)
         info = self.data.info
         self.num_classes = info.num_classes
-        self.model = build_model(cfg.arch, info.num_classes, info.channels, cfg.depth, cfg.width, cfg.norm,
-                                 cfg.dropout).to(self.device)
+        if model is not None:
+            _check_logits(model, info)
+            self.model = model.to(self.device)
+        else:
+            self.model = build_model(cfg.arch, info.num_classes, info.channels, cfg.depth, cfg.width, cfg.norm,
+                                     cfg.dropout).to(self.device)
+        # what a checkpoint cannot rebuild from its config: the class of a network given as model=, data= given
+        self.custom = {"model": _class_path(model) if model is not None else None, "data": data is not None}
         # Every rank draws the same global batch from this generator and keeps its shard of it.
         self.data_gen = torch.Generator(device=self.device).manual_seed(cfg.seed)
         rank = self.dist.rank
@@ -483,7 +547,7 @@ class Trainer:
             "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
             **self.local_state(), "data_rng": self.data_gen.get_state(), "dataset": asdict(self.data.info),
             "history": self.history, "recovery": self.recovery.to_dict(), "world_size": self.dist.world,
-            "best": self.best,
+            "best": self.best, "custom": self.custom,
         }
 
     def _restore(self, ckpt: dict) -> None:
@@ -580,7 +644,7 @@ class Trainer:
                 self.board = TensorBoardLog(self.out_dir / "tensorboard", self.iteration + 1 if self.iteration else 0,
                                             cfg.to_dict())
         shape = "x".join(map(str, self.data.sample_shape))
-        self.log(f"fastjem: {cfg.dataset} {shape} ({self.data.n_train} train / {len(self.data.val_y)} val / "
+        self.log(f"fastjem: {self.data.info.name} {shape} ({self.data.n_train} train / {len(self.data.val_y)} val / "
                  f"{len(self.data.test_y)} test), {self._model_desc()}, device {self.device}, "
                  f"{self.total_iters} iterations ({self.iters_per_epoch} per epoch)"
                  + ("" if cfg.generative else ", classifier only (no sampling)")

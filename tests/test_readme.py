@@ -10,14 +10,19 @@ def test_readme_library_example_runs():
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
     assert blocks
     # reference ops: under TRITON_INTERPRET=1 the interpreter would make this example take a minute
+    scopes = []
     with kernels.backend("reference"):
         for code in blocks:
-            scope = {}
-            exec(compile(code, "README.md", "exec"), scope)
+            scopes.append({})
+            exec(compile(code, "README.md", "exec"), scopes[-1])
+    scope = next(s for s in scopes if "samples" in s)
     samples = scope["samples"]
     # the Gaussian example: unit variance, zero mean, within Monte Carlo and step-size error
     assert abs(samples.mean().item()) < 0.1 and abs(samples.var().item() - 1.0) < 0.15
     assert scope["x"].shape == (64, 3, 32, 32)
+    # your own network and data: trained, then evaluated on that data's 100 test images
+    own = next(s for s in scopes if "report" in s)
+    assert own["run"]["iteration"] == 20 and own["report"]["results"]["n"] == 100
 
 
 def test_readme_gives_the_two_commands():

@@ -12,7 +12,7 @@ from torch import nn
 from fastjem.checkpoint import load_checkpoint
 from fastjem.config import TrainConfig
 from fastjem.data import Arrays, DatasetInfo, load_arrays, to_float
-from fastjem.errors import CheckpointError
+from fastjem.errors import CheckpointError, ConfigError
 
 
 @dataclass
@@ -26,6 +26,8 @@ class EvalModel:
     iteration: int
     path: Path
     device: torch.device
+    custom_data: bool = False  # trained on data given in Python (Trainer(data=...)): only ``data`` holds it
+    data: Arrays | None = None  # the dataset given to load_model(data=...)
     _arrays: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -48,6 +50,11 @@ class EvalModel:
 
     def arrays(self, data_dir: str | os.PathLike = "", download: bool = False) -> Arrays:
         """The checkpoint's dataset (uint8, CPU), loaded once; ``data_dir`` defaults to the training one."""
+        if self.data is not None:
+            return self.data
+        if self.custom_data:
+            raise ConfigError(f"{self.path} was trained on data given in Python (\"{self.info.name}\"): pass it again "
+                              "with fastjem.eval.load_model(path, data=...) to evaluate on it")
         key = (str(data_dir or self.config.data_dir), download)
         if key not in self._arrays:
             self._arrays[key] = load_arrays(self.config.dataset, key[0], download, self.config.image_size)
@@ -71,8 +78,13 @@ class EvalModel:
         return self.config.sgld_step_size, self.config.sgld_noise
 
 
-def load_model(checkpoint: str | os.PathLike | EvalModel, device: str | torch.device = "auto") -> EvalModel:
-    """Load a fastjem checkpoint (a file, or a run folder holding checkpoint.pt) for evaluation."""
+def load_model(checkpoint: str | os.PathLike | EvalModel, device: str | torch.device = "auto", *,
+               model: nn.Module | None = None, data: Arrays | None = None) -> EvalModel:
+    """Load a fastjem checkpoint (a file, or a run folder holding checkpoint.pt) for evaluation.
+
+    A run trained with ``Trainer(..., model=net)`` or ``data=arrays`` is loaded by passing a network of the same
+    kind (its weights are overwritten) and the same data.
+    """
     if isinstance(checkpoint, EvalModel):
         return checkpoint
     from fastjem.models import build_model
@@ -86,7 +98,12 @@ def load_model(checkpoint: str | os.PathLike | EvalModel, device: str | torch.de
     d = dict(ckpt["dataset"])
     d["classes"] = tuple(d.get("classes", ()))
     info = DatasetInfo(**d)
-    model = build_model(cfg.arch, info.num_classes, info.channels, cfg.depth, cfg.width, cfg.norm, cfg.dropout)
+    custom = ckpt.get("custom") or {}
+    if custom.get("model") and model is None:
+        raise CheckpointError(f"checkpoint {ckpt['path']} holds a network given in Python ({custom['model']}): load it "
+                              "with fastjem.eval.load_model(path, model=<a network of that kind>)")
+    if model is None:
+        model = build_model(cfg.arch, info.num_classes, info.channels, cfg.depth, cfg.width, cfg.norm, cfg.dropout)
     try:
         model.load_state_dict(ckpt["model"])
     except RuntimeError as err:
@@ -98,7 +115,16 @@ def load_model(checkpoint: str | os.PathLike | EvalModel, device: str | torch.de
     buffer = None
     if ckpt.get("buffer") is not None and cfg.generative:
         buffer = ckpt["buffer"]["data"].to(dev, torch.float32)
-    return EvalModel(model, cfg, info, buffer, int(ckpt["iteration"]), Path(ckpt["path"]), dev)
+    em = EvalModel(model, cfg, info, buffer, int(ckpt["iteration"]), Path(ckpt["path"]), dev,
+                   custom_data=bool(custom.get("data")))
+    if data is not None:
+        keys = ("num_classes", "channels", "image_size")
+        if any(getattr(data.info, k) != getattr(info, k) for k in keys):
+            raise CheckpointError(f"checkpoint {ckpt['path']} was trained on {info.name} "
+                                  f"({', '.join(f'{k} {getattr(info, k)}' for k in keys)}); data= holds "
+                                  f"{data.info.name} ({', '.join(f'{k} {getattr(data.info, k)}' for k in keys)})")
+        em.data = data
+    return em
 
 
 def batches(n: int, batch_size: int, desc: str = "", progress: bool = False):

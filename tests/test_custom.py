@@ -1,0 +1,118 @@
+"""Your own network (Trainer(model=...)) and your own data (Trainer(data=arrays_from_tensors(...)))."""
+
+import json
+
+import pytest
+import torch
+from torch import nn
+
+from fastjem.checkpoint import load_checkpoint
+from fastjem.cli import main
+from fastjem.data import arrays_from_tensors, load_arrays
+from fastjem.errors import CheckpointError, ConfigError
+from fastjem.eval import accuracy, load_model
+from fastjem.train import Trainer, evaluate, resume_config
+
+
+class TinyNet(nn.Module):
+    def __init__(self, k=10):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.LeakyReLU(0.2), nn.AdaptiveAvgPool2d(2),
+                                  nn.Flatten(), nn.Linear(32, k))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+@pytest.fixture(scope="module")
+def digits_as_floats():
+    """The digits set handed over as float tensors in [0, 1], the way a user's own data arrives."""
+    a = load_arrays("digits")
+    return (a.train_x.float() / 255, a.train_y, a.test_x.float() / 255, a.test_y), a
+
+
+def params(model):
+    return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+
+def test_arrays_from_tensors_keeps_the_images_and_labels(digits_as_floats):
+    (tx, ty, vx, vy), ref = digits_as_floats
+    data = arrays_from_tensors(tx, ty, vx, vy, classes=[f"digit {i}" for i in range(10)], name="my digits", flip=False)
+    assert torch.equal(data.train_x, ref.train_x) and torch.equal(data.test_y, ref.test_y)  # 0..1 -> 0..255 exactly
+    info = data.info
+    assert (info.name, info.num_classes, info.channels, info.image_size, info.pad, info.flip) == \
+        ("my digits", 10, 1, 8, 1, False)
+    assert info.classes[3] == "digit 3" and info.default_val_size == len(ty) // 10
+    assert torch.equal(arrays_from_tensors(ref.train_x, ty, ref.test_x, vy).train_x, ref.train_x)  # uint8 as is
+
+
+@pytest.mark.parametrize("change,match", [
+    (lambda tx, ty, vx, vy: (tx[0], ty, vx, vy), r"images \[N, C, H, W\]"),
+    (lambda tx, ty, vx, vy: (tx[..., :7], ty, vx, vy), "square images"),
+    (lambda tx, ty, vx, vy: (tx * 2 - 1, ty, vx, vy), r"give it in \[0, 1\]"),
+    (lambda tx, ty, vx, vy: ((tx * 255).int(), ty, vx, vy), "uint8 .* or floating point"),
+    (lambda tx, ty, vx, vy: (tx, ty[:-1], vx, vy), "integer labels"),
+    (lambda tx, ty, vx, vy: (tx, ty.float(), vx, vy), "integer labels"),
+    (lambda tx, ty, vx, vy: (tx, ty, vx.repeat(1, 3, 1, 1), vy), "one shape"),
+])
+def test_bad_tensors_get_a_clear_error(change, match, digits_as_floats):
+    with pytest.raises(ConfigError, match=match):
+        arrays_from_tensors(*change(*digits_as_floats[0]))
+
+
+def test_labels_outside_the_classes_are_refused(digits_as_floats):
+    tx, ty, vx, vy = digits_as_floats[0]
+    with pytest.raises(ConfigError, match=r"labels in 0..9; they must lie in 0..4"):
+        arrays_from_tensors(tx, ty, vx, vy, classes=list("abcde"))
+
+
+def test_own_network_and_data_train_resume_exactly_and_evaluate(digits_as_floats, tiny_config, tmp_path):
+    data = arrays_from_tensors(*digits_as_floats[0], name="my digits", flip=False)
+    cfg = tiny_config.replace(iters=6, ckpt_every=3)
+    torch.manual_seed(0)
+    net = TinyNet()
+    whole = Trainer(cfg, out_dir=tmp_path / "whole", progress=False, model=net, data=data)
+    assert whole.model is net  # the user's module is trained in place
+    whole.fit()
+    saved = json.loads((tmp_path / "whole" / "config.json").read_text())
+    assert saved["dataset"] == "tensors"
+    ckpt = load_checkpoint(tmp_path / "whole")
+    assert ckpt["custom"] == {"model": f"{__name__}.TinyNet", "data": True}
+    assert ckpt["dataset"]["name"] == "my digits"
+
+    # stopped at 3, resumed with the same network and data: bitwise the uninterrupted run
+    torch.manual_seed(0)
+    part = Trainer(cfg.replace(iters=3), out_dir=tmp_path / "part", progress=False, model=TinyNet(), data=data)
+    part.fit()
+    ckpt_path = tmp_path / "part" / "checkpoint.pt"
+    with pytest.raises(CheckpointError, match="pass the same kind of network as model="):
+        Trainer(resume_config(ckpt_path), resume=ckpt_path, progress=False, data=data)
+    with pytest.raises(CheckpointError, match="pass the same data= to resume"):
+        Trainer(resume_config(ckpt_path), resume=ckpt_path, progress=False, model=TinyNet())
+    resumed = Trainer(resume_config(ckpt_path, {"iters": 6}), resume=ckpt_path, progress=False, model=TinyNet(),
+                      data=data)
+    resumed.fit()
+    assert torch.equal(params(resumed.model), params(net))
+
+    # evaluation needs them too, and then scores the trained network on that data
+    with pytest.raises(CheckpointError, match="load_model\\(path, model="):
+        load_model(tmp_path / "whole", "cpu")
+    with pytest.raises(ConfigError, match="load_model\\(path, data=...\\)"):
+        accuracy(load_model(tmp_path / "whole", "cpu", model=TinyNet()), out_dir=tmp_path / "e0")
+    em = load_model(tmp_path / "whole", "cpu", model=TinyNet(), data=data)
+    report = accuracy(em, out_dir=tmp_path / "eval")
+    assert report["results"]["acc"] == pytest.approx(evaluate(net, data.test_x, data.test_y)["acc"], abs=1e-6)
+
+
+def test_a_network_that_does_not_fit_the_data_is_refused_before_training(tiny_config, tmp_path):
+    with pytest.raises(ConfigError, match=r"logits \[B, 10\] .* returned \(2, 7\)"):
+        Trainer(tiny_config, out_dir=tmp_path / "a", progress=False, model=TinyNet(k=7))
+    rgb = nn.Sequential(nn.Conv2d(3, 4, 3), nn.Flatten(), nn.LazyLinear(10))
+    with pytest.raises(ConfigError, match=r"model= failed on a batch of images \[2, 1, 8, 8\]"):
+        Trainer(tiny_config, out_dir=tmp_path / "b", progress=False, model=rgb)
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_the_tensors_dataset_is_python_only(capsys, tmp_path):
+    assert main(["train", "--dataset", "tensors", "--out-dir", str(tmp_path / "run"), "--device", "cpu"]) == 1
+    assert "data given in Python" in capsys.readouterr().err
