@@ -95,7 +95,31 @@ def build_parser() -> argparse.ArgumentParser:
     add_plot_parser(sub)
     add_bench_parser(sub)
     add_data_parser(sub)
+    add_runs_parser(sub)
     return parser
+
+
+def add_runs_parser(sub) -> None:
+    from fastjem.runs import SORT_KEYS
+
+    p = sub.add_parser("runs", help="a table of runs: status, speed, accuracies, best checkpoint",
+                       description="One line per run folder (seeds, an ablation, a sweep): dataset, model, "
+                                   "iteration and status, median it/s, last train / validation accuracy, test "
+                                   "accuracy, best.pt's record and divergence recoveries. Read from what runs write "
+                                   "as they go, so unfinished runs show where they stand.")
+    p.add_argument("runs", nargs="*", default=["runs"], metavar="RUN",
+                   help="run folders, or folders of runs (default: runs/)")
+    p.add_argument("--sort", choices=SORT_KEYS, default="run", help="order of the lines (default: run name; "
+                                                                     "measures best first)")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
+
+
+def run_runs(args: argparse.Namespace) -> int:
+    from fastjem.runs import find_runs, format_table, run_row, sort_rows
+
+    rows = sort_rows([run_row(p) for p in find_runs(args.runs)], args.sort)
+    print(json.dumps(rows, indent=2) if args.json else format_table(rows))
+    return 0
 
 
 def add_data_parser(sub) -> None:
@@ -339,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_bench(args)
         if args.command == "data":
             return run_data(args)
+        if args.command == "runs":
+            return run_runs(args)
     except FastJEMError as err:
         print(f"fastjem: error: {err}", file=sys.stderr)
         return 1

@@ -836,6 +836,7 @@ class Trainer:
         curves = self._plot_curves() if self.dist.is_main else None
         summary = {
             "iteration": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"], "test_nll": test["nll"],
+            "model": self.custom["model"].rsplit(".", 1)[-1] if self.custom["model"] else cfg.model_name,
             "checkpoint": str(ckpt_path), "metrics": str(self.out_dir / "metrics.jsonl"),
             "samples": str(samples) if samples else None, "device": str(self.device),
             "recoveries": self.recovery.recoveries, "curves": str(curves) if curves else None,

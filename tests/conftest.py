@@ -41,6 +41,16 @@ def cifar10_tarballs():
 @pytest.fixture
 def tiny_config() -> TrainConfig:
     """A JEM on digits that runs an iteration in milliseconds."""
+    return _tiny_config()
+
+
+@pytest.fixture(scope="module")
+def tiny_config_module() -> TrainConfig:
+    """tiny_config for module-scoped fixtures (runs shared by a module's tests)."""
+    return _tiny_config()
+
+
+def _tiny_config() -> TrainConfig:
     return TrainConfig(dataset="digits", arch="convnet", width=8, batch_size=16, sgld_steps=3, buffer_size=200,
                        iters=12, warmup_iters=5, lr=1e-3, log_every=4, ckpt_every=0, device="cpu", seed=3,
                        compile=False, preset="test")

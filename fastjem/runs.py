@@ -1,0 +1,109 @@
+"""``fastjem runs``: one line per run folder, to compare runs (seeds, an ablation, a sweep) at a glance.
+
+Everything comes from what a run writes as it goes — config.json, metrics.jsonl, summary.json at the end — so
+a run that is still training (or was stopped) shows where it stands.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+from pathlib import Path
+
+from fastjem.config import TrainConfig
+from fastjem.curves import read_metrics
+from fastjem.errors import ConfigError, FastJEMError
+
+COLUMNS = [  # (key, heading, format)
+    ("run", "run", "{}"), ("dataset", "dataset", "{}"), ("model", "model", "{}"), ("kind", "kind", "{}"),
+    ("iteration", "iter", "{}"), ("status", "status", "{}"), ("it_per_s", "it/s", "{:.2f}"),
+    ("train_acc", "train acc", "{:.4f}"), ("val_acc", "val acc", "{:.4f}"), ("test_acc", "test acc", "{:.4f}"),
+    ("best", "best (iter: val / test)", "{}"), ("recoveries", "recov", "{}"),
+]
+SORT_KEYS = ("run", "test_acc", "val_acc", "it_per_s", "iteration")
+
+
+def _json(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def run_row(folder: str | os.PathLike) -> dict:
+    """What one run folder says about its run (None where it does not say)."""
+    folder = Path(folder)
+    cfg = _json(folder / "config.json") or {}
+    summary = _json(folder / "summary.json")
+    m = read_metrics(folder)
+    try:
+        config = TrainConfig.from_dict(cfg)
+        model, kind = config.model_name, ("JEM" if config.generative else "classifier")
+    except (FastJEMError, TypeError):
+        model, kind = None, None
+    # the first window holds compilation, graph capture and warm-up: the steady rate is the median of the rest
+    rates = [r["it_per_s"] for r in m.train[1:] if math.isfinite(r.get("it_per_s", math.nan))]
+    val = [e for e in m.evals if "val_acc" in e]
+    iteration = m.train[-1]["iter"] if m.train else 0
+    # summary.json is written at the end; a run resumed past it (and not finished again) is not done
+    done = summary is not None and summary.get("iteration", -1) >= iteration
+    total = cfg.get("iters") or None
+    row = {
+        "run": folder.name, "path": str(folder), "dataset": cfg.get("dataset"),
+        "model": (summary or {}).get("model") or model, "kind": kind,
+        "iteration": summary["iteration"] if done else iteration,
+        "status": "done" if done else (f"stopped or running ({iteration}/{total})" if total else "stopped or running"),
+        "it_per_s": statistics.median(rates) if rates else (m.train[0]["it_per_s"] if m.train else None),
+        "train_acc": m.train[-1].get("acc") if m.train else None,
+        "val_acc": val[-1]["val_acc"] if val else None,
+        "test_acc": summary.get("test_acc") if done else None,
+        "best": None,
+        "recoveries": sum(1 for e in m.events if e.get("action") == "recover"),
+    }
+    best = (summary or {}).get("best") if done else None
+    if best:
+        row["best"] = f"{best['iter']}: {best['val_acc']:.4f} / {best['test_acc']:.4f}"
+    elif (folder / "best.pt").exists():
+        kept = [e for e in val if e.get("best")]
+        if kept:
+            row["best"] = f"{kept[-1]['iter']}: {kept[-1]['val_acc']:.4f} / -"
+    return row
+
+
+def find_runs(paths: list[str]) -> list[Path]:
+    """Run folders among ``paths``: each a run folder (with metrics.jsonl) or a folder of them (one level down)."""
+    found = []
+    for p in map(Path, paths):
+        if (p / "metrics.jsonl").exists():
+            found.append(p)
+        elif p.is_dir():
+            found += sorted(q for q in p.iterdir() if (q / "metrics.jsonl").exists())
+        else:
+            raise ConfigError(f"{p} is not a run folder (no metrics.jsonl) nor a folder of runs")
+    if not found:
+        raise ConfigError(f"no runs in {', '.join(paths)}: a run folder holds metrics.jsonl (fastjem train "
+                          "--out-dir; the default is runs/)")
+    return found
+
+
+def sort_rows(rows: list[dict], key: str) -> list[dict]:
+    """By ``key``: runs by name; measures best first, runs without the measure last."""
+    if key not in SORT_KEYS:
+        raise ConfigError(f"--sort must be one of {', '.join(SORT_KEYS)}; got {key!r}")
+    if key == "run":
+        return sorted(rows, key=lambda r: r["run"])
+    return sorted(rows, key=lambda r: (r[key] is None, -(r[key] or 0)))
+
+
+def format_table(rows: list[dict]) -> str:
+    """A plain-text table, one run per line; '-' where a run has no value yet."""
+    cells = [[h for _, h, _ in COLUMNS]]
+    for r in rows:
+        cells.append(["-" if r[k] is None else fmt.format(r[k]) for k, _, fmt in COLUMNS])
+    widths = [max(len(c[i]) for c in cells) for i in range(len(COLUMNS))]
+    lines = ["  ".join(c[i].ljust(widths[i]) for i in range(len(COLUMNS))).rstrip() for c in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

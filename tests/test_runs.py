@@ -1,0 +1,59 @@
+"""fastjem runs: a table of run folders, from what each run wrote."""
+
+import json
+import statistics
+
+import pytest
+
+from fastjem.cli import main
+from fastjem.curves import read_metrics
+from fastjem.runs import run_row
+from fastjem.train import Trainer
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, tiny_config_module):
+    root = tmp_path_factory.mktemp("runs")
+    cfg = tiny_config_module.replace(iters=12, log_every=3, eval_every=6)
+    jem = Trainer(cfg, out_dir=root / "jem", progress=False).fit()
+    base = Trainer(cfg.replace(px_weight=0.0), out_dir=root / "base", progress=False).fit()
+    Trainer(cfg.replace(iters=6), out_dir=root / "cut", progress=False).fit()
+    (root / "cut" / "summary.json").unlink()  # as if killed before the end
+    (root / "notes").mkdir()  # not a run: ignored
+    return root, jem, base
+
+
+def test_rows_say_what_each_run_wrote(runs):
+    root, jem, base = runs
+    row = run_row(root / "jem")
+    assert (row["dataset"], row["model"], row["kind"], row["iteration"], row["status"]) == \
+        ("digits", "ConvNet(width 8)", "JEM", 12, "done")
+    assert row["test_acc"] == jem["test_acc"]
+    assert row["best"] == f"{jem['best']['iter']}: {jem['best']['val_acc']:.4f} / {jem['best']['test_acc']:.4f}"
+    windows = [r["it_per_s"] for r in read_metrics(root / "jem").train]
+    assert len(windows) == 4 and row["it_per_s"] == statistics.median(windows[1:])  # first window: warm-up
+    assert run_row(root / "base")["kind"] == "classifier" and run_row(root / "base")["test_acc"] == base["test_acc"]
+    cut = run_row(root / "cut")
+    assert cut["status"] == "stopped or running (6/6)" and cut["test_acc"] is None and cut["iteration"] == 6
+
+
+def test_the_command_prints_a_sorted_table_and_json(runs, capsys):
+    root, jem, base = runs
+    assert main(["runs", str(root), "--sort", "test_acc"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["run", "dataset", "model"]
+    names = [line.split()[0] for line in lines[2:]]
+    first, second = ("jem", "base") if jem["test_acc"] > base["test_acc"] else ("base", "jem")  # ties: by name
+    assert names == [first, second, "cut"]  # the run without a test accuracy last
+    assert main(["runs", str(root / "jem"), str(root / "cut"), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["run"] for r in rows] == ["cut", "jem"] and rows[1] == run_row(root / "jem")
+
+
+def test_no_runs_is_a_clear_error(tmp_path, capsys):
+    assert main(["runs", str(tmp_path)]) == 1
+    assert "no runs in" in capsys.readouterr().err
+    assert main(["runs", str(tmp_path / "missing")]) == 1
+    assert "not a run folder" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # argparse refuses the choice
+        main(["runs", str(tmp_path), "--sort", "speed"])
