@@ -17,6 +17,8 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
+import shutil
 import signal
 import sys
 import time
@@ -147,8 +149,9 @@ def resume_config(path: str | Path, overrides: dict | None = None) -> TrainConfi
     """
     saved = TrainConfig.from_dict(load_checkpoint(path)["config"])
     overrides = dict(overrides or {})
-    allowed = {"iters", "epochs", "log_every", "eval_every", "ckpt_every", "sample_every", "device", "data_dir",
-               "out_dir", "download", "cuda_graph", "iteration_graph", "cpu_malloc", "keep_best", "tensorboard"}
+    allowed = {"iters", "epochs", "log_every", "eval_every", "ckpt_every", "ckpt_keep_every", "sample_every", "device",
+               "data_dir", "out_dir", "download", "cuda_graph", "iteration_graph", "cpu_malloc", "keep_best",
+               "tensorboard"}
     changed = {k: v for k, v in overrides.items() if getattr(saved, k) != v}
     refused = sorted(set(changed) - allowed)
     if refused:
@@ -606,6 +609,23 @@ class Trainer:
         atomic_save(state, path)
         return path
 
+    def keep_checkpoint(self, path: Path) -> Path | None:
+        """checkpoints/iter_<N>.pt: the checkpoint just written at ``path``, kept. A hard link shares its data
+        (the next checkpoint.pt is a new file renamed over the old name, so the link keeps this state); where
+        links are not supported, a copy. Written atomically, by rank 0."""
+        if not self.dist.is_main:
+            return None
+        dest = self.out_dir / "checkpoints" / f"iter_{self.iteration:07d}.pt"
+        dest.parent.mkdir(exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.tmp")
+        tmp.unlink(missing_ok=True)
+        try:
+            os.link(path, tmp)
+        except OSError:
+            shutil.copyfile(path, tmp)
+        os.replace(tmp, dest)
+        return dest
+
     def save_samples(self, name: str) -> Path:
         """A grid of the last SGLD samples (the buffer before any) as ``name``, and to TensorBoard when logging."""
         from torchvision.utils import make_grid, save_image
@@ -678,7 +698,8 @@ class Trainer:
             while self.iteration < self.total_iters and not stopping:
                 self.train_step()
                 it = self.iteration
-                ckpt_due = bool(cfg.ckpt_every) and it % cfg.ckpt_every == 0
+                keep_due = bool(cfg.ckpt_keep_every) and it % cfg.ckpt_keep_every == 0
+                ckpt_due = (bool(cfg.ckpt_every) and it % cfg.ckpt_every == 0) or keep_due
                 check_due = it % cfg.check_every == 0 or ckpt_due or it == self.total_iters
                 if self.dist.enabled:
                     # ranks stop together, at a check point: a lone rank would hang the others' all-reduce
@@ -728,7 +749,9 @@ class Trainer:
                 if cfg.sample_every and it % cfg.sample_every == 0 and cfg.generative and self.dist.is_main:
                     self.save_samples(f"samples/samples_{it:07d}.png")
                 if ckpt_due and it < self.total_iters:
-                    self.save_checkpoint()
+                    path = self.save_checkpoint()
+                    if keep_due:
+                        self.keep_checkpoint(path)
         finally:
             bar.close()
             self.log = log
@@ -744,6 +767,8 @@ class Trainer:
                 # stopped by a signal between checks: never write an unhealthy state over a good checkpoint
                 self.guard.restore_snapshot()
         ckpt_path = self.save_checkpoint()
+        if cfg.ckpt_keep_every and self.iteration % cfg.ckpt_keep_every == 0:
+            self.keep_checkpoint(ckpt_path)
         if stopping:
             name = signal.Signals(stop["signal"]).name if stop["signal"] is not None else "a stop signal"
             self.log(f"{name} received: stopped after iteration {self.iteration}, checkpoint written to {ckpt_path}")
