@@ -62,12 +62,25 @@ class SGLD:
     in the kernel from the sampler's device RNG state ``rng_state`` (int64 (seed, offset), advanced
     on the device by every step, so a CUDA-graph replay draws fresh noise). ``seed`` None seeds it
     from torch's generator. Samples are always fp32.
+
+    Two options common in other EBM samplers (off by default, as in JEM): ``grad_clip`` c clips dE/dx
+    element-wise to [-c, c] before the step (Du & Mordatch's IGEBM), so no coordinate's drift exceeds
+    step_size * c; ``clamp`` (lo, hi) projects x onto [lo, hi] after every step (e.g. the data range).
     """
 
     def __init__(self, n_steps: int = 20, step_size: float = 1.0, noise: float = 0.01, seed: int | None = None,
-                 backend: str | None = None):
+                 backend: str | None = None, *, grad_clip: float | None = None,
+                 clamp: tuple[float, float] | None = None):
         if n_steps < 0 or step_size < 0 or noise < 0:
             raise ValueError("SGLD n_steps, step_size and noise must be >= 0")
+        if grad_clip is not None and not grad_clip > 0:
+            raise ValueError(f"SGLD grad_clip must be > 0 (or None), got {grad_clip}")
+        if clamp is not None:
+            clamp = (float(clamp[0]), float(clamp[1]))
+            if not clamp[0] < clamp[1]:
+                raise ValueError(f"SGLD clamp must be (low, high) with low < high, got {clamp}")
+        self.grad_clip = None if grad_clip is None else float(grad_clip)
+        self.clamp = clamp
         self.n_steps = n_steps
         self.step_size = float(step_size)
         self.noise = float(noise)
@@ -90,8 +103,12 @@ class SGLD:
         x.requires_grad_(True)
         (grad,) = torch.autograd.grad(energy_fn(x).sum(), x)
         x = x.detach()
+        if self.grad_clip is not None:
+            grad = grad.clamp(-self.grad_clip, self.grad_clip)
         # x += (-step_size) * dE/dx + noise * N(0, I)
         kernels.sgld_step_(x, grad, -self.step_size, self.noise, rng, backend=self.backend)
+        if self.clamp is not None:
+            x.clamp_(*self.clamp)
         return x
 
     def sample(self, energy_fn: EnergyFn, x0: torch.Tensor, model: nn.Module | None = None) -> torch.Tensor:

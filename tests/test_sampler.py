@@ -86,3 +86,39 @@ def test_sampling_mode_restores_on_error():
     with pytest.raises(RuntimeError), sampling_mode(m):
         raise RuntimeError("boom")
     assert m.training and m.weight.requires_grad
+
+
+def test_grad_clip_bounds_each_coordinates_drift():
+    # E = 100 x0 - 0.001 x1: dE/dx = (100, -0.001); clipped at 0.5 the first coordinate moves by step 0.5 only
+    energy = lambda x: 100 * x[:, 0] - 0.001 * x[:, 1]
+    x0 = torch.zeros(3, 2)
+    x = SGLD(4, 0.1, 0.0, grad_clip=0.5).sample(energy, x0)
+    torch.testing.assert_close(x, torch.tensor([[-0.2, 0.0004]]).expand(3, 2), rtol=0, atol=1e-7)
+    # without the clip the same chain runs with the full gradient
+    torch.testing.assert_close(SGLD(4, 0.1, 0.0).sample(energy, x0)[:, 0], torch.full((3,), -40.0))
+
+
+def test_clamp_keeps_chains_in_range_and_samples_the_truncated_law():
+    """Proper Langevin on E = 0 clamped to [-1, 1]: every sample in range and the law close to U(-1, 1) (the
+    projection leaves atoms at the walls of mass O(sqrt(alpha)), about 3% each side here), while the unclamped
+    chain diffuses far out."""
+    flat = lambda x: 0.0 * x.sum(1)
+    alpha = 0.001
+    x = SGLD(3000, alpha, math.sqrt(2 * alpha), seed=3, backend="reference", clamp=(-1, 1)).sample(
+        flat, torch.zeros(4000, 1))
+    assert x.min() >= -1 and x.max() <= 1
+    assert (x.abs() == 1).float().mean() < 0.05
+    # uniform on [-1, 1]: mean 0, variance 1/3; Kolmogorov-Smirnov distance to U(-1, 1) small
+    assert abs(x.mean().item()) < 0.05 and abs(x.var().item() - 1 / 3) < 0.025
+    u = (x.flatten().sort().values + 1) / 2
+    ks = (u - torch.arange(1, len(u) + 1) / len(u)).abs().max().item()
+    assert ks < 0.04, ks
+    free = SGLD(3000, alpha, math.sqrt(2 * alpha), seed=3, backend="reference").sample(flat, torch.zeros(4000, 1))
+    assert free.abs().max() > 2
+
+
+def test_bad_clip_and_clamp_settings_are_refused():
+    with pytest.raises(ValueError, match="grad_clip"):
+        SGLD(grad_clip=0.0)
+    with pytest.raises(ValueError, match="low < high"):
+        SGLD(clamp=(1, -1))
