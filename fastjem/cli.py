@@ -96,7 +96,38 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench_parser(sub)
     add_data_parser(sub)
     add_runs_parser(sub)
+    add_export_parser(sub)
     return parser
+
+
+def add_export_parser(sub) -> None:
+    p = sub.add_parser("export", help="save a checkpoint's classifier as a torch.export program (.pt2)",
+                       description="Write the trained network as a torch.export program: images [B, C, H, W] in "
+                                   "[-1, 1] -> logits [B, K], any batch size, loadable with torch alone "
+                                   "(torch.export.load(path).module()). Classes, input shape and range travel in "
+                                   "the file (fastjem.json). The program is checked against the network before "
+                                   "the command returns.")
+    p.add_argument("checkpoint", help="checkpoint file (checkpoint.pt, best.pt, ...), or a run folder")
+    p.add_argument("--out", default=None, help="output .pt2 (default: <checkpoint folder>/model.pt2; "
+                                               "model-best.pt2 for best.pt)")
+    p.add_argument("--force", action="store_true", help="replace an existing output file")
+    p.add_argument("--device", default="cpu", choices=("auto", "cpu", "cuda"),
+                   help="device the program is traced on and runs on (default: cpu)")
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from fastjem.export import export_classifier
+
+    r = export_classifier(args.checkpoint, args.out, args.force, args.device)
+    m = r["meta"]
+    print(f"exported {m['model']} ({m['dataset']}, iteration {m['iteration']}) to {r['path']}")
+    print(f"  input   images [B, {', '.join(map(str, m['input']['shape'][1:]))}] in [-1, 1] "
+          f"({m['input']['pixels']})")
+    print(f"  output  logits [B, {m['num_classes']}]; classes {', '.join(m['classes'][:10])}"
+          + (" ..." if len(m["classes"]) > 10 else ""))
+    print(f"  checked against the network: largest relative difference {r['max_relative_difference']:.1e}")
+    print(f"  use     net = torch.export.load({str(r['path'])!r}).module()")
+    return 0
 
 
 def add_runs_parser(sub) -> None:
@@ -365,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_data(args)
         if args.command == "runs":
             return run_runs(args)
+        if args.command == "export":
+            return run_export(args)
     except FastJEMError as err:
         print(f"fastjem: error: {err}", file=sys.stderr)
         return 1

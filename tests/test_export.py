@@ -1,0 +1,49 @@
+"""fastjem export: the classifier as a torch.export program that computes what the network computes."""
+
+import pytest
+import torch
+
+from fastjem.cli import main
+from fastjem.eval import load_model
+from fastjem.export import load_exported, read_meta
+from fastjem.train import Trainer
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, tiny_config_module):
+    folder = tmp_path_factory.mktemp("run")
+    Trainer(tiny_config_module.replace(iters=4, eval_every=2), out_dir=folder, progress=False).fit()
+    return folder
+
+
+def test_export_writes_a_program_with_free_batch_size_and_its_metadata(run, capsys):
+    assert main(["export", str(run)]) == 0
+    out = capsys.readouterr().out
+    path = run / "model.pt2"
+    assert f"to {path}" in out and "largest relative difference" in out
+    net = load_exported(path)
+    em = load_model(run, "cpu")
+    x_test = em.test_set()[0]
+    for b in (1, 16, 360):  # any batch size: here the whole test set in one call
+        with torch.no_grad():
+            torch.testing.assert_close(net(x_test[:b]), em.model(x_test[:b]), rtol=1e-5, atol=1e-6)
+    meta = read_meta(path)
+    assert meta["classes"] == [str(i) for i in range(10)] and meta["input"]["shape"] == ["B", 1, 8, 8]
+    assert meta["iteration"] == 4 and meta["checkpoint"] == str(run / "checkpoint.pt")
+    # best.pt exports beside it, under its own name; an existing file is kept unless --force
+    assert main(["export", str(run / "best.pt")]) == 0 and (run / "model-best.pt2").exists()
+    before = path.read_bytes()
+    assert main(["export", str(run)]) == 1
+    assert "pass --force" in capsys.readouterr().err and path.read_bytes() == before
+    assert main(["export", str(run), "--force"]) == 0
+
+
+def test_export_refuses_a_wrong_suffix_and_a_network_it_cannot_build(run, tmp_path, capsys):
+    assert main(["export", str(run), "--out", str(tmp_path / "model.onnx")]) == 1
+    assert "must end in .pt2" in capsys.readouterr().err
+    ckpt = torch.load(run / "checkpoint.pt", weights_only=False)
+    ckpt["custom"] = {"model": "mine.Net", "data": False}
+    torch.save(ckpt, tmp_path / "custom.pt")
+    assert main(["export", str(tmp_path / "custom.pt")]) == 1
+    assert "network given in Python (mine.Net)" in capsys.readouterr().err
+    assert not (tmp_path / "model-custom.pt2").exists()
