@@ -11,12 +11,14 @@ the authors' eager implementation; this command is for sizing a run on your own 
 
 from __future__ import annotations
 
+import copy
 import json
 import statistics
 import time
 from pathlib import Path
 
 import torch
+from torch import nn
 
 from fastjem.config import TrainConfig
 from fastjem.engine import device_name, resolve_engine
@@ -24,11 +26,19 @@ from fastjem.models import build_model, has_batch_norm
 from fastjem.sampler import SGLD, model_energy
 
 
-def sgld_step_flops(cfg: TrainConfig, num_classes: int, channels: int, size: int, batch_size: int) -> dict:
+def _network(cfg: TrainConfig, num_classes: int, channels: int, model: nn.Module | None) -> nn.Module:
+    """A copy of ``model`` (the caller's module is left as it is), else the network ``cfg`` describes."""
+    if model is not None:
+        return copy.deepcopy(model)
+    return build_model(cfg.arch, num_classes, channels, cfg.depth, cfg.width, cfg.norm, cfg.dropout)
+
+
+def sgld_step_flops(cfg: TrainConfig, num_classes: int, channels: int, size: int, batch_size: int,
+                    model: nn.Module | None = None) -> dict:
     """FLOPs of one SGLD step (forward + input gradient) and of one forward, counted on the meta device."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    model = build_model(cfg.arch, num_classes, channels, cfg.depth, cfg.width, cfg.norm).to("meta").eval()
+    model = _network(cfg, num_classes, channels, model).to("meta").eval()
     model.requires_grad_(False)
     x = torch.empty(batch_size, channels, size, size, device="meta")
     with FlopCounterMode(display=False) as counter:
@@ -46,11 +56,12 @@ def _sync(device: torch.device) -> None:
 
 
 def build_sampler_call(cfg: TrainConfig, device: torch.device, num_classes: int = 10, channels: int = 3,
-                       size: int = 32):
+                       size: int = 32, model: nn.Module | None = None):
     """(call, engine): ``call()`` runs ``cfg.sgld_steps`` SGLD steps on a fixed random batch, as training would
-    (the engine resolved for ``device``; replayed from a CUDA graph when the engine has one)."""
+    (the engine resolved for ``device``; replayed from a CUDA graph when the engine has one). ``model``: your own
+    network (a copy is timed) in place of the one ``cfg`` describes."""
     torch.manual_seed(cfg.seed)
-    model = build_model(cfg.arch, num_classes, channels, cfg.depth, cfg.width, cfg.norm, cfg.dropout).to(device)
+    model = _network(cfg, num_classes, channels, model).to(device)
     engine = resolve_engine(cfg, device, has_batch_norm(model))
     engine.apply_backend_flags()
     model = model.to(memory_format=torch.channels_last)
@@ -67,10 +78,11 @@ def build_sampler_call(cfg: TrainConfig, device: torch.device, num_classes: int 
 
 
 def bench_sampler(cfg: TrainConfig, device: torch.device, num_classes: int = 10, channels: int = 3, size: int = 32,
-                  seconds: float = 10.0, warmup: int = 3) -> dict:
-    """Time ``cfg.sgld_steps`` SGLD steps over a batch of ``cfg.batch_size`` chains; see the module doc."""
+                  seconds: float = 10.0, warmup: int = 3, model: nn.Module | None = None) -> dict:
+    """Time ``cfg.sgld_steps`` SGLD steps over a batch of ``cfg.batch_size`` chains; see the module doc.
+    ``model``: your own network (images [B, channels, size, size] -> logits) instead of ``cfg``'s."""
     t0 = time.perf_counter()
-    call, engine = build_sampler_call(cfg, device, num_classes, channels, size)
+    call, engine = build_sampler_call(cfg, device, num_classes, channels, size, model)
     for _ in range(max(1, warmup)):
         call()
     _sync(device)
@@ -90,9 +102,10 @@ def bench_sampler(cfg: TrainConfig, device: torch.device, num_classes: int = 10,
         _sync(device)
         windows.append((time.perf_counter() - t) / per_window)
     call_s = statistics.median(windows)
-    flops = sgld_step_flops(cfg, num_classes, channels, size, cfg.batch_size)
+    flops = sgld_step_flops(cfg, num_classes, channels, size, cfg.batch_size, model)
     result = {
-        "model": cfg.model_name, "batch_size": cfg.batch_size, "sgld_steps": cfg.sgld_steps,
+        "model": type(model).__name__ if model is not None else cfg.model_name, "batch_size": cfg.batch_size,
+        "sgld_steps": cfg.sgld_steps,
         "input": [channels, size, size], "num_classes": num_classes, "device": device_name(device),
         "engine": engine.describe(), "engine_notes": list(engine.notes), "torch": torch.__version__,
         "warmup_s": warmup_s, "windows": len(windows), "calls_per_window": per_window,

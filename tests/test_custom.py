@@ -1,5 +1,6 @@
 """Your own network (Trainer(model=...)) and your own data (Trainer(data=arrays_from_tensors(...)))."""
 
+import copy
 import json
 
 import pytest
@@ -116,3 +117,37 @@ def test_a_network_that_does_not_fit_the_data_is_refused_before_training(tiny_co
 def test_the_tensors_dataset_is_python_only(capsys, tmp_path):
     assert main(["train", "--dataset", "tensors", "--out-dir", str(tmp_path / "run"), "--device", "cpu"]) == 1
     assert "data given in Python" in capsys.readouterr().err
+
+
+CALLS = []
+
+
+class CountingNet(TinyNet):
+    def __init__(self):
+        super().__init__(k=5)
+        self.body[0] = nn.Conv2d(3, 8, 3, padding=1)
+
+    def forward(self, x):
+        CALLS.append(x.shape[0])
+        return super().forward(x)
+
+
+def test_bench_times_your_own_network(tiny_config):
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from fastjem.benchmark import bench_sampler
+
+    net = CountingNet()
+    before = [p.detach().clone() for p in net.parameters()]
+    cfg = tiny_config.replace(batch_size=6, sgld_steps=4)
+    CALLS.clear()
+    r = bench_sampler(cfg, torch.device("cpu"), num_classes=5, channels=3, size=12, seconds=0.2, warmup=1, model=net)
+    assert r["model"] == "CountingNet" and r["input"] == [3, 12, 12]
+    assert CALLS and set(CALLS) == {6}  # the timed chains went through this network (a copy of it)
+    frozen = copy.deepcopy(net).requires_grad_(False)  # an SGLD step: input gradient only
+    with FlopCounterMode(display=False) as counter:
+        x = torch.zeros(6, 3, 12, 12, requires_grad=True)
+        frozen(x).logsumexp(1).sum().backward()
+    assert r["flops_per_step"] == counter.get_total_flops()
+    assert all(torch.equal(a, b) for a, b in zip(before, net.parameters()))  # the caller's module is untouched
+    assert net.body[0].weight.is_contiguous()  # not turned channels_last
