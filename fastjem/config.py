@@ -133,6 +133,9 @@ class TrainConfig:
     eval_every: int = _opt(0, "validation accuracy every N iterations (0 = only at the end)", group="run")
     ckpt_every: int = _opt(500, "write the checkpoint every N iterations (and at the end)", group="run")
     sample_every: int = _opt(0, "write a sample grid PNG every N iterations (0 = only at the end)", group="run")
+    max_minutes: float = _opt(0.0, "stop cleanly after this many minutes of training in this invocation (checkpoint "
+                              "written, resume command printed), e.g. under a cluster job's time limit; 0 = no limit",
+                              group="run")
     ckpt_keep_every: int = _opt(0, "also keep the checkpoint of every N-th iteration as checkpoints/iter_<N>.pt (a "
                                 "hard link to the checkpoint written then: no extra copy); 0 = keep only the latest",
                                 group="run")
@@ -162,8 +165,8 @@ class TrainConfig:
                 raise ConfigError(f"--{_flag(name)} must be > 0, got {getattr(self, name)}")
         non_negative = ["energy_l2", "sgld_steps", "sgld_step_size", "sgld_noise", "data_noise", "test_noise",
                         "px_weight", "pyx_weight", "pxy_weight", "weight_decay", "warmup_iters", "eval_every",
-                        "ckpt_every", "sample_every", "ckpt_keep_every", "momentum", "decay_rate", "epochs",
-                        "image_size"]
+                        "ckpt_every", "sample_every", "ckpt_keep_every", "max_minutes", "momentum", "decay_rate",
+                        "epochs", "image_size"]
         for name in non_negative:
             if getattr(self, name) < 0:
                 raise ConfigError(f"--{_flag(name)} must be >= 0, got {getattr(self, name)}")

@@ -150,6 +150,7 @@ def resume_config(path: str | Path, overrides: dict | None = None) -> TrainConfi
     saved = TrainConfig.from_dict(load_checkpoint(path)["config"])
     overrides = dict(overrides or {})
     allowed = {"iters", "epochs", "log_every", "eval_every", "ckpt_every", "ckpt_keep_every", "sample_every", "device",
+               "max_minutes",
                "data_dir", "out_dir", "download", "cuda_graph", "iteration_graph", "cpu_malloc", "keep_best",
                "tensorboard"}
     changed = {k: v for k, v in overrides.items() if getattr(saved, k) != v}
@@ -694,6 +695,7 @@ class Trainer:
         if self.guard is not None and self.guard.snapshot is None:
             self.guard.take_snapshot()
         stopping = False
+        deadline = time.monotonic() + 60 * cfg.max_minutes if cfg.max_minutes > 0 else math.inf
         try:
             while self.iteration < self.total_iters and not stopping:
                 self.train_step()
@@ -701,6 +703,8 @@ class Trainer:
                 keep_due = bool(cfg.ckpt_keep_every) and it % cfg.ckpt_keep_every == 0
                 ckpt_due = (bool(cfg.ckpt_every) and it % cfg.ckpt_every == 0) or keep_due
                 check_due = it % cfg.check_every == 0 or ckpt_due or it == self.total_iters
+                if time.monotonic() >= deadline and stop["signal"] is None:
+                    stop["signal"] = "time limit"
                 if self.dist.enabled:
                     # ranks stop together, at a check point: a lone rank would hang the others' all-reduce
                     if check_due:
@@ -770,8 +774,12 @@ class Trainer:
         if cfg.ckpt_keep_every and self.iteration % cfg.ckpt_keep_every == 0:
             self.keep_checkpoint(ckpt_path)
         if stopping:
-            name = signal.Signals(stop["signal"]).name if stop["signal"] is not None else "a stop signal"
-            self.log(f"{name} received: stopped after iteration {self.iteration}, checkpoint written to {ckpt_path}")
+            if stop["signal"] == "time limit":
+                why = f"time limit of {cfg.max_minutes:g} min (--max-minutes) reached"
+            else:
+                why = (signal.Signals(stop["signal"]).name if stop["signal"] is not None else "a stop signal") + \
+                      " received"
+            self.log(f"{why}: stopped after iteration {self.iteration}, checkpoint written to {ckpt_path}")
             self.log(f"resume with: fastjem train --resume {ckpt_path}")
             return {"interrupted": True, "iteration": self.iteration, "checkpoint": str(ckpt_path)}
         return self._finish(ckpt_path)

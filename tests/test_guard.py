@@ -139,3 +139,21 @@ def test_sigterm_finishes_the_iteration_writes_a_checkpoint_and_prints_the_resum
     t = Trainer(cfg, out_dir=tmp_path / "run", resume=tmp_path / "run" / "checkpoint.pt", progress=False)
     assert t.fit()["iteration"] == ckpt["iteration"] + 2
     assert os.path.exists(tmp_path / "run" / "summary.json")
+
+
+def test_max_minutes_stops_cleanly_and_the_run_resumes(tiny_config, tmp_path):
+    lines = []
+    t = Trainer(tiny_config.replace(iters=100_000, max_minutes=0.005), out_dir=tmp_path, progress=False,
+                log=lambda *a: lines.append(" ".join(map(str, a))))
+    start = time.monotonic()
+    summary = t.fit()
+    assert time.monotonic() - start < 30
+    assert summary["interrupted"] and 0 < summary["iteration"] < 100_000
+    assert any("time limit of 0.005 min (--max-minutes) reached" in s for s in lines)
+    assert any("resume with: fastjem train --resume" in s for s in lines)
+    ckpt = load_checkpoint(tmp_path / "checkpoint.pt")
+    assert ckpt["iteration"] == summary["iteration"]
+    # the next invocation gets its own budget (here none) and finishes the run
+    more = resume_config(tmp_path / "checkpoint.pt", {"iters": summary["iteration"] + 3, "max_minutes": 0.0})
+    done = Trainer(more, resume=tmp_path / "checkpoint.pt", progress=False).fit()
+    assert not done.get("interrupted") and done["iteration"] == summary["iteration"] + 3
