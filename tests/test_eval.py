@@ -2,6 +2,7 @@
 differentiable refinement, FID, and the CLI end to end on a tiny checkpoint."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -296,6 +297,13 @@ def test_cli_all_prints_a_summary_table(runs, tmp_path, capsys):
     summary = _report(out / "all.json")["summary"]
     assert any(row[0] == "ood" and "uniform" in row[1] for row in summary)
     assert (out / "samples_fresh.png").exists() and (out / "reliability.png").exists()
+    # report.md: the same rows as a table, and every figure linked where it lies
+    report = (out / "report.md").read_text()
+    assert "| task | metric | value |" in report and "| accuracy | plain acc / NLL |" in report
+    links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", report)
+    assert "reliability.png" in links and "samples_fresh.png" in links
+    assert all((out / link).exists() for link in links)
+    assert str(out / "report.md") in printed
 
 
 @pytest.mark.parametrize("args,match", [

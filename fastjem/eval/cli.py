@@ -129,7 +129,8 @@ def run_eval(args: argparse.Namespace) -> int:
         out = next((Path(r["files"][-1]).parent for r in reports.values() if "files" in r), None)
         print(tasks.format_table(rows))
         if out is not None:
-            print(f"\nreports and figures in {out}/ (summary: {out / 'all.json'})")
+            print(f"\nreports and figures in {out}/ (summary: {out / 'all.json'}; with the figures: "
+                  f"{out / 'report.md'})")
         return 0
     if args.task == "accuracy":
         report = tasks.accuracy(args.checkpoint, **opts["accuracy"], **common)

@@ -497,7 +497,26 @@ def run_all(checkpoint, ood_sets=None, compare=None, inception_weights=None, fea
     out_dir = Path(common.get("out_dir") or em.output_dir("eval"))
     atomic_write_text(json.dumps({"checkpoint": str(em.path), "summary": summary_rows(reports)}, indent=2),
                       out_dir / "all.json")
+    atomic_write_text(markdown_report(em, reports, out_dir), out_dir / "report.md")
     return reports
+
+
+def markdown_report(em, reports: dict, out_dir: Path) -> str:
+    """report.md: the summary table, then each task's figures, linked relative to ``out_dir`` (renders where
+    the folder is viewed: an editor, a Git host)."""
+    def cell(text) -> str:
+        return str(text).replace("|", "\\|")
+
+    lines = [f"# {em.label} evaluation of `{em.path.name}`", "",
+             f"{em.config.model_name} on {em.info.name}, iteration {em.iteration} (`{em.path}`).", "",
+             "| task | metric | value |", "|---|---|---|"]
+    lines += [f"| {cell(t)} | {cell(m)} | {cell(v)} |" for t, m, v in summary_rows(reports)]
+    for task, rep in reports.items():
+        figures = [Path(f) for f in rep.get("files", []) if f.endswith(".png")]
+        if figures:
+            lines += ["", f"## {task}", ""]
+            lines += [f"![{f.stem}]({Path(os.path.relpath(f, out_dir)).as_posix()})" for f in figures]
+    return "\n".join(lines) + "\n"
 
 
 def summary_rows(reports: dict) -> list[tuple[str, str, str]]:
