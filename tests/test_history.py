@@ -42,3 +42,30 @@ def test_without_hard_links_a_copy_is_kept(tiny_config, tmp_path, monkeypatch):
     assert kept.read_bytes() == (run / "checkpoint.pt").read_bytes()
     assert load_checkpoint(run / "checkpoints" / "iter_0000002.pt")["iteration"] == 2
     assert not list((run / "checkpoints").glob(".*"))  # no temporary files left
+
+
+def test_eval_over_the_checkpoint_history(tiny_config, tmp_path, capsys):
+    import json
+
+    from fastjem.cli import main
+
+    run = tmp_path / "run"
+    Trainer(tiny_config.replace(iters=12, ckpt_every=0, ckpt_keep_every=4, lr=3e-3), out_dir=run,
+            progress=False).fit()
+    assert main(["eval", str(run / "checkpoints"), "accuracy", "--device", "cpu", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    out = run / "checkpoints" / "eval-history"
+    history = json.loads((out / "accuracy_history.json").read_text())
+    assert [r["iteration"] for r in history["rows"]] == [4, 8, 12]
+    # each row is that checkpoint's own report, which stays beside it
+    for row in history["rows"]:
+        single = json.loads((out / f"iter_{row['iteration']:07d}" / "accuracy.json").read_text())
+        assert row["plain acc"] == single["results"]["acc"] and single["iteration"] == row["iteration"]
+    assert (out / "accuracy_history.png").exists()
+    assert printed.count("\n") > 4 and "plain acc" in printed
+    # one task at a time; a single checkpoint still works as before
+    assert main(["eval", str(run / "checkpoints"), "all"]) == 1
+    assert "one task at a time" in capsys.readouterr().err
+    assert main(["eval", str(run / "checkpoints" / "iter_0000008.pt"), "accuracy", "--device", "cpu",
+                 "--no-progress"]) == 0
+    assert (run / "checkpoints" / "eval-iter_0000008" / "accuracy.json").exists()

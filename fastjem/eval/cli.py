@@ -32,7 +32,9 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
         epilog=f"tasks:\n{tasks}\n\nexamples:\n  fastjem eval runs/jem/checkpoint.pt calibration --compare "
                "runs/baseline/checkpoint.pt\n  fastjem eval runs/jem ood --ood uniform constant interp svhn "
                "--data-dir ~/data\n  fastjem eval runs/jem all")
-    p.add_argument("checkpoint", help="checkpoint file, or a run folder holding checkpoint.pt")
+    p.add_argument("checkpoint", help="checkpoint file, a run folder holding checkpoint.pt, or a folder of "
+                                      "checkpoints (a run's checkpoints/, from --ckpt-keep-every): the task on each, "
+                                      "then its history")
     p.add_argument("task", metavar="TASK", help=f"one of: {', '.join(TASK_HELP)}")
     g = p.add_argument_group("common")
     g.add_argument("--out-dir", default=None,
@@ -108,7 +110,6 @@ def _task_options(args: argparse.Namespace) -> dict:
 
 def run_eval(args: argparse.Namespace) -> int:
     from fastjem.eval import tasks
-    from fastjem.eval.ood import OOD_SETS
 
     if args.task not in TASK_HELP:
         raise ConfigError(f"unknown eval task {args.task!r}: choose one of {', '.join(TASK_HELP)} "
@@ -121,6 +122,11 @@ def run_eval(args: argparse.Namespace) -> int:
     opts = _task_options(args)
     ood_all = args.ood is not None and "all" in args.ood
     sets = None if ood_all else args.ood
+    from fastjem.eval.history import checkpoint_history, refuse_all
+
+    history = checkpoint_history(args.checkpoint)
+    if history is not None:
+        refuse_all(args.task)
     if args.task == "all":
         reports = tasks.run_all(args.checkpoint, ood_sets=sets, compare=args.compare,
                                 inception_weights=args.inception_weights, features_model=args.features_model,
@@ -132,27 +138,51 @@ def run_eval(args: argparse.Namespace) -> int:
             print(f"\nreports and figures in {out}/ (summary: {out / 'all.json'}; with the figures: "
                   f"{out / 'report.md'})")
         return 0
+    if history is not None:
+        return _run_history(args, history, common, opts, ood_all)
+    report = _run_task(args, args.checkpoint, common, opts, ood_all)
+    print(tasks.format_table(tasks.summary_rows({args.task: report})))
+    print("\nwritten:\n" + "\n".join(f"  {f}" for f in report["files"]))
+    return 0
+
+
+def _run_task(args: argparse.Namespace, checkpoint, common: dict, opts: dict, ood_all: bool) -> dict:
+    """One task (not all) on one checkpoint; returns its report."""
+    from fastjem.eval import tasks
+    from fastjem.eval.ood import OOD_SETS
+
     if args.task == "accuracy":
-        report = tasks.accuracy(args.checkpoint, **opts["accuracy"], **common)
-    elif args.task == "calibration":
-        report = tasks.calibration(args.checkpoint, compare=args.compare, **opts["calibration"], **common)
-    elif args.task == "ood":
+        return tasks.accuracy(checkpoint, **opts["accuracy"], **common)
+    if args.task == "calibration":
+        return tasks.calibration(checkpoint, compare=args.compare, **opts["calibration"], **common)
+    if args.task == "ood":
         chosen = tuple(d for d in OOD_SETS) if ood_all else tuple(args.ood or tasks.SYNTHETIC_SETS)
         if ood_all:
             from fastjem.eval.core import load_model
 
-            dataset = load_model(args.checkpoint, args.device).config.dataset
+            dataset = load_model(checkpoint, args.device).config.dataset
             chosen = tuple(d for d in chosen if d != dataset)
-        report = tasks.ood(args.checkpoint, sets=chosen, skip_missing=ood_all, **opts["ood"], **common)
-    elif args.task == "samples":
-        report = tasks.samples(args.checkpoint, **opts["samples"], **common)
-    elif args.task == "robustness":
-        report = tasks.robustness(args.checkpoint, **opts["robustness"], **common)
-    else:
-        report = tasks.fid(args.checkpoint, inception_weights=args.inception_weights,
-                           features_model=args.features_model, **opts["fid"], **common)
-    print(tasks.format_table(tasks.summary_rows({args.task: report})))
-    print("\nwritten:\n" + "\n".join(f"  {f}" for f in report["files"]))
+        return tasks.ood(checkpoint, sets=chosen, skip_missing=ood_all, **opts["ood"], **common)
+    if args.task == "samples":
+        return tasks.samples(checkpoint, **opts["samples"], **common)
+    if args.task == "robustness":
+        return tasks.robustness(checkpoint, **opts["robustness"], **common)
+    return tasks.fid(checkpoint, inception_weights=args.inception_weights, features_model=args.features_model,
+                     **opts["fid"], **common)
+
+
+def _run_history(args: argparse.Namespace, checkpoints: list, common: dict, opts: dict, ood_all: bool) -> int:
+    """The task on every checkpoint of a folder (checkpoints/), each with its own outputs, then the history."""
+    from fastjem.eval.history import format_history, write_history
+
+    out_root = Path(args.out_dir) if args.out_dir else Path(args.checkpoint) / "eval-history"
+    reports = []
+    for k, path in enumerate(checkpoints):
+        print(f"[{k + 1}/{len(checkpoints)}] {path.name}", flush=True)
+        reports.append(_run_task(args, path, {**common, "out_dir": out_root / path.stem}, opts, ood_all))
+    history = write_history(args.task, reports, out_root)
+    print(format_history(history))
+    print(f"\nper checkpoint: {out_root}/<checkpoint>/; history: {history['json']}, {history['png']}")
     return 0
 
 

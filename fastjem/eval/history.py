@@ -1,0 +1,118 @@
+"""One evaluation task over a run's checkpoint history (``fastjem eval RUN/checkpoints TASK``).
+
+``--ckpt-keep-every`` leaves checkpoints/iter_<N>.pt; evaluating each with the same settings shows how accuracy,
+calibration, OOD detection, samples or robustness move during training. Each checkpoint keeps its own report
+and figures (in <out>/<checkpoint name>/); the headline numbers go to <out>/<task>_history.json, a table and
+<out>/<task>_history.png (one panel per number, against iteration).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import torch
+
+from fastjem.checkpoint import atomic_write_text
+from fastjem.errors import ConfigError
+
+
+def checkpoint_history(path) -> list[Path] | None:
+    """The checkpoints of a folder that holds several (``checkpoints/``) in iteration order; None for a single
+    checkpoint (a file, or a run folder with checkpoint.pt)."""
+    path = Path(path)
+    if not path.is_dir() or (path / "checkpoint.pt").exists():
+        return None
+    files = [p for p in path.glob("*.pt") if not p.name.startswith(".")]
+    if not files:
+        return None
+
+    def iteration(p: Path) -> int:
+        digits = "".join(c for c in p.stem if c.isdigit())
+        if p.stem.startswith("iter_") and digits:
+            return int(digits)
+        return int(torch.load(p, map_location="cpu", weights_only=False).get("iteration", 0))
+
+    return sorted(files, key=lambda p: (iteration(p), p.name))
+
+
+def headline(task: str, report: dict) -> dict[str, float]:
+    """The task's numbers worth following over training (names as in the summary table)."""
+    r = report["results"]
+    out: dict[str, float] = {}
+    if task == "accuracy":
+        for key, v in r.items():
+            if isinstance(v, dict):
+                out[f"{key} acc"] = v["acc"]
+                out[f"{key} NLL"] = v["nll"]
+    elif task == "calibration":
+        for m in r["models"]:
+            out[f"ECE {m['name']}"] = m["ece"]
+    elif task == "ood":
+        for name, scores in r["auroc"].items():
+            for score, value in scores.items():
+                out[f"AUROC {name} {score}"] = value
+    elif task == "samples":
+        out["conditional samples classified as their class"] = r["conditional"]["fraction_classified_as_target"]
+    elif task == "robustness":
+        for norm, by_n in r["accuracy"].items():
+            for n, pts in by_n.items():
+                for p in pts:
+                    out[f"{norm} refine={n} eps={p['eps']:.3g} acc"] = p["acc"]
+    elif task == "fid":
+        out["FID"] = r["fid"]
+    return out
+
+
+def write_history(task: str, reports: list[dict], out_dir: str | Path) -> dict:
+    """<task>_history.json and .png from the reports of one task over checkpoints; returns the history."""
+    out_dir = Path(out_dir)
+    rows = [{"iteration": rep["iteration"], "checkpoint": rep["checkpoint"], **headline(task, rep)} for rep in reports]
+    keys = [k for k in rows[0] if k not in ("iteration", "checkpoint")] if rows else []
+    history = {"task": task, "rows": rows, "keys": keys}
+    atomic_write_text(json.dumps(history, indent=2), out_dir / f"{task}_history.json")
+    history["json"] = str(out_dir / f"{task}_history.json")
+    history["png"] = str(plot_history(history, out_dir / f"{task}_history.png"))
+    return history
+
+
+def plot_history(history: dict, path: Path) -> Path:
+    from fastjem.eval.plots import _pyplot, _save
+
+    plt = _pyplot()
+    keys = history["keys"][:12]
+    cols = min(3, max(1, len(keys)))
+    rows = max(1, math.ceil(len(keys) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 2.8 * rows + 0.4), squeeze=False, sharex=True,
+                             constrained_layout=True)
+    it = [r["iteration"] for r in history["rows"]]
+    for ax, key in zip(axes.flat, keys):
+        ax.plot(it, [r.get(key, math.nan) for r in history["rows"]], "o-", ms=4)
+        ax.set_title(key, fontsize=9)
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(keys):]:
+        ax.axis("off")
+    for ax in axes[-1]:
+        ax.set_xlabel("iteration")
+    fig.suptitle(f"{history['task']} over the checkpoint history", fontsize=11)
+    return _save(fig, path)
+
+
+def format_history(history: dict, limit: int = 6) -> str:
+    """The history as a text table: a row per checkpoint, the first ``limit`` numbers as columns."""
+    keys = history["keys"][:limit]
+    head = ["iteration", *keys]
+    cells = [head] + [[str(r["iteration"]), *(f"{r[k]:.4f}" if k in r else "-" for k in keys)]
+                      for r in history["rows"]]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(head))]
+    lines = ["  ".join(c[i].rjust(widths[i]) for i in range(len(head))) for c in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    more = len(history["keys"]) - len(keys)
+    return "\n".join(lines) + (f"\n(+{more} more in the JSON and the plot)" if more > 0 else "")
+
+
+def refuse_all(task: str) -> None:
+    if task == "all":
+        raise ConfigError("a folder of checkpoints is evaluated one task at a time (accuracy, calibration, ood, "
+                          "samples, robustness, fid); run all on one checkpoint")
