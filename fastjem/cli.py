@@ -347,6 +347,8 @@ def run_train(args: argparse.Namespace) -> int:
         print(f"  sample grid     {summary['samples']}")
     if summary.get("curves"):
         print(f"  curves          {summary['curves']}")
+    if summary.get("tensorboard"):
+        print(f"  tensorboard     {summary['tensorboard']} (tensorboard --logdir {summary['tensorboard']})")
     return 0
 
 

@@ -874,6 +874,7 @@ class Trainer:
             "samples": str(samples) if samples else None, "device": str(self.device),
             "recoveries": self.recovery.recoveries, "curves": str(curves) if curves else None,
             "best": self._best_summary(test) if self.best is not None and self.dist.is_main else None,
+            "tensorboard": str(self.out_dir / "tensorboard") if cfg.tensorboard else None,
         }
         if self.dist.is_main:
             atomic_write_text(json.dumps(summary, indent=2), self.out_dir / "summary.json")

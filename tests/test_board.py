@@ -29,7 +29,7 @@ def records(run):
 
 def test_scalars_validation_samples_and_config_reach_tensorboard(tiny_config, tmp_path):
     cfg = tiny_config.replace(iters=8, log_every=4, eval_every=4, sample_every=4, tensorboard=True)
-    Trainer(cfg, out_dir=tmp_path, progress=False).fit()
+    assert Trainer(cfg, out_dir=tmp_path, progress=False).fit()["tensorboard"] == str(tmp_path / "tensorboard")
     ea = board(tmp_path)
     train = [r for r in records(tmp_path) if "loss" in r]
     for key, tag in [("loss", "loss/total"), ("ce", "loss/cross_entropy"), ("acc", "accuracy/train_batch"),
