@@ -69,3 +69,13 @@ def test_eval_over_the_checkpoint_history(tiny_config, tmp_path, capsys):
     assert main(["eval", str(run / "checkpoints" / "iter_0000008.pt"), "accuracy", "--device", "cpu",
                  "--no-progress"]) == 0
     assert (run / "checkpoints" / "eval-iter_0000008" / "accuracy.json").exists()
+
+
+def test_history_headlines_hold_only_the_tasks_measures():
+    from fastjem.eval.history import headline
+
+    ood = {"results": {"auroc": {"uniform": {"logpx": 0.9, "maxprob": 0.8, "grad_norm": 0.7, "n": 1000}}}}
+    assert headline("ood", ood) == {"AUROC uniform logpx": 0.9, "AUROC uniform maxprob": 0.8,
+                                    "AUROC uniform grad_norm": 0.7}
+    acc = {"results": {"n": 360, "plain": {"n_steps": 0, "acc": 0.9, "nll": 0.3}, "acc": 0.9, "nll": 0.3}}
+    assert headline("accuracy", acc) == {"plain acc": 0.9, "plain NLL": 0.3}

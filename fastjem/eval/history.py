@@ -50,9 +50,12 @@ def headline(task: str, report: dict) -> dict[str, float]:
         for m in r["models"]:
             out[f"ECE {m['name']}"] = m["ece"]
     elif task == "ood":
+        from fastjem.eval.ood import SCORES
+
         for name, scores in r["auroc"].items():
-            for score, value in scores.items():
-                out[f"AUROC {name} {score}"] = value
+            for score in SCORES:
+                if score in scores:
+                    out[f"AUROC {name} {score}"] = scores[score]
     elif task == "samples":
         out["conditional samples classified as their class"] = r["conditional"]["fraction_classified_as_target"]
     elif task == "robustness":
