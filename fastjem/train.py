@@ -149,10 +149,9 @@ def resume_config(path: str | Path, overrides: dict | None = None) -> TrainConfi
     """
     saved = TrainConfig.from_dict(load_checkpoint(path)["config"])
     overrides = dict(overrides or {})
-    allowed = {"iters", "epochs", "log_every", "eval_every", "ckpt_every", "ckpt_keep_every", "sample_every", "device",
-               "max_minutes",
-               "data_dir", "out_dir", "download", "cuda_graph", "iteration_graph", "cpu_malloc", "keep_best",
-               "tensorboard"}
+    allowed = {"iters", "epochs", "max_minutes", "log_every", "eval_every", "ckpt_every", "ckpt_keep_every",
+               "sample_every", "keep_best", "tensorboard", "device", "data_dir", "out_dir", "download", "cuda_graph",
+               "iteration_graph", "cpu_malloc"}
     changed = {k: v for k, v in overrides.items() if getattr(saved, k) != v}
     refused = sorted(set(changed) - allowed)
     if refused:
