@@ -61,6 +61,9 @@ class TrainConfig:
     width: int = _opt(10, "Wide-ResNet widen factor k, or the convnet's base channel count", group="model")
     norm: str = _opt("none", "normalisation layer", NORMS, "model")
     dropout: float = _opt(0.0, "dropout rate inside residual blocks", group="model")
+    init_weights: str = _opt("", "start from the network weights of this checkpoint (e.g. a classifier-only "
+                             "baseline to fine-tune as a JEM); optimiser, buffer and schedule start fresh",
+                             group="model")
     # JEM objective
     px_weight: float = _opt(1.0, "weight of the generative log p(x) term; 0 trains the classifier alone",
                             group="objective")

@@ -230,6 +230,8 @@ class Trainer:
                                      cfg.dropout).to(self.device)
         # what a checkpoint cannot rebuild from its config: the class of a network given as model=, data= given
         self.custom = {"model": _class_path(model) if model is not None else None, "data": data is not None}
+        if cfg.init_weights and ckpt is None:
+            self._init_weights(cfg.init_weights)
         # Every rank draws the same global batch from this generator and keeps its shard of it.
         self.data_gen = torch.Generator(device=self.device).manual_seed(cfg.seed)
         rank = self.dist.rank
@@ -279,6 +281,24 @@ class Trainer:
             self._restore(ckpt)
 
     # ----------------------------------------------------------------------------------- setup
+    def _init_weights(self, path: str) -> None:
+        """--init-weights: the network's parameters (and buffers) from another run's checkpoint, nothing else."""
+        source = load_checkpoint(path)
+        saved = TrainConfig.from_dict(source["config"])
+        differ = [] if self.custom["model"] else [
+            f for f in ("arch", "depth", "width", "norm", "image_size") if getattr(saved, f) != getattr(self.cfg, f)]
+        if source.get("dataset", {}).get("num_classes", self.num_classes) != self.num_classes:
+            differ.append("number of classes")
+        if differ:
+            raise ConfigError(f"--init-weights {source['path']} holds another network ({', '.join(differ)} differ: "
+                              f"{saved.model_name} norm={saved.norm}); give a checkpoint of the same architecture")
+        try:
+            self.model.load_state_dict(source["model"])
+        except RuntimeError as err:
+            raise CheckpointError(f"--init-weights {source['path']} does not fit this network: "
+                                  f"{str(err).splitlines()[0]}") from err
+        self.log(f"initial weights from {source['path']} (iteration {source['iteration']})")
+
     def _build_optimizer(self) -> torch.optim.Optimizer:
         cfg = self.cfg
         params = self.model.parameters()

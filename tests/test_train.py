@@ -155,3 +155,29 @@ def test_presets_validate():
     paper = PRESETS["paper"]
     assert (paper.arch, paper.depth, paper.width, paper.lr, paper.sgld_steps, paper.buffer_size) == (
         "wrn", 28, 10, 1e-4, 20, 10000)
+
+
+def test_init_weights_starts_a_new_run_from_another_runs_network(tiny_config, tmp_path):
+    base = Trainer(tiny_config.replace(iters=6, px_weight=0.0), out_dir=tmp_path / "base", progress=False)
+    base.fit()
+    cfg = tiny_config.replace(iters=2, init_weights=str(tmp_path / "base"))
+    jem = Trainer(cfg, out_dir=tmp_path / "jem", progress=False)
+    # the network starts where the baseline ended; optimiser and iteration start fresh
+    assert torch.equal(params(jem.model), params(base.model))
+    assert jem.iteration == 0 and not jem.optimizer.state
+    fresh = Trainer(tiny_config.replace(iters=2), out_dir=tmp_path / "fresh", progress=False)
+    assert not torch.equal(params(fresh.model), params(base.model))
+    jem.fit()
+    # resuming the fine-tuned run restores its own state, not the initial weights again
+    resumed = Trainer(resume_config(tmp_path / "jem", {"iters": 3}), resume=tmp_path / "jem", progress=False)
+    assert torch.equal(params(resumed.model), params(jem.model))
+
+
+def test_init_weights_from_another_architecture_is_refused(tiny_config, tmp_path):
+    Trainer(tiny_config.replace(iters=1), out_dir=tmp_path / "base", progress=False).fit()
+    with pytest.raises(ConfigError, match="width differ"):
+        Trainer(tiny_config.replace(width=16, init_weights=str(tmp_path / "base")), out_dir=tmp_path / "b",
+                progress=False)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        Trainer(tiny_config.replace(init_weights=str(tmp_path / "nothing.pt")), out_dir=tmp_path / "c",
+                progress=False)
