@@ -39,11 +39,13 @@ def run_row(folder: str | os.PathLike) -> dict:
     cfg = _json(folder / "config.json") or {}
     summary = _json(folder / "summary.json")
     m = read_metrics(folder)
-    try:
-        config = TrainConfig.from_dict(cfg)
-        model, kind = config.model_name, ("JEM" if config.generative else "classifier")
-    except (FastJEMError, TypeError):
-        model, kind = None, None
+    model = kind = None
+    if cfg:  # without config.json nothing is known of the network (the defaults would name the wrong one)
+        try:
+            config = TrainConfig.from_dict(cfg)
+            model, kind = config.model_name, ("JEM" if config.generative else "classifier")
+        except (FastJEMError, TypeError):
+            pass
     # the first window holds compilation, graph capture and warm-up: the steady rate is the median of the rest
     rates = [r["it_per_s"] for r in m.train[1:] if math.isfinite(r.get("it_per_s", math.nan))]
     val = [e for e in m.evals if "val_acc" in e]

@@ -37,6 +37,18 @@ def test_rows_say_what_each_run_wrote(runs):
     assert cut["status"] == "stopped or running (6/6)" and cut["test_acc"] is None and cut["iteration"] == 6
 
 
+def test_a_run_without_its_config_says_less_not_something_wrong(runs, tmp_path):
+    import shutil
+
+    root, _, _ = runs
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(root / "jem" / "metrics.jsonl", bare / "metrics.jsonl")
+    row = run_row(bare)
+    assert row["model"] is None and row["kind"] is None and row["dataset"] is None
+    assert row["iteration"] == 12 and row["status"] == "stopped or running"
+
+
 def test_the_command_prints_a_sorted_table_and_json(runs, capsys):
     root, jem, base = runs
     assert main(["runs", str(root), "--sort", "test_acc"]) == 0
