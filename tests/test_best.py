@@ -113,3 +113,25 @@ def test_curves_mark_what_best_pt_holds(tiny_config, tmp_path):
     kept = [e for e in read_metrics(tmp_path).evals if e.get("best")]
     assert kept and kept[-1]["iter"] == load_checkpoint(tmp_path / "best.pt")["iteration"]
     assert (tmp_path / "curves.png").exists()
+
+
+@pytest.mark.gpu
+def test_best_history_time_limit_and_export_with_the_cuda_graphs(tiny_config, tmp_path):
+    """This session's run-keeping features between replays of the whole-iteration CUDA graph."""
+    from fastjem.export import export_classifier
+
+    cfg = tiny_config.replace(device="cuda", iters=12, eval_every=4, ckpt_keep_every=6, compile="off")
+    t = Trainer(cfg, out_dir=tmp_path / "run", progress=False)
+    summary = t.fit()
+    assert t.engine.iteration_graph and "iteration" in t._graphs  # the graph ran, and was not dropped
+    best = load_checkpoint(tmp_path / "run" / "best.pt")
+    assert summary["best"]["iter"] == best["iteration"] and best["iteration"] in (4, 8, 12)
+    kept = sorted(p.name for p in (tmp_path / "run" / "checkpoints").iterdir())
+    assert kept == ["iter_0000006.pt", "iter_0000012.pt"]
+    assert load_checkpoint(tmp_path / "run" / "checkpoints" / "iter_0000006.pt")["iteration"] == 6
+    r = export_classifier(tmp_path / "run" / "best.pt", device="cuda")
+    assert r["max_relative_difference"] <= 1e-5
+    # a time limit stops a graphed run cleanly too
+    more = resume_config(tmp_path / "run", {"iters": 100_000, "max_minutes": 0.01})
+    stopped = Trainer(more, resume=tmp_path / "run", progress=False).fit()
+    assert stopped["interrupted"] and 12 < stopped["iteration"] < 100_000
