@@ -111,6 +111,19 @@ def arrays_from_tensors(train_x: torch.Tensor, train_y: torch.Tensor, test_x: to
     return Arrays(train_x, train_y, test_x, test_y, info)
 
 
+def dataset_mismatch(saved: DatasetInfo, given: DatasetInfo) -> str | None:
+    """Why ``given`` data cannot stand for the data a network was trained on (classes, channels, image size), or
+    None when it can."""
+    keys = ("num_classes", "channels", "image_size")
+    if all(getattr(saved, k) == getattr(given, k) for k in keys):
+        return None
+
+    def desc(info: DatasetInfo) -> str:
+        return f"{info.name} ({', '.join(f'{k} {getattr(info, k)}' for k in keys)})"
+
+    return f"it was trained on {desc(saved)}; data= holds {desc(given)}"
+
+
 def default_data_dir() -> Path:
     return Path(os.environ.get("FASTJEM_DATA", Path.home() / ".cache" / "fastjem" / "data"))
 

@@ -100,12 +100,17 @@ def sort_rows(rows: list[dict], key: str) -> list[dict]:
     return sorted(rows, key=lambda r: (r[key] is None, -(r[key] or 0)))
 
 
-def format_table(rows: list[dict]) -> str:
-    """A plain-text table, one run per line; '-' where a run has no value yet."""
-    cells = [[h for _, h, _ in COLUMNS]]
-    for r in rows:
-        cells.append(["-" if r[k] is None else fmt.format(r[k]) for k, _, fmt in COLUMNS])
-    widths = [max(len(c[i]) for c in cells) for i in range(len(COLUMNS))]
-    lines = ["  ".join(c[i].ljust(widths[i]) for i in range(len(COLUMNS))).rstrip() for c in cells]
+def text_table(head: list[str], rows: list[list[str]], right: bool = False) -> str:
+    """Columns padded to their widest cell (right-aligned for numbers), a rule under the heading."""
+    cells = [head, *rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(head))]
+    lines = ["  ".join(c[i].rjust(w) if right else c[i].ljust(w) for i, w in enumerate(widths)).rstrip()
+             for c in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def format_table(rows: list[dict]) -> str:
+    """A plain-text table, one run per line; '-' where a run has no value yet."""
+    return text_table([h for _, h, _ in COLUMNS],
+                      [["-" if r[k] is None else fmt.format(r[k]) for k, _, fmt in COLUMNS] for r in rows])

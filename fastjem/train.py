@@ -33,7 +33,7 @@ from fastjem.board import TensorBoardLog, check_available
 from fastjem.buffer import ReplayBuffer
 from fastjem.checkpoint import FORMAT, VERSION, atomic_save, atomic_write_text, load_checkpoint
 from fastjem.config import ARCH_FIELDS, TENSORS, TrainConfig
-from fastjem.data import Arrays, DeviceData, load_arrays
+from fastjem.data import Arrays, DatasetInfo, DeviceData, dataset_mismatch, load_arrays
 from fastjem.distributed import (
     DistInfo,
     all_reduce_grads_,
@@ -101,12 +101,13 @@ def _check_same_custom_parts(ckpt: dict, model, data) -> None:
         raise CheckpointError(f"{path} trained on data given in Python (\"{ckpt['dataset']['name']}\"): pass the "
                               "same data= to resume it")
     if data is not None:
-        saved = ckpt["dataset"]
-        here = asdict(data.info)
-        keys = ("num_classes", "channels", "image_size")
-        if not custom.get("data") or any(saved[k] != here[k] for k in keys):
-            raise CheckpointError(f"{path} trained on {saved['name']} ({', '.join(f'{k} {saved[k]}' for k in keys)})"
-                                  f"; data= holds {here['name']} ({', '.join(f'{k} {here[k]}' for k in keys)})")
+        saved = DatasetInfo(**{**ckpt["dataset"], "classes": tuple(ckpt["dataset"].get("classes", ()))})
+        if not custom.get("data"):
+            raise CheckpointError(f"{path} trained on {saved.name}, not on data given in Python: resume it without "
+                                  "data=")
+        why = dataset_mismatch(saved, data.info)
+        if why:
+            raise CheckpointError(f"{path}: {why}")
 
 
 def learning_rate(cfg: TrainConfig, iteration: int, iters_per_epoch: int) -> float:

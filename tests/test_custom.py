@@ -100,6 +100,12 @@ def test_own_network_and_data_train_resume_exactly_and_evaluate(digits_as_floats
         load_model(tmp_path / "whole", "cpu")
     with pytest.raises(ConfigError, match="load_model\\(path, data=...\\)"):
         accuracy(load_model(tmp_path / "whole", "cpu", model=TinyNet()), out_dir=tmp_path / "e0")
+    (tx, ty, vx, vy), _ = digits_as_floats
+    other = arrays_from_tensors(tx, ty % 5, vx, vy % 5, name="five digits")
+    with pytest.raises(CheckpointError, match=r"trained on my digits \(num_classes 10.*data= holds five digits"):
+        load_model(tmp_path / "whole", "cpu", model=TinyNet(), data=other)
+    with pytest.raises(CheckpointError, match="data= holds five digits"):
+        Trainer(resume_config(ckpt_path), resume=ckpt_path, progress=False, model=TinyNet(), data=other)
     em = load_model(tmp_path / "whole", "cpu", model=TinyNet(), data=data)
     report = accuracy(em, out_dir=tmp_path / "eval")
     assert report["results"]["acc"] == pytest.approx(evaluate(net, data.test_x, data.test_y)["acc"], abs=1e-6)

@@ -11,7 +11,7 @@ from torch import nn
 
 from fastjem.checkpoint import load_checkpoint
 from fastjem.config import TrainConfig
-from fastjem.data import Arrays, DatasetInfo, load_arrays, to_float
+from fastjem.data import Arrays, DatasetInfo, dataset_mismatch, load_arrays, to_float
 from fastjem.errors import CheckpointError, ConfigError
 
 
@@ -118,11 +118,9 @@ def load_model(checkpoint: str | os.PathLike | EvalModel, device: str | torch.de
     em = EvalModel(model, cfg, info, buffer, int(ckpt["iteration"]), Path(ckpt["path"]), dev,
                    custom_data=bool(custom.get("data")))
     if data is not None:
-        keys = ("num_classes", "channels", "image_size")
-        if any(getattr(data.info, k) != getattr(info, k) for k in keys):
-            raise CheckpointError(f"checkpoint {ckpt['path']} was trained on {info.name} "
-                                  f"({', '.join(f'{k} {getattr(info, k)}' for k in keys)}); data= holds "
-                                  f"{data.info.name} ({', '.join(f'{k} {getattr(data.info, k)}' for k in keys)})")
+        why = dataset_mismatch(info, data.info)
+        if why:
+            raise CheckpointError(f"checkpoint {ckpt['path']}: {why}")
         em.data = data
     return em
 

@@ -104,15 +104,13 @@ def plot_history(history: dict, path: Path) -> Path:
 
 def format_history(history: dict, limit: int = 6) -> str:
     """The history as a text table: a row per checkpoint, the first ``limit`` numbers as columns."""
+    from fastjem.runs import text_table
+
     keys = history["keys"][:limit]
-    head = ["iteration", *keys]
-    cells = [head] + [[str(r["iteration"]), *(f"{r[k]:.4f}" if k in r else "-" for k in keys)]
-                      for r in history["rows"]]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(head))]
-    lines = ["  ".join(c[i].rjust(widths[i]) for i in range(len(head))) for c in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    rows = [[str(r["iteration"]), *(f"{r[k]:.4f}" if k in r else "-" for k in keys)] for r in history["rows"]]
     more = len(history["keys"]) - len(keys)
-    return "\n".join(lines) + (f"\n(+{more} more in the JSON and the plot)" if more > 0 else "")
+    return text_table(["iteration", *keys], rows, right=True) + (
+        f"\n(+{more} more in the JSON and the plot)" if more > 0 else "")
 
 
 def refuse_all(task: str) -> None:
