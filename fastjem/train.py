@@ -764,7 +764,8 @@ class Trainer:
                     bar.set_postfix(post, refresh=False)
                 if cfg.eval_every and it % cfg.eval_every == 0 and it < self.total_iters:
                     val = evaluate(self.model, self.data.val_x, self.data.val_y, noise=cfg.test_noise)
-                    kept = self.keep_if_best(it, val["acc"])
+                    # a guard check due this iteration has run above and found the state healthy
+                    kept = self.keep_if_best(it, val["acc"], checked=check_due)
                     self._log_jsonl({"iter": it, "val_acc": val["acc"], "val_nll": val["nll"], "best": kept})
                     self.history.append({"iter": it, "val_acc": val["acc"]})
                     if self.board is not None:
@@ -804,9 +805,10 @@ class Trainer:
             return {"interrupted": True, "iteration": self.iteration, "checkpoint": str(ckpt_path)}
         return self._finish(ckpt_path)
 
-    def keep_if_best(self, it: int, val_acc: float) -> bool:
+    def keep_if_best(self, it: int, val_acc: float, checked: bool = False) -> bool:
         """Write best.pt when ``val_acc`` beats every earlier validation of the run (ties keep the earlier state)
-        and the state is healthy; True when written. A collective call under data parallelism."""
+        and the state is healthy (``checked``: the guard has just found it so); True when written. A collective
+        call under data parallelism."""
         if not (self.cfg.keep_best and self.cfg.eval_every):
             return False
         better = self.best is None or val_acc > self.best["val_acc"]
@@ -814,7 +816,7 @@ class Trainer:
             better = any_rank(better, self.device)
         if not better:
             return False
-        if self.guard is not None:
+        if self.guard is not None and not checked:
             # an unhealthy state is rolled back at the next check: it must not become best.pt either
             unhealthy = not self.guard.healthy()
             if self.dist.enabled:
@@ -879,7 +881,7 @@ class Trainer:
         val = evaluate(self.model, self.data.val_x, self.data.val_y, noise=cfg.test_noise)
         test = evaluate(self.model, self.data.test_x, self.data.test_y, noise=cfg.test_noise)
         samples = self.save_samples("samples.png") if cfg.generative and self.dist.is_main else None
-        kept = self.keep_if_best(self.iteration, val["acc"])
+        kept = self.keep_if_best(self.iteration, val["acc"], checked=True)  # fit() checked (or rolled back) last
         self._log_jsonl({"iter": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"],
                          "test_nll": test["nll"], "best": kept})
         if self.board is not None:
