@@ -70,6 +70,9 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
     except Exception as err:
         raise CheckpointError(f"cannot read checkpoint {path}: it is truncated, corrupted or not a torch file "
                               f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})") from err
+    if isinstance(ckpt, dict) and "model_state_dict" in ckpt and "format" not in ckpt:
+        raise CheckpointError(f"{path} is a checkpoint of the authors' JEM code (model_state_dict + replay_buffer): "
+                              f"convert it first with `fastjem convert {path}`")
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a fastjem checkpoint")
     if ckpt.get("version", 0) > VERSION:

@@ -97,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_data_parser(sub)
     add_runs_parser(sub)
     add_export_parser(sub)
+    add_convert_parser(sub)
     return parser
 
 
@@ -127,6 +128,58 @@ def run_export(args: argparse.Namespace) -> int:
           + (" ..." if len(m["classes"]) > 10 else ""))
     print(f"  checked against the network: largest relative difference {r['max_relative_difference']:.1e}")
     print(f"  use     net = torch.export.load({str(r['path'])!r}).module()")
+    return 0
+
+
+def add_convert_parser(sub) -> None:
+    p = sub.add_parser("convert", help="checkpoints of the authors' JEM code to fastjem's, and back",
+                       description="A checkpoint of the authors' JEM code (github.com/wgrathwohl/JEM: "
+                                   "{'model_state_dict', 'replay_buffer'}, e.g. their released CIFAR-10 model) becomes "
+                                   "a fastjem checkpoint, which evaluates, samples, exports and starts runs "
+                                   "(--init-weights), but cannot be resumed (it holds no optimiser state). A fastjem "
+                                   "checkpoint or run folder of a 32 x 32 RGB Wide-ResNet becomes a file their scripts "
+                                   "load with --load_path. The direction follows from the file given.")
+    p.add_argument("checkpoint", help="the authors' .pt file, or a fastjem checkpoint / run folder")
+    p.add_argument("--out", default=None, help="output .pt (default: beside the input, <name>-fastjem.pt or "
+                                               "<name>-jem.pt)")
+    p.add_argument("--force", action="store_true", help="replace an existing output file")
+    g = p.add_argument_group("authors' checkpoint -> fastjem")
+    g.add_argument("--dataset", default=None, choices=("cifar10", "cifar100", "svhn"),
+                   help="what the network was trained on (default: cifar10, or cifar100 for 100 classes)")
+    g.add_argument("--data-dir", default="", help="where that dataset lives, recorded for fastjem eval")
+    g.add_argument("--norm", default=None, choices=("none", "batch", "instance", "layer"),
+                   help="the authors' --norm, needed only for instance or layer norm (their state dicts look alike)")
+    g.add_argument("--classifier-only", action="store_true",
+                   help="the network was trained without the generative term (its replay buffer is left out)")
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    from fastjem.convert import export_jem, import_jem, is_jem_file
+
+    src = Path(args.checkpoint)
+    if not is_jem_file(src):
+        given = [f"--{k.replace('_', '-')}" for k in ("dataset", "data_dir", "norm", "classifier_only")
+                 if getattr(args, k)]
+        if given:
+            raise ConfigError(f"{' '.join(given)} describe(s) an authors' checkpoint being imported; {src} is not one")
+        r = export_jem(src, args.out, args.force)
+        buffer = f"replay buffer {' x '.join(map(str, r['buffer']))}" if r["buffer"] else "no replay buffer"
+        print(f"wrote {r['path']}: {r['model']} (norm {r['norm']}, iteration {r['iteration']}), {buffer}, in the "
+              "authors' format")
+        print(f"  use     python eval_wrn_ebm.py --load_path {r['path']} --depth {r['model'].split('-')[1]} "
+              f"--width {r['model'].split('-')[2]}" + (f" --norm {r['norm']}" if r["norm"] != "none" else "")
+              + "  (in github.com/wgrathwohl/JEM)")
+        return 0
+    r = import_jem(src, args.out, dataset=args.dataset, norm=args.norm, classifier_only=args.classifier_only,
+                   data_dir=args.data_dir, overwrite=args.force)
+    buffer = f"replay buffer {' x '.join(map(str, r['buffer']))}" if r["buffer"] else "no replay buffer"
+    print(f"wrote {r['path']}: {r['model']} (norm {r['norm']}, {r['params'] / 1e6:.1f} M parameters, "
+          f"{r['num_classes']} classes, {r['dataset']}), {buffer}")
+    data = f" --data-dir {args.data_dir}" if args.data_dir else " --data-dir DIR"
+    print(f"  evaluate  fastjem eval {r['path']} all{'' if args.data_dir else data}")
+    print(f"  sample    fastjem sample {r['path']} -n 64")
+    print(f"  train     fastjem train --preset paper --dataset {r['dataset']}{data} --init-weights {r['path']}"
+          + (f" --norm {r['norm']}" if r["norm"] != "none" else ""))
     return 0
 
 
@@ -400,6 +453,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_runs(args)
         if args.command == "export":
             return run_export(args)
+        if args.command == "convert":
+            return run_convert(args)
     except FastJEMError as err:
         print(f"fastjem: error: {err}", file=sys.stderr)
         return 1

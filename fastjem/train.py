@@ -141,6 +141,14 @@ def evaluate(model: torch.nn.Module, x_u8: torch.Tensor, y: torch.Tensor, batch_
     return {"acc": correct.item() / n, "nll": nll.item() / n, "n": len(y)}
 
 
+def _refuse_imported(ckpt: dict) -> None:
+    """A checkpoint converted from the authors' code (fastjem convert) starts runs, it does not continue one."""
+    if ckpt.get("imported"):
+        raise CheckpointError(f"{ckpt['path']} was converted from {ckpt['imported']['code']}: it holds the network "
+                              "and replay buffer but no optimiser, RNG or schedule state, so it cannot be resumed; "
+                              f"start a run from its network with --init-weights {ckpt['path']}")
+
+
 def resume_config(path: str | Path, overrides: dict | None = None) -> TrainConfig:
     """The config saved in a checkpoint, with ``overrides`` (options given on the command line) applied.
 
@@ -148,7 +156,9 @@ def resume_config(path: str | Path, overrides: dict | None = None) -> TrainConfi
     data location, CUDA graphs and the CPU allocator, which change how but not what); anything else raises
     CheckpointError.
     """
-    saved = TrainConfig.from_dict(load_checkpoint(path)["config"])
+    ckpt = load_checkpoint(path)
+    _refuse_imported(ckpt)
+    saved = TrainConfig.from_dict(ckpt["config"])
     overrides = dict(overrides or {})
     allowed = {"iters", "epochs", "max_minutes", "log_every", "eval_every", "ckpt_every", "ckpt_keep_every",
                "sample_every", "keep_best", "tensorboard", "device", "data_dir", "out_dir", "download", "cuda_graph",
@@ -179,6 +189,7 @@ class Trainer:
         ckpt = None
         if resume is not None:
             ckpt = load_checkpoint(resume)
+            _refuse_imported(ckpt)
             saved = TrainConfig.from_dict(ckpt["config"])
             mismatched = [f for f in ARCH_FIELDS if getattr(cfg, f) != getattr(saved, f)]
             if mismatched:

@@ -1,0 +1,244 @@
+"""fastjem convert: checkpoints of the authors' JEM code (github.com/wgrathwohl/JEM) to fastjem's and back.
+
+``AuthorsCCF`` below is the authors' network as their checkpoints lay it out (module names, the unused heads, the
+final avg_pool2d(8)), written here independently of fastjem.models so that a wrong renaming or a different
+computation fails: converted checkpoints must give its logits.
+"""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from PIL import Image
+from torch import nn
+
+from fastjem.checkpoint import load_checkpoint
+from fastjem.cli import main
+from fastjem.convert import export_jem, import_jem, is_jem_file
+from fastjem.data import load_arrays, to_float
+from fastjem.errors import CheckpointError, ConfigError
+from fastjem.eval.core import load_model
+
+LEAK = 0.2
+
+
+def _norm(kind, channels):
+    return {None: lambda: nn.Identity(), "batch": lambda: nn.BatchNorm2d(channels, momentum=0.9),
+            "instance": lambda: nn.InstanceNorm2d(channels, affine=True),
+            "layer": lambda: nn.GroupNorm(1, channels)}[kind]()
+
+
+class _Basic(nn.Module):
+    def __init__(self, cin, cout, stride, norm):
+        super().__init__()
+        self.bn1, self.conv1 = _norm(norm, cin), nn.Conv2d(cin, cout, 3, padding=1)
+        self.bn2, self.conv2 = _norm(norm, cout), nn.Conv2d(cout, cout, 3, stride=stride, padding=1)
+        self.shortcut = nn.Sequential(*([nn.Conv2d(cin, cout, 1, stride=stride)] if stride != 1 or cin != cout else []))
+
+    def forward(self, x):
+        h = self.conv1(F.leaky_relu(self.bn1(x), LEAK))
+        return self.conv2(F.leaky_relu(self.bn2(h), LEAK)) + self.shortcut(x)
+
+
+class _Body(nn.Module):
+    def __init__(self, depth, k, norm):
+        super().__init__()
+        n, widths = (depth - 4) // 6, [16, 16 * k, 32 * k, 64 * k]
+        self.conv1 = nn.Conv2d(3, 16, 3, padding=1)
+        cin = 16
+        for g, stride in enumerate((1, 2, 2), start=1):
+            blocks = []
+            for i in range(n):
+                blocks.append(_Basic(cin, widths[g], stride if i == 0 else 1, norm))
+                cin = widths[g]
+            setattr(self, f"layer{g}", nn.Sequential(*blocks))
+        self.bn1 = _norm(norm, cin)
+        self.linear = nn.Linear(cin, 10)  # built by their body, never used by CCF
+        self.last_dim = cin
+
+    def forward(self, x):
+        h = self.layer3(self.layer2(self.layer1(self.conv1(x))))
+        return F.avg_pool2d(F.leaky_relu(self.bn1(h), LEAK), 8).flatten(1)
+
+
+class AuthorsCCF(nn.Module):
+    def __init__(self, depth=10, k=1, norm=None, n_classes=10):
+        super().__init__()
+        self.f = _Body(depth, k, norm)
+        self.energy_output = nn.Linear(self.f.last_dim, 1)
+        self.class_output = nn.Linear(self.f.last_dim, n_classes)
+
+    def classify(self, x):
+        return self.class_output(self.f(x))
+
+
+def _authors_file(path, depth=10, k=1, norm=None, n_classes=10, buffer=64, seed=0, prefix=""):
+    torch.manual_seed(seed)
+    net = AuthorsCCF(depth, k, norm, n_classes)
+    with torch.no_grad():
+        for p in net.parameters():  # biases and norm affines away from their 0 / 1 initial values
+            p.add_(0.05 * torch.randn_like(p))
+        if norm == "batch":  # running statistics away from 0 / 1
+            net.train()
+            net.classify(torch.randn(16, 3, 32, 32))
+    net.eval()
+    buf = torch.rand(buffer, 3, 32, 32) * 2 - 1 if buffer else torch.empty(0)
+    torch.save({"model_state_dict": {prefix + k: v for k, v in net.state_dict().items()}, "replay_buffer": buf}, path)
+    return net, buf
+
+
+def _close(a, b):
+    return float((a - b).abs().max()) <= 1e-5 * max(1.0, float(a.abs().max()))
+
+
+@pytest.mark.parametrize("norm", [None, "batch", "instance", "layer"])
+def test_authors_checkpoint_converts_to_the_same_classifier_and_back(tmp_path, norm):
+    k = 100 if norm == "batch" else 10
+    net, buf = _authors_file(tmp_path / "jem.pt", depth=16, k=1, norm=norm, n_classes=k)
+    given = norm if norm in ("instance", "layer") else None  # the only norms a state dict cannot tell apart
+    r = import_jem(tmp_path / "jem.pt", norm=given)
+    assert r["path"] == str(tmp_path / "jem-fastjem.pt") and r["model"] == "WRN-16-1"
+    assert r["dataset"] == ("cifar100" if k == 100 else "cifar10")
+    em = load_model(r["path"], "cpu")
+    assert em.config.norm == (norm or "none") and em.num_classes == k and em.config.generative
+    assert torch.equal(em.buffer, buf)
+    x = torch.rand(6, 3, 32, 32) * 2 - 1
+    with torch.no_grad():
+        want, got = net.classify(x), em.model(x)
+    assert _close(want, got), float((want - got).abs().max())
+    assert _close(want.logsumexp(1), got.logsumexp(1))  # the energy JEM trains: E(x) = -LSE f(x)
+
+    back = export_jem(r["path"])
+    assert back["path"] == str(tmp_path / "jem-fastjem-jem.pt")
+    saved = torch.load(back["path"], weights_only=True)
+    theirs = AuthorsCCF(16, 1, norm, k)
+    theirs.load_state_dict(saved["model_state_dict"])  # strict, as their load does
+    original = net.state_dict()
+    for key, value in saved["model_state_dict"].items():
+        if key.startswith(("f.linear.", "energy_output.")):
+            assert not value.any()  # unused by CCF: zeros
+        else:
+            assert torch.equal(value, original[key]), key
+    assert torch.equal(saved["replay_buffer"], buf)
+    with torch.no_grad():
+        assert torch.equal(theirs.eval().classify(x), want)
+
+
+def test_dataparallel_prefix_no_buffer_and_classifier_only(tmp_path):
+    net, _ = _authors_file(tmp_path / "dp.pt", buffer=0, prefix="module.")
+    r = import_jem(tmp_path / "dp.pt", tmp_path / "out.pt", dataset="svhn")
+    em = load_model(r["path"], "cpu")
+    assert em.info.name == "svhn" and not em.info.flip and em.buffer is None and r["buffer"] is None
+    x = torch.rand(3, 3, 32, 32) * 2 - 1
+    with torch.no_grad():
+        assert _close(net.classify(x), em.model(x))
+    _authors_file(tmp_path / "clf.pt")
+    r = import_jem(tmp_path / "clf.pt", classifier_only=True)
+    em = load_model(r["path"], "cpu")
+    assert not em.config.generative and em.buffer is None and em.label == "classifier-only"
+
+
+def test_conversion_errors_say_what_to_do(tmp_path, tiny_config):
+    _authors_file(tmp_path / "inst.pt", norm="instance")
+    with pytest.raises(ConfigError, match="--norm instance or --norm layer"):
+        import_jem(tmp_path / "inst.pt")
+    _authors_file(tmp_path / "plain.pt")
+    with pytest.raises(ConfigError, match="--norm batch was given, but the network's norm layers are none"):
+        import_jem(tmp_path / "plain.pt", norm="batch")
+    _authors_file(tmp_path / "c100.pt", n_classes=100)
+    with pytest.raises(ConfigError, match="give the --dataset it was trained on"):
+        import_jem(tmp_path / "c100.pt", dataset="svhn")
+    torch.save({"weights": torch.zeros(3)}, tmp_path / "other.pt")
+    assert not is_jem_file(tmp_path / "other.pt") and is_jem_file(tmp_path / "plain.pt")
+    with pytest.raises(CheckpointError, match="lacks 'model_state_dict'"):
+        import_jem(tmp_path / "other.pt")
+    _, buf = _authors_file(tmp_path / "nan.pt")
+    obj = torch.load(tmp_path / "nan.pt", weights_only=True)
+    obj["replay_buffer"][3, 0, 0, 0] = float("nan")
+    torch.save(obj, tmp_path / "nan.pt")
+    with pytest.raises(CheckpointError, match="NaN or infinite.*--classifier-only"):
+        import_jem(tmp_path / "nan.pt")
+    # the authors' file where a fastjem checkpoint is expected: say how to convert it
+    with pytest.raises(CheckpointError, match="fastjem convert"):
+        load_checkpoint(tmp_path / "plain.pt")
+    r = import_jem(tmp_path / "plain.pt")
+    with pytest.raises(ConfigError, match="exists: pass --force"):
+        import_jem(tmp_path / "plain.pt")
+    # a converted checkpoint starts runs; it cannot continue one
+    from fastjem.train import Trainer, resume_config
+
+    with pytest.raises(CheckpointError, match="cannot be resumed.*--init-weights"):
+        resume_config(r["path"])
+    with pytest.raises(CheckpointError, match="cannot be resumed"):
+        Trainer(load_model(r["path"], "cpu").config, out_dir=tmp_path / "r", resume=r["path"], progress=False)
+    # only a 3-channel 32 x 32 Wide-ResNet has the authors' form
+    t = Trainer(tiny_config.replace(iters=1), out_dir=tmp_path / "convnet", progress=False, log=lambda *a, **k: None)
+    t.save_checkpoint()
+    with pytest.raises(ConfigError, match="the authors' code has the Wide-ResNet only"):
+        export_jem(tmp_path / "convnet")
+    wrn = Trainer(tiny_config.replace(iters=1, arch="wrn", depth=10, width=1), out_dir=tmp_path / "wrn8", progress=False,
+            log=lambda *a, **k: None)
+    wrn.save_checkpoint()
+    with pytest.raises(ConfigError, match="takes 3-channel 32 x 32 images"):
+        export_jem(tmp_path / "wrn8")
+
+
+def _cifar_like_folder(root, n_train=4, n_test=3):
+    """A folder in the layout fastjem reads for cifar10 (train/<class>/, test/<class>/), 32 x 32 RGB."""
+    rng = np.random.default_rng(0)
+    classes = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
+    for split, n in (("train", n_train), ("test", n_test)):
+        for c in classes:
+            (root / split / c).mkdir(parents=True)
+            for i in range(n):
+                Image.fromarray(rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)).save(root / split / c / f"{i}.png")
+
+
+def test_cli_convert_then_eval_sample_export_train_and_back(tmp_path, capsys):
+    data = tmp_path / "cifar"
+    _cifar_like_folder(data)
+    net, _ = _authors_file(tmp_path / "CIFAR10_MODEL.pt", depth=10, k=1)
+    assert main(["convert", str(tmp_path / "CIFAR10_MODEL.pt"), "--data-dir", str(data)]) == 0
+    out = capsys.readouterr().out
+    conv = tmp_path / "CIFAR10_MODEL-fastjem.pt"
+    assert f"wrote {conv}: WRN-10-1" in out and "replay buffer 64 x 3 x 32 x 32" in out
+    assert f"--init-weights {conv}" in out
+
+    # fastjem eval on the converted file gives what the authors' network gives on the same test images
+    assert main(["eval", str(conv), "accuracy", "--no-progress"]) == 0
+    report = json.loads((tmp_path / "eval-CIFAR10_MODEL-fastjem" / "accuracy.json").read_text())
+    a = load_arrays("cifar10", data)
+    x, y = to_float(a.test_x), a.test_y
+    with torch.no_grad():
+        logits = net.classify(x)
+    assert report["results"]["n"] == 30
+    assert report["results"]["acc"] == pytest.approx((logits.argmax(1) == y).float().mean().item())
+    assert report["results"]["nll"] == pytest.approx(F.cross_entropy(logits, y).item(), rel=1e-5)
+
+    assert main(["sample", str(conv), "-n", "4", "--n-steps", "2", "--no-progress"]) == 0
+    assert main(["export", str(conv)]) == 0
+    capsys.readouterr()
+    # resuming it is refused with the way forward; a new run starts from its network
+    assert main(["train", "--resume", str(conv)]) == 1
+    assert "--init-weights" in capsys.readouterr().err
+    run = tmp_path / "finetune"
+    args = ["train", "--dataset", "cifar10", "--data-dir", str(data), "--arch", "wrn", "--depth", "10", "--width", "1",
+            "--init-weights", str(conv), "--iters", "2", "--batch-size", "4", "--sgld-steps", "1", "--buffer-size",
+            "8", "--val-size", "4", "--device", "cpu", "--no-progress", "--out-dir", str(run), "--log-every", "1"]
+    assert main(args) == 0
+    # and the fine-tuned run goes back to the authors' format, loadable by their network
+    capsys.readouterr()
+    assert main(["convert", str(run)]) == 0
+    assert "in the authors' format" in capsys.readouterr().out
+    saved = torch.load(run / "checkpoint-jem.pt", weights_only=True)
+    theirs = AuthorsCCF(10, 1)
+    theirs.load_state_dict(saved["model_state_dict"])
+    trained = load_model(run, "cpu").model
+    with torch.no_grad():
+        assert _close(theirs.eval().classify(x[:5]), trained(x[:5]))
+    assert saved["replay_buffer"].shape == (8, 3, 32, 32)
+    # import-only options on a fastjem checkpoint are a mistake, said so
+    assert main(["convert", str(run), "--norm", "batch", "--out", str(tmp_path / "x.pt")]) == 1
+    assert "is not one" in capsys.readouterr().err
