@@ -178,8 +178,8 @@ def test_conversion_errors_say_what_to_do(tmp_path, tiny_config):
     t.save_checkpoint()
     with pytest.raises(ConfigError, match="the authors' code has the Wide-ResNet only"):
         export_jem(tmp_path / "convnet")
-    wrn = Trainer(tiny_config.replace(iters=1, arch="wrn", depth=10, width=1), out_dir=tmp_path / "wrn8", progress=False,
-            log=lambda *a, **k: None)
+    wrn = Trainer(tiny_config.replace(iters=1, arch="wrn", depth=10, width=1), out_dir=tmp_path / "wrn8",
+                  progress=False, log=lambda *a, **k: None)
     wrn.save_checkpoint()
     with pytest.raises(ConfigError, match="takes 3-channel 32 x 32 images"):
         export_jem(tmp_path / "wrn8")

@@ -427,3 +427,32 @@ def test_run_chains_is_sgld_refine_in_batches():
     b = torch.cat([sgld_refine(model, x0[i:i + 3], 4, 0.5, 0.1, y=y[i:i + 3]) for i in (0, 3, 6)])
     assert torch.equal(a, b) and not torch.equal(a, x0)
     assert torch.equal(run_chains(model, x0, 0, 0.5, 0.1), x0)
+
+
+def test_n_test_and_n_attack_take_a_fixed_random_subset_not_the_first_images(runs, tmp_path):
+    """Image folders (and the CIFAR-10 JPEG copy) store their test images class by class: the first N are then one
+    class. --n-test and --n-attack take the same random subset every time instead."""
+    from fastjem.data import arrays_from_tensors, load_arrays
+    from fastjem.eval import load_model
+    from fastjem.eval.core import fixed_subset
+
+    a = load_arrays("digits")
+    order = torch.argsort(a.test_y, stable=True)  # a test set stored class by class
+    sorted_data = arrays_from_tensors(a.train_x, a.train_y, a.test_x[order], a.test_y[order])
+    em = load_model(runs / "jem", "cpu", data=sorted_data)
+    x, y = em.test_set(limit=40)
+    assert len(y) == 40 and len(set(y.tolist())) >= 8  # the first 40 are two classes
+    x2, y2 = em.test_set(limit=40)
+    assert torch.equal(x, x2) and torch.equal(y, y2)
+    keep = fixed_subset(len(order), 40)
+    assert torch.equal(keep, keep.unique()) and torch.equal(y, a.test_y[order][keep])
+    assert torch.equal(fixed_subset(10, 20), torch.arange(10))
+    from fastjem.eval.tasks import robustness
+
+    rep = robustness(em, norms=("linf",), linf_eps=(0.0,), refine_steps=(0,), pgd_steps=1, n_attack=30,
+                     out_dir=tmp_path / "rob", progress=False, n_test=100)
+    x100, y100 = em.test_set(limit=100)
+    subset = y100[fixed_subset(100, 30)]
+    want = (em.model(x100[fixed_subset(100, 30)]).argmax(1) == subset).float().mean().item()
+    assert len(set(subset.tolist())) >= 8
+    assert rep["results"]["accuracy"]["linf"]["0"][0]["acc"] == pytest.approx(want)

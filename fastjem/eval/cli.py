@@ -44,7 +44,9 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
     g.add_argument("--data-dir", default="", help="where the datasets live (default: the checkpoint's training "
                                                    "--data-dir, else ~/.cache/fastjem/data)")
     g.add_argument("--download", action="store_true", help="download missing torchvision datasets (needs internet)")
-    g.add_argument("--n-test", type=int, default=0, help="use the first N test images (default: all)")
+    g.add_argument("--n-test", type=int, default=0,
+                   help="use N test images, a fixed random subset, the same for every task and checkpoint (default: "
+                        "all)")
     g.add_argument("--test-noise", type=float, default=None,
                    help="std of Gaussian noise added to test images (default: the checkpoint's --test-noise)")
     g.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
@@ -76,7 +78,8 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
     g.add_argument("--refine-steps", nargs="+", type=int, default=[0, 1, 10], metavar="N",
                    help="SGLD refinement steps before classifying, attacked through (default: 0 1 10)")
     g.add_argument("--pgd-steps", type=int, default=10, help="PGD iterations (default: 10)")
-    g.add_argument("--n-attack", type=int, default=500, help="test images attacked (default: 500)")
+    g.add_argument("--n-attack", type=int, default=500,
+                   help="test images attacked, a fixed random subset of those --n-test leaves (default: 500)")
     g = p.add_argument_group("fid")
     g.add_argument("--inception-weights", default=None, metavar="PATH",
                    help="local Inception v3 weights (pt_inception-2015-12-05) for FID / Inception score via "

@@ -62,11 +62,12 @@ class EvalModel:
 
     def test_set(self, data_dir: str | os.PathLike = "", download: bool = False, limit: int = 0,
                  noise: float = 0.0, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-        """Test images in [-1, 1] (fp32, on the device) and labels; the first ``limit`` when > 0."""
+        """Test images in [-1, 1] (fp32, on the device) and labels; ``limit`` > 0 of them, a fixed random subset."""
         a = self.arrays(data_dir, download)
         x, y = a.test_x, a.test_y
-        if limit > 0:
-            x, y = x[:limit], y[:limit]
+        if 0 < limit < len(y):
+            keep = fixed_subset(len(y), limit)
+            x, y = x[keep], y[keep]
         x = to_float(x).to(self.device)
         if noise > 0:
             gen = torch.Generator().manual_seed(seed)
@@ -76,6 +77,15 @@ class EvalModel:
     def energy_params(self) -> tuple[float, float]:
         """(step size, noise) of the checkpoint's SGLD, the defaults for refinement and sampling."""
         return self.config.sgld_step_size, self.config.sgld_noise
+
+
+def fixed_subset(n_total: int, n: int) -> torch.Tensor:
+    """Indices of ``n`` of ``n_total`` items, drawn at random but the same for every call (every task, checkpoint
+    and seed compares the same images), in increasing order. Not the first n: image folders (and the CIFAR-10
+    JPEG copy) store their images class by class, so the first n are often one class."""
+    if n >= n_total:
+        return torch.arange(n_total)
+    return torch.randperm(n_total, generator=torch.Generator().manual_seed(0))[:n].sort().values
 
 
 def load_model(checkpoint: str | os.PathLike | EvalModel, device: str | torch.device = "auto", *,

@@ -24,6 +24,7 @@ from fastjem.eval.core import (
     EvalModel,
     RefineThenClassify,
     batches,
+    fixed_subset,
     load_model,
     predict_logits,
     refined_logits,
@@ -314,8 +315,9 @@ def robustness(checkpoint, norms=NORMS, linf_eps=DEFAULT_LINF_EPS, l2_eps=DEFAUL
     run = _Run("robustness", checkpoint, **common)
     em = run.em
     x, y = run.test_set()
-    if n_attack > 0:
-        x, y = x[:n_attack], y[:n_attack]
+    if 0 < n_attack < len(y):
+        keep = fixed_subset(len(y), n_attack).to(x.device)
+        x, y = x[keep], y[keep]
     a, s = em.energy_params()
     eps_of = {"linf": list(linf_eps), "l2": list(l2_eps)}
     curves: dict = {}
