@@ -456,3 +456,23 @@ def test_n_test_and_n_attack_take_a_fixed_random_subset_not_the_first_images(run
     want = (em.model(x100[fixed_subset(100, 30)]).argmax(1) == subset).float().mean().item()
     assert len(set(subset.tolist())) >= 8
     assert rep["results"]["accuracy"]["linf"]["0"][0]["acc"] == pytest.approx(want)
+
+
+def test_buffer_rows_and_the_buffer_grid_span_the_whole_buffer(runs, tmp_path):
+    """A class-conditional buffer is K blocks, one per class: its first chains are the first classes only (FID of
+    the buffer takes its chains through buffer_rows too)."""
+    from PIL import Image
+
+    from fastjem.eval import load_model
+    from fastjem.eval.tasks import samples
+
+    em = load_model(runs / "jem", "cpu")
+    n = len(em.buffer)
+    em.buffer = torch.cat([-torch.ones(n // 2, *em.sample_shape), torch.ones(n - n // 2, *em.sample_shape)])
+    rows = em.buffer_rows(16)
+    assert len(rows) == 16 and 4 <= int((rows[:, 0, 0, 0] > 0).sum()) <= 12
+    assert torch.equal(rows, em.buffer_rows(16))
+    samples(em, n_steps=1, n_samples=16, per_class=1, out_dir=tmp_path, progress=False, n_test=16)
+    with Image.open(tmp_path / "samples_buffer.png") as im:
+        white = (np.asarray(im.convert("L")) == 255).mean()
+    assert 0.35 < white < 0.8  # white tiles and the padding; the first 16 chains (all -1) leave only the padding

@@ -74,6 +74,13 @@ class EvalModel:
             x = x + noise * torch.randn(x.shape, generator=gen).to(self.device)
         return x, y.to(self.device)
 
+    def buffer_rows(self, n: int) -> torch.Tensor:
+        """``n`` chains of the replay buffer spread over all of it (a fixed random subset): a class-conditional
+        buffer is K blocks, one per class, so its first n chains would be the first classes only."""
+        if self.buffer is None:
+            raise ConfigError(f"{self.path} has no replay buffer ({self.label})")
+        return self.buffer[fixed_subset(len(self.buffer), n).to(self.buffer.device)]
+
     def energy_params(self) -> tuple[float, float]:
         """(step size, noise) of the checkpoint's SGLD, the defaults for refinement and sampling."""
         return self.config.sgld_step_size, self.config.sgld_noise

@@ -263,7 +263,7 @@ def samples(checkpoint, n_steps: int = 100, n_samples: int = 100, per_class: int
     results["test_data"] = describe(x_test)
     if em.buffer is not None:
         buf = em.buffer
-        plots.image_grid(buf[:n_samples], run.path("samples_buffer.png"))
+        plots.image_grid(em.buffer_rows(n_samples), run.path("samples_buffer.png"))
         results["buffer"] = describe(buf)
         # The most confident buffer samples of each predicted class: one row per class.
         probs = torch.softmax(predict_logits(em.model, buf, run.batch_size, run.progress, "classify buffer"), 1)
@@ -442,7 +442,7 @@ def fid(checkpoint, inception_weights: str | None = None, features_model: str | 
     use_buffer = em.buffer is not None and source != "fresh"
     real, _ = run.test_set()
     if use_buffer:
-        fake = em.buffer[:n_fid]
+        fake = em.buffer_rows(n_fid)
     else:
         x0 = torch.rand((min(n_fid, len(real)), *em.sample_shape), device=em.device) * 2 - 1
         fake = _chains(em, x0, n_steps, None, run.batch_size, run.progress, "fresh chains")
