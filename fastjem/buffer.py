@@ -8,13 +8,82 @@ from fastjem import kernels
 from fastjem.errors import ConfigError
 
 
+class ClassGaussians:
+    """A Gaussian per class fitted to images: the informative initialisation of JEM++ (Yang & Ji, ICCV 2021).
+
+    Class k's mean mu_k and covariance S_k (over all C x H x W pixels, plus ``eps`` I) are estimated in float64
+    from the images of that class; a draw picks a class uniformly at random (or the one given), then
+    x = clamp(mu_k + L_k z, -1, 1) with L_k L_k^T = S_k and z ~ N(0, I). Chains restarted there begin near the
+    data instead of in uniform noise, which lets far fewer SGLD steps reach samples of the model.
+
+    ``draw`` (the training hot path) has fixed shapes and no host sync: it forms L_k z for all K classes and
+    keeps each row's own (K B D^2 multiply-adds; for CIFAR-10 at batch 64, 6 GFLOP, well under 1% of a WRN-28-10
+    iteration). The factors take K D^2 fp32 values (CIFAR-10: 377 MB; CIFAR-100: 3.8 GB).
+    Random numbers come from torch's generator on the device.
+    """
+
+    def __init__(self, x: torch.Tensor, y: torch.Tensor, num_classes: int, eps: float = 1e-4):
+        """``x`` [N, *S] images in [-1, 1] (any float dtype, or uint8 0..255), ``y`` [N] class labels."""
+        if x.dtype == torch.uint8:
+            x = x.float() / 127.5 - 1.0
+        self.sample_shape = tuple(x.shape[1:])
+        self.num_classes = num_classes
+        d = x[0].numel()
+        means, factors = [], []
+        for k in range(num_classes):
+            xk = x[y == k].reshape(-1, d).double()
+            if len(xk) < 2:
+                raise ConfigError(f"informative initialisation fits a Gaussian per class: class {k} has "
+                                  f"{len(xk)} training image(s), at least 2 are needed")
+            mu = xk.mean(0)
+            centred = xk - mu
+            cov = centred.T @ centred / (len(xk) - 1)
+            cov.diagonal().add_(eps)
+            means.append(mu.float())
+            factors.append(torch.linalg.cholesky(cov).float())
+        self.mean = torch.stack(means)  # [K, D]
+        self.factor = torch.stack(factors)  # [K, D, D], lower triangular
+
+    def to(self, device: torch.device | str) -> ClassGaussians:
+        self.mean, self.factor = self.mean.to(device), self.factor.to(device)
+        return self
+
+    @property
+    def nbytes(self) -> int:
+        return self.mean.nbytes + self.factor.nbytes
+
+    def draw(self, n: int, y: torch.Tensor | None = None) -> torch.Tensor:
+        """[n, *S] fp32 samples of class ``y`` (int64 [n]) or of uniformly random classes; fixed shapes, no sync."""
+        dev = self.mean.device
+        k = torch.randint(0, self.num_classes, (n,), device=dev) if y is None else y.to(dev)
+        z = torch.randn(n, self.mean.shape[1], device=dev)  # [n, D]
+        every = torch.matmul(z, self.factor.transpose(1, 2))  # [K, n, D]: L_k z for every class
+        rows = every[k, torch.arange(n, device=dev)] + self.mean[k]
+        return rows.clamp_(-1.0, 1.0).reshape(n, *self.sample_shape)
+
+    def fill(self, n: int, y: torch.Tensor | None = None) -> torch.Tensor:
+        """Like ``draw`` for many samples at once (a buffer's first contents): one class at a time."""
+        dev = self.mean.device
+        k = torch.randint(0, self.num_classes, (n,), device=dev) if y is None else y.to(dev)
+        out = torch.empty(n, self.mean.shape[1], device=dev)
+        for c in range(self.num_classes):
+            rows = (k == c).nonzero().squeeze(1)
+            z = torch.randn(len(rows), self.mean.shape[1], device=dev)
+            out[rows] = z @ self.factor[c].T + self.mean[c]
+        return out.clamp_(-1.0, 1.0).reshape(n, *self.sample_shape)
+
+
 class ReplayBuffer:
-    """N samples of shape ``sample_shape`` in fp32 on ``device``, initialised U(-1, 1).
+    """N samples of shape ``sample_shape`` in fp32 on ``device``, initialised U(-1, 1) (or from ``init``).
 
     ``sample`` draws B chain indices uniformly (or, when ``num_classes`` is given, from the block of
     the requested class: the buffer is K contiguous blocks of N/K) and restarts each drawn chain from
     U(-1, 1) with probability ``reinit_prob``; ``write_`` puts the advanced chains back. Everything
     happens on the device: no host round-trip, no data-dependent Python branch.
+
+    ``init``: another law for the first contents and the restarts, an object with ``fill(n, y)`` and
+    ``draw(n, y) -> [n, *S]`` (y: the classes of a class-conditional buffer's rows, else None), such as
+    ``ClassGaussians``; ``draw`` runs at every ``sample``, so it must keep fixed shapes and avoid host syncs.
 
     The gather + reset and the write-back are the fused ops of ``fastjem.kernels`` (Triton on CUDA,
     their PyTorch references elsewhere; ``backend`` forces one). The reset decisions and fresh
@@ -24,7 +93,7 @@ class ReplayBuffer:
 
     def __init__(self, size: int, sample_shape: tuple[int, ...], reinit_prob: float = 0.05,
                  num_classes: int | None = None, device: torch.device | str = "cpu", seed: int | None = None,
-                 backend: str | None = None):
+                 backend: str | None = None, init=None):
         if size <= 0:
             raise ConfigError(f"buffer size must be > 0, got {size}")
         if not 0.0 <= reinit_prob <= 1.0:
@@ -38,8 +107,18 @@ class ReplayBuffer:
         self.reinit_prob = float(reinit_prob)
         self.num_classes = num_classes
         self.device = torch.device(device)
+        self.init = init
         # Never bf16: its spacing near 1 (0.004) is the size of the SGLD noise.
-        self.data = torch.empty((size, *self.sample_shape), device=self.device, dtype=torch.float32).uniform_(-1, 1)
+        if init is None:
+            self.data = torch.empty((size, *self.sample_shape), device=self.device, dtype=torch.float32).uniform_(-1, 1)
+        else:
+            blocks = None
+            if num_classes is not None:
+                blocks = torch.arange(num_classes, device=self.device).repeat_interleave(size // num_classes)
+            self.data = init.fill(size, blocks).to(self.device, torch.float32).contiguous()
+            if tuple(self.data.shape) != (size, *self.sample_shape):
+                raise ConfigError(f"the buffer's init made samples of shape {tuple(self.data.shape[1:])}, not "
+                                  f"{self.sample_shape}")
         if seed is None:
             seed = int(torch.randint(0, 2**62, ()).item())
         self.rng_state = kernels.new_rng_state(seed, self.device)
@@ -61,12 +140,15 @@ class ReplayBuffer:
     def sample(self, batch_size: int, y: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Draw chains: returns (x0 [B, *S] fp32, idx [B]); each drawn chain restarts with prob. reinit_prob."""
         idx = self.draw_indices(batch_size, y)
-        x0 = self.gather_and_reset(idx)
+        x0 = self.gather_and_reset(idx, y)
         return x0, idx
 
-    def gather_and_reset(self, idx: torch.Tensor) -> torch.Tensor:
-        """buffer[idx] [B, *S], each row replaced by U(-1, 1) with probability reinit_prob (one fused op)."""
-        return kernels.buffer_sample(self.data, idx, self.reinit_prob, self.rng_state, backend=self.backend)
+    def gather_and_reset(self, idx: torch.Tensor, y: torch.Tensor | None = None) -> torch.Tensor:
+        """buffer[idx] [B, *S], each row replaced by U(-1, 1) (or a draw of ``init``, of class y when given) with
+        probability reinit_prob (one fused op)."""
+        fresh = None if self.init is None else self.init.draw(idx.shape[0], y).to(torch.float32)
+        return kernels.buffer_sample(self.data, idx, self.reinit_prob, self.rng_state, fresh=fresh,
+                                     backend=self.backend)
 
     def write_(self, idx: torch.Tensor, x: torch.Tensor) -> None:
         """Write the advanced chains back at the indices they were drawn from."""

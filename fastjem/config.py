@@ -22,6 +22,7 @@ DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("auto", "fp32", "tf32", "bf16")
 KERNELS = ("auto", "triton", "reference")
 COMPILE_MODES = ("auto", "on", "off")
+BUFFER_INITS = ("uniform", "informative")
 
 
 def _opt(default, help, choices=None, group="training"):
@@ -80,6 +81,9 @@ class TrainConfig:
     sgld_noise: float = _opt(0.01, "SGLD noise std sigma", group="sampler")
     buffer_size: int = _opt(10000, "replay buffer size N", group="sampler")
     reinit_prob: float = _opt(0.05, "probability that a drawn chain restarts from U(-1, 1) (rho)", group="sampler")
+    buffer_init: str = _opt("uniform", "where chains start and restart: uniform = U(-1, 1) (JEM); informative = a "
+                            "Gaussian per class fitted to the labelled training images, clamped to [-1, 1] (JEM++, "
+                            "Yang & Ji 2021), which needs far fewer --sgld-steps", BUFFER_INITS, "sampler")
     # optimisation
     optimizer: str = _opt("adam", "optimiser", OPTIMIZERS, "optim")
     lr: float = _opt(1e-4, "learning rate", group="optim")

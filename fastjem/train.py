@@ -30,7 +30,7 @@ import torch.nn.functional as F
 
 from fastjem import kernels
 from fastjem.board import TensorBoardLog, check_available
-from fastjem.buffer import ReplayBuffer
+from fastjem.buffer import ClassGaussians, ReplayBuffer
 from fastjem.checkpoint import FORMAT, VERSION, atomic_save, atomic_write_text, load_checkpoint
 from fastjem.config import ARCH_FIELDS, TENSORS, TrainConfig
 from fastjem.data import Arrays, DatasetInfo, DeviceData, dataset_mismatch, load_arrays
@@ -269,7 +269,8 @@ class Trainer:
                               f"by {world} x {info.num_classes}")
         self.buffer = ReplayBuffer(buffer_size, self.data.sample_shape, cfg.reinit_prob,
                                    info.num_classes if conditional else None, self.device,
-                                   seed=cfg.seed * 1_000_003 + 1 + 7 * rank, backend=backend)
+                                   seed=cfg.seed * 1_000_003 + 1 + 7 * rank, backend=backend,
+                                   init=self._buffer_init() if cfg.generative else None)
         self.sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise,
                             seed=cfg.seed * 1_000_003 + 2 + 7 * rank, backend=backend)
         self.sampler.rng_for(self.device)
@@ -293,6 +294,17 @@ class Trainer:
             self._restore(ckpt)
 
     # ----------------------------------------------------------------------------------- setup
+    def _buffer_init(self) -> ClassGaussians | None:
+        """--buffer-init informative: the class Gaussians of the labelled training images (None for uniform)."""
+        if self.cfg.buffer_init != "informative":
+            return None
+        start = time.perf_counter()
+        labelled = self.data.labelled
+        init = ClassGaussians(self.data.train_x[labelled], self.data.train_y[labelled], self.num_classes)
+        self.log(f"buffer: informative initialisation, a Gaussian per class fitted to {len(labelled)} labelled "
+                 f"training images in {time.perf_counter() - start:.1f} s ({init.nbytes / 2**20:.0f} MB)")
+        return init
+
     def _init_weights(self, path: str) -> None:
         """--init-weights: the network's parameters (and buffers) from another run's checkpoint, nothing else."""
         source = load_checkpoint(path)

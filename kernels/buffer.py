@@ -1,6 +1,7 @@
 """Replay-buffer gather with random re-initialisation, and the scatter back.
 
-``buffer_sample``: ``x0[b] = U(-1, 1)^S`` with probability ``reset_prob``, else ``buffer[idx[b]]``.
+``buffer_sample``: ``x0[b] = U(-1, 1)^S`` (or ``fresh[b]`` when given) with probability ``reset_prob``, else
+``buffer[idx[b]]``.
 Random numbers (``fastjem.kernels.rng`` streams, for B rows of D = prod(S) elements):
 
 - row ``b`` resets iff ``uniform(word 0 of counter offset + b) < reset_prob`` (compared in fp32);
@@ -36,9 +37,11 @@ if triton is not None:
         p_idx,  # [B] int64
         p_out,  # [B, D] fp32
         p_rng,  # [2] int64 (seed, offset)
+        p_fresh,  # [B, D] fp32: the values of reset rows (read only when HAS_FRESH)
         B,
         D,
         reset_prob,
+        HAS_FRESH: tl.constexpr,
         BLOCK_B: tl.constexpr,
         BLOCK_D: tl.constexpr,
     ):
@@ -49,12 +52,15 @@ if triton is not None:
         b_seed = tl.load(p_rng)
         b_offset = tl.load(p_rng + 1)
         b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b  # [BLOCK_B]
-        # ceil(D / 4) counters per row, after the B decision counters
-        o_ctr = b_offset + B + o_b[:, None] * ((D + 3) // 4) + pid_d * QUARTER + tl.arange(0, QUARTER)[None, :]
-        b_fresh = uniform_rows(b_seed, o_ctr, BLOCK_B, QUARTER) * 2.0 - 1.0  # [BLOCK_B, BLOCK_D]
         b_row = tl.load(p_idx + o_b, mask=m_b, other=0)
         o_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D).to(tl.int64)
         m_bd = m_b[:, None] & (o_d < D)[None, :]
+        if HAS_FRESH:
+            b_fresh = tl.load(p_fresh + o_b[:, None] * D + o_d[None, :], mask=m_bd & b_reset[:, None], other=0.0)
+        else:
+            # ceil(D / 4) counters per row, after the B decision counters
+            o_ctr = b_offset + B + o_b[:, None] * ((D + 3) // 4) + pid_d * QUARTER + tl.arange(0, QUARTER)[None, :]
+            b_fresh = uniform_rows(b_seed, o_ctr, BLOCK_B, QUARTER) * 2.0 - 1.0  # [BLOCK_B, BLOCK_D]
         # reset rows never read the buffer
         m_keep = m_bd & (b_reset == 0)[:, None]
         b_kept = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=0.0)
@@ -88,7 +94,8 @@ def _tiles(B: int, D: int) -> tuple[int, int]:
     return block_b, block_d
 
 
-def _check_inputs(buffer: torch.Tensor, idx: torch.Tensor, rows: torch.Tensor | None = None) -> None:
+def _check_inputs(buffer: torch.Tensor, idx: torch.Tensor, rows: torch.Tensor | None = None, *,
+                  fresh: torch.Tensor | None = None) -> None:
     if buffer.dtype != torch.float32 or not buffer.is_contiguous() or buffer.dim() < 1:
         shape = tuple(buffer.shape)
         raise ValueError(f"buffer ops: buffer must be contiguous fp32 [N, *S], got {buffer.dtype} {shape}")
@@ -96,6 +103,10 @@ def _check_inputs(buffer: torch.Tensor, idx: torch.Tensor, rows: torch.Tensor | 
         raise ValueError("buffer ops: idx must be an int64 [B] tensor on the buffer's device")
     if rows is not None and rows.shape != (idx.shape[0], *buffer.shape[1:]):
         raise ValueError(f"buffer_write_: x must be [B, *S] = {(idx.shape[0], *buffer.shape[1:])}, got {rows.shape}")
+    if fresh is not None and (fresh.shape != (idx.shape[0], *buffer.shape[1:]) or fresh.dtype != torch.float32
+                              or fresh.device != buffer.device):
+        raise ValueError(f"buffer_sample: fresh must be fp32 [B, *S] = {(idx.shape[0], *buffer.shape[1:])} on the "
+                         f"buffer's device, got {fresh.dtype} {tuple(fresh.shape)}")
 
 
 def _row_size(buffer: torch.Tensor) -> int:
@@ -115,13 +126,15 @@ def _launch_tiles(B: int, D: int, tiles: tuple[int, int] | None) -> tuple[int, i
 
 
 def buffer_sample_fwd(buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor,
-                      tiles: tuple[int, int] | None = None, num_warps: int | None = None):
+                      tiles: tuple[int, int] | None = None, num_warps: int | None = None, *,
+                      fresh: torch.Tensor | None = None):
     """Launch the gather + reset kernel: x0 [B, *S] fp32; advances ``rng_state[1]``.
 
+    ``fresh`` [B, *S] fp32: reset rows take their values from it instead of U(-1, 1) (same reset decisions).
     ``tiles`` = (BLOCK_B, BLOCK_D) and ``num_warps`` override the launch configuration (the kernel
     benchmark sweeps them); the random numbers do not depend on it.
     """
-    _check_inputs(buffer, idx)
+    _check_inputs(buffer, idx, fresh=fresh)
     B, D = idx.shape[0], _row_size(buffer)
     out = torch.empty((B, *buffer.shape[1:]), dtype=buffer.dtype, device=buffer.device)  # [B, *S]
     if B == 0 or D == 0:
@@ -131,8 +144,8 @@ def buffer_sample_fwd(buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float
     extra = {} if num_warps is None else {"num_warps": num_warps}
     with device_of(buffer):
         _buffer_sample_kernel[grid](
-            buffer, idx.contiguous(), out, rng_state, B, D, float(reset_prob), BLOCK_B=block_b, BLOCK_D=block_d,
-            **extra,
+            buffer, idx.contiguous(), out, rng_state, out if fresh is None else fresh.contiguous(), B, D,
+            float(reset_prob), HAS_FRESH=fresh is not None, BLOCK_B=block_b, BLOCK_D=block_d, **extra,
         )
     rng_state[1:].add_(B + B * counters_for(D))
     return out
@@ -154,13 +167,18 @@ def buffer_write_fwd(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, t
 
 
 def buffer_sample_ref(
-    buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor
+    buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor, *,
+    fresh: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Spec: ``where(u_b < reset_prob, U(-1, 1), buffer[idx[b]])`` per row, streams as in the module doc."""
+    """Spec: ``where(u_b < reset_prob, U(-1, 1), buffer[idx[b]])`` per row, streams as in the module doc;
+    with ``fresh`` [B, *S], ``where(u_b < reset_prob, fresh[b], buffer[idx[b]])`` (the same decisions)."""
     B, D = idx.shape[0], _row_size(buffer)
     d4 = counters_for(D)
     u_row = uniform_stream(rng_state, 0, 4 * B).view(B, 4)[:, 0]  # word 0 of counters offset + b
-    fresh = uniform_stream(rng_state, B, 4 * d4 * B).view(B, 4 * d4)[:, :D] * 2.0 - 1.0
+    if fresh is None:
+        fresh = uniform_stream(rng_state, B, 4 * d4 * B).view(B, 4 * d4)[:, :D] * 2.0 - 1.0
+    else:
+        fresh = fresh.reshape(B, D)
     kept = buffer.index_select(0, idx).reshape(B, D)
     out = torch.where((u_row < reset_prob)[:, None], fresh, kept)
     rng_state[1:].add_(B + B * d4)
@@ -173,23 +191,25 @@ def buffer_write_ref(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor) -
 
 
 def _buffer_sample_impl(
-    buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor, backend: str | None
+    buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor, fresh: torch.Tensor | None,
+    backend: str | None
 ) -> torch.Tensor:
     if use_triton(buffer, backend):
-        return buffer_sample_fwd(buffer, idx, reset_prob, rng_state)
-    _check_inputs(buffer, idx)
-    return buffer_sample_ref(buffer, idx, reset_prob, rng_state)
+        return buffer_sample_fwd(buffer, idx, reset_prob, rng_state, fresh=fresh)
+    _check_inputs(buffer, idx, fresh=fresh)
+    return buffer_sample_ref(buffer, idx, reset_prob, rng_state, fresh=fresh)
 
 
 @torch.library.custom_op("fastjem::buffer_sample", mutates_args=("rng_state",))
 def _buffer_sample_op(
-    buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor, backend: str | None
+    buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor, fresh: torch.Tensor | None,
+    backend: str | None
 ) -> torch.Tensor:
-    return _buffer_sample_impl(buffer, idx, reset_prob, rng_state, backend)
+    return _buffer_sample_impl(buffer, idx, reset_prob, rng_state, fresh, backend)
 
 
 @_buffer_sample_op.register_fake
-def _(buffer, idx, reset_prob, rng_state, backend):
+def _(buffer, idx, reset_prob, rng_state, fresh, backend):
     return buffer.new_empty((idx.shape[0], *buffer.shape[1:]))
 
 
@@ -217,15 +237,18 @@ def buffer_sample(
     reset_prob: float,
     rng_state: torch.Tensor,
     *,
+    fresh: torch.Tensor | None = None,
     backend: str | None = None,
 ) -> torch.Tensor:
-    """x0 [B, *S] fp32 (new tensor): rows ``buffer[idx]``, each reset to U(-1, 1) with probability ``reset_prob``.
+    """x0 [B, *S] fp32 (new tensor): rows ``buffer[idx]``, each reset to U(-1, 1) with probability ``reset_prob``,
+    or to its row of ``fresh`` [B, *S] fp32 when given (another restart law, e.g. informative initialisation;
+    the reset decisions and the state's advance are the same either way).
 
     ``rng_state`` (int64 [2] on the buffer's device) is read on the device and advanced in place.
     """
     # plain eager calls skip the registered op's dispatch; compile, export and dispatch modes go through it
-    op = _buffer_sample_impl if direct_call(buffer, idx, rng_state) else _buffer_sample_op
-    return op(buffer, idx, float(reset_prob), rng_state, backend)
+    op = _buffer_sample_impl if direct_call(buffer, idx, rng_state, fresh) else _buffer_sample_op
+    return op(buffer, idx, float(reset_prob), rng_state, fresh, backend)
 
 
 def buffer_write_(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, *, backend: str | None = None) -> None:

@@ -74,3 +74,80 @@ def test_state_dict_round_trip_and_shape_check():
     assert torch.equal(a.data, b.data)
     with pytest.raises(ConfigError):
         ReplayBuffer(9, (2,)).load_state_dict(a.state_dict())
+
+
+def _class_data(n_per_class=4000, seed=0):
+    """Three classes of 4-dimensional points [N, 1, 2, 2], each Gaussian with its own mean and correlations, well
+    inside [-1, 1] (so the clamp is almost never active)."""
+    gen = torch.Generator().manual_seed(seed)
+    means = torch.tensor([[-0.5, 0.0, 0.3, 0.1], [0.4, 0.4, -0.2, 0.0], [0.0, -0.4, 0.0, 0.5]])
+    factors = torch.stack([torch.tril(0.08 * torch.randn(4, 4, generator=gen)) + 0.06 * torch.eye(4)
+                           for _ in range(3)])
+    xs, ys = [], []
+    for k in range(3):
+        z = torch.randn(n_per_class, 4, generator=gen)
+        xs.append(means[k] + z @ factors[k].T)
+        ys.append(torch.full((n_per_class,), k))
+    return torch.cat(xs).view(-1, 1, 2, 2), torch.cat(ys), means, factors @ factors.transpose(1, 2)
+
+
+def test_class_gaussians_fit_each_class_and_draw_its_law():
+    from fastjem.buffer import ClassGaussians
+
+    x, y, means, covs = _class_data()
+    g = ClassGaussians(x, y, 3, eps=1e-6)
+    assert g.mean.shape == (3, 4) and g.factor.shape == (3, 4, 4) and g.nbytes == 4 * (12 + 48)
+    for k in range(3):
+        # the fit: mean and covariance of 4000 points (standard errors ~0.002 and ~0.0003)
+        assert torch.allclose(g.mean[k], means[k], atol=0.01)
+        assert torch.allclose(g.factor[k] @ g.factor[k].T, covs[k], atol=0.003)
+    torch.manual_seed(0)
+    n = 30000
+    for name, draw in (("draw", g.draw), ("fill", g.fill)):
+        labels = torch.randint(0, 3, (n,))
+        s = draw(n, labels)
+        assert s.shape == (n, 1, 2, 2) and s.dtype == torch.float32, name
+        for k in range(3):
+            sk = s[labels == k].view(-1, 4)
+            assert torch.allclose(sk.mean(0), means[k], atol=0.01), (name, k)
+            assert torch.allclose(torch.cov(sk.T), covs[k], atol=0.003), (name, k)
+        # without labels the classes are uniform: a chi-square test of the nearest class mean's counts
+        free = draw(n).view(-1, 4)
+        nearest = torch.cdist(free, means).argmin(1)
+        counts = torch.bincount(nearest, minlength=3).double()
+        chi2 = float(((counts - n / 3) ** 2 / (n / 3)).sum())
+        assert chi2 < 13.8, (name, counts)  # 2 degrees of freedom, p = 0.001
+    # samples are clamped to the image range
+    wide = ClassGaussians(4 * x, y, 3)
+    s = wide.draw(2000)
+    assert s.min() == -1.0 and s.max() == 1.0
+    with pytest.raises(ConfigError, match="class 2 has 1 training image"):
+        ClassGaussians(x[:8001], y[:8001], 3)
+
+
+def test_buffer_starts_and_restarts_from_its_init():
+    """The first contents come from init.fill (class blocks of a conditional buffer from their class) and every
+    restart from init.draw; the decisions and the kept rows are those of the uniform buffer."""
+    from fastjem.buffer import ClassGaussians
+
+    x, y, means, _ = _class_data()
+    g = ClassGaussians(x, y, 3)
+    torch.manual_seed(0)
+    buf = ReplayBuffer(3000, (1, 2, 2), reinit_prob=0.3, num_classes=3, init=g, seed=5)
+    blocks = buf.data.view(3, 1000, 4)
+    for k in range(3):
+        assert torch.allclose(blocks[k].mean(0), means[k], atol=0.02)
+    buf.data.fill_(5.0)  # outside [-1, 1]: a restarted row is told apart
+    plain = ReplayBuffer(3000, (1, 2, 2), reinit_prob=0.3, num_classes=3, seed=5)
+    plain.data.fill_(5.0)
+    labels = torch.randint(0, 3, (4000,))
+    idx = buf.draw_indices(4000, labels)
+    x0 = buf.gather_and_reset(idx, labels)
+    x_plain = plain.gather_and_reset(idx, labels)
+    reset = (x0.abs() <= 1).flatten(1).all(1)
+    assert torch.equal(reset, (x_plain.abs() <= 1).flatten(1).all(1))  # the same decisions
+    assert abs(int(reset.sum()) - 1200) < binomial_bound(4000, 0.3)
+    assert bool((x0[~reset] == 5.0).all())
+    for k in range(3):
+        rows = x0[reset & (labels == k)].view(-1, 4)
+        assert torch.allclose(rows.mean(0), means[k], atol=0.03), k  # restarted from their class's Gaussian

@@ -78,9 +78,11 @@ def _assert_same_run(a, b):
     assert torch.equal(ta._acc, tb._acc)
 
 
-def test_warm_up_and_check_leave_no_trace(tiny_config, tmp_path, monkeypatch):
+@pytest.mark.parametrize("buffer_init", ["uniform", "informative"])
+def test_warm_up_and_check_leave_no_trace(tiny_config, tmp_path, monkeypatch, buffer_init):
     """Two warm-up iterations, a check iteration and its replay all run before the first real replay; the run
     must still be bitwise the plain eager run (params, buffer, device RNG states, data generator, metrics)."""
+    tiny_config = tiny_config.replace(buffer_init=buffer_init, reinit_prob=0.5)
     eager = _run(tiny_config, tmp_path, "eager")
     graphed = _run(tiny_config, tmp_path, "graphed", EagerReplay, monkeypatch)
     assert "iteration" in graphed[0]._graphs
@@ -199,13 +201,15 @@ class SyncRecorder(torch.utils._python_dispatch.TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+@pytest.mark.parametrize("buffer_init", ["uniform", "informative"])
 @pytest.mark.parametrize("conditional", [False, True])
-def test_the_iteration_never_reads_a_device_value_on_the_host(tiny_config, tmp_path, conditional):
+def test_the_iteration_never_reads_a_device_value_on_the_host(tiny_config, tmp_path, conditional, buffer_init):
     """What a CUDA graph records must not sync: no .item(), no data-dependent shapes, in the whole iteration
     (data draw, augmentation, buffer draw, SGLD, loss, backward, guard flag, metric sums). The optimiser step
     is left out here only because on CPU Adam reads the device learning rate as a number; on CUDA it runs
     with capturable=True."""
-    cfg = tiny_config.replace(class_cond_px=conditional, pxy_weight=1.0 if conditional else 0.0)
+    cfg = tiny_config.replace(class_cond_px=conditional, pxy_weight=1.0 if conditional else 0.0,
+                              buffer_init=buffer_init)
     t = Trainer(cfg, out_dir=tmp_path, progress=False)
     t.train_step()
     rec = SyncRecorder()

@@ -112,7 +112,9 @@ def test_write_round_trip(device, backend):
 def test_opcheck(backend):
     skip_unless_runnable("cpu", backend)
     buf, idx = _buffer(10, (2, 3), "cpu"), torch.tensor([3, 0, 3, 9])
-    torch.library.opcheck(torch.ops.fastjem.buffer_sample.default, (buf, idx, 0.5, new_rng_state(4), backend))
+    torch.library.opcheck(torch.ops.fastjem.buffer_sample.default, (buf, idx, 0.5, new_rng_state(4), None, backend))
+    fresh = torch.rand(4, 2, 3) * 2 - 1
+    torch.library.opcheck(torch.ops.fastjem.buffer_sample.default, (buf, idx, 0.5, new_rng_state(4), fresh, backend))
     rows = torch.randn(3, 2, 3)
     torch.library.opcheck(torch.ops.fastjem.buffer_write_.default, (buf, torch.tensor([1, 5, 2]), rows, backend))
 
@@ -122,8 +124,8 @@ def test_compile_fullgraph(backend):
     skip_unless_runnable("cpu", backend)
     torch._dynamo.reset()
 
-    def refresh(buf, idx, state):
-        x = buffer_sample(buf, idx, 0.5, state, backend=backend)
+    def refresh(buf, idx, state, fresh=None):
+        x = buffer_sample(buf, idx, 0.5, state, fresh=fresh, backend=backend)
         buffer_write_(buf, idx, x * 0.5, backend=backend)
         return x
 
@@ -132,6 +134,33 @@ def test_compile_fullgraph(backend):
     buf_e, state_e = buf.clone(), state.clone()
     assert torch.equal(compiled(buf, idx, state), refresh(buf_e, idx, state_e))
     assert torch.equal(buf, buf_e) and torch.equal(state, state_e)
+    fresh = torch.rand(12, 4, 3) - 3.0
+    assert torch.equal(compiled(buf, idx, state, fresh), refresh(buf_e, idx, state_e, fresh))
+    assert torch.equal(buf, buf_e) and torch.equal(state, state_e) and bool((buf < -1).any())
+
+
+@pytest.mark.parametrize("row_shape", ROW_SHAPES)
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("device", DEVICES)
+def test_fresh_rows_replace_the_uniform_restarts_with_the_same_decisions(device, backend, row_shape):
+    """With ``fresh`` the reset rows are its rows; which rows reset, the kept rows and the state's advance are
+    what they are without it; the kernel and the reference agree bit for bit."""
+    skip_unless_runnable(device, backend)
+    B = 3 if row_shape == (3, 80, 80) else 64
+    buf = _buffer(80, row_shape, device)
+    idx = torch.randint(0, 80, (B,), generator=torch.Generator().manual_seed(3)).to(device)
+    fresh = (-5.0 - torch.rand(B, *row_shape, generator=torch.Generator().manual_seed(4))).to(device)
+    s_plain, s_fresh, s_ref = (torch.tensor([7, 300], device=device) for _ in range(3))
+    plain = buffer_sample(buf, idx, 0.4, s_plain, backend=backend)
+    x0 = buffer_sample(buf, idx, 0.4, s_fresh, fresh=fresh, backend=backend)
+    ref = buffer_sample_ref(buf, idx, 0.4, s_ref, fresh=fresh)
+    assert_close(x0, ref, 0, 0, "x0 with fresh rows")
+    reset = (plain.flatten(1) <= 1.0).all(1)  # uniform restarts lie in [-1, 1], kept rows above 2
+    assert 0 < int(reset.sum()) < B or B == 3
+    assert torch.equal(x0[reset], fresh[reset]) and torch.equal(x0[~reset], buf[idx][~reset])
+    assert torch.equal(s_fresh, s_plain) and torch.equal(s_fresh, s_ref)
+    with pytest.raises(ValueError, match="fresh must be fp32"):
+        buffer_sample(buf, idx, 0.4, s_fresh, fresh=fresh[:1], backend=backend)
 
 
 @pytest.mark.gpu

@@ -87,7 +87,9 @@ def test_checkpoint_round_trip(tiny_config, tmp_path):
     assert ckpt["optimizer"]["state"]
 
 
-def test_resume_continues_exactly(tiny_config, tmp_path):
+@pytest.mark.parametrize("buffer_init", ["uniform", "informative"])
+def test_resume_continues_exactly(tiny_config, tmp_path, buffer_init):
+    tiny_config = tiny_config.replace(buffer_init=buffer_init)
     full = Trainer(tiny_config.replace(iters=10), out_dir=tmp_path / "full", progress=False)
     full.fit()
     half = Trainer(tiny_config.replace(iters=6), out_dir=tmp_path / "half", progress=False)
