@@ -30,8 +30,10 @@ def train_timed(cfg) -> tuple[dict, Trainer, float]:
         summary = trainer.fit()
         seconds = time.perf_counter() - t0
         lines = [json.loads(s) for s in (Path(tmp) / "run" / "metrics.jsonl").read_text().splitlines()]
-    speeds = sorted(r["it_per_s"] for r in lines if "it_per_s" in r)
+    train = [r for r in lines if "it_per_s" in r]
+    speeds = sorted(r["it_per_s"] for r in train)
     summary["it_per_s_median"] = speeds[len(speeds) // 2] if speeds else None
+    summary["last_train_record"] = train[-1] if train else {}
     return summary, trainer, seconds
 
 
