@@ -371,6 +371,18 @@ def test_sample_is_seeded_and_starts_where_asked(runs):
     assert fresh.min() >= -1 and fresh.max() <= 1 and fresh.std() > 0.5  # U(-1, 1): std 0.577
     with pytest.raises(ConfigError, match="no replay buffer"):
         draw.draw(runs / "clf", 4, init="buffer", device="cpu")
+    # informative: the class Gaussians of the training images; class-conditional chains start in their class
+    from fastjem.data import load_arrays, to_float
+
+    a = load_arrays("digits")
+    y = torch.arange(10).repeat_interleave(200)
+    start = draw.draw(em, 200, classes=list(range(10)), n_steps=0, init="informative")
+    assert start.settings["init"] == "informative" and start.x.min() >= -1 and start.x.max() <= 1
+    for k in (0, 3, 7):
+        class_mean = to_float(a.train_x[a.train_y == k]).mean(0)
+        others = to_float(a.train_x[a.train_y != k]).mean(0)
+        got = start.x[y == k].mean(0)
+        assert (got - class_mean).abs().mean() < 0.5 * (got - others).abs().mean(), k
 
 
 def test_conditional_chains_reach_their_class(runs):

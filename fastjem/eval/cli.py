@@ -205,9 +205,10 @@ def add_sample_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--class", dest="classes", nargs="+", default=None, metavar="C",
                    help="class-conditional: class indices, or 'all' (default: unconditional)")
     p.add_argument("--n-steps", type=int, default=100, help="SGLD steps per chain (default: 100)")
-    p.add_argument("--init", default="auto", choices=("auto", "buffer", "noise"),
-                   help="chain start: the checkpoint's replay buffer or U(-1, 1) (default: auto = the buffer when "
-                        "there is one)")
+    p.add_argument("--init", default="auto", choices=("auto", "buffer", "noise", "informative"),
+                   help="chain start: the checkpoint's replay buffer, U(-1, 1), or informative = a Gaussian per class "
+                        "fitted to the dataset's training images (JEM++); default: auto = the buffer when there is "
+                        "one, else the run's own --buffer-init")
     p.add_argument("--step-size", type=float, default=None, help="SGLD step size (default: the checkpoint's)")
     p.add_argument("--noise", type=float, default=None, help="SGLD noise std (default: the checkpoint's)")
     p.add_argument("--out", default=None,

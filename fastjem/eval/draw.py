@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from fastjem.buffer import ClassGaussians
 from fastjem.checkpoint import atomic_save, atomic_write_bytes
 from fastjem.data import to_uint8
 from fastjem.errors import ConfigError
@@ -70,35 +71,50 @@ def check_counts(n: int, n_steps: int, batch_size: int) -> None:
         raise ConfigError("--n and --batch-size must be > 0 and --n-steps >= 0")
 
 
+INITS = ("auto", "buffer", "noise", "informative")
+
+
+def class_gaussians(em: EvalModel) -> ClassGaussians:
+    """JEM++'s informative initialisation for ``em``: a Gaussian per class fitted to its dataset's training images."""
+    a = em.arrays()
+    return ClassGaussians(a.train_x, a.train_y, em.num_classes).to(em.device)
+
+
 def draw(checkpoint: str | os.PathLike | EvalModel, n: int = 100, classes: list[int] | None = None,
          n_steps: int = 100, init: str = "auto", step_size: float | None = None, noise: float | None = None,
          batch_size: int = 500, device: str = "auto", seed: int = 0, progress: bool = False) -> Drawn:
     """``n`` unconditional samples, or ``n`` for each class in ``classes`` (class-major order)."""
     check_counts(n, n_steps, batch_size)
-    if init not in ("auto", "buffer", "noise"):
-        raise ConfigError(f"--init must be auto, buffer or noise, got {init!r}")
+    if init not in INITS:
+        raise ConfigError(f"--init must be one of {', '.join(INITS)}, got {init!r}")
     em = load_model(checkpoint, device)
     if init == "buffer" and em.buffer is None:
-        raise ConfigError(f"{em.path} has no replay buffer ({em.label}): use --init noise")
+        raise ConfigError(f"{em.path} has no replay buffer ({em.label}): use --init noise or informative")
+    if init == "auto":
+        # the run's persistent chains, else where the run itself started its chains
+        init = "buffer" if em.buffer is not None else ("informative" if em.config.buffer_init == "informative"
+                                                       else "noise")
     a, s = em.energy_params()
     a = a if step_size is None else step_size
     s = s if noise is None else noise
     if a < 0 or s < 0:
         raise ConfigError("--step-size and --noise must be >= 0")
-    use_buffer = em.buffer is not None and init != "noise"
+    gaussians = class_gaussians(em) if init == "informative" else None
     torch.manual_seed(seed)
     target = None
     if classes is not None:
         target = torch.tensor(classes, device=em.device).repeat_interleave(n)
     total = n if target is None else len(target)
-    if use_buffer:
+    if init == "buffer":
         x0 = em.buffer[torch.randint(0, len(em.buffer), (total,), device=em.device)]
+    elif init == "informative":
+        x0 = gaussians.fill(total, target)
     else:
         x0 = torch.rand((total, *em.sample_shape), device=em.device) * 2 - 1
     x = run_chains(em.model, x0, n_steps, a, s, target, batch_size, progress)
     logits = predict_logits(em.model, x, batch_size)
     settings = {"checkpoint": str(em.path), "iteration": em.iteration, "model": em.label, "n": n,
-                "classes": classes, "n_steps": n_steps, "init": "buffer" if use_buffer else "noise",
+                "classes": classes, "n_steps": n_steps, "init": init,
                 "step_size": a, "noise": s, "seed": seed}
     return Drawn(x, target, logits.argmax(1), torch.logsumexp(logits, 1), settings)
 
