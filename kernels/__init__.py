@@ -7,8 +7,8 @@ Ops (each a ``torch.library.custom_op`` in the ``fastjem`` namespace; safe under
   ``-logits[b, labels[b]]``; fused forward and backward.
 - ``sgld_step_(x, grad, alpha, sigma, rng_state, *, backend=None)``  in place
   ``x += alpha * grad + sigma * N(0, 1)`` with in-kernel Philox noise.
-- ``buffer_sample(buffer, idx, reset_prob, rng_state, *, backend=None) -> x0``  gather rows
-  ``buffer[idx]``, each reset to U(-1, 1) with probability ``reset_prob``.
+- ``buffer_sample(buffer, idx, reset_prob, rng_state, *, fresh=None, backend=None) -> x0``  gather rows
+  ``buffer[idx]``, each reset to U(-1, 1) (or to its row of ``fresh``) with probability ``reset_prob``.
 - ``buffer_write_(buffer, idx, x, *, backend=None)``  ``buffer[idx] = x`` in place.
 - ``new_rng_state(seed, device) -> int64 [2]``  the ``(seed, offset)`` state the random ops read on
   the device and advance in place (see ``fastjem.kernels.rng``).
