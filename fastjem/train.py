@@ -302,7 +302,7 @@ class Trainer:
         labelled = self.data.labelled
         init = ClassGaussians(self.data.train_x[labelled], self.data.train_y[labelled], self.num_classes)
         self.log(f"buffer: informative initialisation, a Gaussian per class fitted to {len(labelled)} labelled "
-                 f"training images in {time.perf_counter() - start:.1f} s ({init.nbytes / 2**20:.0f} MB)")
+                 f"training images in {time.perf_counter() - start:.1f} s ({init.nbytes / 2**20:.1f} MB)")
         return init
 
     def _init_weights(self, path: str) -> None:
