@@ -11,13 +11,12 @@ recoveries, wall time) and the means per variant.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from env_info import RESULTS, device_info, git_state, now_utc, result_name, versions  # noqa: E402
+from env_info import RESULTS, device_info, git_state, now_utc, versions, write_result  # noqa: E402
 from quick_run import train_timed  # noqa: E402
 
 from fastjem.config import BUFFER_INITS, get_preset  # noqa: E402
@@ -69,10 +68,7 @@ def main(argv=None) -> int:
         "device": device_info(device), "versions": versions(), "git": git_state(), "preset": args.preset,
         "runs": runs, "means": means,
     }
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / result_name("buffer-init", device, started)
-    path.write_text(json.dumps(rep, indent=2))
+    path = write_result(rep, "buffer-init", device, started, args.out)
     for name, m in means.items():
         print(f"{name:>16}: test accuracy {m['test_acc']:.4f} +- {m['test_acc_std']:.4f}, {m['wall_seconds']:.0f} s, "
               f"{m['recoveries']} recoveries")

@@ -102,6 +102,17 @@ def result_name(kind: str, device: torch.device, when: datetime.datetime) -> str
     return f"{kind}-{when.strftime('%Y-%m-%dT%H%M%S')}-{slug(device_name(device))}.json"
 
 
+def write_result(report: dict, kind: str, device: torch.device, when: datetime.datetime, out_dir: str | Path) -> Path:
+    """Write ``report`` as JSON to ``out_dir``/<kind>-<date>-<device>.json (the folder made if needed)."""
+    import json
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / result_name(kind, device, when)
+    path.write_text(json.dumps(report, indent=2) + "\n")
+    return path
+
+
 def write_synthetic_imagefolder(root: Path, num_classes: int = 10, per_class: int = 12, size: int = 32,
                                 seed: int = 0) -> Path:
     """A small folder of random RGB PNGs in class subfolders: CIFAR-shaped data for speed measurements."""

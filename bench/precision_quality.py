@@ -10,13 +10,12 @@ without AMX/AVX512-BF16 the bf16 run is emulated (slower) but computes the same 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from env_info import RESULTS, device_info, git_state, now_utc, result_name, versions  # noqa: E402
+from env_info import RESULTS, device_info, git_state, now_utc, versions, write_result  # noqa: E402
 from quick_run import train_timed  # noqa: E402
 
 from fastjem.config import get_preset  # noqa: E402
@@ -53,10 +52,7 @@ def main(argv=None) -> int:
         "mean_diff_points": 100 * statistics.mean(diffs),
         "within_1_point": abs(statistics.mean(diffs)) <= 0.01,
     }
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / result_name("precision-quality", device, started)
-    path.write_text(json.dumps(rep, indent=2))
+    path = write_result(rep, "precision-quality", device, started, args.out)
     print(f"mean test accuracy: {base} {mean[base]:.4f}, {low} {mean[low]:.4f} "
           f"({rep['mean_diff_points']:+.2f} points); wrote {path}")
     return 0

@@ -15,14 +15,13 @@ Writes ``bench/results/profile-<date>-<device>.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from env_info import RESULTS, device_info, git_state, now_utc, result_name, versions  # noqa: E402
+from env_info import RESULTS, device_info, git_state, now_utc, versions, write_result  # noqa: E402
 from reference_eager import fp32_mode, sgld  # noqa: E402
 
 from fastjem.benchmark import build_sampler_call  # noqa: E402
@@ -142,10 +141,7 @@ def main(argv=None) -> int:
         per_step = result["profiled_ms_per_call"] / args.steps
         print(f"{name:<10} {per_step:8.2f} ms per SGLD step ({result['time_basis']}): {shares}", flush=True)
         torch._dynamo.reset()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / result_name("profile", device, started)
-    path.write_text(json.dumps(report, indent=2) + "\n")
+    path = write_result(report, "profile", device, started, args.out)
     print(f"wrote {path}")
     return 0
 

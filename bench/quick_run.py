@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from env_info import RESULTS, device_info, git_state, now_utc, result_name, versions  # noqa: E402
+from env_info import RESULTS, device_info, git_state, now_utc, versions, write_result  # noqa: E402
 
 from fastjem.config import get_preset  # noqa: E402
 from fastjem.train import Trainer  # noqa: E402
@@ -61,10 +61,7 @@ def main(argv=None) -> int:
         "test_acc": summary["test_acc"], "val_acc": summary["val_acc"], "test_nll": summary["test_nll"],
         "recoveries": summary["recoveries"],
     }
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / result_name("quick", trainer.device, started)
-    path.write_text(json.dumps(rep, indent=2))
+    path = write_result(rep, "quick", trainer.device, started, args.out)
     print(f"{args.preset}{' (classifier only)' if args.classifier_only else ''}: {summary['iteration']} iterations "
           f"in {seconds:.1f} s on {rep['device'].get('name', trainer.device)}, test accuracy {summary['test_acc']:.4f}")
     print(f"wrote {path}")
