@@ -128,6 +128,10 @@ def test_authors_checkpoint_converts_to_the_same_classifier_and_back(tmp_path, n
 
 def test_dataparallel_prefix_no_buffer_and_classifier_only(tmp_path):
     net, _ = _authors_file(tmp_path / "dp.pt", buffer=0, prefix="module.")
+    # JEM++ (sndnyang/JEMPP) saves the same layout without the body's unused linear layer
+    obj = torch.load(tmp_path / "dp.pt", weights_only=True)
+    obj["model_state_dict"] = {k: v for k, v in obj["model_state_dict"].items() if ".f.linear." not in k}
+    torch.save(obj, tmp_path / "dp.pt")
     r = import_jem(tmp_path / "dp.pt", tmp_path / "out.pt", dataset="svhn")
     em = load_model(r["path"], "cpu")
     assert em.info.name == "svhn" and not em.info.flip and em.buffer is None and r["buffer"] is None
