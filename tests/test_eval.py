@@ -488,3 +488,17 @@ def test_buffer_rows_and_the_buffer_grid_span_the_whole_buffer(runs, tmp_path):
     with Image.open(tmp_path / "samples_buffer.png") as im:
         white = (np.asarray(im.convert("L")) == 255).mean()
     assert 0.35 < white < 0.8  # white tiles and the padding; the first 16 chains (all -1) leave only the padding
+
+
+def test_samples_task_starts_conditional_chains_where_asked(runs, tmp_path):
+    from fastjem.eval.tasks import samples
+
+    rep = samples(runs / "jem", n_steps=0, n_samples=4, per_class=20, init="informative", out_dir=tmp_path / "a",
+                  progress=False, n_test=16, device="cpu")
+    cond = rep["results"]["conditional"]
+    assert cond["init"] == "informative" and cond["n"] == 200 and (tmp_path / "a" / "samples_conditional.png").exists()
+    rep = samples(runs / "clf", n_steps=0, n_samples=4, per_class=2, out_dir=tmp_path / "b", progress=False,
+                  n_test=16, device="cpu")
+    assert rep["results"]["conditional"]["init"] == "noise"  # auto without a buffer, run started from U(-1, 1)
+    with pytest.raises(ConfigError, match="no replay buffer"):
+        samples(runs / "clf", init="buffer", out_dir=tmp_path / "c", progress=False, device="cpu")

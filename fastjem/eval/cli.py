@@ -57,8 +57,10 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
                         "fresh and class-conditional samples (samples and fid, default 100)")
     g.add_argument("--n-samples", type=int, default=100, help="unconditional samples per grid (default: 100)")
     g.add_argument("--per-class", type=int, default=10, help="samples per class row (default: 10)")
-    g.add_argument("--init", default="auto", choices=("auto", "buffer", "noise"),
-                   help="start of the class-conditional chains (default: auto = the buffer when there is one)")
+    g.add_argument("--init", default="auto", choices=("auto", "buffer", "noise", "informative"),
+                   help="start of the class-conditional chains: the replay buffer, U(-1, 1) or the class Gaussians "
+                        "of the training images (default: auto = the buffer when there is one, else the run's "
+                        "--buffer-init)")
     g = p.add_argument_group("calibration")
     g.add_argument("--bins", type=int, default=20, help="equal-width confidence bins for ECE (default: 20)")
     g.add_argument("--compare", metavar="CHECKPOINT", default=None,

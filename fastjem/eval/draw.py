@@ -80,6 +80,29 @@ def class_gaussians(em: EvalModel) -> ClassGaussians:
     return ClassGaussians(a.train_x, a.train_y, em.num_classes).to(em.device)
 
 
+def resolve_init(em: EvalModel, init: str) -> str:
+    """Where chains start ('buffer', 'noise' or 'informative'); ``auto`` is the checkpoint's replay buffer when it
+    has one, else where its run started chains (its --buffer-init)."""
+    if init not in INITS:
+        raise ConfigError(f"--init must be one of {', '.join(INITS)}, got {init!r}")
+    if init == "buffer" and em.buffer is None:
+        raise ConfigError(f"{em.path} has no replay buffer ({em.label}): use --init noise or informative")
+    if init != "auto":
+        return init
+    return "buffer" if em.buffer is not None else ("informative" if em.config.buffer_init == "informative"
+                                                   else "noise")
+
+
+def chain_starts(em: EvalModel, init: str, n: int, target: torch.Tensor | None = None) -> torch.Tensor:
+    """``n`` chain starts [n, *S] on the device, from ``init`` (resolved): buffer rows, U(-1, 1), or the class
+    Gaussians (of class ``target`` when given); torch's generator draws them."""
+    if init == "buffer":
+        return em.buffer[torch.randint(0, len(em.buffer), (n,), device=em.device)]
+    if init == "informative":
+        return class_gaussians(em).fill(n, target)
+    return torch.rand((n, *em.sample_shape), device=em.device) * 2 - 1
+
+
 def draw(checkpoint: str | os.PathLike | EvalModel, n: int = 100, classes: list[int] | None = None,
          n_steps: int = 100, init: str = "auto", step_size: float | None = None, noise: float | None = None,
          batch_size: int = 500, device: str = "auto", seed: int = 0, progress: bool = False) -> Drawn:
@@ -88,29 +111,17 @@ def draw(checkpoint: str | os.PathLike | EvalModel, n: int = 100, classes: list[
     if init not in INITS:
         raise ConfigError(f"--init must be one of {', '.join(INITS)}, got {init!r}")
     em = load_model(checkpoint, device)
-    if init == "buffer" and em.buffer is None:
-        raise ConfigError(f"{em.path} has no replay buffer ({em.label}): use --init noise or informative")
-    if init == "auto":
-        # the run's persistent chains, else where the run itself started its chains
-        init = "buffer" if em.buffer is not None else ("informative" if em.config.buffer_init == "informative"
-                                                       else "noise")
+    init = resolve_init(em, init)
     a, s = em.energy_params()
     a = a if step_size is None else step_size
     s = s if noise is None else noise
     if a < 0 or s < 0:
         raise ConfigError("--step-size and --noise must be >= 0")
-    gaussians = class_gaussians(em) if init == "informative" else None
     torch.manual_seed(seed)
     target = None
     if classes is not None:
         target = torch.tensor(classes, device=em.device).repeat_interleave(n)
-    total = n if target is None else len(target)
-    if init == "buffer":
-        x0 = em.buffer[torch.randint(0, len(em.buffer), (total,), device=em.device)]
-    elif init == "informative":
-        x0 = gaussians.fill(total, target)
-    else:
-        x0 = torch.rand((total, *em.sample_shape), device=em.device) * 2 - 1
+    x0 = chain_starts(em, init, n if target is None else len(target), target)
     x = run_chains(em.model, x0, n_steps, a, s, target, batch_size, progress)
     logits = predict_logits(em.model, x, batch_size)
     settings = {"checkpoint": str(em.path), "iteration": em.iteration, "model": em.label, "n": n,

@@ -232,21 +232,22 @@ def samples(checkpoint, n_steps: int = 100, n_samples: int = 100, per_class: int
     (samples_fresh.png), class-conditional SGLD on E(x, y) (samples_conditional.png, a row per class) and the
     buffer sorted by predicted class keeping the most confident (samples_buffer_by_class.png).
 
-    ``init`` seeds the conditional chains: 'buffer', 'noise', or 'auto' (the buffer when the checkpoint has one).
+    ``init`` seeds the conditional chains: 'buffer', 'noise', 'informative' (the class Gaussians of the training
+    images), or 'auto' (the buffer when the checkpoint has one, else the run's own --buffer-init).
     """
+    from fastjem.eval.draw import INITS, chain_starts, resolve_init
+
     if n_steps < 0 or n_samples <= 0 or per_class <= 0:
         raise ConfigError("--n-steps must be >= 0 and --n-samples, --per-class > 0")
-    if init not in ("auto", "buffer", "noise"):
-        raise ConfigError(f"--init must be auto, buffer or noise, got {init!r}")
+    if init not in INITS:
+        raise ConfigError(f"--init must be one of {', '.join(INITS)}, got {init!r}")
     run = _Run("samples", checkpoint, **common)
     em = run.em
     k = em.num_classes
     shape = em.sample_shape
     dev = em.device
     results: dict = {}
-    if init == "buffer" and em.buffer is None:
-        raise ConfigError(f"{em.path} has no replay buffer ({em.label}): use --init noise")
-    use_buffer = em.buffer is not None and init != "noise"
+    start = resolve_init(em, init)
 
     def describe(x: torch.Tensor, target: torch.Tensor | None = None) -> dict:
         logits = predict_logits(em.model, x, run.batch_size)
@@ -288,13 +289,10 @@ def samples(checkpoint, n_steps: int = 100, n_samples: int = 100, per_class: int
     results["fresh"] = {"n_steps": n_steps, **describe(fresh)}
     # Class-conditional: per_class chains per class, class c in row c.
     y = torch.arange(k, device=dev).repeat_interleave(per_class)
-    if use_buffer:
-        x0 = em.buffer[torch.randint(0, len(em.buffer), (len(y),), device=dev)]
-    else:
-        x0 = torch.rand((len(y), *shape), device=dev) * 2 - 1
+    x0 = chain_starts(em, start, len(y), y)
     cond = _chains(em, x0, n_steps, y, run.batch_size, run.progress, "conditional chains")
     plots.image_grid(cond, run.path("samples_conditional.png"), nrow=per_class)
-    results["conditional"] = {"n_steps": n_steps, "init": "buffer" if use_buffer else "noise", **describe(cond, y)}
+    results["conditional"] = {"n_steps": n_steps, "init": start, **describe(cond, y)}
     a, s = em.energy_params()
     settings = {"n_steps": n_steps, "n_samples": n_samples, "per_class": per_class, "step_size": a, "noise": s,
                 "init": init, "has_buffer": em.buffer is not None}
