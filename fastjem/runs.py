@@ -83,6 +83,9 @@ def find_runs(paths: list[str]) -> list[Path]:
             found.append(p)
         elif p.is_dir():
             found += sorted(q for q in p.iterdir() if (q / "metrics.jsonl").exists())
+        elif not p.exists():
+            raise ConfigError(f"{p} does not exist: give run folders (fastjem train --out-dir) or folders of them; "
+                              "the default is runs/ in the current folder")
         else:
             raise ConfigError(f"{p} is not a run folder (no metrics.jsonl) nor a folder of runs")
     if not found:

@@ -66,6 +66,9 @@ def test_no_runs_is_a_clear_error(tmp_path, capsys):
     assert main(["runs", str(tmp_path)]) == 1
     assert "no runs in" in capsys.readouterr().err
     assert main(["runs", str(tmp_path / "missing")]) == 1
+    assert "missing does not exist" in capsys.readouterr().err
+    (tmp_path / "file.txt").write_text("x")
+    assert main(["runs", str(tmp_path / "file.txt")]) == 1
     assert "not a run folder" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # argparse refuses the choice
         main(["runs", str(tmp_path), "--sort", "speed"])
