@@ -108,7 +108,7 @@ class TrainConfig:
                             group="engine")
     iteration_graph: bool = _opt(True, "capture the whole iteration (data draw, augmentation, sampling, loss, "
                                  "backward, Adam, buffer write-back) in one CUDA graph, checked against the eager "
-                                 "iteration once; CUDA, one process, Adam only; else the same iteration runs eagerly",
+                                 "iteration once; CUDA, one process; else the same iteration runs eagerly",
                                  group="engine")
     kernels: str = _opt("auto", "fused ops: triton kernels, or their PyTorch references; auto = triton on CUDA",
                         KERNELS, "engine")

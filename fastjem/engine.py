@@ -194,10 +194,6 @@ def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool,
         notes.append("iteration graph off: data parallel (the gradient all-reduce runs between graphs); the SGLD "
                      "loop is still graphed")
         whole = False
-    elif whole and cfg.optimizer != "adam":
-        notes.append(f"iteration graph off: the {cfg.optimizer} optimiser takes its learning rate as a number (only "
-                     "Adam is captured, with capturable=True and a device learning rate)")
-        whole = False
     kernels = cfg.kernels
     from fastjem.kernels._dispatch import interpreter_on, triton
 

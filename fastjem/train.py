@@ -47,6 +47,7 @@ from fastjem.engine import Engine, resolve_engine
 from fastjem.errors import CheckpointError, ConfigError, FastJEMError
 from fastjem.guard import DivergenceGuard, RecoveryState
 from fastjem.models import build_model, has_batch_norm
+from fastjem.optim import DeviceSGD
 from fastjem.sampler import SGLD, model_energy
 
 METRIC_NAMES = ("loss", "ce", "acc", "e_data", "e_sample")
@@ -326,28 +327,27 @@ class Trainer:
     def _build_optimizer(self) -> torch.optim.Optimizer:
         cfg = self.cfg
         params = self.model.parameters()
-        self.lr_t: torch.Tensor | None = None
+        # The learning rate lives in a device tensor that every iteration overwrites in place (warm-up, decay,
+        # recovery), so a captured iteration reads the current value.
+        cuda = self.device.type == "cuda"
+        self.lr_t = torch.tensor(cfg.lr, dtype=torch.float32 if cuda else torch.float64, device=self.device)
         if cfg.optimizer == "adam":
-            # The learning rate lives in a device tensor that every iteration overwrites in place (warm-up,
-            # decay, recovery), so a captured iteration reads the current value. On CUDA Adam takes it with
-            # capturable=True (step counters on the device too); on CPU the single-tensor Adam reads it as a
-            # number, bitwise what a float lr gives (fp64 keeps the value exact).
-            cuda = self.device.type == "cuda"
-            self.lr_t = torch.tensor(cfg.lr, dtype=torch.float32 if cuda else torch.float64, device=self.device)
+            # On CUDA Adam takes it with capturable=True (step counters on the device too); on CPU the single-tensor
+            # Adam reads it as a number, bitwise what a float lr gives (fp64 keeps the value exact).
             self._adam_settings = {"capturable": cuda, "foreach": cuda}
             return torch.optim.Adam(params, lr=self.lr_t, weight_decay=cfg.weight_decay, **self._adam_settings)
-        return torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
+        # torch's SGD reads a tensor learning rate on the host; DeviceSGD multiplies by it on the device
+        return DeviceSGD(params, self.lr_t, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
 
     def _set_lr(self, lr: float) -> None:
-        if self.lr_t is not None:
-            self.lr_t.fill_(lr)  # a kernel argument, not a host sync
-        else:
-            for group in self.optimizer.param_groups:
-                group["lr"] = lr
+        self.lr_t.fill_(lr)  # a kernel argument, not a host sync
 
     def _adopt_optimizer_settings(self) -> None:
         """After loading an optimiser state: our device lr tensor and Adam mode, step counters where they belong."""
-        if self.lr_t is None:
+        if isinstance(self.optimizer, DeviceSGD):
+            for group in self.optimizer.param_groups:
+                group["lr"] = self.lr_t
+            self.optimizer.ensure_state()
             return
         capturable = self._adam_settings["capturable"]
         for group in self.optimizer.param_groups:
@@ -361,8 +361,10 @@ class Trainer:
 
     def _ensure_optimizer_state(self) -> None:
         """Create Adam's moments and step counters now, as zeros (what its first step creates), so that a
-        snapshot and a captured graph see every state tensor from the first iteration on."""
-        if self.lr_t is None:
+        snapshot and a captured graph see every state tensor from the first iteration on (DeviceSGD makes its
+        momentum buffers itself)."""
+        if isinstance(self.optimizer, DeviceSGD):
+            self.optimizer.ensure_state()
             return
         for group in self.optimizer.param_groups:
             for p in group["params"]:
@@ -491,8 +493,7 @@ class Trainer:
             tensors += [v for v in state.values() if torch.is_tensor(v)]
         if self.guard is not None:
             tensors.append(self.guard.flag)
-        if self.lr_t is not None:
-            tensors.append(self.lr_t)
+        tensors.append(self.lr_t)
         return tensors
 
     def _iteration_graph(self):

@@ -78,11 +78,12 @@ def _assert_same_run(a, b):
     assert torch.equal(ta._acc, tb._acc)
 
 
-@pytest.mark.parametrize("buffer_init", ["uniform", "informative"])
-def test_warm_up_and_check_leave_no_trace(tiny_config, tmp_path, monkeypatch, buffer_init):
+@pytest.mark.parametrize("buffer_init,optimizer", [("uniform", "adam"), ("informative", "adam"),
+                                                    ("uniform", "sgd")])
+def test_warm_up_and_check_leave_no_trace(tiny_config, tmp_path, monkeypatch, buffer_init, optimizer):
     """Two warm-up iterations, a check iteration and its replay all run before the first real replay; the run
     must still be bitwise the plain eager run (params, buffer, device RNG states, data generator, metrics)."""
-    tiny_config = tiny_config.replace(buffer_init=buffer_init, reinit_prob=0.5)
+    tiny_config = tiny_config.replace(buffer_init=buffer_init, reinit_prob=0.5, optimizer=optimizer, lr=0.05)
     eager = _run(tiny_config, tmp_path, "eager")
     graphed = _run(tiny_config, tmp_path, "graphed", EagerReplay, monkeypatch)
     assert "iteration" in graphed[0]._graphs
@@ -172,8 +173,9 @@ def test_iteration_graph_resolution_names_what_it_turned_off():
     cuda = torch.device("cuda")
     base = TrainConfig(precision="fp32", compile="off", kernels="reference")
     assert resolve_engine(base, cuda, False).iteration_graph
+    assert resolve_engine(base.replace(optimizer="sgd"), cuda, False).iteration_graph  # DeviceSGD is captured too
     assert "CUDA graph iteration" in resolve_engine(base, cuda, False).describe()
-    for cfg, dist, why in ((base, True, "data parallel"), (base.replace(optimizer="sgd"), False, "sgd optimiser"),
+    for cfg, dist, why in ((base, True, "data parallel"),
                            (base.replace(cuda_graph=False), False, "--no-cuda-graph"),
                            (base.replace(iteration_graph=False), False, None)):
         eng = resolve_engine(cfg, cuda, False, distributed=dist)
@@ -203,13 +205,15 @@ class SyncRecorder(torch.utils._python_dispatch.TorchDispatchMode):
 
 @pytest.mark.parametrize("buffer_init", ["uniform", "informative"])
 @pytest.mark.parametrize("conditional", [False, True])
-def test_the_iteration_never_reads_a_device_value_on_the_host(tiny_config, tmp_path, conditional, buffer_init):
+@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
+def test_the_iteration_never_reads_a_device_value_on_the_host(tiny_config, tmp_path, conditional, buffer_init,
+                                                              optimizer):
     """What a CUDA graph records must not sync: no .item(), no data-dependent shapes, in the whole iteration
-    (data draw, augmentation, buffer draw, SGLD, loss, backward, guard flag, metric sums). The optimiser step
-    is left out here only because on CPU Adam reads the device learning rate as a number; on CUDA it runs
-    with capturable=True."""
+    (data draw, augmentation, buffer draw, SGLD, loss, backward, guard flag, metric sums, and DeviceSGD's step).
+    Adam's step is left out here only because on CPU Adam reads the device learning rate as a number; on CUDA it
+    runs with capturable=True."""
     cfg = tiny_config.replace(class_cond_px=conditional, pxy_weight=1.0 if conditional else 0.0,
-                              buffer_init=buffer_init)
+                              buffer_init=buffer_init, optimizer=optimizer)
     t = Trainer(cfg, out_dir=tmp_path, progress=False)
     t.train_step()
     rec = SyncRecorder()
@@ -222,7 +226,8 @@ def test_the_iteration_never_reads_a_device_value_on_the_host(tiny_config, tmp_p
         finally:
             rec.paused = False
 
-    t.optimizer.step = unrecorded_step
+    if optimizer == "adam":
+        t.optimizer.step = unrecorded_step
     with rec:
         t._iteration()
     assert rec.found == [], rec.found

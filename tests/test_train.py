@@ -87,9 +87,10 @@ def test_checkpoint_round_trip(tiny_config, tmp_path):
     assert ckpt["optimizer"]["state"]
 
 
-@pytest.mark.parametrize("buffer_init", ["uniform", "informative"])
-def test_resume_continues_exactly(tiny_config, tmp_path, buffer_init):
-    tiny_config = tiny_config.replace(buffer_init=buffer_init)
+@pytest.mark.parametrize("buffer_init,optimizer", [("uniform", "adam"), ("informative", "adam"), ("uniform", "sgd")])
+def test_resume_continues_exactly(tiny_config, tmp_path, buffer_init, optimizer):
+    tiny_config = tiny_config.replace(buffer_init=buffer_init, optimizer=optimizer,
+                                      lr=0.05 if optimizer == "sgd" else tiny_config.lr)
     full = Trainer(tiny_config.replace(iters=10), out_dir=tmp_path / "full", progress=False)
     full.fit()
     half = Trainer(tiny_config.replace(iters=6), out_dir=tmp_path / "half", progress=False)
