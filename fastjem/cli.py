@@ -98,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_runs_parser(sub)
     add_export_parser(sub)
     add_convert_parser(sub)
+    add_sweep_parser(sub)
     return parser
 
 
@@ -405,6 +406,42 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_sweep_parser(sub) -> None:
+    p = sub.add_parser("sweep", help="train every combination of a grid of options over seeds, then one table",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Train every combination of --grid over --seeds, one run folder each under "
+                                   "--out-dir, then summarise each combination over its seeds (mean and std of test "
+                                   "and validation accuracy, speed, recoveries) in a table and results.json. The "
+                                   "other options are those of fastjem train and hold for every run. The same "
+                                   "command continues an interrupted sweep: finished runs are skipped, the "
+                                   "interrupted one resumes from its checkpoint.",
+                       epilog="example:\n  fastjem sweep --grid sgld-steps=5,20 buffer-init=uniform,informative "
+                              "--seeds 1 2 3 --out-dir runs/init-ablation")
+    p.add_argument("--grid", nargs="+", required=True, metavar="OPTION=V1,V2",
+                   help="options to vary and their values (a tuple option's values joined by ':')")
+    p.add_argument("--seeds", nargs="+", type=int, default=[1], help="seeds of each combination (default: 1)")
+    add_train_arguments(p)
+
+
+def run_sweep_command(args: argparse.Namespace) -> int:
+    from fastjem.sweep import format_summary, parse_grid, run_sweep
+
+    if args.resume or args.print_config:
+        raise ConfigError("fastjem sweep continues itself (run the same command again) and has no --print-config; "
+                          "--resume and --print-config are for fastjem train")
+    grid = parse_grid(args.grid)
+    base, overrides = config_from_args(args)
+    if "seed" in overrides:
+        raise ConfigError("a sweep takes its seeds from --seeds, not --seed")
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    folder = Path(base.out_dir or f"runs/sweep-{base.preset}-{base.dataset}-{stamp}")
+    result = run_sweep(base, grid, args.seeds, folder, progress=not args.no_progress)
+    print()
+    print(format_summary(result))
+    print(f"\nper run: fastjem runs {folder}; summary: {folder / 'results.json'}")
+    return 0
+
+
 def add_plot_parser(sub) -> None:
     p = sub.add_parser("plot", help="draw a run's training curves (also while it trains), or overlay several",
                        description="Loss, accuracy (train, validation, test), data and sample energies, it/s and "
@@ -455,6 +492,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_export(args)
         if args.command == "convert":
             return run_convert(args)
+        if args.command == "sweep":
+            return run_sweep_command(args)
     except FastJEMError as err:
         print(f"fastjem: error: {err}", file=sys.stderr)
         return 1
