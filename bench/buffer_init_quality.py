@@ -36,6 +36,7 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--variants", type=parse_variant, nargs="+",
                    default=[("uniform", 20), ("uniform", 5), ("informative", 5), ("informative", 20)])
+    p.add_argument("--iters", type=int, default=0, help="training length in iterations (default: the preset's)")
     p.add_argument("--out", default=str(RESULTS))
     args = p.parse_args(argv)
     started = now_utc()
@@ -44,6 +45,8 @@ def main(argv=None) -> int:
     for seed in args.seeds:
         for init, steps in args.variants:
             cfg = get_preset(args.preset).replace(seed=seed, buffer_init=init, sgld_steps=steps)
+            if args.iters > 0:
+                cfg = cfg.replace(iters=args.iters)
             summary, trainer, seconds = train_timed(cfg)
             device = trainer.device
             last = summary["last_train_record"]
@@ -66,7 +69,7 @@ def main(argv=None) -> int:
     rep = {
         "schema": "fastjem-bench-buffer-init/1", "date": started.isoformat(timespec="seconds"),
         "device": device_info(device), "versions": versions(), "git": git_state(), "preset": args.preset,
-        "runs": runs, "means": means,
+        "iters": args.iters or get_preset(args.preset).iters, "runs": runs, "means": means,
     }
     path = write_result(rep, "buffer-init", device, started, args.out)
     for name, m in means.items():
