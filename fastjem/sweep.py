@@ -5,7 +5,8 @@ per combination and seed, named by them (``sgld_steps=5+buffer_init=informative+
 command again continues it: finished runs are skipped, an interrupted run resumes from its checkpoint, runs not
 started start. A different grid or base in the same folder is refused. At the end (and whenever it is run again)
 the runs are summarised per combination: mean and standard deviation of test and validation accuracy over the
-seeds, median speed, divergence recoveries, in ``results.json`` and as a table.
+seeds, median speed, divergence recoveries, in ``results.json`` and as a table. A run that diverges beyond its
+remedies is marked (``diverged.txt``), counted, not run again, and the sweep goes on.
 """
 
 from __future__ import annotations
@@ -134,10 +135,16 @@ def check_spec(folder: Path, spec: dict) -> None:
     atomic_write_text(json.dumps(spec, indent=2), path)
 
 
+DIVERGED = "diverged.txt"
+
+
 def status(folder: Path) -> str:
-    """'done', 'partial' (a checkpoint to resume) or 'new'."""
+    """'done', 'diverged' (stopped after its last recovery; not run again), 'partial' (a checkpoint to resume)
+    or 'new'."""
     if (folder / "metrics.jsonl").exists() and run_row(folder)["status"] == "done":
         return "done"
+    if (folder / DIVERGED).exists():
+        return "diverged"
     return "partial" if (folder / "checkpoint.pt").exists() else "new"
 
 
@@ -145,7 +152,7 @@ def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder
               progress: bool = True, log: Callable[[str], None] = print) -> dict:
     """Run (or continue) the sweep in ``folder``; returns the summary that ``results.json`` holds. Stops after a
     run that was interrupted (Ctrl-C, SIGTERM, --max-minutes), its checkpoint written: the same call continues."""
-    from fastjem.train import Trainer, resume_config
+    from fastjem.train import DivergedError, Trainer, resume_config
 
     folder = Path(folder)
     runs = plan(base, grid, seeds, folder)
@@ -156,8 +163,9 @@ def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder
     for i, (name, _, cfg) in enumerate(runs, start=1):
         out = folder / name
         state = status(out)
-        if state == "done":
-            log(f"[{i}/{len(runs)}] {name}: done, skipped")
+        if state in ("done", "diverged"):
+            log(f"[{i}/{len(runs)}] {name}: {state}, skipped" + (f" (delete {out} to run it again)"
+                                                                  if state == "diverged" else ""))
             continue
         if state == "partial":
             ckpt = out / "checkpoint.pt"
@@ -167,7 +175,13 @@ def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder
         else:
             log(f"[{i}/{len(runs)}] {name}")
             trainer = Trainer(cfg, out_dir=out, progress=progress, log=log)
-        summary = trainer.fit()
+        try:
+            summary = trainer.fit()
+        except DivergedError as err:
+            # one run that diverges beyond its remedies does not stop the sweep; it is not run again
+            atomic_write_text(f"{err}\n", out / DIVERGED)
+            log(f"[{i}/{len(runs)}] {name}: diverged beyond recovery ({str(err).splitlines()[0]}); the sweep goes on")
+            continue
         if summary.get("interrupted"):
             interrupted = name
             log(f"sweep stopped at {name} (its checkpoint is written): run the same command again to continue")
@@ -189,11 +203,13 @@ def summarise(folder: Path, grid: dict[str, list], runs: list[tuple[str, dict, T
         combo = dict(zip(grid, values))
         mine = [rows[name] for name, c, _ in runs if c == combo]
         done = [r for r in mine if r is not None and r["status"] == "done"]
+        diverged = sum((folder / name / DIVERGED).exists() for name, c, _ in runs if c == combo)
 
         test, test_sd = _mean_std(done, "test_acc")
         val, val_sd = _mean_std(done, "val_acc")
         speeds = [r["it_per_s"] for r in done if r.get("it_per_s")]
         groups.append({**{k: _show(v) for k, v in combo.items()}, "runs": len(mine), "done": len(done),
+                       "diverged": diverged,
                        "test_acc": test, "test_acc_std": test_sd, "val_acc": val, "val_acc_std": val_sd,
                        "it_per_s": statistics.median(speeds) if speeds else None,
                        "recoveries": sum(r["recoveries"] for r in done)})
@@ -215,7 +231,8 @@ def format_summary(result: dict) -> str:
     def pm(mean, sd):
         return "-" if mean is None else f"{mean:.4f} ± {sd:.4f}"
 
-    rows = [[g[k] for k in keys] + [f"{g['done']}/{g['runs']}", pm(g["test_acc"], g["test_acc_std"]),
+    rows = [[g[k] for k in keys] + [f"{g['done']}/{g['runs']}" + (f" ({g['diverged']} diverged)" if g["diverged"]
+                                                                   else ""), pm(g["test_acc"], g["test_acc_std"]),
                                     pm(g["val_acc"], g["val_acc_std"]),
                                     "-" if g["it_per_s"] is None else f"{g['it_per_s']:.2f}", str(g["recoveries"])]
             for g in result["groups"]]

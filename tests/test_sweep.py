@@ -65,3 +65,29 @@ def test_sweep_runs_every_combination_skips_finished_runs_and_resumes_a_partial_
     assert "differs in lr" in capsys.readouterr().err
     assert main(["sweep", "--grid", "sgld-steps=1", "--seed", "3", "--out-dir", str(tmp_path / "x"), *TINY]) == 1
     assert "--seeds" in capsys.readouterr().err
+
+
+def test_a_run_that_diverges_beyond_recovery_is_marked_and_the_sweep_goes_on(tmp_path, capsys, monkeypatch):
+    from fastjem.train import DivergedError, Trainer
+
+    real_fit = Trainer.fit
+
+    def fit(self):
+        if self.cfg.seed == 2:
+            self.save_checkpoint()
+            raise DivergedError("divergence at iteration 3 after 3 recoveries: stopped")
+        return real_fit(self)
+
+    monkeypatch.setattr(Trainer, "fit", fit)
+    folder = tmp_path / "sw"
+    args = ["sweep", "--grid", "sgld-steps=1", "--seeds", "1", "2", "3", "--out-dir", str(folder), *TINY]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "sgld_steps=1+seed=2: diverged beyond recovery" in out and "2/3 (1 diverged)" in out
+    assert (folder / "sgld_steps=1+seed=2" / "diverged.txt").exists()
+    group = json.loads((folder / "results.json").read_text())["groups"][0]
+    assert group["done"] == 2 and group["diverged"] == 1
+    # not run again (its checkpoint would resume into the same divergence)
+    monkeypatch.setattr(Trainer, "fit", real_fit)
+    assert main(args) == 0
+    assert "sgld_steps=1+seed=2: diverged, skipped" in capsys.readouterr().out
