@@ -209,10 +209,13 @@ def test_graphed_sampler_replay_equals_eager_on_cuda():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("buffer_init,optimizer", [("uniform", "adam"), ("informative", "sgd")])
-def test_training_iteration_has_no_host_sync_on_cuda(tmp_path, buffer_init, optimizer):
+@pytest.mark.parametrize("buffer_init,optimizer,compile_mode", [("uniform", "adam", "auto"),
+                                                                 ("informative", "sgd", "off")])
+def test_training_iteration_has_no_host_sync_on_cuda(tmp_path, buffer_init, optimizer, compile_mode):
+    """Compiled, and (cheaper: no compile) with the class-Gaussian restarts and DeviceSGD inside the graph."""
     cfg = TrainConfig(dataset="digits", arch="wrn", depth=10, width=2, batch_size=32, sgld_steps=5,
-                      buffer_size=320, iters=4, device="cuda", seed=0, buffer_init=buffer_init, optimizer=optimizer)
+                      buffer_size=320, iters=4, device="cuda", seed=0, buffer_init=buffer_init, optimizer=optimizer,
+                      compile=compile_mode)
     t = Trainer(cfg, out_dir=tmp_path, progress=False)
     t.train_step()  # warm-up: compilation and graph capture may sync
     t.train_step()
