@@ -420,6 +420,8 @@ def add_sweep_parser(sub) -> None:
     p.add_argument("--grid", nargs="+", required=True, metavar="OPTION=V1,V2",
                    help="options to vary and their values (a tuple option's values joined by ':')")
     p.add_argument("--seeds", nargs="+", type=int, default=[1], help="seeds of each combination (default: 1)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list the runs and what the sweep would do with each (start, resume, skip), and exit")
     add_train_arguments(p)
 
 
@@ -435,6 +437,11 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         raise ConfigError("a sweep takes its seeds from --seeds, not --seed")
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     folder = Path(base.out_dir or f"runs/sweep-{base.preset}-{base.dataset}-{stamp}")
+    if args.dry_run:
+        from fastjem.sweep import describe_plan
+
+        print(describe_plan(base, grid, args.seeds, folder))
+        return 0
     result = run_sweep(base, grid, args.seeds, folder, progress=not args.no_progress)
     print()
     print(format_summary(result))

@@ -148,6 +148,18 @@ def status(folder: Path) -> str:
     return "partial" if (folder / "checkpoint.pt").exists() else "new"
 
 
+def describe_plan(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder: str | os.PathLike) -> str:
+    """What ``run_sweep`` would do with each run, without doing it (the sweep's spec is checked, not written)."""
+    folder = Path(folder)
+    runs = plan(base, grid, seeds, folder)
+    if (folder / SPEC).exists():
+        check_spec(folder, spec_of(base, grid, seeds))
+    action = {"done": "skip (done)", "diverged": "skip (diverged)", "partial": "resume", "new": "start"}
+    lines = [f"sweep: {len(runs)} runs in {folder}"]
+    lines += [f"  {action[status(folder / name)]:<16} {name}" for name, _, _ in runs]
+    return "\n".join(lines)
+
+
 def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder: str | os.PathLike,
               progress: bool = True, log: Callable[[str], None] = print) -> dict:
     """Run (or continue) the sweep in ``folder``; returns the summary that ``results.json`` holds. Stops after a

@@ -38,6 +38,10 @@ def test_sweep_runs_every_combination_skips_finished_runs_and_resumes_a_partial_
 
     assert not (partial / "summary.json").exists() and load_checkpoint(partial)["iteration"] < 6
     capsys.readouterr()
+    assert main([*args, "--dry-run"]) == 0
+    planned = capsys.readouterr().out
+    assert "resume           sgld_steps=2+seed=1" in planned and planned.count("start ") == 3
+    assert not (folder / "sweep.json").exists()
     assert main(args) == 0
     out = capsys.readouterr().out
     assert f"resuming {partial / 'checkpoint.pt'}" in out
