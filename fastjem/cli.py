@@ -455,20 +455,32 @@ def add_plot_parser(sub) -> None:
                                    "learning rate against iteration, from RUN/metrics.jsonl, as one PNG. Several "
                                    "runs are overlaid, one colour each (an ablation, a JEM and its baseline).")
     p.add_argument("runs", nargs="+", metavar="RUN",
-                   help="run folders (the --out-dir of fastjem train) or their metrics.jsonl")
+                   help="run folders (the --out-dir of fastjem train), their metrics.jsonl, or folders of runs (a "
+                        "fastjem sweep: every run in it)")
     p.add_argument("--out", default=None,
-                   help="PNG to write (default: RUN/curves.png for one run; required for several)")
+                   help="PNG to write (default: RUN/curves.png for one run or one folder of runs; required for "
+                        "several)")
 
 
 def run_plot(args: argparse.Namespace) -> int:
     from fastjem.curves import plot_run, plot_runs
+    from fastjem.runs import find_runs
 
-    if len(args.runs) == 1:
-        path = plot_run(args.runs[0], args.out)
-    elif args.out is None:
+    runs, out = [], args.out
+    for r in args.runs:
+        p = Path(r)
+        if p.is_dir() and not (p / "metrics.jsonl").exists():
+            runs += [str(q) for q in find_runs([r])]  # a folder of runs (a sweep): all of them
+            if out is None and len(args.runs) == 1:
+                out = str(p / "curves.png")
+        else:
+            runs.append(r)
+    if len(runs) == 1:
+        path = plot_run(runs[0], out)
+    elif out is None:
         raise ConfigError("several runs go into one figure: pass --out FILE.png")
     else:
-        path = plot_runs(args.runs, args.out)
+        path = plot_runs(runs, out)
     print(f"curves written to {path}")
     return 0
 

@@ -46,7 +46,7 @@ def test_training_writes_curves_and_plot_redraws_them(tiny_config, tmp_path, cap
 
 def test_plot_errors_say_what_to_give(tmp_path, capsys):
     assert main(["plot", str(tmp_path)]) == 1
-    assert "fastjem run folder" in capsys.readouterr().err
+    assert "a run folder holds metrics.jsonl" in capsys.readouterr().err
     (tmp_path / "metrics.jsonl").write_text("")
     with pytest.raises(ConfigError, match="no training records"):
         plot_run(tmp_path)

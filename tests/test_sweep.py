@@ -57,6 +57,9 @@ def test_sweep_runs_every_combination_skips_finished_runs_and_resumes_a_partial_
         assert g["test_acc"] == pytest.approx(statistics.mean(accs))
         assert g["test_acc_std"] == pytest.approx(statistics.stdev(accs))
     assert "test acc" in out and "±" in out
+    # the sweep's runs overlaid in one figure, beside them
+    assert main(["plot", str(folder)]) == 0
+    assert (folder / "curves.png").stat().st_size > 10000
     # again: nothing to do
     mtime = (folder / names[0] / "checkpoint.pt").stat().st_mtime_ns
     assert main(args) == 0
