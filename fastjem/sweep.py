@@ -226,7 +226,7 @@ def summarise(folder: Path, grid: dict[str, list], runs: list[tuple[str, dict, T
                        "it_per_s": statistics.median(speeds) if speeds else None,
                        "recoveries": sum(r["recoveries"] for r in done)})
     return {"folder": str(folder), "grid": {k: [_show(v) for v in vs] for k, vs in grid.items()},
-            "groups": groups, "runs": {k: v for k, v in rows.items()}}
+            "groups": groups, "runs": rows}
 
 
 def _mean_std(rows: list[dict], key: str) -> tuple[float | None, float | None]:
