@@ -145,7 +145,7 @@ def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = Fa
         arrays = _load_digits()
     elif name in ("cifar10", "cifar100", "svhn"):
         if _has_split_folders(root) or (_image_archives(root) and not _torchvision_files_present(name, root)):
-            return _rename(_load_imagefolder(root, image_size), name)
+            return _rename(_load_imagefolder(root, image_size), name, root)
         arrays = _load_torchvision(name, root, download)
     elif name == "imagefolder":
         return _load_imagefolder(root, image_size)
@@ -202,8 +202,19 @@ def fit_size(x: torch.Tensor, size: int) -> torch.Tensor:
     return x[..., top:top + size, left:left + size].contiguous()
 
 
-def _rename(arrays: Arrays, name: str) -> Arrays:
+# how many classes the named datasets have: a folder given for one of them must hold that many
+KNOWN_CLASS_COUNTS = {"cifar10": 10, "cifar100": 100, "svhn": 10}
+
+
+def _rename(arrays: Arrays, name: str, root: Path) -> Arrays:
+    """A folder of class folders read as the named dataset (its augmentation and validation split); refused when
+    its class count is not that dataset's (CIFAR-10's images given as cifar100, say)."""
     info = arrays.info
+    if info.num_classes != KNOWN_CLASS_COUNTS[name]:
+        shown = ", ".join(info.classes[:5]) + (", ..." if len(info.classes) > 5 else "")
+        raise DataNotFoundError(f"--dataset {name} has {KNOWN_CLASS_COUNTS[name]} classes, but {root} holds "
+                                f"{info.num_classes} ({shown}): give the --dataset it holds, or --dataset imagefolder "
+                                "for any folder of class folders")
     flip = name != "svhn"
     arrays.info = DatasetInfo(name, info.num_classes, info.channels, info.image_size, 4, flip, 5000, info.classes)
     return arrays

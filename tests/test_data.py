@@ -81,6 +81,11 @@ def test_cifar10_from_a_train_test_image_folder(tmp_path):
     a = load_arrays("cifar10", tmp_path / "cifar")
     assert a.info.name == "cifar10" and a.info.pad == 4 and a.info.flip
     assert a.train_x.shape == (20, 3, 32, 32) and a.test_x.shape == (10, 3, 32, 32)
+    svhn = load_arrays("svhn", tmp_path / "cifar")
+    assert svhn.info.name == "svhn" and not svhn.info.flip
+    # ten class folders are not CIFAR-100: refused, not trained on as a 10-class "cifar100"
+    with pytest.raises(DataNotFoundError, match=r"--dataset cifar100 has 100 classes, but .* holds 10 \(c0, c1"):
+        load_arrays("cifar100", tmp_path / "cifar")
 
 
 @pytest.mark.parametrize("name", ["cifar10", "cifar100", "svhn"])
@@ -132,7 +137,7 @@ def _same_arrays(a, b):
 
 @pytest.mark.parametrize("fmt", ["gztar", "zip"])
 def test_archives_of_train_test_folders_load_as_the_unpacked_folder(tmp_path, fmt):
-    classes = ["cat", "dog", "emu"]
+    classes = ["cat", "dog", "emu", *(f"c{i}" for i in range(7))]  # ten: the named datasets below take it
     _write_folder(tmp_path / "unpacked" / "train", classes, n=4, size=8)
     _write_folder(tmp_path / "unpacked" / "test", classes, n=2, size=8)
     (tmp_path / "packed").mkdir()
@@ -143,14 +148,15 @@ def test_archives_of_train_test_folders_load_as_the_unpacked_folder(tmp_path, fm
     folder = load_arrays("imagefolder", tmp_path / "unpacked")
     packed = load_arrays("imagefolder", tmp_path / "packed")
     _same_arrays(packed, folder)
-    assert packed.train_x.shape == (12, 3, 8, 8) and packed.test_x.shape == (6, 3, 8, 8)
+    assert packed.train_x.shape == (40, 3, 8, 8) and packed.test_x.shape == (20, 3, 8, 8)
     cifar = load_arrays("cifar10", tmp_path / "packed")  # the named datasets take such a folder too
     assert cifar.info.name == "cifar10" and torch.equal(cifar.test_x, folder.test_x)
 
 
 def test_data_dir_may_name_one_archive(tmp_path):
-    _write_folder(tmp_path / "unpacked" / "train", ("a", "b"), n=3)
-    _write_folder(tmp_path / "unpacked" / "test", ("a", "b"), n=1)
+    classes = [f"c{i}" for i in range(10)]
+    _write_folder(tmp_path / "unpacked" / "train", classes, n=3)
+    _write_folder(tmp_path / "unpacked" / "test", classes, n=1)
     archive = _archive(tmp_path / "unpacked", tmp_path / "both.zip", fmt="zip")
     _same_arrays(load_arrays("imagefolder", archive), load_arrays("imagefolder", tmp_path / "unpacked"))
     assert load_arrays("cifar10", archive).info.name == "cifar10"
