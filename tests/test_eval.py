@@ -502,3 +502,17 @@ def test_samples_task_starts_conditional_chains_where_asked(runs, tmp_path):
     assert rep["results"]["conditional"]["init"] == "noise"  # auto without a buffer, run started from U(-1, 1)
     with pytest.raises(ConfigError, match="no replay buffer"):
         samples(runs / "clf", init="buffer", out_dir=tmp_path / "c", progress=False, device="cpu")
+
+
+def test_eval_on_a_folder_of_runs_compares_them(runs, tmp_path, capsys):
+    out = tmp_path / "cmp"
+    assert main(["eval", str(runs), "ood", "--ood", "uniform", "--n-ood", "20", "--out-dir", str(out), *FAST]) == 0
+    printed = capsys.readouterr().out
+    cmp = _report(out / "ood_runs.json")
+    assert [r["run"] for r in cmp["rows"]] == ["clf", "jem"] and cmp["groups"] is None
+    for row in cmp["rows"]:  # each run's own report, in --out-dir/<run>/
+        assert row["AUROC uniform logpx"] == _report(out / row["run"] / "ood.json")["results"]["auroc"]["uniform"][
+            "logpx"]
+    assert "clf" in printed and "jem" in printed
+    assert main(["eval", str(runs), "all", *FAST]) == 1
+    assert "one task at a time" in capsys.readouterr().err

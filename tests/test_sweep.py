@@ -60,6 +60,16 @@ def test_sweep_runs_every_combination_skips_finished_runs_and_resumes_a_partial_
     # the sweep's runs overlaid in one figure, beside them
     assert main(["plot", str(folder)]) == 0
     assert (folder / "curves.png").stat().st_size > 10000
+    # one eval task over the sweep: each run's own report, then mean ± std per combination
+    capsys.readouterr()
+    assert main(["eval", str(folder), "accuracy", "--no-progress", "--device", "cpu", "--n-test", "60"]) == 0
+    assert "± " in capsys.readouterr().out
+    comparison = json.loads((folder / "accuracy_runs.json").read_text())
+    assert [r["run"] for r in comparison["rows"]] == names
+    for group, pair in zip(comparison["groups"], (names[:2], names[2:])):
+        accs = [json.loads((folder / n / "eval" / "accuracy.json").read_text())["results"]["acc"] for n in pair]
+        assert group["runs"] == 2 and group["plain acc"] == pytest.approx([statistics.mean(accs),
+                                                                          statistics.stdev(accs)])
     # again: nothing to do
     mtime = (folder / names[0] / "checkpoint.pt").stat().st_mtime_ns
     assert main(args) == 0

@@ -32,9 +32,10 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
         epilog=f"tasks:\n{tasks}\n\nexamples:\n  fastjem eval runs/jem/checkpoint.pt calibration --compare "
                "runs/baseline/checkpoint.pt\n  fastjem eval runs/jem ood --ood uniform constant interp svhn "
                "--data-dir ~/data\n  fastjem eval runs/jem all")
-    p.add_argument("checkpoint", help="checkpoint file, a run folder holding checkpoint.pt, or a folder of "
-                                      "checkpoints (a run's checkpoints/, from --ckpt-keep-every): the task on each, "
-                                      "then its history")
+    p.add_argument("checkpoint", help="checkpoint file, a run folder holding checkpoint.pt, a folder of "
+                                      "checkpoints (a run's checkpoints/, from --ckpt-keep-every: the task on each, "
+                                      "then its history) or a folder of runs (a fastjem sweep: the task on each run, "
+                                      "then a comparison, mean ± std per grid combination)")
     p.add_argument("task", metavar="TASK", help=f"one of: {', '.join(TASK_HELP)}")
     g = p.add_argument_group("common")
     g.add_argument("--out-dir", default=None,
@@ -127,11 +128,14 @@ def run_eval(args: argparse.Namespace) -> int:
     opts = _task_options(args)
     ood_all = args.ood is not None and "all" in args.ood
     sets = None if ood_all else args.ood
-    from fastjem.eval.history import checkpoint_history, refuse_all
+    from fastjem.eval.history import checkpoint_history, refuse_all, run_folders
 
     history = checkpoint_history(args.checkpoint)
-    if history is not None:
+    runs = run_folders(args.checkpoint)
+    if history is not None or runs is not None:
         refuse_all(args.task)
+    if runs is not None:
+        return _run_runs(args, runs, common, opts, ood_all)
     if args.task == "all":
         reports = tasks.run_all(args.checkpoint, ood_sets=sets, compare=args.compare,
                                 inception_weights=args.inception_weights, features_model=args.features_model,
@@ -188,6 +192,23 @@ def _run_history(args: argparse.Namespace, checkpoints: list, common: dict, opts
     history = write_history(args.task, reports, out_root)
     print(format_history(history))
     print(f"\nper checkpoint: {out_root}/<checkpoint>/; history: {history['json']}, {history['png']}")
+    return 0
+
+
+def _run_runs(args: argparse.Namespace, runs: list, common: dict, opts: dict, ood_all: bool) -> int:
+    """The task on every run of a folder (a sweep), each report in the run's own eval/ (or --out-dir/<run>/), then
+    one comparison: a row per run, mean ± std per grid combination in a sweep."""
+    from fastjem.eval.history import compare_runs, format_comparison
+
+    folder = Path(args.checkpoint)
+    reports = []
+    for k, run in enumerate(runs):
+        print(f"[{k + 1}/{len(runs)}] {run.name}", flush=True)
+        out = Path(args.out_dir) / run.name if args.out_dir else None
+        reports.append(_run_task(args, run, {**common, "out_dir": out}, opts, ood_all))
+    result = compare_runs(args.task, reports, runs, Path(args.out_dir) if args.out_dir else folder)
+    print(format_comparison(result))
+    print(f"\nper run: <run>/eval/{args.task}.json; comparison: {result['json']}")
     return 0
 
 

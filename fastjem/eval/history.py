@@ -1,4 +1,5 @@
-"""One evaluation task over a run's checkpoint history (``fastjem eval RUN/checkpoints TASK``).
+"""One evaluation task over a run's checkpoint history (``fastjem eval RUN/checkpoints TASK``), or over the runs
+of a folder (``fastjem eval SWEEP TASK``: a row per run, and per grid combination in a sweep).
 
 ``--ckpt-keep-every`` leaves checkpoints/iter_<N>.pt; evaluating each with the same settings shows how accuracy,
 calibration, OOD detection, samples or robustness move during training. Each checkpoint keeps its own report
@@ -35,6 +36,60 @@ def checkpoint_history(path) -> list[Path] | None:
         return int(torch.load(p, map_location="cpu", weights_only=False).get("iteration", 0))
 
     return sorted(files, key=lambda p: (iteration(p), p.name))
+
+
+def run_folders(path) -> list[Path] | None:
+    """The runs in a folder of runs (a ``fastjem sweep``, or runs/), each holding checkpoint.pt; None for anything
+    else (a checkpoint, a run folder, a folder of checkpoints)."""
+    path = Path(path)
+    if not path.is_dir() or (path / "checkpoint.pt").exists() or any(path.glob("*.pt")):
+        return None
+    runs = sorted(p for p in path.iterdir() if (p / "checkpoint.pt").exists())
+    return runs or None
+
+
+def compare_runs(task: str, reports: list[dict], runs: list[Path], out_dir: str | Path) -> dict:
+    """<task>_runs.json: each run's headline numbers; in a sweep (sweep.json beside the runs) also their mean and
+    standard deviation per combination of the grid, read from each run's config.json."""
+    import statistics
+
+    out_dir = Path(out_dir)
+    rows = [{"run": run.name, **headline(task, rep)} for run, rep in zip(runs, reports)]
+    keys = [k for k in rows[0] if k != "run"] if rows else []
+    result: dict = {"task": task, "rows": rows, "keys": keys, "groups": None}
+    spec = runs[0].parent / "sweep.json" if runs else None
+    if spec is not None and spec.exists():
+        grid = list(json.loads(spec.read_text())["grid"])
+        groups: dict[tuple, list[dict]] = {}
+        for run, row in zip(runs, rows):
+            cfg = json.loads((run / "config.json").read_text()) if (run / "config.json").exists() else {}
+            groups.setdefault(tuple(str(cfg.get(k)) for k in grid), []).append(row)
+        result["grid"] = grid
+        result["groups"] = [
+            {**dict(zip(grid, combo)), "runs": len(members),
+             **{k: [statistics.mean(v), statistics.stdev(v) if len(v) > 1 else 0.0]
+                for k in keys if (v := [m[k] for m in members if k in m and math.isfinite(m[k])])}}
+            for combo, members in groups.items()]
+    atomic_write_text(json.dumps(result, indent=2), out_dir / f"{task}_runs.json")
+    result["json"] = str(out_dir / f"{task}_runs.json")
+    return result
+
+
+def format_comparison(result: dict, limit: int = 4) -> str:
+    """A row per run, or per sweep combination (mean ± std over its seeds); the first ``limit`` numbers."""
+    from fastjem.runs import text_table
+
+    keys = result["keys"][:limit]
+    if result["groups"]:
+        grid = result["grid"]
+        rows = [[*(g[k] for k in grid), str(g["runs"]),
+                 *(f"{g[k][0]:.4f} ± {g[k][1]:.4f}" if k in g else "-" for k in keys)] for g in result["groups"]]
+        table = text_table([*grid, "runs", *keys], rows)
+    else:
+        rows = [[r["run"], *(f"{r[k]:.4f}" if k in r else "-" for k in keys)] for r in result["rows"]]
+        table = text_table(["run", *keys], rows)
+    more = len(result["keys"]) - len(keys)
+    return table + (f"\n(+{more} more in the JSON)" if more > 0 else "")
 
 
 def headline(task: str, report: dict) -> dict[str, float]:
@@ -115,5 +170,5 @@ def format_history(history: dict, limit: int = 6) -> str:
 
 def refuse_all(task: str) -> None:
     if task == "all":
-        raise ConfigError("a folder of checkpoints is evaluated one task at a time (accuracy, calibration, ood, "
-                          "samples, robustness, fid); run all on one checkpoint")
+        raise ConfigError("a folder of checkpoints or of runs is evaluated one task at a time (accuracy, "
+                          "calibration, ood, samples, robustness, fid); run all on one checkpoint")
