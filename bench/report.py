@@ -31,7 +31,7 @@ PLOT_NAME = "steps_per_sec.png"
 def load_results(folder: Path, include_smoke: bool = False) -> dict:
     """{"steps": [...], "cifar": [...], "kernels": [...]}: the parsed JSON files, oldest first."""
     folder = Path(folder)
-    out = {"steps": [], "cifar": [], "kernels": [], "quick": [], "precision-quality": []}
+    out = {"steps": [], "cifar": [], "kernels": [], "quick": [], "precision-quality": [], "buffer-init": []}
     if not folder.is_dir():
         return out
     for kind in out:
@@ -155,6 +155,19 @@ def precision_table(reports: list[dict]) -> list[str]:
     return lines
 
 
+def buffer_init_table(reports: list[dict]) -> list[str]:
+    lines = ["| date | device | preset | iterations | seeds | init:SGLD steps | test acc (mean ± std) | wall s (mean) "
+             "| recoveries |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in reports:
+        seeds = ", ".join(map(str, sorted({run["seed"] for run in r.get("runs", [])})))
+        iters = r.get("iters") or "the preset's"
+        for variant, m in r.get("means", {}).items():
+            lines.append(f"| {r['date'][:10]} | {_device(r)} | {r.get('preset')} | {iters} | {seeds} | "
+                         f"{variant} | {_num(m.get('test_acc'), '{:.4f}')} ± {_num(m.get('test_acc_std'), '{:.4f}')} "
+                         f"| {_num(m.get('wall_seconds'), '{:.0f}')} | {m.get('recoveries')} |")
+    return lines
+
+
 def render(results: dict, plot_rel: str | None = "bench/results/" + PLOT_NAME) -> str:
     """The markdown that goes between the README markers."""
     if not any(results.values()):
@@ -179,6 +192,9 @@ def render(results: dict, plot_rel: str | None = "bench/results/" + PLOT_NAME) -
     if results.get("precision-quality"):
         parts += ["", "Does bf16 cost quality? (`python bench/precision_quality.py`: the preset trained by the fp32 "
                   "and the bf16 engine, same seeds):", "", *precision_table(results["precision-quality"])]
+    if results.get("buffer-init"):
+        parts += ["", "Informative (JEM++) against uniform initialisation (`python bench/buffer_init_quality.py`: "
+                  "every variant trained from the same seeds):", "", *buffer_init_table(results["buffer-init"])]
     if results["kernels"]:
         parts += ["", "Kernel microbenchmarks (`pytest bench/bench_kernels.py`; CUDA: the Triton kernels, do_bench "
                   "median called from Python, and do_bench_cudagraph median replayed from a CUDA graph, L2-warm below "
