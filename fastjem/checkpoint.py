@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from fastjem.errors import CheckpointError
+from fastjem.errors import CheckpointError, ConfigError
 
 FORMAT = "fastjem-checkpoint"
 VERSION = 1
@@ -53,6 +53,17 @@ def atomic_write_text(text: str, path: str | os.PathLike) -> None:
 def atomic_write_bytes(data: bytes, path: str | os.PathLike) -> None:
     with _atomic_file(Path(path), "wb") as f:
         f.write(data)
+
+
+def output_path(path: str | os.PathLike, suffixes: tuple[str, ...], what: str, overwrite: bool = False) -> Path:
+    """``path`` as a Path if ``what`` may be written there: one of ``suffixes``, and no existing file to lose unless
+    ``overwrite`` (--force); ConfigError otherwise."""
+    path = Path(path)
+    if path.suffix not in suffixes:
+        raise ConfigError(f"{what}'s name must end in {' or '.join(suffixes)}, got {path.name!r}")
+    if path.exists() and not overwrite:
+        raise ConfigError(f"{path} exists: pass --force to replace it, or another --out")
+    return path
 
 
 def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from fastjem.checkpoint import FORMAT, VERSION, atomic_save, load_checkpoint
+from fastjem.checkpoint import FORMAT, VERSION, atomic_save, load_checkpoint, output_path
 from fastjem.config import TrainConfig, get_preset
 from fastjem.data import DatasetInfo
 from fastjem.errors import CheckpointError, ConfigError
@@ -179,14 +179,6 @@ def fastjem_to_jem_state(state: dict, depth: int) -> dict:
     return out
 
 
-def _check_output(path: Path, overwrite: bool) -> Path:
-    if path.suffix != ".pt":
-        raise ConfigError(f"the converted checkpoint's name must end in .pt, got {path.name!r}")
-    if path.exists() and not overwrite:
-        raise ConfigError(f"{path} exists: pass --force to replace it, or another --out")
-    return path
-
-
 def import_jem(path: str | os.PathLike, out: str | os.PathLike | None = None, *, dataset: str | None = None,
                norm: str | None = None, classifier_only: bool = False, data_dir: str = "",
                overwrite: bool = False) -> dict:
@@ -199,7 +191,8 @@ def import_jem(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
     from fastjem.models.wrn import WideResNet
 
     src = Path(path)
-    out = _check_output(Path(out) if out is not None else src.with_name(f"{src.stem}-fastjem.pt"), overwrite)
+    out = output_path(out if out is not None else src.with_name(f"{src.stem}-fastjem.pt"), (".pt",),
+                      "the converted checkpoint", overwrite)
     jem = read_jem(src)
     arch = describe_jem(jem["state"], norm)
     if dataset is None:
@@ -257,7 +250,8 @@ def export_jem(checkpoint: str | os.PathLike, out: str | os.PathLike | None = No
     if (info.get("channels"), info.get("image_size")) != (3, 32):
         raise ConfigError(f"{src} was trained on {info.get('channels')}-channel {info.get('image_size')}-pixel images; "
                           "the authors' network takes 3-channel 32 x 32 images (its final pool is avg_pool2d(8))")
-    out = _check_output(Path(out) if out is not None else src.with_name(f"{src.stem}-jem.pt"), overwrite)
+    out = output_path(out if out is not None else src.with_name(f"{src.stem}-jem.pt"), (".pt",),
+                      "the converted checkpoint", overwrite)
     state = fastjem_to_jem_state({k: v.detach().cpu() for k, v in ckpt["model"].items()}, cfg.depth)
     # a data-parallel run's checkpoint holds each rank's shard of the buffer
     shards = [r["buffer"] for r in ckpt["ranks"]] if "ranks" in ckpt else [ckpt.get("buffer")]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from fastjem.checkpoint import atomic_write_bytes
+from fastjem.checkpoint import atomic_write_bytes, output_path
 from fastjem.errors import ConfigError
 
 META = "fastjem.json"
@@ -85,8 +85,4 @@ def read_meta(path: str | os.PathLike) -> dict:
 
 
 def _check_output(path: Path, overwrite: bool) -> Path:
-    if path.suffix != ".pt2":
-        raise ConfigError(f"the exported file's name must end in .pt2 (torch.export's format), got {path.name!r}")
-    if path.exists() and not overwrite:
-        raise ConfigError(f"{path} exists: pass --force to replace it, or another --out")
-    return path
+    return output_path(path, (".pt2",), "the exported file (torch.export's format)", overwrite)

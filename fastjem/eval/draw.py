@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from fastjem.buffer import ClassGaussians
-from fastjem.checkpoint import atomic_save, atomic_write_bytes
+from fastjem.checkpoint import atomic_save, atomic_write_bytes, output_path
 from fastjem.data import to_uint8
 from fastjem.errors import ConfigError
 from fastjem.eval import plots
@@ -144,12 +144,7 @@ def default_output(em: EvalModel, classes: list[int] | None) -> Path:
 
 def check_output(path: str | os.PathLike, overwrite: bool = False) -> Path:
     """``path`` as a Path if samples may be written there: a known format, and no file to lose unless asked."""
-    path = Path(path)
-    if path.suffix not in FORMATS:
-        raise ConfigError(f"--out must end in {' or '.join(FORMATS)}, got {path.name!r}")
-    if path.exists() and not overwrite:
-        raise ConfigError(f"{path} exists: pass --force to replace it, or another --out")
-    return path
+    return output_path(path, tuple(FORMATS), "--out", overwrite)
 
 
 def save(drawn: Drawn, path: str | os.PathLike, overwrite: bool = False) -> Path:
