@@ -54,13 +54,16 @@ def is_jem_checkpoint(obj) -> bool:
 
 
 def is_jem_file(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a file holding a checkpoint of the authors' JEM code (read as tensors only)."""
+    """Whether ``path`` is a file holding a checkpoint of the authors' JEM code (read as tensors only). The file is
+    memory-mapped where its format allows, so telling the two directions apart does not read it all a first time."""
     if not Path(path).is_file():
         return False
-    try:
-        return is_jem_checkpoint(torch.load(path, map_location="cpu", weights_only=True))
-    except Exception:  # noqa: BLE001 - not a tensors-only torch file: a fastjem checkpoint, or not a checkpoint
-        return False
+    for mmap in (True, False):  # files in torch's legacy (pre-1.6) format cannot be memory-mapped
+        try:
+            return is_jem_checkpoint(torch.load(path, map_location="cpu", weights_only=True, mmap=mmap))
+        except Exception:  # noqa: BLE001 - not a tensors-only torch file: a fastjem checkpoint, or not a checkpoint
+            continue
+    return False
 
 
 def read_jem(path: str | os.PathLike) -> dict:

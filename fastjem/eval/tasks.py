@@ -30,6 +30,7 @@ from fastjem.eval.core import (
     refined_logits,
     run_chains,
 )
+from fastjem.eval.draw import INITS, chain_starts, resolve_init
 from fastjem.eval.metrics import (
     auroc,
     expected_calibration_error,
@@ -235,8 +236,6 @@ def samples(checkpoint, n_steps: int = 100, n_samples: int = 100, per_class: int
     ``init`` seeds the conditional chains: 'buffer', 'noise', 'informative' (the class Gaussians of the training
     images), or 'auto' (the buffer when the checkpoint has one, else the run's own --buffer-init).
     """
-    from fastjem.eval.draw import INITS, chain_starts, resolve_init
-
     if n_steps < 0 or n_samples <= 0 or per_class <= 0:
         raise ConfigError("--n-steps must be >= 0 and --n-samples, --per-class > 0")
     if init not in INITS:
