@@ -387,7 +387,12 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
             n = r.result["iters_per_window"]
             r.result["window_it_per_s"].append(n / timed(r.step, n, device))
 
-    # Components, also alternated.
+    # Components, also alternated, after one untimed call of each: with the whole-iteration graph the sampler's
+    # own graph is captured on its first call here (the windows never called it alone).
+    for r in runners:
+        r.enter()
+        for fn in (r.sample, r.buffer_roundtrip, r.draw):
+            timed(fn, 1, device)
     comp: dict[str, dict[str, list[float]]] = {r.name: {"sample": [], "buffer": [], "data": []} for r in runners}
     for w in range(args.component_reps):
         for r in runners if w % 2 == 0 else runners[::-1]:
@@ -630,9 +635,16 @@ def main(argv=None) -> int:
     for line in ratio_lines(report):
         print(line)
     print(f"results: {path}")
+    return exit_status(report)
+
+
+def exit_status(report: dict) -> int:
+    """2: the equivalence gate failed; 1: a config failed, or none was measured; else 0 (a config skipped for
+    lack of time is recorded in the results, not a failure)."""
     if not report["gate"]["passed"]:
         return 2
-    return 0 if all(c.get("status") == "ok" for c in report["configs"]) else 1
+    statuses = [c.get("status", "") for c in report["configs"]]
+    return 0 if "ok" in statuses and all(s == "ok" or s.startswith("skipped") for s in statuses) else 1
 
 
 if __name__ == "__main__":

@@ -88,6 +88,7 @@ class StateSnapshot:
 def default_generator(device: torch.device) -> torch.Generator:
     """torch's default generator for ``device`` (what torch.randint(..., device=device) draws from)."""
     if device.type == "cuda":
+        torch.cuda.init()  # default_generators is empty until CUDA is initialised
         return torch.cuda.default_generators[device.index if device.index is not None else torch.cuda.current_device()]
     return torch.default_generator
 

@@ -111,6 +111,24 @@ def _check_same_custom_parts(ckpt: dict, model, data) -> None:
             raise CheckpointError(f"{path}: {why}")
 
 
+def _flat(tensors: list[torch.Tensor]) -> torch.Tensor:
+    """The tensors' values as one fp32 vector (empty for none)."""
+    if not tensors:
+        return torch.zeros(0)
+    return torch.cat([t.detach().float().flatten() for t in tensors])
+
+
+def _agreement(a: torch.Tensor, b: torch.Tensor) -> tuple[float, float]:
+    """(cosine, norm ratio b/a) of two vectors; (nan, nan) when their sizes differ."""
+    if a.numel() != b.numel():
+        return float("nan"), float("nan")
+    na, nb = float(a.norm()), float(b.norm())
+    if a.numel() == 0 or na == nb == 0.0:
+        return 1.0, 1.0
+    return (float(torch.nn.functional.cosine_similarity(a, b, dim=0)),
+            nb / na if na > 0 else float("inf"))
+
+
 def learning_rate(cfg: TrainConfig, iteration: int, iters_per_epoch: int) -> float:
     """Linear warm-up over ``warmup_iters``, then x decay_rate at each of ``decay_epochs``."""
     warm = min(1.0, (iteration + 1) / cfg.warmup_iters) if cfg.warmup_iters > 0 else 1.0
@@ -506,9 +524,12 @@ class Trainer:
         self._ensure_optimizer_state()
         snapshot = StateSnapshot(self._mutable_state(), [self.data_gen, default_generator(self.device)])
 
+        params = list(self.model.parameters())
+
         def step() -> dict:
             parts = self._iteration()
-            return {"parts": parts, "samples": self.last_samples}
+            # the gradients the optimiser stepped with: the first replay is checked against them
+            return {"parts": parts, "samples": self.last_samples, "grads": [p.grad for p in params]}
 
         self._inline_sgld = True
         try:
@@ -531,21 +552,30 @@ class Trainer:
     def _check_iteration_graph(self, runner, step, snapshot) -> str:
         """One iteration eagerly and one by replay from the same state must agree; raises when they do not.
 
-        Not bitwise: cuDNN weight-gradient and scatter kernels may sum in a different order from run to run,
-        and under bf16 a last-bit difference can move a rounding; a wrong graph (stale learning rate, frozen
-        noise, missing write-back, lost update) differs by far more than the tolerances below.
+        Not bitwise: cuDNN picks its algorithms anew under capture, so weight gradients may sum in another
+        order, and under bf16 a last-bit difference can move a rounding; a wrong graph (frozen noise, missing
+        write-back, lost or doubled update, the optimiser reading other gradients) differs by far more than
+        the tolerances below. Compared closely: the gradients the optimiser received and the optimiser's
+        state after its step (momenta, step counts). The parameters' change only in size: early in warm-up
+        an update (SGD: lr * grad, lr ~ 1e-7) is mostly under one ulp of its weight, so what a weight's fp32
+        change shows is rounding, except where the weight is ~0 (biases in front of a normalisation, whose
+        true gradient is 0 and whose computed one is rounding that differs from one algorithm to another).
         """
         params = [p for p in self.model.parameters()]
-        start = torch.cat([p.detach().flatten().float() for p in params])
+        start = [p.detach().float().clone() for p in params]
         buf0 = self.buffer.data.clone()
         eager = step()
         eager_parts = {k: v.detach().clone() for k, v in eager["parts"].items()}
-        d_eager = torch.cat([p.detach().flatten().float() for p in params]) - start
+        g_eager = _flat([g for g in eager["grads"] if g is not None])
+        s_eager = _flat(self._optimizer_tensors())
+        d_eager = _flat([p.detach().float() - s for p, s in zip(params, start)])
         buf_eager = self.buffer.data.clone()
         rng_eager = (self.sampler.rng_state.clone(), self.buffer.rng_state.clone())
         snapshot.restore()
         replayed = runner.replay()
-        d_graph = torch.cat([p.detach().flatten().float() for p in params]) - start
+        g_graph = _flat([g for g in replayed["grads"] if g is not None])
+        s_graph = _flat(self._optimizer_tensors())
+        d_graph = _flat([p.detach().float() - s for p, s in zip(params, start)])
         problems = []
         worst = 0.0
         for k, v in eager_parts.items():
@@ -553,10 +583,15 @@ class Trainer:
             worst = max(worst, diff)
             if not diff <= 1e-2:
                 problems.append(f"{k} {float(v):.6g} (eager) vs {float(replayed['parts'][k]):.6g} (graph)")
-        cos = float(torch.nn.functional.cosine_similarity(d_eager, d_graph, dim=0))
-        ratio = float(d_graph.norm() / d_eager.norm().clamp_min(1e-30))
-        if not (cos >= 0.98 and abs(ratio - 1) <= 0.02):
-            problems.append(f"parameter update differs (cosine {cos:.4f}, norm ratio {ratio:.4f})")
+        g_cos, g_ratio = _agreement(g_eager, g_graph)
+        if not (g_cos >= 0.98 and abs(g_ratio - 1) <= 0.02):
+            problems.append(f"gradients differ (cosine {g_cos:.4f}, norm ratio {g_ratio:.4f})")
+        s_cos, s_ratio = _agreement(s_eager, s_graph)
+        if s_eager.numel() and not (s_cos >= 0.98 and abs(s_ratio - 1) <= 0.02):
+            problems.append(f"optimiser state differs (cosine {s_cos:.4f}, norm ratio {s_ratio:.4f})")
+        d_cos, d_ratio = _agreement(d_eager, d_graph)
+        if not abs(d_ratio - 1) <= 0.1:
+            problems.append(f"parameter update differs in size (norm ratio {d_ratio:.4f})")
         moved = float((buf_eager - buf0).norm())
         buf_diff = float((self.buffer.data - buf_eager).norm()) / max(moved, 1e-30)
         if self.cfg.generative and not buf_diff <= 0.5:
@@ -565,8 +600,15 @@ class Trainer:
             problems.append("device RNG states advanced differently")
         if problems:
             raise RuntimeError("graph replay disagrees with the eager iteration: " + "; ".join(problems))
-        return (f"metrics within {worst:.1e} (relative), update cosine {cos:.5f}, norm ratio {ratio:.5f}"
+        return (f"metrics within {worst:.1e} (relative), gradient cosine {g_cos:.5f} (norm ratio {g_ratio:.5f})"
+                + (f", optimiser state cosine {s_cos:.5f}" if s_eager.numel() else "")
+                + f", update cosine {d_cos:.5f}, norm ratio {d_ratio:.5f}"
                 + (f", buffer within {buf_diff:.1e} of its change" if self.cfg.generative else ""))
+
+    def _optimizer_tensors(self) -> list[torch.Tensor]:
+        """The optimiser's floating-point state (momenta, second moments, step counts)."""
+        return [v for state in self.optimizer.state.values() for v in state.values()
+                if torch.is_tensor(v) and v.is_floating_point()]
 
     def read_metrics(self) -> dict:
         """Read (and reset) the accumulated metrics: the one host sync every log_every iterations."""

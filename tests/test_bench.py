@@ -133,6 +133,16 @@ def test_smoke_run_reports_ratios_and_json(smoke):
     assert cfg["flops"]["per_iter"] > 0
 
 
+def test_exit_status_counts_skipped_configs_as_recorded_not_failed():
+    def rep(*statuses, gate=True):
+        return {"gate": {"passed": gate}, "configs": [{"status": s} for s in statuses]}
+
+    assert steps_per_sec.exit_status(rep("ok", "skipped: time budget")) == 0
+    assert steps_per_sec.exit_status(rep("ok", "failed: RuntimeError: x", "skipped: time budget")) == 1
+    assert steps_per_sec.exit_status(rep("skipped: time budget")) == 1  # nothing measured
+    assert steps_per_sec.exit_status(rep("ok", gate=False)) == 2
+
+
 def test_report_renders_table_plot_and_readme(smoke, tmp_path):
     _, out = smoke
     results = report.load_results(out, include_smoke=True)
