@@ -393,7 +393,7 @@ def test_bench_cuda_launch_configs():
         uniq = idx.unique()
         rows_in = torch.randn(b, 3, 32, 32, device="cuda")
         state = new_rng_state(0, "cuda")
-        configs = ["default"] + [((bb, bd), w) for bd in (1024, 2048, 4096) for bb in (1, 2, 4) for w in (4, 8)]
+        configs = ["default"] + [((bb, bd), w) for bd in (512, 1024, 2048, 4096) for bb in (1, 2, 4) for w in (4, 8)]
 
         def unpack(cfg):
             return (None, None) if cfg == "default" else cfg

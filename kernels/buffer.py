@@ -87,7 +87,9 @@ if triton is not None:
 
 def _tiles(B: int, D: int) -> tuple[int, int]:
     """(BLOCK_B, BLOCK_D): several rows per program when rows are short; the interpreter wants few programs."""
-    max_d, max_tile = (16384, 16384) if interpreter_on() else (2048, 2048)
+    # GPU: tiles of at most 1024 (one row of a 3x32x32 buffer in three programs): the fastest at 64 and 8192
+    # rows on an H100, by 3-5% over 2048 (bench/results/kernel-configs-2026-11-26-NVIDIA-H100-80GB-HBM3.json)
+    max_d, max_tile = (16384, 16384) if interpreter_on() else (1024, 1024)
     # BLOCK_D >= 4 keeps every block on a counter boundary of its row's stream
     block_d = max(4, min(next_power_of_2(D), max_d))
     block_b = max(1, min(next_power_of_2(B), max_tile // block_d))
