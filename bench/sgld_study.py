@@ -6,6 +6,8 @@ graph on CUDA), and varies one knob at a time against the default:
 
 - ``default``: channels_last, torch.compile (default mode), cuDNN autotuning on;
 - ``no-cudnn-benchmark``: cuDNN's heuristic algorithm choice;
+- ``cudnn-try-all``: autotuning times every algorithm cuDNN offers, not only its heuristics' first 10
+  (``torch.backends.cudnn.benchmark_limit = 0``);
 - ``max-autotune``: torch.compile(mode="max-autotune-no-cudagraphs") (inductor may pick Triton conv templates);
 - ``no-compile``: the eager network;
 - ``nchw``: contiguous (NCHW) weights and inputs.
@@ -39,6 +41,7 @@ from fastjem.sampler import SGLD, model_energy  # noqa: E402
 VARIANTS = {
     "default": {},
     "no-cudnn-benchmark": {"cudnn_benchmark": False},
+    "cudnn-try-all": {"cudnn_benchmark_limit": 0},
     "max-autotune": {"compile_mode": "max-autotune-no-cudagraphs"},
     "no-compile": {"compile": False},
     "nchw": {"channels_last": False},
@@ -57,6 +60,7 @@ def matmul_tflops(device: torch.device, n: int = 8192, reps: int = 20) -> float:
 
 def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Tensor) -> tuple[dict, torch.Tensor]:
     torch.backends.cudnn.benchmark = opts.get("cudnn_benchmark", True)
+    torch.backends.cudnn.benchmark_limit = opts.get("cudnn_benchmark_limit", 10)  # 10: torch's default
     torch.manual_seed(args.seed)
     model = WideResNet(args.depth, args.width, num_classes=10).to(device)
     fmt = torch.channels_last if opts.get("channels_last", True) else torch.contiguous_format
@@ -101,7 +105,8 @@ def main(argv=None) -> int:
     p.add_argument("--windows", type=int, default=5)
     p.add_argument("--calls", type=int, default=5, help="SGLD calls per timed window")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--smoke", action="store_true", help="WRN-10-1, batch 4, 2 steps, eager variants only")
+    p.add_argument("--smoke", action="store_true",
+                   help="WRN-10-1, batch 4, 2 steps, eager; variants default, cudnn-try-all, nchw")
     p.add_argument("--out", default=str(RESULTS))
     args = p.parse_args(argv)
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
@@ -114,7 +119,7 @@ def main(argv=None) -> int:
     if args.smoke:
         args.depth, args.width, args.batch_size, args.sgld_steps = 10, 1, 4, 2
         args.warmup, args.windows, args.calls = 1, 2, 1
-        names = [n for n in names if n in ("default", "nchw")]
+        names = [n for n in names if n in ("default", "cudnn-try-all", "nchw")]
     unknown = [n for n in names if n not in VARIANTS]
     if unknown:
         p.error(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
@@ -148,6 +153,7 @@ def main(argv=None) -> int:
               f"samples vs first {row['samples_max_abs_diff_vs_first']:.2e}", flush=True)
         torch._dynamo.reset()
     torch.backends.cudnn.benchmark = False
+    torch.backends.cudnn.benchmark_limit = 10
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / (("smoke-" if args.smoke else "") + result_name("sgld-study", device, started))

@@ -171,7 +171,7 @@ def test_sgld_study_smoke(tmp_path):
     (path,) = tmp_path.glob("smoke-sgld-study-*.json")
     report = json.loads(path.read_text())
     rows = {r["name"]: r for r in report["variants"]}
-    assert set(rows) == {"default", "nchw"}
+    assert set(rows) == {"default", "cudnn-try-all", "nchw"}
     assert all(r["sgld_step_ms"] > 0 and r["samples_max_abs_diff_vs_first"] < 1e-4 for r in rows.values())
 
 
