@@ -216,10 +216,11 @@ def test_training_iteration_has_no_host_sync_on_cuda(tmp_path, buffer_init, opti
     cfg = TrainConfig(dataset="digits", arch="wrn", depth=10, width=2, batch_size=32, sgld_steps=5,
                       buffer_size=320, iters=4, device="cuda", seed=0, buffer_init=buffer_init, optimizer=optimizer,
                       compile=compile_mode)
-    t = Trainer(cfg, out_dir=tmp_path, progress=False)
+    logs = []
+    t = Trainer(cfg, out_dir=tmp_path, progress=False, log=logs.append)
     t.train_step()  # warm-up: compilation and graph capture may sync
     t.train_step()
-    assert "iteration" in t._graphs  # the whole iteration is one graph replay
+    assert "iteration" in t._graphs, [m for m in logs if "engine" in m]  # the whole iteration is one graph replay
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode("error")
     try:
