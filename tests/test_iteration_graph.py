@@ -132,7 +132,7 @@ def test_a_graph_that_differs_from_eager_only_by_rounding_is_kept(tiny_config, t
     """Seen on an H100 (bf16, informative restarts, SGD): an honest graph was refused, "parameter update differs
     (cosine 0.9672, norm ratio 1.0000)". Early in warm-up (lr ~ 1e-7) the weights' fp32 change is mostly
     rounding (an SGD update under an ulp of its weight) or a sign (Adam's first step, lr * g / |g|), so gradients
-    that differ by rounding (cuDNN sums in another order under capture) flip elements of it. Gradients changed
+    that differ by rounding (e.g. cuDNN summing in another order under capture) flip elements of it. Gradients changed
     by 3% of their mean magnitude reproduce that signature with Adam (update cosine ~0.96, norm ratio 1.0000)
     and must pass: the check compares the gradients, the optimiser state and the update's size."""
     cfg = tiny_config.replace(optimizer=optimizer, lr=1e-4, warmup_iters=1000)
