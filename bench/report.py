@@ -31,7 +31,8 @@ PLOT_NAME = "steps_per_sec.png"
 def load_results(folder: Path, include_smoke: bool = False) -> dict:
     """{"steps": [...], "cifar": [...], "kernels": [...]}: the parsed JSON files, oldest first."""
     folder = Path(folder)
-    out = {"steps": [], "cifar": [], "kernels": [], "quick": [], "precision-quality": [], "buffer-init": []}
+    out = {"steps": [], "cifar": [], "kernels": [], "quick": [], "precision-quality": [], "buffer-init": [],
+           "sgld-study": [], "profile": []}
     if not folder.is_dir():
         return out
     for kind in out:
@@ -168,6 +169,43 @@ def buffer_init_table(reports: list[dict]) -> list[str]:
     return lines
 
 
+def sgld_study_table(reports: list[dict]) -> list[str]:
+    lines = ["| date | device | model | batch | precision | variant | SGLD step ms | TFLOP/s | MFU | bf16 matmul "
+             "TFLOP/s (same device) | samples vs first variant (max abs) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in reports:
+        a = r.get("args", {})
+        for v in r.get("variants", []):
+            if "error" in v:
+                lines.append(f"| {r['date'][:10]} | {_device(r)} | WRN-{a.get('depth')}-{a.get('width')} | "
+                             f"{a.get('batch_size')} | {a.get('precision')} | {v['name']} | failed: {v['error'][:60]} "
+                             "| — | — | — | — |")
+                continue
+            lines.append(f"| {r['date'][:10]} | {_device(r)} | WRN-{a.get('depth')}-{a.get('width')} | "
+                         f"{a.get('batch_size')} | {a.get('precision')} | {v['name']} | {v['sgld_step_ms']:.3f} | "
+                         f"{_num(v.get('tflops_per_s'), '{:.0f}')} | {_num(v.get('mfu'), '{:.1%}')} | "
+                         f"{_num(r.get('matmul_bf16_tflops'), '{:.0f}')} | "
+                         f"{_num(v.get('samples_max_abs_diff_vs_first'), '{:.1e}')} |")
+    return lines
+
+
+PROFILE_CATEGORIES = ("convolution forward", "conv input-gradient", "activation and elementwise",
+                      "fused fastjem kernels", "copies and layout", "matmul (linear)", "other")
+
+
+def profile_table(reports: list[dict]) -> list[str]:
+    """Shares of an SGLD step's profiled time by category (shares only: the basis is in the file)."""
+    lines = ["| date | device | model | batch | engine | time basis | " + " | ".join(PROFILE_CATEGORIES) + " |",
+             "|---|---|---|---|---|---|" + "---|" * len(PROFILE_CATEGORIES)]
+    for r in reports:
+        for name, e in r.get("engines", {}).items():
+            cats = e.get("categories", {})
+            shares = " | ".join(_num(cats.get(c, {}).get("share", 0.0), "{:.1%}") for c in PROFILE_CATEGORIES)
+            lines.append(f"| {r['date'][:10]} | {_device(r)} | {r.get('model')} | {r.get('batch_size')} | {name} | "
+                         f"{e.get('time_basis', '?')} | {shares} |")
+    return lines
+
+
 def render(results: dict, plot_rel: str | None = "bench/results/" + PLOT_NAME) -> str:
     """The markdown that goes between the README markers."""
     if not any(results.values()):
@@ -195,6 +233,14 @@ def render(results: dict, plot_rel: str | None = "bench/results/" + PLOT_NAME) -
     if results.get("buffer-init"):
         parts += ["", "Informative (JEM++) against uniform initialisation (`python bench/buffer_init_quality.py`: "
                   "every variant trained from the same seeds):", "", *buffer_init_table(results["buffer-init"])]
+    if results.get("sgld-study"):
+        parts += ["", "One SGLD call under engine variants (`python bench/sgld_study.py`: the sampler as training runs "
+                  "it, replayed from its CUDA graph on CUDA, one knob changed per variant; MFU against the datasheet "
+                  "dense peak):", "", *sgld_study_table(results["sgld-study"])]
+    if results.get("profile"):
+        parts += ["", "Where an SGLD step's time goes (`python bench/profile_step.py`, torch.profiler by category; "
+                  "CUDA: kernel time without the graph; CPU: the operators' own time):", "",
+                  *profile_table(results["profile"])]
     if results["kernels"]:
         parts += ["", "Kernel microbenchmarks (`pytest bench/bench_kernels.py`; CUDA: the Triton kernels, do_bench "
                   "median called from Python, and do_bench_cudagraph median replayed from a CUDA graph, L2-warm below "

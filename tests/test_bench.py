@@ -163,6 +163,26 @@ def test_report_renders_table_plot_and_readme(smoke, tmp_path):
     assert "No benchmark results recorded yet" in empty
 
 
+def test_report_renders_sgld_study_and_profile_tables(tmp_path):
+    """Rows from the study's and the profile's JSON; a failed variant shows as failed, not as a number."""
+    study = {"schema": "fastjem-bench-sgld-study/1", "date": "2026-01-02T00:00:00", "device": {"name": "GPU X"},
+             "args": {"depth": 28, "width": 10, "batch_size": 64, "precision": "bf16"}, "matmul_bf16_tflops": 700.0,
+             "variants": [{"name": "default", "sgld_step_ms": 4.2, "tflops_per_s": 363.0, "mfu": 0.367,
+                           "samples_max_abs_diff_vs_first": 0.0},
+                          {"name": "max-autotune", "error": "RuntimeError: out of time"}]}
+    prof = {"date": "2026-01-02T00:00:00", "device": {"name": "GPU X"}, "model": "WRN-28-10", "batch_size": 64,
+            "engines": {"default": {"time_basis": "device (kernel) time",
+                                    "categories": {"convolution forward": {"share": 0.46},
+                                                   "conv input-gradient": {"share": 0.45},
+                                                   "activation and elementwise": {"share": 0.09}}}}}
+    (tmp_path / "sgld-study-2026-01-02T000000-GPU-X.json").write_text(json.dumps(study))
+    (tmp_path / "profile-2026-01-02T000000-GPU-X.json").write_text(json.dumps(prof))
+    text = report.render(report.load_results(tmp_path), plot_rel=None)
+    assert "| 2026-01-02 | GPU X | WRN-28-10 | 64 | bf16 | default | 4.200 | 363 | 36.7% | 700 | 0.0e+00 |" in text
+    assert "| max-autotune | failed: RuntimeError: out of time |" in text
+    assert "| default | device (kernel) time | 46.0% | 45.0% | 9.0% | 0.0% | 0.0% | 0.0% | 0.0% |" in text
+
+
 def test_sgld_study_smoke(tmp_path):
     """The SGLD variant study runs end to end and writes its JSON (the GPU suite runs it at full size)."""
     proc = subprocess.run([sys.executable, str(BENCH / "sgld_study.py"), "--device", "cpu", "--smoke", "--out",
