@@ -9,7 +9,8 @@
 # Each stage has its own timeout, cut to what is left of SUITE_SECONDS (default 530 s, under 9 minutes);
 # a failed or timed-out stage is recorded and the suite goes on. Results go to bench/results/ and, flat,
 # to $OUT when it is set (at most 8 files): gpu_suite.json (stages + every result), gpu_suite.log,
-# the steps / kernels / cifar JSONs, the sample grid, the plot and results.md.
+# the steps / kernels / cifar JSONs, the sample grid, the plot and results.md. gpu_suite.json embeds every result
+# (kernel configs and the SGLD study too): `python bench/report.py --unpack gpu_suite.json` writes them back as files.
 #
 # CIFAR-10 tarballs: $FASTJEM_CIFAR10_DIR, else .data/cifar10/ in the repository, else ../shared/data/cifar10.
 # Smaller CIFAR model if time demands: CIFAR_DEPTH=16 CIFAR_WIDTH=8 bash bench/gpu_suite.sh

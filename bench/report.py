@@ -3,6 +3,7 @@
     python bench/report.py                 # rewrite README.md between the results markers + the plot PNG
     python bench/report.py --print         # print the markdown instead of editing README.md
     python bench/report.py --results DIR --plot OUT.png --markdown OUT.md
+    python bench/report.py --unpack gpu_suite.json   # a GPU suite's embedded results to bench/results/ first
 
 Only measured rows appear: one per (results file, configuration), with the device and date in each.
 Smoke runs (``smoke-*.json``) are checks of the harness, not measurements, and are left out.
@@ -309,6 +310,26 @@ def plot(results: dict, path: Path) -> Path:
     return path
 
 
+def unpack_suite(suite_json: Path, results: Path) -> list[str]:
+    """Write each result embedded in a gpu_suite JSON (with its "_file" name) into ``results``; existing files are
+    left alone. Returns the names written."""
+    suite = json.loads(Path(suite_json).read_text())
+    written = []
+    for key in ("steps", "kernels", "kernel_configs", "cifar", "sgld_study"):
+        data = suite.get(key)
+        if not isinstance(data, dict) or not data.get("_file") or "error" in data:
+            continue
+        name = Path(data["_file"]).name  # a bare file name: nothing outside the results folder
+        target = Path(results) / name
+        if target.exists():
+            continue
+        body = {k: v for k, v in data.items() if k != "_file"}
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(body, indent=2) + "\n")
+        written.append(name)
+    return written
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--results", default=str(RESULTS), help="folder of JSON results (default bench/results)")
@@ -316,7 +337,14 @@ def main(argv=None) -> int:
     p.add_argument("--plot", default="", help=f"plot path (default <results>/{PLOT_NAME})")
     p.add_argument("--markdown", default="", help="also write the markdown to this file")
     p.add_argument("--print", action="store_true", help="print the markdown; do not edit the README")
+    p.add_argument("--unpack", metavar="GPU_SUITE_JSON", default="",
+                   help="first write the results a gpu_suite JSON embeds (steps, kernels, kernel configs, cifar, "
+                        "SGLD study) to the results folder as their own files, where missing: a lent machine "
+                        "returns at most 8 files, so the suite packs them into one")
     args = p.parse_args(argv)
+    if args.unpack:
+        for name in unpack_suite(Path(args.unpack), Path(args.results)):
+            print(f"unpacked {name}")
     results = load_results(Path(args.results))
     plot_path = Path(args.plot) if args.plot else Path(args.results) / PLOT_NAME
     if results["steps"]:

@@ -183,6 +183,21 @@ def test_report_renders_sgld_study_and_profile_tables(tmp_path):
     assert "| default | device (kernel) time | 46.0% | 45.0% | 9.0% | 0.0% | 0.0% | 0.0% | 0.0% |" in text
 
 
+def test_report_unpacks_a_gpu_suite_json(tmp_path):
+    suite = {"suite": "bench/gpu_suite.sh", "stages": [],
+             "steps": {"schema": "s", "date": "2026-01-02", "_file": "steps-2026-01-02T000000-GPU-X.json"},
+             "kernel_configs": {"date": "2026-01-02", "_file": "kernel-configs-2026-01-02-GPU-X.json"},
+             "cifar": {"error": "no file"}, "kernels": None}
+    path = tmp_path / "gpu_suite.json"
+    path.write_text(json.dumps(suite))
+    results = tmp_path / "results"
+    assert sorted(report.unpack_suite(path, results)) == ["kernel-configs-2026-01-02-GPU-X.json",
+                                                          "steps-2026-01-02T000000-GPU-X.json"]
+    assert json.loads((results / "steps-2026-01-02T000000-GPU-X.json").read_text()) == {"schema": "s",
+                                                                                         "date": "2026-01-02"}
+    assert report.unpack_suite(path, results) == []  # already there: left alone
+
+
 def test_sgld_study_smoke(tmp_path):
     """The SGLD variant study runs end to end and writes its JSON (the GPU suite runs it at full size)."""
     proc = subprocess.run([sys.executable, str(BENCH / "sgld_study.py"), "--device", "cpu", "--smoke", "--out",
