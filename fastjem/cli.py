@@ -80,8 +80,37 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
             g.add_argument(flag, type=type(default), choices=meta.get("choices"), **kw)
 
 
+class _Version(argparse.Action):
+    """--version on one line (argparse's own action wraps it at the terminal's width)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(_version_line())
+        parser.exit()
+
+
+def _version_line() -> str:
+    """fastjem's version and what it runs on (what a bug report needs)."""
+    import torch
+
+    import fastjem
+
+    try:
+        import triton
+
+        triton_version = triton.__version__
+    except ImportError:
+        triton_version = "not installed"
+    cuda = torch.version.cuda or "none"
+    return (f"fastjem {fastjem.__version__} (torch {torch.__version__}, triton {triton_version}, CUDA build {cuda}, "
+            f"CUDA available: {torch.cuda.is_available()})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fastjem", description="Train and use Joint Energy-based Models, fast.")
+    parser.add_argument("--version", action=_Version, help="print fastjem's, torch's and triton's versions and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train", help="train a JEM", epilog=_preset_table(),
                            formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -26,6 +26,17 @@ def test_train_help_explains_every_option():
         assert extra in out.stdout
 
 
+def test_version_names_fastjem_torch_and_triton():
+    import torch
+
+    import fastjem
+
+    out = run_cli("--version")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"fastjem {fastjem.__version__} (torch {torch.__version__}, triton ")
+    assert f"CUDA available: {torch.cuda.is_available()}" in out.stdout
+
+
 def test_train_end_to_end_in_a_subprocess(tmp_path):
     out = run_cli("train", "--iters", "6", "--out-dir", str(tmp_path / "run"), *TINY)
     assert out.returncode == 0, out.stderr
