@@ -72,7 +72,8 @@ from fastjem.models import WideResNet  # noqa: E402
 from fastjem.train import Trainer  # noqa: E402
 
 CONFIGS = {"wrn-10-2": (10, 2), "wrn-16-8": (16, 8), "wrn-28-10": (28, 10)}
-ENGINE_FIELDS = ("precision", "compile", "cuda_graph", "iteration_graph", "kernels", "fused_forward")
+ENGINE_FIELDS = ("precision", "compile", "cuda_graph", "iteration_graph", "kernels", "fused_forward",
+                 "overlap_data")
 SCHEMA = "fastjem-bench-steps/1"
 
 
@@ -369,6 +370,9 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
             runners.append(fastjem_runner("fastjem-sgld-graph-only",
                                           base.replace(iteration_graph=False, **args.fastjem_overrides),
                                           work / f"{name}-sgld-graph"))
+            # candidate: the data half of the gradient on a second stream while SGLD samples (off by default)
+            runners.append(fastjem_runner("fastjem-overlap", base.replace(overlap_data=True, **args.fastjem_overrides),
+                                          work / f"{name}-overlap"))
 
     # Warm-up, engine by engine: compilation, autotuning and graph capture are timed here and only here.
     for r in runners:
@@ -433,6 +437,9 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
         if "fastjem-sgld-graph-only" in engines:
             ratios["iteration_graph_gain"] = (engines["fastjem-default"]["it_per_s_median"]
                                               / engines["fastjem-sgld-graph-only"]["it_per_s_median"])
+        if "fastjem-overlap" in engines:
+            ratios["overlap_gain"] = (engines["fastjem-overlap"]["it_per_s_median"]
+                                      / engines["fastjem-default"]["it_per_s_median"])
         if "reference-default" in engines:
             ratios["default_vs_reference_default"] = (engines["fastjem-default"]["it_per_s_median"]
                                                       / engines["reference-default"]["it_per_s_median"])

@@ -114,6 +114,10 @@ class TrainConfig:
                         KERNELS, "engine")
     fused_forward: bool = _opt(True, "one forward of [x_p, x_q, x_lab] for the loss instead of three (only without "
                                "batch norm, where it computes the same)", group="engine")
+    overlap_data: bool = _opt(False, "compute the data half of the loss gradient (cross-entropy on x_lab, E(x_p)) on "
+                              "a second CUDA stream while SGLD samples, then the samples' half: the gradient's two "
+                              "parts summed, as the one backward sums them; needs no batch norm, no dropout and no "
+                              "p(x, y) term; on CPU the same order on one stream", group="engine")
     cpu_malloc: bool = _opt(True, "on a Linux CPU, keep freed memory in glibc's heap (mmap threshold 32 MB, trim "
                             "threshold 1 GB) so that activations are not page-faulted in afresh at every step; "
                             "process-wide", group="engine")

@@ -118,6 +118,7 @@ class Engine:
     notes: tuple[str, ...] = field(default=())
     iteration_graph: bool = False
     cpu_malloc: bool = False
+    overlap_data: bool = False
 
     def autocast(self) -> contextlib.AbstractContextManager:
         """bf16 autocast for the network when the precision is bf16; a no-op otherwise."""
@@ -141,7 +142,8 @@ class Engine:
         graph = "iteration" if self.iteration_graph else ("SGLD loop" if self.cuda_graph else "off")
         return (f"precision {self.precision}, compile {'on' if self.compile else 'off'}, CUDA graph "
                 f"{graph}, kernels {self.kernels}, fused forward "
-                f"{'on' if self.fused_forward else 'off'}" + (", CPU malloc tuned" if self.cpu_malloc else ""))
+                f"{'on' if self.fused_forward else 'off'}" + (", data gradient overlapped" if self.overlap_data else "")
+                + (", CPU malloc tuned" if self.cpu_malloc else ""))
 
 
 def compile_available(device: torch.device) -> tuple[bool, str]:
@@ -212,4 +214,21 @@ def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool,
     if fused and has_batch_norm:
         notes.append("fused forward off: batch norm makes a sample's output depend on its batch")
         fused = False
-    return Engine(device, precision, compiled, graph, kernels, fused, tuple(notes), whole, malloc)
+    overlap = cfg.overlap_data
+    if overlap:
+        why = None
+        if cfg.px_weight <= 0:
+            why = "no generative term, nothing to overlap with"
+        elif cfg.pxy_weight > 0:
+            why = "the p(x, y) term samples from the labelled batch's classes"
+        elif has_batch_norm:
+            why = "batch norm makes a sample's output depend on its batch"
+        elif cfg.dropout > 0:
+            why = "dropout would draw its masks in another order"
+        if why:
+            notes.append(f"overlap off: {why}")
+            overlap = False
+        elif device.type != "cuda":
+            notes.append("overlap: the data half of the gradient runs before sampling, on one stream (CUDA streams "
+                         "only on CUDA)")
+    return Engine(device, precision, compiled, graph, kernels, fused, tuple(notes), whole, malloc, overlap)

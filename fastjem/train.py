@@ -14,6 +14,7 @@ iterations, the only host syncs in the loop.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import math
@@ -488,12 +489,15 @@ class Trainer:
         loss, backward, optimiser step, divergence flag, metric sums."""
         self.model.train()
         x_p, x_lab, y_lab = self.data.draw(self.cfg.batch_size, self.data_gen, self.shard)
-        loss, parts = self.loss(x_p, x_lab, y_lab)
-        if fault == "nan":
-            loss = loss * float("nan")
-            parts["loss"] = loss.detach()
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        if self.engine.overlap_data:
+            parts = self._overlapped_backward(x_p, x_lab, y_lab, fault)
+        else:
+            loss, parts = self.loss(x_p, x_lab, y_lab)
+            if fault == "nan":
+                loss = loss * float("nan")
+                parts["loss"] = loss.detach()
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
         if self.dist.enabled:
             all_reduce_grads_(list(self.model.parameters()), self.dist.world)
         self.optimizer.step()
@@ -502,6 +506,57 @@ class Trainer:
         zero = torch.zeros((), device=self.device)
         self._acc += torch.stack([parts.get(k, zero) for k in METRIC_NAMES])
         return parts
+
+    def _overlapped_backward(self, x_p, x_lab, y_lab, fault: str | None = None) -> dict:
+        """The JEM loss's gradient in two halves (engine option overlap_data): the data half, px * E(x_p) +
+        pyx * CE(x_lab) (+ its energy penalty), is backpropagated on a second CUDA stream while the main stream
+        samples x_q, then the samples' half, -px * E(x_q), adds to the same gradients. Neither half reads what the
+        other writes until the join, and the weights do not change in between, so the sum is the one backward's
+        gradient (summed in another order). The gradients stay allocated and are zeroed in place, so both streams
+        add into memory the main stream owns. Returns the loss's parts, as ``loss`` does."""
+        cfg = self.cfg
+        backend = self.engine.kernels
+        b = x_lab.shape[0]
+        # the draws in ``loss``'s order: the class-conditional draw's classes first
+        y_q = torch.randint(0, self.num_classes, (b,), device=self.device) if cfg.class_cond_px else None
+        for p in self.model.parameters():
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)
+        self.optimizer.zero_grad(set_to_none=False)
+        side = self._side_stream()
+        if side is not None:
+            side.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(side) if side is not None else contextlib.nullcontext():
+            logits_p, logits = self.forward(x_p, x_lab)
+            e_data = kernels.lse_energy(logits_p, backend=backend)
+            ce = F.cross_entropy(logits.float(), y_lab)
+            loss_data = cfg.px_weight * e_data.mean() + cfg.pyx_weight * ce
+            if self.recovery.energy_l2 > 0:
+                loss_data = loss_data + self.recovery.energy_l2 * (e_data**2).mean()
+            if fault == "nan":
+                loss_data = loss_data * float("nan")
+            loss_data.backward()
+            acc = (logits.argmax(1) == y_lab).float().mean()
+        x_q = self.sample(b, y_q)
+        self.last_samples = x_q
+        if side is not None:
+            torch.cuda.current_stream(self.device).wait_stream(side)
+        (logits_q,) = self.forward(x_q)
+        e_sample = kernels.lse_energy(logits_q, backend=backend)
+        loss_sample = -cfg.px_weight * e_sample.mean()
+        if self.recovery.energy_l2 > 0:
+            loss_sample = loss_sample + self.recovery.energy_l2 * (e_sample**2).mean()
+        loss_sample.backward()
+        return {"e_data": e_data.mean().detach(), "e_sample": e_sample.mean().detach(), "ce": ce.detach(),
+                "acc": acc, "loss": loss_data.detach() + loss_sample.detach()}
+
+    def _side_stream(self) -> torch.cuda.Stream | None:
+        """The second CUDA stream of the overlapped backward (None off CUDA)."""
+        if self.device.type != "cuda":
+            return None
+        if getattr(self, "_side", None) is None:
+            self._side = torch.cuda.Stream(self.device)
+        return self._side
 
     def _mutable_state(self) -> list[torch.Tensor]:
         """Every tensor an iteration changes in place."""

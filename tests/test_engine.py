@@ -209,13 +209,15 @@ def test_graphed_sampler_replay_equals_eager_on_cuda():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("buffer_init,optimizer,compile_mode", [("uniform", "adam", "auto"),
-                                                                 ("informative", "sgd", "off")])
-def test_training_iteration_has_no_host_sync_on_cuda(tmp_path, buffer_init, optimizer, compile_mode):
-    """Compiled, and (cheaper: no compile) with the class-Gaussian restarts and DeviceSGD inside the graph."""
+@pytest.mark.parametrize("buffer_init,optimizer,compile_mode,overlap", [("uniform", "adam", "auto", False),
+                                                                         ("informative", "sgd", "off", False),
+                                                                         ("uniform", "adam", "off", True)])
+def test_training_iteration_has_no_host_sync_on_cuda(tmp_path, buffer_init, optimizer, compile_mode, overlap):
+    """Compiled, and (cheaper: no compile) with the class-Gaussian restarts and DeviceSGD inside the graph, and
+    with the overlapped backward (a second stream inside the graph)."""
     cfg = TrainConfig(dataset="digits", arch="wrn", depth=10, width=2, batch_size=32, sgld_steps=5,
                       buffer_size=320, iters=4, device="cuda", seed=0, buffer_init=buffer_init, optimizer=optimizer,
-                      compile=compile_mode)
+                      compile=compile_mode, overlap_data=overlap)
     logs = []
     t = Trainer(cfg, out_dir=tmp_path, progress=False, log=logs.append)
     t.train_step()  # warm-up: compilation and graph capture may sync
@@ -232,20 +234,24 @@ def test_training_iteration_has_no_host_sync_on_cuda(tmp_path, buffer_init, opti
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("precision,compile_mode", [("fp32", "off"), ("bf16", "auto")])
-def test_iteration_graph_replays_equal_eager_iterations_on_cuda(tmp_path, precision, compile_mode):
+@pytest.mark.parametrize("precision,compile_mode,overlap", [("fp32", "off", False), ("bf16", "auto", False),
+                                                              ("fp32", "off", True)])
+def test_iteration_graph_replays_equal_eager_iterations_on_cuda(tmp_path, precision, compile_mode, overlap):
     """Same seeds: four replays of the captured iteration vs four eager iterations (no graphs at all), the
     parameters changing in between. fp32 (TF32 off): the same kernels run, so only atomics-ordered sums
     (cuDNN weight gradients, duplicate buffer rows) can differ: tight tolerances. bf16 + compile: a
-    last-bit difference may flip a bf16 rounding, and SGLD carries it forward: looser ones."""
+    last-bit difference may flip a bf16 rounding, and SGLD carries it forward: looser ones. ``overlap``: the
+    graph holds the overlapped backward (two streams), the eager run the one backward."""
     # a large buffer: duplicate chain indices (whose write-back order is unspecified) stay rare
     cfg = TrainConfig(dataset="digits", arch="wrn", depth=10, width=2, batch_size=32, sgld_steps=5, buffer_size=10000,
                       iters=10, warmup_iters=3, lr=1e-3, device="cuda", seed=0, precision=precision,
                       compile=compile_mode, ckpt_every=0)
     logs = []
-    graphed = Trainer(cfg, out_dir=tmp_path / "graphed", progress=False, log=logs.append)
+    graphed = Trainer(cfg.replace(overlap_data=overlap), out_dir=tmp_path / "graphed", progress=False,
+                      log=logs.append)
     eager = Trainer(cfg.replace(cuda_graph=False), out_dir=tmp_path / "eager", progress=False)
     assert graphed.engine.iteration_graph and not eager.engine.iteration_graph and not eager.engine.cuda_graph
+    assert graphed.engine.overlap_data == overlap and not eager.engine.overlap_data
     assert torch.equal(_params(graphed.model), _params(eager.model))
     eager.buffer.data.copy_(graphed.buffer.data)
     start_params = _params(graphed.model).clone()
