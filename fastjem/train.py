@@ -381,7 +381,10 @@ class Trainer:
     def _ensure_optimizer_state(self) -> None:
         """Create Adam's moments and step counters now, as zeros (what its first step creates), so that a
         snapshot and a captured graph see every state tensor from the first iteration on (DeviceSGD makes its
-        momentum buffers itself)."""
+        momentum buffers itself). With the overlapped backward, the gradients too: both streams add into them, so
+        they are allocated once, here, on the current stream."""
+        if self.engine.overlap_data:
+            self._ensure_grads()
         if isinstance(self.optimizer, DeviceSGD):
             self.optimizer.ensure_state()
             return
@@ -519,9 +522,7 @@ class Trainer:
         b = x_lab.shape[0]
         # the draws in ``loss``'s order: the class-conditional draw's classes first
         y_q = torch.randint(0, self.num_classes, (b,), device=self.device) if cfg.class_cond_px else None
-        for p in self.model.parameters():
-            if p.grad is None:
-                p.grad = torch.zeros_like(p)
+        self._ensure_grads()
         self.optimizer.zero_grad(set_to_none=False)
         side = self._side_stream()
         if side is not None:
@@ -549,6 +550,11 @@ class Trainer:
         loss_sample.backward()
         return {"e_data": e_data.mean().detach(), "e_sample": e_sample.mean().detach(), "ce": ce.detach(),
                 "acc": acc, "loss": loss_data.detach() + loss_sample.detach()}
+
+    def _ensure_grads(self) -> None:
+        for p in self.model.parameters():
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)
 
     def _side_stream(self) -> torch.cuda.Stream | None:
         """The second CUDA stream of the overlapped backward (None off CUDA)."""
