@@ -384,17 +384,17 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
     # Warm-up, engine by engine: compilation, autotuning and graph capture are timed here and only here.
     for r in list(runners):
         r.enter()
-        if r.name in OPTIONAL_ENGINES:
-            try:
-                warm = [timed(r.step, 1, device) for _ in range(args.warmup)]
-            except Exception as err:  # noqa: BLE001 - recorded, the other engines go on
-                optional_failures[r.name] = f"{type(err).__name__}: {err}"
-                print(f"{r.name}: failed in warm-up ({optional_failures[r.name]}); measured without it", flush=True)
-                runners.remove(r)
-                r.close()
-                continue
-        else:
+        try:
             warm = [timed(r.step, 1, device) for _ in range(args.warmup)]
+        except Exception as err:
+            if r.name not in OPTIONAL_ENGINES:
+                raise
+            # a candidate engine's failure is recorded; the other engines go on
+            optional_failures[r.name] = f"{type(err).__name__}: {err}"
+            print(f"{r.name}: failed in warm-up ({optional_failures[r.name]}); measured without it", flush=True)
+            runners.remove(r)
+            r.close()
+            continue
         r.result["warmup_iter_s"] = warm
         r.result["first_iter_s"] = warm[0]
         r.result["iters_per_window"] = max(1, min(args.max_iters_per_window, round(args.window_s / warm[-1])))
