@@ -5,7 +5,7 @@ Run explicitly: ``pytest bench/bench_kernels.py`` (not collected by the default 
 - CPU: pytest-benchmark times the reference backend (what the library runs on CPU) against the
   eager sequence, at reduced sizes and few rounds (GB/s in each benchmark's extra_info), and
   ``test_bench_cpu_report`` writes the same comparison, with achieved GB/s, to
-  ``bench/results/kernels-<date>-<cpu>.json``.
+  ``bench/results/kernels-<date and time>-<cpu>.json``.
 - CUDA: at WRN batch sizes (x [64, 3, 32, 32], buffer [10000, 3, 32, 32], logits [192, 10] and
   [64, 1000]) and at sizes beyond the L2 cache (x [4096, 3, 32, 32], 8192 buffer rows), each op and
   the eager sequence it replaces is timed two ways: called from Python (``triton.testing.do_bench``,
@@ -13,7 +13,7 @@ Run explicitly: ``pytest bench/bench_kernels.py`` (not collected by the default 
   (``do_bench_cudagraph``: device time per call, as the ops run inside fastjem's SGLD and iteration
   graphs). Reports achieved GB/s (bytes the op must move / time) and the fraction of the GPU's HBM
   bandwidth, the host cost of one call with and without the torch.library dispatch, and writes
-  ``bench/results/kernels-<date>-<device>.json``.
+  ``bench/results/kernels-<date and time>-<device>.json``.
 
 Every op is checked against its reference first; a benchmark whose check fails reports nothing.
 """
@@ -177,10 +177,11 @@ def test_bench_cpu(benchmark, case_name, impl):
 
 
 def _write_report(kind: str, device_name: str, report: dict) -> pathlib.Path:
-    """``bench/results/<kind>-<date>-<device>.json``."""
+    """``bench/results/<kind>-<YYYY-mm-ddTHHMMSS>-<device>.json`` (UTC; two runs on one day keep both files)."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     slug = re.sub(r"[^A-Za-z0-9]+", "-", device_name).strip("-")
-    path = RESULTS / f"{kind}-{datetime.date.today().isoformat()}-{slug}.json"
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H%M%S")
+    path = RESULTS / f"{kind}-{stamp}-{slug}.json"
     path.write_text(json.dumps(report, indent=2, default=str) + "\n")
     return path
 
