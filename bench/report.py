@@ -22,10 +22,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from env_info import REPO, RESULTS  # noqa: E402
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
-ENGINES = ("reference-ieee", "reference-default", "fastjem-matched", "fastjem-sgld-graph-only", "fastjem-default",
-           "fastjem-overlap")
+ENGINES = ("reference-ieee", "reference-default", "fastjem-matched", "fastjem-sgld-graph-only",
+           "fastjem-cast-each-step", "fastjem-default", "fastjem-overlap")
 ENGINE_LABELS = {"reference-ieee": "reference fp32", "reference-default": "reference default (TF32 convs)",
                  "fastjem-matched": "fastjem fp32", "fastjem-sgld-graph-only": "fastjem default, SGLD graph only",
+                 "fastjem-cast-each-step": "fastjem default, SGLD weights cast at each forward",
                  "fastjem-default": "fastjem default", "fastjem-overlap": "fastjem default + --overlap-data"}
 PLOT_NAME = "steps_per_sec.png"
 
@@ -275,7 +276,8 @@ def plot(results: dict, path: Path) -> Path:
     panels = list(latest.items()) or [("no results", {"configs": []})]
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4), squeeze=False)
     colors = {"reference-ieee": "#9e9e9e", "reference-default": "#616161", "fastjem-matched": "#64b5f6",
-              "fastjem-sgld-graph-only": "#42a5f5", "fastjem-default": "#1565c0", "fastjem-overlap": "#0d47a1"}
+              "fastjem-sgld-graph-only": "#42a5f5",
+              "fastjem-cast-each-step": "#1e88e5", "fastjem-default": "#1565c0", "fastjem-overlap": "#0d47a1"}
     for ax, (name, rep) in zip(axes[0], panels, strict=True):
         configs = [c for c in rep.get("configs", []) if c.get("engines")]
         engines = [e for e in ENGINES if any(e in c["engines"] for c in configs)]  # no empty slots

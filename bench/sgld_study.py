@@ -4,7 +4,9 @@ SGLD is ~85% of a JEM iteration (WRN-28-10, batch 64: 20 x 1.52 of 37.3 TFLOP). 
 sampler alone, as fastjem runs it (bf16 autocast, frozen weights, fused kernels, replayed from a CUDA
 graph on CUDA), and varies one knob at a time against the default:
 
-- ``default``: channels_last, torch.compile (default mode), cuDNN autotuning on;
+- ``default``: channels_last, torch.compile (default mode), cuDNN autotuning on, and under bf16 the sampler's
+  copy of the network with its weights cast once per call (``fastjem.weights``);
+- ``cast-each-step``: autocast casts the fp32 weights at every forward instead;
 - ``no-cudnn-benchmark``: cuDNN's heuristic algorithm choice;
 - ``cudnn-try-all``: autotuning times every algorithm cuDNN offers, not only its heuristics' first 10
   (``torch.backends.cudnn.benchmark_limit = 0``);
@@ -37,9 +39,11 @@ from steps_per_sec import count_flops  # noqa: E402
 
 from fastjem.models import WideResNet  # noqa: E402
 from fastjem.sampler import SGLD, model_energy  # noqa: E402
+from fastjem.weights import CastCopy  # noqa: E402
 
 VARIANTS = {
     "default": {},
+    "cast-each-step": {"cast_once": False},
     "no-cudnn-benchmark": {"cudnn_benchmark": False},
     "cudnn-try-all": {"cudnn_benchmark_limit": 0},
     "max-autotune": {"compile_mode": "max-autotune-no-cudagraphs"},
@@ -66,6 +70,10 @@ def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Ten
     fmt = torch.channels_last if opts.get("channels_last", True) else torch.contiguous_format
     model = model.to(memory_format=fmt)
     x_start = x0.contiguous(memory_format=fmt) if fmt is torch.channels_last else x0
+    cast_copy = None
+    if args.precision == "bf16" and opts.get("cast_once", True):
+        cast_copy = CastCopy(model)
+        model = cast_copy.module
     net = model
     if opts.get("compile", args.compile):
         net = torch.compile(model, dynamic=False, mode=opts.get("compile_mode"))
@@ -77,9 +85,14 @@ def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Ten
         from fastjem.graphs import GraphedSGLD
 
         graphed = GraphedSGLD(sampler, net, model, x_start, autocast=autocast, backend=args.kernels)
-        call = lambda: graphed(x_start)  # noqa: E731
+        run = lambda: graphed(x_start)  # noqa: E731
     else:
-        call = lambda: sampler.sample(energy, x_start, model=model)  # noqa: E731
+        run = lambda: sampler.sample(energy, x_start, model=model)  # noqa: E731
+
+    def call() -> torch.Tensor:
+        if cast_copy is not None:  # as training does: the current weights cast once per sampling call
+            cast_copy.refresh_()
+        return run()
     rng_start = sampler.rng_for(device).clone()
     warm = [timed(call, 1, device) for _ in range(args.warmup)]
     sampler.rng_state.copy_(rng_start)

@@ -15,6 +15,7 @@ import copy
 import json
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -24,6 +25,7 @@ from fastjem.config import TrainConfig
 from fastjem.engine import device_name, resolve_engine
 from fastjem.models import build_model, has_batch_norm
 from fastjem.sampler import SGLD, model_energy
+from fastjem.weights import sampling_network
 
 
 def _network(cfg: TrainConfig, num_classes: int, channels: int, model: nn.Module | None) -> nn.Module:
@@ -66,15 +68,26 @@ def build_sampler_call(cfg: TrainConfig, device: torch.device, num_classes: int 
     engine.apply_backend_flags()
     model = model.to(memory_format=torch.channels_last)
     net = torch.compile(model, dynamic=False) if engine.compile else model
+    # as training samples: under bf16 a copy with the weights cast once per call (refreshed in each call)
+    model, net, cast_copy, why = sampling_network(model, net, engine.cast_weights_once, engine.compile)
+    if why:
+        engine = replace(engine, cast_weights_once=False, notes=engine.notes + (why,))
     sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise, seed=cfg.seed, backend=engine.kernels)
     x0 = torch.rand(cfg.batch_size, channels, size, size, device=device) * 2 - 1
     if engine.cuda_graph:
         from fastjem.graphs import GraphedSGLD
 
-        graphed = GraphedSGLD(sampler, net, model, x0, autocast=engine.autocast, backend=engine.kernels)
-        return (lambda: graphed(x0)), engine
-    energy = model_energy(net, autocast=engine.autocast, backend=engine.kernels)
-    return (lambda: sampler.sample(energy, x0, model=model)), engine
+        run = GraphedSGLD(sampler, net, model, x0, autocast=engine.autocast, backend=engine.kernels)
+    else:
+        energy = model_energy(net, autocast=engine.autocast, backend=engine.kernels)
+        run = lambda x: sampler.sample(energy, x, model=model)  # noqa: E731
+
+    def call() -> torch.Tensor:
+        if cast_copy is not None:
+            cast_copy.refresh_()
+        return run(x0)
+
+    return call, engine
 
 
 def bench_sampler(cfg: TrainConfig, device: torch.device, num_classes: int = 10, channels: int = 3, size: int = 32,

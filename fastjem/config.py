@@ -118,6 +118,10 @@ class TrainConfig:
                               "a second CUDA stream while SGLD samples, then the samples' half: the gradient's two "
                               "parts summed, as the one backward sums them; needs no batch norm, no dropout and no "
                               "p(x, y) term; on CPU the same order on one stream", group="engine")
+    cast_weights_once: bool = _opt(True, "under bf16: SGLD runs a copy of the network whose convolution and linear "
+                                   "weights are cast to bf16 once per sampling call (refreshed from the trained "
+                                   "weights), not by autocast at each of its forwards: the same bf16 values, fewer "
+                                   "kernels; fp32 and tf32 cast nothing", group="engine")
     cpu_malloc: bool = _opt(True, "on a Linux CPU, keep freed memory in glibc's heap (mmap threshold 32 MB, trim "
                             "threshold 1 GB) so that activations are not page-faulted in afresh at every step; "
                             "process-wide", group="engine")

@@ -119,6 +119,7 @@ class Engine:
     iteration_graph: bool = False
     cpu_malloc: bool = False
     overlap_data: bool = False
+    cast_weights_once: bool = False  # SGLD on a copy with the autocast-cast weights cast once per call
 
     def autocast(self) -> contextlib.AbstractContextManager:
         """bf16 autocast for the network when the precision is bf16; a no-op otherwise."""
@@ -143,6 +144,7 @@ class Engine:
         return (f"precision {self.precision}, compile {'on' if self.compile else 'off'}, CUDA graph "
                 f"{graph}, kernels {self.kernels}, fused forward "
                 f"{'on' if self.fused_forward else 'off'}" + (", data gradient overlapped" if self.overlap_data else "")
+                + (", SGLD weights cast once" if self.cast_weights_once else "")
                 + (", CPU malloc tuned" if self.cpu_malloc else ""))
 
 
@@ -231,4 +233,6 @@ def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool,
         elif device.type != "cuda":
             notes.append("overlap: the data half of the gradient runs before sampling, on one stream (CUDA streams "
                          "only on CUDA)")
-    return Engine(device, precision, compiled, graph, kernels, fused, tuple(notes), whole, malloc, overlap)
+    # only bf16 autocast casts weights; the model's own check (fastjem.weights) can still turn it off
+    cast = cfg.cast_weights_once and precision == "bf16"
+    return Engine(device, precision, compiled, graph, kernels, fused, tuple(notes), whole, malloc, overlap, cast)

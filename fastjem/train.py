@@ -23,7 +23,7 @@ import shutil
 import signal
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import torch
@@ -50,6 +50,7 @@ from fastjem.guard import DivergenceGuard, RecoveryState
 from fastjem.models import build_model, has_batch_norm
 from fastjem.optim import DeviceSGD
 from fastjem.sampler import SGLD, model_energy
+from fastjem.weights import sampling_network
 
 METRIC_NAMES = ("loss", "ce", "acc", "e_data", "e_sample")
 
@@ -279,6 +280,11 @@ class Trainer:
         self.model = self.model.to(memory_format=torch.channels_last)
         # The compiled wrapper shares the module's parameters; ``self.model`` stays the plain module.
         self.net = torch.compile(self.model, dynamic=False) if self.engine.compile else self.model
+        # What SGLD runs: under bf16, a copy with the weights cast once per sampling call (fastjem.weights)
+        self.sgld_model, self.sgld_net, self.cast_copy, why = sampling_network(
+            self.model, self.net, self.engine.cast_weights_once, self.engine.compile)
+        if why:
+            self.engine = replace(self.engine, cast_weights_once=False, notes=self.engine.notes + (why,))
         self.optimizer = self._build_optimizer()
         conditional = cfg.class_cond_px or cfg.pxy_weight > 0
         backend = self.engine.kernels
@@ -406,15 +412,18 @@ class Trainer:
 
     def run_sgld(self, x0: torch.Tensor, y: torch.Tensor | None = None) -> torch.Tensor:
         """SGLD from x0: replayed from a captured CUDA graph when the engine has one, else the eager loop."""
+        if self.cast_copy is not None:
+            self.cast_copy.refresh_()  # the current weights, cast once for all the steps
         if self.engine.cuda_graph and not self._inline_sgld:
             from fastjem.graphs import GraphedSGLD
 
             key = (tuple(x0.shape), y is not None)
             if key not in self._graphs:
-                self._graphs[key] = GraphedSGLD(self.sampler, self.net, self.model, x0, y,
+                self._graphs[key] = GraphedSGLD(self.sampler, self.sgld_net, self.sgld_model, x0, y,
                                                 autocast=self.engine.autocast, backend=self.engine.kernels)
             return self._graphs[key](x0, y)
-        return self.sampler.sample(self.energy_fn(y), x0, model=self.model)
+        energy = model_energy(self.sgld_net, y, autocast=self.engine.autocast, backend=self.engine.kernels)
+        return self.sampler.sample(energy, x0, model=self.sgld_model)
 
     def sample(self, batch_size: int, y: torch.Tensor | None = None) -> torch.Tensor:
         """Draw chains from the buffer, run SGLD (on E(x), or E(x, y) when y is given), write them back."""
