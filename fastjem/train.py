@@ -357,9 +357,10 @@ class Trainer:
         cuda = self.device.type == "cuda"
         self.lr_t = torch.tensor(cfg.lr, dtype=torch.float32 if cuda else torch.float64, device=self.device)
         if cfg.optimizer == "adam":
-            # On CUDA Adam takes it with capturable=True (step counters on the device too); on CPU the single-tensor
-            # Adam reads it as a number, bitwise what a float lr gives (fp64 keeps the value exact).
-            self._adam_settings = {"capturable": cuda, "foreach": cuda}
+            # On CUDA the fused Adam (one kernel pass over parameters, gradients and moments, where the foreach
+            # one makes about ten) takes it with capturable=True (step counters on the device too); on CPU the
+            # single-tensor Adam reads it as a number, bitwise what a float lr gives (fp64 keeps the value exact).
+            self._adam_settings = {"capturable": cuda, "foreach": False, "fused": cuda}
             return torch.optim.Adam(params, lr=self.lr_t, weight_decay=cfg.weight_decay, **self._adam_settings)
         # torch's SGD reads a tensor learning rate on the host; DeviceSGD multiplies by it on the device
         return DeviceSGD(params, self.lr_t, momentum=cfg.momentum, weight_decay=cfg.weight_decay)

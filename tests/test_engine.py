@@ -252,6 +252,7 @@ def test_iteration_graph_replays_equal_eager_iterations_on_cuda(tmp_path, precis
     eager = Trainer(cfg.replace(cuda_graph=False), out_dir=tmp_path / "eager", progress=False)
     assert graphed.engine.iteration_graph and not eager.engine.iteration_graph and not eager.engine.cuda_graph
     assert graphed.engine.overlap_data == overlap and not eager.engine.overlap_data
+    assert graphed.optimizer.param_groups[0]["fused"] and graphed.optimizer.param_groups[0]["capturable"]
     assert torch.equal(_params(graphed.model), _params(eager.model))
     eager.buffer.data.copy_(graphed.buffer.data)
     start_params = _params(graphed.model).clone()
