@@ -7,6 +7,9 @@ graph on CUDA), and varies one knob at a time against the default:
 - ``default``: channels_last, torch.compile (default mode), cuDNN autotuning on, and under bf16 the sampler's
   copy of the network with its weights cast once per call (``fastjem.weights``);
 - ``cast-each-step``: autocast casts the fp32 weights at every forward instead;
+- ``split-2``, ``split-4``: the batch cut in 2 or 4 independent chains, each on its own CUDA stream inside one
+  graph (timing only: each part draws its own noise), to see whether the parts' convolutions fill the SMs that
+  one batch-64 convolution's last wave leaves idle (the 8x8 stage's GEMMs are 1.2 waves on an H100);
 - ``no-cudnn-benchmark``: cuDNN's heuristic algorithm choice;
 - ``cudnn-try-all``: autotuning times every algorithm cuDNN offers, not only its heuristics' first 10
   (``torch.backends.cudnn.benchmark_limit = 0``);
@@ -38,12 +41,14 @@ from env_info import RESULTS, device_info, git_state, now_utc, peak_flops, resul
 from steps_per_sec import count_flops  # noqa: E402
 
 from fastjem.models import WideResNet  # noqa: E402
-from fastjem.sampler import SGLD, model_energy  # noqa: E402
+from fastjem.sampler import SGLD, model_energy, sampling_mode  # noqa: E402
 from fastjem.weights import CastCopy  # noqa: E402
 
 VARIANTS = {
     "default": {},
     "cast-each-step": {"cast_once": False},
+    "split-2": {"split": 2},
+    "split-4": {"split": 4},
     "no-cudnn-benchmark": {"cudnn_benchmark": False},
     "cudnn-try-all": {"cudnn_benchmark_limit": 0},
     "max-autotune": {"compile_mode": "max-autotune-no-cudagraphs"},
@@ -60,6 +65,49 @@ def matmul_tflops(device: torch.device, n: int = 8192, reps: int = 20) -> float:
         a @ b
     seconds = timed(lambda: a @ b, reps, device)
     return 2 * n**3 * reps / seconds / 1e12
+
+
+def split_runner(samplers: list[SGLD], energy, model: torch.nn.Module, x0: torch.Tensor):
+    """The batch cut in ``len(samplers)`` parts, each its own 20-step chain; on CUDA each part on its own stream,
+    all in one CUDA graph, so the parts' kernels may run side by side (one part's convolutions filling the SMs
+    that another's last wave leaves idle). The chains are independent (no batch norm), so this computes what one
+    chain over the batch computes, with another draw of the noise. Elsewhere the parts run one after another."""
+    parts = [c.clone(memory_format=torch.channels_last) if x0.is_contiguous(memory_format=torch.channels_last)
+             else c.clone() for c in x0.chunk(len(samplers))]
+
+    def sample_parts(streams) -> torch.Tensor:
+        outs = []
+        for sampler, xs, stream in zip(samplers, parts, streams):
+            if stream is None:
+                outs.append(sampler.sample(energy, xs))
+                continue
+            stream.wait_stream(torch.cuda.current_stream(x0.device))
+            with torch.cuda.stream(stream):
+                outs.append(sampler.sample(energy, xs))
+        for stream in streams:
+            if stream is not None:
+                torch.cuda.current_stream(x0.device).wait_stream(stream)
+        return torch.cat(outs)
+
+    if not x0.is_cuda:
+        def run() -> torch.Tensor:
+            with sampling_mode(model):
+                return sample_parts([None] * len(samplers))
+        return run
+    streams = [torch.cuda.Stream(x0.device) for _ in samplers]
+    with sampling_mode(model):
+        for _ in range(2):  # warm-up: compilation, autotuning, the allocator's pools for each stream
+            sample_parts(streams)
+        torch.cuda.synchronize(x0.device)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = sample_parts(streams)
+
+    def replay() -> torch.Tensor:
+        graph.replay()
+        return out
+
+    return replay
 
 
 def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Tensor) -> tuple[dict, torch.Tensor]:
@@ -81,7 +129,12 @@ def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Ten
         else contextlib.nullcontext
     sampler = SGLD(args.sgld_steps, 1.0, 0.01, seed=args.seed, backend=args.kernels)
     energy = model_energy(net, autocast=autocast, backend=args.kernels)
-    if device.type == "cuda":
+    if opts.get("split"):
+        # timing only: other noise than the default's (each part its own RNG state)
+        samplers = [sampler] + [SGLD(args.sgld_steps, 1.0, 0.01, seed=args.seed + k, backend=args.kernels)
+                                for k in range(1, opts["split"])]
+        run = split_runner(samplers, energy, model, x_start)
+    elif device.type == "cuda":
         from fastjem.graphs import GraphedSGLD
 
         graphed = GraphedSGLD(sampler, net, model, x_start, autocast=autocast, backend=args.kernels)
@@ -93,6 +146,7 @@ def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Ten
         if cast_copy is not None:  # as training does: the current weights cast once per sampling call
             cast_copy.refresh_()
         return run()
+
     rng_start = sampler.rng_for(device).clone()
     warm = [timed(call, 1, device) for _ in range(args.warmup)]
     sampler.rng_state.copy_(rng_start)
@@ -119,7 +173,7 @@ def main(argv=None) -> int:
     p.add_argument("--calls", type=int, default=5, help="SGLD calls per timed window")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--smoke", action="store_true",
-                   help="WRN-10-1, batch 4, 2 steps, eager; variants default, cudnn-try-all, nchw")
+                   help="WRN-10-1, batch 4, 2 steps, eager; variants default, cudnn-try-all, nchw, split-2")
     p.add_argument("--out", default=str(RESULTS))
     args = p.parse_args(argv)
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
@@ -132,7 +186,7 @@ def main(argv=None) -> int:
     if args.smoke:
         args.depth, args.width, args.batch_size, args.sgld_steps = 10, 1, 4, 2
         args.warmup, args.windows, args.calls = 1, 2, 1
-        names = [n for n in names if n in ("default", "cudnn-try-all", "nchw")]
+        names = [n for n in names if n in ("default", "cudnn-try-all", "nchw", "split-2")]
     unknown = [n for n in names if n not in VARIANTS]
     if unknown:
         p.error(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
