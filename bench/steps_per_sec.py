@@ -72,9 +72,10 @@ from fastjem.models import WideResNet  # noqa: E402
 from fastjem.train import Trainer  # noqa: E402
 
 CONFIGS = {"wrn-10-2": (10, 2), "wrn-16-8": (16, 8), "wrn-28-10": (28, 10)}
-OPTIONAL_ENGINES = ("fastjem-overlap",)  # candidates: a failure is recorded, the rest still measured
+# candidates: a failure to build or warm up is recorded, the other engines are still measured
+OPTIONAL_ENGINES = ("fastjem-overlap", *(f"fastjem-parts{n}" for n in range(2, 9)))
 ENGINE_FIELDS = ("precision", "compile", "cuda_graph", "iteration_graph", "kernels", "fused_forward",
-                 "overlap_data", "cast_weights_once")
+                 "overlap_data", "cast_weights_once", "sgld_parts")
 SCHEMA = "fastjem-bench-steps/1"
 
 
@@ -377,6 +378,15 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
             runners.append(fastjem_runner("fastjem-cast-each-step",
                                           base.replace(cast_weights_once=False, **args.fastjem_overrides),
                                           work / f"{name}-cast-each-step"))
+            if args.sgld_parts > 1:
+                # candidate: the SGLD batch in parts on their own streams (off by default until measured)
+                name_parts = f"fastjem-parts{args.sgld_parts}"
+                try:
+                    runners.append(fastjem_runner(name_parts, base.replace(sgld_parts=args.sgld_parts,
+                                                                           **args.fastjem_overrides),
+                                                  work / f"{name}-parts"))
+                except Exception as err:  # noqa: BLE001 - recorded, not fatal
+                    optional_failures[name_parts] = f"{type(err).__name__}: {err}"
             if args.overlap:
                 # candidate: the data half of the gradient on a second stream while SGLD samples (off by default;
                 # 1.5% slower on an H100); optional: if it cannot be built or warmed up, the others still run
@@ -463,6 +473,10 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
         if "fastjem-cast-each-step" in engines:
             ratios["cast_once_gain"] = (engines["fastjem-default"]["it_per_s_median"]
                                         / engines["fastjem-cast-each-step"]["it_per_s_median"])
+        parts_engine = next((e for e in engines if e.startswith("fastjem-parts")), None)
+        if parts_engine:
+            ratios["parts_gain"] = (engines[parts_engine]["it_per_s_median"]
+                                    / engines["fastjem-default"]["it_per_s_median"])
         if "fastjem-overlap" in engines:
             ratios["overlap_gain"] = (engines["fastjem-overlap"]["it_per_s_median"]
                                       / engines["fastjem-default"]["it_per_s_median"])
@@ -576,6 +590,8 @@ def parse_args(argv=None):
                         "where fastjem's engine tunes the process-wide allocator); --no-reference-process shares "
                         "this process with fastjem, which isolates what the engine's structure buys")
     p.add_argument("--overlap", action="store_true", help="also time the --overlap-data candidate (CUDA)")
+    p.add_argument("--sgld-parts", type=int, default=2,
+                   help="also time the --sgld-parts N candidate on CUDA as fastjem-partsN (0 or 1: not timed)")
     p.add_argument("--out", default=str(RESULTS), help="folder for the JSON (default bench/results)")
     args = p.parse_args(argv)
     if args.device == "auto":

@@ -122,6 +122,10 @@ class TrainConfig:
                                    "weights are cast to bf16 once per sampling call (refreshed from the trained "
                                    "weights), not by autocast at each of its forwards: the same bf16 values, fewer "
                                    "kernels; fp32 and tf32 cast nothing", group="engine")
+    sgld_parts: int = _opt(1, "cut the SGLD batch into N blocks of rows, each its own chain on its own CUDA stream "
+                           "(one graph), so one block's convolutions may fill the SMs another's leave idle: the same "
+                           "chains and noise, the network's arithmetic on fewer rows; on CPU the blocks run one after "
+                           "another; 1 = the whole batch", group="engine")
     cpu_malloc: bool = _opt(True, "on a Linux CPU, keep freed memory in glibc's heap (mmap threshold 32 MB, trim "
                             "threshold 1 GB) so that activations are not page-faulted in afresh at every step; "
                             "process-wide", group="engine")
@@ -174,7 +178,7 @@ class TrainConfig:
             choices = f.metadata.get("choices")
             if choices and value not in choices:
                 raise ConfigError(f"--{_flag(f.name)} must be one of {', '.join(choices)}; got {value!r}")
-        positive = ["batch_size", "buffer_size", "lr", "log_every", "width"]
+        positive = ["batch_size", "buffer_size", "lr", "log_every", "width", "sgld_parts"]
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ConfigError(f"--{_flag(name)} must be > 0, got {getattr(self, name)}")
@@ -190,6 +194,9 @@ class TrainConfig:
                 raise ConfigError(f"--{_flag(name)} must be in [0, 1], got {getattr(self, name)}")
         if self.dropout >= 1.0:
             raise ConfigError("--dropout must be < 1")
+        if self.sgld_parts > self.batch_size:
+            raise ConfigError(f"--sgld-parts {self.sgld_parts} is more than the batch size {self.batch_size}: a "
+                              f"part needs at least one row")
         if self.epochs <= 0 and self.iters <= 0:
             raise ConfigError("set a training length: --epochs > 0 or --iters > 0")
         if self.pyx_weight == 0 and self.px_weight == 0 and self.pxy_weight == 0:

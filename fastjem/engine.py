@@ -120,6 +120,7 @@ class Engine:
     cpu_malloc: bool = False
     overlap_data: bool = False
     cast_weights_once: bool = False  # SGLD on a copy with the autocast-cast weights cast once per call
+    sgld_parts: int = 1  # SGLD's batch as independent blocks of rows, each on its own CUDA stream
 
     def autocast(self) -> contextlib.AbstractContextManager:
         """bf16 autocast for the network when the precision is bf16; a no-op otherwise."""
@@ -145,6 +146,7 @@ class Engine:
                 f"{graph}, kernels {self.kernels}, fused forward "
                 f"{'on' if self.fused_forward else 'off'}" + (", data gradient overlapped" if self.overlap_data else "")
                 + (", SGLD weights cast once" if self.cast_weights_once else "")
+                + (f", SGLD in {self.sgld_parts} parts" if self.sgld_parts > 1 else "")
                 + (", CPU malloc tuned" if self.cpu_malloc else ""))
 
 
@@ -235,4 +237,7 @@ def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool,
                          "only on CUDA)")
     # only bf16 autocast casts weights; the model's own check (fastjem.weights) can still turn it off
     cast = cfg.cast_weights_once and precision == "bf16"
-    return Engine(device, precision, compiled, graph, kernels, fused, tuple(notes), whole, malloc, overlap, cast)
+    if cfg.sgld_parts > 1 and device.type != "cuda":
+        notes.append(f"SGLD parts: the {cfg.sgld_parts} blocks run one after another (CUDA streams only on CUDA)")
+    return Engine(device, precision, compiled, graph, kernels, fused, tuple(notes), whole, malloc, overlap, cast,
+                  cfg.sgld_parts)

@@ -32,7 +32,8 @@ class GraphedSGLD:
     """``sampler.sample`` for fixed shapes, captured in a CUDA graph; call it like the eager loop."""
 
     def __init__(self, sampler: SGLD, net: nn.Module, model: nn.Module, x0: torch.Tensor,
-                 y: torch.Tensor | None = None, *, autocast=None, backend: str | None = None, warmup: int = 2):
+                 y: torch.Tensor | None = None, *, autocast=None, backend: str | None = None, warmup: int = 2,
+                 parts: int = 1):
         if not x0.is_cuda:
             raise RuntimeError("GraphedSGLD needs CUDA tensors; use SGLD.sample on other devices")
         self.sampler = sampler
@@ -42,7 +43,19 @@ class GraphedSGLD:
         kwargs = {"backend": backend}
         if autocast is not None:
             kwargs["autocast"] = autocast
-        energy = model_energy(net, self.static_y, **kwargs)
+        if parts > 1:  # SGLD.sample_parts: the batch's row blocks as chains on their own streams
+            streams = [torch.cuda.Stream(x0.device) for _ in range(parts)]
+
+            def energy_for(start: int, stop: int):
+                return model_energy(net, None if self.static_y is None else self.static_y[start:stop], **kwargs)
+
+            def run(x: torch.Tensor) -> torch.Tensor:
+                return sampler.sample_parts(energy_for, x, parts, streams=streams)
+        else:
+            energy = model_energy(net, self.static_y, **kwargs)
+
+            def run(x: torch.Tensor) -> torch.Tensor:
+                return sampler.sample(energy, x)
         rng = sampler.rng_for(x0.device)
         # warm-up draws noise; put the state back so a graphed run draws what the eager loop would draw
         # (and a resumed run what the uninterrupted one drew)
@@ -52,12 +65,12 @@ class GraphedSGLD:
         with sampling_mode(model):
             with torch.cuda.stream(side):
                 for _ in range(warmup):
-                    sampler.sample(energy, self.static_x0)
+                    run(self.static_x0)
             torch.cuda.current_stream(x0.device).wait_stream(side)
             rng.copy_(rng_start)
             self.graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(self.graph):
-                self.static_out = sampler.sample(energy, self.static_x0)
+                self.static_out = run(self.static_x0)
 
     def __call__(self, x0: torch.Tensor, y: torch.Tensor | None = None) -> torch.Tensor:
         self.static_x0.copy_(x0)

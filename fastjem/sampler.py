@@ -15,8 +15,20 @@ import torch
 from torch import nn
 
 from fastjem import kernels
+from fastjem.kernels.rng import counters_for
 
 EnergyFn = Callable[[torch.Tensor], torch.Tensor]
+
+
+def part_bounds(rows: int, parts: int) -> list[tuple[int, int]]:
+    """[start, stop) of ``parts`` blocks of ``rows`` rows, as torch.tensor_split cuts them (larger blocks first)."""
+    size, extra = divmod(rows, parts)
+    bounds, start = [], 0
+    for k in range(parts):
+        stop = start + size + (k < extra)
+        bounds.append((start, stop))
+        start = stop
+    return bounds
 
 
 @contextlib.contextmanager
@@ -97,16 +109,19 @@ class SGLD:
             self.rng_state = self.rng_state.to(device)
         return self.rng_state
 
-    def step_(self, energy_fn: EnergyFn, x: torch.Tensor) -> torch.Tensor:
-        """One SGLD step on x (contiguous fp32, no grad), in place; returns x."""
-        rng = self.rng_for(x.device)
+    def step_(self, energy_fn: EnergyFn, x: torch.Tensor, rng: torch.Tensor | None = None, base: int = 0,
+              advance: int | None = None) -> torch.Tensor:
+        """One SGLD step on x (contiguous fp32, no grad), in place; returns x. ``rng``, ``base``, ``advance``:
+        for a part of a larger batch (``sample_parts``), its copy of the state and where its noise lies."""
+        rng = self.rng_for(x.device) if rng is None else rng
         x.requires_grad_(True)
         (grad,) = torch.autograd.grad(energy_fn(x).sum(), x)
         x = x.detach()
         if self.grad_clip is not None:
             grad = grad.clamp(-self.grad_clip, self.grad_clip)
         # x += (-step_size) * dE/dx + noise * N(0, I)
-        kernels.sgld_step_(x, grad, -self.step_size, self.noise, rng, backend=self.backend)
+        kernels.sgld_step_(x, grad, -self.step_size, self.noise, rng, backend=self.backend, base=base,
+                           advance=advance)
         if self.clamp is not None:
             x.clamp_(*self.clamp)
         return x
@@ -122,6 +137,46 @@ class SGLD:
             for _ in range(self.n_steps):
                 x = self.step_(energy_fn, x)
         return x.detach()
+
+    def sample_parts(self, energy_for: Callable[[int, int], EnergyFn], x0: torch.Tensor, parts: int,
+                     model: nn.Module | None = None, streams: list | None = None) -> torch.Tensor:
+        """``sample`` with the batch cut into ``parts`` blocks of rows, each its own chain: ``energy_for(start,
+        stop)`` is the energy of rows [start, stop) (e.g. with their labels). Each block draws the noise the whole
+        batch draws for its rows (its own copy of the RNG state, moved as the one state moves), so where a row's
+        energy does not depend on the other rows (the network in eval mode, no batch statistics) this computes the
+        chains ``sample`` computes: the same noise, the network's arithmetic on fewer rows. ``streams`` (CUDA, one
+        per part): each block runs on its own stream, joined before the result, so one block's kernels may fill
+        the SMs another's leave idle; without, the blocks run one after another."""
+        x = x0.detach().to(torch.float32).clone(memory_format=torch.contiguous_format)
+        n, rows = x.numel(), x.shape[0]
+        if not 1 <= parts <= rows:
+            raise ValueError(f"SGLD parts must be in [1, batch size {rows}], got {parts}")
+        per_row = n // rows if rows else 0
+        if per_row % 4:
+            raise ValueError(f"SGLD parts need samples of a multiple of 4 elements (the noise counters' width), "
+                             f"got {per_row}; sample the batch whole (parts 1)")
+        if streams is not None and len(streams) != parts:
+            raise ValueError(f"sample_parts: {len(streams)} streams for {parts} parts")
+        rng = self.rng_for(x.device)
+        copies = [rng.clone() for _ in range(parts)]
+        bounds = part_bounds(rows, parts)
+        advance = counters_for(n)
+        main = torch.cuda.current_stream(x.device) if streams is not None else None
+        outs = []
+        with sampling_mode(model), torch.enable_grad():
+            for k, (start, stop) in enumerate(bounds):
+                if main is not None:
+                    streams[k].wait_stream(main)
+                with torch.cuda.stream(streams[k]) if main is not None else contextlib.nullcontext():
+                    energy, xk = energy_for(start, stop), x[start:stop].clone()
+                    for _ in range(self.n_steps):
+                        xk = self.step_(energy, xk, copies[k], start * per_row // 4, advance)
+                    outs.append(xk)
+            if main is not None:
+                for stream in streams:
+                    main.wait_stream(stream)
+        rng.copy_(copies[0])
+        return torch.cat(outs).detach()
 
     def state_dict(self) -> dict:
         return {"rng_state": self.rng_state}

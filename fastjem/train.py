@@ -285,6 +285,10 @@ class Trainer:
             self.model, self.net, self.engine.cast_weights_once, self.engine.compile)
         if why:
             self.engine = replace(self.engine, cast_weights_once=False, notes=self.engine.notes + (why,))
+        if self.engine.sgld_parts > 1 and math.prod(self.data.sample_shape) % 4:
+            why = (f"SGLD parts off: a sample's {math.prod(self.data.sample_shape)} elements are not a multiple of 4 "
+                   "(the width of the noise counters a part starts at)")
+            self.engine = replace(self.engine, sgld_parts=1, notes=self.engine.notes + (why,))
         self.optimizer = self._build_optimizer()
         conditional = cfg.class_cond_px or cfg.pxy_weight > 0
         backend = self.engine.kernels
@@ -421,10 +425,32 @@ class Trainer:
             key = (tuple(x0.shape), y is not None)
             if key not in self._graphs:
                 self._graphs[key] = GraphedSGLD(self.sampler, self.sgld_net, self.sgld_model, x0, y,
-                                                autocast=self.engine.autocast, backend=self.engine.kernels)
+                                                autocast=self.engine.autocast, backend=self.engine.kernels,
+                                                parts=self._sgld_parts(x0))
             return self._graphs[key](x0, y)
+        parts = self._sgld_parts(x0)
+        if parts > 1:
+            def energy_for(start: int, stop: int):
+                return model_energy(self.sgld_net, None if y is None else y[start:stop],
+                                    autocast=self.engine.autocast, backend=self.engine.kernels)
+
+            return self.sampler.sample_parts(energy_for, x0, parts, model=self.sgld_model,
+                                             streams=self._part_streams(parts))
         energy = model_energy(self.sgld_net, y, autocast=self.engine.autocast, backend=self.engine.kernels)
         return self.sampler.sample(energy, x0, model=self.sgld_model)
+
+    def _sgld_parts(self, x0: torch.Tensor) -> int:
+        """The engine's SGLD parts for this batch (at most one per row)."""
+        return min(self.engine.sgld_parts, x0.shape[0])
+
+    def _part_streams(self, parts: int) -> list | None:
+        """One CUDA stream per SGLD part (None off CUDA: the parts run one after another)."""
+        if self.device.type != "cuda":
+            return None
+        streams = getattr(self, "_streams", None)
+        if streams is None or len(streams) != parts:
+            self._streams = [torch.cuda.Stream(self.device) for _ in range(parts)]
+        return self._streams
 
     def sample(self, batch_size: int, y: torch.Tensor | None = None) -> torch.Tensor:
         """Draw chains from the buffer, run SGLD (on E(x), or E(x, y) when y is given), write them back."""

@@ -4,6 +4,10 @@ One read of x and grad, one write of x, no noise tensor in memory. The Gaussian 
 ``i`` is element ``i`` of the normal stream at the state's offset (``fastjem.kernels.rng``:
 counter ``offset + i // 4``, word ``i % 4``); the op then advances the offset by ``ceil(n / 4)``
 on the device, so the next call (or the next CUDA-graph replay) draws fresh noise.
+
+A batch sampled in parts (independent chains over row blocks, each with its own copy of the state) draws the
+whole batch's noise: the part that starts at flat element ``4 * base`` passes ``base`` (its counters start
+there) and ``advance`` = the whole batch's ``ceil(n / 4)``, so every copy moves as the one state would.
 """
 
 import torch
@@ -22,6 +26,7 @@ if triton is not None:
         p_grad,  # [n] fp32 / bf16 / fp16
         p_rng,  # [2] int64 (seed, offset)
         n,
+        base,  # counters skipped before this tensor's first element (a part of a larger batch)
         alpha,
         sigma,
         BLOCK: tl.constexpr,
@@ -30,7 +35,7 @@ if triton is not None:
         pid = tl.program_id(0).to(tl.int64)
         b_seed = tl.load(p_rng)
         b_offset = tl.load(p_rng + 1)
-        o_ctr = b_offset + pid * QUARTER + tl.arange(0, QUARTER).to(tl.int64)
+        o_ctr = b_offset + base + pid * QUARTER + tl.arange(0, QUARTER).to(tl.int64)
         b_noise = normal_block(b_seed, o_ctr, QUARTER)  # [BLOCK]
         o_x = pid * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
         m_x = o_x < n
@@ -40,24 +45,30 @@ if triton is not None:
         tl.store(p_x + o_x, b_x, mask=m_x)
 
 
-def _check_inputs(x: torch.Tensor, grad: torch.Tensor, rng_state: torch.Tensor) -> None:
+def _check_inputs(x: torch.Tensor, grad: torch.Tensor, rng_state: torch.Tensor, base: int = 0,
+                  advance: int | None = None) -> None:
     if x.dtype != torch.float32 or not x.is_contiguous():
         raise ValueError(f"sgld_step_: x must be contiguous fp32 (never store samples in bf16), got {x.dtype}")
     if grad.shape != x.shape or not grad.is_floating_point():
         raise ValueError(f"sgld_step_: grad must be a float tensor of x's shape {tuple(x.shape)}")
     if rng_state.shape != (2,) or rng_state.dtype != torch.int64 or rng_state.device != x.device:
         raise ValueError("sgld_step_: rng_state must be an int64 [2] (seed, offset) tensor on x's device")
+    if base < 0 or (advance is not None and advance < base + counters_for(x.numel())):
+        raise ValueError(f"sgld_step_: base {base} and advance {advance} must cover this part's "
+                         f"{counters_for(x.numel())} counters (0 <= base, base + counters <= advance)")
 
 
 def sgld_step_fwd(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor,
-                  block: int | None = None, num_warps: int | None = None) -> None:
-    """Launch the kernel on flat x, then advance ``rng_state[1]`` by the counters used (device op).
+                  block: int | None = None, num_warps: int | None = None, base: int = 0,
+                  advance: int | None = None) -> None:
+    """Launch the kernel on flat x, then advance ``rng_state[1]`` by the counters used, or by ``advance``
+    (device op); ``base``: counters skipped before x's first element.
 
     ``block`` (a power of two >= 4) and ``num_warps`` override the launch configuration (the kernel
     benchmark sweeps them); every configuration draws the same numbers: element i always takes word
     i % 4 of counter offset + i // 4.
     """
-    _check_inputs(x, grad, rng_state)
+    _check_inputs(x, grad, rng_state, base, advance)
     n = x.numel()
     if n == 0:
         return
@@ -70,38 +81,42 @@ def sgld_step_fwd(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: floa
         raise ValueError(f"sgld_step_fwd: block must be a power of two >= 4, got {block}")
     extra = {} if num_warps is None else {"num_warps": num_warps}
     with device_of(x):
-        _sgld_step_kernel[(triton.cdiv(n, block),)](x, grad, rng_state, n, float(alpha), float(sigma), BLOCK=block,
-                                                    **extra)
+        _sgld_step_kernel[(triton.cdiv(n, block),)](x, grad, rng_state, n, base, float(alpha), float(sigma),
+                                                    BLOCK=block, **extra)
     # after the launch, on the same stream: the kernel has read the old offset
-    rng_state[1:].add_(counters_for(n))
+    rng_state[1:].add_(counters_for(n) if advance is None else advance)
 
 
-def sgld_step_ref(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor) -> None:
-    """Spec: ``x += alpha * grad + sigma * normal_stream(rng_state)`` in place; advances the offset."""
-    noise = normal_stream(rng_state, 0, x.numel()).view(x.shape)
+def sgld_step_ref(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor,
+                  base: int = 0, advance: int | None = None) -> None:
+    """Spec: ``x += alpha * grad + sigma * normal_stream(rng_state, base)`` in place; advances the offset by the
+    counters used, or by ``advance``."""
+    noise = normal_stream(rng_state, base, x.numel()).view(x.shape)
     x.copy_(x + alpha * grad.float() + sigma * noise)
-    rng_state[1:].add_(counters_for(x.numel()))
+    rng_state[1:].add_(counters_for(x.numel()) if advance is None else advance)
 
 
 def _sgld_step_impl(
-    x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor, backend: str | None
+    x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor, backend: str | None,
+    base: int = 0, advance: int | None = None,
 ) -> None:
     if use_triton(x, backend):
-        sgld_step_fwd(x, grad, alpha, sigma, rng_state)
+        sgld_step_fwd(x, grad, alpha, sigma, rng_state, base=base, advance=advance)
     else:
-        _check_inputs(x, grad, rng_state)
-        sgld_step_ref(x, grad, alpha, sigma, rng_state)
+        _check_inputs(x, grad, rng_state, base, advance)
+        sgld_step_ref(x, grad, alpha, sigma, rng_state, base, advance)
 
 
 @torch.library.custom_op("fastjem::sgld_step_", mutates_args=("x", "rng_state"))
 def _sgld_step_op(
-    x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor, backend: str | None
+    x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor, backend: str | None,
+    base: int = 0, advance: int | None = None,
 ) -> None:
-    _sgld_step_impl(x, grad, alpha, sigma, rng_state, backend)
+    _sgld_step_impl(x, grad, alpha, sigma, rng_state, backend, base, advance)
 
 
 @_sgld_step_op.register_fake
-def _(x, grad, alpha, sigma, rng_state, backend):
+def _(x, grad, alpha, sigma, rng_state, backend, base=0, advance=None):
     return None
 
 
@@ -113,11 +128,15 @@ def sgld_step_(
     rng_state: torch.Tensor,
     *,
     backend: str | None = None,
+    base: int = 0,
+    advance: int | None = None,
 ) -> None:
     """In place ``x += alpha * grad + sigma * N(0, 1)``; x contiguous fp32, grad fp32/bf16 of x's shape.
 
     ``rng_state`` (int64 [2] on x's device) is read on the device and advanced by ``ceil(x.numel() / 4)``.
+    A part of a larger batch passes ``base`` (counters before its first element: that element's flat index / 4)
+    and ``advance`` (the whole batch's counters), and draws the whole batch's noise for its elements.
     """
     # plain eager calls skip the registered op's dispatch; compile, export and dispatch modes go through it
     op = _sgld_step_impl if direct_call(x, grad, rng_state) else _sgld_step_op
-    op(x, grad, float(alpha), float(sigma), rng_state, backend)
+    op(x, grad, float(alpha), float(sigma), rng_state, backend, int(base), None if advance is None else int(advance))

@@ -47,6 +47,31 @@ def test_kernel_matches_reference(device, shape, grad_dtype):
     assert state.tolist() == state_ref.tolist() == [1234, 77 + counters_for(x.numel())]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("device", DEVICES)
+def test_parts_of_a_batch_draw_the_whole_batch_noise(device, backend):
+    """Rows [0, 2) and [2, 5) stepped separately, each with its own copy of the state (base = the part's first
+    flat element / 4, advance = the whole batch's counters): bitwise the whole batch's step, and every copy
+    ends where the one state ends, over several steps."""
+    skip_unless_runnable(device, backend)
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(5, 3, 4, 4, generator=gen).to(device)
+    grads = [torch.randn(5, 3, 4, 4, generator=gen).to(device) for _ in range(3)]
+    whole, state = x.clone(), new_rng_state(21, device)
+    copies = [state.clone(), state.clone()]
+    parts = [x[:2].clone(), x[2:].clone()]
+    row = x[0].numel()
+    for g in grads:
+        sgld_step_(whole, g, 0.3, 0.1, state, backend=backend)
+        for part, copy, start, stop in zip(parts, copies, (0, 2), (2, 5)):
+            sgld_step_(part, g[start:stop], 0.3, 0.1, copy, backend=backend, base=start * row // 4,
+                       advance=counters_for(x.numel()))
+    assert torch.equal(torch.cat(parts), whole)
+    assert copies[0].tolist() == copies[1].tolist() == state.tolist()
+    with pytest.raises(ValueError, match="must cover"):
+        sgld_step_(parts[1], grads[0][2:], 0.3, 0.1, copies[1], backend=backend, base=1, advance=2)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_noise_matches_reference_stream(device):
     """The kernel's Gaussians are the reference's Philox + Box-Muller numbers, element by element."""

@@ -1,0 +1,130 @@
+"""SGLD in parts (engine option sgld_parts): the batch's rows as independent chains, each on its own CUDA stream.
+
+On CUDA the parts run side by side inside one graph; on CPU the same code runs them one after another, so these
+tests exercise what the GPU runs. Each part must draw the noise the whole batch draws for its rows and leave the
+RNG state where the whole batch leaves it, so that the chains, the loss and the training are those of the
+whole-batch sampler up to the network's arithmetic on fewer rows (here, on CPU in fp32: bitwise or within fp32
+rounding).
+"""
+
+import pytest
+import torch
+from kernel_utils import skip_unless_runnable
+
+from fastjem import SGLD
+from fastjem.config import TrainConfig
+from fastjem.engine import resolve_engine
+from fastjem.errors import ConfigError
+from fastjem.models import build_model
+from fastjem.sampler import model_energy, part_bounds
+from fastjem.train import Trainer
+
+
+def test_part_bounds_cut_as_tensor_split():
+    for rows, parts in ((7, 3), (64, 2), (64, 4), (5, 5), (9, 1)):
+        expected = [(int(c[0]), int(c[-1]) + 1) for c in torch.arange(rows).tensor_split(parts)]
+        assert part_bounds(rows, parts) == expected
+
+
+@pytest.mark.parametrize("backend", ["reference", "triton"])
+@pytest.mark.parametrize("parts", [2, 3])
+def test_parts_are_the_whole_batch_chains(backend, parts):
+    """A WRN energy in eval mode (row-independent): the same samples and the same final RNG state; labels sliced
+    per part for E(x, y)."""
+    skip_unless_runnable("cpu", backend)
+    torch.manual_seed(0)
+    net = build_model("wrn", 10, 3, depth=10, width=1).eval()
+    x0 = torch.rand(7, 3, 8, 8) * 2 - 1
+    y = torch.randint(0, 10, (7,))
+    for labels in (None, y):
+        whole, split = SGLD(3, 1.0, 0.01, seed=4, backend=backend), SGLD(3, 1.0, 0.01, seed=4, backend=backend)
+        a = whole.sample(model_energy(net, labels, backend=backend), x0, model=net)
+        b = split.sample_parts(lambda s, e, labels=labels: model_energy(
+            net, None if labels is None else labels[s:e], backend=backend), x0, parts, model=net)
+        torch.testing.assert_close(b, a, rtol=0, atol=1e-6)
+        assert torch.equal(split.rng_state, whole.rng_state)
+        assert b.dtype == torch.float32 and not b.requires_grad
+
+
+def test_parts_refuse_what_they_cannot_split():
+    sampler = SGLD(2, 0.1, 0.01, seed=0)
+    energy = lambda x: x.flatten(1).sum(1)  # noqa: E731
+    with pytest.raises(ValueError, match="multiple of 4"):
+        sampler.sample_parts(lambda s, e: energy, torch.zeros(4, 3, 1, 1), 2)
+    with pytest.raises(ValueError, match="batch size"):
+        sampler.sample_parts(lambda s, e: energy, torch.zeros(2, 4), 3)
+    with pytest.raises(ConfigError, match="sgld-parts"):
+        TrainConfig(batch_size=4, sgld_parts=8).validate()
+    with pytest.raises(ConfigError, match="sgld-parts"):
+        TrainConfig(sgld_parts=0).validate()
+
+
+def test_engine_names_the_parts():
+    cpu = torch.device("cpu")
+    eng = resolve_engine(TrainConfig(sgld_parts=2), cpu, False)
+    assert eng.sgld_parts == 2 and "SGLD in 2 parts" in eng.describe()
+    assert any("one after another" in n for n in eng.notes)
+    assert resolve_engine(TrainConfig(), cpu, False).sgld_parts == 1
+
+
+def test_training_with_parts_is_the_whole_batch_training(tiny_config, tmp_path):
+    """Three iterations of the digits JEM (class-conditional sampling too): the same losses, samples, parameters
+    and RNG states, within fp32 rounding of the network on fewer rows; the parts really run (counted)."""
+    for extra in ({}, {"class_cond_px": True}):
+        cfg = tiny_config.replace(arch="wrn", depth=10, width=1, **extra)
+        runs = {}
+        for parts in (1, 2):
+            t = Trainer(cfg.replace(sgld_parts=parts), out_dir=tmp_path / f"{parts}{len(extra)}", progress=False)
+            calls = []
+            t.sampler.sample_parts = (lambda *a, calls=calls, run=t.sampler.sample_parts, **k:
+                                      calls.append(a[2]) or run(*a, **k))
+            torch.manual_seed(7)
+            runs[parts] = [({k: float(v) for k, v in t.train_step().items()}, t.last_samples.clone()) for _ in range(3)]
+            runs[parts].append([p.detach().clone() for p in t.model.parameters()])
+            runs[parts].append((t.sampler.rng_state.clone(), t.buffer.data.clone()))
+            assert calls == ([2, 2, 2] if parts == 2 else [])
+        for (pa, xa), (pb, xb) in zip(runs[1][:3], runs[2][:3]):
+            for k in pa:
+                assert pb[k] == pytest.approx(pa[k], rel=1e-5, abs=1e-6), k
+            torch.testing.assert_close(xb, xa, rtol=0, atol=1e-5)
+        for p, q in zip(runs[1][3], runs[2][3]):
+            torch.testing.assert_close(q, p, rtol=1e-5, atol=1e-6)
+        assert torch.equal(runs[1][4][0], runs[2][4][0])
+        torch.testing.assert_close(runs[2][4][1], runs[1][4][1], rtol=0, atol=1e-5)
+
+
+def test_parts_off_when_a_sample_is_not_a_multiple_of_4(tmp_path):
+    from fastjem.data import arrays_from_tensors
+
+    images, labels = torch.rand(40, 3, 3, 3), torch.randint(0, 2, (40,))
+    data = arrays_from_tensors(images[:30], labels[:30], images[30:], labels[30:], classes=["a", "b"])
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(27, 2))
+    cfg = TrainConfig(iters=2, batch_size=8, buffer_size=40, sgld_steps=2, device="cpu", sgld_parts=2, ckpt_every=0)
+    t = Trainer(cfg, out_dir=tmp_path, model=net, data=data, progress=False)
+    assert t.engine.sgld_parts == 1 and any("27 elements" in n for n in t.engine.notes)
+    t.train_step()
+
+
+@pytest.mark.gpu
+def test_parts_on_streams_in_the_cuda_graphs_match_the_whole_batch(tmp_path):
+    """CUDA: the parts on their own streams, in the SGLD graph and in the whole-iteration graph, against the
+    whole-batch engine: the same samples and losses within bf16 rounding (cuDNN may pick other algorithms for
+    the parts' shapes); the iteration graph is captured."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    cfg = TrainConfig(dataset="digits", arch="wrn", depth=10, width=2, batch_size=32, sgld_steps=5, buffer_size=10000,
+                      iters=10, warmup_iters=3, lr=1e-3, device="cuda", seed=0, ckpt_every=0)
+    for iteration_graph in (True, False):
+        runs = {}
+        for parts in (1, 2):
+            logs = []
+            t = Trainer(cfg.replace(sgld_parts=parts, iteration_graph=iteration_graph),
+                        out_dir=tmp_path / f"{parts}{iteration_graph}", progress=False, log=logs.append)
+            torch.manual_seed(7)
+            runs[parts] = [(t.train_step()["loss"].clone(), t.last_samples.clone()) for _ in range(4)]
+            assert ("iteration" in t._graphs) == iteration_graph, logs
+            runs[parts].append(t.sampler.rng_state.clone())
+        for (la, xa), (lb, xb) in zip(runs[1][:4], runs[2][:4]):
+            torch.testing.assert_close(lb, la, rtol=2e-2, atol=2e-2)
+            torch.testing.assert_close(xb, xa, rtol=2e-2, atol=2e-2)
+        assert torch.equal(runs[1][4], runs[2][4])
