@@ -74,10 +74,15 @@ def build_sampler_call(cfg: TrainConfig, device: torch.device, num_classes: int 
         engine = replace(engine, cast_weights_once=False, notes=engine.notes + (why,))
     sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise, seed=cfg.seed, backend=engine.kernels)
     x0 = torch.rand(cfg.batch_size, channels, size, size, device=device) * 2 - 1
+    parts = min(engine.sgld_parts, cfg.batch_size)
     if engine.cuda_graph:
         from fastjem.graphs import GraphedSGLD
 
-        run = GraphedSGLD(sampler, net, model, x0, autocast=engine.autocast, backend=engine.kernels)
+        run = GraphedSGLD(sampler, net, model, x0, autocast=engine.autocast, backend=engine.kernels, parts=parts)
+    elif parts > 1:
+        streams = [torch.cuda.Stream(device) for _ in range(parts)] if device.type == "cuda" else None
+        energy = model_energy(net, autocast=engine.autocast, backend=engine.kernels)
+        run = lambda x: sampler.sample_parts(lambda s, e: energy, x, parts, model=model, streams=streams)  # noqa: E731
     else:
         energy = model_energy(net, autocast=engine.autocast, backend=engine.kernels)
         run = lambda x: sampler.sample(energy, x, model=model)  # noqa: E731

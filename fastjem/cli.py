@@ -314,6 +314,10 @@ def add_bench_parser(sub) -> None:
     p.add_argument("--compile", choices=COMPILE_MODES, default="auto")
     p.add_argument("--cuda-graph", action=argparse.BooleanOptionalAction, default=True)
     p.add_argument("--kernels", choices=KERNELS, default="auto")
+    p.add_argument("--cast-weights-once", action=argparse.BooleanOptionalAction, default=True,
+                   help="under bf16, sample with the weights cast once per call, as training does (default: on)")
+    p.add_argument("--sgld-parts", type=int, default=1, metavar="N",
+                   help="the batch as N blocks of rows, each on its own CUDA stream (default 1: whole)")
     p.add_argument("--cpu-malloc", action=argparse.BooleanOptionalAction, default=True,
                    help="on a Linux CPU, keep freed memory in glibc's heap (default: on)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
@@ -350,8 +354,8 @@ def run_bench(args: argparse.Namespace) -> int:
                           norm=args.norm, batch_size=batch_size, sgld_steps=args.sgld_steps,
                           precision=args.precision, compile=args.compile, cuda_graph=args.cuda_graph,
                           iteration_graph=False,  # the sampler alone: its own graph
-                          cpu_malloc=args.cpu_malloc,
-                          kernels=args.kernels, seed=args.seed, device=device.type)
+                          cpu_malloc=args.cpu_malloc, cast_weights_once=args.cast_weights_once,
+                          sgld_parts=args.sgld_parts, kernels=args.kernels, seed=args.seed, device=device.type)
         results.append(bench_sampler(cfg.validate(), device, args.num_classes, args.channels, args.image_size,
                                      args.seconds))
         print_result(results[-1])

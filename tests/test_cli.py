@@ -145,6 +145,17 @@ def test_bench_sweeps_batch_sizes_into_a_table_json_and_plot(tmp_path, capsys):
     assert "ms/step/chain" in text and text.count("SGLD call") == 2
 
 
+def test_bench_times_the_sampler_in_parts(tmp_path, capsys):
+    import json
+
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--depth", "10", "--width", "1", "--batch-size", "4", "--sgld-steps", "2", "--image-size",
+                 "8", "--seconds", "0.2", "--device", "cpu", "--sgld-parts", "2", "--out", str(out)]) == 0
+    assert "SGLD in 2 parts" in json.loads(out.read_text())["engine"]
+    assert main(["bench", "--batch-size", "4", "--sgld-parts", "5", "--device", "cpu"]) == 1
+    assert "more than the batch size" in capsys.readouterr().err
+
+
 def test_bench_refuses_bad_sizes(capsys):
     assert main(["bench", "--batch-size", "0", "--device", "cpu"]) == 1
     assert "--batch-size must be > 0" in capsys.readouterr().err
