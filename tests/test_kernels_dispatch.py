@@ -77,7 +77,7 @@ def test_context_manager_selects_the_launcher(monkeypatch):
     skip_unless_runnable("cpu", "triton")
     calls = []
     real = sgld.sgld_step_fwd
-    monkeypatch.setattr(sgld, "sgld_step_fwd", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(sgld, "sgld_step_fwd", lambda *a, **k: calls.append(1) or real(*a, **k))
     x, g, state = torch.zeros(8), torch.zeros(8), kernels.new_rng_state(0)
     with kernels.backend("reference"):
         kernels.sgld_step_(x, g, 1.0, 1.0, state)
