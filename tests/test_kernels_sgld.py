@@ -139,6 +139,8 @@ def test_opcheck(backend):
     skip_unless_runnable("cpu", backend)
     args = (torch.randn(3, 17), torch.randn(3, 17), 0.5, 0.1, new_rng_state(0), backend)
     torch.library.opcheck(torch.ops.fastjem.sgld_step_.default, args)
+    # a part of a larger batch: counters from 20 on, the state moved by 40
+    torch.library.opcheck(torch.ops.fastjem.sgld_step_.default, (*args, 20, 40))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
