@@ -15,7 +15,8 @@
 # CIFAR-10 tarballs: $FASTJEM_CIFAR10_DIR, else .data/cifar10/ in the repository, else ../shared/data/cifar10.
 # Smaller CIFAR model if time demands: CIFAR_DEPTH=16 CIFAR_WIDTH=8 bash bench/gpu_suite.sh
 # PYTHON=... picks the interpreter (default python3); SKIP_INSTALL=1 when fastjem is already installed.
-# SGLD_STUDY=1 adds bench/sgld_study.py (where the SGLD time goes; SGLD_VARIANTS picks the variants).
+# SGLD_STUDY=1 adds bench/sgld_study.py (where the SGLD time goes; SGLD_VARIANTS picks the variants) and
+# bench/profile_step.py (the default engine's kernel time by category).
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -118,6 +119,8 @@ if [[ -n ${SGLD_STUDY:-} ]]; then
     --out "$RESULTS"; }
   export -f study
   run_stage sgld_study 240 20 study
+  # where the default engine's SGLD step spends its kernel time (torch.profiler, by category)
+  run_stage profile 60 15 "$PY" bench/profile_step.py --device cuda --engines default --out "$RESULTS"
 fi
 
 # --- 6. report: markdown + plot from every JSON in bench/results (the README itself is updated by the lead)
@@ -133,13 +136,14 @@ CIFAR_JSON=$(newest "cifar-2*.json")
 CIFAR_PNG=$(newest "cifar-samples-*.png")
 KCONF_JSON=$(newest "kernel-configs-*.json")
 STUDY_JSON=$(newest "sgld-study-*.json")
+PROFILE_JSON=$(newest "profile-*.json")
 "$PY" - "$STAGES" "$WORK/gpu_suite.json" "$START" "$STEPS_JSON" "$KERNELS_JSON" "$CIFAR_JSON" "$KCONF_JSON" \
-  "$STUDY_JSON" <<'EOF'
+  "$STUDY_JSON" "$PROFILE_JSON" <<'EOF'
 import json, sys, time
 stages_path, out_path, start, *files = sys.argv[1:]
 combined = {"suite": "bench/gpu_suite.sh", "seconds": time.time() - int(start),
             "stages": [json.loads(line) for line in open(stages_path) if line.strip()]}
-for key, path in zip(("steps", "kernels", "cifar", "kernel_configs", "sgld_study"), files):
+for key, path in zip(("steps", "kernels", "cifar", "kernel_configs", "sgld_study", "profile"), files):
     try:
         combined[key] = json.load(open(path)) if path else None
         if combined[key] is not None:

@@ -321,7 +321,7 @@ def unpack_suite(suite_json: Path, results: Path) -> list[str]:
     left alone. Returns the names written."""
     suite = json.loads(Path(suite_json).read_text())
     written = []
-    for key in ("steps", "kernels", "kernel_configs", "cifar", "sgld_study"):
+    for key in ("steps", "kernels", "kernel_configs", "cifar", "sgld_study", "profile"):
         data = suite.get(key)
         if not isinstance(data, dict) or not data.get("_file") or "error" in data:
             continue
