@@ -189,11 +189,13 @@ def test_report_unpacks_a_gpu_suite_json(tmp_path):
     suite = {"suite": "bench/gpu_suite.sh", "stages": [],
              "steps": {"schema": "s", "date": "2026-01-02", "_file": "steps-2026-01-02T000000-GPU-X.json"},
              "kernel_configs": {"date": "2026-01-02", "_file": "kernel-configs-2026-01-02-GPU-X.json"},
+             "profile": {"date": "2026-01-02", "_file": "profile-2026-01-02T000000-GPU-X.json"},
              "cifar": {"error": "no file"}, "kernels": None}
     path = tmp_path / "gpu_suite.json"
     path.write_text(json.dumps(suite))
     results = tmp_path / "results"
     assert sorted(report.unpack_suite(path, results)) == ["kernel-configs-2026-01-02-GPU-X.json",
+                                                          "profile-2026-01-02T000000-GPU-X.json",
                                                           "steps-2026-01-02T000000-GPU-X.json"]
     assert json.loads((results / "steps-2026-01-02T000000-GPU-X.json").read_text()) == {"schema": "s",
                                                                                          "date": "2026-01-02"}
