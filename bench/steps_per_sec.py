@@ -627,6 +627,10 @@ def main(argv=None) -> int:
     device = torch.device(args.device)
     if args.threads:
         torch.set_num_threads(args.threads)
+    # Every engine of every config compiles the same WideResNet.forward in this one process (train and sampling
+    # shapes, precisions, parts): more variants than dynamo's default 8 per function, past which it would run the
+    # later engines uncompiled and time the wrong thing.
+    torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 64)
     if device.type == "cuda" and not torch.cuda.is_available():
         print("--device cuda: CUDA is not available", file=sys.stderr)
         return 1
