@@ -305,6 +305,7 @@ class Trainer:
                             seed=cfg.seed * 1_000_003 + 2 + 7 * rank, backend=backend)
         self.sampler.rng_for(self.device)
         self._graphs: dict = {}
+        self._streams: list | None = None  # one CUDA stream per SGLD part (engine option sgld_parts)
         # the iteration graph's warm-up, capture and check run the SGLD loop inline (no nested capture)
         self._inline_sgld = False
         self._iteration_graph_failed = False
@@ -447,8 +448,7 @@ class Trainer:
         """One CUDA stream per SGLD part (None off CUDA: the parts run one after another)."""
         if self.device.type != "cuda":
             return None
-        streams = getattr(self, "_streams", None)
-        if streams is None or len(streams) != parts:
+        if self._streams is None or len(self._streams) != parts:
             self._streams = [torch.cuda.Stream(self.device) for _ in range(parts)]
         return self._streams
 
