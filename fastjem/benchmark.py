@@ -24,7 +24,7 @@ from torch import nn
 from fastjem.config import TrainConfig
 from fastjem.engine import device_name, resolve_engine
 from fastjem.models import build_model, has_batch_norm
-from fastjem.sampler import SGLD, model_energy
+from fastjem.sampler import SGLD, row_energies
 from fastjem.weights import sampling_network
 
 
@@ -79,13 +79,9 @@ def build_sampler_call(cfg: TrainConfig, device: torch.device, num_classes: int 
         from fastjem.graphs import GraphedSGLD
 
         run = GraphedSGLD(sampler, net, model, x0, autocast=engine.autocast, backend=engine.kernels, parts=parts)
-    elif parts > 1:
-        streams = [torch.cuda.Stream(device) for _ in range(parts)] if device.type == "cuda" else None
-        energy = model_energy(net, autocast=engine.autocast, backend=engine.kernels)
-        run = lambda x: sampler.sample_parts(lambda s, e: energy, x, parts, model=model, streams=streams)  # noqa: E731
     else:
-        energy = model_energy(net, autocast=engine.autocast, backend=engine.kernels)
-        run = lambda x: sampler.sample(energy, x, model=model)  # noqa: E731
+        energy_for = row_energies(net, autocast=engine.autocast, backend=engine.kernels)
+        run = lambda x: sampler.sample_parts(energy_for, x, parts, model=model)  # noqa: E731
 
     def call() -> torch.Tensor:
         if cast_copy is not None:

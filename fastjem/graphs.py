@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 import torch
 from torch import nn
 
-from fastjem.sampler import SGLD, model_energy, sampling_mode
+from fastjem.sampler import SGLD, row_energies, sampling_mode
 
 
 class GraphedSGLD:
@@ -43,19 +43,12 @@ class GraphedSGLD:
         kwargs = {"backend": backend}
         if autocast is not None:
             kwargs["autocast"] = autocast
-        if parts > 1:  # SGLD.sample_parts: the batch's row blocks as chains on their own streams
-            streams = [torch.cuda.Stream(x0.device) for _ in range(parts)]
+        # parts > 1: the batch's row blocks as chains on their own streams (SGLD.sample_parts)
+        energy_for = row_energies(net, self.static_y, **kwargs)
 
-            def energy_for(start: int, stop: int):
-                return model_energy(net, None if self.static_y is None else self.static_y[start:stop], **kwargs)
+        def run(x: torch.Tensor) -> torch.Tensor:
+            return sampler.sample_parts(energy_for, x, parts)
 
-            def run(x: torch.Tensor) -> torch.Tensor:
-                return sampler.sample_parts(energy_for, x, parts, streams=streams)
-        else:
-            energy = model_energy(net, self.static_y, **kwargs)
-
-            def run(x: torch.Tensor) -> torch.Tensor:
-                return sampler.sample(energy, x)
         rng = sampler.rng_for(x0.device)
         # warm-up draws noise; put the state back so a graphed run draws what the eager loop would draw
         # (and a resumed run what the uninterrupted one drew)

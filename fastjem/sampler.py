@@ -67,6 +67,18 @@ def model_energy(model: nn.Module, y: torch.Tensor | None = None, *,
     return energy
 
 
+def row_energies(model: nn.Module, y: torch.Tensor | None = None, *,
+                 autocast: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
+                 backend: str | None = None) -> Callable[[int, int], EnergyFn]:
+    """``energy_for(start, stop)``: ``model_energy`` of rows [start, stop), with their labels when y is given
+    (what ``SGLD.sample_parts`` takes)."""
+
+    def energy_for(start: int, stop: int) -> EnergyFn:
+        return model_energy(model, None if y is None else y[start:stop], autocast=autocast, backend=backend)
+
+    return energy_for
+
+
 class SGLD:
     """Stochastic gradient Langevin dynamics: ``n_steps`` of x <- x - step_size dE/dx + noise N(0, I).
 
@@ -99,6 +111,7 @@ class SGLD:
         self.seed = seed
         self.backend = backend
         self.rng_state: torch.Tensor | None = None
+        self._streams: dict = {}  # (device, parts) -> one CUDA stream per part, for sample_parts
 
     def rng_for(self, device: torch.device) -> torch.Tensor:
         """The device RNG state, created on first use on ``device``."""
@@ -139,24 +152,30 @@ class SGLD:
         return x.detach()
 
     def sample_parts(self, energy_for: Callable[[int, int], EnergyFn], x0: torch.Tensor, parts: int,
-                     model: nn.Module | None = None, streams: list | None = None) -> torch.Tensor:
+                     model: nn.Module | None = None) -> torch.Tensor:
         """``sample`` with the batch cut into ``parts`` blocks of rows, each its own chain: ``energy_for(start,
-        stop)`` is the energy of rows [start, stop) (e.g. with their labels). Each block draws the noise the whole
+        stop)`` is the energy of rows [start, stop) (``row_energies``). Each block draws the noise the whole
         batch draws for its rows (its own copy of the RNG state, moved as the one state moves), so where a row's
         energy does not depend on the other rows (the network in eval mode, no batch statistics) this computes the
-        chains ``sample`` computes: the same noise, the network's arithmetic on fewer rows. ``streams`` (CUDA, one
-        per part): each block runs on its own stream, joined before the result, so one block's kernels may fill
-        the SMs another's leave idle; without, the blocks run one after another."""
-        x = x0.detach().to(torch.float32).clone(memory_format=torch.contiguous_format)
-        n, rows = x.numel(), x.shape[0]
+        chains ``sample`` computes: the same noise, the network's arithmetic on fewer rows. On CUDA each block
+        runs on its own stream, joined before the result, so one block's kernels may fill the SMs another's leave
+        idle; elsewhere the blocks run one after another. ``parts`` 1 is ``sample`` itself."""
+        rows = x0.shape[0]
         if not 1 <= parts <= rows:
             raise ValueError(f"SGLD parts must be in [1, batch size {rows}], got {parts}")
-        per_row = n // rows if rows else 0
+        if parts == 1:
+            return self.sample(energy_for(0, rows), x0, model=model)
+        x = x0.detach().to(torch.float32).clone(memory_format=torch.contiguous_format)
+        n = x.numel()
+        per_row = n // rows
         if per_row % 4:
             raise ValueError(f"SGLD parts need samples of a multiple of 4 elements (the noise counters' width), "
                              f"got {per_row}; sample the batch whole (parts 1)")
-        if streams is not None and len(streams) != parts:
-            raise ValueError(f"sample_parts: {len(streams)} streams for {parts} parts")
+        streams = None
+        if x.is_cuda:
+            if (x.device, parts) not in self._streams:
+                self._streams[x.device, parts] = [torch.cuda.Stream(x.device) for _ in range(parts)]
+            streams = self._streams[x.device, parts]
         rng = self.rng_for(x.device)
         copies = [rng.clone() for _ in range(parts)]
         bounds = part_bounds(rows, parts)

@@ -49,7 +49,7 @@ from fastjem.errors import CheckpointError, ConfigError, FastJEMError
 from fastjem.guard import DivergenceGuard, RecoveryState
 from fastjem.models import build_model, has_batch_norm
 from fastjem.optim import DeviceSGD
-from fastjem.sampler import SGLD, model_energy
+from fastjem.sampler import SGLD, model_energy, row_energies
 from fastjem.weights import sampling_network
 
 METRIC_NAMES = ("loss", "ce", "acc", "e_data", "e_sample")
@@ -305,7 +305,7 @@ class Trainer:
                             seed=cfg.seed * 1_000_003 + 2 + 7 * rank, backend=backend)
         self.sampler.rng_for(self.device)
         self._graphs: dict = {}
-        self._streams: list | None = None  # one CUDA stream per SGLD part (engine option sgld_parts)
+        self._side: torch.cuda.Stream | None = None  # the overlapped backward's second stream
         # the iteration graph's warm-up, capture and check run the SGLD loop inline (no nested capture)
         self._inline_sgld = False
         self._iteration_graph_failed = False
@@ -429,28 +429,12 @@ class Trainer:
                                                 autocast=self.engine.autocast, backend=self.engine.kernels,
                                                 parts=self._sgld_parts(x0))
             return self._graphs[key](x0, y)
-        parts = self._sgld_parts(x0)
-        if parts > 1:
-            def energy_for(start: int, stop: int):
-                return model_energy(self.sgld_net, None if y is None else y[start:stop],
-                                    autocast=self.engine.autocast, backend=self.engine.kernels)
-
-            return self.sampler.sample_parts(energy_for, x0, parts, model=self.sgld_model,
-                                             streams=self._part_streams(parts))
-        energy = model_energy(self.sgld_net, y, autocast=self.engine.autocast, backend=self.engine.kernels)
-        return self.sampler.sample(energy, x0, model=self.sgld_model)
+        energy_for = row_energies(self.sgld_net, y, autocast=self.engine.autocast, backend=self.engine.kernels)
+        return self.sampler.sample_parts(energy_for, x0, self._sgld_parts(x0), model=self.sgld_model)
 
     def _sgld_parts(self, x0: torch.Tensor) -> int:
         """The engine's SGLD parts for this batch (at most one per row)."""
         return min(self.engine.sgld_parts, x0.shape[0])
-
-    def _part_streams(self, parts: int) -> list | None:
-        """One CUDA stream per SGLD part (None off CUDA: the parts run one after another)."""
-        if self.device.type != "cuda":
-            return None
-        if self._streams is None or len(self._streams) != parts:
-            self._streams = [torch.cuda.Stream(self.device) for _ in range(parts)]
-        return self._streams
 
     def sample(self, batch_size: int, y: torch.Tensor | None = None) -> torch.Tensor:
         """Draw chains from the buffer, run SGLD (on E(x), or E(x, y) when y is given), write them back."""
@@ -596,7 +580,7 @@ class Trainer:
         """The second CUDA stream of the overlapped backward (None off CUDA)."""
         if self.device.type != "cuda":
             return None
-        if getattr(self, "_side", None) is None:
+        if self._side is None:
             self._side = torch.cuda.Stream(self.device)
         return self._side
 

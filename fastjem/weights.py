@@ -65,7 +65,7 @@ class CastCopy:
     @torch.no_grad()
     def refresh_(self) -> None:
         """Copy the source's current parameters and buffers in (casting the autocast-cast ones)."""
-        torch._foreach_copy_(self._dst, [t.detach() for t in self._src])
+        torch._foreach_copy_(self._dst, self._src)
 
     def cast_parameters(self) -> int:
         """How many parameters the copy holds in ``dtype``."""
