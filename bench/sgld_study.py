@@ -7,9 +7,10 @@ graph on CUDA), and varies one knob at a time against the default:
 - ``default``: channels_last, torch.compile (default mode), cuDNN autotuning on, and under bf16 the sampler's
   copy of the network with its weights cast once per call (``fastjem.weights``);
 - ``cast-each-step``: autocast casts the fp32 weights at every forward instead;
-- ``split-2``, ``split-4``: the batch cut in 2 or 4 independent chains, each on its own CUDA stream inside one
-  graph (timing only: each part draws its own noise), to see whether the parts' convolutions fill the SMs that
-  one batch-64 convolution's last wave leaves idle (the 8x8 stage's GEMMs are 1.2 waves on an H100);
+- ``split-2``, ``split-4``: the engine's ``--sgld-parts 2`` / ``4``: the batch cut in 2 or 4 blocks of rows, each
+  its own chain on its own CUDA stream inside the graph, drawing the whole batch's noise, to see whether the
+  blocks' convolutions fill the SMs that one batch-64 convolution's last wave leaves idle (the 8x8 stage's GEMMs
+  are 1.2 waves on an H100);
 - ``no-cudnn-benchmark``: cuDNN's heuristic algorithm choice;
 - ``cudnn-try-all``: autotuning times every algorithm cuDNN offers, not only its heuristics' first 10
   (``torch.backends.cudnn.benchmark_limit = 0``);
@@ -41,7 +42,7 @@ from env_info import RESULTS, device_info, git_state, now_utc, peak_flops, resul
 from steps_per_sec import count_flops  # noqa: E402
 
 from fastjem.models import WideResNet  # noqa: E402
-from fastjem.sampler import SGLD, model_energy, sampling_mode  # noqa: E402
+from fastjem.sampler import SGLD, row_energies  # noqa: E402
 from fastjem.weights import CastCopy  # noqa: E402
 
 VARIANTS = {
@@ -67,49 +68,6 @@ def matmul_tflops(device: torch.device, n: int = 8192, reps: int = 20) -> float:
     return 2 * n**3 * reps / seconds / 1e12
 
 
-def split_runner(samplers: list[SGLD], energy, model: torch.nn.Module, x0: torch.Tensor):
-    """The batch cut in ``len(samplers)`` parts, each its own 20-step chain; on CUDA each part on its own stream,
-    all in one CUDA graph, so the parts' kernels may run side by side (one part's convolutions filling the SMs
-    that another's last wave leaves idle). The chains are independent (no batch norm), so this computes what one
-    chain over the batch computes, with another draw of the noise. Elsewhere the parts run one after another."""
-    parts = [c.clone(memory_format=torch.channels_last) if x0.is_contiguous(memory_format=torch.channels_last)
-             else c.clone() for c in x0.chunk(len(samplers))]
-
-    def sample_parts(streams) -> torch.Tensor:
-        outs = []
-        for sampler, xs, stream in zip(samplers, parts, streams):
-            if stream is None:
-                outs.append(sampler.sample(energy, xs))
-                continue
-            stream.wait_stream(torch.cuda.current_stream(x0.device))
-            with torch.cuda.stream(stream):
-                outs.append(sampler.sample(energy, xs))
-        for stream in streams:
-            if stream is not None:
-                torch.cuda.current_stream(x0.device).wait_stream(stream)
-        return torch.cat(outs)
-
-    if not x0.is_cuda:
-        def run() -> torch.Tensor:
-            with sampling_mode(model):
-                return sample_parts([None] * len(samplers))
-        return run
-    streams = [torch.cuda.Stream(x0.device) for _ in samplers]
-    with sampling_mode(model):
-        for _ in range(2):  # warm-up: compilation, autotuning, the allocator's pools for each stream
-            sample_parts(streams)
-        torch.cuda.synchronize(x0.device)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            out = sample_parts(streams)
-
-    def replay() -> torch.Tensor:
-        graph.replay()
-        return out
-
-    return replay
-
-
 def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Tensor) -> tuple[dict, torch.Tensor]:
     torch.backends.cudnn.benchmark = opts.get("cudnn_benchmark", True)
     torch.backends.cudnn.benchmark_limit = opts.get("cudnn_benchmark_limit", 10)  # 10: torch's default
@@ -128,19 +86,15 @@ def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Ten
     autocast = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if args.precision == "bf16" \
         else contextlib.nullcontext
     sampler = SGLD(args.sgld_steps, 1.0, 0.01, seed=args.seed, backend=args.kernels)
-    energy = model_energy(net, autocast=autocast, backend=args.kernels)
-    if opts.get("split"):
-        # timing only: other noise than the default's (each part its own RNG state)
-        samplers = [sampler] + [SGLD(args.sgld_steps, 1.0, 0.01, seed=args.seed + k, backend=args.kernels)
-                                for k in range(1, opts["split"])]
-        run = split_runner(samplers, energy, model, x_start)
-    elif device.type == "cuda":
+    parts = opts.get("split", 1)
+    if device.type == "cuda":
         from fastjem.graphs import GraphedSGLD
 
-        graphed = GraphedSGLD(sampler, net, model, x_start, autocast=autocast, backend=args.kernels)
+        graphed = GraphedSGLD(sampler, net, model, x_start, autocast=autocast, backend=args.kernels, parts=parts)
         run = lambda: graphed(x_start)  # noqa: E731
     else:
-        run = lambda: sampler.sample(energy, x_start, model=model)  # noqa: E731
+        energy_for = row_energies(net, autocast=autocast, backend=args.kernels)
+        run = lambda: sampler.sample_parts(energy_for, x_start, parts, model=model)  # noqa: E731
 
     def call() -> torch.Tensor:
         if cast_copy is not None:  # as training does: the current weights cast once per sampling call
