@@ -115,7 +115,7 @@ run_stage cifar10 160 15 cifar
 
 # --- optional (SGLD_STUDY=1): the SGLD-step variant study (compiles WRN-28-10 once per variant: minutes)
 if [[ -n ${SGLD_STUDY:-} ]]; then
-  study() { "$PY" bench/sgld_study.py --variants "${SGLD_VARIANTS:-default,cast-each-step,split-2,split-4}" \
+  study() { "$PY" bench/sgld_study.py --variants "${SGLD_VARIANTS:-default,cast-each-step,one-part,split-4}" \
     --out "$RESULTS"; }
   export -f study
   run_stage sgld_study 240 20 study

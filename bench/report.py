@@ -23,10 +23,12 @@ from env_info import REPO, RESULTS  # noqa: E402
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 ENGINES = ("reference-ieee", "reference-default", "fastjem-matched", "fastjem-sgld-graph-only",
-           "fastjem-cast-each-step", "fastjem-default", "fastjem-parts2", "fastjem-parts4", "fastjem-overlap")
+           "fastjem-cast-each-step", "fastjem-one-part", "fastjem-default", "fastjem-parts2", "fastjem-parts4",
+           "fastjem-overlap")
 ENGINE_LABELS = {"reference-ieee": "reference fp32", "reference-default": "reference default (TF32 convs)",
                  "fastjem-matched": "fastjem fp32", "fastjem-sgld-graph-only": "fastjem default, SGLD graph only",
                  "fastjem-cast-each-step": "fastjem default, SGLD weights cast at each forward",
+                 "fastjem-one-part": "fastjem default, SGLD batch as one block (--sgld-parts 1)",
                  "fastjem-default": "fastjem default", "fastjem-parts2": "fastjem default + --sgld-parts 2",
                  "fastjem-parts4": "fastjem default + --sgld-parts 4",
                  "fastjem-overlap": "fastjem default + --overlap-data"}
@@ -279,7 +281,8 @@ def plot(results: dict, path: Path) -> Path:
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4), squeeze=False)
     colors = {"reference-ieee": "#9e9e9e", "reference-default": "#616161", "fastjem-matched": "#64b5f6",
               "fastjem-sgld-graph-only": "#42a5f5",
-              "fastjem-cast-each-step": "#1e88e5", "fastjem-default": "#1565c0", "fastjem-parts2": "#283593",
+              "fastjem-cast-each-step": "#1e88e5", "fastjem-one-part": "#1976d2", "fastjem-default": "#1565c0",
+              "fastjem-parts2": "#283593",
               "fastjem-parts4": "#1a237e", "fastjem-overlap": "#0d47a1"}
     for ax, (name, rep) in zip(axes[0], panels, strict=True):
         configs = [c for c in rep.get("configs", []) if c.get("engines")]

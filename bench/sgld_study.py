@@ -4,10 +4,12 @@ SGLD is ~85% of a JEM iteration (WRN-28-10, batch 64: 20 x 1.52 of 37.3 TFLOP). 
 sampler alone, as fastjem runs it (bf16 autocast, frozen weights, fused kernels, replayed from a CUDA
 graph on CUDA), and varies one knob at a time against the default:
 
-- ``default``: channels_last, torch.compile (default mode), cuDNN autotuning on, and under bf16 the sampler's
-  copy of the network with its weights cast once per call (``fastjem.weights``);
+- ``default``: channels_last, torch.compile (default mode), cuDNN autotuning on, under bf16 the sampler's
+  copy of the network with its weights cast once per call (``fastjem.weights``), and the engine's SGLD parts
+  (``--sgld-parts`` auto: 2 blocks of rows on CUDA, the whole batch on a CPU);
+- ``one-part``: the batch sampled as one block (``--sgld-parts 1``);
 - ``cast-each-step``: autocast casts the fp32 weights at every forward instead;
-- ``split-2``, ``split-4``: the engine's ``--sgld-parts 2`` / ``4``: the batch cut in 2 or 4 blocks of rows, each
+- ``split-2``, ``split-4``: ``--sgld-parts 2`` / ``4``: the batch cut in 2 or 4 blocks of rows, each
   its own chain on its own CUDA stream inside the graph, drawing the whole batch's noise, to see whether the
   blocks' convolutions fill the SMs that one batch-64 convolution's last wave leaves idle (the 8x8 stage's GEMMs
   are 1.2 waves on an H100);
@@ -41,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from env_info import RESULTS, device_info, git_state, now_utc, peak_flops, result_name, timed, versions  # noqa: E402
 from steps_per_sec import count_flops  # noqa: E402
 
+from fastjem.engine import auto_sgld_parts  # noqa: E402
 from fastjem.models import WideResNet  # noqa: E402
 from fastjem.sampler import SGLD, row_energies  # noqa: E402
 from fastjem.weights import CastCopy  # noqa: E402
@@ -48,6 +51,7 @@ from fastjem.weights import CastCopy  # noqa: E402
 VARIANTS = {
     "default": {},
     "cast-each-step": {"cast_once": False},
+    "one-part": {"split": 1},
     "split-2": {"split": 2},
     "split-4": {"split": 4},
     "no-cudnn-benchmark": {"cudnn_benchmark": False},
@@ -86,7 +90,7 @@ def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Ten
     autocast = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if args.precision == "bf16" \
         else contextlib.nullcontext
     sampler = SGLD(args.sgld_steps, 1.0, 0.01, seed=args.seed, backend=args.kernels)
-    parts = opts.get("split", 1)
+    parts = opts.get("split", auto_sgld_parts(device))  # the default: the engine's --sgld-parts auto
     if device.type == "cuda":
         from fastjem.graphs import GraphedSGLD
 

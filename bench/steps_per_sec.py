@@ -73,7 +73,7 @@ from fastjem.train import Trainer  # noqa: E402
 
 CONFIGS = {"wrn-10-2": (10, 2), "wrn-16-8": (16, 8), "wrn-28-10": (28, 10)}
 # candidates: a failure to build or warm up is recorded, the other engines are still measured
-OPTIONAL_ENGINES = ("fastjem-overlap", *(f"fastjem-parts{n}" for n in range(2, 9)))
+OPTIONAL_ENGINES = ("fastjem-overlap", *(f"fastjem-parts{n}" for n in range(1, 65)))
 ENGINE_FIELDS = ("precision", "compile", "cuda_graph", "iteration_graph", "kernels", "fused_forward",
                  "overlap_data", "cast_weights_once", "sgld_parts")
 SCHEMA = "fastjem-bench-steps/1"
@@ -364,38 +364,34 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
     if device.type == "cuda":
         runners.append(reference_runner("reference-default", "default", base, arrays.train_x, arrays.train_y, device))
     if gate_passed:
-        runners.append(fastjem_runner("fastjem-matched", base.replace(precision="fp32", **args.fastjem_overrides),
-                                      work / f"{name}-matched"))
-        runners.append(fastjem_runner("fastjem-default", base.replace(**args.fastjem_overrides),
-                                      work / f"{name}-default"))
+        candidates = [("fastjem-matched", dict(precision="fp32"), "matched"), ("fastjem-default", {}, "default")]
         if device.type == "cuda":
-            # ablation: what capturing the whole iteration adds to capturing the SGLD loop alone
-            runners.append(fastjem_runner("fastjem-sgld-graph-only",
-                                          base.replace(iteration_graph=False, **args.fastjem_overrides),
-                                          work / f"{name}-sgld-graph"))
-            # ablation: what casting the SGLD weights once per call (the bf16 default) saves over autocast's casts
-            # at every forward
-            runners.append(fastjem_runner("fastjem-cast-each-step",
-                                          base.replace(cast_weights_once=False, **args.fastjem_overrides),
-                                          work / f"{name}-cast-each-step"))
-            if args.sgld_parts > 1:
-                # candidate: the SGLD batch in parts on their own streams (off by default until measured)
-                name_parts = f"fastjem-parts{args.sgld_parts}"
-                try:
-                    runners.append(fastjem_runner(name_parts, base.replace(sgld_parts=args.sgld_parts,
-                                                                           **args.fastjem_overrides),
-                                                  work / f"{name}-parts"))
-                except Exception as err:  # noqa: BLE001 - recorded, not fatal
-                    optional_failures[name_parts] = f"{type(err).__name__}: {err}"
+            candidates += [
+                # ablation: what capturing the whole iteration adds to capturing the SGLD loop alone
+                ("fastjem-sgld-graph-only", dict(iteration_graph=False), "sgld-graph"),
+                # ablation: what casting the SGLD weights once per call (the bf16 default) saves over autocast's
+                # casts at every forward
+                ("fastjem-cast-each-step", dict(cast_weights_once=False), "cast-each-step"),
+                # ablation: what the default's SGLD parts (2 on CUDA) save over sampling the batch as one block
+                ("fastjem-one-part", dict(sgld_parts=1), "one-part"),
+            ]
+            if args.sgld_parts > 0:
+                # candidate: another number of SGLD parts than the default's
+                candidates.append((f"fastjem-parts{args.sgld_parts}", dict(sgld_parts=args.sgld_parts), "parts"))
             if args.overlap:
                 # candidate: the data half of the gradient on a second stream while SGLD samples (off by default;
-                # 1.5% slower on an H100); optional: if it cannot be built or warmed up, the others still run
-                try:
-                    runners.append(fastjem_runner("fastjem-overlap",
-                                                  base.replace(overlap_data=True, **args.fastjem_overrides),
-                                                  work / f"{name}-overlap"))
-                except Exception as err:  # noqa: BLE001 - recorded, not fatal
-                    optional_failures["fastjem-overlap"] = f"{type(err).__name__}: {err}"
+                # 1.5% slower on an H100)
+                candidates.append(("fastjem-overlap", dict(overlap_data=True), "overlap"))
+        for engine, overrides, folder in candidates:
+            if engine in args.skip:
+                continue
+            try:
+                runners.append(fastjem_runner(engine, base.replace(**overrides, **args.fastjem_overrides),
+                                              work / f"{name}-{folder}"))
+            except Exception as err:  # noqa: BLE001 - a candidate's failure is recorded, not fatal
+                if engine not in OPTIONAL_ENGINES:
+                    raise
+                optional_failures[engine] = f"{type(err).__name__}: {err}"
 
     # Warm-up, engine by engine: compilation, autotuning and graph capture are timed here and only here.
     for r in list(runners):
@@ -462,33 +458,31 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
             "peak_flops_per_s": peak,
             "mfu": flops["per_iter"] * med / peak if peak else None,
         }
-    ref = engines["reference-ieee"]["it_per_s_median"]
     ratios = {}
-    if gate_passed:
-        ratios["matched"] = engines["fastjem-matched"]["it_per_s_median"] / ref
-        ratios["default"] = engines["fastjem-default"]["it_per_s_median"] / ref
-        if "fastjem-sgld-graph-only" in engines:
-            ratios["iteration_graph_gain"] = (engines["fastjem-default"]["it_per_s_median"]
-                                              / engines["fastjem-sgld-graph-only"]["it_per_s_median"])
-        if "fastjem-cast-each-step" in engines:
-            ratios["cast_once_gain"] = (engines["fastjem-default"]["it_per_s_median"]
-                                        / engines["fastjem-cast-each-step"]["it_per_s_median"])
-        parts_engine = next((e for e in engines if e.startswith("fastjem-parts")), None)
-        if parts_engine:
-            ratios["parts_gain"] = (engines[parts_engine]["it_per_s_median"]
-                                    / engines["fastjem-default"]["it_per_s_median"])
-        if "fastjem-overlap" in engines:
-            ratios["overlap_gain"] = (engines["fastjem-overlap"]["it_per_s_median"]
-                                      / engines["fastjem-default"]["it_per_s_median"])
-        if "reference-default" in engines:
-            ratios["default_vs_reference_default"] = (engines["fastjem-default"]["it_per_s_median"]
-                                                      / engines["reference-default"]["it_per_s_median"])
-    # The machine's speed drifts over a run (on a shared CPU by +-15%); windows of two engines timed next to
-    # each other see the same drift, so the ratio within each window pair is the steadier estimate.
     paired = {}
     if gate_passed:
+        def it_s(engine: str) -> float | None:
+            return engines[engine]["it_per_s_median"] if engine in engines else None
+
+        # name: (numerator, denominator); a ratio whose engines were not timed (--skip) is left out
+        wanted = {"matched": ("fastjem-matched", "reference-ieee"), "default": ("fastjem-default", "reference-ieee"),
+                  "iteration_graph_gain": ("fastjem-default", "fastjem-sgld-graph-only"),
+                  "cast_once_gain": ("fastjem-default", "fastjem-cast-each-step"),
+                  "parts_gain": ("fastjem-default", "fastjem-one-part"),
+                  "overlap_gain": ("fastjem-overlap", "fastjem-default"),
+                  "default_vs_reference_default": ("fastjem-default", "reference-default")}
+        candidate = next((e for e in engines if e.startswith("fastjem-parts")), None)
+        if candidate:
+            wanted["parts_candidate_gain"] = (candidate, "fastjem-default")
+        for key, (num, den) in wanted.items():
+            if it_s(num) and it_s(den):
+                ratios[key] = it_s(num) / it_s(den)
+        # The machine's speed drifts over a run (on a shared CPU by +-15%); windows of two engines timed next to
+        # each other see the same drift, so the ratio within each window pair is the steadier estimate.
         ref_windows = engines["reference-ieee"]["window_it_per_s"]
         for key, engine in (("matched", "fastjem-matched"), ("default", "fastjem-default")):
+            if engine not in engines:
+                continue
             per_pair = [f / r for f, r in zip(engines[engine]["window_it_per_s"], ref_windows)]
             paired[key] = {"median": statistics.median(per_pair), "min": min(per_pair), "max": max(per_pair),
                            "pairs": len(per_pair)}
@@ -554,12 +548,13 @@ def ratio_lines(report: dict) -> list[str]:
         lines += [f"ratio_matched: {why}", f"ratio_default: {why}"]
         return lines
     lines.append(f"bar_config: {bar['name']} batch {bar['batch_size']} sgld_steps {bar['sgld_steps']}")
-    lines.append(f"ratio_matched: {bar['ratios']['matched']:.3f}")
-    lines.append(f"ratio_default: {bar['ratios']['default']:.3f}")
-    mfu = bar["engines"]["fastjem-default"]["mfu"]
-    if mfu is not None:
-        lines.append(f"mfu_default: {mfu:.4f}")
-        lines.append(f"mfu_matched: {bar['engines']['fastjem-matched']['mfu']:.4f}")
+    for key in ("matched", "default"):
+        ratio = bar["ratios"].get(key)
+        lines.append(f"ratio_{key}: " + (f"{ratio:.3f}" if ratio is not None else "not measured (--skip)"))
+    for key, engine in (("default", "fastjem-default"), ("matched", "fastjem-matched")):
+        mfu = bar["engines"].get(engine, {}).get("mfu")
+        if mfu is not None:
+            lines.append(f"mfu_{key}: {mfu:.4f}")
     return lines
 
 
@@ -590,8 +585,12 @@ def parse_args(argv=None):
                         "where fastjem's engine tunes the process-wide allocator); --no-reference-process shares "
                         "this process with fastjem, which isolates what the engine's structure buys")
     p.add_argument("--overlap", action="store_true", help="also time the --overlap-data candidate (CUDA)")
-    p.add_argument("--sgld-parts", type=int, default=2,
-                   help="also time the --sgld-parts N candidate on CUDA as fastjem-partsN (0 or 1: not timed)")
+    p.add_argument("--sgld-parts", type=int, default=0,
+                   help="also time the --sgld-parts N candidate on CUDA as fastjem-partsN (default 0: not timed; "
+                        "the default engine samples in 2 parts on CUDA and fastjem-one-part in 1)")
+    p.add_argument("--skip", default="", help="comma-separated fastjem engines not to time (fastjem-matched, "
+                   "fastjem-sgld-graph-only, fastjem-cast-each-step, fastjem-one-part): a shorter run; the ratios "
+                   "they enter are left out")
     p.add_argument("--out", default=str(RESULTS), help="folder for the JSON (default bench/results)")
     args = p.parse_args(argv)
     if args.device == "auto":
@@ -610,6 +609,10 @@ def parse_args(argv=None):
     unknown = [c for c in args.configs if c not in CONFIGS]
     if unknown:
         p.error(f"unknown config(s) {', '.join(unknown)}; choose from {', '.join(CONFIGS)}")
+    skippable = ("fastjem-matched", "fastjem-sgld-graph-only", "fastjem-cast-each-step", "fastjem-one-part")
+    args.skip = {e.strip() for e in args.skip.split(",") if e.strip()}
+    if args.skip - set(skippable):
+        p.error(f"--skip takes {', '.join(skippable)}; got {', '.join(sorted(args.skip - set(skippable)))}")
     if args.reference_process is None:
         args.reference_process = not cuda
     args.batch_size = args.batch_size or (64 if cuda else 16)

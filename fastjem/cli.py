@@ -68,7 +68,7 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         g = groups.setdefault(meta["group"], p.add_argument_group(GROUP_TITLES[meta["group"]]))
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not MISSING else None
-        helptext = f"{meta['help']} (default: {default})"
+        helptext = f"{meta['help']} (default: {default})".replace("%", "%%")  # argparse formats help with %
         kw = dict(dest=f.name, default=argparse.SUPPRESS, help=helptext)
         if isinstance(default, bool):
             g.add_argument(flag, action=argparse.BooleanOptionalAction, **kw)
@@ -316,8 +316,9 @@ def add_bench_parser(sub) -> None:
     p.add_argument("--kernels", choices=KERNELS, default="auto")
     p.add_argument("--cast-weights-once", action=argparse.BooleanOptionalAction, default=True,
                    help="under bf16, sample with the weights cast once per call, as training does (default: on)")
-    p.add_argument("--sgld-parts", type=int, default=1, metavar="N",
-                   help="the batch as N blocks of rows, each on its own CUDA stream (default 1: whole)")
+    p.add_argument("--sgld-parts", type=int, default=0, metavar="N",
+                   help="the batch as N blocks of rows, each on its own CUDA stream (default 0 = auto: 2 on CUDA, "
+                        "1 elsewhere, as training samples)")
     p.add_argument("--cpu-malloc", action=argparse.BooleanOptionalAction, default=True,
                    help="on a Linux CPU, keep freed memory in glibc's heap (default: on)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")

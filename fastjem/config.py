@@ -122,10 +122,11 @@ class TrainConfig:
                                    "weights are cast to bf16 once per sampling call (refreshed from the trained "
                                    "weights), not by autocast at each of its forwards: the same bf16 values, fewer "
                                    "kernels; fp32 and tf32 cast nothing", group="engine")
-    sgld_parts: int = _opt(1, "cut the SGLD batch into N blocks of rows, each its own chain on its own CUDA stream "
+    sgld_parts: int = _opt(0, "cut the SGLD batch into N blocks of rows, each its own chain on its own CUDA stream "
                            "(one graph), so one block's convolutions may fill the SMs another's leave idle: the same "
                            "chains and noise, the network's arithmetic on fewer rows; on CPU the blocks run one after "
-                           "another; 1 = the whole batch", group="engine")
+                           "another; 1 = the whole batch; 0 = auto: 2 on CUDA (on an H100, WRN-28-10 at batch 64 "
+                           "trains 8% faster: bench/results/steps-2026-11-26T192238), 1 elsewhere", group="engine")
     cpu_malloc: bool = _opt(True, "on a Linux CPU, keep freed memory in glibc's heap (mmap threshold 32 MB, trim "
                             "threshold 1 GB) so that activations are not page-faulted in afresh at every step; "
                             "process-wide", group="engine")
@@ -178,14 +179,14 @@ class TrainConfig:
             choices = f.metadata.get("choices")
             if choices and value not in choices:
                 raise ConfigError(f"--{_flag(f.name)} must be one of {', '.join(choices)}; got {value!r}")
-        positive = ["batch_size", "buffer_size", "lr", "log_every", "width", "sgld_parts"]
+        positive = ["batch_size", "buffer_size", "lr", "log_every", "width"]
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ConfigError(f"--{_flag(name)} must be > 0, got {getattr(self, name)}")
         non_negative = ["energy_l2", "sgld_steps", "sgld_step_size", "sgld_noise", "data_noise", "test_noise",
                         "px_weight", "pyx_weight", "pxy_weight", "weight_decay", "warmup_iters", "eval_every",
                         "ckpt_every", "sample_every", "ckpt_keep_every", "max_minutes", "momentum", "decay_rate",
-                        "epochs", "image_size"]
+                        "epochs", "image_size", "sgld_parts"]
         for name in non_negative:
             if getattr(self, name) < 0:
                 raise ConfigError(f"--{_flag(name)} must be >= 0, got {getattr(self, name)}")

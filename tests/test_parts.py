@@ -56,7 +56,8 @@ def test_parts_refuse_what_they_cannot_split():
     with pytest.raises(ConfigError, match="sgld-parts"):
         TrainConfig(batch_size=4, sgld_parts=8).validate()
     with pytest.raises(ConfigError, match="sgld-parts"):
-        TrainConfig(sgld_parts=0).validate()
+        TrainConfig(sgld_parts=-1).validate()
+    TrainConfig(sgld_parts=0).validate()  # 0 = auto
 
 
 def test_engine_names_the_parts():
@@ -64,7 +65,19 @@ def test_engine_names_the_parts():
     eng = resolve_engine(TrainConfig(sgld_parts=2), cpu, False)
     assert eng.sgld_parts == 2 and "SGLD in 2 parts" in eng.describe()
     assert any("one after another" in n for n in eng.notes)
-    assert resolve_engine(TrainConfig(), cpu, False).sgld_parts == 1
+    assert resolve_engine(TrainConfig(), cpu, False).sgld_parts == 1  # auto: the blocks would only run in turn
+
+
+def test_parts_are_two_by_default_on_cuda():
+    """Auto (the default) samples in two blocks on CUDA, where they overlap on the SMs (measured: 8% more
+    iterations/s on an H100, WRN-28-10 batch 64); an explicit count is kept."""
+    cuda = torch.device("cuda")
+    base = TrainConfig(precision="bf16", compile="off", kernels="reference")  # nothing that asks the device
+    assert base.sgld_parts == 0
+    assert resolve_engine(base, cuda, False).sgld_parts == 2
+    assert "SGLD in 2 parts" in resolve_engine(base, cuda, False).describe()
+    assert resolve_engine(base.replace(sgld_parts=1), cuda, False).sgld_parts == 1
+    assert resolve_engine(base.replace(sgld_parts=4), cuda, False).sgld_parts == 4
 
 
 def test_training_with_parts_is_the_whole_batch_training(tiny_config, tmp_path):
