@@ -35,6 +35,12 @@ ENGINE_LABELS = {"reference-ieee": "reference fp32", "reference-default": "refer
 PLOT_NAME = "steps_per_sec.png"
 
 
+def _git(rep: dict) -> str:
+    """The commit a result was measured at; "+ changes" where the working tree differed from it."""
+    git = rep.get("git") or {}
+    return str(git.get("sha"))[:8] + (" + changes" if git.get("dirty") else "")
+
+
 def load_results(folder: Path, include_smoke: bool = False) -> dict:
     """{"steps": [...], "cifar": [...], "kernels": [...]}: the parsed JSON files, oldest first."""
     folder = Path(folder)
@@ -103,7 +109,7 @@ def steps_table(reports: list[dict]) -> list[str]:
                 f"{_num(paired_ratio(engines, 'fastjem-matched'), 'x{:.2f}')} / "
                 f"{_num(paired_ratio(engines, 'fastjem-default'), 'x{:.2f}')} | "
                 f"{_num(mfu, '{:.1%}')} | {'own' if rep.get('args', {}).get('reference_process') else 'shared'} | "
-                f"{rep['versions']['torch']} | {str(rep['git'].get('sha'))[:8]} |")
+                f"{rep['versions']['torch']} | {_git(rep)} |")
     return lines
 
 

@@ -103,6 +103,21 @@ def smoke(tmp_path_factory):
     return proc, out
 
 
+def test_skip_leaves_out_an_engine_and_its_ratios(tmp_path):
+    """--skip shortens a run (a GPU lease is minutes): the skipped engine is not built, the ratios it enters are
+    left out and the summary says so; the bar's engines cannot be skipped."""
+    proc = subprocess.run([sys.executable, str(BENCH / "steps_per_sec.py"), "--device", "cpu", "--smoke", "--skip",
+                           "fastjem-matched", "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "ratio_matched: not measured (--skip)" in proc.stdout
+    (cfg,) = json.loads(next(tmp_path.glob("smoke-steps-*.json")).read_text())["configs"]
+    assert set(cfg["engines"]) == {"reference-ieee", "fastjem-default"}
+    assert set(cfg["ratios"]) == {"default"} and set(cfg["paired_ratios"]) == {"default"}
+    refused = subprocess.run([sys.executable, str(BENCH / "steps_per_sec.py"), "--skip", "fastjem-default"],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "--skip takes" in refused.stderr
+
+
 def test_smoke_run_reports_ratios_and_json(smoke):
     proc, out = smoke
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -240,8 +240,9 @@ def test_iteration_graph_replays_equal_eager_iterations_on_cuda(tmp_path, precis
     """Same seeds: four replays of the captured iteration vs four eager iterations (no graphs at all), the
     parameters changing in between. fp32 (TF32 off): the same kernels run, so only atomics-ordered sums
     (cuDNN weight gradients, duplicate buffer rows) can differ: tight tolerances. bf16 + compile: a
-    last-bit difference may flip a bf16 rounding, and SGLD carries it forward: looser ones. ``overlap``: the
-    graph holds the overlapped backward (two streams), the eager run the one backward."""
+    last-bit difference may flip a bf16 rounding, and SGLD carries it forward: looser ones. ``overlap``: both
+    runs take the overlapped backward (the graph's on two captured streams, the eager one's on two live ones),
+    so both sum the gradient in the same order; that it equals the one backward is tests/test_overlap.py's."""
     # a large buffer: duplicate chain indices (whose write-back order is unspecified) stay rare
     cfg = TrainConfig(dataset="digits", arch="wrn", depth=10, width=2, batch_size=32, sgld_steps=5, buffer_size=10000,
                       iters=10, warmup_iters=3, lr=1e-3, device="cuda", seed=0, precision=precision,
@@ -249,9 +250,10 @@ def test_iteration_graph_replays_equal_eager_iterations_on_cuda(tmp_path, precis
     logs = []
     graphed = Trainer(cfg.replace(overlap_data=overlap), out_dir=tmp_path / "graphed", progress=False,
                       log=logs.append)
-    eager = Trainer(cfg.replace(cuda_graph=False), out_dir=tmp_path / "eager", progress=False)
+    eager = Trainer(cfg.replace(cuda_graph=False, overlap_data=overlap), out_dir=tmp_path / "eager", progress=False)
     assert graphed.engine.iteration_graph and not eager.engine.iteration_graph and not eager.engine.cuda_graph
-    assert graphed.engine.overlap_data == overlap and not eager.engine.overlap_data
+    assert graphed.engine.overlap_data == overlap and eager.engine.overlap_data == overlap
+    assert graphed.engine.sgld_parts == eager.engine.sgld_parts == 2  # auto on CUDA: both sample in two parts
     assert graphed.optimizer.param_groups[0]["fused"] and graphed.optimizer.param_groups[0]["capturable"]
     assert torch.equal(_params(graphed.model), _params(eager.model))
     eager.buffer.data.copy_(graphed.buffer.data)
@@ -272,10 +274,10 @@ def test_iteration_graph_replays_equal_eager_iterations_on_cuda(tmp_path, precis
         if precision == "fp32" and not overlap:
             torch.testing.assert_close(pg, pe, rtol=1e-4, atol=1e-3 * cfg.lr)
         elif precision == "fp32":
-            # overlap: the same gradient summed in another order. Adam divides by sqrt(v), so where a weight's
-            # gradient is a near-cancellation the rounding moves its step by a visible part of lr (measured on
-            # an H100: 7 of 303178 weights, at most 1.3% of lr). Nearly all weights agree tightly; none may
-            # move by more than the 2 * lr a flipped Adam step per iteration would give.
+            # overlap: cuDNN's weight gradients sum in an unspecified order run to run, and Adam divides by
+            # sqrt(v), so where a weight's gradient nearly cancels the rounding moves its step by a visible part
+            # of lr (an H100, eager run with the one backward: 7 of 303178 weights, at most 1.3% of lr). Nearly
+            # all weights agree tightly; none may move by more than the 2 * lr a flipped Adam step would give.
             off = ~torch.isclose(pg, pe, rtol=1e-4, atol=1e-3 * cfg.lr)
             assert off.float().mean() < 1e-4, f"{int(off.sum())} of {off.numel()} weights differ"
             assert (pg - pe).abs().max() <= 2 * cfg.lr * len(runs["graphed"])
