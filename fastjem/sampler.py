@@ -165,7 +165,8 @@ class SGLD:
             raise ValueError(f"SGLD parts must be in [1, batch size {rows}], got {parts}")
         if parts == 1:
             return self.sample(energy_for(0, rows), x0, model=model)
-        x = x0.detach().to(torch.float32).clone(memory_format=torch.contiguous_format)
+        # each part copies its own rows (below): x0 is read, never written, and copied once
+        x = x0.detach().to(torch.float32)
         n = x.numel()
         per_row = n // rows
         if per_row % 4:
@@ -187,7 +188,8 @@ class SGLD:
                 if main is not None:
                     streams[k].wait_stream(main)
                 with torch.cuda.stream(streams[k]) if main is not None else contextlib.nullcontext():
-                    energy, xk = energy_for(start, stop), x[start:stop].clone()
+                    energy = energy_for(start, stop)
+                    xk = x[start:stop].clone(memory_format=torch.contiguous_format)
                     for _ in range(self.n_steps):
                         xk = self.step_(energy, xk, copies[k], start * per_row // 4, advance)
                     outs.append(xk)
