@@ -18,11 +18,9 @@ Run explicitly: ``pytest bench/bench_kernels.py`` (not collected by the default 
 Every op is checked against its reference first; a benchmark whose check fails reports nothing.
 """
 
-import datetime
 import json
 import pathlib
-import re
-import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -32,8 +30,10 @@ import torch
 from fastjem.kernels import energy
 from fastjem.kernels.rng import new_rng_state
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from env_info import RESULTS, git_state, now_utc, result_name  # noqa: E402
+
 CUDA = torch.cuda.is_available()
-RESULTS = pathlib.Path(__file__).parent / "results"
 # HBM bandwidth in bytes/s, matched against the device name (first match wins)
 PEAK_BANDWIDTH = {"H200": 4.8e12, "H100 PCIe": 2.0e12, "H100": 3.35e12}
 ALPHA, SIGMA, RESET_PROB = 1.0, 0.01, 0.05
@@ -179,9 +179,7 @@ def test_bench_cpu(benchmark, case_name, impl):
 def _write_report(kind: str, device_name: str, report: dict) -> pathlib.Path:
     """``bench/results/<kind>-<YYYY-mm-ddTHHMMSS>-<device>.json`` (UTC; two runs on one day keep both files)."""
     RESULTS.mkdir(parents=True, exist_ok=True)
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", device_name).strip("-")
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H%M%S")
-    path = RESULTS / f"{kind}-{stamp}-{slug}.json"
+    path = RESULTS / result_name(kind, device_name, now_utc())
     path.write_text(json.dumps(report, indent=2, default=str) + "\n")
     return path
 
@@ -218,7 +216,7 @@ def test_bench_cpu_report():
     report = {
         "device": name, "backend": "reference (the PyTorch ops the library runs on a CPU)",
         "threads": torch.get_num_threads(), "peak_bandwidth_Bps": None, "torch": torch.__version__,
-        "git_sha": _git_sha(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "git_sha": git_state()["sha"], "date": now_utc().isoformat(timespec="seconds"),
         "timing": "time.perf_counter, median of 10 calls after 3 warm-up calls, fused and eager alternated three "
                   "times, the middle of the three medians",
         "results": results,
@@ -240,14 +238,6 @@ def _peak_bandwidth(device_name: str) -> float | None:
         if key in device_name:
             return peak
     return None
-
-
-def _git_sha() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True, timeout=10)
-        return out.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 def _host_us(fn: Callable[[], object], n: int = 2000) -> float:
@@ -313,8 +303,8 @@ def test_bench_cuda_report():
         "peak_bandwidth_Bps": peak,
         "torch": torch.__version__,
         "triton": triton.__version__,
-        "git_sha": _git_sha(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "git_sha": git_state()["sha"],
+        "date": now_utc().isoformat(timespec="seconds"),
         "timing": "fused_ms/eager_ms: triton.testing.do_bench median (called from Python, L2 flushed), warm-up "
                   "excluded; *_graph_ms: do_bench_cudagraph median (calls replayed from one CUDA graph, L2 not "
                   "flushed: below ~50 MB the data is L2-resident, as in SGLD where x and its gradient were just "
@@ -430,7 +420,7 @@ def test_bench_cuda_launch_configs():
             best[key] = r
     report = {
         "device": name, "peak_bandwidth_Bps": peak, "torch": torch.__version__, "triton": triton.__version__,
-        "git_sha": _git_sha(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "git_sha": git_state()["sha"], "date": now_utc().isoformat(timespec="seconds"),
         "timing": "do_bench_cudagraph median: calls replayed from one CUDA graph (L2 not flushed)",
         "configs": "sgld_step_: (BLOCK, num_warps); buffer ops: ((BLOCK_B, BLOCK_D), num_warps); default = the "
                    "launcher's own choice",

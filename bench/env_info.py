@@ -97,9 +97,10 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:60]
 
 
-def result_name(kind: str, device: torch.device, when: datetime.datetime) -> str:
-    """<kind>-<YYYY-mm-ddTHHMMSS>-<device>.json: named by date and device."""
-    return f"{kind}-{when.strftime('%Y-%m-%dT%H%M%S')}-{slug(device_name(device))}.json"
+def result_name(kind: str, device: torch.device | str, when: datetime.datetime) -> str:
+    """<kind>-<YYYY-mm-ddTHHMMSS>-<device>.json: named by date and device (a torch.device, or its name)."""
+    name = device if isinstance(device, str) else device_name(device)
+    return f"{kind}-{when.strftime('%Y-%m-%dT%H%M%S')}-{slug(name)}.json"
 
 
 def write_result(report: dict, kind: str, device: torch.device, when: datetime.datetime, out_dir: str | Path) -> Path:
