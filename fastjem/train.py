@@ -1073,4 +1073,5 @@ class Trainer:
     def _model_desc(self) -> str:
         n = sum(p.numel() for p in self.model.parameters())
         cfg = self.cfg
-        return f"{cfg.model_name} norm={cfg.norm} ({n / 1e6:.2f} M params)"
+        count = f"{n / 1e6:.2f} M" if n >= 100_000 else f"{n:,}"
+        return f"{cfg.model_name} norm={cfg.norm} ({count} params)"

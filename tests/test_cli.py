@@ -71,6 +71,7 @@ def finished_run(tmp_path):
     (["--sgld-steps", "-3"], "sgld-steps"),
     (["--reinit-prob", "2"], "reinit-prob"),
     (["--dataset", "imagefolder"], "--data-dir"),
+    (["--depth", "16"], "--arch wrn"),  # the quick preset's network is the convnet: a depth would be ignored
 ])
 def test_bad_input_gets_one_clear_error(args, match, tmp_path, capsys):
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
