@@ -1,11 +1,13 @@
 """The README's results section and the iterations/s plot, generated from the JSON files in bench/results/.
 
-    python bench/report.py                 # rewrite README.md between the results markers + the plot PNG
+    python bench/report.py                 # rewrite README.md between the results markers (each measurement's
+                                           # newest run), bench/results/HISTORY.md (every run) and the plot PNG
     python bench/report.py --print         # print the markdown instead of editing README.md
     python bench/report.py --results DIR --plot OUT.png --markdown OUT.md
     python bench/report.py --unpack gpu_suite.json   # a GPU suite's embedded results to bench/results/ first
 
-Only measured rows appear: one per (results file, configuration), with the device and date in each.
+Only measured rows appear: one per (results file, configuration), with the device and date in each; the README
+keeps a row only where no newer run of the same measurement on the same device measured all it measured.
 Smoke runs (``smoke-*.json``) are checks of the harness, not measurements, and are left out.
 """
 
@@ -81,53 +83,79 @@ def paired_ratio(engines: dict, engine: str) -> float | None:
     return statistics.median(pairs) if pairs else None
 
 
-def steps_table(reports: list[dict]) -> list[str]:
-    engine_cols = " | ".join(ENGINE_LABELS[e] + " it/s" for e in ENGINES)
+Row = tuple  # (key, what its run measured under that key: a frozenset, the run's file, the row itself)
+ONE = frozenset({"row"})  # a row that measures one thing: its key's newest row supersedes it
+
+
+def newest(rows: list[Row]) -> list[Row]:
+    """The rows no later run supersedes, in their order (oldest first): a row is superseded by a row of a later
+    run with the same key that measured everything the row's run measured under it (for most tables: one row per
+    key, its newest; where a run's rows compare with each other, as variants against its default, the run's rows
+    share a key and go together)."""
+    kept = []
+    for i, (key, measures, run, row) in enumerate(rows):
+        if not any(k == key and r != run and later >= measures for k, later, r, _ in rows[i + 1:]):
+            kept.append((key, measures, run, row))
+    return kept
+
+
+def table(header: list[str], rows: list[Row], latest: bool) -> list[str]:
+    return header + [line for *_, line in (newest(rows) if latest else rows)]
+
+
+def steps_table(reports: list[dict], latest: bool = False) -> list[str]:
+    """One row per (results file, configuration); ``latest``: only rows no newer run of the same configuration on
+    the same device supersedes, and only the engine columns those rows fill."""
+    rows = []
+    for rep in reports:
+        for c in rep.get("configs", []):
+            if c.get("engines"):
+                key = (_device(rep), c["name"], c["batch_size"], c["sgld_steps"])
+                rows.append((key, frozenset(c["engines"]), rep.get("_file"), (rep, c)))
+    if latest:
+        rows = newest(rows)
+    engines = [e for e in ENGINES if any(e in measured for _, measured, _, _ in rows)] if latest else list(ENGINES)
+    engine_cols = " | ".join(ENGINE_LABELS[e] + " it/s" for e in engines)
     lines = ["| date | device | config | batch | SGLD steps | " + engine_cols
              + " | fastjem/ref matched | fastjem/ref default | same, median of window pairs (matched / default)"
              + " | MFU default | reference process | torch | git |",
-             "|" + "---|" * (5 + len(ENGINES) + 7)]
-    for rep in reports:
-        for c in rep.get("configs", []):
-            engines = c.get("engines")
-            if not engines:
-                continue
-            its = []
-            for e in ENGINES:
-                if e in engines:
-                    m = engines[e]
-                    its.append(f"{m['it_per_s_median']:.3g} ({m['precision']})")
-                else:
-                    its.append("—")
-            ratios = c.get("ratios", {})
-            mfu = engines.get("fastjem-default", {}).get("mfu")
-            lines.append(
-                f"| {rep['date'][:10]} | {_device(rep)} | {c['name'].upper()} | {c['batch_size']} | "
-                f"{c['sgld_steps']} | "
-                + " | ".join(its)
-                + f" | {_num(ratios.get('matched'), 'x{:.2f}')} | {_num(ratios.get('default'), 'x{:.2f}')} | "
-                f"{_num(paired_ratio(engines, 'fastjem-matched'), 'x{:.2f}')} / "
-                f"{_num(paired_ratio(engines, 'fastjem-default'), 'x{:.2f}')} | "
-                f"{_num(mfu, '{:.1%}')} | {'own' if rep.get('args', {}).get('reference_process') else 'shared'} | "
-                f"{rep['versions']['torch']} | {_git(rep)} |")
+             "|" + "---|" * (5 + len(engines) + 7)]
+    for *_, (rep, c) in rows:
+        found = c["engines"]
+        its = [f"{found[e]['it_per_s_median']:.3g} ({found[e]['precision']})" if e in found else "—"
+               for e in engines]
+        ratios = c.get("ratios", {})
+        mfu = found.get("fastjem-default", {}).get("mfu")
+        lines.append(
+            f"| {rep['date'][:10]} | {_device(rep)} | {c['name'].upper()} | {c['batch_size']} | "
+            f"{c['sgld_steps']} | "
+            + " | ".join(its)
+            + f" | {_num(ratios.get('matched'), 'x{:.2f}')} | {_num(ratios.get('default'), 'x{:.2f}')} | "
+            f"{_num(paired_ratio(found, 'fastjem-matched'), 'x{:.2f}')} / "
+            f"{_num(paired_ratio(found, 'fastjem-default'), 'x{:.2f}')} | "
+            f"{_num(mfu, '{:.1%}')} | {'own' if rep.get('args', {}).get('reference_process') else 'shared'} | "
+            f"{rep['versions']['torch']} | {_git(rep)} |")
     return lines
 
 
-def cifar_table(reports: list[dict]) -> list[str]:
-    lines = ["| date | device | model | batch | training minutes | iterations | it/s (steady) | test accuracy | "
-             "samples |", "|---|---|---|---|---|---|---|---|---|"]
+def cifar_table(reports: list[dict], latest: bool = False) -> list[str]:
+    header = ["| date | device | model | batch | training minutes | iterations | it/s (steady) | test accuracy | "
+              "samples |", "|---|---|---|---|---|---|---|---|---|"]
+    rows = []
     for r in reports:
         if r.get("status") != "ok":
             continue
-        lines.append(f"| {r['date'][:10]} | {_device(r)} | {r['model']} | {r['batch_size']} | "
+        rows.append(((_device(r), r["model"], r["batch_size"]), ONE, r.get("_file"),
+                     f"| {r['date'][:10]} | {_device(r)} | {r['model']} | {r['batch_size']} | "
                      f"{r['train_seconds'] / 60:.1f} | {r['iterations']} | {r['it_per_s_steady']:.2f} | "
-                     f"{r['test_acc']:.2%} | {r.get('samples_png') or '—'} |")
-    return lines
+                     f"{r['test_acc']:.2%} | {r.get('samples_png') or '—'} |"))
+    return table(header, rows, latest)
 
 
-def kernels_table(reports: list[dict]) -> list[str]:
+def kernels_table(reports: list[dict], latest: bool = False) -> list[str]:
     """Called from Python (launch cost included) and, where measured, replayed from a CUDA graph."""
-    lines = ["| date | device | op | fused µs | eager µs | speed-up | GB/s | of peak | graph: fused µs | "
+    rows = []
+    header = ["| date | device | op | fused µs | eager µs | speed-up | GB/s | of peak | graph: fused µs | "
              "eager µs | speed-up | GB/s | of peak |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in reports:
@@ -138,128 +166,154 @@ def kernels_table(reports: list[dict]) -> list[str]:
                 graph = (f"| {k['fused_graph_ms'] * 1e3:.2f} | {k['eager_graph_ms'] * 1e3:.2f} | "
                          f"x{k['graph_speedup_vs_eager']:.2f} | {k['fused_graph_GBps']:.3g} | "
                          f"{_num(k.get('graph_fraction_of_peak_bandwidth'), '{:.0%}')} |")
-            lines.append(f"| {r['date'][:10]} | {_device(r)} | `{k['op']}` | {k['fused_ms'] * 1e3:.1f} | "
+            rows.append(((_device(r), k["op"]), ONE, r.get("_file"),
+                         f"| {r['date'][:10]} | {_device(r)} | `{k['op']}` | {k['fused_ms'] * 1e3:.1f} | "
                          f"{k['eager_ms'] * 1e3:.1f} | x{k['speedup_vs_eager']:.2f} | {k['fused_GBps']:.3g} | "
-                         f"{_num(frac, '{:.0%}')} " + graph)
-    return lines
+                         f"{_num(frac, '{:.0%}')} " + graph))
+    return table(header, rows, latest)
 
 
-def quick_table(reports: list[dict]) -> list[str]:
-    lines = ["| date | device | preset | model | iterations | wall s | it/s (median) | test acc | engine |",
-             "|---|---|---|---|---|---|---|---|---|"]
+def quick_table(reports: list[dict], latest: bool = False) -> list[str]:
+    header = ["| date | device | preset | model | iterations | wall s | it/s (median) | test acc | engine |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    rows = []
     for r in reports:
         c = r.get("config", {})
         name = "classifier only" if r.get("classifier_only") else "JEM"
-        lines.append(f"| {r['date'][:10]} | {_device(r)} | {r.get('preset')} ({name}) | {c.get('arch')} "
+        rows.append(((_device(r), r.get("preset"), name), ONE, r.get("_file"),
+                     f"| {r['date'][:10]} | {_device(r)} | {r.get('preset')} ({name}) | {c.get('arch')} "
                      f"width {c.get('width')} | {r.get('iterations')} | {_num(r.get('wall_seconds'), '{:.0f}')} | "
                      f"{_num(r.get('it_per_s_median'), '{:.2f}')} | {_num(r.get('test_acc'), '{:.4f}')} | "
-                     f"{r.get('engine', '')} |")
-    return lines
+                     f"{r.get('engine', '')} |"))
+    return table(header, rows, latest)
 
 
-def precision_table(reports: list[dict]) -> list[str]:
-    lines = ["| date | device | preset | seeds | fp32 test acc (mean) | bf16 test acc (mean) | bf16 - fp32 (points) |",
-             "|---|---|---|---|---|---|---|"]
+def precision_table(reports: list[dict], latest: bool = False) -> list[str]:
+    header = ["| date | device | preset | seeds | fp32 test acc (mean) | bf16 test acc (mean) | bf16 - fp32 (points) |",
+              "|---|---|---|---|---|---|---|"]
+    rows = []
     for r in reports:
         mean = r.get("mean_test_acc", {})
         seeds = sorted({run["seed"] for run in r.get("runs", [])})
-        lines.append(f"| {r['date'][:10]} | {_device(r)} | {r.get('preset')} | {', '.join(map(str, seeds))} | "
+        rows.append(((_device(r), r.get("preset")), ONE, r.get("_file"),
+                     f"| {r['date'][:10]} | {_device(r)} | {r.get('preset')} | {', '.join(map(str, seeds))} | "
                      f"{_num(mean.get('fp32'), '{:.4f}')} | {_num(mean.get('bf16'), '{:.4f}')} | "
-                     f"{_num(r.get('mean_diff_points'), '{:+.2f}')} |")
-    return lines
+                     f"{_num(r.get('mean_diff_points'), '{:+.2f}')} |"))
+    return table(header, rows, latest)
 
 
-def buffer_init_table(reports: list[dict]) -> list[str]:
-    lines = ["| date | device | preset | iterations | seeds | init:SGLD steps | test acc (mean ± std) | wall s (mean) "
+def buffer_init_table(reports: list[dict], latest: bool = False) -> list[str]:
+    header = ["| date | device | preset | iterations | seeds | init:SGLD steps | test acc (mean ± std) | wall s (mean) "
              "| recoveries |", "|---|---|---|---|---|---|---|---|---|"]
+    rows = []
     for r in reports:
         seeds = ", ".join(map(str, sorted({run["seed"] for run in r.get("runs", [])})))
         iters = r.get("iters") or "the preset's"
+        # the variants of one run compare with each other (same seeds): a run's rows go together
+        variants = frozenset(r.get("means", {}))
         for variant, m in r.get("means", {}).items():
-            lines.append(f"| {r['date'][:10]} | {_device(r)} | {r.get('preset')} | {iters} | {seeds} | "
+            rows.append(((_device(r), r.get("preset"), iters), variants, r.get("_file"),
+                         f"| {r['date'][:10]} | {_device(r)} | {r.get('preset')} | {iters} | {seeds} | "
                          f"{variant} | {_num(m.get('test_acc'), '{:.4f}')} ± {_num(m.get('test_acc_std'), '{:.4f}')} "
-                         f"| {_num(m.get('wall_seconds'), '{:.0f}')} | {m.get('recoveries')} |")
-    return lines
+                         f"| {_num(m.get('wall_seconds'), '{:.0f}')} | {m.get('recoveries')} |"))
+    return table(header, rows, latest)
 
 
-def sgld_study_table(reports: list[dict]) -> list[str]:
-    lines = ["| date | device | model | batch | precision | variant | SGLD step ms | TFLOP/s | MFU | bf16 matmul "
+def sgld_study_table(reports: list[dict], latest: bool = False) -> list[str]:
+    header = ["| date | device | model | batch | precision | variant | SGLD step ms | TFLOP/s | MFU | bf16 matmul "
              "TFLOP/s (same device) | samples vs first variant (max abs) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = []
     for r in reports:
         a = r.get("args", {})
+        # a variant compares with its own run's first variant: a run's rows go together
+        key = (_device(r), a.get("depth"), a.get("width"), a.get("batch_size"), a.get("precision"))
+        variants = frozenset(v["name"] for v in r.get("variants", []))
         for v in r.get("variants", []):
+            model = f"WRN-{a.get('depth')}-{a.get('width')}"
             if "error" in v:
-                lines.append(f"| {r['date'][:10]} | {_device(r)} | WRN-{a.get('depth')}-{a.get('width')} | "
+                rows.append((key, variants, r.get("_file"), f"| {r['date'][:10]} | {_device(r)} | {model} | "
                              f"{a.get('batch_size')} | {a.get('precision')} | {v['name']} | failed: {v['error'][:60]} "
-                             "| — | — | — | — |")
+                             "| — | — | — | — |"))
                 continue
-            lines.append(f"| {r['date'][:10]} | {_device(r)} | WRN-{a.get('depth')}-{a.get('width')} | "
+            rows.append((key, variants, r.get("_file"), f"| {r['date'][:10]} | {_device(r)} | {model} | "
                          f"{a.get('batch_size')} | {a.get('precision')} | {v['name']} | {v['sgld_step_ms']:.3f} | "
                          f"{_num(v.get('tflops_per_s'), '{:.0f}')} | {_num(v.get('mfu'), '{:.1%}')} | "
                          f"{_num(r.get('matmul_bf16_tflops'), '{:.0f}')} | "
-                         f"{_num(v.get('samples_max_abs_diff_vs_first'), '{:.1e}')} |")
-    return lines
+                         f"{_num(v.get('samples_max_abs_diff_vs_first'), '{:.1e}')} |"))
+    return table(header, rows, latest)
 
 
 PROFILE_CATEGORIES = ("convolution forward", "conv input-gradient", "activation and elementwise",
                       "fused fastjem kernels", "copies and layout", "matmul (linear)", "other")
 
 
-def profile_table(reports: list[dict]) -> list[str]:
+def profile_table(reports: list[dict], latest: bool = False) -> list[str]:
     """Shares of an SGLD step's profiled time by category (shares only: the basis is in the file)."""
-    lines = ["| date | device | model | batch | engine | time basis | " + " | ".join(PROFILE_CATEGORIES) + " |",
-             "|---|---|---|---|---|---|" + "---|" * len(PROFILE_CATEGORIES)]
+    header = ["| date | device | model | batch | engine | time basis | " + " | ".join(PROFILE_CATEGORIES) + " |",
+              "|---|---|---|---|---|---|" + "---|" * len(PROFILE_CATEGORIES)]
+    rows = []
     for r in reports:
         for name, e in r.get("engines", {}).items():
             cats = e.get("categories", {})
             shares = " | ".join(_num(cats.get(c, {}).get("share", 0.0), "{:.1%}") for c in PROFILE_CATEGORIES)
-            lines.append(f"| {r['date'][:10]} | {_device(r)} | {r.get('model')} | {r.get('batch_size')} | {name} | "
-                         f"{e.get('time_basis', '?')} | {shares} |")
-    return lines
+            rows.append(((_device(r), r.get("model"), r.get("batch_size"), name), ONE, r.get("_file"),
+                         f"| {r['date'][:10]} | {_device(r)} | {r.get('model')} | {r.get('batch_size')} | {name} | "
+                         f"{e.get('time_basis', '?')} | {shares} |"))
+    return table(header, rows, latest)
 
 
-def render(results: dict, plot_rel: str | None = "bench/results/" + PLOT_NAME) -> str:
-    """The markdown that goes between the README markers."""
+HISTORY_NAME = "HISTORY.md"
+
+
+def render(results: dict, plot_rel: str | None = "bench/results/" + PLOT_NAME, latest: bool = False,
+           history_rel: str | None = None) -> str:
+    """The markdown that goes between the README markers (``latest``: each measurement's newest run; a row of an
+    older run stays where it measured an engine the newer runs did not) or, without ``latest``, every run."""
     if not any(results.values()):
         return "No benchmark results recorded yet."
     parts = ["_Generated by `python bench/report.py` from `bench/results/*.json`; do not edit by hand._"]
+    if latest:
+        parts[0] += (" The newest run of each measurement (device, configuration, variant) is shown; an older run "
+                     "keeps its row where it measured something the newer ones did not"
+                     + (f". Every run, with the superseded ones: [{history_rel}]({history_rel})." if history_rel
+                        else "."))
     if results["steps"]:
         parts += ["", "JEM training iterations/s, `python bench/steps_per_sec.py` (median over alternated timed "
                   "windows, warm-up and compilation excluded; precision in brackets; ratios against the fp32 "
                   "reference, as the ratio of the medians and as the median over window pairs of fastjem's it/s "
                   "over the reference's in the window timed next to it (steadier where the machine's speed drifts); "
                   "MFU against the datasheet dense peak for the precision used):", "",
-                  *steps_table(results["steps"])]
+                  *steps_table(results["steps"], latest)]
         if plot_rel:
             parts += ["", f"![iterations per second]({plot_rel})"]
-    if results["cifar"] and len(cifar_table(results["cifar"])) > 2:
+    if results["cifar"] and len(cifar_table(results["cifar"], latest)) > 2:
         parts += ["", "Timed CIFAR-10 runs (`bench/cifar_run.py`, real data, a fixed number of minutes including "
-                  "compilation):", "", *cifar_table(results["cifar"])]
+                  "compilation):", "", *cifar_table(results["cifar"], latest)]
     if results.get("quick"):
         parts += ["", "The README's main job (`python bench/quick_run.py`: `fastjem train` with the preset, wall "
                   "time from start to summary, data loading and evaluation included):", "",
-                  *quick_table(results["quick"])]
+                  *quick_table(results["quick"], latest)]
     if results.get("precision-quality"):
         parts += ["", "Does bf16 cost quality? (`python bench/precision_quality.py`: the preset trained by the fp32 "
-                  "and the bf16 engine, same seeds):", "", *precision_table(results["precision-quality"])]
+                  "and the bf16 engine, same seeds):", "", *precision_table(results["precision-quality"], latest)]
     if results.get("buffer-init"):
         parts += ["", "Informative (JEM++) against uniform initialisation (`python bench/buffer_init_quality.py`: "
-                  "every variant trained from the same seeds):", "", *buffer_init_table(results["buffer-init"])]
+                  "every variant trained from the same seeds):", "", *buffer_init_table(results["buffer-init"], latest)]
     if results.get("sgld-study"):
         parts += ["", "One SGLD call under engine variants (`python bench/sgld_study.py`: the sampler as training runs "
                   "it, replayed from its CUDA graph on CUDA, one knob changed per variant; MFU against the datasheet "
-                  "dense peak):", "", *sgld_study_table(results["sgld-study"])]
+                  "dense peak):", "", *sgld_study_table(results["sgld-study"], latest)]
     if results.get("profile"):
         parts += ["", "Where an SGLD step's time goes (`python bench/profile_step.py`, torch.profiler by category; "
                   "CUDA: kernel time without the graph; CPU: the operators' own time):", "",
-                  *profile_table(results["profile"])]
+                  *profile_table(results["profile"], latest)]
     if results["kernels"]:
         parts += ["", "Kernel microbenchmarks (`pytest bench/bench_kernels.py`; CUDA: the Triton kernels, do_bench "
                   "median called from Python, and do_bench_cudagraph median replayed from a CUDA graph, L2-warm below "
                   "~50 MB; CPU: the reference backend the library runs there, perf_counter median, at reduced "
                   "sizes):", "",
-                  *kernels_table(results["kernels"])]
+                  *kernels_table(results["kernels"], latest)]
     return "\n".join(parts)
 
 
@@ -368,14 +422,28 @@ def main(argv=None) -> int:
         plot_rel = plot_path.resolve().relative_to(Path(args.readme).resolve().parent).as_posix()
     except ValueError:
         plot_rel = plot_path.name
-    markdown = render(results, plot_rel if results["steps"] else None)
+    history_path = Path(args.results) / HISTORY_NAME
+    try:
+        history_rel = history_path.resolve().relative_to(Path(args.readme).resolve().parent).as_posix()
+    except ValueError:
+        history_rel = history_path.name
+    markdown = render(results, plot_rel if results["steps"] else None, latest=True, history_rel=history_rel)
     if args.markdown:
         Path(args.markdown).write_text(markdown + "\n")
     if args.print:
         print(markdown)
     else:
         update_readme(Path(args.readme), markdown)
-        print(f"updated {args.readme}" + (f" and {plot_path}" if results["steps"] else ""))
+        # every run, the superseded ones included; its plot link is relative to the results folder
+        try:
+            plot_in_history = plot_path.resolve().relative_to(history_path.resolve().parent).as_posix()
+        except ValueError:
+            plot_in_history = plot_path.resolve().as_posix()
+        history = render(results, plot_in_history if results["steps"] else None)
+        history_path.write_text("# Every measured run\n\n" + history.replace(
+            "do not edit by hand._", "do not edit by hand. The README shows each measurement's newest run._", 1)
+            + "\n")
+        print(f"updated {args.readme} and {history_path}" + (f" and {plot_path}" if results["steps"] else ""))
     return 0
 
 

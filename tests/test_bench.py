@@ -198,6 +198,66 @@ def test_report_renders_sgld_study_and_profile_tables(tmp_path):
     assert "| default | device (kernel) time | 46.0% | 45.0% | 9.0% | 0.0% | 0.0% | 0.0% | 0.0% |" in text
 
 
+def _steps_run(path, stamp, engines):
+    found = {e: {"it_per_s_median": its, "precision": "bf16"} for e, its in engines.items()}
+    rep = {"date": f"2026-01-0{stamp}T00:00:00", "device": {"name": "GPU X"}, "versions": {"torch": "2.11"},
+           "configs": [{"name": "wrn-28-10", "batch_size": 64, "sgld_steps": 20, "engines": found, "ratios": {}}]}
+    (path / f"steps-2026-01-0{stamp}T000000-GPU-X.json").write_text(json.dumps(rep))
+
+
+def test_report_readme_keeps_each_measurements_newest_run_and_history_every_run(tmp_path):
+    """The README shows a run's row unless a newer run of the same measurement measured all it did; HISTORY.md
+    (the same tables, every run) keeps them all."""
+    _steps_run(tmp_path, 1, {"reference-ieee": 1.01, "fastjem-default": 9.01})
+    _steps_run(tmp_path, 2, {"reference-ieee": 1.02, "fastjem-default": 9.02, "fastjem-overlap": 8.02})
+    _steps_run(tmp_path, 3, {"reference-ieee": 1.03, "fastjem-default": 9.03})  # supersedes run 1, not run 2
+    kernels = [{"date": f"2026-01-0{d}T00:00:00", "device": {"name": "GPU X"},
+                "results": [{"op": "sgld_step_[64]", "fused_ms": 0.001 * d, "eager_ms": 0.002,
+                             "speedup_vs_eager": 2.0 / d, "fused_GBps": 100.0 * d}]} for d in (1, 2)]
+    studies = [{"date": f"2026-01-0{d}T00:00:00", "device": {"name": "GPU X"},
+                "args": {"depth": 28, "width": 10, "batch_size": 64, "precision": "bf16"},
+                "variants": [{"name": name, "sgld_step_ms": ms} for name, ms in variants]}
+               for d, variants in ((1, [("default", 4.1), ("nchw", 4.3)]), (2, [("default", 4.01), ("split-2", 3.7)]),
+                                   (3, [("default", 4.001)]))]
+    for d, rep in enumerate(kernels, 1):
+        (tmp_path / f"kernels-2026-01-0{d}-GPU-X.json").write_text(json.dumps(rep))
+    for d, rep in enumerate(studies, 1):
+        (tmp_path / f"sgld-study-2026-01-0{d}T000000-GPU-X.json").write_text(json.dumps(rep))
+    results = report.load_results(tmp_path)
+    readme = report.render(results, plot_rel=None, latest=True, history_rel="HISTORY.md")
+    history = report.render(results, plot_rel=None)
+    assert "[HISTORY.md](HISTORY.md)" in readme
+    assert "9.01" not in readme and "9.02" in readme and "9.03" in readme and "8.02" in readme
+    assert all(f"9.0{d}" in history for d in (1, 2, 3))
+    # the README's steps table leaves out engine columns none of its rows measured; the history keeps them all
+    assert "--sgld-parts 4" not in readme and "--sgld-parts 4" in history
+    assert "| 2026-01-02 | GPU X | `sgld_step_[64]` | 2.0 |" in readme and "| 1.0 |" not in readme
+    assert "| 2026-01-01 | GPU X | `sgld_step_[64]` | 1.0 |" in history
+    # a study's variants go with their run: run 1 (nchw) and run 2 (split-2) stay whole beside run 3
+    for row in ("| nchw | 4.300 |", "| default | 4.100 |", "| split-2 | 3.700 |", "| default | 4.010 |",
+                "| default | 4.001 |"):
+        assert row in readme and row in history
+    (tmp_path / "sgld-study-2026-01-04T000000-GPU-X.json").write_text(json.dumps(
+        {**studies[0], "date": "2026-01-04T00:00:00", "variants": [{"name": "default", "sgld_step_ms": 3.9},
+                                                                    {"name": "nchw", "sgld_step_ms": 4.2},
+                                                                    {"name": "split-2", "sgld_step_ms": 3.6}]}))
+    readme = report.render(report.load_results(tmp_path), plot_rel=None, latest=True)
+    assert "| nchw | 4.200 |" in readme and "| nchw | 4.300 |" not in readme and "| default | 4.010 |" not in readme
+    assert "| default | 4.001 |" not in readme  # run 4 measured all that run 3 did
+
+
+def test_report_writes_readme_history_and_plot(tmp_path):
+    _steps_run(tmp_path, 1, {"reference-ieee": 1.01, "fastjem-default": 9.01})
+    _steps_run(tmp_path, 2, {"reference-ieee": 1.02, "fastjem-default": 9.02})
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- results:begin -->\nold\n<!-- results:end -->\noutro\n")
+    assert report.main(["--results", str(tmp_path), "--readme", str(readme)]) == 0
+    text, history = readme.read_text(), (tmp_path / "HISTORY.md").read_text()
+    assert "9.02" in text and "9.01" not in text and "[HISTORY.md](HISTORY.md)" in text
+    assert history.startswith("# Every measured run") and "9.01" in history and "9.02" in history
+    assert "![iterations per second](steps_per_sec.png)" in history and (tmp_path / "steps_per_sec.png").is_file()
+
+
 def test_report_unpacks_a_gpu_suite_json(tmp_path):
     suite = {"suite": "bench/gpu_suite.sh", "stages": [],
              "steps": {"schema": "s", "date": "2026-01-02", "_file": "steps-2026-01-02T000000-GPU-X.json"},
