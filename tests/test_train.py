@@ -87,6 +87,31 @@ def test_checkpoint_round_trip(tiny_config, tmp_path):
     assert ckpt["optimizer"]["state"]
 
 
+@pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
+def test_a_save_that_fails_midway_keeps_the_saved_checkpoint(tiny_config, tmp_path, monkeypatch, error):
+    """Checkpoints are written atomically: a save that dies after writing part of the file (a full disk, a kill,
+    Ctrl-C) leaves the previous checkpoint whole and loadable, and no temporary file behind."""
+    import fastjem.checkpoint as checkpoint
+
+    t = Trainer(tiny_config.replace(iters=2), out_dir=tmp_path, progress=False)
+    t.fit()
+    path = tmp_path / "checkpoint.pt"
+    before = path.read_bytes()
+    files = sorted(p.name for p in tmp_path.iterdir())
+
+    def dies_midway(obj, f):
+        f.write(b"\x80\x02half a pickle")
+        raise error("interrupted while writing")
+
+    monkeypatch.setattr(checkpoint.torch, "save", dies_midway)
+    t.iteration += 1
+    with pytest.raises(error):
+        t.save_checkpoint()
+    assert path.read_bytes() == before
+    assert load_checkpoint(path)["iteration"] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == files
+
+
 @pytest.mark.parametrize("buffer_init,optimizer", [("uniform", "adam"), ("informative", "adam"), ("uniform", "sgd")])
 def test_resume_continues_exactly(tiny_config, tmp_path, buffer_init, optimizer):
     tiny_config = tiny_config.replace(buffer_init=buffer_init, optimizer=optimizer,
