@@ -441,6 +441,23 @@ def test_run_chains_is_sgld_refine_in_batches():
     assert torch.equal(run_chains(model, x0, 0, 0.5, 0.1), x0)
 
 
+def test_test_noise_is_gaussian_of_its_std_and_the_same_for_a_seed(runs):
+    """--test-noise (the authors' evaluation adds N(0, 0.03^2) to test images): the test set is the images plus
+    that noise, the same for a seed, another for another seed, none at 0."""
+    from fastjem.data import to_float
+    from fastjem.eval import load_model
+
+    em = load_model(runs / "jem", "cpu")
+    clean, y = em.test_set()
+    assert torch.equal(clean, to_float(em.arrays().test_x))
+    noisy = em.test_set(noise=0.03, seed=1)[0] - clean
+    assert torch.equal(em.test_set(noise=0.03, seed=1)[0] - clean, noisy)
+    assert not torch.equal(em.test_set(noise=0.03, seed=2)[0] - clean, noisy)
+    n = noisy.numel()  # 360 images x 64 pixels: the sample std's relative standard error is 1 / sqrt(2 n) = 0.4%
+    assert abs(noisy.std().item() / 0.03 - 1) < 5 / (2 * n) ** 0.5
+    assert abs(noisy.mean().item()) < 5 * 0.03 / n ** 0.5
+
+
 def test_n_test_and_n_attack_take_a_fixed_random_subset_not_the_first_images(runs, tmp_path):
     """Image folders (and the CIFAR-10 JPEG copy) store their test images class by class: the first N are then one
     class. --n-test and --n-attack take the same random subset every time instead."""

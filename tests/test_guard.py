@@ -40,6 +40,24 @@ def test_healthy_run_is_bit_identical_with_the_guard_on_or_off(guarded, tmp_path
     assert on.recovery.recoveries == 0
 
 
+@pytest.mark.parametrize("e_data,e_sample,bad", [
+    (1.0, 2.0, False),       # healthy
+    (1.0, 1.0 + 60.0, True),  # a gap of 60 > --gap-bound 50 with both energies within --energy-bound 100
+    (-30.0, 25.0, True),     # the gap in the other direction
+    (1.0, 150.0, True),      # an energy beyond --energy-bound
+    (float("nan"), 1.0, True),
+])
+def test_guard_flags_each_bound(guarded, tmp_path, e_data, e_sample, bad):
+    """Each of the guard's checks fires on its own: non-finite, an energy's magnitude, the data/sample gap."""
+    t = Trainer(guarded.replace(energy_bound=100.0, gap_bound=50.0), out_dir=tmp_path, progress=False)
+    parts = {"loss": torch.tensor(0.5), "e_data": torch.tensor(e_data), "e_sample": torch.tensor(e_sample)}
+    t.guard.observe(parts)
+    assert bool(t.guard.flag) is bad
+    assert t.guard.healthy() is not bad
+    if bad:
+        assert "|gap| > 50" in t.guard.reasons[0]
+
+
 @pytest.mark.parametrize("kind", ["nan", "lr"])
 def test_injected_fault_is_recovered_and_training_continues(kind, guarded, tmp_path):
     t = Trainer(guarded.replace(iters=40), out_dir=tmp_path, progress=False)

@@ -6,7 +6,7 @@ import torch
 from fastjem.checkpoint import load_checkpoint
 from fastjem.config import PRESETS, TrainConfig
 from fastjem.errors import CheckpointError, ConfigError
-from fastjem.train import Trainer, learning_rate, resume_config
+from fastjem.train import Trainer, evaluate, learning_rate, resume_config
 
 
 def params(model):
@@ -73,6 +73,35 @@ def test_learning_rate_schedule():
     assert learning_rate(cfg, 199, 100) == pytest.approx(1.0)
     assert learning_rate(cfg, 200, 100) == pytest.approx(0.5)
     assert learning_rate(cfg, 450, 100) == pytest.approx(0.25)
+
+
+def test_evaluation_noise_is_gaussian_of_its_std_and_the_same_every_time():
+    """Training's evaluation with --test-noise: the network sees the images plus N(0, noise^2) from the
+    evaluation's own generator (the same noise at every evaluation), and the images themselves at 0."""
+    from fastjem.data import to_float
+
+    seen = []
+
+    class Record(torch.nn.Module):
+        def forward(self, x):
+            seen.append(x.clone())
+            return torch.zeros(len(x), 3)
+
+    x_u8 = torch.randint(0, 256, (600, 1, 8, 8), dtype=torch.uint8, generator=torch.Generator().manual_seed(0))
+    y = torch.zeros(600, dtype=torch.long)
+    clean = to_float(x_u8)
+
+    def inputs(noise):
+        seen.clear()
+        evaluate(Record(), x_u8, y, batch_size=250, noise=noise)
+        return torch.cat(seen)
+
+    assert torch.equal(inputs(0.0), clean)
+    noise = inputs(0.03) - clean
+    assert torch.equal(inputs(0.03) - clean, noise)
+    n = noise.numel()  # the sample std's relative standard error is 1 / sqrt(2 n) = 0.36%
+    assert abs(noise.std().item() / 0.03 - 1) < 5 / (2 * n) ** 0.5
+    assert abs(noise.mean().item()) < 5 * 0.03 / n ** 0.5
 
 
 def test_checkpoint_round_trip(tiny_config, tmp_path):
