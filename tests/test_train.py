@@ -53,6 +53,36 @@ def test_class_conditional_and_pxy_terms_run(tiny_config, tmp_path):
     assert torch.isfinite(parts["loss"])
 
 
+@pytest.mark.parametrize("class_cond_px", [False, True])
+def test_loss_is_the_jem_objective_with_every_term(tiny_config, tmp_path, class_cond_px):
+    """The trainer's loss, by hand: px [mean E(x_p) - mean E(x_q)] + pyx CE(f(x_lab), y) + pxy [mean E(x_lab, y) -
+    mean E(x_qy, y)] + energy_l2 [mean E(x_p)^2 + mean E(x_q)^2], where x_qy comes from chains of the labels'
+    classes (and x_q from chains of random classes under --class-cond-px)."""
+    cfg = tiny_config.replace(px_weight=0.8, pyx_weight=1.3, pxy_weight=0.6, energy_l2=0.05,
+                              class_cond_px=class_cond_px)
+    t = Trainer(cfg, out_dir=tmp_path, progress=False)
+    g = torch.Generator().manual_seed(0)
+    x_p, x_lab, x_q, x_qy = (torch.rand(16, *t.data.sample_shape, generator=g) * 2 - 1 for _ in range(4))
+    y_lab = torch.randint(0, 10, (16,), generator=g)
+    samples, drawn = [x_q, x_qy], []
+
+    def sample(batch_size, y=None):  # the sampler's draws, fixed: the x_q draw, then the x_qy draw
+        drawn.append(y)
+        return samples.pop(0)
+
+    t.sample = sample
+    loss, _ = t.loss(x_p, x_lab, y_lab)
+    assert len(drawn) == 2 and torch.equal(drawn[1], y_lab)
+    assert (drawn[0] is not None) == class_cond_px
+    with torch.no_grad():
+        f = t.model
+        e_p, e_q, logits, logits_qy = -f(x_p).logsumexp(1), -f(x_q).logsumexp(1), f(x_lab), f(x_qy)
+        e_lab_y, e_qy_y = -logits.gather(1, y_lab[:, None]), -logits_qy.gather(1, y_lab[:, None])
+        expected = (0.8 * (e_p.mean() - e_q.mean()) + 1.3 * torch.nn.functional.cross_entropy(logits, y_lab)
+                    + 0.6 * (e_lab_y.mean() - e_qy_y.mean()) + 0.05 * ((e_p**2).mean() + (e_q**2).mean()))
+    assert loss.item() == pytest.approx(expected.item(), rel=1e-5, abs=1e-6)
+
+
 def test_conditional_buffer_size_must_divide(tiny_config, tmp_path):
     with pytest.raises(ConfigError, match="divisible"):
         Trainer(tiny_config.replace(class_cond_px=True, buffer_size=205), out_dir=tmp_path, progress=False)
