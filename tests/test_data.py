@@ -11,10 +11,14 @@ def test_digits_splits_are_fixed_and_disjoint():
     a = load_arrays("digits")
     assert a.train_x.dtype == torch.uint8 and a.train_x.shape[1:] == (1, 8, 8)
     assert len(a.train_y) + len(a.test_y) == 1797
-    d1 = DeviceData(a, torch.device("cpu"))
-    d2 = DeviceData(load_arrays("digits"), torch.device("cpu"))
+    # the validation split and the labelled subset are fixed: the same whatever the run's seed
+    torch.manual_seed(1)
+    d1 = DeviceData(a, torch.device("cpu"), labels_per_class=10)
+    torch.manual_seed(2)
+    d2 = DeviceData(load_arrays("digits"), torch.device("cpu"), labels_per_class=10)
     assert len(d1.val_y) == 180 and d1.n_train == 1797 - 360 - 180
     assert torch.equal(d1.val_x, d2.val_x) and torch.equal(d1.train_x, d2.train_x)
+    assert len(d1.labelled) == 100 and torch.equal(d1.labelled, d2.labelled)
     # No validation image appears in the training split.
     train_rows = {bytes(r.numpy()) for r in d1.train_x.flatten(1)}
     dup = sum(bytes(r.numpy()) in train_rows for r in d1.val_x.flatten(1))

@@ -105,6 +105,30 @@ def test_learning_rate_schedule():
     assert learning_rate(cfg, 450, 100) == pytest.approx(0.25)
 
 
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_each_step_applies_the_scheduled_learning_rate(tiny_config, tmp_path, optimizer):
+    """The schedule reaches the optimiser: during warm-up and after a decay, every step's learning rate is
+    learning_rate(cfg, iteration); with plain SGD the update itself is -lr * gradient."""
+    cfg = tiny_config.replace(optimizer=optimizer, momentum=0.0, lr=0.05, warmup_iters=4, decay_epochs=(0.05,),
+                              decay_rate=0.1, iters=8)
+    t = Trainer(cfg, out_dir=tmp_path, progress=False)
+    seen = []
+    for _ in range(cfg.iters):
+        want = learning_rate(cfg, t.iteration, t.iters_per_epoch)
+        before = [p.detach().clone() for p in t.model.parameters()]
+        t.train_step()
+        t.iteration += 1
+        assert all(float(g["lr"]) == pytest.approx(want, rel=1e-6) for g in t.optimizer.param_groups)
+        if optimizer == "sgd":
+            step = torch.cat([(p.detach() - b).flatten() for p, b in zip(t.model.parameters(), before)])
+            grad = torch.cat([p.grad.flatten() for p in t.model.parameters()])
+            # the step's size along the gradient (fp32 differences of the weights are only good to ~1e-3 each)
+            assert (-(step @ grad) / (grad @ grad)).item() == pytest.approx(want, rel=1e-3)
+            assert torch.allclose(step, -want * grad, rtol=0.05, atol=1e-7)
+        seen.append(want)
+    assert seen[0] == pytest.approx(0.05 / 4) and min(seen) == pytest.approx(0.005)  # warm-up and a decay, both seen
+
+
 def test_evaluation_noise_is_gaussian_of_its_std_and_the_same_every_time():
     """Training's evaluation with --test-noise: the network sees the images plus N(0, noise^2) from the
     evaluation's own generator (the same noise at every evaluation), and the images themselves at 0."""
