@@ -73,6 +73,28 @@ def test_extreme_logits_are_stable(device, backend, dtype, atol, rtol):
     assert_close(e, -logits[:, 2].float(), 0, 1e-6, "E")  # the other terms vanish in fp32
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("K", [5000, 9000])
+@pytest.mark.parametrize("dtype, atol, rtol", DTYPES)
+@pytest.mark.parametrize("device", DEVICES)
+def test_rows_longer_than_a_tile_are_read_in_chunks(device, backend, dtype, atol, rtol, K):
+    """More classes than the kernel's tile holds (4096 columns under the interpreter, 1024 on a GPU): each row is
+    read in chunks with a running max and sum. The largest logit sits in the last chunk, so the earlier chunks'
+    sums must be rescaled to it."""
+    skip_unless_runnable(device, backend)
+    assert energy._tiles(3, K)[1] < K
+    gen = torch.Generator().manual_seed(K)
+    logits = 3.0 * torch.randn(3, K, generator=gen)
+    logits[:, 7] += 12.0  # a large logit in the first chunk, then a larger one in the last
+    logits[:, K - 5] += 20.0
+    logits = logits.to(device=device, dtype=dtype)
+    upstream = torch.randn(3, generator=gen).to(device)
+    e, grad = _run(lse_energy, logits, upstream, backend=backend)
+    e_ref, grad_ref = _run(lse_energy_ref, logits, upstream)
+    assert_close(e, e_ref, E_ATOL, E_RTOL, "E")
+    assert_close(grad, grad_ref, atol, rtol, "dE/dlogits")
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_saves_row_max_and_sumexp(device):
     skip_unless_runnable(device, "triton")
