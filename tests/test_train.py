@@ -5,6 +5,7 @@ import torch
 
 from fastjem.checkpoint import load_checkpoint
 from fastjem.config import PRESETS, TrainConfig
+from fastjem.data import to_float
 from fastjem.errors import CheckpointError, ConfigError
 from fastjem.train import Trainer, evaluate, learning_rate, resume_config
 
@@ -129,11 +130,29 @@ def test_each_step_applies_the_scheduled_learning_rate(tiny_config, tmp_path, op
     assert seen[0] == pytest.approx(0.05 / 4) and min(seen) == pytest.approx(0.005)  # warm-up and a decay, both seen
 
 
+@pytest.mark.parametrize("reinit_prob", [0.0, 1.0])
+def test_sampler_buffer_and_data_options_reach_what_they_set(tiny_config, tmp_path, reinit_prob):
+    """--sgld-steps/-step-size/-noise, --reinit-prob, --no-augment and --data-noise act in the trainer's sampler,
+    buffer and data, not only in its config."""
+    cfg = tiny_config.replace(sgld_steps=4, sgld_step_size=0.0, sgld_noise=0.5, reinit_prob=reinit_prob,
+                              augment=False, data_noise=0.1)
+    t = Trainer(cfg, out_dir=tmp_path, progress=False)
+    x0, idx = t.buffer.sample(64)
+    kept = (x0 == t.buffer.data[idx]).flatten(1).all(1)
+    assert bool(kept.all()) if reinit_prob == 0.0 else not bool(kept.any())
+    # a zero step size leaves a random walk: 4 steps of N(0, 0.5^2) move each pixel by N(0, 1)
+    walk = (t.run_sgld(x0) - x0).flatten()
+    n = walk.numel()  # 64 x 64 pixels
+    assert abs(walk.std().item() - 1.0) < 5 / (2 * n) ** 0.5 and abs(walk.mean().item()) < 5 / n ** 0.5
+    # without augmentation the batch is the images plus N(0, 0.1^2), not shifted or flipped
+    x_u8 = t.data.train_x[:64]
+    noise = (t.data.prepare(x_u8) - to_float(x_u8)).flatten()
+    assert abs(noise.std().item() / 0.1 - 1) < 5 / (2 * n) ** 0.5 and abs(noise.mean().item()) < 5 * 0.1 / n ** 0.5
+
+
 def test_evaluation_noise_is_gaussian_of_its_std_and_the_same_every_time():
     """Training's evaluation with --test-noise: the network sees the images plus N(0, noise^2) from the
     evaluation's own generator (the same noise at every evaluation), and the images themselves at 0."""
-    from fastjem.data import to_float
-
     seen = []
 
     class Record(torch.nn.Module):
