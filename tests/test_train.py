@@ -150,6 +150,25 @@ def test_sampler_buffer_and_data_options_reach_what_they_set(tiny_config, tmp_pa
     assert abs(noise.std().item() / 0.1 - 1) < 5 / (2 * n) ** 0.5 and abs(noise.mean().item()) < 5 * 0.1 / n ** 0.5
 
 
+@pytest.mark.parametrize("augment", [False, True])
+def test_no_augment_turns_off_crops_and_flips(tiny_config, tmp_path, augment):
+    """--no-augment on images that have crops and flips (digits has neither): the batch is the images plus the
+    data noise; with augmentation, shifted and flipped."""
+    from fastjem.data import arrays_from_tensors
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, 256, (200, 3, 16, 16), dtype=torch.uint8, generator=g)
+    y = torch.arange(200) % 4
+    data = arrays_from_tensors(x[:160], y[:160], x[160:], y[160:], pad=2, val_size=20)
+    t = Trainer(tiny_config.replace(augment=augment, data_noise=0.0), out_dir=tmp_path, progress=False, data=data)
+    x_u8 = t.data.train_x
+    same = (t.data.prepare(x_u8) == to_float(x_u8)).flatten(1).all(1)
+    if augment:
+        assert same.float().mean() < 0.5  # identity crop (1 in 25) and no flip (1 in 2): about 2% unchanged
+    else:
+        assert bool(same.all())
+
+
 def test_evaluation_noise_is_gaussian_of_its_std_and_the_same_every_time():
     """Training's evaluation with --test-noise: the network sees the images plus N(0, noise^2) from the
     evaluation's own generator (the same noise at every evaluation), and the images themselves at 0."""
