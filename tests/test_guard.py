@@ -44,7 +44,8 @@ def test_healthy_run_is_bit_identical_with_the_guard_on_or_off(guarded, tmp_path
     (1.0, 2.0, False),       # healthy
     (1.0, 1.0 + 60.0, True),  # a gap of 60 > --gap-bound 50 with both energies within --energy-bound 100
     (-30.0, 25.0, True),     # the gap in the other direction
-    (1.0, 150.0, True),      # an energy beyond --energy-bound
+    (120.0, 125.0, True),    # energies beyond --energy-bound with a small gap
+    (-118.0, -120.0, True),
     (float("nan"), 1.0, True),
 ])
 def test_guard_flags_each_bound(guarded, tmp_path, e_data, e_sample, bad):

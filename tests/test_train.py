@@ -169,6 +169,32 @@ def test_no_augment_turns_off_crops_and_flips(tiny_config, tmp_path, augment):
         assert bool(same.all())
 
 
+@pytest.mark.parametrize("optimizer,norm", [("adam", "batch"), ("sgd", "instance"), ("adam", "layer")])
+def test_model_and_optimiser_options_reach_the_network_and_the_optimiser(tiny_config, tmp_path, optimizer, norm):
+    """--norm and --dropout build the network they name; --weight-decay acts in the optimiser's step."""
+    kinds = {"batch": torch.nn.BatchNorm2d, "instance": torch.nn.InstanceNorm2d, "layer": torch.nn.GroupNorm}
+    cfg = tiny_config.replace(norm=norm, dropout=0.5, optimizer=optimizer, momentum=0.0, weight_decay=0.1, lr=0.01)
+    t = Trainer(cfg, out_dir=tmp_path, progress=False)
+    assert any(isinstance(m, kinds[norm]) for m in t.model.modules())
+    x = torch.rand(8, *t.data.sample_shape, generator=torch.Generator().manual_seed(0)) * 2 - 1
+    t.model.train()
+    assert not torch.equal(t.model(x), t.model(x))  # dropout draws another mask each forward
+    t.model.eval()
+    assert torch.equal(t.model(x), t.model(x))
+    # a step with zero loss gradients moves the weights by the decay alone
+    before = [p.detach().clone() for p in t.model.parameters()]
+    for p in t.model.parameters():
+        p.grad = torch.zeros_like(p)
+    t.optimizer.step()
+    after = [p.detach() for p in t.model.parameters()]
+    if optimizer == "sgd":  # p <- p - lr * wd * p
+        assert all(torch.allclose(a, b * (1 - 0.01 * 0.1), rtol=1e-6, atol=1e-9) for a, b in zip(after, before))
+    else:  # Adam's first step moves every weight with a nonzero decay gradient by about lr
+        moved = torch.cat([(a - b).abs().flatten() for a, b in zip(after, before)])
+        weights = torch.cat([b.flatten() for b in before])
+        assert torch.allclose(moved[weights.abs() > 1e-3], torch.tensor(0.01), rtol=0.01)
+
+
 def test_evaluation_noise_is_gaussian_of_its_std_and_the_same_every_time():
     """Training's evaluation with --test-noise: the network sees the images plus N(0, noise^2) from the
     evaluation's own generator (the same noise at every evaluation), and the images themselves at 0."""
