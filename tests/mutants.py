@@ -1,0 +1,454 @@
+# ruff: noqa: E501 (the mutants quote lines of the library as they are)
+"""Mutation check of the test suite: each mutant removes or breaks one feature, and some test must fail.
+
+    python tests/mutants.py              # every mutant (about half an hour on 2 cores); exit 1 if one survives
+    python tests/mutants.py NAME ...     # the named ones
+    python tests/mutants.py --list       # names and the tests each runs
+
+"A test that passes with the feature removed is a defect": a mutant that survives names a feature no test
+checks. Each mutant is a few exact text replacements in the library; the run copies the working tree to a
+temporary folder (the checkout is never edited), imports fastjem from there (PYTHONPATH, kernels/ linked in
+as fastjem/kernels), applies one mutant at a time and runs the tests named for it (``pytest -x``, kernels
+under TRITON_INTERPRET=1). A replacement whose text is no longer found once, exactly, is reported as stale:
+update the mutant with the code it mutates. Not a pytest module (no ``test_`` prefix): CI does not run it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    tests: str  # pytest arguments
+    edits: list  # (file, text, replacement), each text found exactly once
+
+
+MUTANTS = [
+    Mutant('sgld-noise-half-both', 'tests/test_kernels_sgld.py tests/test_sampler.py', [
+        ('kernels/sgld.py',
+         'b_x = b_x + alpha * b_g + sigma * b_noise',
+         'b_x = b_x + alpha * b_g + 0.5 * sigma * b_noise'),
+        ('kernels/sgld.py',
+         'x.copy_(x + alpha * grad.float() + sigma * noise)',
+         'x.copy_(x + alpha * grad.float() + 0.5 * sigma * noise)'),
+    ]),
+    Mutant('reset-prob-half-both', 'tests/test_kernels_buffer.py tests/test_buffer.py', [
+        ('kernels/buffer.py',
+         'b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b',
+         'b_reset = (uniform_scalar(b_seed, b_offset + o_b) < 0.5 * reset_prob) & m_b'),
+        ('kernels/buffer.py',
+         'out = torch.where((u_row < reset_prob)[:, None], fresh, kept)',
+         'out = torch.where((u_row < 0.5 * reset_prob)[:, None], fresh, kept)'),
+    ]),
+    Mutant('no-freeze', 'tests/test_sampler.py tests/test_engine.py', [
+        ('fastjem/sampler.py',
+         '        p.requires_grad_(False)\n    try:',
+         '        pass\n    try:'),
+    ]),
+    Mutant('no-eval-in-sampling', 'tests/test_sampler.py tests/test_engine.py tests/test_train.py', [
+        ('fastjem/sampler.py',
+         '    model.eval()\n    for p, _ in flags:',
+         '    for p, _ in flags:'),
+    ]),
+    Mutant('swap-p-q', 'tests/test_train.py tests/test_engine.py tests/test_bench.py', [
+        ('fastjem/train.py',
+         'logits_p, logits_q, logits = self.forward(x_p, x_q, x_lab)',
+         'logits_q, logits_p, logits = self.forward(x_p, x_q, x_lab)'),
+    ]),
+    Mutant('no-warmup', 'tests/test_train.py tests/test_optim.py', [
+        ('fastjem/train.py',
+         'warm = min(1.0, (iteration + 1) / cfg.warmup_iters) if cfg.warmup_iters > 0 else 1.0',
+         'warm = 1.0'),
+    ]),
+    Mutant('no-flip', 'tests/test_data.py', [
+        ('fastjem/data.py',
+         '        x = torch.where(m, x.flip(3), x)',
+         '        x = x'),
+    ]),
+    Mutant('sgld-sign', 'tests/test_sampler.py', [
+        ('fastjem/sampler.py',
+         'kernels.sgld_step_(x, grad, -self.step_size,',
+         'kernels.sgld_step_(x, grad, self.step_size,'),
+    ]),
+    Mutant('lse-bwd-sign-ref', 'tests/test_kernels_energy.py', [
+        ('kernels/energy.py',
+         '    return (-g * softmax).to(logits.dtype)',
+         '    return (g * softmax).to(logits.dtype)'),
+    ]),
+    Mutant('class-block-off', 'tests/test_buffer.py tests/test_train.py', [
+        ('fastjem/buffer.py',
+         '        return y.to(self.device) * self.class_block + offset',
+         '        return (y.to(self.device) * self.class_block + offset + 1) % self.size'),
+    ]),
+    Mutant('no-sampler-rng-resume', 'tests/test_train.py tests/test_cli.py', [
+        ('fastjem/train.py',
+         '        self.sampler.load_state_dict(local["sampler"])',
+         '        pass'),
+    ]),
+    Mutant('write-flip-ref', 'tests/test_buffer.py tests/test_kernels_buffer.py', [
+        ('kernels/buffer.py',
+         '    buffer.index_copy_(0, idx, x.to(buffer.dtype))',
+         '    buffer.index_copy_(0, idx.flip(0), x.to(buffer.dtype))'),
+    ]),
+    Mutant('direct-write', 'tests/test_train.py', [
+        ('fastjem/checkpoint.py',
+         '    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)',
+         '    tmp = str(path); fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)'),
+    ]),
+    Mutant('rename-before-write', 'tests/test_train.py', [
+        ('fastjem/checkpoint.py',
+         '        with os.fdopen(fd, mode) as f:\n            yield f',
+         '        os.replace(tmp, path)\n        tmp = str(path)\n        with os.fdopen(fd, mode) as f:\n            yield f'),
+    ]),
+    Mutant('auroc-flip', 'tests/test_eval.py', [
+        ('fastjem/eval/metrics.py',
+         '    return u / (n_pos * n_neg)',
+         '    return 1.0 - u / (n_pos * n_neg)'),
+    ]),
+    Mutant('pgd-descend', 'tests/test_eval.py', [
+        ('fastjem/eval/attacks.py',
+         '                step = alpha * grad.sign()',
+         '                step = -alpha * grad.sign()'),
+    ]),
+    Mutant('pgd-l2-descend', 'tests/test_eval.py', [
+        ('fastjem/eval/attacks.py',
+         '                step = alpha * grad / _flat_norm(grad).clamp_min(1e-12)',
+         '                step = -alpha * grad / _flat_norm(grad).clamp_min(1e-12)'),
+    ]),
+    Mutant('gradnorm-sign', 'tests/test_eval.py', [
+        ('fastjem/eval/ood.py',
+         '    return -grad.flatten(1).norm(dim=1)',
+         '    return grad.flatten(1).norm(dim=1)'),
+    ]),
+    Mutant('guard-gap-off', 'tests/test_guard.py', [
+        ('fastjem/guard.py',
+         '            bad = bad | ((e_s - e_d).abs() > self.gap_bound)',
+         '            bad = bad'),
+    ]),
+    Mutant('informative-no-cov', 'tests/test_buffer.py tests/test_train.py', [
+        ('fastjem/buffer.py',
+         '        rows = every[k, torch.arange(n, device=dev)] + self.mean[k]',
+         '        rows = z + self.mean[k]'),
+    ]),
+    Mutant('eval-noise-off', 'tests/test_train.py tests/test_eval.py', [
+        ('fastjem/train.py',
+         '            x = x + noise * torch.randn(x.shape, generator=gen, device=x.device)',
+         '            x = x'),
+    ]),
+    Mutant('no-decay', 'tests/test_train.py', [
+        ('fastjem/train.py',
+         '    return cfg.lr * warm * cfg.decay_rate**n_decays',
+         '    return cfg.lr * warm'),
+    ]),
+    Mutant('parts-base-0', 'tests/test_parts.py tests/test_sampler.py', [
+        ('fastjem/sampler.py',
+         'xk = self.step_(energy, xk, copies[k], start * per_row // 4, advance)',
+         'xk = self.step_(energy, xk, copies[k], 0, advance)'),
+    ]),
+    Mutant('parts-no-advance', 'tests/test_parts.py tests/test_sampler.py', [
+        ('fastjem/sampler.py',
+         '        rng.copy_(copies[0])\n',
+         ''),
+    ]),
+    Mutant('overlap-no-sample-energy-l2', 'tests/test_overlap.py', [
+        ('fastjem/train.py',
+         '            loss_sample = loss_sample + self.recovery.energy_l2 * (e_sample**2).mean()',
+         '            pass'),
+    ]),
+    Mutant('overlap-no-data-ce', 'tests/test_overlap.py', [
+        ('fastjem/train.py',
+         '            loss_data = cfg.px_weight * e_data.mean() + cfg.pyx_weight * ce',
+         '            loss_data = cfg.px_weight * e_data.mean()'),
+    ]),
+    Mutant('pxy-sign', 'tests/test_train.py tests/test_bench.py tests/test_engine.py', [
+        ('fastjem/train.py',
+         '            loss = loss + cfg.pxy_weight * (kernels.lse_energy(logits, y_lab, backend=backend).mean()\n                                            - kernels.lse_energy(logits_qy, y_lab, backend=backend).mean())',
+         '            loss = loss + cfg.pxy_weight * (kernels.lse_energy(logits_qy, y_lab, backend=backend).mean()\n                                            - kernels.lse_energy(logits, y_lab, backend=backend).mean())'),
+    ]),
+    Mutant('pxy-unconditional', 'tests/test_train.py tests/test_bench.py tests/test_engine.py', [
+        ('fastjem/train.py',
+         '            x_qy = self.sample(b, y_lab)',
+         '            x_qy = self.sample(b, None)'),
+    ]),
+    Mutant('semi-all-labelled', 'tests/test_train.py tests/test_data.py', [
+        ('fastjem/data.py',
+         '        il = self.labelled[torch.randint(0, len(self.labelled), (batch_size,), device=self.device,',
+         "        il = torch.arange(len(self.labelled) * 0 + self.n_train if hasattr(self, 'n_train') else len(self.labelled), device=self.device)[torch.randint(0, len(self.labelled), (batch_size,), device=self.device,"),
+    ]),
+    Mutant('energy-l2-off', 'tests/test_guard.py tests/test_train.py', [
+        ('fastjem/train.py',
+         '                loss = loss + self.recovery.energy_l2 * ((e_data**2).mean() + (e_sample**2).mean())',
+         '                pass'),
+    ]),
+    Mutant('set-lr-noop', 'tests/test_train.py tests/test_optim.py', [
+        ('fastjem/train.py',
+         '        self.lr_t.fill_(lr)  # a kernel argument, not a host sync',
+         '        pass'),
+    ]),
+    Mutant('best-worse', 'tests/test_best.py', [
+        ('fastjem/train.py',
+         '        better = self.best is None or val_acc > self.best["val_acc"]',
+         '        better = self.best is None or val_acc < self.best["val_acc"]'),
+    ]),
+    Mutant('crop-fixed', 'tests/test_data.py', [
+        ('fastjem/data.py',
+         '        oy = torch.randint(0, 2 * pad + 1, (b, 1), device=x.device, generator=generator)',
+         '        oy = torch.full((b, 1), pad, device=x.device)'),
+    ]),
+    Mutant('pad-zero', 'tests/test_data.py', [
+        ('fastjem/data.py',
+         '        xp = F.pad(x, (pad, pad, pad, pad), mode="reflect")  # [B, C, H+2p, W+2p]',
+         '        xp = F.pad(x, (pad, pad, pad, pad))  # [B, C, H+2p, W+2p]'),
+    ]),
+    Mutant('split-by-run-seed', 'tests/test_data.py tests/test_train.py', [
+        ('fastjem/data.py',
+         '        g = torch.Generator().manual_seed(SPLIT_SEED)\n        perm = torch.randperm(n, generator=g)',
+         '        g = torch.Generator().manual_seed(torch.initial_seed() % 1000)\n        perm = torch.randperm(n, generator=g)'),
+    ]),
+    Mutant('sgd-nesterov-wrong', 'tests/test_optim.py', [
+        ('fastjem/optim.py',
+         'direction = torch._foreach_add(grads, bufs, alpha=group["momentum"]) if group["nesterov"] else bufs',
+         'direction = bufs'),
+    ]),
+    Mutant('sgd-wd-off', 'tests/test_optim.py', [
+        ('fastjem/optim.py',
+         '                grads = torch._foreach_add(grads, params, alpha=group["weight_decay"])',
+         '                pass'),
+    ]),
+    Mutant('ece-signed', 'tests/test_eval.py', [
+        ('fastjem/eval/metrics.py',
+         '    gap = (acc_b - conf_b).abs()',
+         '    gap = (acc_b - conf_b)'),
+    ]),
+    Mutant('fid-no-trace', 'tests/test_eval.py', [
+        ('fastjem/eval/metrics.py',
+         '    value = diff.dot(diff) + torch.trace(cov1) + torch.trace(cov2) - 2 * trace_sqrt',
+         '    value = diff.dot(diff) + torch.trace(cov1) + torch.trace(cov2) - trace_sqrt'),
+    ]),
+    Mutant('refine-cond-uncond', 'tests/test_eval.py', [
+        ('fastjem/eval/core.py',
+         '            energy = -torch.logsumexp(logits, 1) if y is None else -logits.gather(1, y.view(-1, 1)).squeeze(1)',
+         '            energy = -torch.logsumexp(logits, 1)'),
+    ]),
+    Mutant('interp-same', 'tests/test_eval.py', [
+        ('fastjem/eval/ood.py',
+         '    j = (i + 1 + torch.randint(0, len(x) - 1, (n,), generator=generator)) % len(x)',
+         '    j = (i + torch.randint(0, len(x) - 1, (n,), generator=generator)) % len(x)'),
+    ]),
+    Mutant('sweep-std-pop', 'tests/test_sweep.py', [
+        ('fastjem/sweep.py',
+         '    return statistics.mean(vals), (statistics.stdev(vals) if len(vals) > 1 else 0.0)',
+         '    return statistics.mean(vals), (statistics.pstdev(vals) if len(vals) > 1 else 0.0)'),
+    ]),
+    Mutant('no-data-rng-resume', 'tests/test_train.py', [
+        ('fastjem/train.py',
+         '            self.data_gen.set_state(ckpt["data_rng"])',
+         '            pass'),
+    ]),
+    Mutant('fill-wrong-class', 'tests/test_buffer.py tests/test_train.py', [
+        ('fastjem/buffer.py',
+         '            out[rows] = z @ self.factor[c].T + self.mean[c]',
+         '            out[rows] = z @ self.factor[c].T + self.mean[(c + 1) % self.num_classes]'),
+    ]),
+    Mutant('convert-swap-norms', 'tests/test_convert.py', [
+        ('fastjem/convert.py',
+         '_BLOCK_PARTS = {"bn1": "norm1", "conv1": "conv1", "bn2": "norm2", "conv2": "conv2", "shortcut.0": "shortcut"}',
+         '_BLOCK_PARTS = {"bn1": "norm2", "conv1": "conv1", "bn2": "norm1", "conv2": "conv2", "shortcut.0": "shortcut"}'),
+    ]),
+    Mutant('lse-online-rescale-off', 'tests/test_kernels_energy.py', [
+        ('kernels/energy.py',
+         '                b_s = b_s * tl.exp(b_m - b_m_new) + tl.sum(tl.exp(b_x - b_m_new[:, None]), axis=1)',
+         '                b_s = b_s + tl.sum(tl.exp(b_x - b_m_new[:, None]), axis=1)'),
+    ]),
+    Mutant('lse-bwd-triton-nomax', 'tests/test_kernels_energy.py', [
+        ('kernels/energy.py',
+         '                b_d = tl.exp(b_x - b_m[:, None]) * b_scale[:, None]',
+         '                b_d = tl.exp(b_x) * tl.exp(-b_m[:, None]) * b_scale[:, None]'),
+    ]),
+    Mutant('reference-ignored', 'tests/test_kernels_dispatch.py tests/test_engine.py', [
+        ('kernels/_dispatch.py',
+         '    if name == "reference":\n        return False',
+         '    if False:\n        return False'),
+    ]),
+    Mutant('bf16-detect-always', 'tests/test_engine.py', [
+        ('fastjem/engine.py',
+         '        if flags and torch.backends.mkldnn.is_available():',
+         '        if True:'),
+    ]),
+    Mutant('kept-perturbed', 'tests/test_kernels_buffer.py', [
+        ('kernels/buffer.py',
+         'tl.where(b_reset[:, None], b_fresh, b_kept)',
+         'tl.where(b_reset[:, None], b_fresh, b_kept * 1.0000001)'),
+    ]),
+    Mutant('sgld-ctr-pid0', 'tests/test_kernels_sgld.py', [
+        ('kernels/sgld.py',
+         '        o_ctr = b_offset + base + pid * QUARTER + tl.arange(0, QUARTER).to(tl.int64)',
+         '        o_ctr = b_offset + base + tl.arange(0, QUARTER).to(tl.int64)'),
+    ]),
+    Mutant('sgld-base-ignored', 'tests/test_kernels_sgld.py tests/test_parts.py', [
+        ('kernels/sgld.py',
+         '        o_ctr = b_offset + base + pid * QUARTER + tl.arange(0, QUARTER).to(tl.int64)',
+         '        o_ctr = b_offset + pid * QUARTER + tl.arange(0, QUARTER).to(tl.int64)'),
+    ]),
+    Mutant('buf-ctr-dblock0', 'tests/test_kernels_buffer.py', [
+        ('kernels/buffer.py',
+         '            o_ctr = b_offset + B + o_b[:, None] * ((D + 3) // 4) + pid_d * QUARTER + tl.arange(0, QUARTER)[None, :]',
+         '            o_ctr = b_offset + B + o_b[:, None] * ((D + 3) // 4) + tl.arange(0, QUARTER)[None, :]'),
+    ]),
+    Mutant('buf-write-mask', 'tests/test_kernels_buffer.py', [
+        ('kernels/buffer.py',
+         '        o_d = tl.program_id(1).to(tl.int64) * BLOCK_D + tl.arange(0, BLOCK_D).to(tl.int64)',
+         '        o_d = tl.arange(0, BLOCK_D).to(tl.int64)'),
+    ]),
+    Mutant('w-step-size', 'tests/test_train.py', [
+        ('fastjem/train.py',
+         '        self.sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise,',
+         '        self.sampler = SGLD(cfg.sgld_steps, 1.0, cfg.sgld_noise,'),
+    ]),
+    Mutant('w-noise', 'tests/test_train.py', [
+        ('fastjem/train.py',
+         '        self.sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise,',
+         '        self.sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, 0.01,'),
+    ]),
+    Mutant('w-steps', 'tests/test_train.py', [
+        ('fastjem/train.py',
+         '        self.sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise,',
+         '        self.sampler = SGLD(3, cfg.sgld_step_size, cfg.sgld_noise,'),
+    ]),
+    Mutant('w-reinit', 'tests/test_train.py', [
+        ('fastjem/train.py',
+         '        self.buffer = ReplayBuffer(buffer_size, self.data.sample_shape, cfg.reinit_prob,',
+         '        self.buffer = ReplayBuffer(buffer_size, self.data.sample_shape, 0.05,'),
+    ]),
+    Mutant('w-data-noise', 'tests/test_train.py', [
+        ('fastjem/train.py',
+         '        self.data = DeviceData(arrays, self.device, cfg.val_size, cfg.labels_per_class, cfg.augment,\n                               cfg.data_noise)',
+         '        self.data = DeviceData(arrays, self.device, cfg.val_size, cfg.labels_per_class, cfg.augment,\n                               0.03)'),
+    ]),
+    Mutant('w-augment', 'tests/test_train.py', [
+        ('fastjem/train.py',
+         '        self.data = DeviceData(arrays, self.device, cfg.val_size, cfg.labels_per_class, cfg.augment,\n                               cfg.data_noise)',
+         '        self.data = DeviceData(arrays, self.device, cfg.val_size, cfg.labels_per_class, True,\n                               cfg.data_noise)'),
+    ]),
+    Mutant('w-noaug-noise', 'tests/test_train.py', [
+        ('fastjem/data.py',
+         '        if self.data_noise > 0:\n            x = x + self.data_noise * torch.randn(x.shape, device=x.device, generator=generator)\n        return x',
+         '        return x'),
+    ]),
+    Mutant('w-dropout', 'tests/test_train.py -k reach_the_network', [
+        ('fastjem/train.py',
+         '            self.model = build_model(cfg.arch, info.num_classes, info.channels, cfg.depth, cfg.width, cfg.norm,\n                                     cfg.dropout)',
+         '            self.model = build_model(cfg.arch, info.num_classes, info.channels, cfg.depth, cfg.width, cfg.norm,\n                                     0.0)'),
+    ]),
+    Mutant('w-norm', 'tests/test_train.py -k reach_the_network', [
+        ('fastjem/train.py',
+         '            self.model = build_model(cfg.arch, info.num_classes, info.channels, cfg.depth, cfg.width, cfg.norm,\n                                     cfg.dropout)',
+         '            self.model = build_model(cfg.arch, info.num_classes, info.channels, cfg.depth, cfg.width, "none",\n                                     cfg.dropout)'),
+    ]),
+    Mutant('w-adam-wd', 'tests/test_train.py -k reach_the_network', [
+        ('fastjem/train.py',
+         '            return torch.optim.Adam(params, lr=self.lr_t, weight_decay=cfg.weight_decay, **self._adam_settings)',
+         '            return torch.optim.Adam(params, lr=self.lr_t, weight_decay=0.0, **self._adam_settings)'),
+    ]),
+    Mutant('w-sgd-momentum', 'tests/test_train.py -k scheduled_learning_rate', [
+        ('fastjem/train.py',
+         '        return DeviceSGD(params, self.lr_t, momentum=cfg.momentum, weight_decay=cfg.weight_decay)',
+         '        return DeviceSGD(params, self.lr_t, momentum=0.9, weight_decay=cfg.weight_decay)'),
+    ]),
+    Mutant('w-sgd-wd', 'tests/test_train.py -k reach_the_network', [
+        ('fastjem/train.py',
+         '        return DeviceSGD(params, self.lr_t, momentum=cfg.momentum, weight_decay=cfg.weight_decay)',
+         '        return DeviceSGD(params, self.lr_t, momentum=cfg.momentum, weight_decay=0.0)'),
+    ]),
+    Mutant('w-buffer-size', 'tests/test_train.py -k buffer_size', [
+        ('fastjem/train.py',
+         '        buffer_size = cfg.buffer_size // world',
+         '        buffer_size = 200 // world'),
+    ]),
+    Mutant('w-guard-energy', 'tests/test_guard.py -k each_bound', [
+        ('fastjem/train.py',
+         '        self.guard = DivergenceGuard(self, cfg.energy_bound, cfg.gap_bound, cfg.buffer_margin) if cfg.guard else None',
+         '        self.guard = DivergenceGuard(self, 1e4, cfg.gap_bound, cfg.buffer_margin) if cfg.guard else None'),
+    ]),
+    Mutant('w-guard-gap', 'tests/test_guard.py -k each_bound', [
+        ('fastjem/train.py',
+         '        self.guard = DivergenceGuard(self, cfg.energy_bound, cfg.gap_bound, cfg.buffer_margin) if cfg.guard else None',
+         '        self.guard = DivergenceGuard(self, cfg.energy_bound, 1e4, cfg.buffer_margin) if cfg.guard else None'),
+    ]),
+]
+
+
+def copy_tree(dst: Path) -> None:
+    ignore = shutil.ignore_patterns(".git", "build", "runs", "*.egg-info", "__pycache__", ".data", ".pytest_cache")
+    shutil.copytree(REPO, dst, ignore=ignore, dirs_exist_ok=True)
+    (dst / "fastjem" / "kernels").symlink_to(dst / "kernels", target_is_directory=True)
+
+
+def run(mutant: Mutant, root: Path) -> tuple[str, str]:
+    """("killed" | "survived" | "stale", detail): apply, test, restore."""
+    originals = {}
+    try:
+        for file, text, replacement in mutant.edits:
+            path = root / file
+            source = originals.setdefault(path, path.read_text())
+            current = path.read_text()
+            if current.count(text) != 1:
+                return "stale", f"{file}: the text to mutate is found {current.count(text)} times, not once"
+            path.write_text(current.replace(text, replacement))
+        env = {**os.environ, "PYTHONPATH": str(root), "TRITON_INTERPRET": "1"}
+        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *shlex.split(mutant.tests)]
+        proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+        lines = [line for line in proc.stdout.splitlines() if line.strip()]
+        failed = next((line for line in lines if line.startswith(("FAILED", "ERROR"))), lines[-1] if lines else "")
+        if proc.returncode == 0:
+            return "survived", lines[-1] if lines else ""
+        return "killed", failed
+    finally:
+        for path, source in originals.items():
+            path.write_text(source)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("names", nargs="*", help="mutants to run (default: all)")
+    p.add_argument("--list", action="store_true", help="list the mutants and the tests each runs")
+    args = p.parse_args(argv)
+    by_name = {m.name: m for m in MUTANTS}
+    if args.list:
+        for m in MUTANTS:
+            print(f"{m.name:<28} {m.tests}")
+        return 0
+    unknown = [n for n in args.names if n not in by_name]
+    if unknown:
+        p.error(f"unknown mutant(s) {', '.join(unknown)}; --list names them")
+    chosen = [by_name[n] for n in args.names] if args.names else MUTANTS
+    outcomes = {}
+    with tempfile.TemporaryDirectory(prefix="fastjem-mutants-") as tmp:
+        root = Path(tmp) / "tree"
+        copy_tree(root)
+        for m in chosen:
+            start = time.perf_counter()
+            outcome, detail = run(m, root)
+            outcomes[m.name] = outcome
+            print(f"{m.name:<28} {outcome:<8} {time.perf_counter() - start:5.0f} s  {detail[:100]}", flush=True)
+    bad = [n for n, o in outcomes.items() if o != "killed"]
+    print(f"\n{len(outcomes) - len(bad)} of {len(outcomes)} mutants killed"
+          + (f"; not killed: {', '.join(bad)}" if bad else ""))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
