@@ -144,6 +144,13 @@ def test_sampler_buffer_and_data_options_reach_what_they_set(tiny_config, tmp_pa
     walk = (t.run_sgld(x0) - x0).flatten()
     n = walk.numel()  # 64 x 64 pixels
     assert abs(walk.std().item() - 1.0) < 5 / (2 * n) ** 0.5 and abs(walk.mean().item()) < 5 / n ** 0.5
+    # without noise, one step of size 7 is 7 times the gradient of log p~(x) = LSE f(x)
+    t2 = Trainer(cfg.replace(sgld_steps=1, sgld_step_size=7.0, sgld_noise=0.0), out_dir=tmp_path / "t2",
+                 progress=False)
+    x = x0.clone().requires_grad_(True)
+    t2.model.eval()
+    (grad,) = torch.autograd.grad(t2.model(x).logsumexp(1).sum(), x)
+    assert torch.allclose(t2.run_sgld(x0), x0 + 7.0 * grad, rtol=1e-4, atol=1e-6)
     # without augmentation the batch is the images plus N(0, 0.1^2), not shifted or flipped
     x_u8 = t.data.train_x[:64]
     noise = (t.data.prepare(x_u8) - to_float(x_u8)).flatten()
