@@ -388,6 +388,36 @@ MUTANTS = [
          '        self.guard = DivergenceGuard(self, cfg.energy_bound, cfg.gap_bound, cfg.buffer_margin) if cfg.guard else None',
          '        self.guard = DivergenceGuard(self, cfg.energy_bound, 1e4, cfg.buffer_margin) if cfg.guard else None'),
     ]),
+    Mutant('e-bins', 'tests/test_eval.py', [
+        ('fastjem/eval/cli.py',
+         '        "calibration": {"n_bins": args.bins},',
+         '        "calibration": {"n_bins": 20},'),
+    ]),
+    Mutant('e-linf-scale', 'tests/test_eval.py', [
+        ('fastjem/eval/cli.py',
+         '    linf = DEFAULT_LINF_EPS if args.linf_eps is None else tuple(e / 255 for e in args.linf_eps)',
+         '    linf = DEFAULT_LINF_EPS if args.linf_eps is None else tuple(args.linf_eps)'),
+    ]),
+    Mutant('e-pgd-steps', 'tests/test_eval.py', [
+        ('fastjem/eval/cli.py',
+         '                       "refine_steps": tuple(args.refine_steps), "pgd_steps": args.pgd_steps,',
+         '                       "refine_steps": tuple(args.refine_steps), "pgd_steps": 10,'),
+    ]),
+    Mutant('e-eps-half-scale', 'tests/test_eval.py', [
+        ('fastjem/eval/tasks.py',
+         '                    x_adv = pgd_attack(pipeline, x[sl], y[sl], 2 * eps, norm, pgd_steps, generator=gen)',
+         '                    x_adv = pgd_attack(pipeline, x[sl], y[sl], eps, norm, pgd_steps, generator=gen)'),
+    ]),
+    Mutant('e-samples-nsteps', 'tests/test_eval.py', [
+        ('fastjem/eval/cli.py',
+         '        "samples": {"n_steps": 100 if args.n_steps is None else args.n_steps, "n_samples": args.n_samples,',
+         '        "samples": {"n_steps": 100, "n_samples": args.n_samples,'),
+    ]),
+    Mutant('e-refine-a', 'tests/test_eval.py', [
+        ('fastjem/eval/tasks.py',
+         '            pipeline = RefineThenClassify(em.model, n, a, s)',
+         '            pipeline = RefineThenClassify(em.model, n, 1.0, s)'),
+    ]),
 ]
 
 

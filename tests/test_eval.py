@@ -273,6 +273,7 @@ def test_cli_samples_robustness_fid(runs, tmp_path):
     with Image.open(out / "samples_conditional.png") as im:  # 10 class rows of 3, 8x8 enlarged to 32x32
         assert im.size[1] > 10 * 32 and im.size[0] > 3 * 32 and im.size[0] < 4 * 34
     assert len(rep["results"]["buffer_by_class"]["kept_per_class"]) == 10
+    assert rep["settings"]["n_steps"] == 2 and rep["settings"]["n_samples"] == 16
     assert main(["eval", str(jem), "robustness", "--refine-steps", "0", "1", "--linf-eps", "0", "16",
                  "--l2-eps", "0", "1", "--pgd-steps", "2", "--n-attack", "32", "--out-dir", str(out), *FAST]) == 0
     rep = _report(out / "robustness.json")
@@ -283,6 +284,36 @@ def test_cli_samples_robustness_fid(runs, tmp_path):
     assert main(["eval", str(jem), "fid", "--features-model", "classifier", "--out-dir", str(out), *FAST]) == 0
     rep = _report(out / "fid.json")
     assert rep["results"]["fid"] > 0 and rep["results"]["n_real"] == 64
+
+
+def test_robustness_options_reach_the_attack_and_the_refinement(runs, tmp_path, monkeypatch):
+    """--pgd-steps and the epsilons reach PGD (epsilons on the [0, 1] pixel scale: twice that on the [-1, 1]
+    images), and the refinement runs --refine-steps steps with the checkpoint's SGLD step size and noise."""
+    from fastjem.checkpoint import load_checkpoint
+    from fastjem.eval import tasks
+
+    attacks, refiners = [], []
+    real_pgd, real_refine = tasks.pgd_attack, tasks.RefineThenClassify
+
+    def pgd(pipeline, x, y, eps, norm, steps, **kw):
+        attacks.append((norm, round(eps, 6), steps))
+        return real_pgd(pipeline, x, y, eps, norm, steps, **kw)
+
+    class Refine(real_refine):
+        def __init__(self, model, n_steps, step_size, noise):
+            refiners.append((n_steps, step_size, noise))
+            super().__init__(model, n_steps, step_size, noise)
+
+    monkeypatch.setattr(tasks, "pgd_attack", pgd)
+    monkeypatch.setattr(tasks, "RefineThenClassify", Refine)
+    ckpt = load_checkpoint(runs / "jem" / "checkpoint.pt")
+    ckpt["config"].update(sgld_step_size=0.5, sgld_noise=0.02)  # not the defaults, so that they are seen passed on
+    jem = tmp_path / "jem.pt"
+    torch.save(ckpt, jem)
+    assert main(["eval", str(jem), "robustness", "--refine-steps", "2", "--linf-eps", "8", "--l2-eps", "0.5",
+                 "--pgd-steps", "3", "--n-attack", "8", "--out-dir", str(tmp_path), *FAST]) == 0
+    assert set(attacks) == {("linf", round(2 * 8 / 255, 6), 3), ("l2", 1.0, 3)}
+    assert set(refiners) == {(2, 0.5, 0.02)}
 
 
 def test_cli_all_prints_a_summary_table(runs, tmp_path, capsys):
