@@ -418,6 +418,21 @@ MUTANTS = [
          '            pipeline = RefineThenClassify(em.model, n, a, s)',
          '            pipeline = RefineThenClassify(em.model, n, 1.0, s)'),
     ]),
+    Mutant('d-grad-sum', 'tests/test_distributed.py -k same_global_batch', [
+        ('fastjem/distributed.py',
+         '    dist.all_reduce(flat)\n    flat.div_(world)',
+         '    dist.all_reduce(flat)'),
+    ]),
+    Mutant('d-metric-sum', 'tests/test_distributed.py -k same_global_batch', [
+        ('fastjem/distributed.py',
+         '    dist.all_reduce(t)\n    return t.div_(world)',
+         '    dist.all_reduce(t)\n    return t'),
+    ]),
+    Mutant('runs-sort-asc', 'tests/test_runs.py', [
+        ('fastjem/runs.py',
+         '    return sorted(rows, key=lambda r: (r[key] is None, -(r[key] or 0)))',
+         '    return sorted(rows, key=lambda r: (r[key] is None, (r[key] or 0)))'),
+    ]),
 ]
 
 

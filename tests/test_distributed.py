@@ -1,8 +1,11 @@
+
 """Data-parallel training with torchrun (gloo on CPU)."""
 
+import json
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from fastjem.checkpoint import load_checkpoint
@@ -35,6 +38,13 @@ def test_two_processes_match_one_process_with_the_same_global_batch(tmp_path):
     assert a["world_size"] == 2 and len(a["ranks"]) == 2 and a["iteration"] == 6
     for k in b["model"]:
         torch.testing.assert_close(a["model"][k], b["model"][k], rtol=1e-5, atol=1e-5)
+    # the logged metrics are the ranks' mean, so the same as one process's over the whole batch
+    logged = [[r for r in map(json.loads, (tmp_path / d / "metrics.jsonl").read_text().splitlines()) if "ce" in r]
+              for d in ("ddp", "one")]
+    assert [r["iter"] for r in logged[0]] == [r["iter"] for r in logged[1]] and logged[0]
+    for ddp, one in zip(*logged, strict=True):
+        assert ddp["ce"] == pytest.approx(one["ce"], rel=1e-4)
+        assert ddp["acc"] == pytest.approx(one["acc"], abs=1e-6)
 
 
 def test_jem_with_per_rank_buffers_keeps_replicas_identical_and_resumes(tmp_path):

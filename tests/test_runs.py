@@ -7,7 +7,7 @@ import pytest
 
 from fastjem.cli import main
 from fastjem.curves import read_metrics
-from fastjem.runs import run_row
+from fastjem.runs import run_row, sort_rows
 from fastjem.train import Trainer
 
 
@@ -60,6 +60,14 @@ def test_the_command_prints_a_sorted_table_and_json(runs, capsys):
     assert main(["runs", str(root / "jem"), str(root / "cut"), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["run"] for r in rows] == ["cut", "jem"] and rows[1] == run_row(root / "jem")
+
+
+def test_sorting_puts_the_best_first_and_runs_without_the_measure_last():
+    rows = [{"run": "b", "test_acc": 0.5, "it_per_s": 9.0}, {"run": "a", "test_acc": None, "it_per_s": 30.0},
+            {"run": "c", "test_acc": 0.9, "it_per_s": None}]
+    assert [r["run"] for r in sort_rows(rows, "test_acc")] == ["c", "b", "a"]
+    assert [r["run"] for r in sort_rows(rows, "it_per_s")] == ["a", "b", "c"]
+    assert [r["run"] for r in sort_rows(rows, "run")] == ["a", "b", "c"]
 
 
 def test_no_runs_is_a_clear_error(tmp_path, capsys):
