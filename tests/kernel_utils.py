@@ -96,3 +96,12 @@ def correlation(a: torch.Tensor, b: torch.Tensor) -> float:
     a, b = a.double().flatten(), b.double().flatten()
     a, b = a - a.mean(), b - b.mean()
     return (a @ b / (a.norm() * b.norm())).item()
+
+
+def assert_gaussian_moments(x: torch.Tensor, std: float, sigmas: float = 5.0) -> None:
+    """x's elements look like iid N(0, std^2): the sample mean within ``sigmas`` standard errors of 0 (std / sqrt(n)),
+    and the sample std within ``sigmas`` relative standard errors of ``std`` (1 / sqrt(2 n))."""
+    n = x.numel()
+    got_std, got_mean = x.double().std().item(), x.double().mean().item()
+    assert abs(got_std / std - 1) < sigmas / (2 * n) ** 0.5, f"std {got_std:.5g}, expected {std:g} (n = {n})"
+    assert abs(got_mean) < sigmas * std / n ** 0.5, f"mean {got_mean:.3g}, expected 0 (std {std:g}, n = {n})"

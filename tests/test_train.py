@@ -2,6 +2,7 @@ import math
 
 import pytest
 import torch
+from kernel_utils import assert_gaussian_moments
 
 from fastjem.checkpoint import load_checkpoint
 from fastjem.config import PRESETS, TrainConfig
@@ -141,9 +142,7 @@ def test_sampler_buffer_and_data_options_reach_what_they_set(tiny_config, tmp_pa
     kept = (x0 == t.buffer.data[idx]).flatten(1).all(1)
     assert bool(kept.all()) if reinit_prob == 0.0 else not bool(kept.any())
     # a zero step size leaves a random walk: 4 steps of N(0, 0.5^2) move each pixel by N(0, 1)
-    walk = (t.run_sgld(x0) - x0).flatten()
-    n = walk.numel()  # 64 x 64 pixels
-    assert abs(walk.std().item() - 1.0) < 5 / (2 * n) ** 0.5 and abs(walk.mean().item()) < 5 / n ** 0.5
+    assert_gaussian_moments(t.run_sgld(x0) - x0, 1.0)
     # without noise, one step of size 7 is 7 times the gradient of log p~(x) = LSE f(x)
     t2 = Trainer(cfg.replace(sgld_steps=1, sgld_step_size=7.0, sgld_noise=0.0), out_dir=tmp_path / "t2",
                  progress=False)
@@ -153,8 +152,7 @@ def test_sampler_buffer_and_data_options_reach_what_they_set(tiny_config, tmp_pa
     assert torch.allclose(t2.run_sgld(x0), x0 + 7.0 * grad, rtol=1e-4, atol=1e-6)
     # without augmentation the batch is the images plus N(0, 0.1^2), not shifted or flipped
     x_u8 = t.data.train_x[:64]
-    noise = (t.data.prepare(x_u8) - to_float(x_u8)).flatten()
-    assert abs(noise.std().item() / 0.1 - 1) < 5 / (2 * n) ** 0.5 and abs(noise.mean().item()) < 5 * 0.1 / n ** 0.5
+    assert_gaussian_moments(t.data.prepare(x_u8) - to_float(x_u8), 0.1)
 
 
 @pytest.mark.parametrize("augment", [False, True])
@@ -224,9 +222,7 @@ def test_evaluation_noise_is_gaussian_of_its_std_and_the_same_every_time():
     assert torch.equal(inputs(0.0), clean)
     noise = inputs(0.03) - clean
     assert torch.equal(inputs(0.03) - clean, noise)
-    n = noise.numel()  # the sample std's relative standard error is 1 / sqrt(2 n) = 0.36%
-    assert abs(noise.std().item() / 0.03 - 1) < 5 / (2 * n) ** 0.5
-    assert abs(noise.mean().item()) < 5 * 0.03 / n ** 0.5
+    assert_gaussian_moments(noise, 0.03)
 
 
 def test_checkpoint_round_trip(tiny_config, tmp_path):
