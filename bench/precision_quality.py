@@ -2,7 +2,7 @@
 
 Issue bar: the bf16 engine's test accuracy within 1 point of the fp32 engine's. Each seed trains both
 engines (same seed, same data order); the file records every run and the mean difference. On a CPU
-without AMX/AVX512-BF16 the bf16 run is emulated (slower) but computes the same rounding as fast bf16.
+without AMX-BF16 the bf16 run is slower (emulated, or AVX512-BF16 convolutions) but computes the same rounding.
 
     python bench/precision_quality.py --seeds 1 2 3
 """

@@ -16,13 +16,14 @@ import json
 import statistics
 import time
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
 from torch import nn
 
 from fastjem.config import TrainConfig
-from fastjem.engine import device_name, resolve_engine
+from fastjem.engine import cpu_bf16_flags, device_name, resolve_engine
 from fastjem.models import build_model, has_batch_norm
 from fastjem.sampler import SGLD, row_energies
 from fastjem.weights import sampling_network
@@ -121,7 +122,9 @@ def bench_sampler(cfg: TrainConfig, device: torch.device, num_classes: int = 10,
         "model": type(model).__name__ if model is not None else cfg.model_name, "batch_size": cfg.batch_size,
         "sgld_steps": cfg.sgld_steps,
         "input": [channels, size, size], "num_classes": num_classes, "device": device_name(device),
+        "cpu_bf16_flags": cpu_bf16_flags() if device.type == "cpu" else None,
         "engine": engine.describe(), "engine_notes": list(engine.notes), "torch": torch.__version__,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "warmup_s": warmup_s, "windows": len(windows), "calls_per_window": per_window,
         "sgld_call_ms": 1e3 * call_s, "sgld_call_ms_min": 1e3 * min(windows), "sgld_call_ms_max": 1e3 * max(windows),
         "sgld_step_ms": 1e3 * call_s / max(1, cfg.sgld_steps),

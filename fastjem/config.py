@@ -99,7 +99,7 @@ class TrainConfig:
     iters: int = _opt(-1, "training length in iterations; overrides --epochs when > 0", group="optim")
     # engine: how it is computed (never what)
     precision: str = _opt("auto", "network precision: bf16 autocast, tf32 or fp32 matmuls/convs; auto = bf16 where the "
-                          "device computes it fast (CUDA tensor cores, CPU AMX/AVX512-BF16), else fp32. Samples, "
+                          "device computes it fast (CUDA tensor cores, CPU AMX-BF16), else fp32. Samples, "
                           "buffer and SGLD arithmetic are always fp32", PRECISIONS, "engine")
     compile: str = _opt("auto", "torch.compile the network: on, off, or auto = on for CUDA, off on CPU (where "
                         "inductor measured slower than eager oneDNN convolutions); --no-compile = off", COMPILE_MODES,

@@ -89,7 +89,10 @@ def device_name(device: torch.device) -> str:
 
 
 def fast_bf16(device: torch.device) -> tuple[bool, str]:
-    """Whether ``device`` computes bf16 convolutions fast, and why (for the log)."""
+    """Whether ``device`` computes bf16 convolutions fast, and why (for the log).
+
+    CUDA: tensor cores (compute capability >= 8). CPU: AMX-BF16 only; AVX512-BF16 alone has bf16 dot
+    products but oneDNN's convolutions built on them ran slower than fp32 ones on every WRN size timed."""
     if os.environ.get("FASTJEM_ASSUME_NO_BF16"):
         return False, "FASTJEM_ASSUME_NO_BF16 is set"
     if device.type == "cuda":
@@ -99,8 +102,15 @@ def fast_bf16(device: torch.device) -> tuple[bool, str]:
         return False, f"CUDA compute capability {major}.{minor} has no bf16 tensor cores"
     if device.type == "cpu":
         flags = cpu_bf16_flags()
-        if flags and torch.backends.mkldnn.is_available():
-            return True, f"CPU has {', '.join(flags)}"
+        if not torch.backends.mkldnn.is_available():
+            return False, "torch was built without oneDNN, whose kernels are the CPU's bf16 fast path"
+        if "amx_bf16" in flags:
+            return True, "CPU has AMX-BF16 (amx_bf16)"
+        if "avx512_bf16" in flags:
+            # oneDNN's avx512_core_bf16 convolutions, timed by fastjem bench on an Intel Xeon with
+            # avx512_bf16 and no AMX (bench/results/cpu-bf16/): 1.1-1.7x slower than its fp32 ones.
+            return False, ("CPU has AVX512-BF16 but no AMX, where oneDNN's bf16 convolutions measured "
+                           "slower than fp32 (--precision bf16 forces it)")
         return False, "CPU has neither AMX-BF16 nor AVX512-BF16"
     return False, f"no bf16 fast path known for {device.type}"
 

@@ -19,9 +19,17 @@ def test_auto_precision_follows_the_cpu(monkeypatch):
     monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: ["amx_bf16"])
     eng = resolve_engine(TrainConfig(), CPU, has_batch_norm=False)
     assert eng.precision == "bf16" and any("amx_bf16" in n for n in eng.notes)
+    # AVX512-BF16 without AMX: bf16 dot products, but oneDNN's bf16 convolutions measured slower than fp32
+    monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: ["avx512_bf16"])
+    eng = resolve_engine(TrainConfig(), CPU, has_batch_norm=False)
+    assert eng.precision == "fp32" and any("AVX512-BF16 but no AMX" in n for n in eng.notes)
+    monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: ["amx_bf16", "avx512_bf16"])
+    assert resolve_engine(TrainConfig(), CPU, has_batch_norm=False).precision == "bf16"
     monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: [])
     eng = resolve_engine(TrainConfig(), CPU, has_batch_norm=False)
     assert eng.precision == "fp32" and any("neither" in n for n in eng.notes)
+    # an explicit request is honoured whatever the CPU has
+    assert resolve_engine(TrainConfig(precision="bf16"), CPU, has_batch_norm=False).precision == "bf16"
 
 
 def test_gpu_only_options_fall_back_on_cpu_with_a_note(monkeypatch):
