@@ -7,8 +7,11 @@ checkpoints by hand with a new seed or raised SGLD steps from 20 to 40. The guar
 - detection on the device, no host sync per iteration: each iteration ORs into a device flag
   whether the loss or an energy is non-finite, an energy's magnitude exceeds ``energy_bound``, or
   the data/sample energy gap exceeds ``gap_bound``. The flag is read every ``check_every``
-  iterations, together with the paper's diagnosis: replay-buffer samples whose energy is far
-  (``buffer_margin``) above that of fresh U(-1, 1) noise, i.e. the sampler no longer finds low energy;
+  iterations, together with two checks of the current parameters (which no loss has seen yet: the
+  flag's last loss was computed before the last update): their energies on replay-buffer samples
+  and on fresh U(-1, 1) noise must be finite and within ``energy_bound``, and, the paper's
+  diagnosis, the buffer's must not be far (``buffer_margin``) above the noise's, i.e. the sampler
+  still finds low energy;
 - recovery: roll back model, optimiser, buffer, sampler and RNG states to the last good snapshot
   (kept in memory, taken after a healthy check at most every ``snapshot_every`` iterations; the
   on-disk checkpoint is only ever written from a healthy state), reseed, and climb the remedy
@@ -23,6 +26,7 @@ with the guard on or off.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import asdict, dataclass
 
 import torch
@@ -96,9 +100,15 @@ class DivergenceGuard:
                 e_buf = -t.model(t.buffer.data[: len(self.probe)]).float().logsumexp(1).mean()
                 e_uni = -t.model(self.probe).float().logsumexp(1).mean()
             t.model.train(was_training)
-            if not bool(torch.isfinite(e_buf)) or float(e_buf - e_uni) > self.buffer_margin:
-                self.reasons.append(f"replay-buffer energy {float(e_buf):.3g} is far above fresh noise's "
-                                    f"{float(e_uni):.3g} (margin {self.buffer_margin:g})")
+            e_buf, e_uni = float(e_buf), float(e_uni)
+            # The flag only saw losses computed before the last update; these energies come from the current
+            # parameters, so an update that blew them up is caught here, before it can become the snapshot.
+            if not (math.isfinite(e_buf) and math.isfinite(e_uni)) or max(abs(e_buf), abs(e_uni)) > self.energy_bound:
+                self.reasons.append(f"the current parameters give out-of-bound energies (replay buffer {e_buf:.3g}, "
+                                    f"fresh noise {e_uni:.3g}; |E| > {self.energy_bound:g})")
+            elif e_buf - e_uni > self.buffer_margin:
+                self.reasons.append(f"replay-buffer energy {e_buf:.3g} is far above fresh noise's "
+                                    f"{e_uni:.3g} (margin {self.buffer_margin:g})")
         return not self.reasons
 
     def take_snapshot(self) -> None:

@@ -428,6 +428,16 @@ MUTANTS = [
          '    dist.all_reduce(t)\n    return t.div_(world)',
          '    dist.all_reduce(t)\n    return t'),
     ]),
+    Mutant('d-any-rank-local', 'tests/test_distributed.py -k "divergence_on_one_rank or stop_signal_on_one_rank"', [
+        ('fastjem/distributed.py',
+         '    dist.all_reduce(t, op=dist.ReduceOp.MAX)\n    return bool(t.item() > 0)',
+         '    return bool(t.item() > 0)'),
+    ]),
+    Mutant('guard-current-energy-off', 'tests/test_guard.py', [
+        ('fastjem/guard.py',
+         'or max(abs(e_buf), abs(e_uni)) > self.energy_bound:',
+         'or False:'),
+    ]),
     Mutant('runs-sort-asc', 'tests/test_runs.py', [
         ('fastjem/runs.py',
          '    return sorted(rows, key=lambda r: (r[key] is None, -(r[key] or 0)))',

@@ -63,3 +63,88 @@ def test_jem_with_per_rank_buffers_keeps_replicas_identical_and_resumes(tmp_path
                              str(tmp_path / "ddp" / "checkpoint.pt"), "--iters", "12", "--no-progress"],
                             capture_output=True, text=True, timeout=200)
     assert single.returncode == 1 and "nproc-per-node 2" in single.stderr
+
+
+# Run under torchrun: a fault on rank 1 only. "lr": its learning rate x1e6 for one iteration, so its replica
+# alone blows up and its guard alone sees it; "stop": a SIGINT to rank 1 alone after its third iteration.
+ONE_RANK_FAULT = '''
+import json, os, signal, sys
+from pathlib import Path
+import torch
+from fastjem.config import TrainConfig
+from fastjem.train import Trainer
+
+kind, out = sys.argv[1], Path(sys.argv[2])
+rank = int(os.environ["RANK"])
+out.mkdir(parents=True, exist_ok=True)
+(out / f"pid{rank}").write_text(str(os.getpid()))  # torchrun starts each worker in a session of its own
+cfg = TrainConfig(dataset="digits", arch="convnet", width=8, batch_size=16, sgld_steps=3, buffer_size=200, device="cpu",
+                  compile="off", iters=12, log_every=2, check_every=2, snapshot_every=2, seed=3, warmup_iters=5,
+                  lr=1e-3, ckpt_every=0)
+t = Trainer(cfg, out_dir=out, progress=False)
+if rank == 1 and kind == "lr":
+    t.inject_fault(5, "lr")
+if rank == 1 and kind == "stop":
+    step = t.train_step
+    def train_step():
+        parts = step()
+        if t.iteration == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+        return parts
+    t.train_step = train_step
+summary = t.fit()
+params = torch.cat([p.detach().flatten() for p in t.model.parameters()])
+(out / f"rank{rank}.json").write_text(json.dumps({
+    "iteration": t.iteration, "recoveries": t.recovery.recoveries, "interrupted": bool(summary.get("interrupted")),
+    "finite": bool(params.isfinite().all()), "params": params.double().sum().item()}))
+'''
+
+
+def run_one_rank_fault(tmp_path, kind, timeout=120):
+    """Both ranks' reports; fails (rather than waiting out gloo's 30-minute timeout) when a rank hangs in a
+    collective that the other never reaches."""
+    import os
+    import signal
+
+    script = tmp_path / "fault.py"
+    script.write_text(ONE_RANK_FAULT)
+    out = tmp_path / kind
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", str(script),
+           kind, str(out)]
+    log_path = tmp_path / f"{kind}.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            for pid_file in out.glob("pid*"):  # the workers, each in its own session
+                try:
+                    os.kill(int(pid_file.read_text()), signal.SIGKILL)
+                except (ProcessLookupError, ValueError):
+                    pass
+            proc.wait()
+            pytest.fail(f"the ranks did not finish in {timeout} s (one waits in a collective the other skipped):\n"
+                        + log_path.read_text()[-3000:])
+    assert proc.returncode == 0, log_path.read_text()[-3000:]
+    return [json.loads((out / f"rank{r}.json").read_text()) for r in (0, 1)]
+
+
+def test_a_divergence_on_one_rank_rolls_every_rank_back(tmp_path):
+    """Only rank 1's replica diverges (its learning rate x1e6 once), so only its guard sees it; every rank
+    must roll back together, or the replicas part and the ranks' collectives fall out of step."""
+    ranks = run_one_rank_fault(tmp_path, "lr")
+    assert [r["recoveries"] for r in ranks] == [1, 1]
+    assert [r["iteration"] for r in ranks] == [12, 12]
+    assert all(r["finite"] for r in ranks) and ranks[0]["params"] == ranks[1]["params"]
+    ckpt = load_checkpoint(tmp_path / "lr" / "checkpoint.pt")
+    assert len(set(ckpt["replica_checksums"])) == 1 and ckpt["recovery"]["recoveries"] == 1
+
+
+def test_a_stop_signal_on_one_rank_stops_every_rank_at_the_same_check(tmp_path):
+    """SIGINT reaches rank 1 alone after iteration 3: both ranks stop at the next check (iteration 4) and
+    write one checkpoint there."""
+    ranks = run_one_rank_fault(tmp_path, "stop")
+    assert [(r["interrupted"], r["iteration"]) for r in ranks] == [(True, 4), (True, 4)]
+    assert ranks[0]["params"] == ranks[1]["params"]
+    assert load_checkpoint(tmp_path / "stop" / "checkpoint.pt")["iteration"] == 4

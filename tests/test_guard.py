@@ -176,3 +176,18 @@ def test_max_minutes_stops_cleanly_and_the_run_resumes(tiny_config, tmp_path):
     more = resume_config(tmp_path / "checkpoint.pt", {"iters": summary["iteration"] + 3, "max_minutes": 0.0})
     done = Trainer(more, resume=tmp_path / "checkpoint.pt", progress=False).fit()
     assert not done.get("interrupted") and done["iteration"] == summary["iteration"] + 3
+
+
+def test_a_blow_up_in_the_update_just_before_a_snapshot_is_not_snapshotted(guarded, tmp_path):
+    """The learning-rate fault at iteration 13 blows the parameters up in the update that ends iteration 14, a
+    check at which a snapshot is due (snapshot_every 2). No loss has been computed from those parameters yet,
+    so the flag is clean; the check must still see that the current parameters' energies are out of bound,
+    roll back to iteration 12 and not take the blown-up state as the last good snapshot (from which every
+    recovery would fail)."""
+    t = Trainer(guarded.replace(iters=30, snapshot_every=2), out_dir=tmp_path, progress=False)
+    t.inject_fault(13, "lr")
+    summary = t.fit()
+    assert summary["recoveries"] == 1
+    div, _ = events(tmp_path)
+    assert len(div) == 1 and div[0]["iter"] == 14 and div[0]["rolled_back_to"] == 12
+    assert "current parameters" in div[0]["reason"]
