@@ -123,6 +123,7 @@ def bench_sampler(cfg: TrainConfig, device: torch.device, num_classes: int = 10,
         "sgld_steps": cfg.sgld_steps,
         "input": [channels, size, size], "num_classes": num_classes, "device": device_name(device),
         "cpu_bf16_flags": cpu_bf16_flags() if device.type == "cpu" else None,
+        "precision": engine.precision, "precision_requested": cfg.precision,
         "engine": engine.describe(), "engine_notes": list(engine.notes), "torch": torch.__version__,
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "warmup_s": warmup_s, "windows": len(windows), "calls_per_window": per_window,
@@ -149,13 +150,31 @@ def print_result(r: dict) -> None:
     print(f"  throughput      {r['chains_per_s']:.1f} chains/s advanced by {r['sgld_steps']} steps")
 
 
+def _precision_label(r: dict) -> str:
+    """The precision a run used, and what was asked for when that differs (auto -> fp32)."""
+    asked = r.get("precision_requested")
+    return r["precision"] if asked in (None, r["precision"]) else f"{asked} -> {r['precision']}"
+
+
 def print_scaling(results: list[dict]) -> None:
-    """One line per batch size: how the cost of a step and the throughput scale."""
+    """One line per run (batch size, precision): how the cost of a step and the throughput scale."""
     print(f"\n{results[0]['model']}, {results[0]['sgld_steps']} SGLD steps, on {results[0]['device']}:")
-    print(f"  {'batch':>6} {'ms/step':>10} {'ms/step/chain':>14} {'chains/s':>10} {'TFLOP/s':>9}")
+    print(f"  {'precision':>14} {'batch':>6} {'ms/step':>10} {'ms/step/chain':>14} {'chains/s':>10} {'TFLOP/s':>9}")
     for r in results:
-        print(f"  {r['batch_size']:>6} {r['sgld_step_ms']:>10.3f} {r['sgld_step_ms'] / r['batch_size']:>14.4f} "
-              f"{r['chains_per_s']:>10.1f} {r['tflop_per_s']:>9.2f}")
+        print(f"  {_precision_label(r):>14} {r['batch_size']:>6} {r['sgld_step_ms']:>10.3f} "
+              f"{r['sgld_step_ms'] / r['batch_size']:>14.4f} {r['chains_per_s']:>10.1f} {r['tflop_per_s']:>9.2f}")
+
+
+def print_precisions(results: list[dict]) -> None:
+    """For each batch size, each precision's step time against the first precision's, and the fastest."""
+    for b in dict.fromkeys(r["batch_size"] for r in results):
+        rows = [r for r in results if r["batch_size"] == b]
+        first = rows[0]
+        fastest = min(rows, key=lambda r: r["sgld_step_ms"])
+        print(f"\nprecision at batch {b} (speed against {_precision_label(first)}):")
+        for r in rows:
+            print(f"  {_precision_label(r):>14} {r['sgld_step_ms']:>10.3f} ms/step  "
+                  f"x{first['sgld_step_ms'] / r['sgld_step_ms']:.2f}" + ("  fastest" if r is fastest else ""))
 
 
 def plot_batch_scaling(results: list[dict], path: str | Path) -> Path:
@@ -164,12 +183,18 @@ def plot_batch_scaling(results: list[dict], path: str | Path) -> Path:
 
     plt = _pyplot()
     rs = sorted(results, key=lambda r: r["batch_size"])
-    b = [r["batch_size"] for r in rs]
+    b = sorted({r["batch_size"] for r in rs})
+    labels = list(dict.fromkeys(_precision_label(r) for r in results))
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    ax1.plot(b, [r["chains_per_s"] for r in rs], "o-")
+    for label in labels:  # one line per precision
+        line = [r for r in rs if _precision_label(r) == label]
+        x = [r["batch_size"] for r in line]
+        ax1.plot(x, [r["chains_per_s"] for r in line], "o-", label=label)
+        ax2.plot(x, [r["sgld_step_ms"] for r in line], "o-", label=label)
     ax1.set(ylabel=f"chains/s advanced by {rs[0]['sgld_steps']} steps", title="throughput")
-    ax2.plot(b, [r["sgld_step_ms"] for r in rs], "o-")
     ax2.set(ylabel="ms per SGLD step", title="step time")
+    if len(labels) > 1:
+        ax1.legend(title="precision")
     for ax in (ax1, ax2):
         ax.set_xscale("log", base=2)
         ax.set_xticks(b, [str(x) for x in b])
@@ -177,7 +202,8 @@ def plot_batch_scaling(results: list[dict], path: str | Path) -> Path:
         ax.set_xlabel("batch size (chains)")
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
-    fig.suptitle(f"fastjem bench: {rs[0]['model']} on {rs[0]['device']} ({rs[0]['engine']})", fontsize=9)
+    engine = rs[0]["engine"] if len(labels) == 1 else rs[0]["engine"].split(", ", 1)[-1]
+    fig.suptitle(f"fastjem bench: {rs[0]['model']} on {rs[0]['device']} ({engine})", fontsize=9)
     fig.tight_layout()
     return _save(fig, path)
 

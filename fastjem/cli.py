@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -310,7 +311,9 @@ def add_bench_parser(sub) -> None:
     p.add_argument("--image-size", type=int, default=32)
     p.add_argument("--channels", type=int, default=3)
     p.add_argument("--num-classes", type=int, default=10)
-    p.add_argument("--precision", choices=PRECISIONS, default="auto")
+    p.add_argument("--precision", choices=PRECISIONS, nargs="+", default=["auto"],
+                   help="network precision (default auto: what training picks here); several, e.g. fp32 bf16, time "
+                        "each in turn and print how they compare, to see which this machine runs faster")
     p.add_argument("--compile", choices=COMPILE_MODES, default="auto")
     p.add_argument("--cuda-graph", action=argparse.BooleanOptionalAction, default=True)
     p.add_argument("--kernels", choices=KERNELS, default="auto")
@@ -331,7 +334,14 @@ def add_bench_parser(sub) -> None:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from fastjem.benchmark import bench_sampler, plot_batch_scaling, print_result, print_scaling, write_result
+    from fastjem.benchmark import (
+        bench_sampler,
+        plot_batch_scaling,
+        print_precisions,
+        print_result,
+        print_scaling,
+        write_result,
+    )
     from fastjem.train import resolve_device
 
     for name in ("sgld_steps", "image_size", "channels", "num_classes"):
@@ -343,6 +353,8 @@ def run_bench(args: argparse.Namespace) -> int:
         raise ConfigError("--seconds must be > 0")
     if args.plot and (args.batch_size is None or len(args.batch_size) < 2):
         raise ConfigError("--plot draws how the cost scales with the batch size: give --batch-size two or more sizes")
+    if len(set(args.precision)) < len(args.precision):
+        raise ConfigError(f"--precision lists a precision twice: {' '.join(args.precision)}")
     device = resolve_device(args.device)
     cuda = device.type == "cuda"
 
@@ -350,10 +362,10 @@ def run_bench(args: argparse.Namespace) -> int:
         return given if given is not None else (on_cuda if cuda else on_cpu)
 
     results = []
-    for batch_size in pick(args.batch_size, [64], [16]):
+    for precision, batch_size in itertools.product(args.precision, pick(args.batch_size, [64], [16])):
         cfg = TrainConfig(arch=args.arch, depth=pick(args.depth, 28, 10), width=pick(args.width, 10, 2),
                           norm=args.norm, batch_size=batch_size, sgld_steps=args.sgld_steps,
-                          precision=args.precision, compile=args.compile, cuda_graph=args.cuda_graph,
+                          precision=precision, compile=args.compile, cuda_graph=args.cuda_graph,
                           iteration_graph=False,  # the sampler alone: its own graph
                           cpu_malloc=args.cpu_malloc, cast_weights_once=args.cast_weights_once,
                           sgld_parts=args.sgld_parts, kernels=args.kernels, seed=args.seed, device=device.type)
@@ -362,6 +374,8 @@ def run_bench(args: argparse.Namespace) -> int:
         print_result(results[-1])
     if len(results) > 1:
         print_scaling(results)
+    if len(args.precision) > 1:
+        print_precisions(results)
     if args.out:
         print(f"written to {write_result(results[0] if len(results) == 1 else results, args.out)}")
     if args.plot:

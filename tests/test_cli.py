@@ -146,6 +146,23 @@ def test_bench_sweeps_batch_sizes_into_a_table_json_and_plot(tmp_path, capsys):
     assert "ms/step/chain" in text and text.count("SGLD call") == 2
 
 
+def test_bench_compares_precisions(tmp_path, capsys, monkeypatch):
+    """Several --precision values: each timed with that engine (recorded), then compared at each batch size."""
+    import json
+
+    monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: [])  # auto resolves to fp32 on any CPU
+    out = tmp_path / "prec.json"
+    assert main(["bench", "--depth", "10", "--width", "1", "--batch-size", "2", "--sgld-steps", "2", "--image-size",
+                 "8", "--seconds", "0.2", "--device", "cpu", "--precision", "auto", "bf16", "--out", str(out)]) == 0
+    runs = json.loads(out.read_text())
+    assert [(r["precision_requested"], r["precision"]) for r in runs] == [("auto", "fp32"), ("bf16", "bf16")]
+    assert runs[0]["engine"].startswith("precision fp32") and runs[1]["engine"].startswith("precision bf16")
+    text = capsys.readouterr().out
+    assert "precision at batch 2 (speed against auto -> fp32)" in text and text.count("fastest") == 1
+    assert main(["bench", "--precision", "fp32", "fp32", "--device", "cpu"]) == 1
+    assert "twice" in capsys.readouterr().err
+
+
 def test_bench_times_the_sampler_in_parts(tmp_path, capsys):
     import json
 
