@@ -285,8 +285,13 @@ MUTANTS = [
     ]),
     Mutant('bf16-detect-always', 'tests/test_engine.py', [
         ('fastjem/engine.py',
-         '        if flags and torch.backends.mkldnn.is_available():',
+         '        if "amx_bf16" in flags:',
          '        if True:'),
+    ]),
+    Mutant('bf16-avx512-counts', 'tests/test_engine.py', [
+        ('fastjem/engine.py',
+         '        if "amx_bf16" in flags:',
+         '        if flags:'),
     ]),
     Mutant('kept-perturbed', 'tests/test_kernels_buffer.py', [
         ('kernels/buffer.py',
