@@ -1,5 +1,5 @@
 """The command line: ``fastjem train`` (options generated from TrainConfig's fields), ``fastjem eval``,
-``fastjem sample``, ``fastjem plot``, ``fastjem bench``, ``fastjem data``."""
+``fastjem sample``, ``fastjem plot``, ``fastjem bench``, ``fastjem data``, ``fastjem env``."""
 
 from __future__ import annotations
 
@@ -129,7 +129,72 @@ def build_parser() -> argparse.ArgumentParser:
     add_export_parser(sub)
     add_convert_parser(sub)
     add_sweep_parser(sub)
+    add_env_parser(sub)
     return parser
+
+
+def add_env_parser(sub) -> None:
+    p = sub.add_parser("env", help="this machine (CPU, bf16 instructions, GPUs, Triton) and the engine training "
+                                   "would use on it, with why",
+                       description="What fastjem finds on this machine: the CPU and its bf16 instructions, the GPUs, "
+                                   "Triton; then the engine `fastjem train` resolves with its defaults on each device "
+                                   "(precision, compile, CUDA graphs, kernels) and the reason for each choice. Paste "
+                                   "it into a bug report.")
+    p.add_argument("--json", action="store_true", help="print it as JSON")
+
+
+def machine_report() -> dict:
+    """``fastjem env``: the machine and the default engine on each of its devices."""
+    import torch
+
+    from fastjem.engine import cpu_bf16_flags, cpu_model, resolve_engine
+    from fastjem.kernels._dispatch import interpreter_on, triton
+
+    cuda = torch.cuda.is_available()
+    gpus = []
+    for i in range(torch.cuda.device_count() if cuda else 0):
+        props = torch.cuda.get_device_properties(i)
+        gpus.append({"index": i, "name": props.name, "capability": f"{props.major}.{props.minor}",
+                     "memory_gib": round(props.total_memory / 2**30, 1)})
+    engines = {}
+    for device in [torch.device("cpu")] + ([torch.device("cuda", 0)] if cuda else []):
+        engine = resolve_engine(TrainConfig(device=device.type), device, has_batch_norm=False)
+        engines[device.type] = {"engine": engine.describe(), "notes": list(engine.notes)}
+    return {
+        "version": _version_line(),
+        "cpu": {"model": cpu_model(), "logical_cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+                "isa": torch.backends.cpu.get_cpu_capability(), "onednn": torch.backends.mkldnn.is_available(),
+                "bf16_flags": cpu_bf16_flags()},
+        "gpus": gpus,
+        "triton": {"installed": triton is not None, "interpreter": interpreter_on()},
+        "engines": engines,
+    }
+
+
+def run_env(args: argparse.Namespace) -> int:
+    r = machine_report()
+    if args.json:
+        print(json.dumps(r, indent=2))
+        return 0
+    cpu = r["cpu"]
+    flags = cpu["bf16_flags"]
+    print(r["version"])
+    print(f"CPU     {cpu['model']}, {cpu['logical_cpus']} logical CPUs, torch uses {cpu['torch_threads']} threads, "
+          f"vector ISA {cpu['isa']}, oneDNN {'yes' if cpu['onednn'] else 'no'}")
+    print(f"        bf16 instructions: {', '.join(flags) if flags else 'none'}"
+          + (" (no AMX)" if flags and "amx_bf16" not in flags else ""))
+    for g in r["gpus"]:
+        print(f"GPU {g['index']}   {g['name']}, compute capability {g['capability']}, {g['memory_gib']} GiB")
+    if not r["gpus"]:
+        print("GPU     none (torch sees no CUDA device)")
+    t = r["triton"]
+    print(f"Triton  {'installed' if t['installed'] else 'not installed'}; kernels run on CUDA"
+          + (", and here on CPU tensors under TRITON_INTERPRET=1" if t["interpreter"] else ""))
+    for name, e in r["engines"].items():
+        print(f"\nfastjem train on {name} (defaults): {e['engine']}")
+        for note in e["notes"]:
+            print(f"  - {note}")
+    return 0
 
 
 def add_export_parser(sub) -> None:
@@ -566,6 +631,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_convert(args)
         if args.command == "sweep":
             return run_sweep_command(args)
+        if args.command == "env":
+            return run_env(args)
     except FastJEMError as err:
         print(f"fastjem: error: {err}", file=sys.stderr)
         return 1

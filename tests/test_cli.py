@@ -284,3 +284,29 @@ def test_config_file_mistakes_outside_the_file(finished_run, tmp_path, capsys):
     assert "without config.json" in capsys.readouterr().err
     assert main(["train", "--config", str(finished_run), "--resume", str(finished_run)]) == 1
     assert "give one of them" in capsys.readouterr().err
+
+
+def test_env_reports_the_machine_and_the_default_engine_with_why(capsys, monkeypatch):
+    import json
+
+    monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: ["avx512_bf16"])
+    assert main(["env"]) == 0
+    out = capsys.readouterr().out
+    assert "bf16 instructions: avx512_bf16 (no AMX)" in out
+    assert "fastjem train on cpu (defaults): precision fp32" in out and "AVX512-BF16 but no AMX" in out
+    monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: ["amx_bf16", "avx512_bf16"])
+    assert main(["env", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["cpu"]["bf16_flags"] == ["amx_bf16", "avx512_bf16"] and r["cpu"]["logical_cpus"] >= 1
+    assert r["engines"]["cpu"]["engine"].startswith("precision bf16")
+    assert any("AMX-BF16" in n for n in r["engines"]["cpu"]["notes"])
+
+
+@pytest.mark.gpu
+def test_env_on_cuda_lists_the_gpus_and_the_cuda_engine(capsys):
+    import torch
+
+    assert main(["env"]) == 0
+    out = capsys.readouterr().out
+    assert "GPU 0   " + torch.cuda.get_device_name(0) in out
+    assert "fastjem train on cuda (defaults): precision bf16, compile on" in out
