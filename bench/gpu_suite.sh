@@ -79,6 +79,8 @@ install_fastjem() {
   [[ -f $WORK/pythonpath ]] && export PYTHONPATH=$(cat "$WORK/pythonpath")
   (cd / && "$PY" -c "import fastjem, fastjem.kernels, torch; print('fastjem', fastjem.__version__, 'torch', \
 torch.__version__, 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name() if torch.cuda.is_available() else '')")
+  # the machine and the engine the defaults resolve on it, with why (fastjem env)
+  (cd / && "$PY" -m fastjem env) || true
 }
 
 export -f install_fastjem
