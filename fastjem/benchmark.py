@@ -202,8 +202,8 @@ def plot_batch_scaling(results: list[dict], path: str | Path) -> Path:
         ax.set_xlabel("batch size (chains)")
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
-    engine = rs[0]["engine"] if len(labels) == 1 else rs[0]["engine"].split(", ", 1)[-1]
-    fig.suptitle(f"fastjem bench: {rs[0]['model']} on {rs[0]['device']} ({engine})", fontsize=9)
+    what = rs[0]["engine"] if len(labels) == 1 else f"precisions {', '.join(labels)}"
+    fig.suptitle(f"fastjem bench: {rs[0]['model']} on {rs[0]['device']} ({what})", fontsize=9)
     fig.tight_layout()
     return _save(fig, path)
 

@@ -92,7 +92,7 @@ def fast_bf16(device: torch.device) -> tuple[bool, str]:
     """Whether ``device`` computes bf16 convolutions fast, and why (for the log).
 
     CUDA: tensor cores (compute capability >= 8). CPU: AMX-BF16 only; AVX512-BF16 alone has bf16 dot
-    products but oneDNN's convolutions built on them ran slower than fp32 ones on every WRN size timed."""
+    products but oneDNN's convolutions built on them ran slower than fp32 ones for every network timed."""
     if os.environ.get("FASTJEM_ASSUME_NO_BF16"):
         return False, "FASTJEM_ASSUME_NO_BF16 is set"
     if device.type == "cuda":
