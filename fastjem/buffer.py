@@ -98,6 +98,8 @@ class ReplayBuffer:
             raise ConfigError(f"buffer size must be > 0, got {size}")
         if not 0.0 <= reinit_prob <= 1.0:
             raise ConfigError(f"reinit_prob must be in [0, 1], got {reinit_prob}")
+        if num_classes is not None and num_classes <= 0:
+            raise ConfigError(f"num_classes must be > 0 (or None for an unconditional buffer), got {num_classes}")
         if num_classes is not None and size % num_classes != 0:
             raise ConfigError(f"class-conditional sampling splits the buffer into {num_classes} equal blocks: "
                               f"--buffer-size {size} is not divisible by {num_classes}; use e.g. "
@@ -134,6 +136,9 @@ class ReplayBuffer:
             return torch.randint(0, self.size, (batch_size,), device=self.device)
         if self.num_classes is None:
             raise ConfigError("class-conditional draws need a buffer built with num_classes")
+        if y.dtype != torch.int64 or tuple(y.shape) != (batch_size,):
+            raise ConfigError(f"y must hold the class of each drawn chain, int64 [batch_size={batch_size}]; got "
+                              f"{y.dtype} {tuple(y.shape)}")
         offset = torch.randint(0, self.class_block, (y.shape[0],), device=self.device)
         return y.to(self.device) * self.class_block + offset
 

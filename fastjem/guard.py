@@ -31,6 +31,8 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from fastjem.sampler import eval_mode
+
 REMEDIES = ("sgld_steps", "lr", "energy_l2")
 
 
@@ -94,12 +96,9 @@ class DivergenceGuard:
         if not params_finite:
             self.reasons.append("non-finite parameters")
         if t.cfg.generative and params_finite:
-            was_training = t.model.training
-            t.model.eval()
-            with t.engine.autocast():
+            with eval_mode(t.model), t.engine.autocast():
                 e_buf = -t.model(t.buffer.data[: len(self.probe)]).float().logsumexp(1).mean()
                 e_uni = -t.model(self.probe).float().logsumexp(1).mean()
-            t.model.train(was_training)
             e_buf, e_uni = float(e_buf), float(e_uni)
             # The flag only saw losses computed before the last update; these energies come from the current
             # parameters, so an update that blew them up is caught here, before it can become the snapshot.

@@ -9,6 +9,7 @@ deliberately uses alpha = 1, sigma = 0.01.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable, Iterator
 
 import torch
@@ -32,22 +33,33 @@ def part_bounds(rows: int, parts: int) -> list[tuple[int, int]]:
 
 
 @contextlib.contextmanager
+def eval_mode(model: nn.Module) -> Iterator[None]:
+    """``model.eval()`` for the block, then every submodule back in its own mode (a batch norm the caller froze
+    with ``.eval()`` inside a training network stays frozen; ``model.train(was_training)`` would unfreeze it)."""
+    modes = [(m, m.training) for m in model.modules()]
+    model.eval()
+    try:
+        yield
+    finally:
+        for m, training in modes:
+            m.training = training
+
+
+@contextlib.contextmanager
 def sampling_mode(model: nn.Module | None) -> Iterator[None]:
     """Eval mode and frozen parameters while sampling: only input gradients are computed."""
     if model is None:
         yield
         return
-    was_training = model.training
     flags = [(p, p.requires_grad) for p in model.parameters()]
-    model.eval()
     for p, _ in flags:
         p.requires_grad_(False)
     try:
-        yield
+        with eval_mode(model):
+            yield
     finally:
         for p, flag in flags:
             p.requires_grad_(flag)
-        model.train(was_training)
 
 
 def model_energy(model: nn.Module, y: torch.Tensor | None = None, *,
@@ -95,8 +107,9 @@ class SGLD:
     def __init__(self, n_steps: int = 20, step_size: float = 1.0, noise: float = 0.01, seed: int | None = None,
                  backend: str | None = None, *, grad_clip: float | None = None,
                  clamp: tuple[float, float] | None = None):
-        if n_steps < 0 or step_size < 0 or noise < 0:
-            raise ValueError("SGLD n_steps, step_size and noise must be >= 0")
+        if n_steps < 0 or not (0 <= step_size < math.inf and 0 <= noise < math.inf):
+            raise ValueError(f"SGLD n_steps, step_size and noise must be finite and >= 0, got n_steps={n_steps}, "
+                             f"step_size={step_size}, noise={noise}")
         if grad_clip is not None and not grad_clip > 0:
             raise ValueError(f"SGLD grad_clip must be > 0 (or None), got {grad_clip}")
         if clamp is not None:
@@ -145,8 +158,9 @@ class SGLD:
         Pass the network as ``model`` to sample with it in eval mode and its parameters frozen
         (no weight gradients are computed); its train/requires_grad state is restored afterwards.
         """
-        x = x0.detach().to(torch.float32).clone(memory_format=torch.contiguous_format)
-        with sampling_mode(model), torch.enable_grad():
+        # inference_mode(False): called under torch.inference_mode() too (enable_grad alone cannot undo it)
+        with torch.inference_mode(False), sampling_mode(model), torch.enable_grad():
+            x = x0.detach().to(torch.float32).clone(memory_format=torch.contiguous_format)
             for _ in range(self.n_steps):
                 x = self.step_(energy_fn, x)
         return x.detach()
@@ -165,7 +179,14 @@ class SGLD:
             raise ValueError(f"SGLD parts must be in [1, batch size {rows}], got {parts}")
         if parts == 1:
             return self.sample(energy_for(0, rows), x0, model=model)
-        # each part copies its own rows (below): x0 is read, never written, and copied once
+        with torch.inference_mode(False):
+            return self._sample_parts(energy_for, x0, parts, model)
+
+    def _sample_parts(self, energy_for: Callable[[int, int], EnergyFn], x0: torch.Tensor, parts: int,
+                      model: nn.Module | None) -> torch.Tensor:
+        rows = x0.shape[0]
+        # each part copies its own rows (below): x0 is read, never written, and copied once (an inference tensor
+        # becomes a normal one there)
         x = x0.detach().to(torch.float32)
         n = x.numel()
         per_row = n // rows

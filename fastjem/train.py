@@ -49,7 +49,7 @@ from fastjem.errors import CheckpointError, ConfigError, FastJEMError
 from fastjem.guard import DivergenceGuard, RecoveryState
 from fastjem.models import build_model, has_batch_norm
 from fastjem.optim import DeviceSGD
-from fastjem.sampler import SGLD, model_energy, row_energies
+from fastjem.sampler import SGLD, eval_mode, model_energy, row_energies
 from fastjem.weights import sampling_network
 
 METRIC_NAMES = ("loss", "ce", "acc", "e_data", "e_sample")
@@ -75,16 +75,12 @@ def _check_logits(model: torch.nn.Module, info) -> None:
     """A network given as model= must map this data's images to logits [B, K]; say so before any training."""
     x = torch.zeros(2, info.channels, info.image_size, info.image_size)
     device = next((p.device for p in model.parameters()), torch.device("cpu"))
-    was_training = model.training
-    model.eval()
     try:
-        with torch.no_grad():
+        with torch.no_grad(), eval_mode(model):
             out = model(x.to(device))
     except Exception as err:
         raise ConfigError(f"model= failed on a batch of images [2, {info.channels}, {info.image_size}, "
                           f"{info.image_size}]: {type(err).__name__}: {err}") from err
-    finally:
-        model.train(was_training)
     if not (torch.is_tensor(out) and tuple(out.shape) == (2, info.num_classes)):
         got = tuple(out.shape) if torch.is_tensor(out) else type(out).__name__
         raise ConfigError(f"model= must return logits [B, {info.num_classes}] (one per class of the data); for a "
@@ -145,19 +141,17 @@ def evaluate(model: torch.nn.Module, x_u8: torch.Tensor, y: torch.Tensor, batch_
     """Accuracy and NLL of p(y|x) on uint8 images; the optional input noise uses its own generator."""
     from fastjem.data import to_float
 
-    was_training = model.training
-    model.eval()
     gen = torch.Generator(device=x_u8.device).manual_seed(seed)
     correct = torch.zeros((), device=x_u8.device)
     nll = torch.zeros((), device=x_u8.device)
-    for i in range(0, len(y), batch_size):
-        x = to_float(x_u8[i:i + batch_size])
-        if noise > 0:
-            x = x + noise * torch.randn(x.shape, generator=gen, device=x.device)
-        logits = model(x).float()
-        correct += (logits.argmax(1) == y[i:i + batch_size]).sum()
-        nll += F.cross_entropy(logits, y[i:i + batch_size], reduction="sum")
-    model.train(was_training)
+    with eval_mode(model):
+        for i in range(0, len(y), batch_size):
+            x = to_float(x_u8[i:i + batch_size])
+            if noise > 0:
+                x = x + noise * torch.randn(x.shape, generator=gen, device=x.device)
+            logits = model(x).float()
+            correct += (logits.argmax(1) == y[i:i + batch_size]).sum()
+            nll += F.cross_entropy(logits, y[i:i + batch_size], reduction="sum")
     n = max(1, len(y))
     return {"acc": correct.item() / n, "nll": nll.item() / n, "n": len(y)}
 

@@ -11,7 +11,8 @@ Random numbers (``fastjem.kernels.rng`` streams, for B rows of D = prod(S) eleme
 
 Reset rows never read the buffer (the load is masked). ``buffer_write_`` is ``buffer[idx] = x``;
 with repeated indices one of the rows wins (unspecified which), as for ``index_copy_``.
-Indices are not bounds-checked (that would need a host sync).
+An index outside [0, N) cannot be refused without a host sync: the kernels mask it, so a kept row with such
+an index reads NaN and its write is dropped (the reference raises, as ``index_select`` does).
 """
 
 import torch
@@ -38,6 +39,7 @@ if triton is not None:
         p_out,  # [B, D] fp32
         p_rng,  # [2] int64 (seed, offset)
         p_fresh,  # [B, D] fp32: the values of reset rows (read only when HAS_FRESH)
+        N,
         B,
         D,
         reset_prob,
@@ -62,8 +64,8 @@ if triton is not None:
             o_ctr = b_offset + B + o_b[:, None] * ((D + 3) // 4) + pid_d * QUARTER + tl.arange(0, QUARTER)[None, :]
             b_fresh = uniform_rows(b_seed, o_ctr, BLOCK_B, QUARTER) * 2.0 - 1.0  # [BLOCK_B, BLOCK_D]
         # reset rows never read the buffer
-        m_keep = m_bd & (b_reset == 0)[:, None]
-        b_kept = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=0.0)
+        m_keep = m_bd & (b_reset == 0)[:, None] & ((b_row >= 0) & (b_row < N))[:, None]
+        b_kept = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=float("nan"))
         tl.store(p_out + o_b[:, None] * D + o_d[None, :], tl.where(b_reset[:, None], b_fresh, b_kept), mask=m_bd)
 
     @triton.jit
@@ -71,6 +73,7 @@ if triton is not None:
         p_buffer,  # [N, D] fp32, updated in place
         p_idx,  # [B] int64
         p_x,  # [B, D]
+        N,
         B,
         D,
         BLOCK_B: tl.constexpr,
@@ -81,6 +84,8 @@ if triton is not None:
         m_b = o_b < B
         m_bd = m_b[:, None] & (o_d < D)[None, :]
         b_row = tl.load(p_idx + o_b, mask=m_b, other=0)
+        # rows outside the buffer are dropped
+        m_bd = m_bd & ((b_row >= 0) & (b_row < N))[:, None]
         b_x = tl.load(p_x + o_b[:, None] * D + o_d[None, :], mask=m_bd)
         tl.store(p_buffer + b_row[:, None] * D + o_d[None, :], b_x.to(p_buffer.dtype.element_ty), mask=m_bd)
 
@@ -146,8 +151,8 @@ def buffer_sample_fwd(buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float
     extra = {} if num_warps is None else {"num_warps": num_warps}
     with device_of(buffer):
         _buffer_sample_kernel[grid](
-            buffer, idx.contiguous(), out, rng_state, out if fresh is None else fresh.contiguous(), B, D,
-            float(reset_prob), HAS_FRESH=fresh is not None, BLOCK_B=block_b, BLOCK_D=block_d, **extra,
+            buffer, idx.contiguous(), out, rng_state, out if fresh is None else fresh.contiguous(), buffer.shape[0],
+            B, D, float(reset_prob), HAS_FRESH=fresh is not None, BLOCK_B=block_b, BLOCK_D=block_d, **extra,
         )
     rng_state[1:].add_(B + B * counters_for(D))
     return out
@@ -164,8 +169,8 @@ def buffer_write_fwd(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, t
     grid = (triton.cdiv(B, block_b), triton.cdiv(D, block_d))
     extra = {} if num_warps is None else {"num_warps": num_warps}
     with device_of(buffer):
-        _buffer_write_kernel[grid](buffer, idx.contiguous(), x.contiguous(), B, D, BLOCK_B=block_b, BLOCK_D=block_d,
-                                   **extra)
+        _buffer_write_kernel[grid](buffer, idx.contiguous(), x.contiguous(), buffer.shape[0], B, D, BLOCK_B=block_b,
+                                   BLOCK_D=block_d, **extra)
 
 
 def buffer_sample_ref(

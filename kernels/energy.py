@@ -53,7 +53,9 @@ if triton is not None:
         m_b = o_b < B
         if HAS_LABELS:
             b_label = tl.load(p_labels + o_b, mask=m_b, other=0)
-            b_x = tl.load(p_logits + o_b * stride_b + b_label, mask=m_b, other=0.0).to(tl.float32)
+            # a label outside [0, K) reads nothing and gives E = NaN (the reference raises; a kernel cannot)
+            m_label = m_b & (b_label >= 0) & (b_label < K)
+            b_x = tl.load(p_logits + o_b * stride_b + b_label, mask=m_label, other=float("nan")).to(tl.float32)
             tl.store(p_energy + o_b, -b_x, mask=m_b)
         else:
             # finite start: rows past B never see a real logit, and exp(-1e38 - -1e38) stays finite
@@ -125,6 +127,9 @@ def _check_inputs(logits: torch.Tensor, labels: torch.Tensor | None) -> None:
     if labels is not None and (labels.shape != logits.shape[:1] or labels.dtype != torch.int64):
         got = f"{labels.dtype} {tuple(labels.shape)}"
         raise ValueError(f"lse_energy: labels must be int64 [B={logits.shape[0]}], got {got}")
+    if labels is not None and labels.device != logits.device:
+        raise ValueError(f"lse_energy: labels are on {labels.device} and logits on {logits.device}; move the labels "
+                         f"to {logits.device}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -139,6 +144,8 @@ def lse_energy_fwd(
     _check_inputs(logits, labels)
     if logits.stride(1) != 1:
         logits = logits.contiguous()
+    # the kernels index labels as a dense [B] array
+    labels = labels.contiguous() if labels is not None else None
     B, K = logits.shape
     n_aux = B if labels is None else 0
     energy = torch.empty(B, dtype=torch.float32, device=logits.device)  # [B]
@@ -169,6 +176,7 @@ def lse_energy_bwd(
     """Launch the backward kernel: dlogits [B, K] in the logits' dtype from upstream dE [B]."""
     if logits.stride(1) != 1:
         logits = logits.contiguous()
+    labels = labels.contiguous() if labels is not None else None
     B, K = logits.shape
     grad_energy = grad_energy.to(torch.float32).contiguous()
     grad_logits = torch.empty((B, K), dtype=logits.dtype, device=logits.device)  # [B, K]
@@ -205,7 +213,8 @@ def _fwd_torch(logits: torch.Tensor, labels: torch.Tensor | None) -> tuple[torch
     if labels is not None:
         empty = x.new_zeros(0)
         return -x.gather(1, labels[:, None]).squeeze(1), empty, empty.clone()
-    row_max = x.amax(dim=1)
+    # floored as in the kernel, so that a row of -inf logits gives E = inf there too, not NaN
+    row_max = x.amax(dim=1).clamp_min(-1.0e38)
     row_sumexp = torch.exp(x - row_max[:, None]).sum(dim=1)
     return -(row_max + torch.log(row_sumexp)), row_max, row_sumexp
 

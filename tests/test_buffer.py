@@ -151,3 +151,13 @@ def test_buffer_starts_and_restarts_from_its_init():
     for k in range(3):
         rows = x0[reset & (labels == k)].view(-1, 4)
         assert torch.allclose(rows.mean(0), means[k], atol=0.03), k  # restarted from their class's Gaussian
+
+
+def test_class_draws_need_one_label_per_chain():
+    buf = ReplayBuffer(40, (3,), num_classes=4)
+    with pytest.raises(ConfigError, match=r"int64 \[batch_size=8\]"):
+        buf.sample(8, torch.tensor([0, 1, 2, 3]))
+    with pytest.raises(ConfigError, match="int64"):
+        buf.sample(4, torch.tensor([0.0, 1.0, 2.0, 3.0]))
+    with pytest.raises(ConfigError, match="num_classes must be > 0"):
+        ReplayBuffer(40, (3,), num_classes=0)

@@ -161,3 +161,43 @@ def test_backend_selection_reaches_the_kernel(monkeypatch):
     assert calls == [1]
     lse_energy(logits)  # auto: the interpreter is on
     assert calls == [1, 1]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_strided_labels_pick_their_own_rows(backend):
+    """A column of a label matrix (stride 2): the kernels must read label b of row b, not element b of storage."""
+    skip_unless_runnable("cpu", backend)
+    gen = torch.Generator().manual_seed(5)
+    logits = torch.randn(6, 10, generator=gen)
+    labels = torch.randint(0, 10, (6, 2), generator=gen)[:, 0]
+    assert not labels.is_contiguous()
+    e, grad = _run(lse_energy, logits, torch.ones(6), labels, backend=backend)
+    e_ref, grad_ref = _run(lse_energy_ref, logits, torch.ones(6), labels.contiguous())
+    assert_close(e, e_ref, 0, 0, "E(x, y)")
+    assert_close(grad, grad_ref, 0, 0, "dE/dlogits")
+
+
+def test_labels_outside_the_classes_give_nan_not_a_stray_read():
+    """A kernel cannot raise without a host sync: a label outside [0, K) gives E = NaN; the reference raises."""
+    skip_unless_runnable("cpu", "triton")
+    logits = torch.randn(3, 10)
+    e = lse_energy(logits, torch.tensor([3, 10, -1]), backend="triton")
+    assert e[0] == -logits[0, 3] and e[1:].isnan().all()
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        lse_energy(logits, torch.tensor([3, 10, -1]), backend="reference")
+
+
+def test_labels_on_another_device_are_refused():
+    with pytest.raises(ValueError, match="move the labels"):
+        lse_energy(torch.randn(2, 10), torch.zeros(2, dtype=torch.int64, device="meta"), backend="reference")
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_row_of_minus_inf_logits_has_infinite_energy(backend):
+    """exp(-inf) sums to 0: E = +inf in the kernel, the reference backend and the spec alike (not NaN)."""
+    skip_unless_runnable("cpu", backend)
+    logits = torch.tensor([[float("-inf")] * 4, [0.0, 1.0, 2.0, 3.0]])
+    e = lse_energy(logits, backend=backend)
+    assert e[0] == float("inf") and lse_energy_ref(logits)[0] == float("inf")
+    assert_close(e[1:], lse_energy_ref(logits)[1:], 1e-6, 1e-6, "finite row")

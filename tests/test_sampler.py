@@ -122,3 +122,34 @@ def test_bad_clip_and_clamp_settings_are_refused():
         SGLD(grad_clip=0.0)
     with pytest.raises(ValueError, match="low < high"):
         SGLD(clamp=(1, -1))
+
+
+def test_sampling_restores_each_submodules_own_mode():
+    """A batch norm frozen with .eval() inside a training network stays frozen after sampling."""
+    m = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Linear(4, 3)).train()
+    m[1].eval()
+    SGLD(2, 0.1, 0.01, seed=0).sample(model_energy(m), torch.randn(5, 4), model=m)
+    assert m.training and m[0].training and not m[1].training and m[2].training
+    SGLD(2, 0.1, 0.01, seed=0).sample_parts(lambda s, e: model_energy(m), torch.randn(6, 4), 2, model=m)
+    assert m.training and not m[1].training
+
+
+def test_sampling_works_under_inference_mode():
+    """enable_grad cannot undo inference_mode: the sampler leaves it for its own block, with the same result."""
+    m = nn.Linear(4, 3)
+    x0 = torch.randn(6, 4)
+    expected = SGLD(3, 0.1, 0.01, seed=1).sample(model_energy(m), x0, model=m)
+    parts = SGLD(3, 0.1, 0.01, seed=1).sample_parts(lambda s, e: model_energy(m), x0, 2, model=m)
+    with torch.inference_mode():
+        x = SGLD(3, 0.1, 0.01, seed=1).sample(model_energy(m), x0.clone(), model=m)
+        x_parts = SGLD(3, 0.1, 0.01, seed=1).sample_parts(lambda s, e: model_energy(m), x0.clone(), 2, model=m)
+    torch.testing.assert_close(x, expected, rtol=0, atol=0)
+    torch.testing.assert_close(x_parts, parts, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_non_finite_step_size_or_noise_is_refused(bad):
+    with pytest.raises(ValueError, match="finite"):
+        SGLD(5, bad)
+    with pytest.raises(ValueError, match="finite"):
+        SGLD(5, 1.0, bad)
