@@ -50,7 +50,7 @@ def export_classifier(checkpoint, out: str | os.PathLike | None = None, overwrit
         "format": "fastjem-export/1", "input": {"shape": ["B", c, s, s], "range": [-1.0, 1.0], "dtype": "float32",
                                                  "pixels": "x = 2 * uint8 / 255 - 1"},
         "output": "logits [B, K]: p(y|x) = softmax, log p~(x) = logsumexp", "classes": list(em.info.classes),
-        "num_classes": em.num_classes, "dataset": em.info.name, "model": em.config.model_name,
+        "num_classes": em.num_classes, "dataset": em.info.name, "model": em.model_name,
         "checkpoint": str(em.path), "iteration": em.iteration, "torch": torch.__version__,
     }
     buf = io.BytesIO()

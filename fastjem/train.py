@@ -1068,4 +1068,6 @@ class Trainer:
         n = sum(p.numel() for p in self.model.parameters())
         cfg = self.cfg
         count = f"{n / 1e6:.2f} M" if n >= 100_000 else f"{n:,}"
+        if self.custom["model"]:
+            return f"{self.custom['model'].rsplit('.', 1)[-1]} ({count} params)"
         return f"{cfg.model_name} norm={cfg.norm} ({count} params)"

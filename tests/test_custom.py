@@ -12,6 +12,7 @@ from fastjem.cli import main
 from fastjem.data import arrays_from_tensors, load_arrays
 from fastjem.errors import CheckpointError, ConfigError
 from fastjem.eval import accuracy, load_model
+from fastjem.export import export_classifier
 from fastjem.train import Trainer, evaluate, resume_config
 
 
@@ -109,6 +110,9 @@ def test_own_network_and_data_train_resume_exactly_and_evaluate(digits_as_floats
     em = load_model(tmp_path / "whole", "cpu", model=TinyNet(), data=data)
     report = accuracy(em, out_dir=tmp_path / "eval")
     assert report["results"]["acc"] == pytest.approx(evaluate(net, data.test_x, data.test_y)["acc"], abs=1e-6)
+    # the network is named as what it is, not as the config's default WRN
+    assert em.model_name == "TinyNet" and "TinyNet (" in whole._model_desc()
+    assert export_classifier(tmp_path / "whole", tmp_path / "net.pt2", model=TinyNet())["meta"]["model"] == "TinyNet"
 
 
 def test_a_network_that_does_not_fit_the_data_is_refused_before_training(tiny_config, tmp_path):

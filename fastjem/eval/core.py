@@ -27,6 +27,7 @@ class EvalModel:
     path: Path
     device: torch.device
     custom_data: bool = False  # trained on data given in Python (Trainer(data=...)): only ``data`` holds it
+    custom_model: str = ""  # the class path of a network given in Python (Trainer(model=...)), else ""
     data: Arrays | None = None  # the dataset given to load_model(data=...)
     _arrays: dict = field(default_factory=dict, repr=False)
 
@@ -34,6 +35,11 @@ class EvalModel:
     def label(self) -> str:
         """'JEM' for a generative run, 'classifier-only' for the baseline."""
         return "JEM" if self.config.generative else "classifier-only"
+
+    @property
+    def model_name(self) -> str:
+        """The network's name: its class for one given in Python, else the config's (e.g. WRN-28-10)."""
+        return self.custom_model.rsplit(".", 1)[-1] if self.custom_model else self.config.model_name
 
     @property
     def num_classes(self) -> int:
@@ -133,7 +139,7 @@ def load_model(checkpoint: str | os.PathLike | EvalModel, device: str | torch.de
     if ckpt.get("buffer") is not None and cfg.generative:
         buffer = ckpt["buffer"]["data"].to(dev, torch.float32)
     em = EvalModel(model, cfg, info, buffer, int(ckpt["iteration"]), Path(ckpt["path"]), dev,
-                   custom_data=bool(custom.get("data")))
+                   custom_data=bool(custom.get("data")), custom_model=custom.get("model") or "")
     if data is not None:
         why = dataset_mismatch(info, data.info)
         if why:

@@ -507,7 +507,7 @@ def markdown_report(em, reports: dict, out_dir: Path) -> str:
         return str(text).replace("|", "\\|")
 
     lines = [f"# {em.label} evaluation of `{em.path.name}`", "",
-             f"{em.config.model_name} on {em.info.name}, iteration {em.iteration} (`{em.path}`).", "",
+             f"{em.model_name} on {em.info.name}, iteration {em.iteration} (`{em.path}`).", "",
              "| task | metric | value |", "|---|---|---|"]
     lines += [f"| {cell(t)} | {cell(m)} | {cell(v)} |" for t, m, v in summary_rows(reports)]
     for task, rep in reports.items():
