@@ -138,13 +138,14 @@ def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = Fa
     if name == TENSORS:
         raise ConfigError("dataset \"tensors\" is data given in Python: Trainer(cfg, data=fastjem.data."
                           "arrays_from_tensors(...)) to train, fastjem.eval.load_model(path, data=...) to evaluate")
-    root = Path(data_dir) if data_dir else default_data_dir()
+    root = Path(data_dir).expanduser() if data_dir else default_data_dir()
     if root.is_file() and root.name == TORCHVISION_ARCHIVES.get(name):
         root = root.parent  # torchvision's own archive named directly: its folder is torchvision's root
     if name == "digits":
         arrays = _load_digits()
     elif name in ("cifar10", "cifar100", "svhn"):
-        if _has_split_folders(root) or (_image_archives(root) and not _torchvision_files_present(name, root)):
+        if (_has_split_folders(root) or _has_lone_split(root) and not _torchvision_files_present(name, root)
+                or (_image_archives(root) and not _torchvision_files_present(name, root))):
             return _rename(_load_imagefolder(root, image_size), name, root)
         arrays = _load_torchvision(name, root, download)
     elif name == "imagefolder":
@@ -216,7 +217,9 @@ def _rename(arrays: Arrays, name: str, root: Path) -> Arrays:
                                 f"{info.num_classes} ({shown}): give the --dataset it holds, or --dataset imagefolder "
                                 "for any folder of class folders")
     flip = name != "svhn"
-    arrays.info = DatasetInfo(name, info.num_classes, info.channels, info.image_size, 4, flip, 5000, info.classes)
+    # the torchvision layout's pad 4 at 32 pixels, scaled as load_arrays scales it for --image-size
+    pad = max(1, round(4 * info.image_size / 32))
+    arrays.info = DatasetInfo(name, info.num_classes, info.channels, info.image_size, pad, flip, 5000, info.classes)
     return arrays
 
 
@@ -301,6 +304,12 @@ def _has_split_folders(root: Path) -> bool:
     return _split_folders(root) is not None
 
 
+def _has_lone_split(root: Path) -> bool:
+    """train/ (or test/, val/...) of class folders without its other half: _check_not_a_lone_split says what to do."""
+    return root.is_dir() and any((root / s).is_dir() and any(p.is_dir() for p in (root / s).iterdir())
+                                 for s in ("train", *HELD_OUT))
+
+
 def _check_not_a_lone_split(root: Path, classes: list[str]) -> None:
     """Class folders named like splits (train/ alone, or val/ beside it without test/...) are a layout mistake,
     not two classes called 'train' and 'val'."""
@@ -312,8 +321,13 @@ def _check_not_a_lone_split(root: Path, classes: list[str]) -> None:
             "folder of class folders itself (a fixed sixth of its images is then the test set)")
 
 
+def _hidden(name: str) -> bool:
+    """Dot-files and folders (.DS_Store, ._x.png, .ipynb_checkpoints) and macOS's __MACOSX: never data."""
+    return name.startswith(".") or name == "__MACOSX"
+
+
 def _has_class_folders(root: Path) -> bool:
-    return any(p.is_dir() and not p.name.startswith(".") for p in root.iterdir())
+    return any(p.is_dir() and not _hidden(p.name) for p in root.iterdir())
 
 
 def _is_archive(path: Path) -> bool:
@@ -337,32 +351,57 @@ def _torchvision_files_present(name: str, root: Path) -> bool:
     return (root / TORCHVISION_FOLDERS[name]).is_dir() or (root / TORCHVISION_ARCHIVES[name]).is_file()
 
 
+def _class_images(folder: Path) -> list[Path]:
+    """The image files under one class folder, at any depth, symlinked folders followed, hidden ones skipped;
+    sorted as paths."""
+    found = []
+    for top, dirs, files in os.walk(folder, followlinks=True):
+        dirs[:] = [d for d in dirs if not _hidden(d)]
+        found += [Path(top) / f for f in files if not _hidden(f) and f.lower().endswith(IMAGE_SUFFIXES)
+                  and (Path(top) / f).is_file()]
+    return sorted(found)
+
+
 def _list_images(folder: Path) -> tuple[list[tuple[Path, int]], list[str]]:
-    classes = sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    classes = sorted(p.name for p in folder.iterdir() if p.is_dir() and not _hidden(p.name))
     if not classes:
         raise DataNotFoundError(f"{folder} has no class subfolders: expected {folder}/<class>/<image> "
                                 f"(or {folder}/train/<class>/... and {folder}/test/<class>/... or val/), or archives "
                                 f"({', '.join(ARCHIVE_SUFFIXES)}) of such folders")
-    items = []
-    for label, c in enumerate(classes):
-        for p in sorted((folder / c).rglob("*")):
-            if p.suffix.lower() in IMAGE_SUFFIXES:
-                items.append((p, label))
-    if not items:
+    per_class = {c: _class_images(folder / c) for c in classes}
+    if not any(per_class.values()):
         raise DataNotFoundError(f"no images ({', '.join(IMAGE_SUFFIXES)}) under {folder}")
+    empty = [c for c in classes if not per_class[c]]
+    if empty:
+        # a class without images would still take a label (and shift every later one against an archive's)
+        raise DataNotFoundError(f"class folder(s) {', '.join(str(folder / c) for c in empty)} hold no images "
+                                f"({', '.join(IMAGE_SUFFIXES)}): add images or remove the folder(s)")
+    items = [(p, label) for label, c in enumerate(classes) for p in per_class[c]]
     return items, classes
+
+
+def _class_difference(train: list[str], held_out: list[str]) -> str:
+    only_train, only_held = sorted(set(train) - set(held_out)), sorted(set(held_out) - set(train))
+    return "; ".join([f"only in train: {', '.join(only_train)}"] * bool(only_train)
+                     + [f"only in the held-out split: {', '.join(only_held)}"] * bool(only_held))
 
 
 def _read_image(data: bytes, name: str = "an image") -> torch.Tensor:
     """An encoded image -> uint8 [3, H, W]: torchvision's decoders (JPEG, PNG, GIF, WebP), Pillow for the rest
-    (and for what those refuse, e.g. 16-bit PNG); the same pixels as Pillow's convert("RGB")."""
+    (and for what those refuse); the same pixels as Pillow's convert("RGB"), but 16-bit images are rounded to
+    8 bits where Pillow clips them."""
+    if not data:
+        raise DataNotFoundError(f"{name} is empty (0 bytes): remove or replace it")
     try:
         from torchvision.io import ImageReadMode, decode_image
 
         x = decode_image(torch.frombuffer(bytearray(data), dtype=torch.uint8), mode=ImageReadMode.RGB)
+        if x.dim() == 3 and x.dtype == torch.uint16:
+            # 16-bit PNG: rounded to 8 bits (Pillow's convert("RGB") would clip it to white)
+            x = ((x.int() * 255 + 32767) // 65535).to(torch.uint8)
         if x.dtype == torch.uint8 and x.dim() == 3:
             return x
-    except (ImportError, RuntimeError):
+    except (ImportError, RuntimeError, ValueError):
         pass
     import io
 
@@ -425,6 +464,9 @@ def _decode_many(sources: Iterable, desc: str, size: int = 0, total: int | None 
 def _stack(images: list[torch.Tensor], labels: list[int], names: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
     """uint8 [N, 3, H, W] and int64 labels; every image must have the first one's size."""
     shape = images[0].shape
+    if shape[1] != shape[2]:
+        raise DataNotFoundError(f"{names[0]} is {shape[2]}x{shape[1]}, not square: pass --image-size N to resize "
+                                "the images on load (shorter side to N, centre crop to N x N)")
     for a, name in zip(images, names):
         if a.shape != shape:
             raise DataNotFoundError(f"{name} is {a.shape[2]}x{a.shape[1]} but earlier images are "
@@ -469,6 +511,7 @@ def _decode_archives(archives: list[Path], size: int = 0
     from tqdm import tqdm
 
     records = []  # (split or None, class, path below the class, where), in archive order
+    loose = []  # (index in records, archive, folders of the path) of members outside train/ and test/
 
     def members():
         for archive in archives:
@@ -480,6 +523,8 @@ def _decode_archives(archives: list[Path], size: int = 0
                     continue
                 split_at = next((i for i, q in enumerate(parts[:-2]) if q == "train" or q in HELD_OUT), None)
                 if split_at is None:
+                    # the class is settled once every member is known (below): <prefix>/<class>/...
+                    loose.append((len(records), archive, tuple(parts[:-1])))
                     split, cls, rel = None, parts[-2], parts[-1:]
                 else:
                     split, cls, rel = parts[split_at], parts[split_at + 1], parts[split_at + 2:]
@@ -493,6 +538,15 @@ def _decode_archives(archives: list[Path], size: int = 0
         raise DataNotFoundError(f"could not read the archives {', '.join(str(a) for a in archives)}: "
                                 f"{type(err).__name__}: {err} (a truncated or corrupt download? fetch it again, "
                                 "or unpack it yourself and pass the folder)") from err
+    # Outside train/ and test/, the class is the first folder below the folders every image of its archive is in
+    # (an unpacked folder's class folders, at any depth below them), as the folder itself would be read.
+    for archive in archives:
+        folders = [f for _, a, f in loose if a == archive]
+        common = len(os.path.commonprefix(folders)) if folders else 0
+        for i, a, f in loose:
+            if a == archive:
+                at = min(common, len(f) - 1)  # all in one folder: that folder is the class
+                records[i] = (None, f[at], (*f[at + 1:], records[i][2][-1]), records[i][3])
     found: dict[str | None, dict[str, list]] = {}
     for (split, cls, rel, where), image in zip(records, images):
         found.setdefault(split, {}).setdefault(cls, []).append((rel, image, where))
@@ -514,7 +568,7 @@ def _decode_archives(archives: list[Path], size: int = 0
         classes = sorted(found["train"])
         if sorted(found[held_out]) != classes:
             raise DataNotFoundError(f"the archives {names} have different class folders under train/ and "
-                                    f"{held_out}/")
+                                    f"{held_out}/: {_class_difference(classes, sorted(found[held_out]))}")
         return (*tensors(flat(found["train"], classes)), *tensors(flat(found[held_out], classes)), classes)
     if None not in found:
         raise DataNotFoundError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in class folders inside {names}: expected "
@@ -541,7 +595,8 @@ def _load_imagefolder(root: Path, size: int = 0) -> Arrays:
             train_items, classes = _list_images(split[0])
             test_items, test_classes = _list_images(split[1])
             if test_classes != classes:
-                raise DataNotFoundError(f"{split[0]} and {split[1]} have different class folders")
+                raise DataNotFoundError(f"{split[0]} and {split[1]} have different class folders: "
+                                        f"{_class_difference(classes, test_classes)}")
         else:
             items, classes = _list_images(root)
             _check_not_a_lone_split(root, classes)
@@ -551,9 +606,13 @@ def _load_imagefolder(root: Path, size: int = 0) -> Arrays:
         def decode():
             return (*_decode(train_items, "train", size), *_decode(test_items, "test", size), classes)
     key = hashlib.sha1(f"size {size}|".encode() if size else b"")
+    if not archives:
+        key.update(f"classes {classes}|".encode())
     for p, label in sources:
+        # inode and ctime too: files unpacked from one archive share an mtime, and swapping two class folders'
+        # names keeps every path, label, size and mtime
         st = p.stat()
-        key.update(f"{p}|{label}|{st.st_size}|{st.st_mtime_ns}".encode())
+        key.update(f"{p}|{label}|{st.st_size}|{st.st_mtime_ns}|{st.st_ino}|{st.st_ctime_ns}".encode())
     cache = cache_dir() / f"imagefolder-{key.hexdigest()[:16]}.pt"
     blob = None
     if cache.exists():
@@ -569,8 +628,13 @@ def _load_imagefolder(root: Path, size: int = 0) -> Arrays:
             raise DataNotFoundError(f"train images are {tuple(tx.shape[1:])} but test images {tuple(vx.shape[1:])}")
         from fastjem.checkpoint import atomic_save
 
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        atomic_save({"train_x": tx, "train_y": ty, "test_x": vx, "test_y": vy, "classes": list(classes)}, cache)
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            atomic_save({"train_x": tx, "train_y": ty, "test_x": vx, "test_y": vy, "classes": list(classes)}, cache)
+        except OSError as err:
+            # the images are decoded: a cache that cannot be written costs the next run the decoding, nothing more
+            warnings.warn(f"the decoded images were not cached in {cache.parent} ({type(err).__name__}: {err}); "
+                          "set FASTJEM_CACHE to a writable folder to decode them once only", stacklevel=2)
     size = tx.shape[-1]
     info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,
                        min(5000, len(ty) // 10), tuple(classes))

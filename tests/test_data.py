@@ -338,7 +338,8 @@ def test_a_torchvision_archive_with_the_wrong_checksum_is_refused_without_fetchi
 @pytest.mark.parametrize("kind", ["jpeg-rgb", "jpeg-gray", "jpeg-cmyk", "png-rgba", "png-la", "png-16bit", "gif",
                                   "webp", "bmp", "tiff"])
 def test_decoded_pixels_are_pillows(kind):
-    """torchvision's decoders where they apply, Pillow's otherwise: the pixels of Pillow's convert("RGB")."""
+    """torchvision's decoders where they apply, Pillow's otherwise: the pixels of Pillow's convert("RGB") (16-bit
+    images rounded to 8 bits)."""
     import io
 
     from fastjem.data import _decoding, _read_image
@@ -358,6 +359,10 @@ def test_decoded_pixels_are_pillows(kind):
         x = _read_image(buf.getvalue())
     with Image.open(io.BytesIO(buf.getvalue())) as im:
         expected = torch.from_numpy(np.asarray(im.convert("RGB")).copy()).permute(2, 0, 1)
+    if kind == "png-16bit":
+        # rounded to 8 bits, where Pillow's convert("RGB") clips every value above 255 to white
+        deep = torch.from_numpy((np.arange(320).reshape(16, 20) * 200).astype(np.int64))
+        expected = ((deep * 255 + 32767) // 65535).to(torch.uint8).expand(3, 16, 20)
     assert x.dtype == torch.uint8 and x.shape == (3, 16, 20)
     assert torch.equal(x, expected)
 
@@ -367,3 +372,119 @@ def test_an_undecodable_image_is_named(tmp_path):
     (tmp_path / "imgs" / "b" / "broken.jpg").write_bytes(b"\xff\xd8 not a jpeg")
     with pytest.raises(DataNotFoundError, match=r"broken\.jpg is not an image"):
         load_arrays("imagefolder", tmp_path / "imgs")
+
+
+def test_nested_class_folders_in_an_archive_take_their_top_folder_as_the_class(tmp_path):
+    """<class>/<sub>/<image>: the class is the folder below what every member shares, as the folder reads it."""
+    for c in ("cat", "dog"):
+        for sub in ("s1", "s2"):
+            _write_folder(tmp_path / "nested" / c, (sub,), n=3)
+    folder = load_arrays("imagefolder", tmp_path / "nested")
+    assert folder.info.classes == ("cat", "dog")
+    (tmp_path / "packed").mkdir()
+    _archive(tmp_path / "nested", tmp_path / "packed" / "n.tar.gz", "top/")
+    _same_arrays(load_arrays("imagefolder", tmp_path / "packed"), folder)
+
+
+def test_the_cache_notices_class_folders_swapped_or_added(tmp_path):
+    _write_folder(tmp_path / "imgs", ("a", "b"), n=3)
+    before = load_arrays("imagefolder", tmp_path / "imgs")
+    # swapped names: every path, label, size and mtime stays, the images behind them do not
+    (tmp_path / "imgs" / "a").rename(tmp_path / "imgs" / "t")
+    (tmp_path / "imgs" / "b").rename(tmp_path / "imgs" / "a")
+    (tmp_path / "imgs" / "t").rename(tmp_path / "imgs" / "b")
+    after = load_arrays("imagefolder", tmp_path / "imgs")
+    x_before = torch.cat([before.train_x, before.test_x])
+    y_before = torch.cat([before.train_y, before.test_y])
+    for x, y in zip(torch.cat([after.train_x, after.test_x]), torch.cat([after.train_y, after.test_y])):
+        assert y_before[(x_before == x).flatten(1).all(1)].item() == 1 - y
+    (tmp_path / "imgs" / "c").mkdir()
+    with pytest.raises(DataNotFoundError, match=r"c hold no images"):
+        load_arrays("imagefolder", tmp_path / "imgs")
+
+
+def test_sixteen_bit_images_are_rounded_not_clipped(tmp_path):
+    (tmp_path / "deep" / "a").mkdir(parents=True)
+    (tmp_path / "deep" / "b").mkdir()
+    for c in ("a", "b"):
+        for i in range(3):
+            Image.fromarray(np.full((8, 8), 32896 * (i % 2), dtype=np.uint16)).save(tmp_path / "deep" / c / f"{i}.png")
+    a = load_arrays("imagefolder", tmp_path / "deep")
+    assert set(torch.cat([a.train_x, a.test_x]).unique().tolist()) == {0, 128}  # 32896 = 128 * 257
+
+
+def test_non_square_images_need_image_size(tmp_path):
+    rng = np.random.default_rng(0)
+    for c in ("a", "b"):
+        (tmp_path / "wide" / c).mkdir(parents=True)
+        for i in range(3):
+            Image.fromarray(rng.integers(0, 255, (16, 24, 3), dtype=np.uint8)).save(tmp_path / "wide" / c / f"{i}.png")
+    with pytest.raises(DataNotFoundError, match="not square: pass --image-size"):
+        load_arrays("imagefolder", tmp_path / "wide")
+    assert load_arrays("imagefolder", tmp_path / "wide", image_size=16).train_x.shape[1:] == (3, 16, 16)
+
+
+def test_named_dataset_folders_scale_the_crop_padding_with_the_image_size(tmp_path):
+    classes = [f"c{i}" for i in range(10)]
+    _write_folder(tmp_path / "cifar" / "train", classes, n=2, size=32)
+    _write_folder(tmp_path / "cifar" / "test", classes, n=1, size=32)
+    assert [load_arrays("cifar10", tmp_path / "cifar", image_size=s).info.pad for s in (16, 32, 64)] == [2, 4, 8]
+
+
+def test_hidden_files_and_odd_entries_are_not_data(tmp_path):
+    import os
+
+    _write_folder(tmp_path / "clean", ("a", "b"), n=6)
+    clean = load_arrays("imagefolder", tmp_path / "clean")
+    _write_folder(tmp_path / "messy", ("a", "b"), n=6)
+    messy = tmp_path / "messy"
+    (messy / "a" / "._0.png").write_bytes(b"\x00\x05\x16\x07 AppleDouble")  # macOS resource forks
+    (messy / "__MACOSX" / "a").mkdir(parents=True)
+    (messy / "__MACOSX" / "a" / "0.png").write_bytes((messy / "a" / "0.png").read_bytes())
+    (messy / "b" / ".ipynb_checkpoints").mkdir()
+    (messy / "b" / ".ipynb_checkpoints" / "0.png").write_bytes((messy / "b" / "0.png").read_bytes())
+    (messy / "b" / "album.png").mkdir()  # a folder named like an image
+    os.symlink(tmp_path / "gone.png", messy / "a" / "dangling.png")
+    _same_arrays(load_arrays("imagefolder", messy), clean)
+    (messy / "a" / "empty.png").write_bytes(b"")
+    with pytest.raises(DataNotFoundError, match=r"empty.png is empty \(0 bytes\)"):
+        load_arrays("imagefolder", messy)
+
+
+def test_symlinked_folders_inside_a_class_are_read(tmp_path):
+    import os
+
+    _write_folder(tmp_path / "real", ("a", "b"), n=3)
+    _write_folder(tmp_path / "extra", ("more",), n=3)
+    _write_folder(tmp_path / "linked", ("a", "b"), n=3)
+    os.symlink(tmp_path / "extra" / "more", tmp_path / "linked" / "a" / "more")
+    a = load_arrays("imagefolder", tmp_path / "linked")
+    assert len(a.train_y) + len(a.test_y) == 9 and (torch.cat([a.train_y, a.test_y]) == 0).sum() == 6
+
+
+def test_an_unwritable_cache_costs_a_warning_not_the_run(tmp_path, monkeypatch):
+    _write_folder(tmp_path / "imgs", ("a", "b"), n=3)
+    (tmp_path / "file").write_text("not a folder")
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "file" / "cache"))
+    with pytest.warns(UserWarning, match="not cached"):
+        a = load_arrays("imagefolder", tmp_path / "imgs")
+    assert len(a.train_y) + len(a.test_y) == 6
+
+
+def test_a_lone_train_folder_given_as_a_named_dataset_says_so(tmp_path):
+    _write_folder(tmp_path / "only" / "train", [f"c{i}" for i in range(10)], n=1)
+    with pytest.raises(DataNotFoundError, match="add the missing split"):
+        load_arrays("cifar10", tmp_path / "only")
+
+
+def test_data_dir_expands_the_home_folder(tmp_path, monkeypatch):
+    _write_folder(tmp_path / "imgs", ("a", "b"), n=3)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    _same_arrays(load_arrays("imagefolder", "~/imgs"), load_arrays("imagefolder", tmp_path / "imgs"))
+
+
+def test_different_class_folders_are_named(tmp_path):
+    _write_folder(tmp_path / "d" / "train", ("a", "b"), n=2)
+    _write_folder(tmp_path / "d" / "test", ("a", "c"), n=2)
+    with pytest.raises(DataNotFoundError, match="only in train: b; only in the held-out split: c"):
+        load_arrays("imagefolder", tmp_path / "d")
