@@ -563,3 +563,89 @@ def test_eval_on_a_folder_of_runs_compares_them(runs, tmp_path, capsys):
     assert "clf" in printed and "jem" in printed
     assert main(["eval", str(runs), "all", *FAST]) == 1
     assert "one task at a time" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------ review fixes
+def test_ece_bins_fp32_confidences_on_their_own_edges_and_refuses_nonsense():
+    """fp32 0.3 is the fp32 edge 0.3 (it closes bin 5 of 20), though it lies above the fp64 0.3."""
+    conf = torch.tensor([0.3, 0.35, 0.6, 0.1], dtype=torch.float32)
+    r = expected_calibration_error(conf, torch.ones(4, dtype=torch.bool), n_bins=20)
+    assert [b for b in range(20) if r.count[b]] == [1, 5, 6, 11]
+    for bad in (1.5, -0.2, float("nan")):
+        with pytest.raises(ValueError, match=r"finite and in \[0, 1\]"):
+            expected_calibration_error(torch.tensor([0.5, bad]), torch.tensor([True, False]))
+
+
+def test_auroc_ranks_infinite_scores_and_refuses_nan():
+    assert auroc(torch.tensor([float("inf"), 1.0]), torch.tensor([float("-inf"), 0.0])) == 1.0
+    with pytest.raises(ValueError, match="NaN"):
+        auroc(torch.tensor([float("nan"), 1.0]), torch.tensor([0.0]))
+
+
+@pytest.mark.parametrize("norm,eps", [("linf", 0.05), ("l2", 0.5)])
+def test_pgd_stays_in_the_ball_for_inputs_outside_the_pixel_range(digits_classifier, norm, eps):
+    """Noisy test images lie outside [-1, 1]: the range clamp must not pull them further than eps."""
+    net, x, y = digits_classifier
+    x = x + 0.5 * torch.randn(x.shape, generator=torch.Generator().manual_seed(1))
+    assert (x.abs() > 1).any()
+    x_adv = pgd_attack(net, x, y, eps, norm, steps=5, generator=torch.Generator().manual_seed(0))
+    delta = (x_adv - x).flatten(1)
+    size = delta.abs().amax(1) if norm == "linf" else delta.norm(dim=1)
+    assert (size <= eps * (1 + 1e-5)).all()
+    # never further outside [-1, 1] than the input itself
+    assert (x_adv >= x.clamp(max=-1.0)).all() and (x_adv <= x.clamp(min=1.0)).all()
+
+
+def _strict_json(path):
+    def refuse(name):
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(path.read_text(), parse_constant=refuse)
+
+
+def test_ood_folder_named_like_the_dataset_keeps_the_test_set_and_reports_are_strict_json(runs, tmp_path):
+    from PIL import Image
+
+    folder = tmp_path / "x" / "digits"  # the in-distribution set's own name
+    folder.mkdir(parents=True)
+    for i in range(5):
+        Image.fromarray(np.full((8, 8), 40 * i, dtype=np.uint8)).save(folder / f"{i}.png")
+    out = tmp_path / "out"
+    assert main(["eval", str(runs / "jem"), "ood", "--ood", str(folder), "uniform", "--n-ood", "1",
+                 "--out-dir", str(out), *FAST]) == 0
+    rep = _strict_json(out / "ood.json")  # --n-ood 1: a std of one score is NaN, written as null
+    auc = rep["results"]["auroc"]
+    assert set(auc) == {str(folder), "uniform"} and auc[str(folder)]["n"] == auc["uniform"]["n"] == 1
+    alone = tmp_path / "alone"
+    assert main(["eval", str(runs / "jem"), "ood", "--ood", "uniform", "--n-ood", "1", "--out-dir", str(alone),
+                 *FAST]) == 0
+    assert _strict_json(alone / "ood.json")["results"]["auroc"]["uniform"] == auc["uniform"]  # same positives
+
+
+def test_calibration_over_runs_keys_each_runs_own_ece_alike():
+    from fastjem.eval.history import headline
+
+    def report(run):
+        return {"checkpoint": f"/runs/{run}/checkpoint.pt", "results": {"models": [
+            {"name": f"JEM ({run})", "checkpoint": f"/runs/{run}/checkpoint.pt", "ece": 0.1},
+            {"name": "classifier-only (base)", "checkpoint": "/runs/base/checkpoint.pt", "ece": 0.2}]}}
+
+    assert headline("calibration", report("a")) == headline("calibration", report("b")) == {
+        "ECE": 0.1, "ECE classifier-only (base)": 0.2}
+
+
+def test_more_bad_eval_input_gets_one_clear_error(runs, tmp_path, capsys):
+    folder = tmp_path / "ckpts"
+    folder.mkdir()
+    (folder / "iter_1.pt").write_bytes((runs / "jem" / "checkpoint.pt").read_bytes())
+    torch.save(torch.zeros(3), folder / "stray.pt")
+    cases = [
+        ([str(folder), "accuracy", *FAST], "not a fastjem checkpoint"),
+        ([str(runs / "jem"), "fid", "--features-model", "classifier", *FAST, "--n-fid", "1"], "--n-fid must be >= 2"),
+        ([str(runs / "jem"), "ood", "--ood", "interp", *FAST, "--n-test", "1"], "at least two test images"),
+    ]
+    for args, match in cases:
+        assert main(["eval", *args]) == 1, args
+        err = capsys.readouterr().err
+        assert err.startswith("fastjem: error:") and match in err, err
+        assert "Traceback" not in err

@@ -51,7 +51,10 @@ def pgd_attack(classifier: Callable[[torch.Tensor], torch.Tensor], x: torch.Tens
         delta = project(noise * eps, eps, norm)
     else:
         delta = torch.zeros_like(x)
-    delta = ((x + delta).clamp(lo, hi) - x).detach()
+    # The valid range, widened to hold x itself (noisy inputs may lie outside [lo, hi]): clamping into it never
+    # moves a pixel further from x, so the eps ball still holds.
+    lo_t, hi_t = x.clamp(max=lo), x.clamp(min=hi)
+    delta = (torch.max(torch.min(x + delta, hi_t), lo_t) - x).detach()
     for _ in range(steps):
         delta.requires_grad_(True)
         with torch.enable_grad():
@@ -64,5 +67,5 @@ def pgd_attack(classifier: Callable[[torch.Tensor], torch.Tensor], x: torch.Tens
                 step = alpha * grad / _flat_norm(grad).clamp_min(1e-12)
             delta = project(delta + step, eps, norm)
             # Stay a valid image: clamping keeps |delta| per pixel no larger, so the ball still holds.
-            delta = ((x + delta).clamp(lo, hi) - x).detach()
+            delta = (torch.max(torch.min(x + delta, hi_t), lo_t) - x).detach()
     return (x + delta).detach()

@@ -13,8 +13,6 @@ import json
 import math
 from pathlib import Path
 
-import torch
-
 from fastjem.checkpoint import atomic_write_text
 from fastjem.errors import ConfigError
 
@@ -33,7 +31,9 @@ def checkpoint_history(path) -> list[Path] | None:
         digits = "".join(c for c in p.stem if c.isdigit())
         if p.stem.startswith("iter_") and digits:
             return int(digits)
-        return int(torch.load(p, map_location="cpu", weights_only=False).get("iteration", 0))
+        from fastjem.checkpoint import load_checkpoint
+
+        return int(load_checkpoint(p)["iteration"])  # CheckpointError, not a traceback, for a stray .pt
 
     return sorted(files, key=lambda p: (iteration(p), p.name))
 
@@ -95,6 +95,7 @@ def format_comparison(result: dict, limit: int = 4) -> str:
 def headline(task: str, report: dict) -> dict[str, float]:
     """The task's numbers worth following over training (names as in the summary table)."""
     r = report["results"]
+    main = report["checkpoint"]
     out: dict[str, float] = {}
     if task == "accuracy":
         for key, v in r.items():
@@ -103,7 +104,8 @@ def headline(task: str, report: dict) -> dict[str, float]:
                 out[f"{key} NLL"] = v["nll"]
     elif task == "calibration":
         for m in r["models"]:
-            out[f"ECE {m['name']}"] = m["ece"]
+            # The evaluated model under one key across runs/checkpoints (its name holds the run folder).
+            out["ECE" if m["checkpoint"] == main else f"ECE {m['name']}"] = m["ece"]
     elif task == "ood":
         from fastjem.eval.ood import SCORES
 

@@ -39,8 +39,8 @@ def auroc(positive: torch.Tensor, negative: torch.Tensor) -> float:
     neg = torch.as_tensor(negative).detach().double().flatten().cpu()
     if len(pos) == 0 or len(neg) == 0:
         raise ValueError("AUROC needs at least one positive and one negative score")
-    if not (torch.isfinite(pos).all() and torch.isfinite(neg).all()):
-        raise ValueError("AUROC scores must be finite")
+    if torch.isnan(pos).any() or torch.isnan(neg).any():
+        raise ValueError("AUROC scores must not be NaN")  # +-inf rank fine
     ranks = _ranks_with_ties(torch.cat([pos, neg]))
     n_pos, n_neg = len(pos), len(neg)
     u = ranks[:n_pos].sum().item() - n_pos * (n_pos + 1) / 2.0
@@ -77,14 +77,20 @@ def expected_calibration_error(confidence: torch.Tensor, correct: torch.Tensor, 
     """
     if n_bins < 1:
         raise ValueError("n_bins must be >= 1")
-    conf = torch.as_tensor(confidence).detach().double().flatten().cpu()
+    raw = torch.as_tensor(confidence).detach().flatten().cpu()
+    if not raw.is_floating_point():
+        raw = raw.double()
+    conf = raw.double()
     hit = torch.as_tensor(correct).detach().double().flatten().cpu()
     if len(conf) != len(hit) or len(conf) == 0:
         raise ValueError("confidence and correct must be non-empty and of equal length")
+    if not (torch.isfinite(conf).all() and (conf >= 0).all() and (conf <= 1).all()):
+        raise ValueError("confidences must be finite and in [0, 1]")
     # Bin (b/M, (b+1)/M], conf = 0 in bin 0; comparing against the edges themselves (not ceil(conf * M)) keeps a
     # confidence equal to an edge, such as 0.3 with M = 20, in the bin it closes despite round-off in conf * M.
-    inner_edges = torch.tensor([b / n_bins for b in range(1, n_bins)], dtype=torch.float64)
-    idx = torch.bucketize(conf, inner_edges, right=False)
+    # ... in the confidences' own precision: fp32 0.3 is the fp32 edge 0.3, not above the fp64 one.
+    inner_edges = torch.tensor([b / n_bins for b in range(1, n_bins)], dtype=torch.float64).to(raw.dtype)
+    idx = torch.bucketize(raw, inner_edges, right=False)
     count = torch.bincount(idx, minlength=n_bins).double()
     sum_conf = torch.bincount(idx, weights=conf, minlength=n_bins)
     sum_hit = torch.bincount(idx, weights=hit, minlength=n_bins)

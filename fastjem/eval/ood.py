@@ -139,6 +139,8 @@ def ood_set(name: str, em: EvalModel, n: int, data_dir: str | os.PathLike = "", 
     if name == "interp":
         if in_dist is None:
             raise ValueError("the interp set needs the in-distribution test images")
+        if len(in_dist) < 2:
+            raise OODSetError("the interp set needs at least two test images (--n-test >= 2)")
         return interpolate_pairs(in_dist, n, gen)[0]
     if name in DATASET_SETS:
         if name == em.config.dataset:

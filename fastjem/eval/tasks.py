@@ -8,6 +8,7 @@ report as a dict (also written to ``<out_dir>/<task>.json``).
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from datetime import datetime, timezone
@@ -91,7 +92,8 @@ class _Run:
             "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "fastjem": _version(),
             "settings": settings, "results": results, "files": self.files + [str(self.out_dir / f"{self.task}.json")],
         }
-        atomic_write_text(json.dumps(report, indent=2, default=_json_default), self.out_dir / f"{self.task}.json")
+        atomic_write_text(json.dumps(_finite_json(json.loads(json.dumps(report, default=_json_default))), indent=2,
+                                     allow_nan=False), self.out_dir / f"{self.task}.json")
         return report
 
 
@@ -107,6 +109,17 @@ def _device_name(device: torch.device) -> str:
     from fastjem.engine import cpu_model
 
     return f"cpu ({cpu_model()}, {os.cpu_count()} cores, {torch.get_num_threads()} threads)"
+
+
+def _finite_json(obj):
+    """NaN / +-inf -> None (JSON has no such numbers), recursively."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _finite_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite_json(v) for v in obj]
+    return obj
 
 
 def _json_default(obj):
@@ -189,7 +202,8 @@ def ood(checkpoint, sets=SYNTHETIC_SETS, n_ood: int = 1000, ood_data_dir: str | 
     em = run.em
     x_in, _ = run.test_set()
     ood_dir = run.data_dir if ood_data_dir is None else ood_data_dir
-    scores = {em.info.name: ood_scores(em.model, x_in, run.batch_size, run.progress, f"scores {em.info.name}")}
+    in_scores = ood_scores(em.model, x_in, run.batch_size, run.progress, f"scores {em.info.name}")
+    out_scores: dict = {}
     skipped = {}
     for name in sets:
         try:
@@ -199,19 +213,25 @@ def ood(checkpoint, sets=SYNTHETIC_SETS, n_ood: int = 1000, ood_data_dir: str | 
                 raise
             skipped[name] = str(err).splitlines()[0]
             continue
-        label = Path(name).name if Path(name).is_dir() else name
-        scores[label] = ood_scores(em.model, x.to(em.device), run.batch_size, run.progress, f"scores {label}")
+        label = (Path(name).name or str(Path(name).resolve())) if Path(name).is_dir() else name
+        if label in out_scores or label == em.info.name:
+            label = name  # two folders called test/, or one called like the in-distribution set: the path given
+        out_scores[label] = ood_scores(em.model, x.to(em.device), run.batch_size, run.progress, f"scores {label}")
+    scores = {em.info.name: in_scores, **out_scores}
     table = {}
-    for label, s in scores.items():
-        if label == em.info.name:
-            continue
-        table[label] = {k: auroc(scores[em.info.name][k], s[k]) for k in SCORES}
+    for label, s in out_scores.items():
+        try:
+            table[label] = {k: auroc(in_scores[k], s[k]) for k in SCORES}
+        except ValueError as err:
+            raise ConfigError(f"OOD scores of {label} or of the test set are NaN ({err}): the network's outputs "
+                              "are not finite") from err
         table[label]["n"] = len(s["logpx"])
     for k in SCORES:
         if table:
             plots.score_histograms(scores, em.info.name, k, SCORE_TITLES[k], {n: table[n][k] for n in table},
                                    run.path(f"ood_{k}.png"))
-    summary = {label: {k: {"mean": v.mean().item(), "std": v.std().item()} for k, v in s.items()}
+    summary = {label: {k: {"mean": v.mean().item(), "std": v.std().item() if v.numel() > 1 else math.nan}
+                       for k, v in s.items()}
                for label, s in scores.items()}
     results = {"auroc": table, "in_distribution": em.info.name, "n_in": len(x_in), "score_stats": summary,
                "skipped": skipped, "positive": "in-distribution"}
@@ -432,6 +452,8 @@ def fid(checkpoint, inception_weights: str | None = None, features_model: str | 
                                   f"{INCEPTION_WEIGHTS_URL}")
     if source not in ("auto", "buffer", "fresh"):
         raise ConfigError(f"--source must be auto, buffer or fresh, got {source!r}")
+    if n_fid < 2 or n_steps < 0:
+        raise ConfigError(f"--n-fid must be >= 2 and --n-steps >= 0, got {n_fid} and {n_steps}")
     run = _Run("fid", checkpoint, **common)
     em = run.em
     if source == "buffer" and em.buffer is None:
