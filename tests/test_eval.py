@@ -649,3 +649,21 @@ def test_more_bad_eval_input_gets_one_clear_error(runs, tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.startswith("fastjem: error:") and match in err, err
         assert "Traceback" not in err
+
+
+def test_ood_all_keeps_the_folders_named_beside_it_and_a_typo_is_an_error(runs, tmp_path, capsys):
+    from PIL import Image
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    for i in range(4):
+        Image.fromarray(np.full((8, 8), 60 * i, dtype=np.uint8)).save(folder / f"{i}.png")
+    out = tmp_path / "out"
+    assert main(["eval", str(runs / "jem"), "ood", "--ood", "all", str(folder), "--n-ood", "8", "--out-dir", str(out),
+                 *FAST]) == 0
+    rep = _report(out / "ood.json")["results"]
+    assert {"uniform", "constant", "interp", "mine"} <= set(rep["auroc"]) and "svhn" in rep["skipped"]
+    capsys.readouterr()
+    assert main(["eval", str(runs / "jem"), "all", "--ood", "unifrom", "--out-dir", str(tmp_path / "typo"), *FAST]) == 1
+    err = capsys.readouterr().err
+    assert "unknown OOD set 'unifrom'" in err and "Traceback" not in err

@@ -127,7 +127,7 @@ def run_eval(args: argparse.Namespace) -> int:
               "seed": args.seed, "test_noise": args.test_noise, "n_test": args.n_test}
     opts = _task_options(args)
     ood_all = args.ood is not None and "all" in args.ood
-    sets = None if ood_all else args.ood
+    sets = args.ood
     from fastjem.eval.history import checkpoint_history, refuse_all, run_folders
 
     history = checkpoint_history(args.checkpoint)
@@ -170,7 +170,8 @@ def _run_task(args: argparse.Namespace, checkpoint, common: dict, opts: dict, oo
             from fastjem.eval.core import load_model
 
             dataset = load_model(checkpoint, args.device).config.dataset
-            chosen = tuple(d for d in chosen if d != dataset)
+            chosen = tuple(d for d in chosen if d != dataset) + tuple(
+                d for d in args.ood if d != "all" and d not in OOD_SETS)  # folders named beside all
         return tasks.ood(checkpoint, sets=chosen, skip_missing=ood_all, **opts["ood"], **common)
     if args.task == "samples":
         return tasks.samples(checkpoint, **opts["samples"], **common)

@@ -34,6 +34,10 @@ class OODSetError(FastJEMError):
     """An OOD set name is unknown or its data is not available."""
 
 
+class OODSetMissing(OODSetError):
+    """A dataset OOD set whose files are not here: ``--ood all`` skips it (an unknown name is still an error)."""
+
+
 def grad_norm_score(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
     """-||d LSE f(x) / dx||_2 per sample: x [B, C, H, W] -> [B] (fp32).
 
@@ -148,7 +152,7 @@ def ood_set(name: str, em: EvalModel, n: int, data_dir: str | os.PathLike = "", 
         try:
             arrays = load_arrays(name, data_dir, download)
         except DataNotFoundError as err:
-            raise OODSetError(f"OOD set {name} is not available offline. {err}\n  - or leave it out: "
+            raise OODSetMissing(f"OOD set {name} is not available offline. {err}\n  - or leave it out: "
                               f"--ood {' '.join(SYNTHETIC_SETS)} needs no data") from err
         x = arrays.test_x
         if len(x) > n:

@@ -39,7 +39,16 @@ from fastjem.eval.metrics import (
     frechet_distance,
     inception_score_from_probs,
 )
-from fastjem.eval.ood import SCORE_TITLES, SCORES, SYNTHETIC_SETS, OODSetError, ood_scores, ood_set
+from fastjem.eval.ood import (
+    OOD_SETS,
+    SCORE_TITLES,
+    SCORES,
+    SYNTHETIC_SETS,
+    OODSetError,
+    OODSetMissing,
+    ood_scores,
+    ood_set,
+)
 
 TASKS = ("accuracy", "calibration", "ood", "samples", "robustness", "fid")
 INCEPTION_WEIGHTS_URL = ("https://github.com/toshas/torch-fidelity/releases/download/v0.2.0/"
@@ -208,7 +217,7 @@ def ood(checkpoint, sets=SYNTHETIC_SETS, n_ood: int = 1000, ood_data_dir: str | 
     for name in sets:
         try:
             x = ood_set(name, em, n_ood, ood_dir, run.download, run.seed, in_dist=x_in)
-        except OODSetError as err:
+        except OODSetMissing as err:
             if not skip_missing:
                 raise
             skipped[name] = str(err).splitlines()[0]
@@ -495,8 +504,15 @@ def run_all(checkpoint, ood_sets=None, compare=None, inception_weights=None, fea
     em = load_model(checkpoint, common.pop("device", "auto"))
     opts = task_options or {}
     reports: dict = {}
-    sets = tuple(ood_sets) if ood_sets else SYNTHETIC_SETS + tuple(
-        d for d in ("svhn", "cifar10", "cifar100", "digits") if d != em.config.dataset)
+    every = SYNTHETIC_SETS + tuple(d for d in ("svhn", "cifar10", "cifar100", "digits") if d != em.config.dataset)
+    # "all" among the sets: every built-in set, and the folders named beside it
+    sets = tuple(ood_sets) if ood_sets else every
+    if "all" in sets:
+        sets = every + tuple(s for s in sets if s != "all" and s not in every)
+    unknown = [s for s in sets if s not in OOD_SETS and not Path(s).is_dir()]
+    if unknown:  # before the other tasks run, not after
+        raise OODSetError(f"unknown OOD set {unknown[0]!r}: choose from {', '.join(OOD_SETS)}, or give a folder of "
+                          "images")
     jobs = {
         "accuracy": lambda: accuracy(em, **opts.get("accuracy", {}), **common),
         "calibration": lambda: calibration(em, compare=compare, **opts.get("calibration", {}), **common),
