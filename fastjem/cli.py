@@ -45,7 +45,7 @@ def _preset_table() -> str:
 
 
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--preset", default="quick", choices=sorted(PRESETS),
+    p.add_argument("--preset", default=None, choices=sorted(PRESETS),
                    help="starting configuration (default: quick)")
     p.add_argument("--resume", metavar="CHECKPOINT", default=None,
                    help="continue the run saved in CHECKPOINT (its config is reused; run length and logging "
@@ -457,7 +457,10 @@ def config_from_args(args: argparse.Namespace) -> tuple[TrainConfig, dict]:
             overrides[key] = tuple(overrides[key])
     if args.classifier_only:
         overrides.update(px_weight=0.0, pxy_weight=0.0)
-    base = get_preset(args.preset)
+    base = get_preset(args.preset or "quick")
+    if args.resume and args.preset:
+        raise ConfigError("--preset starts a new run; --resume continues a saved one with its own config: give one "
+                          "of them")
     if args.config:
         if args.resume:
             raise ConfigError("--config starts a new run; --resume continues a saved one with its own config: give "
@@ -473,14 +476,13 @@ def config_from_args(args: argparse.Namespace) -> tuple[TrainConfig, dict]:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from fastjem.train import Trainer, resume_config
+    from fastjem.train import Trainer, resume_config, resume_folder
 
     cfg, overrides = config_from_args(args)
     if args.resume:
         cfg = resume_config(args.resume, overrides)
-        out_dir = Path(cfg.out_dir) if "out_dir" in overrides else Path(args.resume).resolve().parent
-        if Path(args.resume).is_dir():
-            out_dir = Path(args.resume)
+        out_dir = Path(cfg.out_dir) if "out_dir" in overrides else resume_folder(args.resume)
+        cfg = cfg.replace(out_dir=str(out_dir))  # config.json names the folder the run continues in
     else:
         if int(os.environ.get("WORLD_SIZE", "1")) > 1 and not cfg.out_dir:
             raise ConfigError("under torchrun every process must write to the same folder: pass --out-dir")

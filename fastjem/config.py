@@ -208,10 +208,18 @@ class TrainConfig:
             raise ConfigError("--labels-per-class must be a positive count, or -1 for all labels")
         if self.val_size < -1:
             raise ConfigError("--val-size must be >= 0, or -1 for the dataset default")
-        for name in ("check_every", "snapshot_every", "max_recoveries", "energy_bound", "gap_bound",
-                     "buffer_margin"):
-            if getattr(self, name) < 0 or (name == "check_every" and self.check_every == 0):
+        # a bound of 0 would call every healthy run diverged
+        for name in ("check_every", "energy_bound", "gap_bound"):
+            if not getattr(self, name) > 0:
                 raise ConfigError(f"--{_flag(name)} must be > 0, got {getattr(self, name)}")
+        for name in ("snapshot_every", "max_recoveries", "buffer_margin"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"--{_flag(name)} must be >= 0, got {getattr(self, name)}")
+        if self.decay_rate == 0 and self.decay_epochs:
+            raise ConfigError(f"--decay-rate 0 sets the learning rate to 0 from epoch {min(self.decay_epochs):g} on "
+                              "(--decay-epochs): give a rate in (0, 1], or no --decay-epochs")
+        if not self.momentum < 1:
+            raise ConfigError(f"--momentum must be in [0, 1), got {self.momentum}")
         unknown = [r for r in self.remedies if r not in ("sgld_steps", "lr", "energy_l2")]
         if unknown or not self.remedies:
             raise ConfigError(f"--remedies takes one or more of sgld_steps, lr, energy_l2; got {list(self.remedies)}")

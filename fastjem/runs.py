@@ -52,7 +52,9 @@ def run_row(folder: str | os.PathLike) -> dict:
     iteration = m.train[-1]["iter"] if m.train else 0
     # summary.json is written at the end; a run resumed past it (and not finished again) is not done
     done = summary is not None and summary.get("iteration", -1) >= iteration
-    total = cfg.get("iters") or None
+    # an epoch-based run (iters <= 0, the paper preset) gives its length in epochs
+    iters, epochs = cfg.get("iters") or 0, cfg.get("epochs") or 0
+    total = iters if iters > 0 else (f"{epochs:g} epochs" if epochs else None)
     row = {
         "run": folder.name, "path": str(folder), "dataset": cfg.get("dataset"),
         "model": (summary or {}).get("model") or model, "kind": kind,

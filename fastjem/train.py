@@ -175,6 +175,9 @@ def resume_config(path: str | Path, overrides: dict | None = None) -> TrainConfi
     _refuse_imported(ckpt)
     saved = TrainConfig.from_dict(ckpt["config"])
     overrides = dict(overrides or {})
+    if "epochs" in overrides and overrides["epochs"] != saved.epochs and saved.iters > 0 and "iters" not in overrides:
+        raise CheckpointError(f"this run's length is --iters {saved.iters}, which overrides --epochs: give --iters N "
+                              f"(past the checkpoint's iteration {ckpt['iteration']}), or --iters -1 --epochs E")
     allowed = {"iters", "epochs", "max_minutes", "log_every", "eval_every", "ckpt_every", "ckpt_keep_every",
                "sample_every", "keep_best", "tensorboard", "device", "data_dir", "out_dir", "download", "cuda_graph",
                "iteration_graph", "cpu_malloc"}
@@ -186,6 +189,20 @@ def resume_config(path: str | Path, overrides: dict | None = None) -> TrainConfi
         raise CheckpointError(f"cannot change {desc} when resuming {path}: resume continues the same run; "
                               "start a new run for a different setting")
     return saved.replace(**changed)
+
+
+def resume_folder(path: str | Path) -> Path:
+    """Where a run resumed from ``path`` continues when no --out-dir is given: the run folder (``path`` itself, or
+    the folder of its checkpoint.pt). A kept checkpoint (checkpoints/iter_N.pt) is refused: continuing beside it
+    would start a second run inside the first one's checkpoint history."""
+    path = Path(path)
+    if path.is_dir():
+        return path
+    folder = path.resolve().parent
+    if folder.name == "checkpoints" and (folder.parent / "checkpoint.pt").exists():
+        raise ConfigError(f"{path} is a kept checkpoint of the run in {folder.parent}: give --out-dir for the run "
+                          "that continues from it (continuing in checkpoints/ would mix a new run into the history)")
+    return folder
 
 
 class Trainer:
@@ -222,7 +239,7 @@ class Trainer:
         self.device = resolve_device(cfg.device)
         if self.device.type == "cuda" and self.dist.enabled:
             self.device = torch.device("cuda", self.dist.local_rank)
-        self.out_dir = Path(out_dir) if out_dir else (Path(ckpt["path"]).parent if ckpt else None)
+        self.out_dir = Path(out_dir) if out_dir else (resume_folder(ckpt["path"]) if ckpt else None)
         if self.out_dir is None:
             raise ConfigError("an output folder is needed (--out-dir)")
         latest = self.out_dir / "checkpoint.pt"
@@ -305,6 +322,10 @@ class Trainer:
         self._iteration_graph_failed = False
         self.iters_per_epoch = max(1, self.data.n_train // cfg.batch_size)
         self.total_iters = cfg.iters if cfg.iters > 0 else math.ceil(cfg.epochs * self.iters_per_epoch)
+        if ckpt is not None and int(ckpt["iteration"]) >= self.total_iters:
+            raise ConfigError(f"{ckpt['path']} is at iteration {ckpt['iteration']}, and this run is "
+                              f"{self.total_iters} iterations long: give a larger --iters (or --epochs) to train on; "
+                              "nothing was changed")
         self.iteration = 0
         self.last_samples: torch.Tensor | None = None
         self._acc = torch.zeros(len(METRIC_NAMES), device=self.device)
@@ -703,7 +724,9 @@ class Trainer:
         rng = {"torch": torch.get_rng_state()}
         if self.device.type == "cuda":
             rng["cuda"] = torch.cuda.get_rng_state(self.device)
-        return {"buffer": self.buffer.state_dict(), "sampler": self.sampler.state_dict(), "rng": rng}
+        # the metric sums of the logging window under way: a resumed run logs the line the whole run would
+        return {"buffer": self.buffer.state_dict(), "sampler": self.sampler.state_dict(), "rng": rng,
+                "metric_sums": self._acc.clone(), "metric_count": self._acc_n}
 
     def state_dict(self) -> dict:
         """This rank's full state (rank 0's is what a checkpoint's top level holds)."""
@@ -745,6 +768,9 @@ class Trainer:
         torch.set_rng_state(local["rng"]["torch"])
         if self.device.type == "cuda" and "cuda" in local["rng"]:
             torch.cuda.set_rng_state(local["rng"]["cuda"], self.device)
+        if "metric_sums" in local:
+            self._acc.copy_(local["metric_sums"])  # in place: the iteration graph holds this tensor
+            self._acc_n = int(local["metric_count"])
         if "data_rng" in ckpt:
             self.data_gen.set_state(ckpt["data_rng"])
         self.iteration = int(ckpt["iteration"])
@@ -815,10 +841,68 @@ class Trainer:
     # ------------------------------------------------------------------------------------ loop
     def fit(self) -> dict:
         """Train to ``total_iters`` and return the summary (also written to summary.json)."""
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        with self._folder_lock():
+            if self.dist.is_main and self.iteration > 0:
+                self._continue_records()
+            return self._fit()
+
+    @contextlib.contextmanager
+    def _folder_lock(self):
+        """One run at a time in a folder: a second process (a run started twice, two resumes of one checkpoint)
+        is refused before it writes anything, where its metrics would mix with the first's."""
+        try:
+            import fcntl
+        except ImportError:  # not on this platform: unguarded
+            yield
+            return
+        if not self.dist.is_main:
+            yield
+            return
+        with open(self.out_dir / ".lock", "a+") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                f.seek(0)
+                holder = f.read().strip() or "another process"
+                raise ConfigError(f"{self.out_dir} is in use by another fastjem run ({holder}): wait for it, or "
+                                  "choose another --out-dir; nothing was changed") from None
+            f.seek(0)
+            f.truncate()
+            f.write(f"pid {os.getpid()}")
+            f.flush()
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    def _continue_records(self) -> None:
+        """A resumed run continues its records from the checkpoint's iteration: summary.json (the end of an earlier
+        length) goes, and so do the last metrics.jsonl records when they are of iterations past the checkpoint (an
+        attempt that died before its next checkpoint logged them; they are logged again as the run gets there)."""
+        (self.out_dir / "summary.json").unlink(missing_ok=True)
+        path = self.out_dir / "metrics.jsonl"
+        if not path.exists():
+            return
+        lines = path.read_text().splitlines(keepends=True)
+
+        def past(line: str) -> bool:
+            try:
+                return json.loads(line).get("iter", 0) > self.iteration
+            except (ValueError, AttributeError, TypeError):
+                return False
+
+        # only the trailing records: those of an attempt rolled back by the guard before the checkpoint stay
+        end = len(lines)
+        while end and past(lines[end - 1]):
+            end -= 1
+        if end != len(lines):
+            atomic_write_text("".join(lines[:end]), path)
+
+    def _fit(self) -> dict:
         from tqdm import tqdm
 
         cfg = self.cfg
-        self.out_dir.mkdir(parents=True, exist_ok=True)
         if self.dist.is_main:
             atomic_write_text(json.dumps(cfg.to_dict(), indent=2), self.out_dir / "config.json")
             if cfg.tensorboard:
@@ -889,7 +973,7 @@ class Trainer:
                     m = self.read_metrics()
                     now = time.perf_counter()
                     m.update(iter=it, epoch=it / self.iters_per_epoch, it_per_s=(it - it_window) / (now - t_window),
-                             lr=learning_rate(cfg, it - 1, self.iters_per_epoch))
+                             lr=learning_rate(cfg, it - 1, self.iters_per_epoch) * self.recovery.lr_scale)
                     t_window, it_window = now, it
                     self._log_jsonl(m)
                     if self.board is not None:

@@ -98,6 +98,23 @@ def test_resume_with_another_architecture_is_refused(finished_run, capsys):
     assert sha(ckpt) == before
 
 
+def test_resume_into_another_folder_leaves_the_run_it_continues(finished_run, tmp_path, capsys):
+    from fastjem.runs import run_row
+
+    before = sha(finished_run / "checkpoint.pt")
+    new = tmp_path / "continued"
+    assert main(["train", "--resume", str(finished_run), "--out-dir", str(new), "--iters", "4", "--no-progress"]) == 0
+    assert sha(finished_run / "checkpoint.pt") == before
+    assert '"out_dir": "' + str(finished_run) + '"' in (finished_run / "config.json").read_text()
+    assert '"out_dir": "' + str(new) + '"' in (new / "config.json").read_text()
+    assert run_row(new)["status"] == "done" and run_row(new)["iteration"] == 4
+    # a run resumed past its end and stopped is not "done" (its old summary.json went when it resumed)
+    assert main(["train", "--resume", str(new), "--iters", "40", "--max-minutes", "1e-9", "--no-progress"]) == 0
+    assert run_row(new)["status"].startswith("stopped or running")
+    assert main(["train", "--resume", str(new), "--preset", "paper", "--no-progress"]) == 1
+    assert "--preset starts a new run" in capsys.readouterr().err
+
+
 def test_unreadable_checkpoint_is_refused_and_kept(tmp_path, capsys):
     bad = tmp_path / "checkpoint.pt"
     bad.write_bytes(b"\x00garbage")

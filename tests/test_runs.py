@@ -80,3 +80,13 @@ def test_no_runs_is_a_clear_error(tmp_path, capsys):
     assert "not a run folder" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # argparse refuses the choice
         main(["runs", str(tmp_path), "--sort", "speed"])
+
+
+def test_an_epoch_based_run_gives_its_length_in_epochs(runs, tmp_path):
+    import shutil
+
+    root, _, _ = runs
+    shutil.copytree(root / "cut", tmp_path / "epochs")
+    cfg = json.loads((tmp_path / "epochs" / "config.json").read_text())
+    (tmp_path / "epochs" / "config.json").write_text(json.dumps({**cfg, "iters": -1, "epochs": 3}))
+    assert run_row(tmp_path / "epochs")["status"] == "stopped or running (6/3 epochs)"

@@ -1,3 +1,4 @@
+import json
 import math
 
 import pytest
@@ -321,6 +322,8 @@ def test_existing_run_is_not_overwritten(tiny_config, tmp_path):
     ({"lr": float("nan")}, "finite"), ({"lr": -1.0}, "lr"), ({"sgld_steps": -1}, "sgld-steps"),
     ({"reinit_prob": 1.5}, "reinit-prob"), ({"depth": 12, "arch": "wrn"}, "6n\\+4"),
     ({"dataset": "mnist"}, "dataset"), ({"batch_size": 0}, "batch-size"), ({"sgld_noise": float("inf")}, "finite"),
+    ({"energy_bound": 0.0}, "energy-bound must be > 0"), ({"gap_bound": 0.0}, "gap-bound must be > 0"),
+    ({"momentum": 5.0}, r"momentum must be in \[0, 1\)"), ({"decay_rate": 0.0}, "decay-rate 0"),
 ])
 def test_bad_hyperparameters_are_refused(change, match):
     with pytest.raises(ConfigError, match=match):
@@ -359,3 +362,76 @@ def test_init_weights_from_another_architecture_is_refused(tiny_config, tmp_path
     with pytest.raises(CheckpointError, match="does not exist"):
         Trainer(tiny_config.replace(init_weights=str(tmp_path / "nothing.pt")), out_dir=tmp_path / "c",
                 progress=False)
+
+
+def _records(folder):
+    """metrics.jsonl without its timing fields (the only ones a resumed run may log differently)."""
+    out = []
+    for line in (folder / "metrics.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        out.append({k: v for k, v in r.items() if k not in ("it_per_s", "time", "seconds")})
+    return out
+
+
+def test_a_stop_between_log_lines_resumes_the_same_records(tiny_config, tmp_path):
+    """The metric sums of the window under way are in the checkpoint: a run stopped at 1 (its time limit; log every
+    4) and resumed logs the line at 4 the uninterrupted run logs; records a dead attempt left past the checkpoint
+    are dropped."""
+    whole = Trainer(tiny_config, out_dir=tmp_path / "whole", progress=False, log=lambda *a: None)
+    whole.fit()
+    part = Trainer(tiny_config.replace(max_minutes=1e-9), out_dir=tmp_path / "part", progress=False,
+                   log=lambda *a: None)
+    assert part.fit()["iteration"] == 1
+    with open(tmp_path / "part" / "metrics.jsonl", "a") as f:
+        f.write(json.dumps({"iter": 3, "loss": 99.0}) + "\n")  # logged by an attempt that died at 3
+    resumed = Trainer(resume_config(tmp_path / "part" / "checkpoint.pt", {"max_minutes": 0.0}),
+                      resume=tmp_path / "part", progress=False, log=lambda *a: None)
+    resumed.fit()
+    train = [r for r in _records(tmp_path / "whole") if "loss" in r]
+    assert [r["iter"] for r in train] == [4, 8, 12]
+    assert [r for r in _records(tmp_path / "part") if "loss" in r] == train
+
+
+def test_resume_is_refused_when_it_would_not_train_or_mix_runs(tiny_config, tmp_path):
+    quiet = {"progress": False, "log": lambda *a: None}
+    Trainer(tiny_config.replace(iters=4, ckpt_keep_every=2), out_dir=tmp_path / "run", **quiet).fit()
+    ckpt = tmp_path / "run" / "checkpoint.pt"
+    with pytest.raises(ConfigError, match="at iteration 4, and this run is 3 iterations long"):
+        Trainer(resume_config(ckpt, {"iters": 3}), resume=ckpt, **quiet)
+    with pytest.raises(ConfigError, match="at iteration 4, and this run is 4 iterations long"):
+        Trainer(resume_config(ckpt), resume=ckpt, **quiet)
+    with pytest.raises(CheckpointError, match="overrides --epochs"):
+        resume_config(ckpt, {"epochs": 5.0})
+    kept = tmp_path / "run" / "checkpoints" / "iter_0000002.pt"
+    assert kept.exists()
+    with pytest.raises(ConfigError, match="kept checkpoint of the run"):
+        Trainer(resume_config(kept, {"iters": 6}), resume=kept, **quiet)
+    Trainer(resume_config(kept, {"iters": 6}), out_dir=tmp_path / "branch", resume=kept, **quiet).fit()
+    assert load_checkpoint(tmp_path / "branch")["iteration"] == 6
+    assert not (tmp_path / "run" / "checkpoints" / "checkpoint.pt").exists()
+
+
+def test_a_folder_in_use_by_another_run_is_refused(tiny_config, tmp_path):
+    import fcntl
+
+    (tmp_path / "run").mkdir()
+    with open(tmp_path / "run" / ".lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.write("pid 12345")
+        held.flush()
+        t = Trainer(tiny_config.replace(iters=2), out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
+        with pytest.raises(ConfigError, match=r"in use by another fastjem run \(pid 12345\)"):
+            t.fit()
+        assert sorted(p.name for p in (tmp_path / "run").iterdir()) == [".lock"]  # nothing written
+    t.fit()  # released: the run goes ahead
+    assert load_checkpoint(tmp_path / "run")["iteration"] == 2
+
+
+def test_the_logged_learning_rate_is_the_one_used_after_a_remedy(tiny_config, tmp_path):
+    from fastjem.guard import RecoveryState
+
+    t = Trainer(tiny_config.replace(iters=4, warmup_iters=0), out_dir=tmp_path, progress=False, log=lambda *a: None)
+    t.recovery = RecoveryState(sgld_steps=t.cfg.sgld_steps, energy_l2=0.0, lr_scale=0.25)
+    t.fit()
+    assert [r["lr"] for r in _records(tmp_path) if "lr" in r] == [pytest.approx(0.25 * tiny_config.lr)]
+    assert t.optimizer.param_groups[0]["lr"] == pytest.approx(0.25 * tiny_config.lr)

@@ -95,7 +95,6 @@ def format_comparison(result: dict, limit: int = 4) -> str:
 def headline(task: str, report: dict) -> dict[str, float]:
     """The task's numbers worth following over training (names as in the summary table)."""
     r = report["results"]
-    main = report["checkpoint"]
     out: dict[str, float] = {}
     if task == "accuracy":
         for key, v in r.items():
@@ -103,6 +102,7 @@ def headline(task: str, report: dict) -> dict[str, float]:
                 out[f"{key} acc"] = v["acc"]
                 out[f"{key} NLL"] = v["nll"]
     elif task == "calibration":
+        main = report.get("checkpoint")
         for m in r["models"]:
             # The evaluated model under one key across runs/checkpoints (its name holds the run folder).
             out["ECE" if m["checkpoint"] == main else f"ECE {m['name']}"] = m["ece"]
