@@ -60,8 +60,8 @@ MUTANTS = [
     ]),
     Mutant('no-eval-in-sampling', 'tests/test_sampler.py tests/test_engine.py tests/test_train.py', [
         ('fastjem/sampler.py',
-         '    model.eval()\n    for p, _ in flags:',
-         '    for p, _ in flags:'),
+         '    modes = [(m, m.training) for m in model.modules()]\n    model.eval()\n',
+         '    modes = [(m, m.training) for m in model.modules()]\n'),
     ]),
     Mutant('swap-p-q', 'tests/test_train.py tests/test_engine.py tests/test_bench.py', [
         ('fastjem/train.py',
@@ -442,6 +442,51 @@ MUTANTS = [
         ('fastjem/guard.py',
          'or max(abs(e_buf), abs(e_uni)) > self.energy_bound:',
          'or False:'),
+    ]),
+    Mutant('modes-restored-whole', 'tests/test_sampler.py', [
+        ('fastjem/sampler.py',
+         '        for m, training in modes:\n            m.training = training',
+         '        model.train(modes[0][1])'),
+    ]),
+    Mutant('labels-strided', 'tests/test_kernels_energy.py -k strided', [
+        ('kernels/energy.py',
+         '    # the kernels index labels as a dense [B] array\n    labels = labels.contiguous() if labels is not None else None\n',
+         ''),
+    ]),
+    Mutant('buffer-write-unmasked', 'tests/test_kernels_buffer.py -k outside', [
+        ('kernels/buffer.py',
+         '        m_bd = m_bd & ((b_row >= 0) & (b_row < N))[:, None]\n',
+         ''),
+    ]),
+    Mutant('pgd-clamp-to-range', 'tests/test_eval.py -k pgd', [
+        ('fastjem/eval/attacks.py',
+         '            delta = (torch.max(torch.min(x + delta, hi_t), lo_t) - x).detach()',
+         '            delta = ((x + delta).clamp(lo, hi) - x).detach()'),
+    ]),
+    Mutant('archive-class-innermost', 'tests/test_data.py -k archive', [
+        ('fastjem/data.py',
+         '                records[i] = (None, f[at], (*f[at + 1:], records[i][2][-1]), records[i][3])',
+         '                pass'),
+    ]),
+    Mutant('cache-key-paths-only', 'tests/test_data.py -k cache', [
+        ('fastjem/data.py',
+         '|{st.st_ino}|{st.st_ctime_ns}',
+         ''),
+    ]),
+    Mutant('metric-sums-not-restored', 'tests/test_train.py -k between_log', [
+        ('fastjem/train.py',
+         '            self._acc.copy_(local["metric_sums"])  # in place: the iteration graph holds this tensor\n            self._acc_n = int(local["metric_count"])',
+         '            pass'),
+    ]),
+    Mutant('resume-ignores-out-dir', 'tests/test_cli.py -k another_folder', [
+        ('fastjem/cli.py',
+         '        cfg = cfg.replace(out_dir=str(out_dir))  # config.json names the folder the run continues in',
+         '        out_dir = Path(args.resume) if Path(args.resume).is_dir() else out_dir'),
+    ]),
+    Mutant('no-folder-lock', 'tests/test_train.py -k in_use', [
+        ('fastjem/train.py',
+         '                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\n            except OSError:',
+         '                pass\n            except OSError:'),
     ]),
     Mutant('runs-sort-asc', 'tests/test_runs.py', [
         ('fastjem/runs.py',

@@ -387,7 +387,15 @@ def test_nested_class_folders_in_an_archive_take_their_top_folder_as_the_class(t
 
 
 def test_the_cache_notices_class_folders_swapped_or_added(tmp_path):
-    _write_folder(tmp_path / "imgs", ("a", "b"), n=3)
+    import os
+
+    rng = np.random.default_rng(0)
+    for c in ("a", "b"):
+        (tmp_path / "imgs" / c).mkdir(parents=True)
+        for i in range(3):
+            path = tmp_path / "imgs" / c / f"{i}.bmp"  # one byte size for all, one mtime as an archive leaves them
+            Image.fromarray(rng.integers(0, 255, (8, 8, 3), dtype=np.uint8)).save(path)
+            os.utime(path, ns=(10**18, 10**18))
     before = load_arrays("imagefolder", tmp_path / "imgs")
     # swapped names: every path, label, size and mtime stays, the images behind them do not
     (tmp_path / "imgs" / "a").rename(tmp_path / "imgs" / "t")
