@@ -326,6 +326,9 @@ def run_data(args: argparse.Namespace) -> int:
 
     if args.image_size < 0:
         raise ConfigError("--image-size must be >= 0")
+    if args.grid and Path(args.grid).suffix.lower() not in (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif",
+                                                            ".tiff", ".webp"):
+        raise ConfigError(f"--grid {args.grid}: name an image file (.png, .jpg, ...), e.g. --grid {args.grid}.png")
     arrays = load_arrays(args.dataset, args.data_dir, args.download, args.image_size)
     r = summarize(arrays, args.val_size)
     where = f" from {args.data_dir}" if args.data_dir else ""

@@ -141,6 +141,8 @@ def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = Fa
     root = Path(data_dir).expanduser() if data_dir else default_data_dir()
     if root.is_file() and root.name == TORCHVISION_ARCHIVES.get(name):
         root = root.parent  # torchvision's own archive named directly: its folder is torchvision's root
+    if root.is_dir() and root.name == TORCHVISION_FOLDERS.get(name):
+        root = root.parent  # torchvision's unpacked folder named directly: the same
     if name == "digits":
         arrays = _load_digits()
     elif name in ("cifar10", "cifar100", "svhn"):

@@ -239,6 +239,7 @@ def test_torchvision_cifar_archive_is_unpacked_offline(tmp_path, monkeypatch):
     assert torch.equal(a.train_x, expected) and a.train_y.tolist() == batches["data_batch_1"]["labels"]
     assert a.info.classes == tuple(f"c{i}" for i in range(10))
     assert torch.equal(load_arrays("cifar10", root / "cifar-10-python.tar.gz").train_x, expected)  # the file named
+    assert torch.equal(load_arrays("cifar10", root / "cifar-10-batches-py").train_x, expected)  # the folder named
 
 
 def test_the_jpeg_copy_of_cifar10_loads_from_its_tarballs(cifar10_tarballs):
