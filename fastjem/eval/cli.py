@@ -92,7 +92,8 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
                         "network's own features); images in [-1, 1] -> [B, D]")
     g.add_argument("--source", default="auto", choices=("auto", "buffer", "fresh"),
                    help="which samples FID scores (default: auto = the buffer when there is one)")
-    g.add_argument("--n-fid", type=int, default=10000, help="samples for FID (default: 10000, capped by the buffer's size, and with --source fresh by "
+    g.add_argument("--n-fid", type=int, default=10000,
+                   help="samples for FID (default: 10000, capped by the buffer's size, and with --source fresh by "
                         "the number of test images)")
     return p
 
