@@ -585,11 +585,22 @@ def add_plot_parser(sub) -> None:
                         "several)")
 
 
+# what matplotlib's savefig writes
+FIGURE_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg", ".eps", ".ps", ".tif", ".tiff", ".webp")
+
+
 def run_plot(args: argparse.Namespace) -> int:
     from fastjem.curves import plot_run, plot_runs
     from fastjem.runs import find_runs
 
     runs, out = [], args.out
+    if out is not None:
+        out_path = Path(out)
+        if out_path.is_dir():
+            out = str(out_path / "curves.png")  # a folder: the figure goes in it
+        elif out_path.suffix.lower() not in FIGURE_SUFFIXES:
+            raise ConfigError(f"--out {out}: name a figure file ({', '.join(FIGURE_SUFFIXES)}), e.g. --out "
+                              f"{out_path.with_suffix('.png')}")
     for r in args.runs:
         p = Path(r)
         if p.is_dir() and not (p / "metrics.jsonl").exists():
@@ -598,12 +609,15 @@ def run_plot(args: argparse.Namespace) -> int:
                 out = str(p / "curves.png")
         else:
             runs.append(r)
-    if len(runs) == 1:
-        path = plot_run(runs[0], out)
-    elif out is None:
-        raise ConfigError("several runs go into one figure: pass --out FILE.png")
-    else:
-        path = plot_runs(runs, out)
+    try:
+        if len(runs) == 1:
+            path = plot_run(runs[0], out)
+        elif out is None:
+            raise ConfigError("several runs go into one figure: pass --out FILE.png")
+        else:
+            path = plot_runs(runs, out)
+    except OSError as err:
+        raise ConfigError(f"cannot write the figure {out or ''}: {type(err).__name__}: {err}") from err
     print(f"curves written to {path}")
     return 0
 

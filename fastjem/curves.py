@@ -58,6 +58,9 @@ def read_metrics(path: str | os.PathLike) -> Metrics:
         path = path / "metrics.jsonl"
     if not path.exists():
         raise ConfigError(f"{path} does not exist: give a fastjem run folder (the --out-dir of fastjem train)")
+    if path.suffix != ".jsonl":
+        raise ConfigError(f"{path} is not a metrics.jsonl: give a fastjem run folder (the --out-dir of fastjem "
+                          "train) or its metrics.jsonl")
     m = Metrics()
     for line in path.read_text().splitlines():
         try:
@@ -87,17 +90,26 @@ def plot_curves(runs: Metrics | dict[str, Metrics], path: str | os.PathLike, tit
 
     if isinstance(runs, Metrics):
         runs = {"": runs}
-    for label, m in runs.items():
-        if not m.train:
-            raise ConfigError(f"no training records to plot yet{' in ' + label if label else ''} (the first "
-                              "comes after --log-every iterations)")
+    empty = [label for label, m in runs.items() if not m.train]
+    if len(empty) == len(runs):
+        where = f" in {', '.join(empty)}" if empty[0] else ""
+        raise ConfigError(f"no training records to plot yet{where} (the first comes after --log-every iterations)")
+    # an overlay leaves out runs with nothing logged yet (a run that diverged at once), and says so in the title
+    runs = {label: m for label, m in runs.items() if m.train}
+    if empty:
+        title = (title + "; " if title else "") + f"not plotted, no records yet: {', '.join(empty)}"
     plt = _pyplot()
-    fig, axes = plt.subplots(2, 2, figsize=(10, 6.5), sharex=True)
+    many = len(runs) > 4
+    fig, axes = plt.subplots(2, 2, figsize=(12.5 if many else 10, 6.5), sharex=True)
     single = len(runs) == 1
     generative = False
+    # more runs than the palette: tab20's colours (an overlaid sweep of 12 runs stays readable)
+    palette = COLOURS if len(runs) <= len(COLOURS) else [plt.get_cmap("tab20")(i % 20) for i in range(len(runs))]
     for k, (label, m) in enumerate(runs.items()):
-        colour = COLOURS[k % len(COLOURS)]
+        colour = palette[k]
         it = [r["iter"] for r in m.train]
+        # one record: a marker, since a line through one point draws nothing
+        dot = {"marker": "o", "ms": 4} if len(it) == 1 else {}
 
         def col(key, m=m):
             return [r.get(key, float("nan")) for r in m.train]
@@ -105,11 +117,11 @@ def plot_curves(runs: Metrics | dict[str, Metrics], path: str | os.PathLike, tit
         def name(what, label=label):
             return f"{label}: {what}" if label else what
 
-        axes[0, 0].plot(it, col("loss"), color=colour, label=name("loss"))
+        axes[0, 0].plot(it, col("loss"), color=colour, label=name("loss"), **dot)
         if any("ce" in r for r in m.train):
-            axes[0, 0].plot(it, col("ce"), color=colour, ls="--", alpha=0.8, label=name("cross-entropy"))
+            axes[0, 0].plot(it, col("ce"), color=colour, ls="--", alpha=0.8, label=name("cross-entropy"), **dot)
         ax = axes[0, 1]
-        ax.plot(it, col("acc"), color=colour, lw=1, alpha=0.7, label=name("train (batch)"))
+        ax.plot(it, col("acc"), color=colour, lw=1, alpha=0.7, label=name("train (batch)"), **dot)
         val = [e for e in m.evals if "val_acc" in e]
         if val:
             ax.plot([e["iter"] for e in val], [e["val_acc"] for e in val], "o--", color=colour, ms=3,
@@ -124,12 +136,12 @@ def plot_curves(runs: Metrics | dict[str, Metrics], path: str | os.PathLike, tit
                     label=name(f"test {test[-1]['test_acc']:.4f}"))
         if m.generative and any("e_data" in r for r in m.train):
             generative = True
-            axes[1, 0].plot(it, col("e_data"), color=colour, label=name("data"))
-            axes[1, 0].plot(it, col("e_sample"), color=colour, ls="--", label=name("SGLD samples"))
-        axes[1, 1].plot(it, col("it_per_s"), color=colour, label=name("it/s"))
+            axes[1, 0].plot(it, col("e_data"), color=colour, label=name("data"), **dot)
+            axes[1, 0].plot(it, col("e_sample"), color=colour, ls="--", label=name("SGLD samples"), **dot)
+        axes[1, 1].plot(it, col("it_per_s"), color=colour, label=name("it/s"), **dot)
         if single:
             lr = axes[1, 1].twinx()
-            lr.plot(it, col("lr"), color="tab:purple", alpha=0.7)
+            lr.plot(it, col("lr"), color="tab:purple", alpha=0.7, **dot)
             lr.set_ylabel("learning rate", color="tab:purple")
         for e in m.events:
             for a in axes.flat:
@@ -145,12 +157,24 @@ def plot_curves(runs: Metrics | dict[str, Metrics], path: str | os.PathLike, tit
     axes[1, 1].set_ylabel("iterations / s")
     for ax in axes[1]:
         ax.set_xlabel("iteration")
-    for ax in axes.flat:
-        if ax.get_legend_handles_labels()[0] and (ax is not axes[1, 1] or not single):
-            ax.legend(fontsize=7)
+    if many:
+        # one legend of the runs beside the panels, and a key of the line styles, instead of a legend per panel
+        # that would cover the curves
+        from matplotlib.lines import Line2D
+
+        fig.legend([Line2D([], [], color=palette[k]) for k in range(len(runs))], list(runs), loc="center right",
+                   fontsize=7, title="runs", title_fontsize=8)
+        styles = [Line2D([], [], color="k"), Line2D([], [], color="k", ls="--")]
+        axes[0, 0].legend(styles, ["loss", "cross-entropy"], fontsize=7)
+        if generative:
+            axes[1, 0].legend(styles, ["data", "SGLD samples"], fontsize=7)
+    else:
+        for ax in axes.flat:
+            if ax.get_legend_handles_labels()[0] and (ax is not axes[1, 1] or not single):
+                ax.legend(fontsize=7)
     if title:
         fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 0.8, 1) if many else None)
     return _save(fig, path)
 
 

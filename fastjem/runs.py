@@ -55,12 +55,15 @@ def run_row(folder: str | os.PathLike) -> dict:
     # an epoch-based run (iters <= 0, the paper preset) gives its length in epochs
     iters, epochs = cfg.get("iters") or 0, cfg.get("epochs") or 0
     total = iters if iters > 0 else (f"{epochs:g} epochs" if epochs else None)
+    status = "done" if done else (f"stopped or running ({iteration}/{total})" if total else "stopped or running")
+    if not done and (folder / "diverged.txt").exists():
+        status = "diverged"  # stopped after its last recovery (fastjem sweep marks it so)
     row = {
         "run": folder.name, "path": str(folder), "dataset": cfg.get("dataset"),
         "model": (summary or {}).get("model") or model, "kind": kind,
         "iteration": summary["iteration"] if done else iteration,
-        "status": "done" if done else (f"stopped or running ({iteration}/{total})" if total else "stopped or running"),
-        "it_per_s": statistics.median(rates) if rates else (m.train[0]["it_per_s"] if m.train else None),
+        "status": status,
+        "it_per_s": statistics.median(rates) if rates else (m.train[0].get("it_per_s") if m.train else None),
         "train_acc": m.train[-1].get("acc") if m.train else None,
         "val_acc": val[-1]["val_acc"] if val else None,
         "test_acc": summary.get("test_acc") if done else None,

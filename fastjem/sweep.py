@@ -111,6 +111,12 @@ def plan(base: TrainConfig, grid: dict[str, list], seeds: list[int],
             except ConfigError as err:
                 raise ConfigError(f"run {name}: {err}") from err
             runs.append((name, combo, cfg))
+    names = [name for name, _, _ in runs]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        # values that print alike (0.0010000001 and 0.001 at 6 digits, a/b and a_b) would share a folder
+        raise ConfigError(f"two grid values give the run folder {twice[0]}: make the values differ in their first "
+                          "6 significant digits (and not only by '/' against '_')")
     return runs
 
 
@@ -122,17 +128,33 @@ def spec_of(base: TrainConfig, grid: dict, seeds: list[int]) -> dict:
 def check_spec(folder: Path, spec: dict) -> None:
     """Write ``sweep.json``, or check that the one there describes the same sweep."""
     path = folder / SPEC
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"--out-dir {folder} is a file: give a folder for the sweep")
     if path.exists():
-        saved = json.loads(path.read_text())
+        try:
+            saved = json.loads(path.read_text())
+        except (OSError, ValueError) as err:
+            raise ConfigError(f"{path} is not a sweep description ({type(err).__name__}: {err}): give another "
+                              "--out-dir, or delete it if the folder is yours to reuse") from err
+        if not isinstance(saved, dict) or not isinstance(saved.get("grid"), dict):
+            raise ConfigError(f"{path} is not a sweep description (no grid): give another --out-dir")
         differ = sorted(k for k in set(saved.get("base", {})) | set(spec["base"])
                         if saved.get("base", {}).get(k) != spec["base"].get(k))
-        differ += [k for k in ("grid", "seeds") if saved.get(k) != spec[k]]
+        # the grid's order too: it names the run folders (a reordered grid would train every run again)
+        if list(saved["grid"].items()) != list(spec["grid"].items()):
+            differ.append("grid")
+        if saved.get("seeds") != spec["seeds"]:
+            differ.append("seeds")
         if differ:
             raise ConfigError(f"{folder} holds another sweep ({path} differs in {', '.join(differ)}); give another "
                               "--out-dir, or the same options to continue that one")
         return
-    folder.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(json.dumps(spec, indent=2), path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(json.dumps(spec, indent=2), path)
+    except OSError as err:
+        raise ConfigError(f"cannot write the sweep into {folder} ({type(err).__name__}: {err}): give another "
+                          "--out-dir") from err
 
 
 DIVERGED = "diverged.txt"
@@ -164,10 +186,15 @@ def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder
               progress: bool = True, log: Callable[[str], None] = print) -> dict:
     """Run (or continue) the sweep in ``folder``; returns the summary that ``results.json`` holds. Stops after a
     run that was interrupted (Ctrl-C, SIGTERM, --max-minutes), its checkpoint written: the same call continues."""
+    import shutil
+    import time
+
     from fastjem.train import DivergedError, Trainer, resume_config
 
     folder = Path(folder)
     runs = plan(base, grid, seeds, folder)
+    # --max-minutes bounds the whole invocation (a cluster job's time limit), not each run
+    deadline = time.monotonic() + 60 * base.max_minutes if base.max_minutes > 0 else math.inf
     check_spec(folder, spec_of(base, grid, seeds))
     log(f"sweep: {len(runs)} runs ({' x '.join(str(len(v)) for v in grid.values())} combinations x {len(seeds)} "
         f"seeds) in {folder}")
@@ -179,6 +206,14 @@ def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder
             log(f"[{i}/{len(runs)}] {name}: {state}, skipped" + (f" (delete {out} to run it again)"
                                                                   if state == "diverged" else ""))
             continue
+        left = (deadline - time.monotonic()) / 60
+        if left <= 0:
+            interrupted = name
+            log(f"sweep stopped before {name}: time limit of {base.max_minutes:g} min (--max-minutes) reached; run "
+                f"the same command (--out-dir {folder}) again to continue")
+            break
+        if math.isfinite(left):
+            cfg = cfg.replace(max_minutes=left)
         if state == "partial":
             ckpt = out / "checkpoint.pt"
             log(f"[{i}/{len(runs)}] {name}: resuming {ckpt}")
@@ -186,6 +221,10 @@ def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder
             trainer = Trainer(resume_config(ckpt, machine), out_dir=out, resume=ckpt, progress=progress, log=log)
         else:
             log(f"[{i}/{len(runs)}] {name}")
+            # killed before its first checkpoint: what it logged goes, or the restart would log every step twice
+            for stale in ("metrics.jsonl", "summary.json", "curves.png"):
+                (out / stale).unlink(missing_ok=True)
+            shutil.rmtree(out / "tensorboard", ignore_errors=True)
             trainer = Trainer(cfg, out_dir=out, progress=progress, log=log)
         try:
             summary = trainer.fit()
@@ -196,7 +235,8 @@ def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder
             continue
         if summary.get("interrupted"):
             interrupted = name
-            log(f"sweep stopped at {name} (its checkpoint is written): run the same command again to continue")
+            log(f"sweep stopped at {name} (its checkpoint is written): run the same command (--out-dir {folder}) "
+                "again to continue")
             break
         log(f"[{i}/{len(runs)}] {name}: test accuracy {summary['test_acc']:.4f}")
     result = summarise(folder, grid, runs)

@@ -322,7 +322,8 @@ class Trainer:
         self._iteration_graph_failed = False
         self.iters_per_epoch = max(1, self.data.n_train // cfg.batch_size)
         self.total_iters = cfg.iters if cfg.iters > 0 else math.ceil(cfg.epochs * self.iters_per_epoch)
-        if ckpt is not None and int(ckpt["iteration"]) >= self.total_iters:
+        # at its end exactly: the run finishes again (test evaluation, summary.json), as after a kill before them
+        if ckpt is not None and int(ckpt["iteration"]) > self.total_iters:
             raise ConfigError(f"{ckpt['path']} is at iteration {ckpt['iteration']}, and this run is "
                               f"{self.total_iters} iterations long: give a larger --iters (or --epochs) to train on; "
                               "nothing was changed")

@@ -70,3 +70,43 @@ def test_plot_overlays_several_runs(tiny_config, tmp_path, capsys):
     assert "--out" in capsys.readouterr().err
     assert main(["plot", str(tmp_path / "jem"), str(tmp_path / "clf"), "--out", str(tmp_path / "both.png")]) == 0
     assert (tmp_path / "both.png").stat().st_size > 20000
+
+
+def _blue_pixels(path):
+    """Pixels of the runs' first colour (tab:blue), not of the black text and axes."""
+    import numpy as np
+    from PIL import Image
+
+    a = np.asarray(Image.open(path).convert("RGB"), dtype=int)
+    return int(((a[..., 2] - a[..., 0]) > 80).sum())
+
+
+def test_plot_output_paths_and_runs_with_little_or_nothing_logged(tmp_path, capsys):
+    for name, records in (("one", [_train(2)]), ("none", [])):
+        (tmp_path / "sw" / name).mkdir(parents=True)
+        _write(tmp_path / "sw" / name / "metrics.jsonl", records)
+    for k in range(7):  # more runs than the palette's six colours
+        (tmp_path / "sw" / f"r{k}").mkdir()
+        _write(tmp_path / "sw" / f"r{k}" / "metrics.jsonl", [_train(2, 1.0 + k), _train(4, 0.5 + k)])
+    # a sweep's folder with a run that logged nothing: the others are drawn, the empty one named in the title
+    assert main(["plot", str(tmp_path / "sw")]) == 0
+    assert (tmp_path / "sw" / "curves.png").stat().st_size > 20000
+    # one record: drawn as a marker (a line through one point draws nothing)
+    two = plot_run(tmp_path / "sw" / "r0", tmp_path / "two.png")
+    one = plot_run(tmp_path / "sw" / "one", tmp_path / "one.png")
+    assert _blue_pixels(one) > 0.1 * _blue_pixels(two)  # without markers about 0.06 (only the legend's swatches)
+    with pytest.raises(ConfigError, match="no training records"):
+        plot_run(tmp_path / "sw" / "none")
+    capsys.readouterr()
+    # --out: a folder takes curves.png, a name that is not a figure file is refused, an unwritable place is an error
+    assert main(["plot", str(tmp_path / "sw" / "r0"), "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "curves.png").exists() and str(tmp_path / "curves.png") in capsys.readouterr().out
+    for out, message in ((tmp_path / "o.txt", "name a figure file"), (tmp_path / "two.png" / "x.png",
+                                                                         "cannot write the figure")):
+        assert main(["plot", str(tmp_path / "sw" / "r0"), "--out", str(out)]) == 1
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err
+    assert main(["plot", str(tmp_path / "sw" / "r0" / "metrics.jsonl").replace("metrics.jsonl", "config.json")]) == 1
+    (tmp_path / "sw" / "r0" / "config.json").write_text("{}")
+    assert main(["plot", str(tmp_path / "sw" / "r0" / "config.json")]) == 1
+    assert "is not a metrics.jsonl" in capsys.readouterr().err

@@ -108,3 +108,57 @@ def test_a_run_that_diverges_beyond_recovery_is_marked_and_the_sweep_goes_on(tmp
     monkeypatch.setattr(Trainer, "fit", real_fit)
     assert main(args) == 0
     assert "sgld_steps=1+seed=2: diverged, skipped" in capsys.readouterr().out
+    from fastjem.runs import run_row
+
+    (folder / "sgld_steps=1+seed=2" / "metrics.jsonl").write_text(json.dumps({"iter": 2, "loss": 1.0}) + "\n")
+    assert run_row(folder / "sgld_steps=1+seed=2")["status"] == "diverged"
+
+
+def test_a_sweep_folder_holds_one_grid_in_its_order_and_bad_folders_are_refused(tmp_path):
+    from fastjem.config import TrainConfig
+    from fastjem.sweep import check_spec, plan, spec_of
+
+    base = TrainConfig(preset="test")
+    check_spec(tmp_path / "sw", spec_of(base, {"sgld_steps": [1, 2], "lr": [1e-3, 2e-3]}, [1]))
+    # the same grid listed in another order names other run folders: refused, not trained again
+    with pytest.raises(ConfigError, match="differs in grid"):
+        check_spec(tmp_path / "sw", spec_of(base, {"lr": [1e-3, 2e-3], "sgld_steps": [1, 2]}, [1]))
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "sweep.json").write_text("{not json")
+    with pytest.raises(ConfigError, match="not a sweep description"):
+        check_spec(tmp_path / "bad", spec_of(base, {"lr": [1e-3]}, [1]))
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ConfigError, match="is a file"):
+        check_spec(tmp_path / "file", spec_of(base, {"lr": [1e-3]}, [1]))
+    with pytest.raises(ConfigError, match="give the run folder lr=0.001\\+seed=1"):
+        plan(base, {"lr": [0.0010000001, 0.001]}, [1], tmp_path / "dup")
+
+
+def test_max_minutes_bounds_the_whole_sweep(tmp_path, capsys, monkeypatch):
+    import time
+
+    from fastjem.train import Trainer
+
+    clock = [1000.0]
+    given = []
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+
+    def fit(self):  # each run takes 40 s of the sweep's 60
+        given.append(self.cfg.max_minutes)
+        clock[0] += 40
+        return {"test_acc": 0.5, "iteration": 6}
+
+    monkeypatch.setattr(Trainer, "fit", fit)
+    args = ["sweep", "--grid", "sgld-steps=1,2,3", "--out-dir", str(tmp_path / "sw"), "--max-minutes", "1", *TINY]
+    assert main(args) == 0
+    assert given == [pytest.approx(1.0), pytest.approx(20 / 60)]
+    assert "sweep stopped before sgld_steps=3+seed=1: time limit of 1 min" in capsys.readouterr().out
+
+
+def test_a_run_killed_before_its_first_checkpoint_starts_over_with_clean_records(tmp_path):
+    run = tmp_path / "sw" / "sgld_steps=1+seed=1"
+    run.mkdir(parents=True)
+    (run / "metrics.jsonl").write_text(json.dumps({"iter": 2, "loss": 9.0}) + "\n")  # what the killed attempt logged
+    assert main(["sweep", "--grid", "sgld-steps=1", "--out-dir", str(tmp_path / "sw"), *TINY]) == 0
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iter"] for r in records if "loss" in r] == [2, 4, 6] and all(r.get("loss") != 9.0 for r in records)

@@ -398,8 +398,10 @@ def test_resume_is_refused_when_it_would_not_train_or_mix_runs(tiny_config, tmp_
     ckpt = tmp_path / "run" / "checkpoint.pt"
     with pytest.raises(ConfigError, match="at iteration 4, and this run is 3 iterations long"):
         Trainer(resume_config(ckpt, {"iters": 3}), resume=ckpt, **quiet)
-    with pytest.raises(ConfigError, match="at iteration 4, and this run is 4 iterations long"):
-        Trainer(resume_config(ckpt), resume=ckpt, **quiet)
+    # at its end exactly (a kill between the last checkpoint and summary.json): the run finishes again
+    (tmp_path / "run" / "summary.json").unlink()
+    assert Trainer(resume_config(ckpt), resume=ckpt, **quiet).fit()["iteration"] == 4
+    assert (tmp_path / "run" / "summary.json").exists()
     with pytest.raises(CheckpointError, match="overrides --epochs"):
         resume_config(ckpt, {"epochs": 5.0})
     kept = tmp_path / "run" / "checkpoints" / "iter_0000002.pt"
