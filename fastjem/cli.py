@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import os
 import sys
 import time
@@ -370,7 +371,9 @@ def add_bench_parser(sub) -> None:
                                    "batch 64 on CUDA; WRN-10-2, batch 16 on a CPU.")
     p.add_argument("--arch", choices=ARCHS, default="wrn")
     p.add_argument("--depth", type=int, default=None, help="WRN depth (default: 28 on CUDA, 10 on CPU)")
-    p.add_argument("--width", type=int, default=None, help="WRN widen factor (default: 10 on CUDA, 2 on CPU)")
+    p.add_argument("--width", type=int, default=None,
+                   help="WRN widen factor (default: 10 on CUDA, 2 on CPU), or the conv net's width (default: 16, the "
+                        "quick preset's)")
     p.add_argument("--norm", choices=NORMS, default="none")
     p.add_argument("--batch-size", type=int, nargs="+", default=None, metavar="N",
                    help="chains per SGLD call (default: 64 CUDA, 16 CPU); several sizes time each in turn and print "
@@ -396,7 +399,7 @@ def add_bench_parser(sub) -> None:
     p.add_argument("--seconds", type=float, default=10.0, help="timed seconds after the warm-up (default 10)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="also write the result as JSON to this file (a list for several "
-                                                  "batch sizes)")
+                                                  "batch sizes or precisions)")
     p.add_argument("--plot", default=None, metavar="PNG", help="with several batch sizes: draw chains/s and ms per "
                                                                 "step against the batch size to this file")
 
@@ -417,37 +420,56 @@ def run_bench(args: argparse.Namespace) -> int:
             raise ConfigError(f"--{name.replace('_', '-')} must be > 0")
     if args.batch_size is not None and min(args.batch_size) <= 0:
         raise ConfigError("--batch-size must be > 0")
-    if args.seconds <= 0:
-        raise ConfigError("--seconds must be > 0")
+    if not 0 < args.seconds < math.inf:
+        raise ConfigError(f"--seconds must be a finite number > 0, got {args.seconds}")
     if args.plot and (args.batch_size is None or len(args.batch_size) < 2):
         raise ConfigError("--plot draws how the cost scales with the batch size: give --batch-size two or more sizes")
+    if args.plot and Path(args.plot).suffix.lower() not in FIGURE_SUFFIXES:
+        raise ConfigError(f"--plot {args.plot}: name a figure file ({', '.join(FIGURE_SUFFIXES)})")
     if len(set(args.precision)) < len(args.precision):
         raise ConfigError(f"--precision lists a precision twice: {' '.join(args.precision)}")
+    if args.batch_size is not None and len(set(args.batch_size)) < len(args.batch_size):
+        raise ConfigError(f"--batch-size lists a size twice: {' '.join(map(str, args.batch_size))}")
+    for target in (args.out, args.plot):
+        # before the timing, not after it: a folder that cannot be made
+        if target:
+            try:
+                Path(target).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise ConfigError(f"cannot write {target}: {type(err).__name__}: {err}") from err
     device = resolve_device(args.device)
     cuda = device.type == "cuda"
 
     def pick(given, on_cuda, on_cpu):
         return given if given is not None else (on_cuda if cuda else on_cpu)
 
+    # the conv net's default width is the quick preset's (the WRN's widen factor means another thing)
+    width = args.width if args.width is not None else (
+        get_preset("quick").width if args.arch == "convnet" else pick(None, 10, 2))
+    # every run's settings checked before the first is timed
+    configs = [TrainConfig(arch=args.arch, depth=pick(args.depth, 28, 10), width=width,
+                           norm=args.norm, batch_size=batch_size, sgld_steps=args.sgld_steps,
+                           precision=precision, compile=args.compile, cuda_graph=args.cuda_graph,
+                           iteration_graph=False,  # the sampler alone: its own graph
+                           cpu_malloc=args.cpu_malloc, cast_weights_once=args.cast_weights_once,
+                           sgld_parts=args.sgld_parts, kernels=args.kernels, seed=args.seed,
+                           device=device.type).validate()
+               for precision, batch_size in itertools.product(args.precision, pick(args.batch_size, [64], [16]))]
     results = []
-    for precision, batch_size in itertools.product(args.precision, pick(args.batch_size, [64], [16])):
-        cfg = TrainConfig(arch=args.arch, depth=pick(args.depth, 28, 10), width=pick(args.width, 10, 2),
-                          norm=args.norm, batch_size=batch_size, sgld_steps=args.sgld_steps,
-                          precision=precision, compile=args.compile, cuda_graph=args.cuda_graph,
-                          iteration_graph=False,  # the sampler alone: its own graph
-                          cpu_malloc=args.cpu_malloc, cast_weights_once=args.cast_weights_once,
-                          sgld_parts=args.sgld_parts, kernels=args.kernels, seed=args.seed, device=device.type)
-        results.append(bench_sampler(cfg.validate(), device, args.num_classes, args.channels, args.image_size,
-                                     args.seconds))
+    for cfg in configs:
+        results.append(bench_sampler(cfg, device, args.num_classes, args.channels, args.image_size, args.seconds))
         print_result(results[-1])
     if len(results) > 1:
         print_scaling(results)
     if len(args.precision) > 1:
         print_precisions(results)
-    if args.out:
-        print(f"written to {write_result(results[0] if len(results) == 1 else results, args.out)}")
-    if args.plot:
-        print(f"plot: {plot_batch_scaling(results, args.plot)}")
+    try:
+        if args.out:
+            print(f"written to {write_result(results[0] if len(results) == 1 else results, args.out)}")
+        if args.plot:
+            print(f"plot: {plot_batch_scaling(results, args.plot)}")
+    except OSError as err:
+        raise ConfigError(f"cannot write the results: {type(err).__name__}: {err}") from err
     return 0
 
 

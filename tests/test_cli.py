@@ -139,6 +139,7 @@ def test_bench_times_the_sampler_and_writes_json(tmp_path, capsys):
     assert rc == 0
     r = json.loads(out.read_text())
     assert r["model"] == "WRN-10-1" and r["batch_size"] == 4 and r["sgld_steps"] == 3 and r["windows"] >= 3
+    assert r["fastjem"] and r["torch"] and r["python"] and "triton" in r
     assert 0 < r["sgld_call_ms_min"] <= r["sgld_call_ms"] <= r["sgld_call_ms_max"]
     assert r["sgld_step_ms"] == pytest.approx(r["sgld_call_ms"] / 3)
     # one step is a forward and an input gradient: the gradient costs about what the forward costs
@@ -196,6 +197,14 @@ def test_bench_refuses_bad_sizes(capsys):
     assert "--batch-size must be > 0" in capsys.readouterr().err
     assert main(["bench", "--batch-size", "4", "--plot", "x.png", "--device", "cpu"]) == 1
     assert "two or more sizes" in capsys.readouterr().err
+    # refused before anything is timed: each of these would otherwise fail after the benchmark, or midway
+    for args, message in ((["--seconds", "nan"], "finite number"), (["--batch-size", "2", "2"], "a size twice"),
+                          (["--batch-size", "4", "2", "--plot", "p.txt"], "name a figure file"),
+                          (["--batch-size", "4", "1", "--sgld-parts", "2"], "more than the batch size"),
+                          (["--out", "/proc/none/b.json"], "cannot write")):
+        assert main(["bench", "--device", "cpu", *args]) == 1, args
+        err = capsys.readouterr()
+        assert message in err.err and "SGLD call" not in err.out and "Traceback" not in err.err, args
 
 
 @pytest.mark.gpu
