@@ -18,29 +18,39 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from env_info import RESULTS, device_info, git_state, now_utc, versions, write_result  # noqa: E402
 from quick_run import train_timed  # noqa: E402
 
-from fastjem.config import get_preset  # noqa: E402
+from fastjem.config import PRESETS, get_preset  # noqa: E402
+from fastjem.errors import FastJEMError  # noqa: E402
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--preset", default="quick")
+    p.add_argument("--preset", default="quick", choices=sorted(PRESETS))
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--precisions", nargs=2, default=["fp32", "bf16"], metavar=("BASE", "LOW"))
     p.add_argument("--out", default=str(RESULTS))
     args = p.parse_args(argv)
+    if len(set(args.seeds)) != len(args.seeds) or args.precisions[0] == args.precisions[1]:
+        p.error("--seeds must be distinct, and --precisions two different precisions")
+    # every run's config checked before the first trains (a typo would otherwise show after the first runs)
+    configs = []
+    for seed in args.seeds:
+        for precision in args.precisions:
+            try:
+                configs.append(get_preset(args.preset).replace(seed=seed, precision=precision).validate())
+            except FastJEMError as err:
+                p.error(str(err))
     started = now_utc()
     runs = []
     device = None
-    for seed in args.seeds:
-        for precision in args.precisions:
-            cfg = get_preset(args.preset).replace(seed=seed, precision=precision)
-            summary, trainer, seconds = train_timed(cfg)
-            device = trainer.device
-            runs.append({"seed": seed, "precision": precision, "engine": trainer.engine.describe(),
-                         "test_acc": summary["test_acc"], "val_acc": summary["val_acc"],
-                         "wall_seconds": seconds, "it_per_s_median": summary["it_per_s_median"],
-                         "recoveries": summary["recoveries"]})
-            print(f"seed {seed} {precision}: test accuracy {summary['test_acc']:.4f} in {seconds:.0f} s", flush=True)
+    for cfg in configs:
+        seed, precision = cfg.seed, cfg.precision
+        summary, trainer, seconds = train_timed(cfg)
+        device = trainer.device
+        runs.append({"seed": seed, "precision": precision, "engine": trainer.engine.describe(),
+                     "test_acc": summary["test_acc"], "val_acc": summary["val_acc"],
+                     "wall_seconds": seconds, "it_per_s_median": summary["it_per_s_median"],
+                     "recoveries": summary["recoveries"]})
+        print(f"seed {seed} {precision}: test accuracy {summary['test_acc']:.4f} in {seconds:.0f} s", flush=True)
     base, low = args.precisions
     mean = {pr: statistics.mean(r["test_acc"] for r in runs if r["precision"] == pr) for pr in args.precisions}
     diffs = [next(r["test_acc"] for r in runs if r["seed"] == s and r["precision"] == low)

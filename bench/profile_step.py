@@ -111,6 +111,18 @@ def main(argv=None) -> int:
                    "reference")
     p.add_argument("--out", default=str(RESULTS))
     args = p.parse_args(argv)
+    for name in ("depth", "width", "batch_size"):
+        if getattr(args, name) < 0:
+            p.error(f"--{name.replace('_', '-')} must be > 0 (or 0 for the device's default)")
+    for name in ("steps", "reps", "rows"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name} must be >= 1")
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    unknown = [e for e in engines if e not in ("default", "matched", "reference")]
+    if unknown or not engines:
+        p.error(f"--engines takes default, matched, reference; got {args.engines!r}")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        p.error("--device cuda: no CUDA device here")
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
                           (args.device if args.device != "auto" else "cpu"))
     cuda = device.type == "cuda"
@@ -122,7 +134,7 @@ def main(argv=None) -> int:
               "model": f"WRN-{depth}-{width}", "batch_size": batch, "sgld_steps_per_call": args.steps, "engines": {}}
     base = TrainConfig(arch="wrn", depth=depth, width=width, batch_size=batch, sgld_steps=args.steps,
                        cuda_graph=False, iteration_graph=False, device=device.type, seed=0)
-    for name in [e.strip() for e in args.engines.split(",") if e.strip()]:
+    for name in engines:
         if name == "reference":
             torch.manual_seed(0)
             model = WideResNet(depth, width, 10, 3).to(device)

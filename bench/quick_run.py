@@ -18,7 +18,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from env_info import RESULTS, device_info, git_state, now_utc, versions, write_result  # noqa: E402
 
-from fastjem.config import get_preset  # noqa: E402
+from fastjem.config import PRESETS, get_preset  # noqa: E402
+from fastjem.errors import FastJEMError  # noqa: E402
 from fastjem.train import Trainer  # noqa: E402
 
 
@@ -29,6 +30,10 @@ def train_timed(cfg) -> tuple[dict, Trainer, float]:
         trainer = Trainer(cfg, out_dir=Path(tmp) / "run", progress=False)
         summary = trainer.fit()
         seconds = time.perf_counter() - t0
+        if summary.get("interrupted"):
+            # its checkpoint lies in this temporary folder, about to go: nothing to resume, nothing to record
+            raise SystemExit(f"interrupted at iteration {summary['iteration']}: nothing recorded (the run was "
+                             "temporary; run the measurement again)")
         lines = [json.loads(s) for s in (Path(tmp) / "run" / "metrics.jsonl").read_text().splitlines()]
     train = [r for r in lines if "it_per_s" in r]
     speeds = sorted(r["it_per_s"] for r in train)
@@ -39,10 +44,13 @@ def train_timed(cfg) -> tuple[dict, Trainer, float]:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--preset", default="quick")
+    p.add_argument("--preset", default="quick", choices=sorted(PRESETS))
     p.add_argument("--classifier-only", action="store_true")
-    p.add_argument("--precision", default=None, help="override the preset's precision (fp32, tf32, bf16, auto)")
+    p.add_argument("--precision", default=None, choices=("fp32", "tf32", "bf16", "auto"),
+                   help="override the preset's precision")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--iters", type=int, default=0, help="override the preset's length (a short check of the script; "
+                                                        "recorded in the config)")
     p.add_argument("--out", default=str(RESULTS))
     args = p.parse_args(argv)
     cfg = get_preset(args.preset).replace(seed=args.seed)
@@ -50,6 +58,12 @@ def main(argv=None) -> int:
         cfg = cfg.replace(precision=args.precision)
     if args.classifier_only:
         cfg = cfg.replace(px_weight=0.0, pxy_weight=0.0)
+    if args.iters:
+        cfg = cfg.replace(iters=args.iters)
+    try:
+        cfg.validate()
+    except FastJEMError as err:
+        p.error(str(err))
     started = now_utc()
     summary, trainer, seconds = train_timed(cfg)
     rep = {

@@ -40,7 +40,9 @@ PLOT_NAME = "steps_per_sec.png"
 def _git(rep: dict) -> str:
     """The commit a result was measured at; "+ changes" where the working tree differed from it."""
     git = rep.get("git") or {}
-    return str(git.get("sha"))[:8] + (" + changes" if git.get("dirty") else "")
+    if not git.get("sha"):
+        return "-"  # measured outside a git checkout (the H200 runs)
+    return str(git["sha"])[:8] + (" + changes" if git.get("dirty") else "")
 
 
 def load_results(folder: Path, include_smoke: bool = False) -> dict:
@@ -405,7 +407,8 @@ def main(argv=None) -> int:
     p.add_argument("--readme", default=str(REPO / "README.md"))
     p.add_argument("--plot", default="", help=f"plot path (default <results>/{PLOT_NAME})")
     p.add_argument("--markdown", default="", help="also write the markdown to this file")
-    p.add_argument("--print", action="store_true", help="print the markdown; do not edit the README")
+    p.add_argument("--print", action="store_true", help="print the markdown; edit neither the README nor the plot "
+                   "(unless --plot names one)")
     p.add_argument("--unpack", metavar="GPU_SUITE_JSON", default="",
                    help="first write the results a gpu_suite JSON embeds (steps, kernels, kernel configs, cifar, "
                         "SGLD study) to the results folder as their own files, where missing: a lent machine "
@@ -416,7 +419,8 @@ def main(argv=None) -> int:
             print(f"unpacked {name}")
     results = load_results(Path(args.results))
     plot_path = Path(args.plot) if args.plot else Path(args.results) / PLOT_NAME
-    if results["steps"]:
+    # --print edits nothing: the plot is drawn only where asked for by --plot
+    if results["steps"] and (not args.print or args.plot):
         plot(results, plot_path)
     try:
         plot_rel = plot_path.resolve().relative_to(Path(args.readme).resolve().parent).as_posix()

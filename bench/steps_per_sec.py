@@ -585,7 +585,7 @@ def parse_args(argv=None):
                         "where fastjem's engine tunes the process-wide allocator); --no-reference-process shares "
                         "this process with fastjem, which isolates what the engine's structure buys")
     p.add_argument("--overlap", action="store_true", help="also time the --overlap-data candidate (CUDA)")
-    p.add_argument("--sgld-parts", type=int, default=0,
+    p.add_argument("--sgld-parts", type=int, default=0, choices=(0, 2, 4),
                    help="also time the --sgld-parts N candidate on CUDA as fastjem-partsN (default 0: not timed; "
                         "the default engine samples in 2 parts on CUDA and fastjem-one-part in 1)")
     p.add_argument("--skip", default="", help="comma-separated fastjem engines not to time (fastjem-matched, "
@@ -597,15 +597,22 @@ def parse_args(argv=None):
         args.device = "cuda" if torch.cuda.is_available() else "cpu"
     cuda = args.device == "cuda"
     if args.smoke:
-        args.configs = args.configs or "wrn-10-2"
-        args.batch_size = args.batch_size or 4
-        args.sgld_steps, args.buffer_size = 2, 200
-        args.warmup, args.windows, args.window_s, args.max_iters_per_window, args.component_reps = 1, 2, 0.0, 1, 1
+        # the smoke sizes where an option was left at its default: what is given is what runs (and is recorded)
+        smoke = {"configs": "wrn-10-2", "batch_size": 4, "sgld_steps": 2, "buffer_size": 200, "warmup": 1,
+                 "windows": 2, "window_s": 0.0, "max_iters_per_window": 1, "component_reps": 1}
+        for name, value in smoke.items():
+            if getattr(args, name) == p.get_default(name):
+                setattr(args, name, value)
         args.no_compile = True
         # One thread: on a shared machine, oversubscribed OpenMP threads make tiny ops 10-20x slower.
         args.threads = args.threads or 1
     args.configs = [c.strip().lower() for c in (args.configs or ("wrn-10-2,wrn-16-8,wrn-28-10" if cuda else
                                                                   "wrn-10-2")).split(",") if c.strip()]
+    for name, low in (("batch_size", 0), ("sgld_steps", 1), ("buffer_size", 1), ("warmup", 0), ("windows", 1),
+                      ("window_s", 0), ("max_iters_per_window", 1), ("component_reps", 1), ("threads", 0),
+                      ("time_budget", 0)):
+        if not getattr(args, name) >= low:
+            p.error(f"--{name.replace('_', '-')} must be >= {low}, got {getattr(args, name)}")
     unknown = [c for c in args.configs if c not in CONFIGS]
     if unknown:
         p.error(f"unknown config(s) {', '.join(unknown)}; choose from {', '.join(CONFIGS)}")

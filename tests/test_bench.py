@@ -302,3 +302,37 @@ def test_profile_step_smoke(tmp_path):
         shares = [c["share"] for c in engine["categories"].values()]
         assert abs(sum(shares) - 1) < 1e-6
         assert engine["categories"]["convolution forward"]["share"] > 0.1
+
+
+def test_bench_scripts_refuse_bad_options_before_any_work(capsys):
+    import precision_quality
+    import profile_step
+    import quick_run
+
+    for script, args, message in (
+            (steps_per_sec, ["--windows", "0"], "--windows must be >= 1"),
+            (steps_per_sec, ["--batch-size", "-3"], "--batch-size must be >= 0"),
+            (steps_per_sec, ["--sgld-parts", "3"], "invalid choice"),
+            (profile_step, ["--engines", "reference,foo"], "--engines takes"),
+            (profile_step, ["--steps", "0"], "--steps must be >= 1"),
+            (precision_quality, ["--precisions", "fp32", "fp16"], "--precision must be one of"),
+            (quick_run, ["--preset", "bogus"], "invalid choice")):
+        with pytest.raises(SystemExit) as exc:
+            (script.parse_args if script is steps_per_sec else script.main)(args)
+        assert exc.value.code == 2 and message in capsys.readouterr().err, (script.__name__, args)
+
+
+def test_smoke_keeps_the_options_given():
+    args = steps_per_sec.parse_args(["--smoke", "--sgld-steps", "5", "--windows", "4"])
+    assert (args.sgld_steps, args.windows, args.buffer_size, args.batch_size) == (5, 4, 200, 4)
+
+
+def test_report_prints_without_touching_the_plot_and_names_a_missing_sha(tmp_path, capsys):
+    assert report._git({"git": {"sha": None}}) == "-" and report._git({}) == "-"
+    assert report._git({"git": {"sha": "0123456789ab", "dirty": True}}) == "01234567 + changes"
+    results = tmp_path / "results"
+    results.mkdir()
+    for f in sorted((BENCH / "results").glob("steps-*Intel*.json"))[:1]:
+        (results / f.name).write_text(f.read_text())
+    assert report.main(["--results", str(results), "--print"]) == 0
+    assert "| date |" in capsys.readouterr().out and not (results / report.PLOT_NAME).exists()
