@@ -151,6 +151,8 @@ class ReplayBuffer:
     def gather_and_reset(self, idx: torch.Tensor, y: torch.Tensor | None = None) -> torch.Tensor:
         """buffer[idx] [B, *S], each row replaced by U(-1, 1) (or a draw of ``init``, of class y when given) with
         probability reinit_prob (one fused op)."""
+        if self.init is not None and y is None and self.num_classes is not None:
+            y = idx // self.class_block  # a class block restarts from its own class's law
         fresh = None if self.init is None else self.init.draw(idx.shape[0], y).to(torch.float32)
         return kernels.buffer_sample(self.data, idx, self.reinit_prob, self.rng_state, fresh=fresh,
                                      backend=self.backend)

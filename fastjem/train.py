@@ -494,8 +494,15 @@ class Trainer:
             x_qy = self.sample(b, y_lab)
             (logits_qy,) = self.forward(x_qy)
             # -log p(x, y) surrogate: mean f(x_q|y)[y] - mean f(x_lab)[y] = mean E(x_lab, y) - mean E(x_q, y).
-            loss = loss + cfg.pxy_weight * (kernels.lse_energy(logits, y_lab, backend=backend).mean()
-                                            - kernels.lse_energy(logits_qy, y_lab, backend=backend).mean())
+            e_lab_y = kernels.lse_energy(logits, y_lab, backend=backend)
+            e_qy = kernels.lse_energy(logits_qy, y_lab, backend=backend)
+            loss = loss + cfg.pxy_weight * (e_lab_y.mean() - e_qy.mean())
+            if cfg.px_weight == 0:
+                # the only generative term: the energy penalty (--energy-l2, the guard's third remedy) and the
+                # energies the guard bounds and the log shows are its own
+                if self.recovery.energy_l2 > 0:
+                    loss = loss + self.recovery.energy_l2 * ((e_lab_y**2).mean() + (e_qy**2).mean())
+                parts["e_data"], parts["e_sample"] = e_lab_y.mean().detach(), e_qy.mean().detach()
         parts["ce"] = ce.detach()
         parts["acc"] = (logits.argmax(1) == y_lab).float().mean()
         parts["loss"] = loss.detach()
@@ -773,7 +780,15 @@ class Trainer:
             self._acc.copy_(local["metric_sums"])  # in place: the iteration graph holds this tensor
             self._acc_n = int(local["metric_count"])
         if "data_rng" in ckpt:
-            self.data_gen.set_state(ckpt["data_rng"])
+            try:
+                self.data_gen.set_state(ckpt["data_rng"])
+            except RuntimeError:
+                # written on another kind of device (resume may change --device): a CPU and a CUDA generator's
+                # states do not convert, so the batches are drawn from a new seed, the same on every rank
+                self.data_gen.manual_seed(self.cfg.seed + 1_000_003 * (int(ckpt["iteration"]) + 1))
+                self.log(f"resume: the checkpoint's data generator was on another kind of device than "
+                         f"{self.device}; batches from iteration {int(ckpt['iteration'])} on are drawn from a new "
+                         "seed (the run continues, not bit for bit as on the first device)")
         self.iteration = int(ckpt["iteration"])
         self.history = list(ckpt.get("history", []))
         if "recovery" in ckpt:
@@ -1088,7 +1103,7 @@ class Trainer:
         self._graphs.clear()
         # a new seed: the rolled-back run must not walk into the same divergence
         salt = 7919 * (n + 1)
-        torch.manual_seed(cfg.seed + salt)
+        torch.manual_seed(cfg.seed + salt + 104_729 * self.dist.rank)  # each rank its own stream, as at the start
         self.sampler.rng_state[0] += salt
         self.buffer.rng_state[0] += salt
         self._acc.zero_()
@@ -1101,6 +1116,9 @@ class Trainer:
         if self.board is not None:
             self.board.rewind(back_to + 1, f"divergence at iteration {at} ({reasons}): rolled back to iteration "
                                            f"{back_to}, remedy '{rung}' ({desc})")
+        # the rolled-back state with its remedy and new seed is the good state now: a stop before the next snapshot
+        # restores this, not the state before the remedy (which would resume into the same divergence)
+        self.guard.take_snapshot()
 
     def _finish(self, ckpt_path: Path) -> dict:
         cfg = self.cfg

@@ -161,3 +161,18 @@ def test_class_draws_need_one_label_per_chain():
         buf.sample(4, torch.tensor([0.0, 1.0, 2.0, 3.0]))
     with pytest.raises(ConfigError, match="num_classes must be > 0"):
         ReplayBuffer(40, (3,), num_classes=0)
+
+
+def test_unconditional_restarts_of_a_class_blocked_buffer_draw_their_blocks_class():
+    """The p(x) term samples a class-blocked buffer without labels: a restarted chain of block k still starts from
+    class k's Gaussian, since block k later seeds the E(x, y=k) chains."""
+    from fastjem.buffer import ClassGaussians
+
+    torch.manual_seed(0)
+    x = torch.cat([(-0.8 + 0.8 * k) + 0.01 * torch.randn(50, 1, 2, 2) for k in range(3)])
+    y = torch.arange(3).repeat_interleave(50)
+    buf = ReplayBuffer(30, (1, 2, 2), reinit_prob=1.0, num_classes=3, init=ClassGaussians(x, y, 3), seed=1,
+                       backend="reference")
+    x0, idx = buf.sample(30)
+    block = idx // buf.class_block
+    assert ((x0.mean((1, 2, 3)) - (-0.8 + 0.8 * block)).abs() < 0.2).all()

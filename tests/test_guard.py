@@ -191,3 +191,43 @@ def test_a_blow_up_in_the_update_just_before_a_snapshot_is_not_snapshotted(guard
     div, _ = events(tmp_path)
     assert len(div) == 1 and div[0]["iter"] == 14 and div[0]["rolled_back_to"] == 12
     assert "current parameters" in div[0]["reason"]
+
+
+def test_a_stop_after_a_recovery_keeps_the_remedy(guarded, tmp_path):
+    """A preemption between checks, after a recovery and a second fault: the state restored and saved is the
+    rolled-back one with its remedy, not the state before the remedy (which would resume into the divergence)."""
+    t = Trainer(guarded.replace(iters=40, check_every=4, log_every=4, snapshot_every=100), out_dir=tmp_path,
+                progress=False, log=lambda *a: None)
+    t.inject_fault(5, "nan")
+    recover, step = t.recover, t.train_step
+    recovered = []
+
+    def recover_then_fault_again():
+        recover()
+        recovered.append(t.iteration)
+        t.inject_fault(t.iteration + 1, "nan")
+
+    def step_then_preempt():
+        if recovered and t.iteration == recovered[0] + 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return step()
+
+    t.recover, t.train_step = recover_then_fault_again, step_then_preempt
+    assert t.fit()["interrupted"]
+    saved = load_checkpoint(tmp_path)["recovery"]
+    assert saved["recoveries"] == 1 and saved["sgld_steps"] == 2 * guarded.sgld_steps
+
+
+def test_each_rank_reseeds_its_own_stream_after_a_recovery(guarded, tmp_path):
+    from dataclasses import replace as dc_replace
+
+    draws = []
+    for rank in (0, 1):
+        t = Trainer(guarded.replace(iters=8), out_dir=tmp_path / f"r{rank}", progress=False, log=lambda *a: None)
+        t.dist = dc_replace(t.dist, rank=rank)  # the rank only (no collectives: world stays 1)
+        t.out_dir.mkdir()
+        t.guard.take_snapshot()
+        t.guard.reasons = ["test"]
+        t.recover()
+        draws.append(torch.randint(0, 1000, (8,)))
+    assert not torch.equal(draws[0], draws[1])

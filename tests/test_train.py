@@ -437,3 +437,30 @@ def test_the_logged_learning_rate_is_the_one_used_after_a_remedy(tiny_config, tm
     t.fit()
     assert [r["lr"] for r in _records(tmp_path) if "lr" in r] == [pytest.approx(0.25 * tiny_config.lr)]
     assert t.optimizer.param_groups[0]["lr"] == pytest.approx(0.25 * tiny_config.lr)
+
+
+def test_a_checkpoint_from_another_kind_of_device_resumes_with_a_note(tiny_config, tmp_path):
+    """A CUDA generator's state does not load into a CPU generator (nor back): the data is drawn from a new seed."""
+    Trainer(tiny_config.replace(iters=2), out_dir=tmp_path / "run", progress=False, log=lambda *a: None).fit()
+    ckpt = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)
+    ckpt["data_rng"] = torch.zeros(16, dtype=torch.uint8)  # the size of a CUDA generator's state
+    torch.save(ckpt, tmp_path / "run" / "checkpoint.pt")
+    said = []
+    t = Trainer(resume_config(tmp_path / "run", {"iters": 4}), resume=tmp_path / "run", progress=False,
+                log=lambda *a: said.append(" ".join(map(str, a))))
+    t.fit()
+    assert t.iteration == 4 and any("another kind of device" in line for line in said)
+
+
+def test_the_energy_penalty_reaches_a_run_whose_only_generative_term_is_pxy(tiny_config, tmp_path):
+    cfg = tiny_config.replace(px_weight=0.0, pxy_weight=1.0, iters=1)
+    parts = {}
+    for l2 in (0.0, 5.0):
+        t = Trainer(cfg.replace(energy_l2=l2), out_dir=tmp_path / f"l2-{l2}", progress=False, log=lambda *a: None)
+        torch.manual_seed(0)
+        x_p, x_lab, y_lab = t.data.draw(cfg.batch_size, t.data_gen, t.shard)
+        loss, parts[l2] = t.loss(x_p, x_lab, y_lab)
+    # the energies the guard bounds are the p(x, y) term's, and the penalty is 5 (E_lab^2 + E_q^2) on top
+    assert "e_data" in parts[0.0] and "e_sample" in parts[0.0]
+    penalty = 5.0 * (parts[0.0]["e_data"] ** 2 + parts[0.0]["e_sample"] ** 2)
+    assert float(parts[5.0]["loss"] - parts[0.0]["loss"]) >= float(penalty) * 0.999 > 0
