@@ -488,6 +488,31 @@ MUTANTS = [
          '                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\n            except OSError:',
          '                pass\n            except OSError:'),
     ]),
+    Mutant('recover-same-seed-every-rank', 'tests/test_guard.py -k own_stream', [
+        ('fastjem/train.py',
+         'torch.manual_seed(cfg.seed + salt + 104_729 * self.dist.rank)',
+         'torch.manual_seed(cfg.seed + salt)'),
+    ]),
+    Mutant('recover-keeps-old-snapshot', 'tests/test_guard.py -k keeps_the_remedy', [
+        ('fastjem/train.py',
+         '        # restores this, not the state before the remedy (which would resume into the same divergence)\n        self.guard.take_snapshot()',
+         '        # restores this, not the state before the remedy (which would resume into the same divergence)\n        pass'),
+    ]),
+    Mutant('pxy-energy-l2-off', 'tests/test_train.py -k only_generative', [
+        ('fastjem/train.py',
+         '                    loss = loss + self.recovery.energy_l2 * ((e_lab_y**2).mean() + (e_qy**2).mean())',
+         '                    pass'),
+    ]),
+    Mutant('blocked-restart-any-class', 'tests/test_buffer.py -k blocks_class', [
+        ('fastjem/buffer.py',
+         '            y = idx // self.class_block  # a class block restarts from its own class\'s law',
+         '            pass'),
+    ]),
+    Mutant('bench-validate-after', 'tests/test_cli.py -k bench_refuses', [
+        ('fastjem/cli.py',
+         '    if not 0 < args.seconds < math.inf:',
+         '    if args.seconds <= 0:'),
+    ]),
     Mutant('runs-sort-asc', 'tests/test_runs.py', [
         ('fastjem/runs.py',
          '    return sorted(rows, key=lambda r: (r[key] is None, -(r[key] or 0)))',
