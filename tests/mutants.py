@@ -175,8 +175,8 @@ MUTANTS = [
     ]),
     Mutant('pxy-sign', 'tests/test_train.py tests/test_bench.py tests/test_engine.py', [
         ('fastjem/train.py',
-         '            loss = loss + cfg.pxy_weight * (kernels.lse_energy(logits, y_lab, backend=backend).mean()\n                                            - kernels.lse_energy(logits_qy, y_lab, backend=backend).mean())',
-         '            loss = loss + cfg.pxy_weight * (kernels.lse_energy(logits_qy, y_lab, backend=backend).mean()\n                                            - kernels.lse_energy(logits, y_lab, backend=backend).mean())'),
+         '            loss = loss + cfg.pxy_weight * (e_lab_y.mean() - e_qy.mean())',
+         '            loss = loss + cfg.pxy_weight * (e_qy.mean() - e_lab_y.mean())'),
     ]),
     Mutant('pxy-unconditional', 'tests/test_train.py tests/test_bench.py tests/test_engine.py', [
         ('fastjem/train.py',
