@@ -296,9 +296,10 @@ def add_runs_parser(sub) -> None:
 
 
 def run_runs(args: argparse.Namespace) -> int:
-    from fastjem.runs import find_runs, format_table, run_row, sort_rows
+    from fastjem.runs import find_runs, format_table, run_label, run_row, sort_rows
 
-    rows = sort_rows([run_row(p) for p in find_runs(args.runs)], args.sort)
+    rows = [{**run_row(p), "run": run_label(p, args.runs)} for p in find_runs(args.runs)]
+    rows = sort_rows(rows, args.sort)
     print(json.dumps(rows, indent=2) if args.json else format_table(rows))
     return 0
 

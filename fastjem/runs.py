@@ -81,13 +81,18 @@ def run_row(folder: str | os.PathLike) -> dict:
 
 
 def find_runs(paths: list[str]) -> list[Path]:
-    """Run folders among ``paths``: each a run folder (with metrics.jsonl) or a folder of them (one level down)."""
+    """Run folders among ``paths``: each a run folder (with metrics.jsonl) or a folder of them (one level down, and
+    the runs of the sweeps there: runs/ holding single runs and fastjem sweep folders)."""
     found = []
     for p in map(Path, paths):
         if (p / "metrics.jsonl").exists():
             found.append(p)
         elif p.is_dir():
-            found += sorted(q for q in p.iterdir() if (q / "metrics.jsonl").exists())
+            for q in sorted(p.iterdir()):
+                if (q / "metrics.jsonl").exists():
+                    found.append(q)
+                elif (q / "sweep.json").exists():
+                    found += sorted(r for r in q.iterdir() if (r / "metrics.jsonl").exists())
         elif not p.exists():
             raise ConfigError(f"{p} does not exist: give run folders (fastjem train --out-dir) or folders of them; "
                               "the default is runs/ in the current folder")
@@ -122,3 +127,13 @@ def format_table(rows: list[dict]) -> str:
     """A plain-text table, one run per line; '-' where a run has no value yet."""
     return text_table([h for _, h, _ in COLUMNS],
                       [["-" if r[k] is None else fmt.format(r[k]) for k, _, fmt in COLUMNS] for r in rows])
+
+
+def run_label(folder: Path, given: list[str]) -> str:
+    """A run's name in a table: its folder's name, with its sweep's name in front when it was found inside a sweep
+    (two sweeps' runs share names)."""
+    folder = Path(folder)
+    roots = {Path(g).resolve() for g in given}
+    if folder.resolve() in roots or folder.parent.resolve() in roots:
+        return folder.name
+    return f"{folder.parent.name}/{folder.name}"

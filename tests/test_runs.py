@@ -90,3 +90,19 @@ def test_an_epoch_based_run_gives_its_length_in_epochs(runs, tmp_path):
     cfg = json.loads((tmp_path / "epochs" / "config.json").read_text())
     (tmp_path / "epochs" / "config.json").write_text(json.dumps({**cfg, "iters": -1, "epochs": 3}))
     assert run_row(tmp_path / "epochs")["status"] == "stopped or running (6/3 epochs)"
+
+
+def test_runs_of_sweeps_inside_the_folder_are_listed_with_their_sweeps_name(runs, tmp_path, capsys):
+    import shutil
+
+    root, _, _ = runs
+    for sweep in ("abl", "other"):  # two sweeps whose runs share names
+        (tmp_path / sweep).mkdir()
+        (tmp_path / sweep / "sweep.json").write_text("{}")
+        shutil.copytree(root / "jem", tmp_path / sweep / "lr=0.001+seed=1")
+    shutil.copytree(root / "base", tmp_path / "single")
+    assert main(["runs", str(tmp_path), "--json"]) == 0
+    assert sorted(r["run"] for r in json.loads(capsys.readouterr().out)) == [
+        "abl/lr=0.001+seed=1", "other/lr=0.001+seed=1", "single"]
+    assert main(["runs", str(tmp_path / "abl"), "--json"]) == 0  # the sweep itself: its runs by their names
+    assert [r["run"] for r in json.loads(capsys.readouterr().out)] == ["lr=0.001+seed=1"]
