@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import os
 import tarfile
+import time
 import warnings
 import zipfile
 from collections.abc import Iterable, Sequence
@@ -258,8 +259,9 @@ def _load_torchvision(name: str, root: Path, download: bool) -> Arrays:
     import torchvision
 
     archive = TORCHVISION_ARCHIVES.get(name)
+    unpacking = False
     if (not download and archive is not None and (root / archive).is_file()
-            and not (root / TORCHVISION_FOLDERS[name]).is_dir()):
+            and not _torchvision_folder_complete(name, root)):
         from torchvision.datasets.utils import check_integrity
 
         cls = torchvision.datasets.CIFAR10 if name == "cifar10" else torchvision.datasets.CIFAR100
@@ -268,8 +270,9 @@ def _load_torchvision(name: str, root: Path, download: bool) -> Arrays:
             raise DataNotFoundError(_missing_message(name, root) + f"\n  ({root / archive} is there but its MD5 "
                                     "checksum is not the published one: a truncated or different file? fetch it "
                                     "again, or pass --download)")
-        # the download step now finds the verified archive and only unpacks it: nothing is fetched
-        download = True
+        # the download step now finds the verified archive and only unpacks it (over a half-unpacked folder too):
+        # nothing is fetched
+        download = unpacking = True
     try:
         if name == "svhn":
             train = torchvision.datasets.SVHN(str(root), split="train", download=download)
@@ -288,9 +291,24 @@ def _load_torchvision(name: str, root: Path, download: bool) -> Arrays:
             k = 10 if name == "cifar10" else 100
             info = DatasetInfo(name, k, 3, 32, 4, True, 5000, tuple(train.classes))
     except (RuntimeError, OSError) as err:
+        if unpacking:
+            raise DataNotFoundError(f"{root / archive} is there, but it could not be unpacked into {root} "
+                                    f"({type(err).__name__}: {err}): give a writable --data-dir holding it, or unpack "
+                                    f"it yourself there (tar xzf {archive})") from err
         hint = "" if not download else f"\n  (download failed: {err})"
         raise DataNotFoundError(_missing_message(name, root) + hint) from err
     return Arrays(tx, ty, vx, vy, info)
+
+
+def _torchvision_folder_complete(name: str, root: Path) -> bool:
+    """torchvision's unpacked CIFAR folder holds every file its archive does (a half-unpacked one is unpacked
+    again)."""
+    import torchvision
+
+    cls = torchvision.datasets.CIFAR10 if name == "cifar10" else torchvision.datasets.CIFAR100
+    folder = root / cls.base_folder
+    return all((folder / f).is_file() for f, _ in cls.train_list + cls.test_list) and (
+        folder / cls.meta["filename"]).is_file()
 
 
 def _split_folders(root: Path) -> tuple[Path, Path] | None:
@@ -632,6 +650,11 @@ def _load_imagefolder(root: Path, size: int = 0) -> Arrays:
 
         try:
             cache.parent.mkdir(parents=True, exist_ok=True)
+            # temporary files of cache writes killed mid-way (an hour old: not a write under way elsewhere)
+            for stale in cache.parent.glob(".imagefolder-*.tmp"):
+                with contextlib.suppress(OSError):
+                    if time.time() - stale.stat().st_mtime > 3600:
+                        stale.unlink()
             atomic_save({"train_x": tx, "train_y": ty, "test_x": vx, "test_y": vy, "classes": list(classes)}, cache)
         except OSError as err:
             # the images are decoded: a cache that cannot be written costs the next run the decoding, nothing more

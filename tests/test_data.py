@@ -240,6 +240,10 @@ def test_torchvision_cifar_archive_is_unpacked_offline(tmp_path, monkeypatch):
     assert a.info.classes == tuple(f"c{i}" for i in range(10))
     assert torch.equal(load_arrays("cifar10", root / "cifar-10-python.tar.gz").train_x, expected)  # the file named
     assert torch.equal(load_arrays("cifar10", root / "cifar-10-batches-py").train_x, expected)  # the folder named
+    # half unpacked (a run killed while torchvision unpacked it): unpacked again, not "not found"
+    (root / "cifar-10-batches-py" / "test_batch").unlink()
+    assert torch.equal(load_arrays("cifar10", root).test_x, torch.from_numpy(batches["test_batch"]["data"]).view(
+        4, 3, 32, 32))
 
 
 def test_the_jpeg_copy_of_cifar10_loads_from_its_tarballs(cifar10_tarballs):
@@ -497,3 +501,18 @@ def test_different_class_folders_are_named(tmp_path):
     _write_folder(tmp_path / "d" / "test", ("a", "c"), n=2)
     with pytest.raises(DataNotFoundError, match="only in train: b; only in the held-out split: c"):
         load_arrays("imagefolder", tmp_path / "d")
+
+
+def test_temporary_files_of_killed_cache_writes_are_cleared(tmp_path, monkeypatch):
+    import os
+    import time
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir()
+    old, recent = tmp_path / "cache" / ".imagefolder-a.pt.x1.tmp", tmp_path / "cache" / ".imagefolder-b.pt.x2.tmp"
+    for f in (old, recent):
+        f.write_bytes(b"partial")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    _write_folder(tmp_path / "imgs", ("a", "b"), n=3)
+    load_arrays("imagefolder", tmp_path / "imgs")
+    assert not old.exists() and recent.exists()  # an hour old goes; a write that may be under way stays
