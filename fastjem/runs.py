@@ -50,6 +50,9 @@ def run_row(folder: str | os.PathLike) -> dict:
     rates = [r["it_per_s"] for r in m.train[1:] if math.isfinite(r.get("it_per_s", math.nan))]
     val = [e for e in m.evals if "val_acc" in e]
     iteration = m.train[-1]["iter"] if m.train else 0
+    if summary is None and (folder / "checkpoint.pt").exists():
+        # a stopped run: its checkpoint's iteration, past the last log line when it stopped between two
+        iteration = max(iteration, _checkpoint_iteration(folder / "checkpoint.pt"))
     # summary.json is written at the end; a run resumed past it (and not finished again) is not done
     done = summary is not None and summary.get("iteration", -1) >= iteration
     # an epoch-based run (iters <= 0, the paper preset) gives its length in epochs
@@ -78,6 +81,17 @@ def run_row(folder: str | os.PathLike) -> dict:
         if kept:
             row["best"] = f"{kept[-1]['iter']}: {kept[-1]['val_acc']:.4f} / -"
     return row
+
+
+def _checkpoint_iteration(path: Path) -> int:
+    """The iteration a checkpoint holds, read without reading its tensors (memory-mapped); 0 when unreadable."""
+    import torch
+
+    try:
+        ckpt = torch.load(path, map_location="cpu", mmap=True, weights_only=False)
+        return int(ckpt.get("iteration", 0)) if isinstance(ckpt, dict) else 0
+    except Exception:  # noqa: BLE001 - a torn or foreign file: the log's iteration stands
+        return 0
 
 
 def find_runs(paths: list[str]) -> list[Path]:

@@ -106,3 +106,21 @@ def test_runs_of_sweeps_inside_the_folder_are_listed_with_their_sweeps_name(runs
         "abl/lr=0.001+seed=1", "other/lr=0.001+seed=1", "single"]
     assert main(["runs", str(tmp_path / "abl"), "--json"]) == 0  # the sweep itself: its runs by their names
     assert [r["run"] for r in json.loads(capsys.readouterr().out)] == ["lr=0.001+seed=1"]
+
+
+def test_a_run_stopped_between_log_lines_shows_its_checkpoints_iteration(tiny_config, tmp_path):
+    import os
+    import signal
+
+    t = Trainer(tiny_config, out_dir=tmp_path / "stopped", progress=False, log=lambda *a: None)
+    step = t.train_step
+
+    def step_then_stop():  # Ctrl-C during iteration 5; the run logs every 4
+        if t.iteration == 4:
+            os.kill(os.getpid(), signal.SIGINT)
+        return step()
+
+    t.train_step = step_then_stop
+    assert t.fit()["iteration"] == 5
+    row = run_row(tmp_path / "stopped")
+    assert row["iteration"] == 5 and row["status"] == "stopped or running (5/12)"
