@@ -23,8 +23,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
+import fastjem
 from fastjem.config import TrainConfig
 from fastjem.engine import cpu_bf16_flags, device_name, resolve_engine
+from fastjem.kernels._dispatch import triton
 from fastjem.models import build_model, has_batch_norm
 from fastjem.sampler import SGLD, row_energies
 from fastjem.weights import sampling_network
@@ -125,8 +127,9 @@ def bench_sampler(cfg: TrainConfig, device: torch.device, num_classes: int = 10,
         "input": [channels, size, size], "num_classes": num_classes, "device": device_name(device),
         "cpu_bf16_flags": cpu_bf16_flags() if device.type == "cpu" else None,
         "precision": engine.precision, "precision_requested": cfg.precision,
-        "engine": engine.describe(), "engine_notes": list(engine.notes), "fastjem": _fastjem_version(),
-        "torch": torch.__version__, "triton": _triton_version(), "python": platform.python_version(),
+        "engine": engine.describe(), "engine_notes": list(engine.notes), "fastjem": fastjem.__version__,
+        "torch": torch.__version__, "triton": triton.__version__ if triton is not None else None,
+        "python": platform.python_version(),
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "warmup_s": warmup_s, "windows": len(windows), "calls_per_window": per_window,
         "sgld_call_ms": 1e3 * call_s, "sgld_call_ms_min": 1e3 * min(windows), "sgld_call_ms_max": 1e3 * max(windows),
@@ -136,20 +139,6 @@ def bench_sampler(cfg: TrainConfig, device: torch.device, num_classes: int = 10,
         "tflop_per_s": flops["sgld_step"] * cfg.sgld_steps / call_s / 1e12,
     }
     return result
-
-
-def _fastjem_version() -> str:
-    from fastjem import __version__
-
-    return __version__
-
-
-def _triton_version() -> str | None:
-    try:
-        import triton
-    except ImportError:
-        return None
-    return triton.__version__
 
 
 def print_result(r: dict) -> None:

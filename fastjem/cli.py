@@ -324,12 +324,11 @@ def add_data_parser(sub) -> None:
 def run_data(args: argparse.Namespace) -> int:
     import torch
 
-    from fastjem.data import load_arrays, summarize, to_float
+    from fastjem.data import IMAGE_SUFFIXES, load_arrays, summarize, to_float
 
     if args.image_size < 0:
         raise ConfigError("--image-size must be >= 0")
-    if args.grid and Path(args.grid).suffix.lower() not in (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif",
-                                                            ".tiff", ".webp"):
+    if args.grid and Path(args.grid).suffix.lower() not in IMAGE_SUFFIXES:
         raise ConfigError(f"--grid {args.grid}: name an image file (.png, .jpg, ...), e.g. --grid {args.grid}.png")
     arrays = load_arrays(args.dataset, args.data_dir, args.download, args.image_size)
     r = summarize(arrays, args.val_size)

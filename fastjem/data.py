@@ -539,7 +539,7 @@ def _decode_archives(archives: list[Path], size: int = 0
                                 mininterval=1.0):
                 parts = [q for q in name.split("/") if q and q != "."]
                 if (len(parts) < 2 or not parts[-1].lower().endswith(IMAGE_SUFFIXES)
-                        or any(q.startswith(".") or q == "__MACOSX" for q in parts)):
+                        or any(map(_hidden, parts))):
                     continue
                 split_at = next((i for i, q in enumerate(parts[:-2]) if q == "train" or q in HELD_OUT), None)
                 if split_at is None:

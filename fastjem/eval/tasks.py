@@ -40,6 +40,7 @@ from fastjem.eval.metrics import (
     inception_score_from_probs,
 )
 from fastjem.eval.ood import (
+    DATASET_SETS,
     OOD_SETS,
     SCORE_TITLES,
     SCORES,
@@ -101,8 +102,8 @@ class _Run:
             "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "fastjem": _version(),
             "settings": settings, "results": results, "files": self.files + [str(self.out_dir / f"{self.task}.json")],
         }
-        atomic_write_text(json.dumps(_finite_json(json.loads(json.dumps(report, default=_json_default))), indent=2,
-                                     allow_nan=False), self.out_dir / f"{self.task}.json")
+        atomic_write_text(json.dumps(_finite_json(report), indent=2, default=_json_default, allow_nan=False),
+                          self.out_dir / f"{self.task}.json")
         return report
 
 
@@ -121,7 +122,9 @@ def _device_name(device: torch.device) -> str:
 
 
 def _finite_json(obj):
-    """NaN / +-inf -> None (JSON has no such numbers), recursively."""
+    """NaN / +-inf -> None (JSON has no such numbers), recursively, tensors' values included."""
+    if isinstance(obj, torch.Tensor):
+        return _finite_json(obj.tolist())
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     if isinstance(obj, dict):
@@ -504,7 +507,7 @@ def run_all(checkpoint, ood_sets=None, compare=None, inception_weights=None, fea
     em = load_model(checkpoint, common.pop("device", "auto"))
     opts = task_options or {}
     reports: dict = {}
-    every = SYNTHETIC_SETS + tuple(d for d in ("svhn", "cifar10", "cifar100", "digits") if d != em.config.dataset)
+    every = SYNTHETIC_SETS + tuple(d for d in DATASET_SETS if d != em.config.dataset)
     # "all" among the sets: every built-in set, and the folders named beside it
     sets = tuple(ood_sets) if ood_sets else every
     if "all" in sets:
