@@ -338,6 +338,47 @@ def test_cli_all_prints_a_summary_table(runs, tmp_path, capsys):
     assert str(out / "report.md") in printed
 
 
+@pytest.fixture(scope="module")
+def inception_weights(tmp_path_factory):
+    """An Inception v3 weights file in torch-fidelity's format, randomly initialised (the real one cannot be
+    downloaded here): He-initialised convolutions keep the activations' scale through the 94 layers, so different
+    image sets get different features (default init lets them vanish and every set looks alike)."""
+    fx = pytest.importorskip("torch_fidelity.feature_extractor_inceptionv3")
+    pytest.importorskip("torchmetrics")
+    from unittest import mock
+
+    torch.manual_seed(0)
+    with mock.patch.object(fx, "load_state_dict_from_url", lambda *a, **k: None), \
+            mock.patch.object(fx.FeatureExtractorInceptionV3, "load_state_dict", lambda *a, **k: None):
+        net = fx.FeatureExtractorInceptionV3("inception-v3-compat", ["2048"])
+    for m in net.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, nonlinearity="relu")
+    path = tmp_path_factory.mktemp("inception") / "pt_inception-test.pth"
+    torch.save(net.state_dict(), path)
+    return path
+
+
+def test_fid_and_inception_score_through_torchmetrics_with_local_weights(runs, tmp_path, inception_weights):
+    """--inception-weights: FID and the Inception score from torchmetrics, the weights read from the given file
+    (the Inception score's network too: torchmetrics' InceptionScore takes no weights path)."""
+    from fastjem.data import load_arrays, to_float
+    from fastjem.eval.tasks import _torchmetrics_inception
+
+    x = to_float(load_arrays("digits").test_x)[:4]
+    noise = torch.rand(4, 1, 8, 8, generator=torch.Generator().manual_seed(1)) * 2 - 1
+    same = _torchmetrics_inception(str(inception_weights), x, x, batch_size=4)
+    far = _torchmetrics_inception(str(inception_weights), x, noise, batch_size=4)
+    assert abs(same["fid"]) < 1e-3 and far["fid"] > 1.0
+    assert all(r["inception_score"] >= 1.0 - 1e-5 for r in (same, far))
+    out = tmp_path / "out"
+    assert main(["eval", str(runs / "jem"), "fid", "--inception-weights", str(inception_weights), "--n-fid", "4",
+                 "--out-dir", str(out), *FAST, "--n-test", "4"]) == 0
+    rep = _report(out / "fid.json")["results"]
+    assert rep["n_real"] == 4 and rep["n_fake"] == 4 and rep["fid"] > 0 and rep["inception_score"] >= 1.0 - 1e-5
+    assert rep["features"].startswith("Inception v3")
+
+
 @pytest.mark.parametrize("args,match", [
     (["{tmp}/missing.pt", "accuracy"], "does not exist"),
     (["{jem}", "nonsense"], "unknown eval task"),

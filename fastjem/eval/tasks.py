@@ -419,7 +419,7 @@ def extract_features(feature_fn, x: torch.Tensor, batch_size: int = 500, progres
 
 def _torchmetrics_inception(weights: str, real: torch.Tensor, fake: torch.Tensor, batch_size: int) -> dict:
     try:
-        from torchmetrics.image.fid import FrechetInceptionDistance
+        from torchmetrics.image.fid import FrechetInceptionDistance, NoTrainInceptionV3
         from torchmetrics.image.inception import InceptionScore
     except ImportError as err:
         raise FIDUnavailableError(
@@ -429,7 +429,10 @@ def _torchmetrics_inception(weights: str, real: torch.Tensor, fake: torch.Tensor
     to01 = lambda t: ((t.clamp(-1, 1) + 1) / 2).expand(-1, 3, -1, -1)
     try:
         fid_metric = FrechetInceptionDistance(feature=2048, normalize=True, feature_extractor_weights_path=weights)
-        is_metric = InceptionScore(normalize=True, feature_extractor_weights_path=weights)
+        # InceptionScore takes no weights path: its network, built with them, is handed over instead
+        logits = NoTrainInceptionV3(name="inception-v3-compat", features_list=["logits_unbiased"],
+                                    feature_extractor_weights_path=weights)
+        is_metric = InceptionScore(feature=logits, normalize=True)
     except TypeError as err:
         raise FIDUnavailableError(f"this torchmetrics cannot load local Inception weights ({err}); upgrade it: "
                                   "pip install -U 'torchmetrics[image]'") from err
