@@ -234,8 +234,9 @@ def import_jem(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
         ckpt["buffer"] = {"data": buffer, "size": len(buffer), "num_classes": None, "reinit_prob": cfg.reinit_prob}
     ckpt["config"] = cfg.validate().to_dict()
     atomic_save(ckpt, out)
-    return {"path": str(out), "model": cfg.model_name, "norm": arch["norm"], "dataset": dataset,
-            "num_classes": arch["num_classes"], "buffer": None if buffer is None else tuple(buffer.shape),
+    return {"path": str(out), "model": cfg.model_name, "depth": cfg.depth, "width": cfg.width, "norm": arch["norm"],
+            "dataset": dataset, "num_classes": arch["num_classes"],
+            "buffer": None if buffer is None else tuple(buffer.shape),
             "params": sum(p.numel() for p in net.parameters())}
 
 

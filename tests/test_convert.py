@@ -208,7 +208,8 @@ def test_cli_convert_then_eval_sample_export_train_and_back(tmp_path, capsys):
     out = capsys.readouterr().out
     conv = tmp_path / "CIFAR10_MODEL-fastjem.pt"
     assert f"wrote {conv}: WRN-10-1" in out and "replay buffer 64 x 3 x 32 x 32" in out
-    assert f"--init-weights {conv}" in out
+    assert f"--init-weights {conv} --depth 10 --width 1" in out  # not the paper preset's WRN-28-10
+    suggested = next(line for line in out.splitlines() if line.strip().startswith("train ")).split()[3:]
 
     # fastjem eval on the converted file gives what the authors' network gives on the same test images
     assert main(["eval", str(conv), "accuracy", "--no-progress"]) == 0
@@ -228,9 +229,10 @@ def test_cli_convert_then_eval_sample_export_train_and_back(tmp_path, capsys):
     assert main(["train", "--resume", str(conv)]) == 1
     assert "--init-weights" in capsys.readouterr().err
     run = tmp_path / "finetune"
-    args = ["train", "--dataset", "cifar10", "--data-dir", str(data), "--arch", "wrn", "--depth", "10", "--width", "1",
-            "--init-weights", str(conv), "--iters", "2", "--batch-size", "4", "--sgld-steps", "1", "--buffer-size",
-            "8", "--val-size", "4", "--device", "cpu", "--no-progress", "--out-dir", str(run), "--log-every", "1"]
+    # the train command convert printed, made small
+    args = ["train", *suggested, "--iters", "2", "--batch-size", "4", "--sgld-steps", "1", "--buffer-size", "8",
+            "--val-size", "4", "--device", "cpu", "--no-progress", "--out-dir", str(run), "--log-every", "1",
+            "--eval-every", "0", "--sample-every", "0", "--ckpt-every", "0"]
     assert main(args) == 0
     # and the fine-tuned run goes back to the authors' format, loadable by their network
     capsys.readouterr()

@@ -3,6 +3,7 @@ differentiable refinement, FID, and the CLI end to end on a tiny checkpoint."""
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -248,6 +249,7 @@ def test_cli_accuracy_calibration_ood(runs, tmp_path, capsys):
                  *FAST]) == 0
     rep = _report(out / "calibration.json")
     assert [m["model"] for m in rep["results"]["models"]] == ["JEM", "classifier-only"]
+    assert [m["name"] for m in rep["results"]["models"]] == ["JEM (jem)", "classifier-only (clf)"]
     assert all(m["n_bins"] == 10 and sum(m["count"]) == 64 for m in rep["results"]["models"])
     assert (out / "reliability.png").stat().st_size > 5000
     assert main(["eval", str(clf), "ood", "--ood", "uniform", "constant", "interp", "--n-ood", "50",
@@ -661,6 +663,19 @@ def test_ood_folder_named_like_the_dataset_keeps_the_test_set_and_reports_are_st
     assert main(["eval", str(runs / "jem"), "ood", "--ood", "uniform", "--n-ood", "1", "--out-dir", str(alone),
                  *FAST]) == 0
     assert _strict_json(alone / "ood.json")["results"]["auroc"]["uniform"] == auc["uniform"]  # same positives
+
+
+def test_models_are_named_by_run_folder_or_file_also_when_given_relative(tmp_path, monkeypatch):
+    """A bare file in the working directory gave 'JEM ()' (the name of Path('.'))."""
+    from types import SimpleNamespace
+
+    from fastjem.eval.tasks import _model_name
+
+    monkeypatch.chdir(tmp_path)
+    name = lambda p: _model_name(SimpleNamespace(label="JEM", path=Path(p)))  # noqa: E731
+    assert name("CIFAR10_MODEL-fastjem.pt") == f"JEM ({tmp_path.name}/CIFAR10_MODEL-fastjem)"
+    assert name("checkpoint.pt") == f"JEM ({tmp_path.name})"
+    assert name("runs/jem/checkpoint.pt") == "JEM (jem)" and name("runs/jem/best.pt") == "JEM (jem/best)"
 
 
 def test_calibration_over_runs_keys_each_runs_own_ece_alike():

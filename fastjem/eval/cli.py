@@ -28,7 +28,8 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
         "eval", help="evaluate a checkpoint: accuracy, calibration, ood, samples, robustness, fid, all",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Check the paper's claims on a checkpoint. Every task writes <task>.json and its PNGs to "
-                    "--out-dir (default: <checkpoint folder>/eval/).",
+                    "--out-dir (default: eval/ beside a run's checkpoint.pt, eval-<name>/ beside any other "
+                    "checkpoint file, e.g. eval-best/ for best.pt).",
         epilog=f"tasks:\n{tasks}\n\nexamples:\n  fastjem eval runs/jem/checkpoint.pt calibration --compare "
                "runs/baseline/checkpoint.pt\n  fastjem eval runs/jem ood --ood uniform constant interp svhn "
                "--data-dir ~/data\n  fastjem eval runs/jem all")
@@ -39,7 +40,8 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("task", metavar="TASK", help=f"one of: {', '.join(TASK_HELP)}")
     g = p.add_argument_group("common")
     g.add_argument("--out-dir", default=None,
-                   help="output folder (default: <checkpoint folder>/eval/; eval-best/ for best.pt)")
+                   help="output folder (default: eval/ beside a run's checkpoint.pt, eval-<name>/ beside any other "
+                        "checkpoint file: eval-best/ for best.pt)")
     g.add_argument("--batch-size", type=int, default=500, help="evaluation batch size (default: 500)")
     g.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="device (default: auto)")
     g.add_argument("--data-dir", default="", help="where the datasets live (default: the checkpoint's training "
@@ -85,8 +87,8 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
                    help="test images attacked, a fixed random subset of those --n-test leaves (default: 500)")
     g = p.add_argument_group("fid")
     g.add_argument("--inception-weights", default=None, metavar="PATH",
-                   help="local Inception v3 weights (pt_inception-2015-12-05) for FID / Inception score via "
-                        "torchmetrics")
+                   help="local Inception v3 weights, torch-fidelity's weights-inception-2015-12-05-6726825d.pth, for "
+                        "FID / Inception score via torchmetrics (pip install 'torchmetrics[image]')")
     g.add_argument("--features-model", default=None, metavar="SPEC",
                    help="any feature extractor: 'module.path:name', a TorchScript file, or 'classifier' (this "
                         "network's own features); images in [-1, 1] -> [B, D]")
@@ -238,8 +240,8 @@ def add_sample_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--step-size", type=float, default=None, help="SGLD step size (default: the checkpoint's)")
     p.add_argument("--noise", type=float, default=None, help="SGLD noise std (default: the checkpoint's)")
     p.add_argument("--out", default=None,
-                   help="output file, .npz or .pt (default: <checkpoint folder>/sampled/<unconditional|"
-                        "class-...|all-classes>.npz)")
+                   help="output file, .npz or .pt (default: <unconditional|class-...|all-classes>.npz in sampled/ "
+                        "beside a run's checkpoint.pt, in sampled-<name>/ beside any other checkpoint file)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.add_argument("--batch-size", type=int, default=500, help="chains run at once (default: 500)")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="device (default: auto)")

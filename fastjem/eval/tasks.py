@@ -143,7 +143,10 @@ def _json_default(obj):
 
 
 def _model_name(em: EvalModel) -> str:
-    return f"{em.label} ({em.path.parent.name})"
+    """'JEM (jem)' for runs/jem/checkpoint.pt; 'JEM (jem/best)' for runs/jem/best.pt, or any other file by name."""
+    path = em.path.resolve()
+    where = path.parent.name if path.name == "checkpoint.pt" else f"{path.parent.name}/{path.stem}".lstrip("/")
+    return f"{em.label} ({where})"
 
 
 # ----------------------------------------------------------------------------------------------- accuracy
