@@ -307,6 +307,30 @@ def _backward(ctx, grad_energy, grad_row_max, grad_row_sumexp):
 _lse_energy_op.register_autograd(_backward, setup_context=_setup_context)
 
 
+class _LseEnergyTransformed(torch.autograd.Function):
+    """The registered op under torch.func's grad transforms (grad, vjp, grad_and_value): the autograd wrapper that
+    register_autograd generates has no setup_context, which those transforms require (pytorch/pytorch#170834), so
+    the op's implementations and setup run through an autograd.Function that has one (under torch.compile the
+    registered op is still what is traced)."""
+
+    @staticmethod
+    def forward(logits, labels, backend):
+        return _fwd_impl(logits, labels, backend)
+
+    setup_context = staticmethod(_setup_context)
+
+    @staticmethod
+    def backward(ctx, grad_energy, grad_row_max, grad_row_sumexp):
+        # The transform's wrapped tensors reach the backward: PyTorch ops take them (a kernel cannot, and a custom
+        # op's call fails as the forward's would), the same formula as the kernel's.
+        logits, labels, row_max, row_sumexp = ctx.saved_tensors
+        return _bwd_torch(grad_energy, logits, labels, row_max, row_sumexp), None, None
+
+
+def _grad_transformed(*tensors: torch.Tensor | None) -> bool:
+    return any(t is not None and torch._C._functorch.is_gradtrackingtensor(t) for t in tensors)
+
+
 class _LseEnergyEager(torch.autograd.Function):
     """The registered op's forward and backward implementations, for plain eager calls (see ``direct_call``)."""
 
@@ -328,9 +352,12 @@ def lse_energy(logits: torch.Tensor, labels: torch.Tensor | None = None, *, back
 
     ``backend``: ``"auto" | "triton" | "reference"``; None uses the current default (see ``fastjem.kernels``).
     Plain eager calls run the registered op's implementations through a torch.autograd.Function (the same
-    numbers without the custom-op dispatch, which costs tens of microseconds a call);
-    torch.compile, fake tensors, functorch transforms and dispatch modes see the registered op.
+    numbers without the custom-op dispatch, which costs tens of microseconds a call); under torch.func's grad
+    transforms (grad, grad_and_value, vjp) the same implementations run through an autograd.Function made for
+    them; torch.compile, fake tensors, vmap and dispatch modes see the registered op.
     """
     if direct_call(logits, labels, differentiable=True):
         return _LseEnergyEager.apply(logits, labels, backend)
+    if not torch.compiler.is_compiling() and _grad_transformed(logits, labels):
+        return _LseEnergyTransformed.apply(logits, labels, backend)[0]
     return _lse_energy_op(logits, labels, backend)[0]
