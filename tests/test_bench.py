@@ -289,6 +289,21 @@ def test_sgld_study_smoke(tmp_path):
     assert all(r["samples_max_abs_diff_vs_first"] < 1e-4 for r in rows.values())
 
 
+def test_cpu_compile_study_smoke(tmp_path):
+    """The CPU compile study runs end to end: every formulation's gradient is eager's, and its JSON is written."""
+    proc = subprocess.run([sys.executable, str(BENCH / "cpu_compile_study.py"), "--smoke", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (path,) = tmp_path.glob("smoke-cpu-compile-*.json")
+    report = json.loads(path.read_text())
+    for what in ("sgld", "train"):
+        rows = report["gradients_ms"][what]
+        assert set(rows) == {"eager", "compiled-network", "compiled-func-grad"}
+        scale = rows["eager"]["max_abs"]
+        assert scale > 0 and all(r["ms"] > 0 and r["max_abs_diff"] <= 1e-4 * scale for r in rows.values()), rows
+    assert set(report["elementwise_ms"]) == {"leaky_relu", "leaky_relu + bool mask", "select on a bool mask"}
+
+
 def test_profile_step_smoke(tmp_path):
     """The profile of an SGLD step runs end to end; its categories account for all the profiled time."""
     proc = subprocess.run([sys.executable, str(BENCH / "profile_step.py"), "--device", "cpu", "--depth", "10",

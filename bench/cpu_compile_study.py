@@ -1,0 +1,168 @@
+"""Why torch.compile is off on a CPU (``--compile auto``), and which formulation of it would pay.
+
+Times, on the CPU bar's model (WRN-10-2, batch 16, fp32, channels_last), the two gradients a JEM iteration
+computes, each three ways:
+
+- ``sgld``: dE/dx of E(x) = -LSE f(x) with the weights frozen (one SGLD step's gradient);
+- ``train``: the weight gradient of the loss over one concatenated forward of [x_p, x_q, x_lab] (3 x batch);
+
+- ``eager``: autograd on the eager network (fastjem's CPU engine);
+- ``compiled-network``: torch.compile(network) with autograd over it (what ``--compile on`` does): AOTAutograd
+  splits forward and backward into two graphs and saves what the backward needs between them;
+- ``compiled-func-grad``: torch.compile(torch.func.grad(...)): forward and backward in one graph, nothing saved
+  between graphs.
+
+And a probe of the elementwise work the split leaves: LeakyReLU alone, LeakyReLU with the bool mask of its
+input's sign (what the partition saves for LeakyReLU's backward when the weights are frozen), and a select on
+that mask, eager and compiled, on one [B, 64, 32, 32] activation.
+
+Each variant's gradient is compared with eager's (max abs difference). Compilation is timed apart.
+Writes ``bench/results/cpu-compile-<date>-<device>.json``.
+
+    python bench/cpu_compile_study.py           # WRN-10-2, batch 16
+    python bench/cpu_compile_study.py --smoke   # a tiny network, one short window each
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from env_info import RESULTS, device_info, git_state, now_utc, versions, write_result  # noqa: E402
+
+from fastjem.engine import tune_cpu_malloc  # noqa: E402
+from fastjem.models import WideResNet  # noqa: E402
+from fastjem.models.wrn import LEAK  # noqa: E402
+
+
+def _race(fns: dict, reference: torch.Tensor | None, n: int, windows: int) -> dict:
+    """Median ms per call of each function, their timed windows alternating (the order reversed every other
+    window), so that the machine's drift falls on all alike; the first call (compilation) timed apart."""
+    out = {}
+    for name, fn in fns.items():
+        t = time.perf_counter()
+        value = fn()
+        out[name] = {"first_call_s": time.perf_counter() - t, "windows_ms": []}
+        if reference is not None:
+            out[name]["max_abs_diff"] = float((value - reference).abs().max())
+            out[name]["max_abs"] = float(value.abs().max())
+        fn()
+    for w in range(windows):
+        for name in list(fns) if w % 2 == 0 else list(fns)[::-1]:
+            t = time.perf_counter()
+            for _ in range(n):
+                fns[name]()
+            out[name]["windows_ms"].append(1e3 * (time.perf_counter() - t) / n)
+    for r in out.values():
+        r["ms"] = statistics.median(r["windows_ms"])
+    return out
+
+
+def gradients(depth: int, width: int, batch: int, n: int, windows: int) -> dict:
+    torch.manual_seed(0)
+    net = WideResNet(depth, width).to(memory_format=torch.channels_last)
+    params = {k: v.detach() for k, v in net.named_parameters()}
+    x = (torch.rand(batch, 3, 32, 32) * 2 - 1).contiguous(memory_format=torch.channels_last)
+    xs = (torch.rand(3 * batch, 3, 32, 32) * 2 - 1).contiguous(memory_format=torch.channels_last)
+    y = torch.randint(0, 10, (batch,))
+
+    def energy_sum(model, z):
+        return -torch.logsumexp(model(z), 1).sum()
+
+    def loss(logits):
+        lp, lq, lab = logits.split(batch)
+        return F.cross_entropy(lab, y) - torch.logsumexp(lp, 1).mean() + torch.logsumexp(lq, 1).mean()
+
+    def flat(grads):
+        return torch.cat([g.reshape(-1) for g in grads])
+
+    compiled = torch.compile(net, dynamic=False)
+
+    def sgld_autograd(model):
+        z = x.detach().requires_grad_(True)
+        return torch.autograd.grad(energy_sum(model, z), z)[0]
+
+    def train_autograd(model):
+        return flat(torch.autograd.grad(loss(model(xs)), list(net.parameters())))
+
+    sgld_func = torch.compile(torch.func.grad(lambda z: energy_sum(net, z)), dynamic=False)
+    train_func = torch.compile(torch.func.grad(lambda p: loss(torch.func.functional_call(net, p, (xs,)))),
+                               dynamic=False)
+    out = {}
+    net.eval().requires_grad_(False)
+    ref = sgld_autograd(net)
+    out["sgld"] = _race({"eager": lambda: sgld_autograd(net), "compiled-network": lambda: sgld_autograd(compiled),
+                         "compiled-func-grad": lambda: sgld_func(x)}, ref, n, windows)
+    net.requires_grad_(True)
+    ref = train_autograd(net)
+    out["train"] = _race({"eager": lambda: train_autograd(net), "compiled-network": lambda: train_autograd(compiled),
+                          "compiled-func-grad": lambda: flat(train_func(params).values())}, ref, max(1, n // 4),
+                         windows)
+    return out
+
+
+def elementwise(batch: int, n: int, windows: int) -> dict:
+    h = torch.randn(batch, 64, 32, 32).contiguous(memory_format=torch.channels_last)
+    g = torch.randn_like(h)
+    mask = h > 0
+    probes = {
+        "leaky_relu": (lambda t: F.leaky_relu(t, LEAK), (h,)),
+        "leaky_relu + bool mask": (lambda t: (F.leaky_relu(t, LEAK), t > 0), (h,)),
+        "select on a bool mask": (lambda m, t: torch.where(m, t, t * LEAK), (mask, g)),
+    }
+    out = {}
+    for name, (fn, args) in probes.items():
+        compiled = torch.compile(fn, dynamic=False)
+        out[name] = _race({"eager": lambda f=fn, a=args: f(*a), "compiled": lambda f=compiled, a=args: f(*a)},
+                          None, n, windows)
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--depth", type=int, default=10)
+    p.add_argument("--width", type=int, default=2)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--calls", type=int, default=20, help="calls per timed window (default: 20)")
+    p.add_argument("--windows", type=int, default=7, help="timed windows per variant; the median counts (default: 7)")
+    p.add_argument("--smoke", action="store_true", help="WRN-10-1, batch 2, one window of two calls")
+    p.add_argument("--out", default=str(RESULTS), help="results folder (default: bench/results)")
+    args = p.parse_args(argv)
+    if args.smoke:
+        args.depth, args.width, args.batch_size, args.calls, args.windows = 10, 1, 2, 2, 1
+    if (args.depth - 4) % 6 or args.depth < 10 or min(args.width, args.batch_size, args.calls, args.windows) < 1:
+        p.error("--depth must be 6n+4 >= 10 and --width, --batch-size, --calls, --windows >= 1")
+    device = torch.device("cpu")
+    tune_cpu_malloc()  # as fastjem's CPU engine runs
+    when = now_utc()
+    report = {
+        "schema": "fastjem-bench-cpu-compile/1", "date": when.isoformat(timespec="seconds"),
+        "device": device_info(device), "versions": versions(), "git": git_state(), "smoke": args.smoke,
+        "model": f"WRN-{args.depth}-{args.width}", "batch_size": args.batch_size, "precision": "fp32",
+        "method": "median over windows of calls, the variants' windows alternating; the first call (compilation) "
+                  "timed apart",
+        "gradients_ms": gradients(args.depth, args.width, args.batch_size, args.calls, args.windows),
+        "elementwise_ms": elementwise(args.batch_size, args.calls * 5, args.windows),
+    }
+    path = write_result(report, "smoke-cpu-compile" if args.smoke else "cpu-compile", device, when, args.out)
+    print(f"{report['model']}, batch {args.batch_size}, {report['device']['name']}, {report['device']['threads']} "
+          "threads (ms per call; max |diff| from eager)")
+    for what, variants in report["gradients_ms"].items():
+        for name, r in variants.items():
+            print(f"  {what:6s} {name:19s} {r['ms']:8.2f} ms   {r['max_abs_diff']:.1e}   "
+                  f"first call {r['first_call_s']:.1f} s")
+    for name, r in report["elementwise_ms"].items():
+        print(f"  {name:24s} eager {r['eager']['ms']:.3f} ms   compiled {r['compiled']['ms']:.3f} ms")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
