@@ -102,7 +102,7 @@ class TrainConfig:
                           "device computes it fast (CUDA tensor cores, CPU AMX-BF16), else fp32. Samples, "
                           "buffer and SGLD arithmetic are always fp32", PRECISIONS, "engine")
     compile: str = _opt("auto", "torch.compile the network: on, off, or auto = on for CUDA, off on CPU (where "
-                        "inductor measured slower than eager oneDNN convolutions); --no-compile = off", COMPILE_MODES,
+                        "the compiled network measured slower than eager); --no-compile = off", COMPILE_MODES,
                         "engine")
     cuda_graph: bool = _opt(True, "capture the SGLD loop in a CUDA graph (CUDA only; CPU runs the same loop eagerly)",
                             group="engine")

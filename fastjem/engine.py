@@ -194,8 +194,8 @@ def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool,
     if cfg.compile == "auto":
         compiled = device.type == "cuda"
         if not compiled:
-            notes.append("compile auto -> off on CPU (inductor measured slower than eager oneDNN convolutions "
-                         "here; --compile on forces it)")
+            notes.append("compile auto -> off on CPU (the compiled network measured slower than eager here: "
+                         "bench/cpu_compile_study.py; --compile on forces it)")
     else:
         compiled = cfg.compile == "on"
     if compiled:
