@@ -518,6 +518,21 @@ MUTANTS = [
          '    return sorted(rows, key=lambda r: (r[key] is None, -(r[key] or 0)))',
          '    return sorted(rows, key=lambda r: (r[key] is None, (r[key] or 0)))'),
     ]),
+    Mutant('lse-functorch-through-op', 'tests/test_kernels_energy.py -k torch_func', [
+        ('kernels/energy.py',
+         '    if not torch.compiler.is_compiling() and _grad_transformed(logits, labels):',
+         '    if False:'),
+    ]),
+    Mutant('inception-score-default-weights', 'tests/test_eval.py -k torchmetrics', [
+        ('fastjem/eval/tasks.py',
+         '        is_metric = InceptionScore(feature=logits, normalize=True)',
+         '        is_metric = InceptionScore(normalize=True)'),
+    ]),
+    Mutant('convert-train-paper-network', 'tests/test_convert.py -k cli_convert_then', [
+        ('fastjem/cli.py',
+         '    net = "".join(f" --{k} {r[k]}" for k in ("depth", "width", "norm") if r[k] != getattr(paper, k))',
+         '    net = "".join(f" --{k} {r[k]}" for k in ("norm",) if r[k] != getattr(paper, k))'),
+    ]),
 ]
 
 

@@ -361,11 +361,19 @@ def inception_weights(tmp_path_factory):
     return path
 
 
-def test_fid_and_inception_score_through_torchmetrics_with_local_weights(runs, tmp_path, inception_weights):
+def test_fid_and_inception_score_through_torchmetrics_with_local_weights(runs, tmp_path, inception_weights,
+                                                                         monkeypatch):
     """--inception-weights: FID and the Inception score from torchmetrics, the weights read from the given file
     (the Inception score's network too: torchmetrics' InceptionScore takes no weights path)."""
+    import torch_fidelity.feature_extractor_inceptionv3 as fx
+
     from fastjem.data import load_arrays, to_float
     from fastjem.eval.tasks import _torchmetrics_inception
+
+    def no_download(*args, **kwargs):
+        raise AssertionError("Inception weights downloaded instead of read from --inception-weights")
+
+    monkeypatch.setattr(fx, "load_state_dict_from_url", no_download)
 
     x = to_float(load_arrays("digits").test_x)[:4]
     noise = torch.rand(4, 1, 8, 8, generator=torch.Generator().manual_seed(1)) * 2 - 1
