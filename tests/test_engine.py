@@ -217,15 +217,20 @@ def test_graphed_sampler_replay_equals_eager_on_cuda():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("buffer_init,optimizer,compile_mode,overlap", [("uniform", "adam", "auto", False),
-                                                                         ("informative", "sgd", "off", False),
-                                                                         ("uniform", "adam", "off", True)])
-def test_training_iteration_has_no_host_sync_on_cuda(tmp_path, buffer_init, optimizer, compile_mode, overlap):
-    """Compiled, and (cheaper: no compile) with the class-Gaussian restarts and DeviceSGD inside the graph, and
-    with the overlapped backward (a second stream inside the graph)."""
+@pytest.mark.parametrize("buffer_init,optimizer,compile_mode,overlap,objective", [
+    ("uniform", "adam", "auto", False, {}),
+    ("informative", "sgd", "off", False, {}),
+    ("uniform", "adam", "off", True, {}),
+    ("uniform", "adam", "off", False, dict(class_cond_px=True, pxy_weight=1.0, energy_l2=0.1)),
+], ids=["compiled", "informative-sgd", "overlap", "conditional-pxy-l2"])
+def test_training_iteration_has_no_host_sync_on_cuda(tmp_path, buffer_init, optimizer, compile_mode, overlap,
+                                                     objective):
+    """Compiled, and (cheaper: no compile) with the class-Gaussian restarts and DeviceSGD inside the graph, with
+    the overlapped backward (a second stream inside the graph), and with class-conditional p(x) sampling, the
+    p(x, y) term and the energy penalty."""
     cfg = TrainConfig(dataset="digits", arch="wrn", depth=10, width=2, batch_size=32, sgld_steps=5,
                       buffer_size=320, iters=4, device="cuda", seed=0, buffer_init=buffer_init, optimizer=optimizer,
-                      compile=compile_mode, overlap_data=overlap)
+                      compile=compile_mode, overlap_data=overlap, **objective)
     logs = []
     t = Trainer(cfg, out_dir=tmp_path, progress=False, log=logs.append)
     t.train_step()  # warm-up: compilation and graph capture may sync
