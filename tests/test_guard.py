@@ -59,6 +59,17 @@ def test_guard_flags_each_bound(guarded, tmp_path, e_data, e_sample, bad):
         assert "|gap| > 50" in t.guard.reasons[0]
 
 
+def test_a_non_finite_parameter_is_unhealthy_with_the_flag_clear(guarded, tmp_path):
+    """One parameter tensor of many holding an inf (and the losses fine) is enough."""
+    t = Trainer(guarded, out_dir=tmp_path, progress=False)
+    assert t.guard.healthy()
+    last = list(t.model.parameters())[-1]
+    with torch.no_grad():
+        last.view(-1)[0] = float("inf")
+    assert not bool(t.guard.flag) and not t.guard.healthy()
+    assert t.guard.reasons == ["non-finite parameters"]
+
+
 @pytest.mark.parametrize("kind", ["nan", "lr"])
 def test_injected_fault_is_recovered_and_training_continues(kind, guarded, tmp_path):
     t = Trainer(guarded.replace(iters=40), out_dir=tmp_path, progress=False)
