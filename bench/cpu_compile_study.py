@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,7 +36,15 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from env_info import RESULTS, device_info, git_state, now_utc, versions, write_result  # noqa: E402
+from env_info import (  # noqa: E402
+    RESULTS,
+    device_info,
+    git_state,
+    now_utc,
+    versions,
+    write_result,
+    write_synthetic_imagefolder,
+)
 
 from fastjem.engine import tune_cpu_malloc  # noqa: E402
 from fastjem.models import WideResNet  # noqa: E402
@@ -108,6 +117,41 @@ def gradients(depth: int, width: int, batch: int, n: int, windows: int) -> dict:
     return out
 
 
+def iterations(depth: int, width: int, batch: int, sgld_steps: int, n: int, windows: int, work: Path) -> dict:
+    """fastjem's whole training iteration (the engine's CPU defaults, fp32) as it is, and with each SGLD step's
+    gradient taken from one compiled torch.func.grad graph instead (patched in here; the engine has no such
+    option yet); both from the same seed, the parameters compared after the timed iterations."""
+    from fastjem.config import TrainConfig
+    from fastjem.sampler import SGLD
+    from fastjem.train import Trainer
+
+    data = write_synthetic_imagefolder(work / "data")
+    cfg = TrainConfig(dataset="imagefolder", data_dir=str(data), arch="wrn", depth=depth, width=width,
+                      batch_size=batch, sgld_steps=sgld_steps, buffer_size=10000, iters=10**9, ckpt_every=0,
+                      log_every=10**9, device="cpu", seed=1, precision="fp32", compile="off")
+    eager = Trainer(cfg, out_dir=work / "eager", progress=False, log=lambda *a: None)
+    patched = Trainer(cfg, out_dir=work / "compiled", progress=False, log=lambda *a: None)
+    model = patched.sgld_model
+    grad = torch.compile(torch.func.grad(lambda z: -torch.logsumexp(model(z), 1).sum()), dynamic=False)
+    sampler = patched.sampler
+
+    def step_(energy_fn, x, rng=None, base=0, advance=None):  # SGLD.step_ with the compiled input gradient
+        rng = sampler.rng_for(x.device) if rng is None else rng
+        from fastjem import kernels
+
+        kernels.sgld_step_(x, grad(x), -sampler.step_size, sampler.noise, rng, backend=sampler.backend, base=base,
+                           advance=advance)
+        return x
+
+    assert isinstance(sampler, SGLD) and cfg.pxy_weight == 0 and not cfg.class_cond_px  # E(x) only: no labels
+    sampler.step_ = step_
+    out = _race({"eager": eager.train_step, "compiled-sgld-gradient": patched.train_step}, None, n, windows)
+    flat = [torch.cat([p.detach().reshape(-1) for p in t.model.parameters()]) for t in (eager, patched)]
+    out["params_max_abs_diff"] = float((flat[0] - flat[1]).abs().max())
+    out["iterations_each"] = 2 + n * windows
+    return out
+
+
 def elementwise(batch: int, n: int, windows: int) -> dict:
     h = torch.randn(batch, 64, 32, 32).contiguous(memory_format=torch.channels_last)
     g = torch.randn_like(h)
@@ -132,13 +176,16 @@ def main(argv=None) -> int:
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--calls", type=int, default=20, help="calls per timed window (default: 20)")
     p.add_argument("--windows", type=int, default=7, help="timed windows per variant; the median counts (default: 7)")
-    p.add_argument("--smoke", action="store_true", help="WRN-10-1, batch 2, one window of two calls")
+    p.add_argument("--sgld-steps", type=int, default=20,
+                   help="SGLD steps of the whole-iteration comparison; 0 skips it (default: 20)")
+    p.add_argument("--smoke", action="store_true", help="WRN-10-1, batch 2, one window of two calls, 2 SGLD steps")
     p.add_argument("--out", default=str(RESULTS), help="results folder (default: bench/results)")
     args = p.parse_args(argv)
     if args.smoke:
-        args.depth, args.width, args.batch_size, args.calls, args.windows = 10, 1, 2, 2, 1
-    if (args.depth - 4) % 6 or args.depth < 10 or min(args.width, args.batch_size, args.calls, args.windows) < 1:
-        p.error("--depth must be 6n+4 >= 10 and --width, --batch-size, --calls, --windows >= 1")
+        args.depth, args.width, args.batch_size, args.calls, args.windows, args.sgld_steps = 10, 1, 2, 2, 1, 2
+    if (args.depth - 4) % 6 or args.depth < 10 or min(args.width, args.batch_size, args.calls, args.windows) < 1 \
+            or args.sgld_steps < 0:
+        p.error("--depth must be 6n+4 >= 10, --width, --batch-size, --calls, --windows >= 1, --sgld-steps >= 0")
     device = torch.device("cpu")
     tune_cpu_malloc()  # as fastjem's CPU engine runs
     when = now_utc()
@@ -151,6 +198,10 @@ def main(argv=None) -> int:
         "gradients_ms": gradients(args.depth, args.width, args.batch_size, args.calls, args.windows),
         "elementwise_ms": elementwise(args.batch_size, args.calls * 5, args.windows),
     }
+    if args.sgld_steps:
+        with tempfile.TemporaryDirectory() as tmp:
+            report["iteration_ms"] = iterations(args.depth, args.width, args.batch_size, args.sgld_steps,
+                                                max(1, args.calls // 10), args.windows, Path(tmp))
     path = write_result(report, "smoke-cpu-compile" if args.smoke else "cpu-compile", device, when, args.out)
     print(f"{report['model']}, batch {args.batch_size}, {report['device']['name']}, {report['device']['threads']} "
           "threads (ms per call; max |diff| from eager)")
@@ -160,6 +211,11 @@ def main(argv=None) -> int:
                   f"first call {r['first_call_s']:.1f} s")
     for name, r in report["elementwise_ms"].items():
         print(f"  {name:24s} eager {r['eager']['ms']:.3f} ms   compiled {r['compiled']['ms']:.3f} ms")
+    if "iteration_ms" in report:
+        it = report["iteration_ms"]
+        print(f"  iteration ({args.sgld_steps} SGLD steps): eager {it['eager']['ms']:.1f} ms, SGLD gradient compiled "
+              f"{it['compiled-sgld-gradient']['ms']:.1f} ms; parameters after {it['iterations_each']} iterations "
+              f"differ by {it['params_max_abs_diff']:.1e}")
     print(f"wrote {path}")
     return 0
 
