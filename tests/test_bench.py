@@ -302,6 +302,10 @@ def test_cpu_compile_study_smoke(tmp_path):
         scale = rows["eager"]["max_abs"]
         assert scale > 0 and all(r["ms"] > 0 and r["max_abs_diff"] <= 1e-4 * scale for r in rows.values()), rows
     assert set(report["elementwise_ms"]) == {"leaky_relu", "leaky_relu + bool mask", "select on a bool mask"}
+    # the whole iteration with the compiled SGLD gradient patched in trains the same network
+    it = report["iteration_ms"]
+    assert it["eager"]["ms"] > 0 and it["compiled-sgld-gradient"]["ms"] > 0
+    assert it["iterations_each"] == 3 and it["params_max_abs_diff"] < 1e-4
 
 
 def test_profile_step_smoke(tmp_path):
