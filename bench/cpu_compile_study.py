@@ -41,14 +41,18 @@ from env_info import (  # noqa: E402
     device_info,
     git_state,
     now_utc,
+    timed,
     versions,
     write_result,
     write_synthetic_imagefolder,
 )
 
+from fastjem import kernels  # noqa: E402
 from fastjem.engine import tune_cpu_malloc  # noqa: E402
 from fastjem.models import WideResNet  # noqa: E402
 from fastjem.models.wrn import LEAK  # noqa: E402
+
+CPU = torch.device("cpu")
 
 
 def _race(fns: dict, reference: torch.Tensor | None, n: int, windows: int) -> dict:
@@ -65,10 +69,7 @@ def _race(fns: dict, reference: torch.Tensor | None, n: int, windows: int) -> di
         fn()
     for w in range(windows):
         for name in list(fns) if w % 2 == 0 else list(fns)[::-1]:
-            t = time.perf_counter()
-            for _ in range(n):
-                fns[name]()
-            out[name]["windows_ms"].append(1e3 * (time.perf_counter() - t) / n)
+            out[name]["windows_ms"].append(1e3 * timed(fns[name], n, CPU) / n)
     for r in out.values():
         r["ms"] = statistics.median(r["windows_ms"])
     return out
@@ -137,8 +138,6 @@ def iterations(depth: int, width: int, batch: int, sgld_steps: int, n: int, wind
 
     def step_(energy_fn, x, rng=None, base=0, advance=None):  # SGLD.step_ with the compiled input gradient
         rng = sampler.rng_for(x.device) if rng is None else rng
-        from fastjem import kernels
-
         kernels.sgld_step_(x, grad(x), -sampler.step_size, sampler.noise, rng, backend=sampler.backend, base=base,
                            advance=advance)
         return x
@@ -186,7 +185,7 @@ def main(argv=None) -> int:
     if (args.depth - 4) % 6 or args.depth < 10 or min(args.width, args.batch_size, args.calls, args.windows) < 1 \
             or args.sgld_steps < 0:
         p.error("--depth must be 6n+4 >= 10, --width, --batch-size, --calls, --windows >= 1, --sgld-steps >= 0")
-    device = torch.device("cpu")
+    device = CPU
     tune_cpu_malloc()  # as fastjem's CPU engine runs
     when = now_utc()
     report = {

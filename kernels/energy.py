@@ -307,11 +307,14 @@ def _backward(ctx, grad_energy, grad_row_max, grad_row_sumexp):
 _lse_energy_op.register_autograd(_backward, setup_context=_setup_context)
 
 
-class _LseEnergyTransformed(torch.autograd.Function):
-    """The registered op under torch.func's grad transforms (grad, vjp, grad_and_value): the autograd wrapper that
-    register_autograd generates has no setup_context, which those transforms require (pytorch/pytorch#170834), so
-    the op's implementations and setup run through an autograd.Function that has one (under torch.compile the
-    registered op is still what is traced)."""
+def _grad_transformed(*tensors: torch.Tensor | None) -> bool:
+    return any(t is not None and torch._C._functorch.is_gradtrackingtensor(t) for t in tensors)
+
+
+class _LseEnergyEager(torch.autograd.Function):
+    """The registered op's forward and backward implementations without its dispatch, for plain eager calls (see
+    ``direct_call``) and under torch.func's grad transforms (grad, vjp, grad_and_value), which need the
+    setup_context that the wrapper register_autograd generates lacks (pytorch/pytorch#170834)."""
 
     @staticmethod
     def forward(logits, labels, backend):
@@ -321,29 +324,10 @@ class _LseEnergyTransformed(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_energy, grad_row_max, grad_row_sumexp):
-        # The transform's wrapped tensors reach the backward: PyTorch ops take them (a kernel cannot, and a custom
-        # op's call fails as the forward's would), the same formula as the kernel's.
         logits, labels, row_max, row_sumexp = ctx.saved_tensors
-        return _bwd_torch(grad_energy, logits, labels, row_max, row_sumexp), None, None
-
-
-def _grad_transformed(*tensors: torch.Tensor | None) -> bool:
-    return any(t is not None and torch._C._functorch.is_gradtrackingtensor(t) for t in tensors)
-
-
-class _LseEnergyEager(torch.autograd.Function):
-    """The registered op's forward and backward implementations, for plain eager calls (see ``direct_call``)."""
-
-    @staticmethod
-    def forward(ctx, logits, labels, backend):
-        energy, row_max, row_sumexp = _fwd_impl(logits, labels, backend)
-        ctx.save_for_backward(logits, labels, row_max, row_sumexp)
-        ctx.backend = resolve_backend(backend)  # as _setup_context: the backward may run on another thread
-        return energy
-
-    @staticmethod
-    def backward(ctx, grad_energy):
-        logits, labels, row_max, row_sumexp = ctx.saved_tensors
+        if torch._C._functorch.is_functorch_wrapped_tensor(logits):
+            # a transform's wrapped tensors: PyTorch ops take them (a kernel cannot), the kernel's formula
+            return _bwd_torch(grad_energy, logits, labels, row_max, row_sumexp), None, None
         return _bwd_impl(grad_energy, logits, labels, row_max, row_sumexp, ctx.backend), None, None
 
 
@@ -353,11 +337,10 @@ def lse_energy(logits: torch.Tensor, labels: torch.Tensor | None = None, *, back
     ``backend``: ``"auto" | "triton" | "reference"``; None uses the current default (see ``fastjem.kernels``).
     Plain eager calls run the registered op's implementations through a torch.autograd.Function (the same
     numbers without the custom-op dispatch, which costs tens of microseconds a call); under torch.func's grad
-    transforms (grad, grad_and_value, vjp) the same implementations run through an autograd.Function made for
-    them; torch.compile, fake tensors, vmap and dispatch modes see the registered op.
+    transforms (grad, grad_and_value, vjp) too, since the op's generated autograd wrapper fails there;
+    torch.compile, fake tensors, vmap and dispatch modes see the registered op.
     """
-    if direct_call(logits, labels, differentiable=True):
-        return _LseEnergyEager.apply(logits, labels, backend)
-    if not torch.compiler.is_compiling() and _grad_transformed(logits, labels):
-        return _LseEnergyTransformed.apply(logits, labels, backend)[0]
+    if direct_call(logits, labels, differentiable=True) or (
+            not torch.compiler.is_compiling() and _grad_transformed(logits, labels)):
+        return _LseEnergyEager.apply(logits, labels, backend)[0]
     return _lse_energy_op(logits, labels, backend)[0]

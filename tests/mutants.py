@@ -520,8 +520,8 @@ MUTANTS = [
     ]),
     Mutant('lse-functorch-through-op', 'tests/test_kernels_energy.py -k torch_func', [
         ('kernels/energy.py',
-         '    if not torch.compiler.is_compiling() and _grad_transformed(logits, labels):',
-         '    if False:'),
+         '            not torch.compiler.is_compiling() and _grad_transformed(logits, labels)):',
+         '            False):'),
     ]),
     Mutant('inception-score-default-weights', 'tests/test_eval.py -k torchmetrics', [
         ('fastjem/eval/tasks.py',
