@@ -9,6 +9,7 @@ states, so a run resumes exactly on the same world size.
 
 from __future__ import annotations
 
+import atexit
 import os
 from dataclasses import dataclass
 
@@ -43,7 +44,16 @@ def init_from_env(device_name: str) -> DistInfo:
         if use_cuda:
             torch.cuda.set_device(local_rank)
         dist.init_process_group("nccl" if use_cuda else "gloo")
+        # A group left to interpreter shutdown can abort the process (gloo's worker threads still hold
+        # tensors when Python is torn down: "terminate called without an active exception", SIGABRT),
+        # so the group this call made is destroyed while Python is still whole, unless the caller did.
+        atexit.register(_destroy_if_initialized)
     return DistInfo(rank, world, local_rank)
+
+
+def _destroy_if_initialized() -> None:
+    if dist.is_initialized():
+        dist.destroy_process_group()
 
 
 def all_reduce_grads_(params: list[torch.Tensor], world: int) -> None:

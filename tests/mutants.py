@@ -438,6 +438,11 @@ MUTANTS = [
          '    dist.all_reduce(t, op=dist.ReduceOp.MAX)\n    return bool(t.item() > 0)',
          '    return bool(t.item() > 0)'),
     ]),
+    Mutant('d-group-left-at-exit', 'tests/test_distributed.py -k divergence_on_one_rank', [
+        ('fastjem/distributed.py',
+         '        atexit.register(_destroy_if_initialized)\n',
+         ''),
+    ]),
     Mutant('guard-current-energy-off', 'tests/test_guard.py', [
         ('fastjem/guard.py',
          'or max(abs(e_buf), abs(e_uni)) > self.energy_bound:',

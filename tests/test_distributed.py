@@ -68,9 +68,10 @@ def test_jem_with_per_rank_buffers_keeps_replicas_identical_and_resumes(tmp_path
 # Run under torchrun: a fault on rank 1 only. "lr": its learning rate x1e6 for one iteration, so its replica
 # alone blows up and its guard alone sees it; "stop": a SIGINT to rank 1 alone after its third iteration.
 ONE_RANK_FAULT = '''
-import json, os, signal, sys
+import atexit, json, os, signal, sys
 from pathlib import Path
 import torch
+import torch.distributed as dist
 from fastjem.config import TrainConfig
 from fastjem.train import Trainer
 
@@ -78,6 +79,8 @@ kind, out = sys.argv[1], Path(sys.argv[2])
 rank = int(os.environ["RANK"])
 out.mkdir(parents=True, exist_ok=True)
 (out / f"pid{rank}").write_text(str(os.getpid()))  # torchrun starts each worker in a session of its own
+# registered before the Trainer joins the group, so it runs after fastjem's own exit handler (last in, first out)
+atexit.register(lambda: (out / f"exit{rank}").write_text(json.dumps({"group_left": dist.is_initialized()})))
 cfg = TrainConfig(dataset="digits", arch="convnet", width=8, batch_size=16, sgld_steps=3, buffer_size=200, device="cpu",
                   compile="off", iters=12, log_every=2, check_every=2, snapshot_every=2, seed=3, warmup_iters=5,
                   lr=1e-3, ckpt_every=0)
@@ -127,6 +130,9 @@ def run_one_rank_fault(tmp_path, kind, timeout=120):
             pytest.fail(f"the ranks did not finish in {timeout} s (one waits in a collective the other skipped):\n"
                         + log_path.read_text()[-3000:])
     assert proc.returncode == 0, log_path.read_text()[-3000:]
+    # the script never destroys the process group: fastjem must, before Python's shutdown, or gloo's threads
+    # can abort the process there
+    assert [json.loads((out / f"exit{r}").read_text()) for r in (0, 1)] == [{"group_left": False}] * 2
     return [json.loads((out / f"rank{r}.json").read_text()) for r in (0, 1)]
 
 
