@@ -235,6 +235,17 @@ def _bwd_torch(
     return (-g * softmax).to(logits.dtype)
 
 
+def _bwd_differentiable(grad_energy: torch.Tensor, logits: torch.Tensor, labels: torch.Tensor | None) -> torch.Tensor:
+    """dE/dlogits in PyTorch ops that autograd can differentiate again (backward with create_graph=True: a gradient
+    penalty, a Hessian). The kernel's formula takes the saved row max and sum for constants, which is right for
+    the first derivative only: differentiated, it would miss softmax's -p p^T term."""
+    g = grad_energy.float()[:, None]
+    if labels is not None:
+        onehot = torch.zeros(logits.shape, dtype=torch.float32, device=logits.device)
+        return (-g * onehot.scatter_(1, labels[:, None], 1.0)).to(logits.dtype)
+    return (-g * torch.softmax(logits.float(), dim=1)).to(logits.dtype)
+
+
 # --------------------------------------------------------------------------------------------
 # Public op
 # --------------------------------------------------------------------------------------------
@@ -287,6 +298,31 @@ def _(grad_energy, logits, labels, row_max, row_sumexp, backend):
     return torch.empty_like(logits, memory_format=torch.contiguous_format)
 
 
+def _setup_double_backward(ctx, inputs, output):
+    grad_energy, logits, labels, _, _, _ = inputs
+    ctx.save_for_backward(grad_energy, logits, labels)
+
+
+def _double_backward(ctx, grad_grad_logits):
+    """The backward op's own derivatives, for create_graph=True. With p = softmax(logits) and v the upstream
+    gradient of dlogits = -g p: d/dg = -<p, v> and d/dlogits = -g p (v - <p, v>); the joint form -g onehot(y)
+    has d/dg = -v[y] and nothing for the logits."""
+    grad_energy, logits, labels = ctx.saved_tensors
+    v = grad_grad_logits.float()
+    if labels is not None:
+        d_energy = -v.gather(1, labels[:, None]).squeeze(1)
+        d_logits = torch.zeros_like(logits) if ctx.needs_input_grad[1] else None
+    else:
+        p = torch.softmax(logits.float(), dim=1)
+        pv = (p * v).sum(dim=1)
+        d_energy = -pv
+        d_logits = (-grad_energy.float()[:, None] * p * (v - pv[:, None])).to(logits.dtype)
+    return d_energy.to(grad_energy.dtype), d_logits, None, None, None, None
+
+
+_lse_energy_backward_op.register_autograd(_double_backward, setup_context=_setup_double_backward)
+
+
 def _setup_context(ctx, inputs, output):
     logits, labels, backend = inputs
     _, row_max, row_sumexp = output
@@ -307,14 +343,14 @@ def _backward(ctx, grad_energy, grad_row_max, grad_row_sumexp):
 _lse_energy_op.register_autograd(_backward, setup_context=_setup_context)
 
 
-def _grad_transformed(*tensors: torch.Tensor | None) -> bool:
-    return any(t is not None and torch._C._functorch.is_gradtrackingtensor(t) for t in tensors)
+def _transformed(*tensors: torch.Tensor | None) -> bool:
+    """Whether a torch.func transform (grad, vjp, jvp, vmap, jacfwd, hessian, ...) wraps one of the tensors."""
+    return any(t is not None and torch._C._functorch.is_functorch_wrapped_tensor(t) for t in tensors)
 
 
 class _LseEnergyEager(torch.autograd.Function):
     """The registered op's forward and backward implementations without its dispatch, for plain eager calls (see
-    ``direct_call``) and under torch.func's grad transforms (grad, vjp, grad_and_value), which need the
-    setup_context that the wrapper register_autograd generates lacks (pytorch/pytorch#170834)."""
+    ``direct_call``)."""
 
     @staticmethod
     def forward(logits, labels, backend):
@@ -325,22 +361,28 @@ class _LseEnergyEager(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_energy, grad_row_max, grad_row_sumexp):
         logits, labels, row_max, row_sumexp = ctx.saved_tensors
-        if torch._C._functorch.is_functorch_wrapped_tensor(logits):
-            # a transform's wrapped tensors: PyTorch ops take them (a kernel cannot), the kernel's formula
-            return _bwd_torch(grad_energy, logits, labels, row_max, row_sumexp), None, None
+        if torch.is_grad_enabled():
+            # create_graph=True: the gradient itself will be differentiated
+            return _bwd_differentiable(grad_energy, logits, labels), None, None
         return _bwd_impl(grad_energy, logits, labels, row_max, row_sumexp, ctx.backend), None, None
 
 
 def lse_energy(logits: torch.Tensor, labels: torch.Tensor | None = None, *, backend: str | None = None):
-    """E [B] fp32 from logits [B, K]: ``-logsumexp`` (labels None) or ``-logits[b, labels[b]]``; differentiable.
+    """E [B] fp32 from logits [B, K]: ``-logsumexp`` (labels None) or ``-logits[b, labels[b]]``; differentiable
+    to any order (a first derivative from the fused backward, higher ones from PyTorch ops).
 
     ``backend``: ``"auto" | "triton" | "reference"``; None uses the current default (see ``fastjem.kernels``).
     Plain eager calls run the registered op's implementations through a torch.autograd.Function (the same
-    numbers without the custom-op dispatch, which costs tens of microseconds a call); under torch.func's grad
-    transforms (grad, grad_and_value, vjp) too, since the op's generated autograd wrapper fails there;
-    torch.compile, fake tensors, vmap and dispatch modes see the registered op.
+    numbers without the custom-op dispatch, which costs tens of microseconds a call). Under torch.func's
+    transforms (grad, vjp, jvp, vmap, jacrev, jacfwd, hessian) the energy is ``lse_energy_ref``, the same
+    formula in PyTorch ops: a kernel cannot take a transform's wrapped tensors, and the op's generated autograd
+    wrapper fails there (pytorch/pytorch#170834). torch.compile, fake tensors and dispatch modes see the
+    registered op (so a torch.func transform inside torch.compile still meets that failure: call
+    ``lse_energy_ref`` there).
     """
-    if direct_call(logits, labels, differentiable=True) or (
-            not torch.compiler.is_compiling() and _grad_transformed(logits, labels)):
+    if direct_call(logits, labels, differentiable=True):
         return _LseEnergyEager.apply(logits, labels, backend)[0]
+    if not torch.compiler.is_compiling() and _transformed(logits, labels):
+        _check_inputs(logits, labels)
+        return lse_energy_ref(logits, labels)
     return _lse_energy_op(logits, labels, backend)[0]

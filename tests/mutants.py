@@ -525,8 +525,23 @@ MUTANTS = [
     ]),
     Mutant('lse-functorch-through-op', 'tests/test_kernels_energy.py -k torch_func', [
         ('kernels/energy.py',
-         '            not torch.compiler.is_compiling() and _grad_transformed(logits, labels)):',
-         '            False):'),
+         '    if not torch.compiler.is_compiling() and _transformed(logits, labels):',
+         '    if False:'),
+    ]),
+    Mutant('lse-double-backward-eager-constant-stats', 'tests/test_kernels_energy.py -k second_derivatives', [
+        ('kernels/energy.py',
+         '        if torch.is_grad_enabled():\n',
+         '        if False:\n'),
+    ]),
+    Mutant('lse-double-backward-op-none', 'tests/test_kernels_energy.py -k second_derivatives', [
+        ('kernels/energy.py',
+         '_lse_energy_backward_op.register_autograd(_double_backward, setup_context=_setup_double_backward)\n',
+         ''),
+    ]),
+    Mutant('lse-double-backward-op-no-softmax-term', 'tests/test_kernels_energy.py -k second_derivatives', [
+        ('kernels/energy.py',
+         '        d_logits = (-grad_energy.float()[:, None] * p * (v - pv[:, None])).to(logits.dtype)',
+         '        d_logits = (-grad_energy.float()[:, None] * p * v).to(logits.dtype)'),
     ]),
     Mutant('inception-score-default-weights', 'tests/test_eval.py -k torchmetrics', [
         ('fastjem/eval/tasks.py',

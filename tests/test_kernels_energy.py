@@ -205,27 +205,41 @@ def test_a_row_of_minus_inf_logits_has_infinite_energy(backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("labels_given", [False, True], ids=["marginal", "joint"])
-def test_torch_func_grad_vjp_and_input_gradients_of_a_network(monkeypatch, backend, labels_given):
-    """torch.func.grad / grad_and_value / vjp through lse_energy (the registered op's autograd wrapper fails under
-    them, pytorch/pytorch#170834), the forward still on the selected backend; and dE/dx of a network by
+def test_torch_func_transforms_and_input_gradients_of_a_network(backend, labels_given):
+    """Every torch.func transform through lse_energy gives the spec's values (the registered op's autograd wrapper
+    fails under them, pytorch/pytorch#170834, and a kernel cannot take their wrapped tensors): grad,
+    grad_and_value, vjp, jvp, vmap, jacrev, and the Hessian by jacfwd(jacrev); and dE/dx of a network by
     torch.func.grad, as an EBM's sampler may compute it, equals autograd's."""
     skip_unless_runnable("cpu", backend)
-    calls = []
-    real = energy.lse_energy_fwd
-    monkeypatch.setattr(energy, "lse_energy_fwd", lambda *a: calls.append(1) or real(*a))
     gen = torch.Generator().manual_seed(3)
     logits = 3 * torch.randn(6, 10, generator=gen)
     labels = torch.randint(0, 10, (6,), generator=gen) if labels_given else None
     upstream = torch.randn(6, generator=gen)
     e_ref, g_ref = _run(lse_energy_ref, logits, upstream, labels)
-    grad = torch.func.grad(lambda z: (lse_energy(z, labels, backend=backend) * upstream).sum())(logits)
+
+    def energy_of(z):
+        return lse_energy(z, labels, backend=backend)
+
+    grad = torch.func.grad(lambda z: (energy_of(z) * upstream).sum())(logits)
     assert_close(grad, g_ref, 1e-5, 1e-5, "torch.func.grad")
-    g2, value = torch.func.grad_and_value(lambda z: lse_energy(z, labels, backend=backend).sum())(logits)
+    g2, value = torch.func.grad_and_value(lambda z: energy_of(z).sum())(logits)
     assert_close(value, e_ref.sum(), 1e-4, 1e-5, "value")
-    e, vjp = torch.func.vjp(lambda z: lse_energy(z, labels, backend=backend), logits)
+    e, vjp = torch.func.vjp(energy_of, logits)
     assert_close(e, e_ref, E_ATOL, E_RTOL, "E")
     assert_close(vjp(upstream)[0], g_ref, 1e-5, 1e-5, "vjp")
-    assert len(calls) == (3 if backend == "triton" else 0)
+    tangent = torch.randn(6, 10, generator=gen)
+    _, jvp = torch.func.jvp(energy_of, (logits,), (tangent,))
+    assert_close(jvp, (g_ref / upstream[:, None] * tangent).sum(1), 1e-5, 1e-5, "jvp")  # dE_b/dlogits_b . t_b
+    per_row = torch.func.vmap(lambda row, y: lse_energy(row[None], None if y is None else y[None], backend=backend)[0],
+                              in_dims=(0, None if labels is None else 0))(logits, labels)
+    assert_close(per_row, e_ref, E_ATOL, E_RTOL, "vmap")
+    assert_close(torch.func.jacrev(energy_of)(logits).sum(0), g_ref / upstream[:, None], 1e-5, 1e-5, "jacrev")
+    first, first_label = logits[:1], None if labels is None else labels[:1]
+    hessian = torch.func.jacfwd(torch.func.jacrev(lambda z: lse_energy(z, first_label, backend=backend).sum()))(first)
+    hessian = hessian[0, :, 0]  # [K, K]
+    p = torch.softmax(first[0], 0)
+    expected = torch.zeros(10, 10) if labels_given else -(torch.diag(p) - torch.outer(p, p))
+    assert_close(hessian, expected, 1e-6, 1e-5, "Hessian")
 
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(12, 16), torch.nn.SiLU(), torch.nn.Linear(16, 10))
@@ -233,3 +247,49 @@ def test_torch_func_grad_vjp_and_input_gradients_of_a_network(monkeypatch, backe
     dx = torch.func.grad(lambda z: lse_energy(net(z), labels, backend=backend).sum())(x)
     _, dx_ref = _run(lambda z, y: lse_energy_ref(net(z), y).sum(), x, torch.tensor(1.0), labels)
     assert_close(dx, dx_ref, 1e-6, 1e-5, "dE/dx")
+
+
+@pytest.mark.parametrize("path", ["eager", "registered-op"])
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("labels_given", [False, True], ids=["marginal", "joint"])
+def test_second_derivatives_equal_the_specs(path, backend, labels_given):
+    """backward(create_graph=True) through lse_energy, then differentiated again, as a gradient-norm penalty or a
+    Hessian-vector product does: the same as the spec's, in the eager path and through the registered op (which
+    torch.compile sees). The fused backward's saved row max and sum are constants to autograd, so reusing it there
+    would drop softmax's -p p^T term; the kernel's backward has no graph at all."""
+    skip_unless_runnable("cpu", backend)
+    gen = torch.Generator().manual_seed(5)
+    logits = 2 * torch.randn(5, 7, generator=gen, dtype=torch.float64).float()
+    labels = torch.randint(0, 7, (5,), generator=gen) if labels_given else None
+    upstream = torch.randn(5, generator=gen)
+    v = torch.randn(5, 7, generator=gen)
+
+    def energy_of(z, u):
+        if path == "registered-op":
+            return energy._lse_energy_op(z, labels, backend)[0] * u
+        return lse_energy(z, labels, backend=backend) * u
+
+    results = []
+    for fn in (energy_of, lambda z, u: lse_energy_ref(z, labels) * u):
+        z = logits.clone().requires_grad_(True)
+        u = upstream.clone().requires_grad_(True)
+        (g,) = torch.autograd.grad(fn(z, u).sum(), z, create_graph=True)
+        assert g.requires_grad, "the gradient has no graph: its derivatives would be taken as zero"
+        results.append(torch.autograd.grad((g * v).sum(), (z, u), allow_unused=True, materialize_grads=True))
+    (hv, du), (hv_ref, du_ref) = results
+    assert_close(hv, hv_ref, 1e-6, 1e-5, "Hessian-vector product")
+    assert_close(du, du_ref, 1e-6, 1e-5, "d/d upstream")
+    if not labels_given:
+        assert hv.abs().max() > 1e-3  # the softmax term is there to be dropped
+
+    # a gradient-norm penalty's weight gradient through a network
+    torch.manual_seed(1)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 7))
+    x = torch.randn(5, 4, generator=gen, requires_grad=True)
+    weights = []
+    for fn in (energy_of, lambda z, u: lse_energy_ref(z, labels) * u):
+        (dx,) = torch.autograd.grad(fn(net(x), torch.ones(5)).sum(), x, create_graph=True)
+        weights.append(torch.autograd.grad(dx.square().sum(), list(net.parameters()), allow_unused=True,
+                                           materialize_grads=True))
+    for w, w_ref in zip(*weights, strict=True):
+        assert_close(w, w_ref, 1e-6, 1e-5, "penalty's weight gradient")
