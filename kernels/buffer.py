@@ -102,7 +102,8 @@ def _tiles(B: int, D: int) -> tuple[int, int]:
 
 
 def _check_inputs(buffer: torch.Tensor, idx: torch.Tensor, rows: torch.Tensor | None = None, *,
-                  fresh: torch.Tensor | None = None) -> None:
+                  fresh: torch.Tensor | None = None, reset_prob: float | None = None,
+                  rng_state: torch.Tensor | None = None) -> None:
     if buffer.dtype != torch.float32 or not buffer.is_contiguous() or buffer.dim() < 1:
         shape = tuple(buffer.shape)
         raise ValueError(f"buffer ops: buffer must be contiguous fp32 [N, *S], got {buffer.dtype} {shape}")
@@ -110,6 +111,16 @@ def _check_inputs(buffer: torch.Tensor, idx: torch.Tensor, rows: torch.Tensor | 
         raise ValueError("buffer ops: idx must be an int64 [B] tensor on the buffer's device")
     if rows is not None and rows.shape != (idx.shape[0], *buffer.shape[1:]):
         raise ValueError(f"buffer_write_: x must be [B, *S] = {(idx.shape[0], *buffer.shape[1:])}, got {rows.shape}")
+    if rows is not None and (rows.device != buffer.device or not rows.is_floating_point()):
+        raise ValueError(f"buffer_write_: x must be a float tensor on the buffer's device {buffer.device}, got "
+                         f"{rows.dtype} on {rows.device}")
+    if reset_prob is not None and not 0.0 <= reset_prob <= 1.0:
+        raise ValueError(f"buffer_sample: reset_prob is a probability, in [0, 1]; got {reset_prob}")
+    if rng_state is not None and (rng_state.shape != (2,) or rng_state.dtype != torch.int64
+                                  or rng_state.device != buffer.device):
+        raise ValueError(f"buffer_sample: rng_state must be an int64 [2] (seed, offset) tensor on the buffer's "
+                         f"device {buffer.device} (fastjem.kernels.new_rng_state makes one), got {rng_state.dtype} "
+                         f"{tuple(rng_state.shape)} on {rng_state.device}")
     if fresh is not None and (fresh.shape != (idx.shape[0], *buffer.shape[1:]) or fresh.dtype != torch.float32
                               or fresh.device != buffer.device):
         raise ValueError(f"buffer_sample: fresh must be fp32 [B, *S] = {(idx.shape[0], *buffer.shape[1:])} on the "
@@ -141,7 +152,7 @@ def buffer_sample_fwd(buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float
     ``tiles`` = (BLOCK_B, BLOCK_D) and ``num_warps`` override the launch configuration (the kernel
     benchmark sweeps them); the random numbers do not depend on it.
     """
-    _check_inputs(buffer, idx, fresh=fresh)
+    _check_inputs(buffer, idx, fresh=fresh, reset_prob=reset_prob, rng_state=rng_state)
     B, D = idx.shape[0], _row_size(buffer)
     out = torch.empty((B, *buffer.shape[1:]), dtype=buffer.dtype, device=buffer.device)  # [B, *S]
     if B == 0 or D == 0:
@@ -203,7 +214,7 @@ def _buffer_sample_impl(
 ) -> torch.Tensor:
     if use_triton(buffer, backend):
         return buffer_sample_fwd(buffer, idx, reset_prob, rng_state, fresh=fresh)
-    _check_inputs(buffer, idx, fresh=fresh)
+    _check_inputs(buffer, idx, fresh=fresh, reset_prob=reset_prob, rng_state=rng_state)
     return buffer_sample_ref(buffer, idx, reset_prob, rng_state, fresh=fresh)
 
 

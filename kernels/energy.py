@@ -120,8 +120,8 @@ def _tiles(B: int, K: int) -> tuple[int, int]:
 
 
 def _check_inputs(logits: torch.Tensor, labels: torch.Tensor | None) -> None:
-    if logits.dim() != 2:
-        raise ValueError(f"lse_energy: logits must be [B, K], got shape {tuple(logits.shape)}")
+    if logits.dim() != 2 or logits.shape[1] == 0:
+        raise ValueError(f"lse_energy: logits must be [B, K] with K >= 1 classes, got shape {tuple(logits.shape)}")
     if logits.dtype not in _DTYPES:
         raise TypeError(f"lse_energy: logits dtype must be one of {_DTYPES}, got {logits.dtype}")
     if labels is not None and (labels.shape != logits.shape[:1] or labels.dtype != torch.int64):

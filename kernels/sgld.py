@@ -47,10 +47,14 @@ if triton is not None:
 
 def _check_inputs(x: torch.Tensor, grad: torch.Tensor, rng_state: torch.Tensor, base: int = 0,
                   advance: int | None = None) -> None:
-    if x.dtype != torch.float32 or not x.is_contiguous():
-        raise ValueError(f"sgld_step_: x must be contiguous fp32 (never store samples in bf16), got {x.dtype}")
-    if grad.shape != x.shape or not grad.is_floating_point():
-        raise ValueError(f"sgld_step_: grad must be a float tensor of x's shape {tuple(x.shape)}")
+    if x.dtype != torch.float32:
+        raise ValueError(f"sgld_step_: x must be fp32 (never store samples in bf16), got {x.dtype}")
+    if not x.is_contiguous():
+        raise ValueError(f"sgld_step_: x must be contiguous (the update runs over its flat storage), got strides "
+                         f"{x.stride()} for shape {tuple(x.shape)}: pass x.contiguous() and use what it returns")
+    if grad.shape != x.shape or not grad.is_floating_point() or grad.device != x.device:
+        raise ValueError(f"sgld_step_: grad must be a float tensor of x's shape {tuple(x.shape)} on x's device "
+                         f"{x.device}, got {grad.dtype} {tuple(grad.shape)} on {grad.device}")
     if rng_state.shape != (2,) or rng_state.dtype != torch.int64 or rng_state.device != x.device:
         raise ValueError("sgld_step_: rng_state must be an int64 [2] (seed, offset) tensor on x's device")
     if base < 0 or (advance is not None and advance < base + counters_for(x.numel())):
@@ -137,6 +141,8 @@ def sgld_step_(
     A part of a larger batch passes ``base`` (counters before its first element: that element's flat index / 4)
     and ``advance`` (the whole batch's counters), and draws the whole batch's noise for its elements.
     """
+    if x.requires_grad and torch.is_grad_enabled():
+        raise ValueError("sgld_step_: x requires grad and is updated in place: pass x.detach() (SGLD.step_ does)")
     # plain eager calls skip the registered op's dispatch; compile, export and dispatch modes go through it
     op = _sgld_step_impl if direct_call(x, grad, rng_state) else _sgld_step_op
     op(x, grad, float(alpha), float(sigma), rng_state, backend, int(base), None if advance is None else int(advance))

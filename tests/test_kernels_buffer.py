@@ -224,3 +224,29 @@ def test_indices_outside_the_buffer_read_nan_and_write_nothing():
     assert (buf[:2] == 0).all() and torch.equal(buf[2:], before[2:])
     with pytest.raises(IndexError):
         buffer_sample(buf, idx, 0.0, new_rng_state(0, "cpu"), backend="reference")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bad_reset_probabilities_states_and_rows_are_refused_up_front(backend):
+    """A reset probability outside [0, 1] (or NaN), an RNG state that is not int64 [2] (a float offset would stop
+    advancing past 2^24 counters and repeat the noise) and rows of another dtype or device: a ValueError that says
+    what to pass, on both backends, before anything is read or written."""
+    skip_unless_runnable("cpu", backend)
+    buf = torch.rand(10, 4)
+    idx = torch.arange(3)
+    state = new_rng_state(0, "cpu")
+    for p in (1.5, -0.5, float("nan")):
+        with pytest.raises(ValueError, match="reset_prob is a probability"):
+            buffer_sample(buf, idx, p, state, backend=backend)
+    for bad in (state.float(), torch.zeros(3, dtype=torch.int64), state.to("meta")):
+        with pytest.raises(ValueError, match="rng_state must be an int64 \\[2\\]"):
+            buffer_sample(buf, idx, 0.05, bad, backend=backend)
+    assert state.tolist() == new_rng_state(0, "cpu").tolist()  # nothing advanced
+    before = buf.clone()
+    with pytest.raises(ValueError, match="float tensor on the buffer's device"):
+        buffer_write_(buf, idx, torch.zeros(3, 4, device="meta"), backend=backend)
+    with pytest.raises(ValueError, match="float tensor on the buffer's device"):
+        buffer_write_(buf, idx, torch.zeros(3, 4, dtype=torch.int64), backend=backend)
+    assert torch.equal(buf, before)
+    x0 = buffer_sample(buf, idx, 1.0, state, backend=backend)  # the bounds themselves are probabilities
+    assert x0.shape == (3, 4) and buffer_sample(buf, idx, 0.0, state, backend=backend).equal(buf[idx])

@@ -293,3 +293,13 @@ def test_second_derivatives_equal_the_specs(path, backend, labels_given):
                                            materialize_grads=True))
     for w, w_ref in zip(*weights, strict=True):
         assert_close(w, w_ref, 1e-6, 1e-5, "penalty's weight gradient")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_logits_without_classes_are_refused(backend):
+    """K = 0 has no logsumexp: a ValueError on both backends (the kernel would return +inf, the reference an
+    IndexError from amax)."""
+    skip_unless_runnable("cpu", backend)
+    for shape in ((3, 0), (3,), (2, 3, 4)):
+        with pytest.raises(ValueError, match="K >= 1 classes"):
+            lse_energy(torch.zeros(shape), backend=backend)

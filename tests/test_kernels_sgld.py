@@ -210,3 +210,24 @@ def test_every_launch_configuration_draws_the_same_numbers(device):
         assert torch.equal(x, outs[0][0]) and torch.equal(state, outs[0][1])
     with pytest.raises(ValueError, match="power of two"):
         sgld_step_fwd(x0.clone(), grad, 0.5, 0.1, new_rng_state(0, device), block=96)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bad_samples_and_gradients_are_refused_with_what_to_pass(backend):
+    """A non-contiguous x is named as such (not as a dtype problem); an x that requires grad would be changed in
+    place behind autograd's back; a gradient on another device: each a ValueError saying what to pass."""
+    skip_unless_runnable("cpu", backend)
+    state = new_rng_state(0, "cpu")
+    x = torch.zeros(4, 8)
+    with pytest.raises(ValueError, match="must be contiguous .*x.contiguous"):
+        sgld_step_(x.t(), torch.zeros(8, 4), 1.0, 0.01, state, backend=backend)
+    with pytest.raises(ValueError, match="must be fp32"):
+        sgld_step_(x.double(), torch.zeros(4, 8), 1.0, 0.01, state, backend=backend)
+    with pytest.raises(ValueError, match="x.detach"):
+        sgld_step_(x.clone().requires_grad_(True), torch.zeros(4, 8), 1.0, 0.01, state, backend=backend)
+    with pytest.raises(ValueError, match="on x's device"):
+        sgld_step_(x, torch.zeros(4, 8, device="meta"), 1.0, 0.01, state, backend=backend)
+    assert state.tolist() == new_rng_state(0, "cpu").tolist() and not x.any()
+    with torch.no_grad():  # outside autograd an x that requires grad is just storage
+        sgld_step_(x.requires_grad_(True), torch.ones(4, 8), 1.0, 0.0, state, backend=backend)
+    assert torch.equal(x.detach(), torch.ones(4, 8))
