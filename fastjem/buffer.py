@@ -139,6 +139,11 @@ class ReplayBuffer:
         if y.dtype != torch.int64 or tuple(y.shape) != (batch_size,):
             raise ConfigError(f"y must hold the class of each drawn chain, int64 [batch_size={batch_size}]; got "
                               f"{y.dtype} {tuple(y.shape)}")
+        if y.device.type != "cuda" and y.numel() and not bool(((y >= 0) & (y < self.num_classes)).all()):
+            # not checked for CUDA labels: it would cost a host sync in the captured iteration (rows drawn there
+            # for a class outside [0, num_classes) read NaN on the Triton backend)
+            raise ConfigError(f"y holds classes outside [0, {self.num_classes}) (min {int(y.min())}, max "
+                              f"{int(y.max())}): this buffer has {self.num_classes} class blocks")
         offset = torch.randint(0, self.class_block, (y.shape[0],), device=self.device)
         return y.to(self.device) * self.class_block + offset
 
@@ -169,6 +174,10 @@ class ReplayBuffer:
         data = state["data"]
         if tuple(data.shape) != tuple(self.data.shape):
             raise ConfigError(f"replay buffer shape {tuple(data.shape)} does not match {tuple(self.data.shape)}")
+        if state.get("num_classes", self.num_classes) != self.num_classes:
+            # the same rows would be read as other classes' blocks
+            raise ConfigError(f"replay buffer saved with num_classes={state['num_classes']} cannot be loaded into one "
+                              f"with num_classes={self.num_classes}")
         self.data.copy_(data)
         if "rng_state" in state:
             self.rng_state.copy_(state["rng_state"])

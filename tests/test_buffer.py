@@ -74,6 +74,9 @@ def test_state_dict_round_trip_and_shape_check():
     assert torch.equal(a.data, b.data)
     with pytest.raises(ConfigError):
         ReplayBuffer(9, (2,)).load_state_dict(a.state_dict())
+    # the same shape, read as other class blocks
+    with pytest.raises(ConfigError, match="num_classes=2 cannot be loaded into one with num_classes=4"):
+        ReplayBuffer(8, (2,), num_classes=4).load_state_dict(ReplayBuffer(8, (2,), num_classes=2).state_dict())
 
 
 def _class_data(n_per_class=4000, seed=0):
@@ -161,6 +164,11 @@ def test_class_draws_need_one_label_per_chain():
         buf.sample(4, torch.tensor([0.0, 1.0, 2.0, 3.0]))
     with pytest.raises(ConfigError, match="num_classes must be > 0"):
         ReplayBuffer(40, (3,), num_classes=0)
+    # a class outside [0, 4) would read another block's rows, or past the buffer's end
+    for bad in ([0, 1, 2, 4], [-1, 0, 1, 2]):
+        with pytest.raises(ConfigError, match=r"classes outside \[0, 4\)"):
+            buf.sample(4, torch.tensor(bad))
+    assert buf.sample(4, torch.tensor([0, 1, 2, 3]))[1].div(10, rounding_mode="floor").tolist() == [0, 1, 2, 3]
 
 
 def test_unconditional_restarts_of_a_class_blocked_buffer_draw_their_blocks_class():
