@@ -136,7 +136,7 @@ def test_plain_eager_calls_skip_the_registered_op(monkeypatch):
     assert torch.equal(kernels.buffer_sample(buf, idx, 0.0, state, backend="reference"), torch.ones(2, 3))
     # a tensor that needs autograd goes through the registered op (which states what it supports)
     with pytest.raises(AssertionError, match="registered op"):
-        kernels.sgld_step_(torch.zeros(8, requires_grad=True), g, 1.0, 0.0, state, backend="reference")
+        kernels.sgld_step_(torch.zeros(8), g.clone().requires_grad_(True), 1.0, 0.0, state, backend="reference")
 
 
 def test_plain_eager_lse_energy_runs_the_op_implementations_under_autograd(monkeypatch):
