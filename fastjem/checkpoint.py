@@ -6,6 +6,8 @@ A reader therefore sees either the old file or the new one, never half of one.
 from __future__ import annotations
 
 import contextlib
+import errno
+import io
 import os
 import tempfile
 from pathlib import Path
@@ -21,16 +23,22 @@ VERSION = 1
 @contextlib.contextmanager
 def _atomic_file(path: Path, mode: str):
     """Yield a temp file beside ``path``; on success fsync it, rename it over ``path`` and fsync the folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:
+        raise OSError(err.errno, err.strerror, str(path)) from err
     try:
         with os.fdopen(fd, mode) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(err, OSError) and err.filename is None:
+            # a failed write (a full disk) names no file: name the one being written
+            raise OSError(err.errno, err.strerror, str(path)) from err
         raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
@@ -41,8 +49,16 @@ def _atomic_file(path: Path, mode: str):
 
 def atomic_save(obj, path: str | os.PathLike) -> None:
     """torch.save to ``path`` atomically: temp file + fsync + rename + fsync of the folder."""
+    # serialised in memory first: torch.save's zip writer reports a failed write (a full disk) as a RuntimeError
+    # about stream positions, a plain write as the OSError it is
+    data = io.BytesIO()
+    torch.save(obj, data)
     with _atomic_file(Path(path), "wb") as f:
-        torch.save(obj, f)
+        f.write(data.getbuffer())
+
+
+# what a write fails with when the place is not writable or the disk is full: said in one line, no traceback
+WRITE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
 
 
 def atomic_write_text(text: str, path: str | os.PathLike) -> None:

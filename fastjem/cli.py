@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import itertools
 import json
 import math
@@ -527,6 +528,14 @@ def run_train(args: argparse.Namespace) -> int:
     trainer = Trainer(cfg, out_dir=out_dir, resume=args.resume, progress=not args.no_progress)
     try:
         summary = trainer.fit()
+    except OSError as err:
+        from fastjem.checkpoint import WRITE_ERRNOS
+
+        last = Path(trainer.out_dir) / "checkpoint.pt"
+        if err.errno in WRITE_ERRNOS and last.is_file():
+            print(f"fastjem: the last checkpoint written whole is {last}; once it can be written to, resume with: "
+                  f"fastjem train --resume {last}", file=sys.stderr)
+        raise
     finally:
         if trainer.dist.enabled:
             import torch.distributed as dist
@@ -678,6 +687,16 @@ def main(argv: list[str] | None = None) -> int:
             return run_env(args)
     except FastJEMError as err:
         print(f"fastjem: error: {err}", file=sys.stderr)
+        return 1
+    except OSError as err:
+        from fastjem.checkpoint import WRITE_ERRNOS
+
+        if err.errno not in WRITE_ERRNOS:
+            raise
+        what = "no space left there: free some, or" if err.errno in (errno.ENOSPC, errno.EDQUOT) else "then"
+        print(f"fastjem: error: cannot write {err.filename or 'the output'}: {err.strerror}; {what} choose a "
+              "writable folder (--out-dir / --out). Files already there were replaced only when written whole, so "
+              "none is half-written", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("fastjem: interrupted", file=sys.stderr)

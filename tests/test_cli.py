@@ -130,6 +130,55 @@ def test_existing_run_folder_is_not_overwritten(finished_run, capsys):
     assert sha(finished_run / "checkpoint.pt") == before
 
 
+def test_a_full_disk_mid_run_gets_one_clear_error_and_keeps_the_last_checkpoint(tmp_path, capsys, monkeypatch):
+    """The disk fills at the second checkpoint: one error naming the file and the cause, the resume command, no
+    traceback, no temporary file left, and the first checkpoint whole (files are replaced only when written
+    whole)."""
+    import errno
+    import os
+
+    from fastjem import checkpoint
+    from fastjem.checkpoint import load_checkpoint
+
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("needs /proc/self/fd to tell which file a descriptor writes")
+    fsync, writes = os.fsync, []
+
+    def fsync_filling_up(fd):
+        if ".checkpoint.pt." in os.readlink(f"/proc/self/fd/{fd}"):
+            writes.append(fd)
+            if len(writes) >= 2:
+                raise OSError(errno.ENOSPC, "No space left on device")
+        fsync(fd)
+
+    monkeypatch.setattr(checkpoint.os, "fsync", fsync_filling_up)
+    run = tmp_path / "run"
+    code = main(["train", "--iters", "12", "--ckpt-every", "5", "--out-dir", str(run), *TINY])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err, err
+    assert f"cannot write {run / 'checkpoint.pt'}: No space left on device" in err
+    assert f"resume with: fastjem train --resume {run / 'checkpoint.pt'}" in err
+    assert load_checkpoint(run / "checkpoint.pt")["iteration"] == 5
+    assert not [p.name for p in run.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_an_unwritable_output_folder_gets_one_clear_error(tmp_path, capsys, monkeypatch):
+    """A read-only place (simulated: tests may run as root, whom permissions do not stop): one line, no
+    traceback."""
+    import errno
+
+    from fastjem import checkpoint
+
+    def read_only(*args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(checkpoint.tempfile, "mkstemp", read_only)
+    code = main(["train", "--iters", "2", "--out-dir", str(tmp_path / "run"), *TINY])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err, err
+    assert err.startswith("fastjem: error: cannot write ") and "Read-only file system" in err
+
+
 def test_bench_times_the_sampler_and_writes_json(tmp_path, capsys):
     import json
 
