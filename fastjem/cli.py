@@ -495,7 +495,7 @@ def config_from_args(args: argparse.Namespace) -> tuple[TrainConfig, dict]:
                               "one of them")
         base = base.replace(**options_from_file(args.config))
     cfg = base.replace(**overrides)
-    if "depth" in overrides and cfg.arch != "wrn":
+    if "depth" in overrides and cfg.arch != "wrn" and not args.resume:  # a resumed run's network is its own
         source = ("--arch" if "arch" in overrides else f"--config {args.config}" if args.config
                   else f"the {cfg.preset} preset")
         raise ConfigError(f"--depth sets a Wide-ResNet's depth, but this run's network is {cfg.arch} (from {source}): "

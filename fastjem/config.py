@@ -198,6 +198,8 @@ class TrainConfig:
         if self.sgld_parts > self.batch_size:
             raise ConfigError(f"--sgld-parts {self.sgld_parts} is more than the batch size {self.batch_size}: a "
                               f"part needs at least one row")
+        if self.iters == 0 or self.iters < -1:
+            raise ConfigError(f"--iters must be > 0, or -1 for the length that --epochs gives; got {self.iters}")
         if self.epochs <= 0 and self.iters <= 0:
             raise ConfigError("set a training length: --epochs > 0 or --iters > 0")
         if self.pyx_weight == 0 and self.px_weight == 0 and self.pxy_weight == 0:

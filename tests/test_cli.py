@@ -72,6 +72,8 @@ def finished_run(tmp_path):
     (["--reinit-prob", "2"], "reinit-prob"),
     (["--dataset", "imagefolder"], "--data-dir"),
     (["--depth", "16"], "--arch wrn"),  # the quick preset's network is the convnet: a depth would be ignored
+    (["--iters", "0"], "--iters must be > 0"),  # not the preset's epochs instead
+    (["--iters", "-5"], "--iters must be > 0"),
 ])
 def test_bad_input_gets_one_clear_error(args, match, tmp_path, capsys):
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
@@ -95,6 +97,10 @@ def test_resume_with_another_architecture_is_refused(finished_run, capsys):
     before = sha(ckpt)
     assert main(["train", "--resume", str(ckpt), "--width", "32", "--no-progress"]) == 1
     assert "width" in capsys.readouterr().err
+    # the saved run's own network is what a changed --depth is compared with, not the default preset's
+    assert main(["train", "--resume", str(ckpt), "--arch", "wrn", "--depth", "16", "--no-progress"]) == 1
+    assert main(["train", "--resume", str(ckpt), "--depth", "16", "--no-progress"]) == 1
+    assert "cannot change --depth" in capsys.readouterr().err
     assert sha(ckpt) == before
 
 
