@@ -731,3 +731,34 @@ def test_ood_all_keeps_the_folders_named_beside_it_and_a_typo_is_an_error(runs, 
     assert main(["eval", str(runs / "jem"), "all", "--ood", "unifrom", "--out-dir", str(tmp_path / "typo"), *FAST]) == 1
     err = capsys.readouterr().err
     assert "unknown OOD set 'unifrom'" in err and "Traceback" not in err
+
+
+def test_an_ood_set_read_from_the_in_distribution_folder_is_refused(tmp_path, capsys):
+    """An image folder passes for any dataset, so an OOD set looked for in the in-distribution data folder can be
+    that same data (AUROC 0.5, reported as if meaningful): refused, naming --ood-data-dir; and a missing OOD set's
+    advice names --ood-data-dir, not --data-dir (which would move the in-distribution set too)."""
+    from test_data import _write_folder
+
+    from fastjem.train import Trainer
+
+    classes = [f"c{i}" for i in range(10)]
+    _write_folder(tmp_path / "cifar" / "train", classes, n=4, size=32)
+    _write_folder(tmp_path / "cifar" / "test", classes, n=2, size=32)
+    cfg = TrainConfig(**{**TINY, "dataset": "cifar10", "data_dir": str(tmp_path / "cifar"), "iters": 2, "val_size": 8})
+    Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: None).fit()
+    fast = ["--no-progress", "--device", "cpu", "--batch-size", "64"]
+    assert main(["eval", str(tmp_path / "run"), "ood", "--ood", "svhn", "--data-dir", str(tmp_path / "cifar"),
+                 "--out-dir", str(tmp_path / "o1"), *fast]) == 1
+    err = capsys.readouterr().err
+    assert "same test images as the in-distribution set cifar10" in err and "--ood-data-dir" in err
+    assert not (tmp_path / "o1" / "ood.json").exists()
+    assert main(["eval", str(tmp_path / "run"), "ood", "--ood", "cifar100", "--ood-data-dir", str(tmp_path / "none"),
+                 "--out-dir", str(tmp_path / "o2"), *fast]) == 1
+    err = capsys.readouterr().err
+    assert "not available offline" in err and "--ood-data-dir FOLDER" in err and " --data-dir" not in err
+    # the OOD set from a folder of its own is scored
+    _write_folder(tmp_path / "svhn" / "train", classes, n=1, size=32)
+    _write_folder(tmp_path / "svhn" / "test", classes, n=3, size=32)
+    assert main(["eval", str(tmp_path / "run"), "ood", "--ood", "svhn", "--ood-data-dir", str(tmp_path / "svhn"),
+                 "--out-dir", str(tmp_path / "o3"), *fast]) == 0
+    assert _report(tmp_path / "o3" / "ood.json")["results"]["auroc"]["svhn"]["n"] == 30

@@ -66,6 +66,10 @@ class EvalModel:
             self._arrays[key] = load_arrays(self.config.dataset, key[0], download, self.config.image_size)
         return self._arrays[key]
 
+    def loaded_arrays(self) -> list[Arrays]:
+        """The checkpoint's dataset as loaded so far (from each data folder asked for)."""
+        return [self.data] if self.data is not None else list(self._arrays.values())
+
     def test_set(self, data_dir: str | os.PathLike = "", download: bool = False, limit: int = 0,
                  noise: float = 0.0, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
         """Test images in [-1, 1] (fp32, on the device) and labels; ``limit`` > 0 of them, a fixed random subset."""

@@ -152,8 +152,16 @@ def ood_set(name: str, em: EvalModel, n: int, data_dir: str | os.PathLike = "", 
         try:
             arrays = load_arrays(name, data_dir, download)
         except DataNotFoundError as err:
-            raise OODSetMissing(f"OOD set {name} is not available offline. {err}\n  - or leave it out: "
+            # the loader's advice names --data-dir, which here would move the in-distribution set too
+            advice = str(err).replace("--data-dir", "--ood-data-dir")
+            raise OODSetMissing(f"OOD set {name} is not available offline. {advice}\n  - or leave it out: "
                               f"--ood {' '.join(SYNTHETIC_SETS)} needs no data") from err
+        if any(a.test_x.shape == arrays.test_x.shape and torch.equal(a.test_x, arrays.test_x)
+               for a in em.loaded_arrays()):
+            # one folder read as both sets (an image folder passes for any dataset): AUROC 0.5, meaningless
+            raise OODSetError(f"OOD set {name} read from {data_dir} holds the same test images as the in-distribution "
+                              f"set {em.info.name}: both came from that folder. Pass --ood-data-dir FOLDER with the "
+                              f"{name} data (and --data-dir with the {em.info.name} data, if not the training one)")
         x = arrays.test_x
         if len(x) > n:
             x = x[torch.randperm(len(x), generator=gen)[:n]]
