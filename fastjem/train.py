@@ -246,6 +246,11 @@ class Trainer:
         if ckpt is None and latest.exists():
             raise ConfigError(f"{self.out_dir} already holds a run (checkpoint.pt): continue it with --resume "
                               f"{latest}, or choose another --out-dir; nothing was changed")
+        if ckpt is None and (self.out_dir / "metrics.jsonl").exists():
+            # a new run would append its records to the old ones
+            raise ConfigError(f"{self.out_dir} holds the records of a run that stopped before its first checkpoint "
+                              "(metrics.jsonl, no checkpoint.pt): remove the folder to start that run over, or choose "
+                              "another --out-dir; nothing was changed")
         if ckpt is not None and latest.exists() and not latest.samefile(ckpt["path"]):
             # e.g. resuming best.pt beside the run's own latest checkpoint: continuing here would overwrite it
             raise ConfigError(f"resuming {ckpt['path']} into {self.out_dir} would overwrite {latest} (a different "
@@ -895,7 +900,9 @@ class Trainer:
     def _continue_records(self) -> None:
         """A resumed run continues its records from the checkpoint's iteration: summary.json (the end of an earlier
         length) goes, and so do the last metrics.jsonl records when they are of iterations past the checkpoint (an
-        attempt that died before its next checkpoint logged them; they are logged again as the run gets there)."""
+        attempt that died before its next checkpoint logged them; they are logged again as the run gets there), the
+        end-of-run record at the checkpoint's iteration (a finished run resumed at its end finishes again) and a
+        last line cut short (a kill or a full disk mid-write), which the next record would be glued onto."""
         (self.out_dir / "summary.json").unlink(missing_ok=True)
         path = self.out_dir / "metrics.jsonl"
         if not path.exists():
@@ -903,8 +910,12 @@ class Trainer:
         lines = path.read_text().splitlines(keepends=True)
 
         def past(line: str) -> bool:
+            if not line.endswith("\n"):
+                return True
             try:
-                return json.loads(line).get("iter", 0) > self.iteration
+                record = json.loads(line)
+                return record.get("iter", 0) > self.iteration or (
+                    record.get("iter") == self.iteration and "test_acc" in record)
             except (ValueError, AttributeError, TypeError):
                 return False
 

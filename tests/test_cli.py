@@ -134,6 +134,12 @@ def test_existing_run_folder_is_not_overwritten(finished_run, capsys):
     assert main(["train", "--iters", "2", "--out-dir", str(finished_run), *TINY]) == 1
     assert "--resume" in capsys.readouterr().err
     assert sha(finished_run / "checkpoint.pt") == before
+    # a run killed before its first checkpoint left only its records: a new run would append to them
+    (finished_run / "checkpoint.pt").unlink()
+    records = (finished_run / "metrics.jsonl").read_text()
+    assert main(["train", "--iters", "2", "--out-dir", str(finished_run), *TINY]) == 1
+    assert "stopped before its first checkpoint" in capsys.readouterr().err
+    assert (finished_run / "metrics.jsonl").read_text() == records
 
 
 def test_a_full_disk_mid_run_gets_one_clear_error_and_keeps_the_last_checkpoint(tmp_path, capsys, monkeypatch):

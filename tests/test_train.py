@@ -384,12 +384,18 @@ def test_a_stop_between_log_lines_resumes_the_same_records(tiny_config, tmp_path
     assert part.fit()["iteration"] == 1
     with open(tmp_path / "part" / "metrics.jsonl", "a") as f:
         f.write(json.dumps({"iter": 3, "loss": 99.0}) + "\n")  # logged by an attempt that died at 3
+        f.write('{"iter": 3, "lo')  # and cut short mid-write (a kill, a full disk): the next record would join it
     resumed = Trainer(resume_config(tmp_path / "part" / "checkpoint.pt", {"max_minutes": 0.0}),
                       resume=tmp_path / "part", progress=False, log=lambda *a: None)
     resumed.fit()
     train = [r for r in _records(tmp_path / "whole") if "loss" in r]
     assert [r["iter"] for r in train] == [4, 8, 12]
     assert [r for r in _records(tmp_path / "part") if "loss" in r] == train
+    # a finished run resumed at its end finishes again: its end-of-run record is not doubled
+    Trainer(resume_config(tmp_path / "part" / "checkpoint.pt"), resume=tmp_path / "part", progress=False,
+            log=lambda *a: None).fit()
+    ends = [r["iter"] for r in _records(tmp_path / "part") if "test_acc" in r]
+    assert ends == [r["iter"] for r in _records(tmp_path / "whole") if "test_acc" in r] == [12]
 
 
 def test_resume_is_refused_when_it_would_not_train_or_mix_runs(tiny_config, tmp_path):
