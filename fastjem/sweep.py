@@ -149,6 +149,11 @@ def check_spec(folder: Path, spec: dict) -> None:
             raise ConfigError(f"{folder} holds another sweep ({path} differs in {', '.join(differ)}); give another "
                               "--out-dir, or the same options to continue that one")
         return
+    single = [name for name in ("checkpoint.pt", "metrics.jsonl") if (folder / name).exists()]
+    if single:
+        # run listings and eval would see the single run and never the sweep's
+        raise ConfigError(f"{folder} holds a training run ({', '.join(single)}), not a sweep: give the sweep another "
+                          "--out-dir")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         atomic_write_text(json.dumps(spec, indent=2), path)

@@ -246,6 +246,10 @@ class Trainer:
         if ckpt is None and latest.exists():
             raise ConfigError(f"{self.out_dir} already holds a run (checkpoint.pt): continue it with --resume "
                               f"{latest}, or choose another --out-dir; nothing was changed")
+        if ckpt is None and (self.out_dir / "sweep.json").exists():
+            # run listings and eval would see this run and never the sweep's
+            raise ConfigError(f"{self.out_dir} holds a sweep (sweep.json): choose another --out-dir for a single run; "
+                              "nothing was changed")
         if ckpt is None and (self.out_dir / "metrics.jsonl").exists():
             # a new run would append its records to the old ones
             raise ConfigError(f"{self.out_dir} holds the records of a run that stopped before its first checkpoint "

@@ -132,6 +132,17 @@ def test_a_sweep_folder_holds_one_grid_in_its_order_and_bad_folders_are_refused(
         check_spec(tmp_path / "file", spec_of(base, {"lr": [1e-3]}, [1]))
     with pytest.raises(ConfigError, match="give the run folder lr=0.001\\+seed=1"):
         plan(base, {"lr": [0.0010000001, 0.001]}, [1], tmp_path / "dup")
+    # a single run's folder is not a sweep's, nor a sweep's a single run's: listings would show only one of them
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "metrics.jsonl").write_text("")
+    with pytest.raises(ConfigError, match="holds a training run .metrics.jsonl., not a sweep"):
+        check_spec(tmp_path / "run", spec_of(base, {"lr": [1e-3]}, [1]))
+    assert not (tmp_path / "run" / "sweep.json").exists()
+    from fastjem.train import Trainer
+
+    with pytest.raises(ConfigError, match="holds a sweep .sweep.json.: choose another --out-dir"):
+        Trainer(TrainConfig(dataset="digits", arch="convnet", width=8, iters=2, device="cpu"), out_dir=tmp_path / "sw",
+                progress=False, log=lambda *a: None)
 
 
 def test_max_minutes_bounds_the_whole_sweep(tmp_path, capsys, monkeypatch):
