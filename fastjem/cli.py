@@ -545,7 +545,8 @@ def run_train(args: argparse.Namespace) -> int:
         return 0
     elapsed = time.perf_counter() - start
     print(f"\ndone: {summary['iteration']} iterations in {elapsed:.1f} s on {summary['device']}")
-    print(f"  test accuracy   {summary['test_acc']:.4f}   (validation {summary['val_acc']:.4f}, "
+    validation = "no validation set" if summary["val_acc"] is None else f"validation {summary['val_acc']:.4f}"
+    print(f"  test accuracy   {summary['test_acc']:.4f}   ({validation}, "
           f"test NLL {summary['test_nll']:.4f})")
     print(f"  checkpoint      {summary['checkpoint']}")
     best = summary.get("best")

@@ -1018,7 +1018,7 @@ class Trainer:
                     if cfg.generative:
                         post["gap"] = f"{m['gap']:.3f}"
                     bar.set_postfix(post, refresh=False)
-                if cfg.eval_every and it % cfg.eval_every == 0 and it < self.total_iters:
+                if cfg.eval_every and it % cfg.eval_every == 0 and it < self.total_iters and len(self.data.val_y):
                     val = evaluate(self.model, self.data.val_x, self.data.val_y, noise=cfg.test_noise)
                     # a guard check due this iteration has run above and found the state healthy
                     kept = self.keep_if_best(it, val["acc"], checked=check_due)
@@ -1137,15 +1137,19 @@ class Trainer:
 
     def _finish(self, ckpt_path: Path) -> dict:
         cfg = self.cfg
-        val = evaluate(self.model, self.data.val_x, self.data.val_y, noise=cfg.test_noise)
+        # --val-size 0: no validation accuracy (not 0), no best.pt
+        val = evaluate(self.model, self.data.val_x, self.data.val_y, noise=cfg.test_noise) if len(
+            self.data.val_y) else {"acc": None, "nll": None}
         test = evaluate(self.model, self.data.test_x, self.data.test_y, noise=cfg.test_noise)
         samples = self.save_samples("samples.png") if cfg.generative and self.dist.is_main else None
-        kept = self.keep_if_best(self.iteration, val["acc"], checked=True)  # fit() checked (or rolled back) last
-        self._log_jsonl({"iter": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"],
-                         "test_nll": test["nll"], "best": kept})
+        # fit() checked (or rolled back) last
+        kept = self.keep_if_best(self.iteration, val["acc"], checked=True) if val["acc"] is not None else False
+        validation = {"val_acc": val["acc"]} if val["acc"] is not None else {}
+        self._log_jsonl({"iter": self.iteration, **validation, "test_acc": test["acc"], "test_nll": test["nll"],
+                         "best": kept})
         if self.board is not None:
-            self.board.scalars(self.iteration, {"val_acc": val["acc"], "val_nll": val["nll"], "test_acc": test["acc"],
-                                                "test_nll": test["nll"]})
+            self.board.scalars(self.iteration, {**validation, **({"val_nll": val["nll"]} if validation else {}),
+                                                "test_acc": test["acc"], "test_nll": test["nll"]})
             self.board.close()
         curves = self._plot_curves() if self.dist.is_main else None
         summary = {

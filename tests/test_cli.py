@@ -400,3 +400,21 @@ def test_env_on_cuda_lists_the_gpus_and_the_cuda_engine(capsys):
     out = capsys.readouterr().out
     assert "GPU 0   " + torch.cuda.get_device_name(0) in out
     assert "fastjem train on cuda (defaults): precision bf16, compile on" in out
+
+
+def test_no_validation_set_reports_none_not_zero(tmp_path, capsys):
+    """--val-size 0 trains on every training image: there is no validation accuracy (not 0.0, which sweeps would
+    average and best.pt would be chosen on), no best.pt, and the run table says so."""
+    import json
+
+    from fastjem.runs import run_row
+
+    run = tmp_path / "run"
+    assert main(["train", "--iters", "2", "--val-size", "0", "--eval-every", "1", "--out-dir", str(run), *TINY]) == 0
+    assert "(no validation set, test NLL" in capsys.readouterr().out
+    assert json.loads((run / "summary.json").read_text())["val_acc"] is None
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert not any("val_acc" in r for r in records) and any("test_acc" in r for r in records)
+    assert not (run / "best.pt").exists()
+    assert run_row(run)["val_acc"] is None and run_row(run)["status"] == "done"
+    assert main(["runs", str(tmp_path)]) == 0
