@@ -436,6 +436,18 @@ def test_cli_sample_unconditional_writes_arrays_grid_and_keeps_what_exists(runs,
     assert out.read_bytes() == before
     assert main(["sample", str(ckpt), "-n", "12", "--seed", "1", "--force", *SAMPLE]) == 0
     assert out.read_bytes() != before
+    # --force replaces earlier samples, never a training checkpoint (a run's only state)
+    import shutil
+
+    copy = out.parent / "copy.pt"
+    shutil.copy(ckpt, copy)
+    before = copy.read_bytes()
+    assert main(["sample", str(ckpt), "-n", "4", "--out", str(copy), "--force", *SAMPLE]) == 1
+    assert "is a training checkpoint, which --force does not replace" in capsys.readouterr().err
+    assert copy.read_bytes() == before
+    pt = out.with_suffix(".pt")
+    assert main(["sample", str(ckpt), "-n", "4", "--out", str(pt), *SAMPLE]) == 0
+    assert main(["sample", str(ckpt), "-n", "4", "--out", str(pt), "--force", *SAMPLE]) == 0  # samples: replaced
 
 
 def test_sample_is_seeded_and_starts_where_asked(runs):
