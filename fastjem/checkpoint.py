@@ -124,5 +124,31 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
     for key in ("config", "model", "iteration"):
         if key not in ckpt:
             raise CheckpointError(f"checkpoint {path} lacks '{key}': it is incomplete")
+    damaged = _damaged_member(path)
+    if damaged:
+        raise CheckpointError(f"checkpoint {path} is damaged: its part {damaged} fails its checksum (the bytes on "
+                              "disk changed after it was written). Use an earlier one: the run's checkpoints/ "
+                              "(--ckpt-keep-every) or best.pt")
     ckpt["path"] = str(path)
     return ckpt
+
+
+def _damaged_member(path: Path) -> str | None:
+    """The first member of a torch zip file whose CRC-32 does not match its bytes (torch.load does not check them),
+    None if all match; members stored without a CRC (0) are not checked."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as z:
+            for info in z.infolist():
+                if info.CRC == 0:
+                    continue
+                try:
+                    with z.open(info) as f:
+                        while f.read(1 << 24):  # read to the end: zipfile compares the CRC there
+                            pass
+                except zipfile.BadZipFile:
+                    return info.filename
+    except zipfile.BadZipFile:
+        return None  # not a zip (a legacy torch file): nothing to check against
+    return None

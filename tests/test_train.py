@@ -310,6 +310,28 @@ def test_truncated_checkpoint_is_refused(tiny_config, tmp_path):
         load_checkpoint(path)
 
 
+def test_a_checkpoint_whose_bytes_changed_is_refused(tiny_config, tmp_path):
+    """Bytes overwritten in the middle of a tensor: torch.load reads it without a word (and a resumed run would
+    diverge on the garbage); the members' CRC-32 says it, naming the damaged part."""
+    Trainer(tiny_config.replace(iters=2), out_dir=tmp_path, progress=False).fit()
+    path = tmp_path / "checkpoint.pt"
+    assert load_checkpoint(path)["iteration"] == 2
+    data = bytearray(path.read_bytes())
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        largest = max(z.infolist(), key=lambda i: i.file_size)
+    # the local header: 30 bytes, then the name and its own extra field (lengths at bytes 26 and 28)
+    name_len, extra_len = (int.from_bytes(data[largest.header_offset + k:largest.header_offset + k + 2], "little")
+                           for k in (26, 28))
+    start = largest.header_offset + 30 + name_len + extra_len
+    data[start + largest.file_size // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    torch.load(path, weights_only=False)  # no complaint from torch
+    with pytest.raises(CheckpointError, match=f"damaged: its part {largest.filename} fails its checksum"):
+        load_checkpoint(path)
+
+
 def test_existing_run_is_not_overwritten(tiny_config, tmp_path):
     Trainer(tiny_config.replace(iters=2), out_dir=tmp_path, progress=False).fit()
     before = (tmp_path / "checkpoint.pt").read_bytes()
