@@ -29,6 +29,8 @@ def _atomic_file(path: Path, mode: str):
     except OSError as err:
         raise OSError(err.errno, err.strerror, str(path)) from err
     try:
+        # mkstemp makes the file private (0600); the file it becomes gets the mode an ordinary write would give
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, mode) as f:
             yield f
             f.flush()
@@ -45,6 +47,18 @@ def _atomic_file(path: Path, mode: str):
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux says it (os.umask can only set it)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022
 
 
 def atomic_save(obj, path: str | os.PathLike) -> None:

@@ -492,3 +492,21 @@ def test_the_energy_penalty_reaches_a_run_whose_only_generative_term_is_pxy(tiny
     assert "e_data" in parts[0.0] and "e_sample" in parts[0.0]
     penalty = 5.0 * (parts[0.0]["e_data"] ** 2 + parts[0.0]["e_sample"] ** 2)
     assert float(parts[5.0]["loss"] - parts[0.0]["loss"]) >= float(penalty) * 0.999 > 0
+
+
+def test_files_written_whole_get_the_mode_an_ordinary_write_gives(tmp_path):
+    """Checkpoints and reports go through a temporary file that mkstemp makes private (0600): the file it becomes
+    takes the umask's mode, so a shared run folder stays readable as the user's umask says."""
+    import os
+    import stat
+
+    from fastjem.checkpoint import atomic_save, atomic_write_text
+
+    old = os.umask(0o027)
+    try:
+        atomic_write_text("{}", tmp_path / "config.json")
+        atomic_save({"a": torch.zeros(2)}, tmp_path / "checkpoint.pt")
+    finally:
+        os.umask(old)
+    for name in ("config.json", "checkpoint.pt"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o640, name
