@@ -278,7 +278,8 @@ def _mean_std(rows: list[dict], key: str) -> tuple[float | None, float | None]:
     vals = [r[key] for r in rows if r.get(key) is not None and math.isfinite(r[key])]
     if not vals:
         return None, None
-    return statistics.mean(vals), (statistics.stdev(vals) if len(vals) > 1 else 0.0)
+    # one run has no spread to report (not a spread of 0)
+    return statistics.mean(vals), (statistics.stdev(vals) if len(vals) > 1 else None)
 
 
 def format_summary(result: dict) -> str:
@@ -286,7 +287,7 @@ def format_summary(result: dict) -> str:
     keys = list(result["grid"])
 
     def pm(mean, sd):
-        return "-" if mean is None else f"{mean:.4f} ± {sd:.4f}"
+        return "-" if mean is None else f"{mean:.4f}" + ("" if sd is None else f" ± {sd:.4f}")
 
     rows = [[g[k] for k in keys] + [f"{g['done']}/{g['runs']}" + (f" ({g['diverged']} diverged)" if g["diverged"]
                                                                    else ""), pm(g["test_acc"], g["test_acc_std"]),

@@ -173,3 +173,19 @@ def test_a_run_killed_before_its_first_checkpoint_starts_over_with_clean_records
     assert main(["sweep", "--grid", "sgld-steps=1", "--out-dir", str(tmp_path / "sw"), *TINY]) == 0
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["iter"] for r in records if "loss" in r] == [2, 4, 6] and all(r.get("loss") != 9.0 for r in records)
+
+
+def test_one_seed_has_no_spread_to_report():
+    """A combination with one finished run reports its accuracy, not "± 0.0000" (a spread it never measured)."""
+    from fastjem.eval.history import format_comparison
+    from fastjem.sweep import _mean_std, format_summary
+
+    assert _mean_std([{"a": 0.5}], "a") == (0.5, None)
+    assert _mean_std([{"a": 0.5}, {"a": 0.7}], "a")[1] == pytest.approx(statistics.stdev([0.5, 0.7]))
+    group = {"lr": "0.001", "runs": 1, "done": 1, "diverged": 0, "test_acc": 0.9, "test_acc_std": None,
+             "val_acc": 0.8, "val_acc_std": None, "it_per_s": 2.0, "recoveries": 0}
+    table = format_summary({"grid": {"lr": ["0.001"]}, "groups": [group]})
+    assert "0.9000" in table and "±" not in table
+    comparison = {"keys": ["acc"], "grid": ["lr"], "groups": [{"lr": "0.001", "runs": 1, "acc": [0.9, None]}],
+                  "rows": []}
+    assert "0.9000" in format_comparison(comparison) and "±" not in format_comparison(comparison)

@@ -67,12 +67,16 @@ def compare_runs(task: str, reports: list[dict], runs: list[Path], out_dir: str 
         result["grid"] = grid
         result["groups"] = [
             {**dict(zip(grid, combo)), "runs": len(members),
-             **{k: [statistics.mean(v), statistics.stdev(v) if len(v) > 1 else 0.0]
+             **{k: [statistics.mean(v), statistics.stdev(v) if len(v) > 1 else None]  # one run: no spread
                 for k in keys if (v := [m[k] for m in members if k in m and math.isfinite(m[k])])}}
             for combo, members in groups.items()]
     atomic_write_text(json.dumps(result, indent=2), out_dir / f"{task}_runs.json")
     result["json"] = str(out_dir / f"{task}_runs.json")
     return result
+
+
+def _mean_pm(mean: float, sd: float | None) -> str:
+    return f"{mean:.4f}" + ("" if sd is None else f" ± {sd:.4f}")
 
 
 def format_comparison(result: dict, limit: int = 4) -> str:
@@ -83,7 +87,7 @@ def format_comparison(result: dict, limit: int = 4) -> str:
     if result["groups"]:
         grid = result["grid"]
         rows = [[*(g[k] for k in grid), str(g["runs"]),
-                 *(f"{g[k][0]:.4f} ± {g[k][1]:.4f}" if k in g else "-" for k in keys)] for g in result["groups"]]
+                 *(_mean_pm(*g[k]) if k in g else "-" for k in keys)] for g in result["groups"]]
         table = text_table([*grid, "runs", *keys], rows)
     else:
         rows = [[r["run"], *(f"{r[k]:.4f}" if k in r else "-" for k in keys)] for r in result["rows"]]
