@@ -59,8 +59,9 @@ def run_row(folder: str | os.PathLike) -> dict:
     iters, epochs = cfg.get("iters") or 0, cfg.get("epochs") or 0
     total = iters if iters > 0 else (f"{epochs:g} epochs" if epochs else None)
     status = "done" if done else (f"stopped or running ({iteration}/{total})" if total else "stopped or running")
-    if not done and (folder / "diverged.txt").exists():
-        status = "diverged"  # stopped after its last recovery (fastjem sweep marks it so)
+    stopped_by_divergence = bool(m.events) and m.events[-1].get("action") == "stop"  # after its last recovery
+    if not done and ((folder / "diverged.txt").exists() or stopped_by_divergence):
+        status = "diverged"  # fastjem sweep also marks it so
     row = {
         "run": folder.name, "path": str(folder), "dataset": cfg.get("dataset"),
         "model": (summary or {}).get("model") or model, "kind": kind,

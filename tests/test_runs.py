@@ -92,6 +92,20 @@ def test_an_epoch_based_run_gives_its_length_in_epochs(runs, tmp_path):
     assert run_row(tmp_path / "epochs")["status"] == "stopped or running (6/3 epochs)"
 
 
+def test_a_run_stopped_by_divergence_says_so(runs, tmp_path):
+    """Its last recovery did not hold: the run's records end in the divergence event that stopped it (a single
+    run has no diverged.txt, which only fastjem sweep writes)."""
+    import shutil
+
+    root, _, _ = runs
+    shutil.copytree(root / "cut", tmp_path / "div")
+    assert run_row(tmp_path / "div")["status"].startswith("stopped or running")
+    with open(tmp_path / "div" / "metrics.jsonl", "a") as f:
+        f.write(json.dumps({"event": "divergence", "iter": 7, "reason": "loss nan", "action": "stop",
+                            "recoveries": 3}) + "\n")
+    assert run_row(tmp_path / "div")["status"] == "diverged"
+
+
 def test_runs_of_sweeps_inside_the_folder_are_listed_with_their_sweeps_name(runs, tmp_path, capsys):
     import shutil
 
