@@ -240,6 +240,7 @@ class Trainer:
         if self.device.type == "cuda" and self.dist.enabled:
             self.device = torch.device("cuda", self.dist.local_rank)
         self.out_dir = Path(out_dir) if out_dir else (resume_folder(ckpt["path"]) if ckpt else None)
+        self._resumed_from = Path(ckpt["path"]) if ckpt else None
         if self.out_dir is None:
             raise ConfigError("an output folder is needed (--out-dir)")
         latest = self.out_dir / "checkpoint.pt"
@@ -912,6 +913,11 @@ class Trainer:
         last line cut short (a kill or a full disk mid-write), which the next record would be glued onto."""
         (self.out_dir / "summary.json").unlink(missing_ok=True)
         path = self.out_dir / "metrics.jsonl"
+        source = self._source_records()
+        if not path.exists() and source is not None:
+            # a run continued in another folder (a branch from best.pt or a kept checkpoint) starts with the records
+            # of the run it continues, up to its checkpoint (the rest is trimmed below)
+            atomic_write_text(source.read_text(), path)
         if not path.exists():
             return
         lines = path.read_text().splitlines(keepends=True)
@@ -932,6 +938,16 @@ class Trainer:
             end -= 1
         if end != len(lines):
             atomic_write_text("".join(lines[:end]), path)
+
+    def _source_records(self) -> Path | None:
+        """metrics.jsonl of the run the resumed checkpoint belongs to, when that run is in another folder."""
+        if self._resumed_from is None:
+            return None
+        folder = self._resumed_from.resolve().parent
+        if folder.name == "checkpoints" and not (folder / "metrics.jsonl").exists():
+            folder = folder.parent  # a kept checkpoint: checkpoints/iter_N.pt of its run
+        records = folder / "metrics.jsonl"
+        return records if records.exists() and folder != self.out_dir.resolve() else None
 
     def _fit(self) -> dict:
         from tqdm import tqdm

@@ -116,6 +116,12 @@ def test_resume_into_another_folder_leaves_the_run_it_continues(finished_run, tm
     assert '"out_dir": "' + str(finished_run) + '"' in (finished_run / "config.json").read_text()
     assert '"out_dir": "' + str(new) + '"' in (new / "config.json").read_text()
     assert run_row(new)["status"] == "done" and run_row(new)["iteration"] == 4
+    # the continued run's records start with those of the run it continues, up to its checkpoint
+    import json
+
+    records = [json.loads(line) for line in (new / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iter"] for r in records if "loss" in r] == [2, 4]
+    assert [r["iter"] for r in records if "test_acc" in r] == [4]
     # a run resumed past its end and stopped is not "done" (its old summary.json went when it resumed)
     assert main(["train", "--resume", str(new), "--iters", "40", "--max-minutes", "1e-9", "--no-progress"]) == 0
     assert run_row(new)["status"].startswith("stopped or running")
