@@ -541,7 +541,9 @@ def run_train(args: argparse.Namespace) -> int:
             import torch.distributed as dist
 
             dist.destroy_process_group()
-    if summary.get("interrupted") or not trainer.dist.is_main:
+    if summary.get("interrupted"):
+        return stopped_status(summary.get("stopped_by"))
+    if not trainer.dist.is_main:
         return 0
     elapsed = time.perf_counter() - start
     print(f"\ndone: {summary['iteration']} iterations in {elapsed:.1f} s on {summary['device']}")
@@ -603,7 +605,20 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     print()
     print(format_summary(result))
     print(f"\nper run: fastjem runs {folder}; summary: {folder / 'results.json'}")
-    return 0
+    return stopped_status(result["stopped_by"]) if result["interrupted"] else 0
+
+
+def stopped_status(stopped_by: str | None) -> int:
+    """Exit status of a run or sweep stopped before its end, its checkpoint written: 0 for its time limit
+    (--max-minutes: the length asked for), else 128 + the signal's number (130 for SIGINT, 143 for SIGTERM), as a
+    shell reports a process a signal ended, so that `fastjem train ... && fastjem eval ...` does not go on to
+    evaluate a half-trained network."""
+    import signal
+
+    if stopped_by == "time limit":
+        return 0
+    signum = getattr(signal, stopped_by, signal.SIGINT) if stopped_by else signal.SIGINT
+    return 128 + int(signum)
 
 
 def add_plot_parser(sub) -> None:

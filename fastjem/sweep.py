@@ -203,7 +203,7 @@ def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder
     check_spec(folder, spec_of(base, grid, seeds))
     log(f"sweep: {len(runs)} runs ({' x '.join(str(len(v)) for v in grid.values())} combinations x {len(seeds)} "
         f"seeds) in {folder}")
-    interrupted = None
+    interrupted = stopped_by = None
     for i, (name, _, cfg) in enumerate(runs, start=1):
         out = folder / name
         state = status(out)
@@ -213,7 +213,7 @@ def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder
             continue
         left = (deadline - time.monotonic()) / 60
         if left <= 0:
-            interrupted = name
+            interrupted, stopped_by = name, "time limit"
             log(f"sweep stopped before {name}: time limit of {base.max_minutes:g} min (--max-minutes) reached; run "
                 f"the same command (--out-dir {folder}) again to continue")
             break
@@ -239,13 +239,14 @@ def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder
             log(f"[{i}/{len(runs)}] {name}: diverged beyond recovery ({str(err).splitlines()[0]}); the sweep goes on")
             continue
         if summary.get("interrupted"):
-            interrupted = name
+            interrupted, stopped_by = name, summary.get("stopped_by")
             log(f"sweep stopped at {name} (its checkpoint is written): run the same command (--out-dir {folder}) "
                 "again to continue")
             break
         log(f"[{i}/{len(runs)}] {name}: test accuracy {summary['test_acc']:.4f}")
     result = summarise(folder, grid, runs)
     result["interrupted"] = interrupted
+    result["stopped_by"] = stopped_by  # a signal's name, "time limit", or None
     atomic_write_text(json.dumps(result, indent=2), folder / RESULTS)
     return result
 

@@ -1077,7 +1077,8 @@ class Trainer:
                       " received"
             self.log(f"{why}: stopped after iteration {self.iteration}, checkpoint written to {ckpt_path}")
             self.log(f"resume with: fastjem train --resume {ckpt_path}")
-            return {"interrupted": True, "iteration": self.iteration, "checkpoint": str(ckpt_path)}
+            by = stop["signal"] if stop["signal"] in (None, "time limit") else signal.Signals(stop["signal"]).name
+            return {"interrupted": True, "stopped_by": by, "iteration": self.iteration, "checkpoint": str(ckpt_path)}
         return self._finish(ckpt_path)
 
     def keep_if_best(self, it: int, val_acc: float, checked: bool = False) -> bool:

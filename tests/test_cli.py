@@ -426,3 +426,13 @@ def test_no_validation_set_reports_none_not_zero(tmp_path, capsys):
     assert not (run / "best.pt").exists()
     assert run_row(run)["val_acc"] is None and run_row(run)["status"] == "done"
     assert main(["runs", str(tmp_path)]) == 0
+
+
+def test_a_stopped_run_exits_with_the_signals_status_and_a_time_limit_with_0():
+    """128 + the signal's number, as a shell reports it (the SIGTERM case runs end to end in test_guard); the time
+    limit the user asked for is a normal end."""
+    from fastjem.cli import stopped_status
+
+    assert stopped_status("SIGINT") == 130 and stopped_status("SIGTERM") == 143
+    assert stopped_status(None) == 130  # another rank's signal
+    assert stopped_status("time limit") == 0
