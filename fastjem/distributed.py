@@ -82,6 +82,13 @@ def any_rank(flag: bool, device: torch.device) -> bool:
     return bool(t.item() > 0)
 
 
+def max_over_ranks(value: int, device: torch.device) -> int:
+    """The largest of the ranks' ``value`` (every rank gets the same answer)."""
+    t = torch.tensor([float(value)], device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return int(t.item())
+
+
 def gather_to_main(obj, info: DistInfo) -> list | None:
     """Every rank's ``obj`` on rank 0 (a list in rank order), None elsewhere."""
     out = [None] * info.world if info.is_main else None

@@ -43,6 +43,7 @@ from fastjem.distributed import (
     broadcast_parameters_,
     gather_to_main,
     init_from_env,
+    max_over_ranks,
 )
 from fastjem.engine import Engine, resolve_engine
 from fastjem.errors import CheckpointError, ConfigError, FastJEMError
@@ -1003,7 +1004,13 @@ class Trainer:
                 if self.dist.enabled:
                     # ranks stop together, at a check point: a lone rank would hang the others' all-reduce
                     if check_due:
-                        stopping = any_rank(stop["signal"] is not None, self.device)
+                        # and for the same reason, so that they exit alike: 0 go on, 1 time limit, 2 + a signal
+                        mine = stop["signal"]
+                        code = max_over_ranks(0 if mine is None else 1 if mine == "time limit" else 2 + int(mine),
+                                              self.device)
+                        stopping = code > 0
+                        if stopping:
+                            stop["signal"] = "time limit" if code == 1 else code - 2
                 else:
                     stopping = stop["signal"] is not None
                 if self.guard is not None and check_due:

@@ -99,6 +99,7 @@ summary = t.fit()
 params = torch.cat([p.detach().flatten() for p in t.model.parameters()])
 (out / f"rank{rank}.json").write_text(json.dumps({
     "iteration": t.iteration, "recoveries": t.recovery.recoveries, "interrupted": bool(summary.get("interrupted")),
+    "stopped_by": summary.get("stopped_by"),
     "finite": bool(params.isfinite().all()), "params": params.double().sum().item()}))
 '''
 
@@ -152,5 +153,7 @@ def test_a_stop_signal_on_one_rank_stops_every_rank_at_the_same_check(tmp_path):
     write one checkpoint there."""
     ranks = run_one_rank_fault(tmp_path, "stop")
     assert [(r["interrupted"], r["iteration"]) for r in ranks] == [(True, 4), (True, 4)]
+    # and for the same reason, so that every rank exits with the same status (rank 0 saw no signal itself)
+    assert [r["stopped_by"] for r in ranks] == ["SIGINT", "SIGINT"]
     assert ranks[0]["params"] == ranks[1]["params"]
     assert load_checkpoint(tmp_path / "stop" / "checkpoint.pt")["iteration"] == 4
