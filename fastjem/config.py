@@ -198,10 +198,6 @@ class TrainConfig:
         if self.sgld_parts > self.batch_size:
             raise ConfigError(f"--sgld-parts {self.sgld_parts} is more than the batch size {self.batch_size}: a "
                               f"part needs at least one row")
-        if self.generative and self.buffer_size < self.batch_size:
-            # a batch would draw some chains twice and write them back over each other
-            raise ConfigError(f"--buffer-size {self.buffer_size} is smaller than --batch-size {self.batch_size}: the "
-                              "replay buffer needs at least one chain per sample of a batch")
         if self.iters == 0 or self.iters < -1:
             raise ConfigError(f"--iters must be > 0, or -1 for the length that --epochs gives; got {self.iters}")
         if self.epochs <= 0 and self.iters <= 0:

@@ -331,9 +331,6 @@ class Trainer:
         # the iteration graph's warm-up, capture and check run the SGLD loop inline (no nested capture)
         self._inline_sgld = False
         self._iteration_graph_failed = False
-        if cfg.batch_size > self.data.n_train:
-            raise ConfigError(f"--batch-size {cfg.batch_size} is more than the {self.data.n_train} training images: "
-                              "give a batch size of at most that")
         self.iters_per_epoch = max(1, self.data.n_train // cfg.batch_size)
         self.total_iters = cfg.iters if cfg.iters > 0 else math.ceil(cfg.epochs * self.iters_per_epoch)
         # at its end exactly: the run finishes again (test evaluation, summary.json), as after a kill before them
