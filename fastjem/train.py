@@ -925,8 +925,10 @@ class Trainer:
                 return True
             try:
                 record = json.loads(line)
+                # the end-of-run record is written again only when the run resumes at its end (a longer run keeps it)
                 return record.get("iter", 0) > self.iteration or (
-                    record.get("iter") == self.iteration and "test_acc" in record)
+                    record.get("iter") == self.iteration and "test_acc" in record
+                    and self.iteration >= self.total_iters)
             except (ValueError, AttributeError, TypeError):
                 return False
 
@@ -1168,6 +1170,10 @@ class Trainer:
         samples = self.save_samples("samples.png") if cfg.generative and self.dist.is_main else None
         # fit() checked (or rolled back) last
         kept = self.keep_if_best(self.iteration, val["acc"], checked=True) if val["acc"] is not None else False
+        if kept:
+            # checkpoint.pt was written before this validation: its record of best.pt must name this state, or a run
+            # extended from it (a larger --iters) could replace best.pt with a worse one
+            self.save_checkpoint()
         validation = {"val_acc": val["acc"]} if val["acc"] is not None else {}
         self._log_jsonl({"iter": self.iteration, **validation, "test_acc": test["acc"], "test_nll": test["nll"],
                          "best": kept})

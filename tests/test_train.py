@@ -510,3 +510,19 @@ def test_files_written_whole_get_the_mode_an_ordinary_write_gives(tmp_path):
         os.umask(old)
     for name in ("config.json", "checkpoint.pt"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o640, name
+
+
+def test_a_finished_run_extended_keeps_its_best_and_its_last_validation(tiny_config, tmp_path):
+    """best.pt chosen at the last iteration is named by checkpoint.pt too (written before that validation), and a
+    run extended from it (a larger --iters) keeps the end record of its first length, a validation point."""
+    quiet = {"progress": False, "log": lambda *a: None}
+    cfg = tiny_config.replace(iters=4, eval_every=1000)  # one validation: at the end, which makes best.pt
+    Trainer(cfg, out_dir=tmp_path / "run", **quiet).fit()
+    assert load_checkpoint(tmp_path / "run" / "best.pt")["iteration"] == 4
+    assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["best"]["iter"] == 4
+    ckpt = tmp_path / "run" / "checkpoint.pt"
+    extended = Trainer(resume_config(ckpt, {"iters": 6}), resume=ckpt, **quiet)
+    assert extended.best["iter"] == 4
+    extended.fit()
+    vals = [r["iter"] for r in _records(tmp_path / "run") if "val_acc" in r]
+    assert vals == [4, 6]
