@@ -86,28 +86,29 @@ def atomic_write_bytes(data: bytes, path: str | os.PathLike) -> None:
 
 
 def is_training_checkpoint(path: Path) -> bool:
-    """Whether ``path`` is a checkpoint fastjem training wrote: its pickled record (small beside the tensors, which
-    are stored apart) names the format. Read without loading the tensors."""
+    """Whether ``path`` is a checkpoint fastjem training wrote (not one converted from the authors' code, which
+    can be converted again): its pickled record (small beside the tensors, which are stored apart) names the
+    format. Read without loading the tensors."""
     import zipfile
 
     try:
         with zipfile.ZipFile(path) as z:
-            record = next((n for n in z.namelist() if n.endswith("/data.pkl") or n == "data.pkl"), None)
-            return record is not None and FORMAT.encode() in z.read(record)
+            name = next((n for n in z.namelist() if n.endswith("/data.pkl") or n == "data.pkl"), None)
+            record = z.read(name) if name is not None else b""
+            return FORMAT.encode() in record and b"imported" not in record
     except (OSError, zipfile.BadZipFile):
         return False
 
 
-def output_path(path: str | os.PathLike, suffixes: tuple[str, ...], what: str, overwrite: bool = False,
-                replaces_checkpoints: bool = False) -> Path:
+def output_path(path: str | os.PathLike, suffixes: tuple[str, ...], what: str, overwrite: bool = False) -> Path:
     """``path`` as a Path if ``what`` may be written there: one of ``suffixes``, and no existing file to lose unless
-    ``overwrite`` (--force), never a training checkpoint unless ``what`` is one itself; ConfigError otherwise."""
+    ``overwrite`` (--force), never a training checkpoint (a run's state); ConfigError otherwise."""
     path = Path(path)
     if path.suffix not in suffixes:
         raise ConfigError(f"{what}'s name must end in {' or '.join(suffixes)}, got {path.name!r}")
     if path.exists() and not overwrite:
         raise ConfigError(f"{path} exists: pass --force to replace it, or another --out")
-    if path.exists() and not replaces_checkpoints and is_training_checkpoint(path):
+    if path.exists() and is_training_checkpoint(path):
         raise ConfigError(f"{path} is a training checkpoint, which --force does not replace with {what}: give "
                           "another --out")
     return path

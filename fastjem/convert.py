@@ -195,7 +195,7 @@ def import_jem(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
 
     src = Path(path)
     out = output_path(out if out is not None else src.with_name(f"{src.stem}-fastjem.pt"), (".pt",),
-                      "the converted checkpoint", overwrite, replaces_checkpoints=True)
+                      "the converted checkpoint", overwrite)
     jem = read_jem(src)
     arch = describe_jem(jem["state"], norm)
     if dataset is None:
@@ -255,7 +255,7 @@ def export_jem(checkpoint: str | os.PathLike, out: str | os.PathLike | None = No
         raise ConfigError(f"{src} was trained on {info.get('channels')}-channel {info.get('image_size')}-pixel images; "
                           "the authors' network takes 3-channel 32 x 32 images (its final pool is avg_pool2d(8))")
     out = output_path(out if out is not None else src.with_name(f"{src.stem}-jem.pt"), (".pt",),
-                      "the converted checkpoint", overwrite, replaces_checkpoints=True)
+                      "the converted checkpoint", overwrite)
     state = fastjem_to_jem_state({k: v.detach().cpu() for k, v in ckpt["model"].items()}, cfg.depth)
     # a data-parallel run's checkpoint holds each rank's shard of the buffer
     shards = [r["buffer"] for r in ckpt["ranks"]] if "ranks" in ckpt else [ckpt.get("buffer")]

@@ -170,6 +170,17 @@ def test_conversion_errors_say_what_to_do(tmp_path, tiny_config):
     r = import_jem(tmp_path / "plain.pt")
     with pytest.raises(ConfigError, match="exists: pass --force"):
         import_jem(tmp_path / "plain.pt")
+    assert import_jem(tmp_path / "plain.pt", overwrite=True)["path"] == r["path"]  # a converted one: replaced
+    # --force never replaces a training checkpoint (a run's state) with a conversion, either way
+    from fastjem.train import Trainer as _Trainer
+
+    _Trainer(tiny_config.replace(iters=1), out_dir=tmp_path / "run", progress=False, log=lambda *a: None).fit()
+    before = (tmp_path / "run" / "checkpoint.pt").read_bytes()
+    with pytest.raises(ConfigError, match="is a training checkpoint"):
+        import_jem(tmp_path / "plain.pt", tmp_path / "run" / "checkpoint.pt", overwrite=True)
+    with pytest.raises(ConfigError, match="is a training checkpoint"):
+        export_jem(r["path"], tmp_path / "run" / "checkpoint.pt", overwrite=True)
+    assert (tmp_path / "run" / "checkpoint.pt").read_bytes() == before
     # a converted checkpoint starts runs; it cannot continue one
     from fastjem.train import Trainer, resume_config
 
