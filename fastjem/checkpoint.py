@@ -29,9 +29,10 @@ def _atomic_file(path: Path, mode: str):
     except OSError as err:
         raise OSError(err.errno, err.strerror, str(path)) from err
     try:
-        # mkstemp makes the file private (0600); the file it becomes gets the mode an ordinary write would give
-        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, mode) as f:
+            with contextlib.suppress(OSError):  # some mounts refuse modes: the file is written all the same
+                # mkstemp makes the file private (0600); the file it becomes gets the mode an ordinary write gives
+                os.fchmod(f.fileno(), 0o666 & ~_umask())
             yield f
             f.flush()
             os.fsync(f.fileno())

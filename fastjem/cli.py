@@ -533,8 +533,8 @@ def run_train(args: argparse.Namespace) -> int:
 
         last = Path(trainer.out_dir) / "checkpoint.pt"
         if err.errno in WRITE_ERRNOS and last.is_file():
-            print(f"fastjem: the last checkpoint written whole is {last}; once it can be written to, resume with: "
-                  f"fastjem train --resume {last}", file=sys.stderr)
+            print(f"fastjem: the last checkpoint written whole is {last}; once the cause below is mended, resume "
+                  f"with: fastjem train --resume {last}", file=sys.stderr)
         raise
     finally:
         if trainer.dist.enabled:
@@ -709,10 +709,13 @@ def main(argv: list[str] | None = None) -> int:
 
         if err.errno not in WRITE_ERRNOS:
             raise
-        what = "no space left there: free some, or" if err.errno in (errno.ENOSPC, errno.EDQUOT) else "then"
-        print(f"fastjem: error: cannot write {err.filename or 'the output'}: {err.strerror}; {what} choose a "
-              "writable folder (--out-dir / --out). Files already there were replaced only when written whole, so "
-              "none is half-written", file=sys.stderr)
+        where = err.filename or "a file"
+        if err.errno in (errno.ENOSPC, errno.EDQUOT):
+            advice = "free some space, or choose a folder on another disk (--out-dir / --out)"
+        else:
+            advice = "check its permissions, or choose a folder you can write to (--out-dir / --out)"
+        print(f"fastjem: error: {err.strerror}: {where}: {advice}. Checkpoints and reports are replaced only when "
+              "written whole", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("fastjem: interrupted", file=sys.stderr)

@@ -74,7 +74,7 @@ def read_metrics(path: str | os.PathLike) -> Metrics:
         elif "loss" in r:
             m.train = _keep_before(m.train, r["iter"]) + [r]
             m.evals = _keep_before(m.evals, r["iter"])  # an iteration's evaluation is logged after its record
-        elif "val_acc" in r:
+        elif "val_acc" in r or "test_acc" in r:  # the end record has no val_acc without a validation set
             m.evals = _keep_before(m.evals, r["iter"]) + [r]
     m.generative = _generative(path.parent, m.train)
     return m

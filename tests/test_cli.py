@@ -174,7 +174,7 @@ def test_a_full_disk_mid_run_gets_one_clear_error_and_keeps_the_last_checkpoint(
     code = main(["train", "--iters", "12", "--ckpt-every", "5", "--out-dir", str(run), *TINY])
     err = capsys.readouterr().err
     assert code == 1 and "Traceback" not in err, err
-    assert f"cannot write {run / 'checkpoint.pt'}: No space left on device" in err
+    assert f"No space left on device: {run / 'checkpoint.pt'}: free some space" in err
     assert f"resume with: fastjem train --resume {run / 'checkpoint.pt'}" in err
     assert load_checkpoint(run / "checkpoint.pt")["iteration"] == 5
     assert not [p.name for p in run.iterdir() if p.name.endswith(".tmp")]
@@ -194,7 +194,7 @@ def test_an_unwritable_output_folder_gets_one_clear_error(tmp_path, capsys, monk
     code = main(["train", "--iters", "2", "--out-dir", str(tmp_path / "run"), *TINY])
     err = capsys.readouterr().err
     assert code == 1 and "Traceback" not in err, err
-    assert err.startswith("fastjem: error: cannot write ") and "Read-only file system" in err
+    assert err.startswith("fastjem: error: Read-only file system: ") and "choose a folder you can write to" in err
 
 
 def test_bench_times_the_sampler_and_writes_json(tmp_path, capsys):
@@ -423,6 +423,9 @@ def test_no_validation_set_reports_none_not_zero(tmp_path, capsys):
     assert not any("val_acc" in r for r in records) and any("test_acc" in r for r in records)
     assert not (run / "best.pt").exists()
     assert run_row(run)["val_acc"] is None and run_row(run)["status"] == "done"
+    from fastjem.curves import read_metrics
+
+    assert [e["iter"] for e in read_metrics(run).evals if "test_acc" in e] == [2]  # the curves' test marker
     assert main(["runs", str(tmp_path)]) == 0
 
 
