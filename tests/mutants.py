@@ -110,8 +110,8 @@ MUTANTS = [
     ]),
     Mutant('rename-before-write', 'tests/test_train.py', [
         ('fastjem/checkpoint.py',
-         '        with os.fdopen(fd, mode) as f:\n            yield f',
-         '        os.replace(tmp, path)\n        tmp = str(path)\n        with os.fdopen(fd, mode) as f:\n            yield f'),
+         '        with os.fdopen(fd, mode) as f:\n            with contextlib.suppress(OSError):',
+         '        os.replace(tmp, path)\n        tmp = str(path)\n        with os.fdopen(fd, mode) as f:\n            with contextlib.suppress(OSError):'),
     ]),
     Mutant('auroc-flip', 'tests/test_eval.py', [
         ('fastjem/eval/metrics.py',
@@ -250,8 +250,8 @@ MUTANTS = [
     ]),
     Mutant('sweep-std-pop', 'tests/test_sweep.py', [
         ('fastjem/sweep.py',
-         '    return statistics.mean(vals), (statistics.stdev(vals) if len(vals) > 1 else 0.0)',
-         '    return statistics.mean(vals), (statistics.pstdev(vals) if len(vals) > 1 else 0.0)'),
+         '    return statistics.mean(vals), (statistics.stdev(vals) if len(vals) > 1 else None)',
+         '    return statistics.mean(vals), (statistics.pstdev(vals) if len(vals) > 1 else None)'),
     ]),
     Mutant('no-data-rng-resume', 'tests/test_train.py', [
         ('fastjem/train.py',
@@ -542,6 +542,46 @@ MUTANTS = [
         ('kernels/energy.py',
          '        d_logits = (-grad_energy.float()[:, None] * p * (v - pv[:, None])).to(logits.dtype)',
          '        d_logits = (-grad_energy.float()[:, None] * p * v).to(logits.dtype)'),
+    ]),
+    Mutant('ckpt-crc-unchecked', 'tests/test_train.py -k bytes_changed', [
+        ('fastjem/checkpoint.py', '    damaged = _damaged_member(path)\n', '    damaged = None\n'),
+    ]),
+    Mutant('force-replaces-checkpoint', 'tests/test_eval.py -k keeps_what_exists', [
+        ('fastjem/checkpoint.py', '    if path.exists() and is_training_checkpoint(path):', '    if False:'),
+    ]),
+    Mutant('records-cut-line-kept', 'tests/test_train.py -k stop_between_log_lines', [
+        ('fastjem/train.py', '            if not line.endswith("\\n"):\n                return True',
+         '            if not line.endswith("\\n"):\n                return False'),
+    ]),
+    Mutant('stop-reason-local', 'tests/test_distributed.py -k stop_signal', [
+        ('fastjem/train.py', '                            stop["signal"] = "time limit" if code == 1 else code - 2',
+         '                            pass'),
+    ]),
+    Mutant('stopped-exits-0', 'tests/test_guard.py -k sigterm', [
+        ('fastjem/cli.py', '        return stopped_status(summary.get("stopped_by"))', '        return 0'),
+    ]),
+    Mutant('write-error-traceback', 'tests/test_cli.py -k "full_disk or unwritable"', [
+        ('fastjem/cli.py', '        if err.errno not in WRITE_ERRNOS:\n            raise\n',
+         '        raise\n'),
+    ]),
+    Mutant('sweep-into-run-folder', 'tests/test_sweep.py -k bad_folders', [
+        ('fastjem/sweep.py', '    if single:\n', '    if False:\n'),
+    ]),
+    Mutant('runs-divergence-event-ignored', 'tests/test_runs.py -k divergence', [
+        ('fastjem/runs.py', '    stopped_by_divergence = bool(m.events) and', '    stopped_by_divergence = False and'),
+    ]),
+    Mutant('branch-without-records', 'tests/test_cli.py -k another_folder', [
+        ('fastjem/train.py', '        source = self._source_records()\n', '        source = None\n'),
+    ]),
+    Mutant('best-not-resaved', 'tests/test_train.py -k extended_keeps', [
+        ('fastjem/train.py', '        if kept:\n            # checkpoint.pt was written', '        if False:\n            # checkpoint.pt was written'),
+    ]),
+    Mutant('atomic-files-private', 'tests/test_train.py -k mode_an_ordinary', [
+        ('fastjem/checkpoint.py', '                os.fchmod(f.fileno(), 0o666 & ~_umask())', '                pass'),
+    ]),
+    Mutant('val-size-zero-reads-zero', 'tests/test_cli.py -k no_validation', [
+        ('fastjem/train.py', '            self.data.val_y) else {"acc": None, "nll": None}',
+         '            self.data.val_y) else {"acc": 0.0, "nll": 0.0}'),
     ]),
     Mutant('inception-score-default-weights', 'tests/test_eval.py -k torchmetrics', [
         ('fastjem/eval/tasks.py',
