@@ -238,10 +238,11 @@ def test_checkpoint_round_trip(tiny_config, tmp_path):
     assert ckpt["optimizer"]["state"]
 
 
+@pytest.mark.parametrize("where", ["serialising", "writing"])
 @pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
-def test_a_save_that_fails_midway_keeps_the_saved_checkpoint(tiny_config, tmp_path, monkeypatch, error):
-    """Checkpoints are written atomically: a save that dies after writing part of the file (a full disk, a kill,
-    Ctrl-C) leaves the previous checkpoint whole and loadable, and no temporary file behind."""
+def test_a_save_that_fails_midway_keeps_the_saved_checkpoint(tiny_config, tmp_path, monkeypatch, error, where):
+    """Checkpoints are written atomically: a save that dies while serialising or after writing part of the file
+    (a full disk, a kill, Ctrl-C) leaves the previous checkpoint whole and loadable, and no temporary file behind."""
     import fastjem.checkpoint as checkpoint
 
     t = Trainer(tiny_config.replace(iters=2), out_dir=tmp_path, progress=False)
@@ -254,7 +255,13 @@ def test_a_save_that_fails_midway_keeps_the_saved_checkpoint(tiny_config, tmp_pa
         f.write(b"\x80\x02half a pickle")
         raise error("interrupted while writing")
 
-    monkeypatch.setattr(checkpoint.torch, "save", dies_midway)
+    def dies_before_it_is_on_disk(fd):
+        raise error("interrupted while writing")
+
+    if where == "serialising":
+        monkeypatch.setattr(checkpoint.torch, "save", dies_midway)
+    else:  # the bytes went to the file; the flush to disk fails
+        monkeypatch.setattr(checkpoint.os, "fsync", dies_before_it_is_on_disk)
     t.iteration += 1
     with pytest.raises(error):
         t.save_checkpoint()
