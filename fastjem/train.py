@@ -1072,6 +1072,7 @@ class Trainer:
             if unhealthy:
                 # stopped by a signal between checks: never write an unhealthy state over a good checkpoint
                 self.guard.restore_snapshot()
+        final = None if stopping else self._final_validation()
         ckpt_path = self.save_checkpoint()
         if cfg.ckpt_keep_every and self.iteration % cfg.ckpt_keep_every == 0:
             self.keep_checkpoint(ckpt_path)
@@ -1085,7 +1086,7 @@ class Trainer:
             self.log(f"resume with: fastjem train --resume {ckpt_path}")
             by = stop["signal"] if stop["signal"] in (None, "time limit") else signal.Signals(stop["signal"]).name
             return {"interrupted": True, "stopped_by": by, "iteration": self.iteration, "checkpoint": str(ckpt_path)}
-        return self._finish(ckpt_path)
+        return self._finish(ckpt_path, *final)
 
     def keep_if_best(self, it: int, val_acc: float, checked: bool = False) -> bool:
         """Write best.pt when ``val_acc`` beats every earlier validation of the run (ties keep the earlier state)
@@ -1161,19 +1162,20 @@ class Trainer:
         # restores this, not the state before the remedy (which would resume into the same divergence)
         self.guard.take_snapshot()
 
-    def _finish(self, ckpt_path: Path) -> dict:
+    def _final_validation(self) -> tuple[dict, bool]:
+        """The end's validation and best.pt, (val, kept): taken before the last checkpoint is written, so that its
+        record of best.pt names this state (a run extended from it, a larger --iters, must not replace best.pt with
+        a worse one). --val-size 0: no validation accuracy (not 0), no best.pt."""
+        if not len(self.data.val_y):
+            return {"acc": None, "nll": None}, False
+        val = evaluate(self.model, self.data.val_x, self.data.val_y, noise=self.cfg.test_noise)
+        # fit() checked (or rolled back) last
+        return val, self.keep_if_best(self.iteration, val["acc"], checked=True)
+
+    def _finish(self, ckpt_path: Path, val: dict, kept: bool) -> dict:
         cfg = self.cfg
-        # --val-size 0: no validation accuracy (not 0), no best.pt
-        val = evaluate(self.model, self.data.val_x, self.data.val_y, noise=cfg.test_noise) if len(
-            self.data.val_y) else {"acc": None, "nll": None}
         test = evaluate(self.model, self.data.test_x, self.data.test_y, noise=cfg.test_noise)
         samples = self.save_samples("samples.png") if cfg.generative and self.dist.is_main else None
-        # fit() checked (or rolled back) last
-        kept = self.keep_if_best(self.iteration, val["acc"], checked=True) if val["acc"] is not None else False
-        if kept:
-            # checkpoint.pt was written before this validation: its record of best.pt must name this state, or a run
-            # extended from it (a larger --iters) could replace best.pt with a worse one
-            self.save_checkpoint()
         validation = {"val_acc": val["acc"]} if val["acc"] is not None else {}
         self._log_jsonl({"iter": self.iteration, **validation, "test_acc": test["acc"], "test_nll": test["nll"],
                          "best": kept})

@@ -573,15 +573,17 @@ MUTANTS = [
     Mutant('branch-without-records', 'tests/test_cli.py -k another_folder', [
         ('fastjem/train.py', '        source = self._source_records()\n', '        source = None\n'),
     ]),
-    Mutant('best-not-resaved', 'tests/test_train.py -k extended_keeps', [
-        ('fastjem/train.py', '        if kept:\n            # checkpoint.pt was written', '        if False:\n            # checkpoint.pt was written'),
+    Mutant('best-after-last-checkpoint', 'tests/test_train.py -k extended_keeps', [
+        ('fastjem/train.py',
+         '        final = None if stopping else self._final_validation()\n        ckpt_path = self.save_checkpoint()\n',
+         '        ckpt_path = self.save_checkpoint()\n        final = None if stopping else self._final_validation()\n'),
     ]),
     Mutant('atomic-files-private', 'tests/test_train.py -k mode_an_ordinary', [
         ('fastjem/checkpoint.py', '                os.fchmod(f.fileno(), 0o666 & ~_umask())', '                pass'),
     ]),
     Mutant('val-size-zero-reads-zero', 'tests/test_cli.py -k no_validation', [
-        ('fastjem/train.py', '            self.data.val_y) else {"acc": None, "nll": None}',
-         '            self.data.val_y) else {"acc": 0.0, "nll": 0.0}'),
+        ('fastjem/train.py', '            return {"acc": None, "nll": None}, False',
+         '            return {"acc": 0.0, "nll": 0.0}, False'),
     ]),
     Mutant('inception-score-default-weights', 'tests/test_eval.py -k torchmetrics', [
         ('fastjem/eval/tasks.py',
