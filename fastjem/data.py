@@ -133,9 +133,11 @@ def cache_dir() -> Path:
     return Path(os.environ.get("FASTJEM_CACHE", Path.home() / ".cache" / "fastjem" / "cache"))
 
 
-def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = False, image_size: int = 0) -> Arrays:
+def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = False, image_size: int = 0,
+                flag: str = "--data-dir") -> Arrays:
     """Load a dataset by name into uint8 CPU tensors; ``image_size`` > 0 resizes every image to that square
-    (shorter side to ``image_size``, antialiased, then a centre crop)."""
+    (shorter side to ``image_size``, antialiased, then a centre crop). ``flag``: the option that gave
+    ``data_dir``, named in the advice when the data is missing."""
     if name == TENSORS:
         raise ConfigError("dataset \"tensors\" is data given in Python: Trainer(cfg, data=fastjem.data."
                           "arrays_from_tensors(...)) to train, fastjem.eval.load_model(path, data=...) to evaluate")
@@ -149,10 +151,10 @@ def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = Fa
     elif name in ("cifar10", "cifar100", "svhn"):
         if (_has_split_folders(root) or _has_lone_split(root) and not _torchvision_files_present(name, root)
                 or (_image_archives(root) and not _torchvision_files_present(name, root))):
-            return _rename(_load_imagefolder(root, image_size), name, root)
-        arrays = _load_torchvision(name, root, download)
+            return _rename(_load_imagefolder(root, image_size, flag), name, root)
+        arrays = _load_torchvision(name, root, download, flag)
     elif name == "imagefolder":
-        return _load_imagefolder(root, image_size)
+        return _load_imagefolder(root, image_size, flag)
     else:
         raise DataNotFoundError(f"unknown dataset {name!r}; choose digits, cifar10, cifar100, svhn or imagefolder")
     if image_size and image_size != arrays.info.image_size:
@@ -240,7 +242,7 @@ def _load_digits() -> Arrays:
     return Arrays(x[train], y[train], x[test], y[test], info)
 
 
-def _missing_message(name: str, root: Path) -> str:
+def _missing_message(name: str, root: Path, flag: str) -> str:
     layouts = {
         "cifar10": "cifar-10-batches-py/ (the python version from https://www.cs.toronto.edu/~kriz/cifar.html)",
         "cifar100": "cifar-100-python/ (the python version from https://www.cs.toronto.edu/~kriz/cifar.html)",
@@ -248,14 +250,14 @@ def _missing_message(name: str, root: Path) -> str:
     }
     return (
         f"{name} was not found in {root}.\n"
-        f"  - on a machine with internet: add --download (it is saved to --data-dir, default {default_data_dir()});\n"
-        f"  - offline: put {layouts[name]} in that folder and pass --data-dir FOLDER;\n"
-        f"  - or pass --data-dir pointing at a folder with train/<class>/*.jpg and test/<class>/*.jpg, or with\n"
+        f"  - on a machine with internet: add --download (it is saved to {flag}, default {default_data_dir()});\n"
+        f"  - offline: put {layouts[name]} in that folder and pass {flag} FOLDER;\n"
+        f"  - or pass {flag} pointing at a folder with train/<class>/*.jpg and test/<class>/*.jpg, or with\n"
         f"    archives (.tar.gz, .zip, ...) of such folders, which are read in place."
     )
 
 
-def _load_torchvision(name: str, root: Path, download: bool) -> Arrays:
+def _load_torchvision(name: str, root: Path, download: bool, flag: str = "--data-dir") -> Arrays:
     import torchvision
 
     archive = TORCHVISION_ARCHIVES.get(name)
@@ -267,7 +269,7 @@ def _load_torchvision(name: str, root: Path, download: bool) -> Arrays:
         cls = torchvision.datasets.CIFAR10 if name == "cifar10" else torchvision.datasets.CIFAR100
         # checked here first: on a mismatch torchvision's download step would fetch the file again
         if not check_integrity(str(root / archive), cls.tgz_md5):
-            raise DataNotFoundError(_missing_message(name, root) + f"\n  ({root / archive} is there but its MD5 "
+            raise DataNotFoundError(_missing_message(name, root, flag) + f"\n  ({root / archive} is there but its MD5 "
                                     "checksum is not the published one: a truncated or different file? fetch it "
                                     "again, or pass --download)")
         # the download step now finds the verified archive and only unpacks it (over a half-unpacked folder too):
@@ -293,10 +295,10 @@ def _load_torchvision(name: str, root: Path, download: bool) -> Arrays:
     except (RuntimeError, OSError) as err:
         if unpacking:
             raise DataNotFoundError(f"{root / archive} is there, but it could not be unpacked into {root} "
-                                    f"({type(err).__name__}: {err}): give a writable --data-dir holding it, or unpack "
+                                    f"({type(err).__name__}: {err}): give a writable {flag} holding it, or unpack "
                                     f"it yourself there (tar xzf {archive})") from err
         hint = "" if not download else f"\n  (download failed: {err})"
-        raise DataNotFoundError(_missing_message(name, root) + hint) from err
+        raise DataNotFoundError(_missing_message(name, root, flag) + hint) from err
     return Arrays(tx, ty, vx, vy, info)
 
 
@@ -330,14 +332,14 @@ def _has_lone_split(root: Path) -> bool:
                                  for s in ("train", *HELD_OUT))
 
 
-def _check_not_a_lone_split(root: Path, classes: list[str]) -> None:
+def _check_not_a_lone_split(root: Path, classes: list[str], flag: str) -> None:
     """Class folders named like splits (train/ alone, or val/ beside it without test/...) are a layout mistake,
     not two classes called 'train' and 'val'."""
     if classes and set(classes) <= {"train", *HELD_OUT} and any(
             p.is_dir() for c in classes for p in (root / c).iterdir()):
         raise DataNotFoundError(
             f"{root} holds {', '.join(c + '/' for c in classes)} with class folders inside, but not train/ beside "
-            f"one of {', '.join(h + '/' for h in HELD_OUT)}: add the missing split, or point --data-dir at the "
+            f"one of {', '.join(h + '/' for h in HELD_OUT)}: add the missing split, or point {flag} at the "
             "folder of class folders itself (a fixed sixth of its images is then the test set)")
 
 
@@ -598,9 +600,9 @@ def _decode_archives(archives: list[Path], size: int = 0
     return (*tensors(train), *tensors(test), classes)
 
 
-def _load_imagefolder(root: Path, size: int = 0) -> Arrays:
+def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir") -> Arrays:
     if not (root.is_dir() or _is_archive(root)):
-        raise DataNotFoundError(f"image folder {root} does not exist: pass --data-dir pointing at a folder of "
+        raise DataNotFoundError(f"image folder {root} does not exist: pass {flag} pointing at a folder of "
                                 "class subfolders (or with train/ and test/ subfolders of class folders), or at an "
                                 f"archive ({', '.join(ARCHIVE_SUFFIXES)}) of one")
     archives = [] if root.is_dir() and _has_class_folders(root) else _image_archives(root)
@@ -619,7 +621,7 @@ def _load_imagefolder(root: Path, size: int = 0) -> Arrays:
                                         f"{_class_difference(classes, test_classes)}")
         else:
             items, classes = _list_images(root)
-            _check_not_a_lone_split(root, classes)
+            _check_not_a_lone_split(root, classes, flag)
             train_items, test_items = _split_off_test(items)
         sources = train_items + test_items
 

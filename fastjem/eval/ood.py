@@ -150,11 +150,10 @@ def ood_set(name: str, em: EvalModel, n: int, data_dir: str | os.PathLike = "", 
         if name == em.config.dataset:
             raise OODSetError(f"{name} is the in-distribution dataset of this checkpoint; choose another OOD set")
         try:
-            arrays = load_arrays(name, data_dir, download)
+            # the advice names --ood-data-dir: --data-dir would move the in-distribution set too
+            arrays = load_arrays(name, data_dir, download, flag="--ood-data-dir")
         except DataNotFoundError as err:
-            # the loader's advice names --data-dir, which here would move the in-distribution set too
-            advice = str(err).replace("--data-dir", "--ood-data-dir")
-            raise OODSetMissing(f"OOD set {name} is not available offline. {advice}\n  - or leave it out: "
+            raise OODSetMissing(f"OOD set {name} is not available offline. {err}\n  - or leave it out: "
                               f"--ood {' '.join(SYNTHETIC_SETS)} needs no data") from err
         if any(a.test_x.shape == arrays.test_x.shape and torch.equal(a.test_x, arrays.test_x)
                for a in em.loaded_arrays()):
