@@ -14,9 +14,8 @@ The authors' ``train_wrn_ebm.py`` saves ``{"model_state_dict": CCF.state_dict(),
     f.linear, energy_output                 (unused by CCF: dropped on import, zeros on export)
 
 Their final average pool is ``avg_pool2d(out, 8)``, the global mean for 32 x 32 inputs, so a 32 x 32 network
-computes the same logits in both (tested against an independent implementation of their module layout). Their
-batch norm uses momentum 0.9 (PyTorch's convention: the running statistics mostly follow the last batch); that
-only matters when training continues, and fastjem then uses its own 0.1.
+computes the same logits in both (tested against an independent implementation of their module layout). Batch
+norm uses their momentum, 0.9 (PyTorch's convention: the running statistics mostly follow the last batch).
 """
 
 from __future__ import annotations

@@ -595,6 +595,9 @@ MUTANTS = [
          '    net = "".join(f" --{k} {r[k]}" for k in ("depth", "width", "norm") if r[k] != getattr(paper, k))',
          '    net = "".join(f" --{k} {r[k]}" for k in ("norm",) if r[k] != getattr(paper, k))'),
     ]),
+    Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
+        ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
+    ]),
 ]
 
 

@@ -47,6 +47,17 @@ def test_norm_choices(norm, cls):
     assert m(torch.randn(2, 3, 16, 16)).shape == (2, 10)
 
 
+def test_batch_norm_running_statistics_mostly_follow_the_last_batch():
+    """The authors' BatchNorm2d(momentum=0.9): after the x_p, x_q, x_lab forwards of an iteration, the running
+    statistics are 0.9 the real x_lab batch's, not an average that gives the SGLD samples a third."""
+    m = WideResNet(10, 1, norm="batch").train()
+    bn = m.blocks[0].norm1
+    x = torch.randn(8, 16, 8, 8) * 3 + 5
+    bn(x)
+    torch.testing.assert_close(bn.running_mean, 0.9 * x.mean(dim=(0, 2, 3)))
+    torch.testing.assert_close(bn.running_var, 0.1 + 0.9 * x.var(dim=(0, 2, 3), unbiased=True))
+
+
 def test_wrn_rejects_bad_depth():
     with pytest.raises(ValueError, match="6n\\+4"):
         WideResNet(20, 1)

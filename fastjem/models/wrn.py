@@ -29,7 +29,9 @@ def make_norm(kind: str, channels: int) -> nn.Module:
     if kind == "none":
         return nn.Identity()
     if kind == "batch":
-        return nn.BatchNorm2d(channels)
+        # the authors' momentum: running statistics are 0.9 the last batch's, which in a JEM iteration is the
+        # real x_lab forward (after x_p and x_q), so eval-mode sampling does not normalise by sample statistics
+        return nn.BatchNorm2d(channels, momentum=0.9)
     if kind == "instance":
         return nn.InstanceNorm2d(channels, affine=True)
     if kind == "layer":
