@@ -125,6 +125,16 @@ def dataset_mismatch(saved: DatasetInfo, given: DatasetInfo) -> str | None:
     return f"it was trained on {desc(saved)}; data= holds {desc(given)}"
 
 
+def class_names_differ(trained: Sequence[str], given: Sequence[str]) -> bool:
+    """Whether data whose classes are named ``given`` is not the data a network learnt ``trained`` from: the names
+    differ and neither side names its classes by index only ("0", "1", ...: torchvision's SVHN, and exports that
+    cannot be told apart from the data named in words)."""
+    def by_index(names: Sequence[str]) -> bool:
+        return list(names) == [str(i) for i in range(len(names))]
+
+    return list(trained) != list(given) and not by_index(trained) and not by_index(given)
+
+
 def default_data_dir() -> Path:
     return Path(os.environ.get("FASTJEM_DATA", Path.home() / ".cache" / "fastjem" / "data"))
 
@@ -134,10 +144,11 @@ def cache_dir() -> Path:
 
 
 def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = False, image_size: int = 0,
-                flag: str = "--data-dir") -> Arrays:
+                flag: str = "--data-dir", choose_dataset: bool = True) -> Arrays:
     """Load a dataset by name into uint8 CPU tensors; ``image_size`` > 0 resizes every image to that square
     (shorter side to ``image_size``, antialiased, then a centre crop). ``flag``: the option that gave
-    ``data_dir``, named in the advice when the data is missing."""
+    ``data_dir``, named in the advice when the data is missing or another; ``choose_dataset``: whether that
+    advice may suggest another ``--dataset`` (training can, evaluation takes the checkpoint's)."""
     if name == TENSORS:
         raise ConfigError("dataset \"tensors\" is data given in Python: Trainer(cfg, data=fastjem.data."
                           "arrays_from_tensors(...)) to train, fastjem.eval.load_model(path, data=...) to evaluate")
@@ -151,7 +162,7 @@ def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = Fa
     elif name in ("cifar10", "cifar100", "svhn"):
         if (_has_split_folders(root) or _has_lone_split(root) and not _torchvision_files_present(name, root)
                 or (_image_archives(root) and not _torchvision_files_present(name, root))):
-            return _rename(_load_imagefolder(root, image_size, flag), name, root)
+            return _rename(_load_imagefolder(root, image_size, flag), name, root, flag, choose_dataset)
         arrays = _load_torchvision(name, root, download, flag)
     elif name == "imagefolder":
         return _load_imagefolder(root, image_size, flag)
@@ -210,17 +221,27 @@ def fit_size(x: torch.Tensor, size: int) -> torch.Tensor:
 
 # how many classes the named datasets have: a folder given for one of them must hold that many
 KNOWN_CLASS_COUNTS = {"cifar10": 10, "cifar100": 100, "svhn": 10}
+# CIFAR-10's class names (torchvision's, and the usual image-folder exports'): a folder named so is CIFAR-10
+CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 
 
-def _rename(arrays: Arrays, name: str, root: Path) -> Arrays:
+def _rename(arrays: Arrays, name: str, root: Path, flag: str = "--data-dir", choose_dataset: bool = True) -> Arrays:
     """A folder of class folders read as the named dataset (its augmentation and validation split); refused when
-    its class count is not that dataset's (CIFAR-10's images given as cifar100, say)."""
+    its class count is not that dataset's (CIFAR-10's images given as cifar100, say), or its class names are
+    CIFAR-10's and the name another's (CIFAR-10 given as svhn). Other names are not checked: exports name
+    classes by index as often as by word."""
     info = arrays.info
+    shown = ", ".join(info.classes[:5]) + (", ..." if len(info.classes) > 5 else "")
+    held = None
     if info.num_classes != KNOWN_CLASS_COUNTS[name]:
-        shown = ", ".join(info.classes[:5]) + (", ..." if len(info.classes) > 5 else "")
-        raise DataNotFoundError(f"--dataset {name} has {KNOWN_CLASS_COUNTS[name]} classes, but {root} holds "
-                                f"{info.num_classes} ({shown}): give the --dataset it holds, or --dataset imagefolder "
-                                "for any folder of class folders")
+        held = f"{name} has {KNOWN_CLASS_COUNTS[name]} classes, but {root} holds {info.num_classes} ({shown})"
+    elif name != "cifar10" and tuple(info.classes) == CIFAR10_CLASSES:
+        held = f"{root} holds CIFAR-10's classes ({shown}), not {name}'s"
+    if held is not None:
+        advice = f"point {flag} at the {name} data"
+        if choose_dataset:
+            advice += ", give the --dataset it holds, or --dataset imagefolder for any folder of class folders"
+        raise DataNotFoundError(f"{held}: {advice}")
     flip = name != "svhn"
     # the torchvision layout's pad 4 at 32 pixels, scaled as load_arrays scales it for --image-size
     pad = max(1, round(4 * info.image_size / 32))

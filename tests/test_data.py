@@ -88,8 +88,23 @@ def test_cifar10_from_a_train_test_image_folder(tmp_path):
     svhn = load_arrays("svhn", tmp_path / "cifar")
     assert svhn.info.name == "svhn" and not svhn.info.flip
     # ten class folders are not CIFAR-100: refused, not trained on as a 10-class "cifar100"
-    with pytest.raises(DataNotFoundError, match=r"--dataset cifar100 has 100 classes, but .* holds 10 \(c0, c1"):
+    with pytest.raises(DataNotFoundError, match=r"cifar100 has 100 classes, but .* holds 10 \(c0, c1.*--dataset it"):
         load_arrays("cifar100", tmp_path / "cifar")
+    # evaluation cannot choose another dataset: its advice names the folder option only
+    with pytest.raises(DataNotFoundError, match=r"point --ood-data-dir at the cifar100 data$"):
+        load_arrays("cifar100", tmp_path / "cifar", flag="--ood-data-dir", choose_dataset=False)
+
+
+def test_cifar10_class_names_are_not_taken_for_another_dataset(tmp_path):
+    """A folder of CIFAR-10's classes given as svhn (an OOD set read from the wrong folder, say) is refused: only
+    the class count would otherwise be checked, and the report would call CIFAR-10 SVHN."""
+    from fastjem.data import CIFAR10_CLASSES
+
+    _write_folder(tmp_path / "c10" / "train", list(CIFAR10_CLASSES), n=1, size=32)
+    _write_folder(tmp_path / "c10" / "test", list(CIFAR10_CLASSES), n=1, size=32)
+    assert load_arrays("cifar10", tmp_path / "c10").info.classes == CIFAR10_CLASSES
+    with pytest.raises(DataNotFoundError, match=r"holds CIFAR-10's classes \(airplane, .*not svhn's: point --data-dir"):
+        load_arrays("svhn", tmp_path / "c10")
 
 
 @pytest.mark.parametrize("name", ["cifar10", "cifar100", "svhn"])

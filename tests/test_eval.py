@@ -767,7 +767,21 @@ def test_an_ood_set_read_from_the_in_distribution_folder_is_refused(tmp_path, ca
     assert main(["eval", str(tmp_path / "run"), "ood", "--ood", "cifar100", "--ood-data-dir", str(tmp_path / "none"),
                  "--out-dir", str(tmp_path / "o2"), *fast]) == 1
     err = capsys.readouterr().err
-    assert "not available offline" in err and "--ood-data-dir FOLDER" in err and " --data-dir" not in err
+    assert "OOD set cifar100: cifar100 was not found" in err and "--ood-data-dir FOLDER" in err
+    assert " --data-dir" not in err
+    # a folder holding another dataset: the advice names the OOD folder, not a --dataset eval does not have
+    assert main(["eval", str(tmp_path / "run"), "ood", "--ood", "cifar100", "--ood-data-dir", str(tmp_path / "cifar"),
+                 "--out-dir", str(tmp_path / "o2"), *fast]) == 1
+    err = capsys.readouterr().err
+    assert "holds 10 (c0, c1" in err and "point --ood-data-dir at the cifar100 data" in err and "--dataset" not in err
+    # the test set from a folder of other classes than the checkpoint learnt: refused, not scored as if labelled alike
+    others = [f"d{i}" for i in range(10)]
+    _write_folder(tmp_path / "other" / "train", others, n=1, size=32)
+    _write_folder(tmp_path / "other" / "test", others, n=1, size=32)
+    assert main(["eval", str(tmp_path / "run"), "accuracy", "--data-dir", str(tmp_path / "other"),
+                 "--out-dir", str(tmp_path / "o4"), *fast]) == 1
+    err = capsys.readouterr().err
+    assert "holds the classes d0, d1" in err and "trained on c0, c1" in err and "Traceback" not in err
     # the OOD set from a folder of its own is scored
     _write_folder(tmp_path / "svhn" / "train", classes, n=1, size=32)
     _write_folder(tmp_path / "svhn" / "test", classes, n=3, size=32)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,8 +12,8 @@ from torch import nn
 
 from fastjem.checkpoint import load_checkpoint
 from fastjem.config import TrainConfig
-from fastjem.data import Arrays, DatasetInfo, dataset_mismatch, load_arrays, to_float
-from fastjem.errors import CheckpointError, ConfigError
+from fastjem.data import Arrays, DatasetInfo, class_names_differ, dataset_mismatch, load_arrays, to_float
+from fastjem.errors import CheckpointError, ConfigError, DataNotFoundError
 
 
 @dataclass
@@ -63,7 +64,12 @@ class EvalModel:
                               "with fastjem.eval.load_model(path, data=...) to evaluate on it")
         key = (str(data_dir or self.config.data_dir), download)
         if key not in self._arrays:
-            self._arrays[key] = load_arrays(self.config.dataset, key[0], download, self.config.image_size)
+            arrays = load_arrays(self.config.dataset, key[0], download, self.config.image_size, choose_dataset=False)
+            if class_names_differ(self.info.classes, arrays.info.classes):
+                raise DataNotFoundError(
+                    f"{key[0]} holds the classes {_shown(arrays.info.classes)}, but {self.path} was trained on "
+                    f"{_shown(self.info.classes)}: point --data-dir at the data it was trained on")
+            self._arrays[key] = arrays
         return self._arrays[key]
 
     def loaded_arrays(self) -> list[Arrays]:
@@ -94,6 +100,10 @@ class EvalModel:
     def energy_params(self) -> tuple[float, float]:
         """(step size, noise) of the checkpoint's SGLD, the defaults for refinement and sampling."""
         return self.config.sgld_step_size, self.config.sgld_noise
+
+
+def _shown(classes: Sequence[str]) -> str:
+    return ", ".join(classes[:5]) + (", ..." if len(classes) > 5 else "")
 
 
 def fixed_subset(n_total: int, n: int) -> torch.Tensor:

@@ -151,9 +151,9 @@ def ood_set(name: str, em: EvalModel, n: int, data_dir: str | os.PathLike = "", 
             raise OODSetError(f"{name} is the in-distribution dataset of this checkpoint; choose another OOD set")
         try:
             # the advice names --ood-data-dir: --data-dir would move the in-distribution set too
-            arrays = load_arrays(name, data_dir, download, flag="--ood-data-dir")
+            arrays = load_arrays(name, data_dir, download, flag="--ood-data-dir", choose_dataset=False)
         except DataNotFoundError as err:
-            raise OODSetMissing(f"OOD set {name} is not available offline. {err}\n  - or leave it out: "
+            raise OODSetMissing(f"OOD set {name}: {err}\n  - or leave it out: "
                               f"--ood {' '.join(SYNTHETIC_SETS)} needs no data") from err
         if any(a.test_x.shape == arrays.test_x.shape and torch.equal(a.test_x, arrays.test_x)
                for a in em.loaded_arrays()):

@@ -584,8 +584,8 @@ def summary_rows(reports: dict) -> list[tuple[str, str, str]]:
             for name, v in r["auroc"].items():
                 rows.append((task, f"AUROC vs {name} (logpx / maxprob / grad)",
                              f"{v['logpx']:.3f} / {v['maxprob']:.3f} / {v['grad_norm']:.3f}"))
-            for name in r["skipped"]:
-                rows.append((task, f"{name}", "skipped (not available offline)"))
+            for name, why in r["skipped"].items():
+                rows.append((task, f"{name}", "skipped: " + why.removeprefix(f"OOD set {name}: ")))
         elif task == "samples":
             c = r["conditional"]
             rows.append((task, "conditional samples classified as their class",
