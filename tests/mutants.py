@@ -595,6 +595,12 @@ MUTANTS = [
          '    net = "".join(f" --{k} {r[k]}" for k in ("depth", "width", "norm") if r[k] != getattr(paper, k))',
          '    net = "".join(f" --{k} {r[k]}" for k in ("norm",) if r[k] != getattr(paper, k))'),
     ]),
+    Mutant('eval-class-names-unchecked', 'tests/test_eval.py -k in_distribution_folder', [
+        ('fastjem/eval/core.py', 'if class_names_differ(self.info.classes, arrays.info.classes):', 'if False:'),
+    ]),
+    Mutant('cifar10-names-as-svhn', 'tests/test_data.py -k class_names', [
+        ('fastjem/data.py', 'elif name != "cifar10" and tuple(info.classes) == CIFAR10_CLASSES:', 'elif False:'),
+    ]),
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),
