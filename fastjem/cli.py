@@ -707,9 +707,14 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:
         from fastjem.checkpoint import WRITE_ERRNOS
 
+        where = err.filename or "a file"
+        if err.errno in (errno.EEXIST, errno.ENOTDIR):
+            # mkdir of an output folder that is a file, or below one
+            print(f"fastjem: error: {where}: a file stands where a folder is needed: choose another --out-dir / --out",
+                  file=sys.stderr)
+            return 1
         if err.errno not in WRITE_ERRNOS:
             raise
-        where = err.filename or "a file"
         if err.errno in (errno.ENOSPC, errno.EDQUOT):
             advice = "free some space, or choose a folder on another disk (--out-dir / --out)"
         else:

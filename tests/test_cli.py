@@ -197,6 +197,19 @@ def test_an_unwritable_output_folder_gets_one_clear_error(tmp_path, capsys, monk
     assert err.startswith("fastjem: error: Read-only file system: ") and "choose a folder you can write to" in err
 
 
+def test_an_output_folder_that_is_a_file_gets_one_clear_error(finished_run, tmp_path, capsys):
+    """--out-dir naming a file, or a folder below one, in train and eval: one line, no traceback."""
+    (tmp_path / "afile").write_text("mine")
+    for argv in (["train", "--iters", "2", "--out-dir", str(tmp_path / "afile"), *TINY],
+                 ["train", "--iters", "2", "--out-dir", str(tmp_path / "afile" / "run"), *TINY],
+                 ["eval", str(finished_run), "accuracy", "--out-dir", str(tmp_path / "afile"), "--no-progress"]):
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 1 and "Traceback" not in err, err
+        assert "a file stands where a folder is needed: choose another --out-dir" in err, err
+    assert (tmp_path / "afile").read_text() == "mine"
+
+
 def test_bench_times_the_sampler_and_writes_json(tmp_path, capsys):
     import json
 
