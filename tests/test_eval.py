@@ -243,7 +243,10 @@ def test_cli_accuracy_calibration_ood(runs, tmp_path, capsys):
     rep = _report(runs / "jem" / "eval" / "accuracy.json")  # the default out-dir
     r = rep["results"]
     assert r["n"] == 64 and 0 <= r["acc"] <= 1 and r["refined_2"]["n_steps"] == 2
-    assert rep["checkpoint"] == str(jem) and rep["model"] == "JEM"
+    assert rep["checkpoint"] == str(jem.resolve()) and rep["model"] == "JEM"
+    # what reproduces it: the test images read (a fixed subset of 64), the seed and the batch size
+    assert {k: rep["settings"][k] for k in ("split", "n_test", "seed", "batch_size", "data_dir")} == {
+        "split": "test", "n_test": 64, "seed": 0, "batch_size": 64, "data_dir": None}
     out = tmp_path / "out"
     assert main(["eval", str(jem), "calibration", "--compare", str(clf), "--bins", "10", "--out-dir", str(out),
                  *FAST]) == 0
@@ -787,4 +790,8 @@ def test_an_ood_set_read_from_the_in_distribution_folder_is_refused(tmp_path, ca
     _write_folder(tmp_path / "svhn" / "test", classes, n=3, size=32)
     assert main(["eval", str(tmp_path / "run"), "ood", "--ood", "svhn", "--ood-data-dir", str(tmp_path / "svhn"),
                  "--out-dir", str(tmp_path / "o3"), *fast]) == 0
-    assert _report(tmp_path / "o3" / "ood.json")["results"]["auroc"]["svhn"]["n"] == 30
+    rep = _report(tmp_path / "o3" / "ood.json")
+    assert rep["results"]["auroc"]["svhn"]["n"] == 30
+    # the report names the folders its sets came from
+    assert rep["settings"]["ood_data_dir"] == str((tmp_path / "svhn").resolve())
+    assert rep["settings"]["data_dir"] == str((tmp_path / "cifar").resolve())

@@ -124,7 +124,7 @@ def draw(checkpoint: str | os.PathLike | EvalModel, n: int = 100, classes: list[
     x0 = chain_starts(em, init, n if target is None else len(target), target)
     x = run_chains(em.model, x0, n_steps, a, s, target, batch_size, progress)
     logits = predict_logits(em.model, x, batch_size)
-    settings = {"checkpoint": str(em.path), "iteration": em.iteration, "model": em.label, "n": n,
+    settings = {"checkpoint": str(em.path.resolve()), "iteration": em.iteration, "model": em.label, "n": n,
                 "classes": classes, "n_steps": n_steps, "init": init,
                 "step_size": a, "noise": s, "seed": seed}
     return Drawn(x, target, logits.argmax(1), torch.logsumexp(logits, 1), settings)

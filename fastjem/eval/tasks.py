@@ -96,11 +96,18 @@ class _Run:
 
     def finish(self, settings: dict, results: dict) -> dict:
         em = self.em
+        data_dir = self.data_dir or em.config.data_dir
+        # what reproduces the report besides the task's own options: the test images it read and how
+        common = {"split": "test", "n_test": self.n_test or "all",
+                  "test_subset": "fixed random subset (seed 0)" if self.n_test else "whole test set",
+                  "data_dir": str(Path(data_dir).expanduser().resolve()) if data_dir else None,
+                  "seed": self.seed, "batch_size": self.batch_size}
         report = {
-            "task": self.task, "checkpoint": str(em.path), "model": em.label, "iteration": em.iteration,
+            "task": self.task, "checkpoint": str(em.path.resolve()), "model": em.label, "iteration": em.iteration,
             "dataset": em.info.name, "device": _device_name(em.device), "seconds": time.perf_counter() - self.start,
             "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "fastjem": _version(),
-            "settings": settings, "results": results, "files": self.files + [str(self.out_dir / f"{self.task}.json")],
+            "settings": {**common, **settings}, "results": results,
+            "files": self.files + [str(self.out_dir / f"{self.task}.json")],
         }
         atomic_write_text(json.dumps(_finite_json(report), indent=2, default=_json_default, allow_nan=False),
                           self.out_dir / f"{self.task}.json")
@@ -196,7 +203,7 @@ def calibration(checkpoint, n_bins: int = 20, compare=None, **common) -> dict:
         probs = torch.softmax(logits, 1)
         conf, pred = probs.max(1)
         r = expected_calibration_error(conf, pred == y, n_bins)
-        entries.append({"name": name, "checkpoint": str(em.path), "model": em.label,
+        entries.append({"name": name, "checkpoint": str(em.path.resolve()), "model": em.label,
                         "acc": (pred == y).float().mean().item(), "mean_confidence": conf.mean().item(),
                         "nll": F.cross_entropy(logits, y).item(), **r.to_dict()})
         named.append((name, r))
@@ -251,7 +258,8 @@ def ood(checkpoint, sets=SYNTHETIC_SETS, n_ood: int = 1000, ood_data_dir: str | 
     results = {"auroc": table, "in_distribution": em.info.name, "n_in": len(x_in), "score_stats": summary,
                "skipped": skipped, "positive": "in-distribution"}
     settings = {"sets": list(sets), "n_ood": n_ood, "scores": {k: SCORE_TITLES[k] for k in SCORES},
-                "test_noise": run.test_noise}
+                "test_noise": run.test_noise,
+                "ood_data_dir": str(Path(ood_dir).expanduser().resolve()) if ood_dir else None}
     return run.finish(settings, results)
 
 
@@ -541,7 +549,7 @@ def run_all(checkpoint, ood_sets=None, compare=None, inception_weights=None, fea
             reports[task] = {"skipped": str(err).splitlines()[0]}
         log(f"  {task}: done" if "skipped" not in reports[task] else f"  {task}: skipped")
     out_dir = Path(common.get("out_dir") or em.output_dir("eval"))
-    atomic_write_text(json.dumps({"checkpoint": str(em.path), "summary": summary_rows(reports)}, indent=2),
+    atomic_write_text(json.dumps({"checkpoint": str(em.path.resolve()), "summary": summary_rows(reports)}, indent=2),
                       out_dir / "all.json")
     atomic_write_text(markdown_report(em, reports, out_dir), out_dir / "report.md")
     return reports
