@@ -213,7 +213,8 @@ def _run_runs(args: argparse.Namespace, runs: list, common: dict, opts: dict, oo
         reports.append(_run_task(args, run, {**common, "out_dir": out}, opts, ood_all))
     result = compare_runs(args.task, reports, runs, Path(args.out_dir) if args.out_dir else folder)
     print(format_comparison(result))
-    print(f"\nper run: <run>/eval/{args.task}.json; comparison: {result['json']}")
+    per_run = Path(args.out_dir) / "<run>" if args.out_dir else Path("<run>") / "eval"
+    print(f"\nper run: {per_run / args.task}.json; comparison: {result['json']}")
     return 0
 
 

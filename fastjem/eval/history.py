@@ -54,8 +54,8 @@ def compare_runs(task: str, reports: list[dict], runs: list[Path], out_dir: str 
     import statistics
 
     out_dir = Path(out_dir)
-    rows = [{"run": run.name, **headline(task, rep)} for run, rep in zip(runs, reports)]
-    keys = [k for k in rows[0] if k != "run"] if rows else []
+    rows = [{"run": run.name, "dataset": rep["dataset"], **headline(task, rep)} for run, rep in zip(runs, reports)]
+    keys = [k for k in rows[0] if k not in ("run", "dataset")] if rows else []
     result: dict = {"task": task, "rows": rows, "keys": keys, "groups": None}
     spec = runs[0].parent / "sweep.json" if runs else None
     if spec is not None and spec.exists():
@@ -90,8 +90,10 @@ def format_comparison(result: dict, limit: int = 4) -> str:
                  *(_mean_pm(*g[k]) if k in g else "-" for k in keys)] for g in result["groups"]]
         table = text_table([*grid, "runs", *keys], rows)
     else:
-        rows = [[r["run"], *(f"{r[k]:.4f}" if k in r else "-" for k in keys)] for r in result["rows"]]
-        table = text_table(["run", *keys], rows)
+        # runs of several datasets side by side: say which is which
+        named = ["run", "dataset"] if len({r["dataset"] for r in result["rows"]}) > 1 else ["run"]
+        rows = [[*(r[n] for n in named), *(f"{r[k]:.4f}" if k in r else "-" for k in keys)] for r in result["rows"]]
+        table = text_table([*named, *keys], rows)
     more = len(result["keys"]) - len(keys)
     return table + (f"\n(+{more} more in the JSON)" if more > 0 else "")
 
