@@ -631,8 +631,8 @@ def test_eval_on_a_folder_of_runs_compares_them(runs, tmp_path, capsys):
     assert all(r["dataset"] == "digits" for r in cmp["rows"]) and "dataset" not in printed  # one dataset: no column
     from fastjem.eval.history import format_comparison
 
-    mixed = format_comparison({"rows": [{"run": "a", "dataset": "digits", "acc": 0.9},
-                                        {"run": "b", "dataset": "cifar10", "acc": 0.5}], "keys": ["acc"], "groups": None})
+    rows = [{"run": "a", "dataset": "digits", "acc": 0.9}, {"run": "b", "dataset": "cifar10", "acc": 0.5}]
+    mixed = format_comparison({"rows": rows, "keys": ["acc"], "groups": None})
     assert "dataset" in mixed and "cifar10" in mixed  # runs of several datasets: a column says which is which
     assert main(["eval", str(runs), "all", *FAST]) == 1
     assert "one task at a time" in capsys.readouterr().err
