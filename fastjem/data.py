@@ -144,11 +144,12 @@ def cache_dir() -> Path:
 
 
 def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = False, image_size: int = 0,
-                flag: str = "--data-dir", choose_dataset: bool = True) -> Arrays:
+                flag: str = "--data-dir", choose_dataset: bool = True, progress: bool = True) -> Arrays:
     """Load a dataset by name into uint8 CPU tensors; ``image_size`` > 0 resizes every image to that square
     (shorter side to ``image_size``, antialiased, then a centre crop). ``flag``: the option that gave
     ``data_dir``, named in the advice when the data is missing or another; ``choose_dataset``: whether that
-    advice may suggest another ``--dataset`` (training can, evaluation takes the checkpoint's)."""
+    advice may suggest another ``--dataset`` (training can, evaluation takes the checkpoint's); ``progress``: bars
+    while an image folder is decoded."""
     if name == TENSORS:
         raise ConfigError("dataset \"tensors\" is data given in Python: Trainer(cfg, data=fastjem.data."
                           "arrays_from_tensors(...)) to train, fastjem.eval.load_model(path, data=...) to evaluate")
@@ -162,10 +163,10 @@ def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = Fa
     elif name in ("cifar10", "cifar100", "svhn"):
         if (_has_split_folders(root) or _has_lone_split(root) and not _torchvision_files_present(name, root)
                 or (_image_archives(root) and not _torchvision_files_present(name, root))):
-            return _rename(_load_imagefolder(root, image_size, flag), name, root, flag, choose_dataset)
+            return _rename(_load_imagefolder(root, image_size, flag, progress), name, root, flag, choose_dataset)
         arrays = _load_torchvision(name, root, download, flag)
     elif name == "imagefolder":
-        return _load_imagefolder(root, image_size, flag)
+        return _load_imagefolder(root, image_size, flag, progress)
     else:
         raise DataNotFoundError(f"unknown dataset {name!r}; choose digits, cifar10, cifar100, svhn or imagefolder")
     if image_size and image_size != arrays.info.image_size:
@@ -471,7 +472,8 @@ def _decode_threads() -> int:
     return max(1, min(8, cores))
 
 
-def _decode_many(sources: Iterable, desc: str, size: int = 0, total: int | None = None) -> list[torch.Tensor]:
+def _decode_many(sources: Iterable, desc: str, size: int = 0, total: int | None = None,
+                 progress: bool = True) -> list[torch.Tensor]:
     """Encoded images -> uint8 [3, H, W] each, fitted to ``size`` when > 0. ``sources`` yields Paths to read or
     (name, bytes) pairs, and may be a generator (an archive being read): chunks go to a thread pool as they
     come, and torchvision's decoders release the GIL, so decoding overlaps the reading and uses every core."""
@@ -496,7 +498,8 @@ def _decode_many(sources: Iterable, desc: str, size: int = 0, total: int | None 
 
     out: list[torch.Tensor] = []
     with (_decoding(), ThreadPoolExecutor(_decode_threads()) as pool,
-          tqdm(total=total, desc=f"decoding {desc}", unit="img", leave=False, mininterval=1.0) as bar):
+          tqdm(total=total, desc=f"decoding {desc}", unit="img", leave=False, mininterval=1.0,
+               disable=not progress) as bar):
         # map submits every chunk (reading the sources) before it returns the first result
         for images in pool.map(work, chunks()):
             out += images
@@ -518,8 +521,9 @@ def _stack(images: list[torch.Tensor], labels: list[int], names: list[str]) -> t
     return torch.stack(images).contiguous(), torch.tensor(labels, dtype=torch.int64)
 
 
-def _decode(items: list[tuple[Path, int]], desc: str, size: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    images = _decode_many([path for path, _ in items], desc, size, total=len(items))
+def _decode(items: list[tuple[Path, int]], desc: str, size: int = 0, progress: bool = True
+            ) -> tuple[torch.Tensor, torch.Tensor]:
+    images = _decode_many([path for path, _ in items], desc, size, total=len(items), progress=progress)
     return _stack(images, [label for _, label in items], [str(path) for path, _ in items])
 
 
@@ -545,7 +549,7 @@ def _archive_members(archive: Path):
                     yield member.name, tar.extractfile(member)
 
 
-def _decode_archives(archives: list[Path], size: int = 0
+def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, list]:
     """Images straight from archives of image folders, nothing unpacked to disk: members under
     ``[prefix/]train/<class>/`` and ``[prefix/]test/<class>/`` form the splits; without those, members
@@ -559,7 +563,7 @@ def _decode_archives(archives: list[Path], size: int = 0
     def members():
         for archive in archives:
             for name, f in tqdm(_archive_members(archive), desc=f"reading {archive.name}", unit="file", leave=False,
-                                mininterval=1.0):
+                                mininterval=1.0, disable=not progress):
                 parts = [q for q in name.split("/") if q and q != "."]
                 if (len(parts) < 2 or not parts[-1].lower().endswith(IMAGE_SUFFIXES)
                         or any(map(_hidden, parts))):
@@ -576,7 +580,7 @@ def _decode_archives(archives: list[Path], size: int = 0
                 yield records[-1][3], f.read()
 
     try:
-        images = _decode_many(members(), ", ".join(a.name for a in archives), size)
+        images = _decode_many(members(), ", ".join(a.name for a in archives), size, progress=progress)
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as err:
         raise DataNotFoundError(f"could not read the archives {', '.join(str(a) for a in archives)}: "
                                 f"{type(err).__name__}: {err} (a truncated or corrupt download? fetch it again, "
@@ -621,7 +625,7 @@ def _decode_archives(archives: list[Path], size: int = 0
     return (*tensors(train), *tensors(test), classes)
 
 
-def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir") -> Arrays:
+def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progress: bool = True) -> Arrays:
     if not (root.is_dir() or _is_archive(root)):
         raise DataNotFoundError(f"image folder {root} does not exist: pass {flag} pointing at a folder of "
                                 "class subfolders (or with train/ and test/ subfolders of class folders), or at an "
@@ -631,7 +635,7 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir") -> Ar
         sources = [(a.resolve(), -1) for a in archives]
 
         def decode():
-            return _decode_archives(archives, size)
+            return _decode_archives(archives, size, progress)
     else:
         split = _split_folders(root)
         if split is not None:
@@ -647,7 +651,8 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir") -> Ar
         sources = train_items + test_items
 
         def decode():
-            return (*_decode(train_items, "train", size), *_decode(test_items, "test", size), classes)
+            return (*_decode(train_items, "train", size, progress), *_decode(test_items, "test", size, progress),
+                    classes)
     key = hashlib.sha1(f"size {size}|".encode() if size else b"")
     if not archives:
         key.update(f"classes {classes}|".encode())

@@ -272,7 +272,7 @@ class Trainer:
                                   "images: resize them (fastjem.data.fit_size) or leave image_size at 0")
             arrays = data
         else:
-            arrays = load_arrays(cfg.dataset, cfg.data_dir, cfg.download, cfg.image_size)
+            arrays = load_arrays(cfg.dataset, cfg.data_dir, cfg.download, cfg.image_size, progress=self.progress)
         self.data = DeviceData(arrays, self.device, cfg.val_size, cfg.labels_per_class, cfg.augment,
                                cfg.data_noise)
         info = self.data.info

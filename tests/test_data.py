@@ -78,6 +78,16 @@ def test_imagefolder_is_decoded_once_and_cached(tmp_path, monkeypatch):
     assert torch.equal(a.train_x, b.train_x)
 
 
+def test_decoding_bars_follow_progress(tmp_path, capsys):
+    """--no-progress (progress=False) hides the bars of an image folder's first decoding, as it does training's."""
+    _write_folder(tmp_path / "imgs")
+    load_arrays("imagefolder", tmp_path / "imgs", progress=False)
+    assert "decoding" not in capsys.readouterr().err
+    (tmp_path / "imgs" / "a" / "extra.png").write_bytes((tmp_path / "imgs" / "a" / "0.png").read_bytes())
+    load_arrays("imagefolder", tmp_path / "imgs")  # a changed folder: decoded again, with its bars
+    assert "decoding" in capsys.readouterr().err
+
+
 def test_cifar10_from_a_train_test_image_folder(tmp_path):
     classes = [f"c{i}" for i in range(10)]
     _write_folder(tmp_path / "cifar" / "train", classes, n=2, size=32)

@@ -55,7 +55,7 @@ class EvalModel:
     def sample_shape(self) -> tuple[int, int, int]:
         return (self.info.channels, self.info.image_size, self.info.image_size)
 
-    def arrays(self, data_dir: str | os.PathLike = "", download: bool = False) -> Arrays:
+    def arrays(self, data_dir: str | os.PathLike = "", download: bool = False, progress: bool = True) -> Arrays:
         """The checkpoint's dataset (uint8, CPU), loaded once; ``data_dir`` defaults to the training one."""
         if self.data is not None:
             return self.data
@@ -64,7 +64,8 @@ class EvalModel:
                               "with fastjem.eval.load_model(path, data=...) to evaluate on it")
         key = (str(data_dir or self.config.data_dir), download)
         if key not in self._arrays:
-            arrays = load_arrays(self.config.dataset, key[0], download, self.config.image_size, choose_dataset=False)
+            arrays = load_arrays(self.config.dataset, key[0], download, self.config.image_size, choose_dataset=False,
+                                 progress=progress)
             if class_names_differ(self.info.classes, arrays.info.classes):
                 raise DataNotFoundError(
                     f"{key[0]} holds the classes {_shown(arrays.info.classes)}, but {self.path} was trained on "
@@ -77,9 +78,9 @@ class EvalModel:
         return [self.data] if self.data is not None else list(self._arrays.values())
 
     def test_set(self, data_dir: str | os.PathLike = "", download: bool = False, limit: int = 0,
-                 noise: float = 0.0, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+                 noise: float = 0.0, seed: int = 0, progress: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
         """Test images in [-1, 1] (fp32, on the device) and labels; ``limit`` > 0 of them, a fixed random subset."""
-        a = self.arrays(data_dir, download)
+        a = self.arrays(data_dir, download, progress)
         x, y = a.test_x, a.test_y
         if 0 < limit < len(y):
             keep = fixed_subset(len(y), limit)

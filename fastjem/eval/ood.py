@@ -128,7 +128,7 @@ def load_image_folder(folder: str | os.PathLike, n: int, channels: int, size: in
 
 
 def ood_set(name: str, em: EvalModel, n: int, data_dir: str | os.PathLike = "", download: bool = False,
-            seed: int = 0, in_dist: torch.Tensor | None = None) -> torch.Tensor:
+            seed: int = 0, in_dist: torch.Tensor | None = None, progress: bool = True) -> torch.Tensor:
     """The OOD set ``name`` as n images shaped like the model's input, in [-1, 1], on the CPU.
 
     ``name``: uniform, constant, interp (pairs of ``in_dist`` test images, mixed half and half), svhn, cifar10,
@@ -151,7 +151,8 @@ def ood_set(name: str, em: EvalModel, n: int, data_dir: str | os.PathLike = "", 
             raise OODSetError(f"{name} is the in-distribution dataset of this checkpoint; choose another OOD set")
         try:
             # the advice names --ood-data-dir: --data-dir would move the in-distribution set too
-            arrays = load_arrays(name, data_dir, download, flag="--ood-data-dir", choose_dataset=False)
+            arrays = load_arrays(name, data_dir, download, flag="--ood-data-dir", choose_dataset=False,
+                                 progress=progress)
         except DataNotFoundError as err:
             raise OODSetMissing(f"OOD set {name}: {err}\n  - or leave it out: "
                               f"--ood {' '.join(SYNTHETIC_SETS)} needs no data") from err

@@ -87,7 +87,7 @@ class _Run:
         torch.manual_seed(seed)
 
     def test_set(self) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.em.test_set(self.data_dir, self.download, self.n_test, self.test_noise, self.seed)
+        return self.em.test_set(self.data_dir, self.download, self.n_test, self.test_noise, self.seed, self.progress)
 
     def path(self, name: str) -> Path:
         p = self.out_dir / name
@@ -229,7 +229,7 @@ def ood(checkpoint, sets=SYNTHETIC_SETS, n_ood: int = 1000, ood_data_dir: str | 
     skipped = {}
     for name in sets:
         try:
-            x = ood_set(name, em, n_ood, ood_dir, run.download, run.seed, in_dist=x_in)
+            x = ood_set(name, em, n_ood, ood_dir, run.download, run.seed, in_dist=x_in, progress=run.progress)
         except OODSetMissing as err:
             if not skip_missing:
                 raise
