@@ -266,7 +266,7 @@ def test_cli_accuracy_calibration_ood(runs, tmp_path, capsys):
     assert "AUROC vs uniform" in printed and "ood.json" in printed
 
 
-def test_cli_samples_robustness_fid(runs, tmp_path):
+def test_cli_samples_robustness_fid(runs, tmp_path, capsys):
     jem = runs / "jem" / "checkpoint.pt"
     out = tmp_path / "out"
     assert main(["eval", str(runs / "jem"), "samples", "--n-steps", "2", "--n-samples", "16", "--per-class", "3",
@@ -286,6 +286,9 @@ def test_cli_samples_robustness_fid(runs, tmp_path):
     acc = rep["results"]["accuracy"]
     assert set(acc) == {"linf", "l2"} and set(acc["linf"]) == {"0", "1"}
     assert acc["linf"]["0"][0]["eps"] == 0 and acc["linf"]["0"][1]["eps"] == pytest.approx(16 / 255)
+    assert acc["linf"]["0"][1]["eps_255"] == pytest.approx(16)
+    printed = capsys.readouterr().out
+    assert "0/255:" in printed and "16/255:" in printed  # the summary shows L-inf epsilons as they were given
     assert (out / "robustness.png").exists()
     assert main(["eval", str(jem), "fid", "--features-model", "classifier", "--out-dir", str(out), *FAST]) == 0
     rep = _report(out / "fid.json")

@@ -154,7 +154,14 @@ def plot_history(history: dict, path: Path) -> Path:
                              constrained_layout=True)
     it = [r["iteration"] for r in history["rows"]]
     for ax, key in zip(axes.flat, keys):
-        ax.plot(it, [r.get(key, math.nan) for r in history["rows"]], "o-", ms=4)
+        values = [r.get(key, math.nan) for r in history["rows"]]
+        ax.plot(it, values, "o-", ms=4)
+        # numbers on their own scale (no "1e-6+9.9999e-1" offset), and a change of a millionth drawn flat
+        ax.ticklabel_format(axis="y", useOffset=False, style="plain")
+        finite = [v for v in values if math.isfinite(v)]
+        if finite and max(finite) - min(finite) < 0.01:
+            mid = (max(finite) + min(finite)) / 2
+            ax.set_ylim(mid - 0.005, mid + 0.005)
         ax.set_title(key, fontsize=9)
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(keys):]:

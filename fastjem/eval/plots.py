@@ -85,10 +85,12 @@ def robustness_curves(curves: dict[str, dict[str, list]], path: str | os.PathLik
     fig, axes = plt.subplots(1, len(curves), figsize=(5 * len(curves), 4), squeeze=False)
     for ax, (norm, lines) in zip(axes[0], curves.items(), strict=True):
         for k, (label, pts) in enumerate(lines.items()):
-            eps = [p[0] for p in pts]
+            # L-inf in the 1/255 units --linf-eps takes
+            eps = [p[0] * (255 if norm == "linf" else 1) for p in pts]
             acc = [p[1] for p in pts]
             ax.plot(eps, acc, "o-", color=COLOURS[k % len(COLOURS)], label=label)
-        ax.set_xlabel(f"{'L-inf' if norm == 'linf' else 'L2'} epsilon ([0, 1] pixel scale)")
+        ax.set_xlabel("L-inf epsilon (k/255, [0, 1] pixel scale)" if norm == "linf"
+                      else "L2 epsilon ([0, 1] pixel scale)")
         ax.set_ylabel("accuracy under PGD")
         ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)

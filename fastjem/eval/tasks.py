@@ -378,7 +378,8 @@ def robustness(checkpoint, norms=NORMS, linf_eps=DEFAULT_LINF_EPS, l2_eps=DEFAUL
                         correct += (pipeline(x_adv).argmax(1) == y[sl]).sum().item()
                 pts.append((eps, correct / len(y)))
             curves[norm][label] = pts
-            table[norm][str(n)] = [{"eps": e, "acc": acc} for e, acc in pts]
+            table[norm][str(n)] = [{"eps": e, **({"eps_255": e * 255} if norm == "linf" else {}), "acc": acc}
+                                   for e, acc in pts]
     plots.robustness_curves(curves, run.path("robustness.png"),
                             f"{_model_name(em)}: PGD-{pgd_steps} through SGLD refinement, {len(y)} test images")
     settings = {"norms": list(norms), "linf_eps": list(linf_eps), "l2_eps": list(l2_eps),
@@ -386,6 +387,11 @@ def robustness(checkpoint, norms=NORMS, linf_eps=DEFAULT_LINF_EPS, l2_eps=DEFAUL
                 "random_start": True, "eps_scale": "[0, 1] pixels (x2 in the model's [-1, 1] input)",
                 "sgld_step_size": a, "sgld_noise": s, "n_attack": len(y)}
     return run.finish(settings, {"accuracy": table})
+
+
+def _eps_text(norm: str, eps: float) -> str:
+    """An epsilon as the options take it: L-inf in 1/255 units (8/255), L2 on the [0, 1] pixel scale."""
+    return f"{eps * 255:.3g}/255" if norm == "linf" else f"{eps:.3g}"
 
 
 # --------------------------------------------------------------------------------------------------- fid
@@ -602,8 +608,9 @@ def summary_rows(reports: dict) -> list[tuple[str, str, str]]:
         elif task == "robustness":
             for norm, by_n in r["accuracy"].items():
                 for n, pts in by_n.items():
-                    rows.append((task, f"{norm} refine={n}: acc at eps",
-                                 " ".join(f"{p['eps']:.3g}:{p['acc']:.2f}" for p in pts)))
+                        # L-inf epsilons as they were given: k/255
+                    rows.append((task, f"{norm} refine={n}: acc at eps", " ".join(
+                        f"{_eps_text(norm, p['eps'])}:{p['acc']:.2f}" for p in pts)))
         elif task == "fid":
             rows.append((task, f"FID ({r.get('features')})", f"{r['fid']:.3f}"))
             if "inception_score" in r:
