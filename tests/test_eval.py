@@ -325,6 +325,28 @@ def test_robustness_options_reach_the_attack_and_the_refinement(runs, tmp_path, 
     assert set(refiners) == {(2, 0.5, 0.02)}
 
 
+def test_robustness_cautions_when_the_refinement_leaves_the_image_range(runs, tmp_path, capsys):
+    """A refinement that throws clean images far out of [-1, 1] makes accuracy after it no measure of robustness:
+    the report records how far each refinement moved them and says so; a refinement that barely moves them does
+    not get the caution."""
+    from fastjem.checkpoint import load_checkpoint
+
+    ckpt = load_checkpoint(runs / "clf" / "checkpoint.pt")
+    for name, step, noise in (("far", 50.0, 0.5), ("near", 1e-6, 0.0)):
+        ckpt["config"].update(sgld_step_size=step, sgld_noise=noise)
+        torch.save(ckpt, tmp_path / f"{name}.pt")
+        assert main(["eval", str(tmp_path / f"{name}.pt"), "robustness", "--refine-steps", "0", "3", "--norms",
+                     "linf", "--linf-eps", "8", "--pgd-steps", "1", "--n-attack", "16",
+                     "--out-dir", str(tmp_path / name), *FAST]) == 0
+        r = _report(tmp_path / name / "robustness.json")["results"]
+        printed = capsys.readouterr().out
+        moved = r["refinement_change"]["3"]["mean_abs_change"]
+        if name == "far":
+            assert moved > 0.5 and "not robustness" in r["caution"] and "is not robustness" in printed
+        else:
+            assert moved < 1e-3 and r["caution"] is None and "is not robustness" not in printed
+
+
 def test_cli_all_prints_a_summary_table(runs, tmp_path, capsys):
     out = tmp_path / "all"
     assert main(["eval", str(runs / "jem"), "all", "--out-dir", str(out), "--n-steps", "1", "--n-samples", "8",

@@ -30,6 +30,7 @@ from fastjem.eval.core import (
     predict_logits,
     refined_logits,
     run_chains,
+    sgld_refine,
 )
 from fastjem.eval.draw import INITS, chain_starts, resolve_init
 from fastjem.eval.metrics import (
@@ -359,6 +360,12 @@ def robustness(checkpoint, norms=NORMS, linf_eps=DEFAULT_LINF_EPS, l2_eps=DEFAUL
         keep = fixed_subset(len(y), n_attack).to(x.device)
         x, y = x[keep], y[keep]
     a, s = em.energy_params()
+    moves = refinement_moves(em, x, refine_steps, a, s, run.batch_size)
+    far = [n for n, m in moves.items() if m["mean_abs_change"] > FAR_MOVE]
+    caution = None if not far else (
+        f"the refinement ({', '.join(far)} steps) moves clean test images by more than {FAR_MOVE} per pixel on "
+        "average (the [-1, 1] input): the chain leaves the image range, an epsilon-ball no longer matters, and "
+        "accuracy after it is not robustness (a network not trained as an energy model does this)")
     eps_of = {"linf": list(linf_eps), "l2": list(l2_eps)}
     curves: dict = {}
     table: dict = {}
@@ -368,6 +375,8 @@ def robustness(checkpoint, norms=NORMS, linf_eps=DEFAULT_LINF_EPS, l2_eps=DEFAUL
         for n in refine_steps:
             pipeline = RefineThenClassify(em.model, n, a, s)
             label = f"{n} SGLD steps" if n else "no refinement"
+            if str(n) in far:
+                label += f" (inputs moved {moves[str(n)]['mean_abs_change']:.2g}/px: not robustness)"
             pts = []
             for eps in eps_of[norm]:
                 correct = 0
@@ -386,7 +395,24 @@ def robustness(checkpoint, norms=NORMS, linf_eps=DEFAULT_LINF_EPS, l2_eps=DEFAUL
                 "refine_steps": list(refine_steps), "pgd_steps": pgd_steps, "pgd_step_size": "2.5 eps / steps",
                 "random_start": True, "eps_scale": "[0, 1] pixels (x2 in the model's [-1, 1] input)",
                 "sgld_step_size": a, "sgld_noise": s, "n_attack": len(y)}
-    return run.finish(settings, {"accuracy": table})
+    return run.finish(settings, {"accuracy": table, "refinement_change": moves, "caution": caution})
+
+
+# mean |change| per pixel (of the [-1, 1] input) past which a refinement has left the image range: a JEM's chains
+# move test images by about 0.1, a classifier-only network's by several units
+FAR_MOVE = 0.5
+
+
+def refinement_moves(em: EvalModel, x: torch.Tensor, refine_steps, step_size: float, noise: float,
+                     batch_size: int) -> dict:
+    """{n: mean and max |SGLD_n(x) - x| per pixel} for each n > 0 of ``refine_steps``, on the clean images."""
+    moves = {}
+    for n in refine_steps:
+        if n > 0 and str(n) not in moves:
+            change = torch.cat([(sgld_refine(em.model, x[sl], n, step_size, noise) - x[sl]).abs().flatten()
+                                for sl in batches(len(x), batch_size)])
+            moves[str(n)] = {"mean_abs_change": change.mean().item(), "max_abs_change": change.max().item()}
+    return moves
 
 
 def _eps_text(norm: str, eps: float) -> str:
@@ -606,6 +632,8 @@ def summary_rows(reports: dict) -> list[tuple[str, str, str]]:
                          f"{c['fraction_classified_as_target']:.3f}"))
             rows.append((task, "grids", ", ".join(Path(f).name for f in rep["files"] if f.endswith(".png"))))
         elif task == "robustness":
+            if r.get("caution"):
+                rows.append((task, "caution", r["caution"]))
             for norm, by_n in r["accuracy"].items():
                 for n, pts in by_n.items():
                         # L-inf epsilons as they were given: k/255
