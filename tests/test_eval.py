@@ -366,6 +366,9 @@ def test_cli_all_prints_a_summary_table(runs, tmp_path, capsys):
     assert "reliability.png" in links and "samples_fresh.png" in links
     assert all((out / link).exists() for link in links)
     assert str(out / "report.md") in printed
+    # one task again into that folder: its summaries are now stale, and the command says so
+    assert main(["eval", str(runs / "jem"), "accuracy", "--out-dir", str(out), *FAST]) == 0
+    assert "all.json and report.md in" in capsys.readouterr().out
 
 
 @pytest.fixture(scope="module")

@@ -156,6 +156,12 @@ def run_eval(args: argparse.Namespace) -> int:
     report = _run_task(args, args.checkpoint, common, opts, ood_all)
     print(tasks.format_table(tasks.summary_rows({args.task: report})))
     print("\nwritten:\n" + "\n".join(f"  {f}" for f in report["files"]))
+    out = Path(report["files"][-1]).parent
+    stale = [f for f in ("all.json", "report.md") if (out / f).exists()]
+    if stale:
+        # an earlier `all` wrote its summary here, and this report now disagrees with it
+        print(f"note: {' and '.join(stale)} in {out} are from an earlier `all` and do not show this {args.task} "
+              "report: run `all` again to bring them up to date")
     return 0
 
 
