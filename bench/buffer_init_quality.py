@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from env_info import RESULTS, device_info, git_state, now_utc, versions, write_result  # noqa: E402
 from quick_run import train_timed  # noqa: E402
 
-from fastjem.config import BUFFER_INITS, get_preset  # noqa: E402
+from fastjem.config import BUFFER_INITS, PRESETS, get_preset  # noqa: E402
 
 
 def parse_variant(text: str) -> tuple[str, int]:
@@ -32,18 +32,24 @@ def parse_variant(text: str) -> tuple[str, int]:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--preset", default="quick")
+    p.add_argument("--preset", default="quick", choices=sorted(PRESETS))
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--variants", type=parse_variant, nargs="+",
                    default=[("uniform", 20), ("uniform", 5), ("informative", 5), ("informative", 20)])
-    p.add_argument("--iters", type=int, default=0, help="training length in iterations (default: the preset's)")
+    p.add_argument("--iters", type=int, default=0, help="training length in iterations (default: the preset's; "
+                                                        "part of what the README table compares)")
     p.add_argument("--out", default=str(RESULTS))
     args = p.parse_args(argv)
+    if args.iters < 0:
+        p.error(f"--iters must be > 0 (0: the preset's length), got {args.iters}")
     started = now_utc()
     runs = []
     device = None
-    for seed in args.seeds:
-        for init, steps in args.variants:
+    for k, seed in enumerate(args.seeds):
+        # the variants' order rotates with the seed, so that no variant always runs first and pays the
+        # process's one-time costs in its wall time
+        shift = k % len(args.variants)
+        for init, steps in args.variants[shift:] + args.variants[:shift]:
             cfg = get_preset(args.preset).replace(seed=seed, buffer_init=init, sgld_steps=steps)
             if args.iters > 0:
                 cfg = cfg.replace(iters=args.iters)

@@ -29,7 +29,18 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from env_info import REPO, RESULTS, device_info, git_state, now_utc, result_name, sync, versions  # noqa: E402
+from env_info import (  # noqa: E402
+    REPO,
+    RESULTS,
+    check_sizes,
+    device_info,
+    git_state,
+    now_utc,
+    pick_device,
+    result_name,
+    sync,
+    versions,
+)
 
 from fastjem.config import get_preset  # noqa: E402
 from fastjem.train import Trainer, evaluate  # noqa: E402
@@ -65,8 +76,10 @@ def main(argv=None) -> int:
     p.add_argument("--cifar-dir", default="")
     p.add_argument("--out", default=str(RESULTS))
     args = p.parse_args(argv)
-    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
-                          ("cpu" if args.device == "auto" else args.device))
+    device = pick_device(p, args.device)
+    check_sizes(p, args.depth, args.width, batch_size=args.batch_size)
+    if not args.minutes > 0:
+        p.error(f"--minutes must be > 0, got {args.minutes}")
     started = now_utc()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

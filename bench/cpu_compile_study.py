@@ -201,7 +201,7 @@ def main(argv=None) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             report["iteration_ms"] = iterations(args.depth, args.width, args.batch_size, args.sgld_steps,
                                                 max(1, args.calls // 10), args.windows, Path(tmp))
-    path = write_result(report, "smoke-cpu-compile" if args.smoke else "cpu-compile", device, when, args.out)
+    path = write_result(report, "cpu-compile", device, when, args.out)  # smoke-cpu-compile-... when --smoke
     print(f"{report['model']}, batch {args.batch_size}, {report['device']['name']}, {report['device']['threads']} "
           "threads (ms per call; max |diff| from eager)")
     for what, variants in report["gradients_ms"].items():

@@ -103,13 +103,33 @@ def result_name(kind: str, device: torch.device | str, when: datetime.datetime) 
     return f"{kind}-{when.strftime('%Y-%m-%dT%H%M%S')}-{slug(name)}.json"
 
 
+def pick_device(parser, choice: str) -> torch.device:
+    """--device auto | cpu | cuda as a device; cuda where there is none is the parser's error, not a traceback."""
+    if choice == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: no CUDA device here (--device cpu, or auto)")
+    return torch.device("cuda" if choice in ("auto", "cuda") and torch.cuda.is_available() else "cpu")
+
+
+def check_sizes(parser, depth: int | None = None, width: int | None = None, **positive: int) -> None:
+    """A Wide-ResNet's depth (6n+4) and width, and options that must be >= 1, checked before any work."""
+    if depth is not None and (depth < 10 or (depth - 4) % 6):
+        parser.error(f"--depth must be 6n+4 with n >= 1 (10, 16, 22, 28, ...), got {depth}")
+    if width is not None and width < 1:
+        parser.error(f"--width must be >= 1, got {width}")
+    for name, value in positive.items():
+        if value < 1:
+            parser.error(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+
+
 def write_result(report: dict, kind: str, device: torch.device, when: datetime.datetime, out_dir: str | Path) -> Path:
-    """Write ``report`` as JSON to ``out_dir``/<kind>-<date>-<device>.json (the folder made if needed)."""
+    """Write ``report`` as JSON to ``out_dir``/<kind>-<date>-<device>.json (the folder made if needed); a report
+    marked ``"smoke": true`` (a shortened check of a script, not a measurement) goes to smoke-<kind>-..., which
+    report.py leaves out of the README."""
     import json
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / result_name(kind, device, when)
+    path = out / (("smoke-" if report.get("smoke") else "") + result_name(kind, device, when))
     path.write_text(json.dumps(report, indent=2) + "\n")
     return path
 

@@ -34,6 +34,17 @@ STAGES=$WORK/stages.jsonl
 export PYTHONUNBUFFERED=1 PY ROOT RESULTS WORK
 # Kernels run compiled on the GPU, never under the interpreter.
 unset TRITON_INTERPRET
+# a GPU suite without a GPU would fail stage by stage and leave a results file named for no device
+if ! "$PY" -c "import torch" 2>/dev/null; then
+  echo "gpu_suite: $PY cannot import torch: PYTHON=... names an interpreter that has it" >&2
+  rm -rf "$WORK"
+  exit 2
+fi
+if ! "$PY" -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)"; then
+  echo "gpu_suite: no CUDA device here (torch.cuda.is_available() is False): run it on a GPU machine" >&2
+  rm -rf "$WORK"
+  exit 2
+fi
 touch "$WORK/start_marker"
 echo "gpu_suite $STAMP on $(hostname), repo $ROOT" | tee "$LOG"
 

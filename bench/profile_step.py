@@ -21,7 +21,16 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from env_info import RESULTS, device_info, git_state, now_utc, versions, write_result  # noqa: E402
+from env_info import (  # noqa: E402
+    RESULTS,
+    check_sizes,
+    device_info,
+    git_state,
+    now_utc,
+    pick_device,
+    versions,
+    write_result,
+)
 from reference_eager import fp32_mode, sgld  # noqa: E402
 
 from fastjem.benchmark import build_sampler_call  # noqa: E402
@@ -33,7 +42,7 @@ CATEGORIES = (
     ("conv input-gradient", ("convolution_backward", "dgrad", "convolutionbackward")),
     ("convolution forward", ("convolution", "conv2d", "cudnn", "mkldnn", "sm90_xmma", "implicit_gemm", "fprop",
                              "wgrad")),
-    ("fused fastjem kernels", ("fastjem", "_sgld_step", "_lse_energy", "_buffer_")),
+    ("fused fastjem kernels", ("fastjem", "_sgld_step", "_lse_energy", "lseenergy", "_buffer_")),
     ("matmul (linear)", ("addmm", "mm", "gemm", "matmul")),
     ("activation and elementwise", ("leaky", "relu", "add", "mul", "where", "triton_", "elementwise",
                                     "vectorized", "fill", "sum", "logsumexp", "exp", "reduce")),
@@ -121,12 +130,10 @@ def main(argv=None) -> int:
     unknown = [e for e in engines if e not in ("default", "matched", "reference")]
     if unknown or not engines:
         p.error(f"--engines takes default, matched, reference; got {args.engines!r}")
-    if args.device == "cuda" and not torch.cuda.is_available():
-        p.error("--device cuda: no CUDA device here")
-    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
-                          (args.device if args.device != "auto" else "cpu"))
+    device = pick_device(p, args.device)
     cuda = device.type == "cuda"
     depth, width = args.depth or (28 if cuda else 10), args.width or (10 if cuda else 2)
+    check_sizes(p, depth, width)
     batch = args.batch_size or (64 if cuda else 16)
     started = now_utc()
     report = {"schema": "fastjem-bench-profile/1", "date": started.isoformat(timespec="seconds"),

@@ -49,8 +49,8 @@ def main(argv=None) -> int:
     p.add_argument("--precision", default=None, choices=("fp32", "tf32", "bf16", "auto"),
                    help="override the preset's precision")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--iters", type=int, default=0, help="override the preset's length (a short check of the script; "
-                                                        "recorded in the config)")
+    p.add_argument("--iters", type=int, default=0, help="override the preset's length: a check of the script, "
+                                                        "written as a smoke-quick-*.json that the README leaves out")
     p.add_argument("--out", default=str(RESULTS))
     args = p.parse_args(argv)
     cfg = get_preset(args.preset).replace(seed=args.seed)
@@ -58,6 +58,8 @@ def main(argv=None) -> int:
         cfg = cfg.replace(precision=args.precision)
     if args.classifier_only:
         cfg = cfg.replace(px_weight=0.0, pxy_weight=0.0)
+    if args.iters < 0:
+        p.error(f"--iters must be > 0 (0: the preset's length), got {args.iters}")
     if args.iters:
         cfg = cfg.replace(iters=args.iters)
     try:
@@ -73,7 +75,7 @@ def main(argv=None) -> int:
         "engine": trainer.engine.describe(), "torch_threads": torch.get_num_threads(),
         "wall_seconds": seconds, "iterations": summary["iteration"], "it_per_s_median": summary["it_per_s_median"],
         "test_acc": summary["test_acc"], "val_acc": summary["val_acc"], "test_nll": summary["test_nll"],
-        "recoveries": summary["recoveries"],
+        "recoveries": summary["recoveries"], "smoke": args.iters > 0,
     }
     path = write_result(rep, "quick", trainer.device, started, args.out)
     print(f"{args.preset}{' (classifier only)' if args.classifier_only else ''}: {summary['iteration']} iterations "

@@ -68,8 +68,13 @@ def load_results(folder: Path, include_smoke: bool = False) -> dict:
 
 
 def _device(rep: dict) -> str:
+    """The device's name; a CPU's with the threads torch ran on, which set its speed as much as the CPU does (a
+    1-thread run does not replace a 2-thread one)."""
     d = rep.get("device", {})
-    return d.get("name", "?") if isinstance(d, dict) else str(d)
+    if not isinstance(d, dict):
+        return str(d)
+    threads = d.get("threads") if d.get("type") == "cpu" else None
+    return d.get("name", "?") + (f", {threads} threads" if threads else "")
 
 
 def _num(x, fmt: str = "{:.3g}") -> str:
@@ -340,7 +345,7 @@ def plot(results: dict, path: Path) -> Path:
         if any(c.get("engines") for c in rep.get("configs", [])):
             latest[_device(rep)] = rep
     panels = list(latest.items()) or [("no results", {"configs": []})]
-    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 5), squeeze=False)
     colors = {"reference-ieee": "#9e9e9e", "reference-default": "#616161", "fastjem-matched": "#64b5f6",
               "fastjem-sgld-graph-only": "#42a5f5",
               "fastjem-cast-each-step": "#1e88e5", "fastjem-one-part": "#1976d2", "fastjem-default": "#1565c0",
@@ -372,7 +377,8 @@ def plot(results: dict, path: Path) -> Path:
         ax.set_title(f"{name}\n{rep.get('date', '')[:10]}, torch {rep.get('versions', {}).get('torch', '')}",
                      fontsize=9)
         if configs:
-            ax.legend(fontsize=7)
+            # below the axes: inside, it covers bars and their labels
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -414,6 +420,8 @@ def main(argv=None) -> int:
                         "SGLD study) to the results folder as their own files, where missing: a lent machine "
                         "returns at most 8 files, so the suite packs them into one")
     args = p.parse_args(argv)
+    if args.unpack and not Path(args.unpack).is_file():
+        p.error(f"--unpack {args.unpack}: no such file (the gpu_suite.json a GPU run returned)")
     if args.unpack:
         for name in unpack_suite(Path(args.unpack), Path(args.results)):
             print(f"unpacked {name}")

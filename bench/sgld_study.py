@@ -40,7 +40,18 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from env_info import RESULTS, device_info, git_state, now_utc, peak_flops, result_name, timed, versions  # noqa: E402
+from env_info import (  # noqa: E402
+    RESULTS,
+    check_sizes,
+    device_info,
+    git_state,
+    now_utc,
+    peak_flops,
+    pick_device,
+    result_name,
+    timed,
+    versions,
+)
 from steps_per_sec import count_flops  # noqa: E402
 
 from fastjem.engine import auto_sgld_parts  # noqa: E402
@@ -134,20 +145,26 @@ def main(argv=None) -> int:
                    help="WRN-10-1, batch 4, 2 steps, eager; variants default, cudnn-try-all, nchw, split-2")
     p.add_argument("--out", default=str(RESULTS))
     args = p.parse_args(argv)
-    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
-                          (args.device if args.device != "auto" else "cpu"))
+    device = pick_device(p, args.device)
+    check_sizes(p, args.depth, args.width, batch_size=args.batch_size, sgld_steps=args.sgld_steps,
+                windows=args.windows, calls=args.calls)
+    if args.warmup < 0:
+        p.error(f"--warmup must be >= 0, got {args.warmup}")
     cuda = device.type == "cuda"
     args.precision = args.precision or ("bf16" if cuda else "fp32")
     args.kernels = args.kernels or ("triton" if cuda else "reference")
     args.compile = cuda
     names = [v.strip() for v in args.variants.split(",") if v.strip()]
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown or not names:
+        p.error(f"unknown variant(s) {', '.join(unknown) or repr(args.variants)}; choose from {', '.join(VARIANTS)}")
     if args.smoke:
         args.depth, args.width, args.batch_size, args.sgld_steps = 10, 1, 4, 2
         args.warmup, args.windows, args.calls = 1, 2, 1
-        names = [n for n in names if n in ("default", "cudnn-try-all", "nchw", "split-2")]
-    unknown = [n for n in names if n not in VARIANTS]
-    if unknown:
-        p.error(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
+        smoke_variants = ("default", "cudnn-try-all", "nchw", "split-2")
+        names = [n for n in names if n in smoke_variants]
+        if not names:
+            p.error(f"--smoke runs only {', '.join(smoke_variants)}; --variants {args.variants} has none of them")
     started = now_utc()
     flops = count_flops(args.depth, args.width, args.batch_size, args.sgld_steps)
     peak = peak_flops(device_info(device)["name"], args.precision) if cuda else None

@@ -644,6 +644,9 @@ def main(argv=None) -> int:
     if device.type == "cuda" and not torch.cuda.is_available():
         print("--device cuda: CUDA is not available", file=sys.stderr)
         return 1
+    ignored = [flag for flag, given in (("--overlap", args.overlap), ("--sgld-parts", args.sgld_parts > 0)) if given]
+    if device.type != "cuda" and ignored:
+        print(f"note: {' and '.join(ignored)} time CUDA candidates; on {device.type} they are not timed")
     started = now_utc()
     report = {
         "schema": SCHEMA, "date": started.isoformat(timespec="seconds"), "device": device_info(device),

@@ -1,6 +1,7 @@
 """The benchmark harness: the reference computes fastjem's loss, the gate bites, the smoke run and the report work."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -324,9 +325,12 @@ def test_profile_step_smoke(tmp_path):
 
 
 def test_bench_scripts_refuse_bad_options_before_any_work(capsys):
+    import buffer_init_quality
+    import cifar_run
     import precision_quality
     import profile_step
     import quick_run
+    import sgld_study
 
     for script, args, message in (
             (steps_per_sec, ["--windows", "0"], "--windows must be >= 1"),
@@ -335,10 +339,57 @@ def test_bench_scripts_refuse_bad_options_before_any_work(capsys):
             (profile_step, ["--engines", "reference,foo"], "--engines takes"),
             (profile_step, ["--steps", "0"], "--steps must be >= 1"),
             (precision_quality, ["--precisions", "fp32", "fp16"], "--precision must be one of"),
-            (quick_run, ["--preset", "bogus"], "invalid choice")):
+            (quick_run, ["--preset", "bogus"], "invalid choice"),
+            (quick_run, ["--iters", "-1"], "--iters must be > 0"),
+            (buffer_init_quality, ["--preset", "bogus"], "invalid choice"),
+            (buffer_init_quality, ["--iters", "-5"], "--iters must be > 0"),
+            (sgld_study, ["--batch-size", "0"], "--batch-size must be >= 1"),
+            (sgld_study, ["--sgld-steps", "-1"], "--sgld-steps must be >= 1"),
+            (sgld_study, ["--windows", "0"], "--windows must be >= 1"),
+            (sgld_study, ["--depth", "7"], "--depth must be 6n+4"),
+            (sgld_study, ["--smoke", "--variants", "nosuch"], "unknown variant(s) nosuch"),
+            (profile_step, ["--depth", "7"], "--depth must be 6n+4"),
+            (cifar_run, ["--width", "0"], "--width must be >= 1"),
+            (report, ["--unpack", "/nonexistent/gpu_suite.json"], "no such file")):
         with pytest.raises(SystemExit) as exc:
             (script.parse_args if script is steps_per_sec else script.main)(args)
         assert exc.value.code == 2 and message in capsys.readouterr().err, (script.__name__, args)
+    if not torch.cuda.is_available():
+        for script in (sgld_study, profile_step, cifar_run):
+            with pytest.raises(SystemExit):
+                script.main(["--device", "cuda"])
+            assert "--device cuda: no CUDA device here" in capsys.readouterr().err, script.__name__
+
+
+def test_a_shortened_quick_run_is_a_smoke_run_and_cpu_rows_name_their_threads(tmp_path):
+    """quick_run --iters (a check of the script) writes smoke-quick-*.json, which the README's tables leave out
+    (it replaced the 800-iteration row before); a CPU row names its threads, so a 1-thread run does not stand in
+    for a 2-thread one."""
+    import quick_run
+
+    assert quick_run.main(["--iters", "2", "--out", str(tmp_path)]) == 0
+    (path,) = tmp_path.glob("smoke-quick-*.json")
+    assert json.loads(path.read_text())["smoke"] is True and not list(tmp_path.glob("quick-*.json"))
+    assert report.load_results(tmp_path)["quick"] == []
+    cpu = {"device": {"type": "cpu", "name": "Some CPU", "threads": 2}}
+    assert report._device(cpu) == "Some CPU, 2 threads"
+    assert report._device({"device": {"type": "cuda", "name": "GPU X"}}) == "GPU X"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a machine without CUDA")
+def test_gpu_suite_refuses_a_machine_without_cuda_before_any_stage():
+    before = set((BENCH / "results").iterdir())
+    proc = subprocess.run(["bash", str(BENCH / "gpu_suite.sh")], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHON": sys.executable, "SKIP_INSTALL": "1"})
+    assert proc.returncode == 2 and "no CUDA device here" in proc.stderr, proc.stderr
+    assert set((BENCH / "results").iterdir()) == before  # no results file named for no device
+
+
+def test_profile_categories_name_the_eager_energy_function():
+    import profile_step
+
+    assert profile_step.category("_LseEnergyEager") == "fused fastjem kernels"
+    assert profile_step.category("aten::convolution_backward") == "conv input-gradient"
 
 
 def test_smoke_keeps_the_options_given():

@@ -222,6 +222,14 @@ def test_bench_times_the_sampler_and_writes_json(tmp_path, capsys):
     assert r["fastjem"] and r["torch"] and r["python"] and "triton" in r
     assert 0 < r["sgld_call_ms_min"] <= r["sgld_call_ms"] <= r["sgld_call_ms_max"]
     assert r["sgld_step_ms"] == pytest.approx(r["sgld_call_ms"] / 3)
+    # what reproduces it: the threads, the windows' own times, the budget asked for, the seed
+    import statistics
+
+    import torch
+
+    assert r["device_type"] == "cpu" and r["torch_threads"] == torch.get_num_threads() and isinstance(r["seed"], int)
+    assert len(r["window_call_ms"]) == r["windows"] and r["seconds_asked"] == 0.3
+    assert statistics.median(r["window_call_ms"]) == pytest.approx(r["sgld_call_ms"])
     # one step is a forward and an input gradient: the gradient costs about what the forward costs
     assert 1.7 < r["flops_per_step"] / r["flops_per_forward"] < 2.3
     assert r["tflop_per_s"] == pytest.approx(r["flops_per_step"] * 3 / (r["sgld_call_ms"] / 1e3) / 1e12)
