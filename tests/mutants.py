@@ -601,6 +601,27 @@ MUTANTS = [
     Mutant('cifar10-names-as-svhn', 'tests/test_data.py -k class_names', [
         ('fastjem/data.py', 'elif name != "cifar10" and tuple(info.classes) == CIFAR10_CLASSES:', 'elif False:'),
     ]),
+    Mutant('decoding-bars-ignore-progress', 'tests/test_data.py -k bars', [
+        ('fastjem/data.py', '               disable=not progress) as bar):', '               disable=False) as bar):'),
+    ]),
+    Mutant('out-dir-file-traceback', 'tests/test_cli.py -k file_gets', [
+        ('fastjem/cli.py', '        if err.errno in (errno.EEXIST, errno.ENOTDIR):', '        if False:'),
+    ]),
+    Mutant('robustness-no-caution', 'tests/test_eval.py -k cautions', [
+        ('fastjem/eval/tasks.py', '    far = [n for n, m in moves.items() if m["mean_abs_change"] > FAR_MOVE]', '    far = []'),
+    ]),
+    Mutant('eval-settings-without-test-subset', 'tests/test_eval.py -k cli_accuracy_calibration_ood', [
+        ('fastjem/eval/tasks.py', '"settings": {**common, **settings}', '"settings": settings'),
+    ]),
+    Mutant('quick-run-iters-not-smoke', 'tests/test_bench.py -k smoke_run_and_cpu', [
+        ('bench/quick_run.py', '"smoke": args.iters > 0,', '"smoke": False,'),
+    ]),
+    Mutant('report-cpu-threads-unnamed', 'tests/test_bench.py -k smoke_run_and_cpu', [
+        ('bench/report.py', '    threads = d.get("threads") if d.get("type") == "cpu" else None', '    threads = None'),
+    ]),
+    Mutant('eval-stale-summary-silent', 'tests/test_eval.py -k summary_table', [
+        ('fastjem/eval/cli.py', '    stale = [f for f in ("all.json", "report.md") if (out / f).exists()]', '    stale = []'),
+    ]),
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),
