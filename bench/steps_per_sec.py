@@ -375,9 +375,6 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
                 # ablation: what the default's SGLD parts (2 on CUDA) save over sampling the batch as one block
                 ("fastjem-one-part", dict(sgld_parts=1), "one-part"),
             ]
-        elif base.replace(device="cpu").sgld_parts == 0 and torch.get_num_threads() > 1:
-            # ablation: what the CPU default's SGLD parts (2, each on its own thread) save over one block
-            candidates.append(("fastjem-one-part", dict(sgld_parts=1), "one-part"))
             if args.sgld_parts > 0:
                 # candidate: another number of SGLD parts than the default's
                 candidates.append((f"fastjem-parts{args.sgld_parts}", dict(sgld_parts=args.sgld_parts), "parts"))

@@ -125,11 +125,9 @@ class TrainConfig:
                                    "kernels; fp32 and tf32 cast nothing", group="engine")
     sgld_parts: int = _opt(0, "cut the SGLD batch into N blocks of rows, each its own chain on its own CUDA stream "
                            "(one graph), so one block's convolutions may fill the SMs another's leave idle: the same "
-                           "chains and noise, the network's arithmetic on fewer rows; on a CPU the blocks run at once, "
-                           "each on its own thread with its share of torch's threads; 1 = the whole batch; 0 = auto: "
-                           "2 on CUDA (on an H100, WRN-28-10 at batch 64 trains 8% faster: "
-                           "bench/results/steps-2026-11-26T192238), 2 on a CPU where torch has 2 threads or more, "
-                           "else 1", group="engine")
+                           "chains and noise, the network's arithmetic on fewer rows; on CPU the blocks run one after "
+                           "another; 1 = the whole batch; 0 = auto: 2 on CUDA (on an H100, WRN-28-10 at batch 64 "
+                           "trains 8% faster: bench/results/steps-2026-11-26T192238), 1 elsewhere", group="engine")
     cpu_malloc: bool = _opt(True, "on a Linux CPU, keep freed memory in glibc's heap (mmap threshold 32 MB, trim "
                             "threshold 1 GB) so that activations are not page-faulted in afresh at every step; "
                             "process-wide", group="engine")

@@ -177,11 +177,8 @@ def compile_available(device: torch.device) -> tuple[bool, str]:
 
 def auto_sgld_parts(device: torch.device) -> int:
     """``--sgld-parts 0`` (auto): two blocks of rows on CUDA, whose convolutions overlap on the SMs (on an H100,
-    WRN-28-10 at batch 64 trains 8% faster); on a CPU two when torch has two threads or more, each block on its
-    own thread with half of them, one otherwise."""
-    if device.type == "cuda":
-        return 2
-    return 2 if device.type == "cpu" and torch.get_num_threads() >= 2 else 1
+    WRN-28-10 at batch 64 trains 8% faster); one elsewhere, where the blocks would run one after another."""
+    return 2 if device.type == "cuda" else 1
 
 
 def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool, distributed: bool = False) -> Engine:
@@ -257,12 +254,7 @@ def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool,
     # only bf16 autocast casts weights; the model's own check (fastjem.weights) can still turn it off
     cast = cfg.cast_weights_once and precision == "bf16"
     parts = cfg.sgld_parts or auto_sgld_parts(device)
-    if parts > 1 and device.type == "cpu":
-        threads = torch.get_num_threads()
-        notes.append(f"SGLD parts: the {parts} blocks run at once, each on its own thread with "
-                     f"{max(1, threads // min(parts, threads))} of torch's {threads}" if threads > 1 else
-                     f"SGLD parts: the {parts} blocks run one after another (torch has one thread)")
-    elif parts > 1 and device.type != "cuda":
+    if cfg.sgld_parts > 1 and device.type != "cuda":
         notes.append(f"SGLD parts: the {parts} blocks run one after another (CUDA streams only on CUDA)")
     return Engine(device, precision, compiled, graph, kernels, fused, tuple(notes), whole, malloc, overlap, cast,
                   parts)

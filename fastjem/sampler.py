@@ -10,52 +10,15 @@ from __future__ import annotations
 
 import contextlib
 import math
-import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 
 import torch
 from torch import nn
 
 from fastjem import kernels
-from fastjem.kernels._dispatch import interpreter_on, use_triton
 from fastjem.kernels.rng import counters_for
 
 EnergyFn = Callable[[torch.Tensor], torch.Tensor]
-
-
-# (workers, threads each) -> a pool whose threads run torch ops on that many intra-op threads (sample_parts on CPU)
-_CPU_POOLS: dict = {}
-_CPU_POOLS_LOCK = threading.Lock()
-
-
-def _own_threads(threads: int) -> None:
-    torch.set_num_threads(threads)
-    # a thread's first parallel op sets its count from torch's process-wide one, which the caller puts back
-    # below: take it now, while it is this thread's
-    torch.get_num_threads()
-
-
-def cpu_part_pool(workers: int, threads: int) -> ThreadPoolExecutor:
-    """``workers`` threads that each run torch ops on ``threads`` intra-op threads, made once per shape.
-
-    Each worker sets its own count when it starts (OpenMP's and MKL's counts are per thread). torch also keeps a
-    process-wide count that threads made later start from: it is put back to the caller's once every worker has
-    started."""
-    key = (workers, threads)
-    with _CPU_POOLS_LOCK:
-        pool = _CPU_POOLS.get(key)
-        if pool is None:
-            before = torch.get_num_threads()
-            ready = threading.Barrier(workers + 1)
-            pool = ThreadPoolExecutor(workers, thread_name_prefix="fastjem-sgld-part", initializer=_own_threads,
-                                      initargs=(threads,))
-            for _ in range(workers):
-                pool.submit(ready.wait)  # each task holds its thread until all are made: one thread per task
-            ready.wait()
-            torch.set_num_threads(before)
-            _CPU_POOLS[key] = pool
-        return pool
 
 
 def part_bounds(rows: int, parts: int) -> list[tuple[int, int]]:
@@ -139,14 +102,11 @@ class SGLD:
     Two options common in other EBM samplers (off by default, as in JEM): ``grad_clip`` c clips dE/dx
     element-wise to [-c, c] before the step (Du & Mordatch's IGEBM), so no coordinate's drift exceeds
     step_size * c; ``clamp`` (lo, hi) projects x onto [lo, hi] after every step (e.g. the data range).
-    ``cpu_concurrent``: ``sample_parts`` on a CPU runs its blocks at once on threads of their own (each with its
-    share of torch's threads), so the energy must be safe to call from two threads (a network in eval mode is);
-    False runs them one after another.
     """
 
     def __init__(self, n_steps: int = 20, step_size: float = 1.0, noise: float = 0.01, seed: int | None = None,
                  backend: str | None = None, *, grad_clip: float | None = None,
-                 clamp: tuple[float, float] | None = None, cpu_concurrent: bool = True):
+                 clamp: tuple[float, float] | None = None):
         if n_steps < 0 or not (0 <= step_size < math.inf and 0 <= noise < math.inf):
             raise ValueError(f"SGLD n_steps, step_size and noise must be finite and >= 0, got n_steps={n_steps}, "
                              f"step_size={step_size}, noise={noise}")
@@ -165,7 +125,6 @@ class SGLD:
         self.backend = backend
         self.rng_state: torch.Tensor | None = None
         self._streams: dict = {}  # (device, parts) -> one CUDA stream per part, for sample_parts
-        self.cpu_concurrent = cpu_concurrent
 
     def rng_for(self, device: torch.device) -> torch.Tensor:
         """The device RNG state, created on first use on ``device``."""
@@ -214,9 +173,7 @@ class SGLD:
         energy does not depend on the other rows (the network in eval mode, no batch statistics) this computes the
         chains ``sample`` computes: the same noise, the network's arithmetic on fewer rows. On CUDA each block
         runs on its own stream, joined before the result, so one block's kernels may fill the SMs another's leave
-        idle; on a CPU with more than one torch thread the blocks run at once, each on a thread of its own with its
-        share of the intra-op threads (``cpu_concurrent``): a block's small convolutions on one core instead of a
-        batch's on two waiting for each other. ``parts`` 1 is ``sample`` itself."""
+        idle; elsewhere the blocks run one after another. ``parts`` 1 is ``sample`` itself."""
         rows = x0.shape[0]
         if not 1 <= parts <= rows:
             raise ValueError(f"SGLD parts must be in [1, batch size {rows}], got {parts}")
@@ -246,37 +203,20 @@ class SGLD:
         bounds = part_bounds(rows, parts)
         advance = counters_for(n)
         main = torch.cuda.current_stream(x.device) if streams is not None else None
-
-        def chain(k: int, start: int, stop: int) -> torch.Tensor:
-            # grad mode and inference mode are per thread: set here for a worker thread too
-            with torch.inference_mode(False), torch.enable_grad():
-                energy = energy_for(start, stop)
-                xk = x[start:stop].clone(memory_format=torch.contiguous_format)
-                for _ in range(self.n_steps):
-                    xk = self.step_(energy, xk, copies[k], start * per_row // 4, advance)
-                return xk
-
-        threads = torch.get_num_threads()
-        with sampling_mode(model):
-            # (the Triton interpreter, which runs kernels on a CPU for tests, is not safe on two threads)
-            if (x.device.type == "cpu" and self.cpu_concurrent and threads > 1
-                    and not (interpreter_on() and use_triton(x, self.backend))):
-                # on a CPU the blocks are independent work for the cores: each on its own thread with its share of
-                # the intra-op threads, instead of one after another on all of them (small convolutions scale
-                # poorly over threads; the same arithmetic per row)
-                workers = min(parts, threads)
-                pool = cpu_part_pool(workers, max(1, threads // workers))
-                outs = [f.result() for f in [pool.submit(chain, k, *b) for k, b in enumerate(bounds)]]
-            else:
-                outs = []
-                for k, (start, stop) in enumerate(bounds):
-                    if main is not None:
-                        streams[k].wait_stream(main)
-                    with torch.cuda.stream(streams[k]) if main is not None else contextlib.nullcontext():
-                        outs.append(chain(k, start, stop))
+        outs = []
+        with sampling_mode(model), torch.enable_grad():
+            for k, (start, stop) in enumerate(bounds):
                 if main is not None:
-                    for stream in streams:
-                        main.wait_stream(stream)
+                    streams[k].wait_stream(main)
+                with torch.cuda.stream(streams[k]) if main is not None else contextlib.nullcontext():
+                    energy = energy_for(start, stop)
+                    xk = x[start:stop].clone(memory_format=torch.contiguous_format)
+                    for _ in range(self.n_steps):
+                        xk = self.step_(energy, xk, copies[k], start * per_row // 4, advance)
+                    outs.append(xk)
+            if main is not None:
+                for stream in streams:
+                    main.wait_stream(stream)
         rng.copy_(copies[0])
         return torch.cat(outs).detach()
 

@@ -1,8 +1,7 @@
 """SGLD in parts (engine option sgld_parts): the batch's rows as independent chains, each on its own CUDA stream.
 
-On CUDA the parts run side by side inside one graph; on CPU they run at once on threads of their own (or one
-after another, with one torch thread or under the Triton interpreter), so these tests exercise what the GPU runs.
-Each part must draw the noise the whole batch draws for its rows and leave the
+On CUDA the parts run side by side inside one graph; on CPU the same code runs them one after another, so these
+tests exercise what the GPU runs. Each part must draw the noise the whole batch draws for its rows and leave the
 RNG state where the whole batch leaves it, so that the chains, the loss and the training are those of the
 whole-batch sampler up to the network's arithmetic on fewer rows (here, on CPU in fp32: bitwise or within fp32
 rounding).
@@ -63,60 +62,10 @@ def test_parts_refuse_what_they_cannot_split():
 
 def test_engine_names_the_parts():
     cpu = torch.device("cpu")
-    before = torch.get_num_threads()
-    try:
-        torch.set_num_threads(2)
-        eng = resolve_engine(TrainConfig(sgld_parts=3), cpu, False)
-        assert eng.sgld_parts == 3 and "SGLD in 3 parts" in eng.describe()
-        assert any("run at once, each on its own thread with 1 of torch's 2" in n for n in eng.notes)
-        assert resolve_engine(TrainConfig(), cpu, False).sgld_parts == 2  # auto: a block per thread
-        torch.set_num_threads(1)
-        assert resolve_engine(TrainConfig(), cpu, False).sgld_parts == 1  # auto: the blocks would only run in turn
-        assert any("one after another" in n for n in resolve_engine(TrainConfig(sgld_parts=2), cpu, False).notes)
-    finally:
-        torch.set_num_threads(before)
-
-
-def test_cpu_parts_run_at_once_on_their_own_threads_and_compute_what_one_after_another_does():
-    """On a CPU with two torch threads the blocks run on two worker threads of one thread each (a block's small
-    convolutions on one core instead of the batch's on two): the same samples, bit for bit, as the blocks one
-    after another, the same RNG state, and torch's thread count as it was, for this thread and threads made
-    later."""
-    import threading
-
-    before = torch.get_num_threads()
-    try:
-        torch.set_num_threads(2)
-        torch.manual_seed(0)
-        net = build_model("wrn", 10, 3, depth=10, width=1).eval()
-        x0 = torch.rand(8, 3, 8, 8) * 2 - 1
-        ran_on = []
-
-        def energy_for(start, stop):
-            energy = model_energy(net, backend="reference")
-
-            def recorded(x):
-                ran_on.append((threading.current_thread().name, torch.get_num_threads()))
-                return energy(x)
-            return recorded
-
-        at_once = SGLD(3, 1.0, 0.01, seed=4, backend="reference")
-        in_turn = SGLD(3, 1.0, 0.01, seed=4, backend="reference", cpu_concurrent=False)
-        a = at_once.sample_parts(energy_for, x0, 2, model=net)
-        workers = {r for r in ran_on}
-        ran_on.clear()
-        b = in_turn.sample_parts(energy_for, x0, 2, model=net)
-        assert torch.equal(a, b) and torch.equal(at_once.rng_state, in_turn.rng_state)
-        assert len(workers) == 2 and all(name.startswith("fastjem-sgld-part") and n == 1 for name, n in workers)
-        assert {r for r in ran_on} == {(threading.current_thread().name, 2)}
-        assert torch.get_num_threads() == 2
-        seen = []
-        later = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
-        later.start()
-        later.join()
-        assert seen == [2]
-    finally:
-        torch.set_num_threads(before)
+    eng = resolve_engine(TrainConfig(sgld_parts=2), cpu, False)
+    assert eng.sgld_parts == 2 and "SGLD in 2 parts" in eng.describe()
+    assert any("one after another" in n for n in eng.notes)
+    assert resolve_engine(TrainConfig(), cpu, False).sgld_parts == 1  # auto: the blocks would only run in turn
 
 
 def test_parts_are_two_by_default_on_cuda():
