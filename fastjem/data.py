@@ -125,6 +125,11 @@ def dataset_mismatch(saved: DatasetInfo, given: DatasetInfo) -> str | None:
     return f"it was trained on {desc(saved)}; data= holds {desc(given)}"
 
 
+def shown_classes(classes: Sequence[str]) -> str:
+    """The first five class names, for messages."""
+    return ", ".join(classes[:5]) + (", ..." if len(classes) > 5 else "")
+
+
 def class_names_differ(trained: Sequence[str], given: Sequence[str]) -> bool:
     """Whether data whose classes are named ``given`` is not the data a network learnt ``trained`` from: the names
     differ and neither side names its classes by index only ("0", "1", ...: torchvision's SVHN, and exports that
@@ -232,7 +237,7 @@ def _rename(arrays: Arrays, name: str, root: Path, flag: str = "--data-dir", cho
     CIFAR-10's and the name another's (CIFAR-10 given as svhn). Other names are not checked: exports name
     classes by index as often as by word."""
     info = arrays.info
-    shown = ", ".join(info.classes[:5]) + (", ..." if len(info.classes) > 5 else "")
+    shown = shown_classes(info.classes)
     held = None
     if info.num_classes != KNOWN_CLASS_COUNTS[name]:
         held = f"{name} has {KNOWN_CLASS_COUNTS[name]} classes, but {root} holds {info.num_classes} ({shown})"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,7 +11,15 @@ from torch import nn
 
 from fastjem.checkpoint import load_checkpoint
 from fastjem.config import TrainConfig
-from fastjem.data import Arrays, DatasetInfo, class_names_differ, dataset_mismatch, load_arrays, to_float
+from fastjem.data import (
+    Arrays,
+    DatasetInfo,
+    class_names_differ,
+    dataset_mismatch,
+    load_arrays,
+    shown_classes,
+    to_float,
+)
 from fastjem.errors import CheckpointError, ConfigError, DataNotFoundError
 
 
@@ -68,8 +75,8 @@ class EvalModel:
                                  progress=progress)
             if class_names_differ(self.info.classes, arrays.info.classes):
                 raise DataNotFoundError(
-                    f"{key[0]} holds the classes {_shown(arrays.info.classes)}, but {self.path} was trained on "
-                    f"{_shown(self.info.classes)}: point --data-dir at the data it was trained on")
+                    f"{key[0]} holds the classes {shown_classes(arrays.info.classes)}, but {self.path} was trained "
+                    f"on {shown_classes(self.info.classes)}: point --data-dir at the data it was trained on")
             self._arrays[key] = arrays
         return self._arrays[key]
 
@@ -101,10 +108,6 @@ class EvalModel:
     def energy_params(self) -> tuple[float, float]:
         """(step size, noise) of the checkpoint's SGLD, the defaults for refinement and sampling."""
         return self.config.sgld_step_size, self.config.sgld_noise
-
-
-def _shown(classes: Sequence[str]) -> str:
-    return ", ".join(classes[:5]) + (", ..." if len(classes) > 5 else "")
 
 
 def fixed_subset(n_total: int, n: int) -> torch.Tensor:
