@@ -400,9 +400,9 @@ def _torchvision_files_present(name: str, root: Path) -> bool:
     return (root / TORCHVISION_FOLDERS[name]).is_dir() or (root / TORCHVISION_ARCHIVES[name]).is_file()
 
 
-def _class_images(folder: Path) -> list[Path]:
-    """The image files under one class folder, at any depth, symlinked folders followed, hidden ones skipped;
-    sorted as paths."""
+def image_files(folder: Path) -> list[Path]:
+    """The image files under ``folder`` (a class folder), at any depth, symlinked folders followed, hidden ones
+    (.ipynb_checkpoints, __MACOSX, ._x.png) skipped; sorted as paths."""
     found = []
     for top, dirs, files in os.walk(folder, followlinks=True):
         dirs[:] = [d for d in dirs if not _hidden(d)]
@@ -417,7 +417,7 @@ def _list_images(folder: Path) -> tuple[list[tuple[Path, int]], list[str]]:
         raise DataNotFoundError(f"{folder} has no class subfolders: expected {folder}/<class>/<image> "
                                 f"(or {folder}/train/<class>/... and {folder}/test/<class>/... or val/), or archives "
                                 f"({', '.join(ARCHIVE_SUFFIXES)}) of such folders")
-    per_class = {c: _class_images(folder / c) for c in classes}
+    per_class = {c: image_files(folder / c) for c in classes}
     if not any(per_class.values()):
         raise DataNotFoundError(f"no images ({', '.join(IMAGE_SUFFIXES)}) under {folder}")
     empty = [c for c in classes if not per_class[c]]

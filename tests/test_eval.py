@@ -772,11 +772,22 @@ def test_ood_all_keeps_the_folders_named_beside_it_and_a_typo_is_an_error(runs, 
     folder.mkdir()
     for i in range(4):
         Image.fromarray(np.full((8, 8), 60 * i, dtype=np.uint8)).save(folder / f"{i}.png")
+    # what a notebook or a macOS archive leaves beside the images: skipped, as the training loader skips it
+    for junk in (folder / ".ipynb_checkpoints" / "0-checkpoint.png", folder / "__MACOSX" / "._0.png",
+                 folder / "._1.png"):
+        junk.parent.mkdir(exist_ok=True)
+        junk.write_bytes(b"not an image")
     out = tmp_path / "out"
     assert main(["eval", str(runs / "jem"), "ood", "--ood", "all", str(folder), "--n-ood", "8", "--out-dir", str(out),
                  *FAST]) == 0
     rep = _report(out / "ood.json")["results"]
     assert {"uniform", "constant", "interp", "mine"} <= set(rep["auroc"]) and "svhn" in rep["skipped"]
+    assert rep["auroc"]["mine"]["n"] == 4
+    # a file that is not an image, where an image should be: one clear error naming it
+    (folder / "4.png").write_bytes(b"not an image either")
+    assert main(["eval", str(runs / "jem"), "ood", "--ood", str(folder), "--out-dir", str(out), *FAST]) == 1
+    err = capsys.readouterr().err
+    assert "4.png in the OOD folder is not a readable image" in err and "Traceback" not in err
     capsys.readouterr()
     assert main(["eval", str(runs / "jem"), "all", "--ood", "unifrom", "--out-dir", str(tmp_path / "typo"), *FAST]) == 1
     err = capsys.readouterr().err

@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from fastjem.data import IMAGE_SUFFIXES, load_arrays, to_float
+from fastjem.data import IMAGE_SUFFIXES, image_files, load_arrays, to_float
 from fastjem.errors import DataNotFoundError, FastJEMError
 from fastjem.eval.core import EvalModel, batches
 
@@ -113,7 +113,7 @@ def load_image_folder(folder: str | os.PathLike, n: int, channels: int, size: in
     from PIL import Image
 
     folder = Path(folder)
-    paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES)
+    paths = image_files(folder)  # hidden files and folders skipped, as the training loader skips them
     if not paths:
         raise OODSetError(f"no images ({', '.join(IMAGE_SUFFIXES)}) found under {folder}")
     if len(paths) > n:
@@ -121,9 +121,13 @@ def load_image_folder(folder: str | os.PathLike, n: int, channels: int, size: in
         paths = [paths[k] for k in keep]
     images = []
     for p in paths:
-        with Image.open(p) as im:
-            im = im.convert("L" if channels == 1 else "RGB").resize((size, size), Image.BILINEAR)
-            images.append(torch.frombuffer(bytearray(im.tobytes()), dtype=torch.uint8).view(size, size, channels))
+        try:
+            with Image.open(p) as im:
+                im = im.convert("L" if channels == 1 else "RGB").resize((size, size), Image.BILINEAR)
+                images.append(torch.frombuffer(bytearray(im.tobytes()), dtype=torch.uint8).view(size, size, channels))
+        except (OSError, ValueError) as err:  # PIL's UnidentifiedImageError is an OSError
+            raise OODSetError(f"{p} in the OOD folder is not a readable image ({type(err).__name__}: {err}): "
+                              "remove it, or give a folder of images only") from err
     return to_float(torch.stack(images).permute(0, 3, 1, 2).contiguous())
 
 
