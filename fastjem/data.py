@@ -277,7 +277,7 @@ def _missing_message(name: str, root: Path, flag: str) -> str:
     }
     return (
         f"{name} was not found in {root}.\n"
-        f"  - on a machine with internet: add --download (it is saved to {flag}, default {default_data_dir()});\n"
+        f"  - on a machine with internet: add --download (it is saved in {root});\n"
         f"  - offline: put {layouts[name]} in that folder and pass {flag} FOLDER;\n"
         f"  - or pass {flag} pointing at a folder with train/<class>/*.jpg and test/<class>/*.jpg, or with\n"
         f"    archives (.tar.gz, .zip, ...) of such folders, which are read in place."

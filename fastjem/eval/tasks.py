@@ -441,7 +441,8 @@ def load_feature_model(spec: str, em: EvalModel):
         try:
             obj = getattr(importlib.import_module(module_name), attr)
         except (ImportError, AttributeError) as err:
-            raise FIDUnavailableError(f"cannot import --features-model {spec}: {err}") from err
+            raise FIDUnavailableError(f"cannot import --features-model {spec}: {err} (the module must be importable: "
+                                      "install it, or run with PYTHONPATH=FOLDER for a module file in FOLDER)") from err
         if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
             obj = obj()
         if isinstance(obj, torch.nn.Module):
