@@ -347,6 +347,7 @@ class Trainer:
         self.best: dict | None = None
         self.recovery = RecoveryState(sgld_steps=cfg.sgld_steps, energy_l2=cfg.energy_l2)
         self.guard = DivergenceGuard(self, cfg.energy_bound, cfg.gap_bound, cfg.buffer_margin) if cfg.guard else None
+        self._snapshot_file: str | None = None  # the guard's rollback point on disk (_save_snapshot)
         self._faults: dict[int, str] = {}
         if ckpt is not None:
             self._restore(ckpt)
@@ -764,7 +765,16 @@ class Trainer:
         same_folder = Path(ckpt["path"]).resolve().parent == self.out_dir.resolve()
         self.best = ckpt.get("best") if same_folder and (self.out_dir / "best.pt").exists() else None
         if self.guard is not None:
-            self.guard.take_snapshot()
+            # the rollback point the run had when it wrote this checkpoint, where it is still on disk: a resumed
+            # run rolls back where the uninterrupted one would; else (another folder, a kept checkpoint whose
+            # rollback file is gone) this state
+            name = ckpt.get("snapshot_file")
+            source = self.out_dir / name if name and same_folder else None
+            if source is not None and source.is_file():
+                self.guard.snapshot = load_checkpoint(source)
+                self._snapshot_file = name
+            else:
+                self.guard.take_snapshot()
 
     def load_state(self, ckpt: dict) -> None:
         """Model, optimiser, buffer, sampler, RNG states, iteration and remedies from a state dict."""
@@ -804,6 +814,10 @@ class Trainer:
         self.history = list(ckpt.get("history", []))
         if "recovery" in ckpt:
             self.recovery = RecoveryState(**ckpt["recovery"])
+        if self.iteration > 0:
+            # the rate the last step used, as the optimiser held it when saved (a run resumed at its end takes no
+            # step that would set it)
+            self._set_lr(learning_rate(self.cfg, self.iteration - 1, self.iters_per_epoch) * self.recovery.lr_scale)
         self.sampler.n_steps = self.recovery.sgld_steps
         self._graphs.clear()
 
@@ -812,6 +826,7 @@ class Trainer:
         (all ranks must call it)."""
         path = self.out_dir / name
         state = self.state_dict()
+        state["snapshot_file"] = self._snapshot_file
         if self.dist.enabled:
             checksum = float(torch.cat([p.detach().double().flatten() for p in self.model.parameters()]).sum())
             gathered = gather_to_main((self.local_state(), checksum), self.dist)
@@ -822,7 +837,30 @@ class Trainer:
             if len(set(state["replica_checksums"])) != 1:
                 self.log(f"warning: replicas differ across ranks: {state['replica_checksums']}")
         atomic_save(state, path)
+        if name == "checkpoint.pt":
+            # rollback files no checkpoint names any more
+            for old in self.out_dir.glob("rollback-*.pt"):
+                if old.name != self._snapshot_file:
+                    old.unlink(missing_ok=True)
         return path
+
+    def _take_snapshot(self) -> None:
+        """The divergence guard's rollback point, in memory and (see _save_snapshot) on disk."""
+        self.guard.take_snapshot()
+        self._snapshot_file = None
+        self._save_snapshot()
+
+    def _save_snapshot(self) -> None:
+        """rollback-<iteration>-r<recoveries>.pt: the guard's snapshot, which the next checkpoint names, so that a
+        run resumed from that checkpoint rolls back where the uninterrupted run would. Written where checkpoints
+        are (--ckpt-every), by one process (data-parallel ranks keep theirs in memory only)."""
+        if not self.cfg.ckpt_every or self.dist.enabled:
+            return
+        snap = self.guard.snapshot
+        name = f"rollback-{int(snap['iteration']):07d}-r{int(snap['recovery']['recoveries'])}.pt"
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        atomic_save(snap, self.out_dir / name)
+        self._snapshot_file = name
 
     def keep_checkpoint(self, path: Path) -> Path | None:
         """checkpoints/iter_<N>.pt: the checkpoint just written at ``path``, kept. A hard link shares its data
@@ -870,9 +908,25 @@ class Trainer:
         """Train to ``total_iters`` and return the summary (also written to summary.json)."""
         self.out_dir.mkdir(parents=True, exist_ok=True)
         with self._folder_lock():
+            if self.dist.is_main:
+                self._tidy_folder()
             if self.dist.is_main and self.iteration > 0:
                 self._continue_records()
             return self._fit()
+
+    def _tidy_folder(self) -> None:
+        """What a kill can leave in the run folder (this process holds its lock, so no write is under way): the
+        temporary files of writes cut short, and the kept checkpoint a kill between checkpoint.pt and its hard link
+        never made (resuming past that iteration would never make it)."""
+        for pattern in (".*.tmp", "checkpoints/.*.tmp"):
+            for tmp in self.out_dir.glob(pattern):
+                tmp.unlink(missing_ok=True)
+        latest = self.out_dir / "checkpoint.pt"
+        keep = self.cfg.ckpt_keep_every
+        if (keep and self.iteration > 0 and self.iteration % keep == 0 and self._resumed_from is not None
+                and self._resumed_from.resolve() == latest.resolve()
+                and not (self.out_dir / "checkpoints" / f"iter_{self.iteration:07d}.pt").exists()):
+            self.keep_checkpoint(latest)
 
     @contextlib.contextmanager
     def _folder_lock(self):
@@ -925,6 +979,10 @@ class Trainer:
                 return True
             try:
                 record = json.loads(line)
+                if record.get("event") == "divergence" and record.get("action") == "recover":
+                    # a rollback: the records before it are of the attempt the guard abandoned, kept as the
+                    # running run keeps them, and the checkpoint is of the rolled-back state, at most this one
+                    return False
                 # the end-of-run record is written again only when the run resumes at its end (a longer run keeps it)
                 return record.get("iter", 0) > self.iteration or (
                     record.get("iter") == self.iteration and "test_acc" in record
@@ -988,7 +1046,9 @@ class Trainer:
             # lines logged during the loop (graph capture, recoveries) go above the live bar, not through it
             self.log = lambda *parts: bar.write(" ".join(map(str, parts)), file=sys.stdout)
         if self.guard is not None and self.guard.snapshot is None:
-            self.guard.take_snapshot()
+            self._take_snapshot()
+        elif self.guard is not None and self._snapshot_file is None:
+            self._save_snapshot()
         stopping = False
         deadline = time.monotonic() + 60 * cfg.max_minutes if cfg.max_minutes > 0 else math.inf
         try:
@@ -1023,7 +1083,7 @@ class Trainer:
                         t_window, it_window = time.perf_counter(), self.iteration
                         continue
                     if it - self.guard.snapshot["iteration"] >= cfg.snapshot_every:
-                        self.guard.take_snapshot()
+                        self._take_snapshot()
                 bar.update(1)
                 if it % cfg.log_every == 0 or it == self.total_iters:
                     m = self.read_metrics()
@@ -1160,7 +1220,11 @@ class Trainer:
                                            f"{back_to}, remedy '{rung}' ({desc})")
         # the rolled-back state with its remedy and new seed is the good state now: a stop before the next snapshot
         # restores this, not the state before the remedy (which would resume into the same divergence)
-        self.guard.take_snapshot()
+        self._take_snapshot()
+        if cfg.ckpt_every:
+            # and checkpoint.pt holds it: a kill before the next checkpoint would otherwise resume the state that
+            # was just abandoned
+            self.save_checkpoint()
 
     def _final_validation(self) -> tuple[dict, bool]:
         """The end's validation and best.pt, (val, kept): taken before the last checkpoint is written, so that its
@@ -1170,7 +1234,9 @@ class Trainer:
             return {"acc": None, "nll": None}, False
         val = evaluate(self.model, self.data.val_x, self.data.val_y, noise=self.cfg.test_noise)
         # fit() checked (or rolled back) last
-        return val, self.keep_if_best(self.iteration, val["acc"], checked=True)
+        kept = self.keep_if_best(self.iteration, val["acc"], checked=True)
+        # a run resumed at its end (killed after its last checkpoint) finds best.pt already this state
+        return val, kept or (self.best is not None and self.best.get("iter") == self.iteration)
 
     def _finish(self, ckpt_path: Path, val: dict, kept: bool) -> dict:
         cfg = self.cfg

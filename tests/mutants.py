@@ -622,6 +622,32 @@ MUTANTS = [
     Mutant('eval-stale-summary-silent', 'tests/test_eval.py -k summary_table', [
         ('fastjem/eval/cli.py', '    stale = [f for f in ("all.json", "report.md") if (out / f).exists()]', '    stale = []'),
     ]),
+    Mutant('rollback-not-checkpointed', 'tests/test_guard.py -k kill_right_after', [
+        ('fastjem/train.py', '        self._take_snapshot()\n        if cfg.ckpt_every:\n            # and checkpoint.pt',
+         '        self._take_snapshot()\n        if False:\n            # and checkpoint.pt'),
+    ]),
+    Mutant('rollback-event-trimmed-on-resume', 'tests/test_guard.py -k kill_right_after', [
+        ('fastjem/train.py', 'if record.get("event") == "divergence" and record.get("action") == "recover":',
+         'if False:'),
+    ]),
+    Mutant('resume-ignores-the-rollback-file', 'tests/test_guard.py -k rolls_back_where', [
+        ('fastjem/train.py', '            if source is not None and source.is_file():\n                self.guard.snapshot',
+         '            if False:\n                self.guard.snapshot'),
+    ]),
+    Mutant('resumed-end-keeps-the-initial-lr', 'tests/test_guard.py -k killed_after_its_last', [
+        ('fastjem/train.py', '        if self.iteration > 0:\n            # the rate the last step used',
+         '        if False:\n            # the rate the last step used'),
+    ]),
+    Mutant('resumed-end-record-not-best', 'tests/test_guard.py -k killed_after_its_last', [
+        ('fastjem/train.py', 'return val, kept or (self.best is not None and self.best.get("iter") == self.iteration)',
+         'return val, kept'),
+    ]),
+    Mutant('lost-kept-checkpoint-not-remade', 'tests/test_guard.py -k killed_after_its_last', [
+        ('fastjem/train.py', '            self.keep_checkpoint(latest)', '            pass'),
+    ]),
+    Mutant('cut-writes-left-behind', 'tests/test_guard.py -k killed_after_its_last', [
+        ('fastjem/train.py', '        for pattern in (".*.tmp", "checkpoints/.*.tmp"):', '        for pattern in ():'),
+    ]),
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),

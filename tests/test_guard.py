@@ -242,3 +242,124 @@ def test_each_rank_reseeds_its_own_stream_after_a_recovery(guarded, tmp_path):
         t.recover()
         draws.append(torch.randint(0, 1000, (8,)))
     assert not torch.equal(draws[0], draws[1])
+
+
+# ------------------------------------------------------------------ a kill around the guard's rollbacks, resumed
+class _Killed(Exception):
+    """A process killed at this point: nothing after it runs (fit's normal end, which writes a checkpoint, never
+    comes)."""
+
+
+def _final(run_dir):
+    ckpt = load_checkpoint(run_dir / "checkpoint.pt")
+    return ckpt, [json.loads(s) for s in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+def _assert_same_run(a_dir, b_dir):
+    (a, a_log), (b, b_log) = _final(a_dir), _final(b_dir)
+    assert a["iteration"] == b["iteration"] and a["recovery"] == b["recovery"]
+    for k in a["model"]:
+        assert torch.equal(a["model"][k], b["model"][k]), k
+    assert torch.equal(a["buffer"]["data"], b["buffer"]["data"])
+    assert torch.equal(a["sampler"]["rng_state"], b["sampler"]["rng_state"])
+    a_opt, b_opt = a["optimizer"]["state"], b["optimizer"]["state"]
+    assert all(torch.equal(a_opt[i][k], b_opt[i][k]) for i in a_opt for k in a_opt[i])
+    drop = ("it_per_s",)
+    assert [{k: v for k, v in r.items() if k not in drop} for r in a_log] == \
+        [{k: v for k, v in r.items() if k not in drop} for r in b_log]
+
+
+def test_a_kill_right_after_a_rollback_resumes_the_rolled_back_run(guarded, tmp_path):
+    """After a rollback checkpoint.pt held the state the guard had just abandoned until the next checkpoint: a
+    kill in between resumed into the divergence. The rolled-back state is written at once, and the resumed run
+    is the uninterrupted one."""
+    cfg = guarded.replace(iters=30, ckpt_every=4, snapshot_every=8)
+    ref = Trainer(cfg, out_dir=tmp_path / "ref", progress=False, log=lambda *a: None)
+    ref.inject_fault(13, "nan")
+    assert ref.fit()["recoveries"] == 1
+    t = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
+    t.inject_fault(13, "nan")
+    recover = t.recover
+
+    def recover_then_die():
+        recover()
+        raise _Killed
+
+    t.recover = recover_then_die
+    with pytest.raises(_Killed):
+        t.fit()
+    assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["recovery"]["recoveries"] == 1
+    Trainer(cfg, resume=tmp_path / "run" / "checkpoint.pt", progress=False, log=lambda *a: None).fit()
+    _assert_same_run(tmp_path / "ref", tmp_path / "run")
+
+
+def test_a_resumed_run_rolls_back_where_the_uninterrupted_one_does(guarded, tmp_path):
+    """The guard's rollback point lies between checkpoints (here the snapshot of iteration 24, the checkpoint of
+    28): a resumed run used to take its own at the checkpoint, and a later divergence rolled back elsewhere. The
+    checkpoint names a rollback file holding the point, and the run resumed from it is the uninterrupted one."""
+    cfg = guarded.replace(iters=40, ckpt_every=4, snapshot_every=8)
+    ref = Trainer(cfg, out_dir=tmp_path / "ref", progress=False, log=lambda *a: None)
+    for it in (13, 31):
+        ref.inject_fault(it, "nan")
+    assert ref.fit()["recoveries"] == 2
+    rolled = [r["rolled_back_to"] for r in events(tmp_path / "ref")[0]]
+    t = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
+    t.inject_fault(13, "nan")
+    step = t.train_step
+
+    def step_then_die():
+        out = step()
+        if t.iteration == 30:
+            raise _Killed
+        return out
+
+    t.train_step = step_then_die
+    with pytest.raises(_Killed):
+        t.fit()
+    saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
+    assert saved["iteration"] == 28 and saved["snapshot_file"] == f"rollback-{rolled[1]:07d}-r1.pt" != \
+        "rollback-0000028-r1.pt"
+    resumed = Trainer(cfg, resume=tmp_path / "run" / "checkpoint.pt", progress=False, log=lambda *a: None)
+    resumed.inject_fault(31, "nan")
+    resumed.fit()
+    assert [r["rolled_back_to"] for r in events(tmp_path / "run")[0]] == rolled
+    _assert_same_run(tmp_path / "ref", tmp_path / "run")
+    # what no checkpoint names any more is gone
+    assert sorted(p.name for p in (tmp_path / "run").glob("rollback-*.pt")) == [saved_name(tmp_path / "run")]
+
+
+def saved_name(run_dir):
+    return load_checkpoint(run_dir / "checkpoint.pt")["snapshot_file"]
+
+
+def test_a_run_killed_after_its_last_checkpoint_finishes_as_it_would_have(guarded, tmp_path):
+    """Killed between checkpoint.pt and its kept hard link, mid-run and then at the end: the kept checkpoint the
+    kill lost is made on resume (resuming past its iteration never made it), temporary files of cut writes are
+    gone, and the run resumed at its end finishes as the uninterrupted one did: its end record says best.pt holds
+    this state, and the optimiser holds the learning rate the last step used (mid warm-up here)."""
+    cfg = guarded.replace(iters=12, ckpt_every=4, ckpt_keep_every=4, eval_every=12, warmup_iters=100)
+    Trainer(cfg, out_dir=tmp_path / "ref", progress=False, log=lambda *a: None).fit()
+    for dies_at in (8, 12):
+        first = dies_at == 8
+        t = Trainer(cfg, out_dir=None if not first else tmp_path / "run",
+                    resume=None if first else tmp_path / "run" / "checkpoint.pt", progress=False, log=lambda *a: None)
+        keep = t.keep_checkpoint
+
+        def keep_or_die(path, t=t, keep=keep, dies_at=dies_at):
+            if t.iteration == dies_at:
+                raise _Killed  # after checkpoint.pt of this iteration, before its kept link
+            return keep(path)
+
+        t.keep_checkpoint = keep_or_die
+        with pytest.raises(_Killed):
+            t.fit()
+        assert not (tmp_path / "run" / "checkpoints" / f"iter_{dies_at:07d}.pt").exists()
+    (tmp_path / "run" / ".checkpoint.pt.abc.tmp").write_bytes(b"cut short")
+    Trainer(cfg, resume=tmp_path / "run" / "checkpoint.pt", progress=False, log=lambda *a: None).fit()
+    _assert_same_run(tmp_path / "ref", tmp_path / "run")
+    a, b = _final(tmp_path / "ref"), _final(tmp_path / "run")
+    assert a[1][-1]["best"] is True and b[1][-1]["best"] is True
+    assert a[0]["optimizer"]["param_groups"][0]["lr"] == b[0]["optimizer"]["param_groups"][0]["lr"] != cfg.lr
+    kept = sorted(p.name for p in (tmp_path / "run" / "checkpoints").glob("iter_*.pt"))
+    assert kept == ["iter_0000004.pt", "iter_0000008.pt", "iter_0000012.pt"]
+    assert not list((tmp_path / "run").glob(".*.tmp"))
