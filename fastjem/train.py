@@ -770,8 +770,15 @@ class Trainer:
             # rollback file is gone) this state
             name = ckpt.get("snapshot_file")
             source = self.out_dir / name if name and same_folder else None
+            snapshot = None
             if source is not None and source.is_file():
-                self.guard.snapshot = load_checkpoint(source)
+                try:
+                    snapshot = load_checkpoint(source)
+                except CheckpointError as err:
+                    self.log(f"resume: the rollback point {source.name} is unreadable ({err}); the divergence guard "
+                             "rolls back to this checkpoint instead")
+            if snapshot is not None:
+                self.guard.snapshot = snapshot
                 self._snapshot_file = name
             else:
                 self.guard.take_snapshot()

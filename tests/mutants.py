@@ -500,7 +500,7 @@ MUTANTS = [
     ]),
     Mutant('recover-keeps-old-snapshot', 'tests/test_guard.py -k keeps_the_remedy', [
         ('fastjem/train.py',
-         '        # restores this, not the state before the remedy (which would resume into the same divergence)\n        self.guard.take_snapshot()',
+         '        # restores this, not the state before the remedy (which would resume into the same divergence)\n        self._take_snapshot()',
          '        # restores this, not the state before the remedy (which would resume into the same divergence)\n        pass'),
     ]),
     Mutant('pxy-energy-l2-off', 'tests/test_train.py -k only_generative', [
@@ -631,8 +631,8 @@ MUTANTS = [
          'if False:'),
     ]),
     Mutant('resume-ignores-the-rollback-file', 'tests/test_guard.py -k rolls_back_where', [
-        ('fastjem/train.py', '            if source is not None and source.is_file():\n                self.guard.snapshot',
-         '            if False:\n                self.guard.snapshot'),
+        ('fastjem/train.py', '            if snapshot is not None:\n                self.guard.snapshot = snapshot',
+         '            if False:\n                self.guard.snapshot = snapshot'),
     ]),
     Mutant('resumed-end-keeps-the-initial-lr', 'tests/test_guard.py -k killed_after_its_last', [
         ('fastjem/train.py', '        if self.iteration > 0:\n            # the rate the last step used',

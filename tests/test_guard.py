@@ -326,6 +326,13 @@ def test_a_resumed_run_rolls_back_where_the_uninterrupted_one_does(guarded, tmp_
     _assert_same_run(tmp_path / "ref", tmp_path / "run")
     # what no checkpoint names any more is gone
     assert sorted(p.name for p in (tmp_path / "run").glob("rollback-*.pt")) == [saved_name(tmp_path / "run")]
+    # a damaged rollback file does not stop a resume: the guard rolls back to the checkpoint instead, and says so
+    rollback = tmp_path / "run" / saved_name(tmp_path / "run")
+    rollback.write_bytes(rollback.read_bytes()[:1000])
+    said = []
+    again = Trainer(cfg.replace(iters=44), resume=tmp_path / "run" / "checkpoint.pt", progress=False, log=said.append)
+    assert any("is unreadable" in line for line in said)
+    assert again.guard.snapshot["iteration"] == 40
 
 
 def saved_name(run_dir):
