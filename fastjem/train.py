@@ -746,7 +746,9 @@ class Trainer:
             rng["cuda"] = torch.cuda.get_rng_state(self.device)
         # the metric sums of the logging window under way: a resumed run logs the line the whole run would
         return {"buffer": self.buffer.state_dict(), "sampler": self.sampler.state_dict(), "rng": rng,
-                "metric_sums": self._acc.clone(), "metric_count": self._acc_n}
+                "metric_sums": self._acc.clone(), "metric_count": self._acc_n,
+                # the sample grid a run resumed at its end draws, as the uninterrupted run drew it
+                "last_samples": None if self.last_samples is None else self.last_samples.detach().clone()}
 
     def state_dict(self) -> dict:
         """This rank's full state (rank 0's is what a checkpoint's top level holds)."""
@@ -807,6 +809,8 @@ class Trainer:
         if "metric_sums" in local:
             self._acc.copy_(local["metric_sums"])  # in place: the iteration graph holds this tensor
             self._acc_n = int(local["metric_count"])
+        if local.get("last_samples") is not None:
+            self.last_samples = local["last_samples"].to(self.device)
         if "data_rng" in ckpt:
             try:
                 self.data_gen.set_state(ckpt["data_rng"])

@@ -645,6 +645,9 @@ MUTANTS = [
     Mutant('lost-kept-checkpoint-not-remade', 'tests/test_guard.py -k killed_after_its_last', [
         ('fastjem/train.py', '            self.keep_checkpoint(latest)', '            pass'),
     ]),
+    Mutant('resumed-end-grid-from-buffer', 'tests/test_guard.py -k killed_after_its_last', [
+        ('fastjem/train.py', '        if local.get("last_samples") is not None:', '        if False:'),
+    ]),
     Mutant('cut-writes-left-behind', 'tests/test_guard.py -k killed_after_its_last', [
         ('fastjem/train.py', '        for pattern in (".*.tmp", "checkpoints/.*.tmp"):', '        for pattern in ():'),
     ]),

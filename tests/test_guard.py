@@ -370,3 +370,5 @@ def test_a_run_killed_after_its_last_checkpoint_finishes_as_it_would_have(guarde
     kept = sorted(p.name for p in (tmp_path / "run" / "checkpoints").glob("iter_*.pt"))
     assert kept == ["iter_0000004.pt", "iter_0000008.pt", "iter_0000012.pt"]
     assert not list((tmp_path / "run").glob(".*.tmp"))
+    # the end's sample grid is of the last SGLD samples, as the uninterrupted run's (not of the replay buffer)
+    assert (tmp_path / "ref" / "samples.png").read_bytes() == (tmp_path / "run" / "samples.png").read_bytes()
