@@ -708,7 +708,8 @@ def main(argv: list[str] | None = None) -> int:
         from fastjem.checkpoint import WRITE_ERRNOS
 
         where = err.filename or "a file"
-        if err.errno in (errno.EEXIST, errno.ENOTDIR):
+        if err.errno in (errno.EEXIST, errno.ENOTDIR) and err.filename and any(
+                p.is_file() for p in (Path(err.filename), *Path(err.filename).parents)):
             # mkdir of an output folder that is a file, or below one
             print(f"fastjem: error: {where}: a file stands where a folder is needed: choose another --out-dir / --out",
                   file=sys.stderr)

@@ -869,8 +869,7 @@ class Trainer:
             return
         snap = self.guard.snapshot
         name = f"rollback-{int(snap['iteration']):07d}-r{int(snap['recovery']['recoveries'])}.pt"
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        atomic_save(snap, self.out_dir / name)
+        atomic_save(snap, self.out_dir / name)  # fit() made the folder
         self._snapshot_file = name
 
     def keep_checkpoint(self, path: Path) -> Path | None:

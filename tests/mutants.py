@@ -605,7 +605,8 @@ MUTANTS = [
         ('fastjem/data.py', '               disable=not progress) as bar):', '               disable=False) as bar):'),
     ]),
     Mutant('out-dir-file-traceback', 'tests/test_cli.py -k file_gets', [
-        ('fastjem/cli.py', '        if err.errno in (errno.EEXIST, errno.ENOTDIR):', '        if False:'),
+        ('fastjem/cli.py', '        if err.errno in (errno.EEXIST, errno.ENOTDIR) and err.filename and any(',
+         '        if False and any('),
     ]),
     Mutant('robustness-no-caution', 'tests/test_eval.py -k cautions', [
         ('fastjem/eval/tasks.py', '    far = [n for n, m in moves.items() if m["mean_abs_change"] > FAR_MOVE]', '    far = []'),
