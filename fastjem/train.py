@@ -54,6 +54,8 @@ from fastjem.sampler import SGLD, eval_mode, model_energy, row_energies
 from fastjem.weights import sampling_network
 
 METRIC_NAMES = ("loss", "ce", "acc", "e_data", "e_sample")
+# what differs between data-parallel ranks (Trainer.local_state): a checkpoint or rollback file holds it per rank
+LOCAL_STATE = ("buffer", "sampler", "rng", "metric_sums", "metric_count", "last_samples")
 
 
 class DivergedError(FastJEMError):
@@ -745,6 +747,7 @@ class Trainer:
         if self.device.type == "cuda":
             rng["cuda"] = torch.cuda.get_rng_state(self.device)
         # the metric sums of the logging window under way: a resumed run logs the line the whole run would
+        # (the keys are LOCAL_STATE)
         return {"buffer": self.buffer.state_dict(), "sampler": self.sampler.state_dict(), "rng": rng,
                 "metric_sums": self._acc.clone(), "metric_count": self._acc_n,
                 # the sample grid a run resumed at its end draws, as the uninterrupted run drew it
@@ -779,6 +782,15 @@ class Trainer:
                 except CheckpointError as err:
                     self.log(f"resume: the rollback point {source.name} is unreadable ({err}); the divergence guard "
                              "rolls back to this checkpoint instead")
+            if snapshot is not None and "ranks" in snapshot:
+                # data-parallel: the file holds every rank's local state; this rank keeps its own
+                ranks = snapshot.pop("ranks")
+                if len(ranks) == self.dist.world:
+                    snapshot.update(ranks[self.dist.rank])
+                else:
+                    self.log(f"resume: the rollback point {source.name} holds {len(ranks)} processes' states, not "
+                             f"{self.dist.world}; the divergence guard rolls back to this checkpoint instead")
+                    snapshot = None
             if snapshot is not None:
                 self.guard.snapshot = snapshot
                 self._snapshot_file = name
@@ -864,13 +876,19 @@ class Trainer:
     def _save_snapshot(self) -> None:
         """rollback-<iteration>-r<recoveries>.pt: the guard's snapshot, which the next checkpoint names, so that a
         run resumed from that checkpoint rolls back where the uninterrupted run would. Written where checkpoints
-        are (--ckpt-every), by one process (data-parallel ranks keep theirs in memory only)."""
-        if not self.cfg.ckpt_every or self.dist.enabled:
+        are (--ckpt-every); under data parallelism rank 0 writes every rank's local state, as in a checkpoint
+        (all ranks take their snapshots at the same checks, so all call this)."""
+        if not self.cfg.ckpt_every:
             return
         snap = self.guard.snapshot
         name = f"rollback-{int(snap['iteration']):07d}-r{int(snap['recovery']['recoveries'])}.pt"
-        atomic_save(snap, self.out_dir / name)  # fit() made the folder
         self._snapshot_file = name
+        if self.dist.enabled:
+            gathered = gather_to_main({k: snap[k] for k in LOCAL_STATE}, self.dist)
+            if not self.dist.is_main:
+                return
+            snap = {**snap, "ranks": gathered}
+        atomic_save(snap, self.out_dir / name)  # fit() made the folder
 
     def keep_checkpoint(self, path: Path) -> Path | None:
         """checkpoints/iter_<N>.pt: the checkpoint just written at ``path``, kept. A hard link shares its data

@@ -652,6 +652,13 @@ MUTANTS = [
     Mutant('cut-writes-left-behind', 'tests/test_guard.py -k killed_after_its_last', [
         ('fastjem/train.py', '        for pattern in (".*.tmp", "checkpoints/.*.tmp"):', '        for pattern in ():'),
     ]),
+    Mutant('ddp-rollback-in-memory-only', 'tests/test_distributed.py -k rolls_back_where', [
+        ('fastjem/train.py', '        if not self.cfg.ckpt_every:\n            return\n        snap = self.guard.snapshot',
+         '        if not self.cfg.ckpt_every or self.dist.enabled:\n            return\n        snap = self.guard.snapshot'),
+    ]),
+    Mutant('ddp-rollback-rank0-part-for-all', 'tests/test_distributed.py -k rolls_back_where', [
+        ('fastjem/train.py', 'snapshot.update(ranks[self.dist.rank])', 'snapshot.update(ranks[0])'),
+    ]),
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),

@@ -160,3 +160,64 @@ def test_a_stop_signal_on_one_rank_stops_every_rank_at_the_same_check(tmp_path):
     assert [r["stopped_by"] for r in ranks] == ["SIGINT", "SIGINT"]
     assert ranks[0]["params"] == ranks[1]["params"]
     assert load_checkpoint(tmp_path / "stop" / "checkpoint.pt")["iteration"] == 4
+
+
+# Run under torchrun: "ref" trains 24 iterations with a NaN loss injected at iteration 23 (the guard rolls back to
+# its snapshot of iteration 16; checkpoints every 4); "die" is the same run killed after iteration 22 (its last
+# checkpoint, 20, names the rollback point 16); "resume" continues "die" with the same fault.
+ROLLBACK_RESUME = '''
+import os, sys
+from pathlib import Path
+from fastjem.config import TrainConfig
+from fastjem.train import Trainer
+
+mode, out = sys.argv[1], Path(sys.argv[2])
+cfg = TrainConfig(dataset="digits", arch="convnet", width=8, batch_size=16, sgld_steps=2, buffer_size=100, device="cpu",
+                  compile="off", iters=24, log_every=2, check_every=2, snapshot_every=8, ckpt_every=4, seed=3,
+                  warmup_iters=5, lr=1e-3)
+quiet = dict(progress=False, log=lambda *a: None)
+t = Trainer(cfg, resume=out / "checkpoint.pt", **quiet) if mode == "resume" else Trainer(cfg, out_dir=out, **quiet)
+t.inject_fault(23, "nan")
+if mode == "die":
+    step = t.train_step
+    def train_step():
+        parts = step()
+        if t.iteration == 22:
+            os._exit(0)  # every rank, after the same step: a kill between checkpoints
+        return parts
+    t.train_step = train_step
+t.fit()
+'''
+
+
+def test_a_resumed_data_parallel_run_rolls_back_where_the_uninterrupted_one_does(tmp_path):
+    """The guard's rollback point (iteration 16) lies before the last checkpoint (20). Data-parallel ranks kept it
+    in memory only, so a resumed run rolled back to where it resumed; rank 0 now writes every rank's part of it
+    beside the checkpoint, and the resumed run is the uninterrupted one, rank by rank."""
+    script = tmp_path / "rollback.py"
+    script.write_text(ROLLBACK_RESUME)
+
+    def launch(mode, folder):
+        run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", str(script),
+             mode, str(tmp_path / folder)])
+
+    launch("ref", "ref")
+    launch("die", "run")
+    saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
+    assert saved["iteration"] == 20 and saved["snapshot_file"] == "rollback-0000016-r0.pt"
+    assert len(load_checkpoint(tmp_path / "run" / "rollback-0000016-r0.pt")["ranks"]) == 2
+    launch("resume", "run")
+    a, b = (load_checkpoint(tmp_path / d / "checkpoint.pt") for d in ("ref", "run"))
+    events = [[r for r in map(json.loads, (tmp_path / d / "metrics.jsonl").read_text().splitlines())
+               if r.get("event") == "divergence"] for d in ("ref", "run")]
+    assert [e["rolled_back_to"] for e in events[0]] == [e["rolled_back_to"] for e in events[1]] == [16]
+    assert a["iteration"] == b["iteration"] == 24 and a["recovery"] == b["recovery"]
+    for k in a["model"]:
+        assert torch.equal(a["model"][k], b["model"][k]), k
+    for ra, rb in zip(a["ranks"], b["ranks"], strict=True):
+        assert torch.equal(ra["buffer"]["data"], rb["buffer"]["data"])
+        assert torch.equal(ra["sampler"]["rng_state"], rb["sampler"]["rng_state"])
+        assert torch.equal(ra["rng"]["torch"], rb["rng"]["torch"])
+    logs = [[{k: v for k, v in json.loads(line).items() if k != "it_per_s"}
+             for line in (tmp_path / d / "metrics.jsonl").read_text().splitlines()] for d in ("ref", "run")]
+    assert logs[0] == logs[1]
