@@ -59,6 +59,7 @@ from env_info import (  # noqa: E402
     git_state,
     now_utc,
     peak_flops,
+    pick_device,
     result_name,
     timed,
     versions,
@@ -593,8 +594,7 @@ def parse_args(argv=None):
                    "they enter are left out")
     p.add_argument("--out", default=str(RESULTS), help="folder for the JSON (default bench/results)")
     args = p.parse_args(argv)
-    if args.device == "auto":
-        args.device = "cuda" if torch.cuda.is_available() else "cpu"
+    args.device = pick_device(p, args.device).type
     cuda = args.device == "cuda"
     if args.smoke:
         # the smoke sizes where an option was left at its default: what is given is what runs (and is recorded)
@@ -641,9 +641,6 @@ def main(argv=None) -> int:
     # shapes, precisions, parts): more variants than dynamo's default 8 per function, past which it would run the
     # later engines uncompiled and time the wrong thing.
     torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 64)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        print("--device cuda: CUDA is not available", file=sys.stderr)
-        return 1
     ignored = [flag for flag, given in (("--overlap", args.overlap), ("--sgld-parts", args.sgld_parts > 0)) if given]
     if device.type != "cuda" and ignored:
         print(f"note: {' and '.join(ignored)} time CUDA candidates; on {device.type} they are not timed")

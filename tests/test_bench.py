@@ -355,7 +355,7 @@ def test_bench_scripts_refuse_bad_options_before_any_work(capsys):
             (script.parse_args if script is steps_per_sec else script.main)(args)
         assert exc.value.code == 2 and message in capsys.readouterr().err, (script.__name__, args)
     if not torch.cuda.is_available():
-        for script in (sgld_study, profile_step, cifar_run):
+        for script in (sgld_study, profile_step, cifar_run, steps_per_sec):
             with pytest.raises(SystemExit):
                 script.main(["--device", "cuda"])
             assert "--device cuda: no CUDA device here" in capsys.readouterr().err, script.__name__
