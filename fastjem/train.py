@@ -848,6 +848,8 @@ class Trainer:
         """Write ``name`` (checkpoint.pt) atomically; under data parallelism rank 0 writes every rank's local state
         (all ranks must call it)."""
         path = self.out_dir / name
+        if name == "checkpoint.pt" and self.guard is not None and self.guard.snapshot is not None:
+            self._place_rollback_point()
         state = self.state_dict()
         state["snapshot_file"] = self._snapshot_file
         if self.dist.enabled:
@@ -868,18 +870,26 @@ class Trainer:
         return path
 
     def _take_snapshot(self) -> None:
-        """The divergence guard's rollback point, in memory and (see _save_snapshot) on disk."""
+        """The divergence guard's rollback point, in memory (on disk only where a checkpoint needs it:
+        _place_rollback_point)."""
         self.guard.take_snapshot()
         self._snapshot_file = None
-        self._save_snapshot()
+
+    def _place_rollback_point(self) -> None:
+        """Where a run resumed from the checkpoint about to be written finds the guard's rollback point, so that it
+        rolls back where the uninterrupted run would. A snapshot of this very iteration is taken again from the
+        state the checkpoint holds (the same parameters; only records such as a validation since differ), which a
+        resume takes from the checkpoint itself: nothing more is written, and the defaults' snapshots fall on
+        checkpoint iterations. An older snapshot is written once, as a file the checkpoint names."""
+        if int(self.guard.snapshot["iteration"]) == self.iteration:
+            self._take_snapshot()
+        elif self._snapshot_file is None:
+            self._save_snapshot()
 
     def _save_snapshot(self) -> None:
-        """rollback-<iteration>-r<recoveries>.pt: the guard's snapshot, which the next checkpoint names, so that a
-        run resumed from that checkpoint rolls back where the uninterrupted run would. Written where checkpoints
-        are (--ckpt-every); under data parallelism rank 0 writes every rank's local state, as in a checkpoint
-        (all ranks take their snapshots at the same checks, so all call this)."""
-        if not self.cfg.ckpt_every:
-            return
+        """rollback-<iteration>-r<recoveries>.pt: the guard's snapshot. Under data parallelism rank 0 writes every
+        rank's local state, as in a checkpoint (all ranks take their snapshots at the same checks and write
+        checkpoints together, so all call this)."""
         snap = self.guard.snapshot
         name = f"rollback-{int(snap['iteration']):07d}-r{int(snap['recovery']['recoveries'])}.pt"
         self._snapshot_file = name
@@ -1075,8 +1085,6 @@ class Trainer:
             self.log = lambda *parts: bar.write(" ".join(map(str, parts)), file=sys.stdout)
         if self.guard is not None and self.guard.snapshot is None:
             self._take_snapshot()
-        elif self.guard is not None and self._snapshot_file is None:
-            self._save_snapshot()
         stopping = False
         deadline = time.monotonic() + 60 * cfg.max_minutes if cfg.max_minutes > 0 else math.inf
         try:

@@ -653,11 +653,19 @@ MUTANTS = [
         ('fastjem/train.py', '        for pattern in (".*.tmp", "checkpoints/.*.tmp"):', '        for pattern in ():'),
     ]),
     Mutant('ddp-rollback-in-memory-only', 'tests/test_distributed.py -k rolls_back_where', [
-        ('fastjem/train.py', '        if not self.cfg.ckpt_every:\n            return\n        snap = self.guard.snapshot',
-         '        if not self.cfg.ckpt_every or self.dist.enabled:\n            return\n        snap = self.guard.snapshot'),
+        ('fastjem/train.py', '        snap = self.guard.snapshot\n        name = f"rollback-',
+         '        if self.dist.enabled:\n            return\n        snap = self.guard.snapshot\n        name = f"rollback-'),
     ]),
     Mutant('ddp-rollback-rank0-part-for-all', 'tests/test_distributed.py -k rolls_back_where', [
         ('fastjem/train.py', 'snapshot.update(ranks[self.dist.rank])', 'snapshot.update(ranks[0])'),
+    ]),
+    Mutant('rollback-file-at-every-snapshot', 'tests/test_guard.py -k snapshots_on_checkpoint', [
+        ('fastjem/train.py', '        if int(self.guard.snapshot["iteration"]) == self.iteration:\n            self._take_snapshot()',
+         '        if False:\n            self._take_snapshot()'),
+    ]),
+    Mutant('checkpoint-as-rollback-point-not-retaken', 'tests/test_guard.py -k snapshots_on_checkpoint', [
+        ('fastjem/train.py', '        if int(self.guard.snapshot["iteration"]) == self.iteration:\n            self._take_snapshot()',
+         '        if int(self.guard.snapshot["iteration"]) == self.iteration:\n            self._snapshot_file = None'),
     ]),
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),

@@ -3,6 +3,7 @@
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -319,20 +320,56 @@ def test_a_resumed_run_rolls_back_where_the_uninterrupted_one_does(guarded, tmp_
     saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
     assert saved["iteration"] == 28 and saved["snapshot_file"] == f"rollback-{rolled[1]:07d}-r1.pt" != \
         "rollback-0000028-r1.pt"
+    shutil.copytree(tmp_path / "run", tmp_path / "damaged")
     resumed = Trainer(cfg, resume=tmp_path / "run" / "checkpoint.pt", progress=False, log=lambda *a: None)
     resumed.inject_fault(31, "nan")
     resumed.fit()
     assert [r["rolled_back_to"] for r in events(tmp_path / "run")[0]] == rolled
     _assert_same_run(tmp_path / "ref", tmp_path / "run")
-    # what no checkpoint names any more is gone
-    assert sorted(p.name for p in (tmp_path / "run").glob("rollback-*.pt")) == [saved_name(tmp_path / "run")]
+    # the last checkpoint (40) is its own rollback point, the snapshot of 40: what no checkpoint names is gone
+    assert saved_name(tmp_path / "run") is None and not list((tmp_path / "run").glob("rollback-*.pt"))
     # a damaged rollback file does not stop a resume: the guard rolls back to the checkpoint instead, and says so
-    rollback = tmp_path / "run" / saved_name(tmp_path / "run")
+    rollback = tmp_path / "damaged" / saved["snapshot_file"]
     rollback.write_bytes(rollback.read_bytes()[:1000])
     said = []
-    again = Trainer(cfg.replace(iters=44), resume=tmp_path / "run" / "checkpoint.pt", progress=False, log=said.append)
+    again = Trainer(cfg, resume=tmp_path / "damaged" / "checkpoint.pt", progress=False, log=said.append)
     assert any("is unreadable" in line for line in said)
-    assert again.guard.snapshot["iteration"] == 40
+    assert again.guard.snapshot["iteration"] == 28
+
+
+def test_snapshots_on_checkpoint_iterations_write_no_rollback_file_and_resume_exactly(guarded, tmp_path):
+    """Where a snapshot falls on a checkpoint's iteration (the defaults: snapshots every 250, checkpoints every 500),
+    that checkpoint is the rollback point, and no rollback file is written (on WRN-28-10 one is as large as a
+    checkpoint, and was written at every snapshot). A run killed after such a checkpoint and resumed rolls back
+    and finishes as the uninterrupted run, records included: the validation at the snapshot's iteration, which
+    comes after the snapshot, is in both runs' history."""
+    cfg = guarded.replace(iters=24, ckpt_every=8, snapshot_every=8, eval_every=8)
+    ref = Trainer(cfg, out_dir=tmp_path / "ref", progress=False, log=lambda *a: None)
+    ref.inject_fault(19, "nan")
+    assert ref.fit()["recoveries"] == 1
+    t = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
+    step = t.train_step
+
+    def step_then_die():
+        out = step()
+        if t.iteration == 18:
+            raise _Killed
+        return out
+
+    t.train_step = step_then_die
+    with pytest.raises(_Killed):
+        t.fit()
+    assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["iteration"] == 16
+    assert saved_name(tmp_path / "run") is None
+    resumed = Trainer(cfg, resume=tmp_path / "run" / "checkpoint.pt", progress=False, log=lambda *a: None)
+    resumed.inject_fault(19, "nan")
+    resumed.fit()
+    assert [r["rolled_back_to"] for r in events(tmp_path / "ref")[0]] == \
+        [r["rolled_back_to"] for r in events(tmp_path / "run")[0]] == [16]
+    _assert_same_run(tmp_path / "ref", tmp_path / "run")
+    assert _final(tmp_path / "ref")[0]["history"] == _final(tmp_path / "run")[0]["history"]
+    assert {r["iter"] for r in _final(tmp_path / "ref")[0]["history"]} >= {8, 16}
+    assert not list(tmp_path.glob("*/rollback-*.pt"))
 
 
 def saved_name(run_dir):
