@@ -25,7 +25,7 @@ from torch import nn
 
 import fastjem
 from fastjem.config import TrainConfig
-from fastjem.engine import cpu_bf16_flags, device_name, resolve_engine
+from fastjem.engine import cpu_bf16_flags, device_name, fit_sgld_parts, resolve_engine
 from fastjem.kernels._dispatch import triton
 from fastjem.models import build_model, has_batch_norm
 from fastjem.sampler import SGLD, row_energies
@@ -68,7 +68,7 @@ def build_sampler_call(cfg: TrainConfig, device: torch.device, num_classes: int 
     network (a copy is timed) in place of the one ``cfg`` describes."""
     torch.manual_seed(cfg.seed)
     model = _network(cfg, num_classes, channels, model).to(device)
-    engine = resolve_engine(cfg, device, has_batch_norm(model))
+    engine = fit_sgld_parts(resolve_engine(cfg, device, has_batch_norm(model)), channels * size * size)
     engine.apply_backend_flags()
     model = model.to(memory_format=torch.channels_last)
     net = torch.compile(model, dynamic=False) if engine.compile else model

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -179,6 +179,16 @@ def auto_sgld_parts(device: torch.device) -> int:
     """``--sgld-parts 0`` (auto): two blocks of rows on CUDA, whose convolutions overlap on the SMs (on an H100,
     WRN-28-10 at batch 64 trains 8% faster); one elsewhere, where the blocks would run one after another."""
     return 2 if device.type == "cuda" else 1
+
+
+def fit_sgld_parts(engine: Engine, sample_numel: int) -> Engine:
+    """The engine with SGLD in one part where a sample's element count is not a multiple of 4, the width of the
+    noise counters a part starts at (with a note saying so)."""
+    if engine.sgld_parts <= 1 or sample_numel % 4 == 0:
+        return engine
+    why = (f"SGLD parts off: a sample's {sample_numel} elements are not a multiple of 4 (the width of the noise "
+           "counters a part starts at)")
+    return replace(engine, sgld_parts=1, notes=engine.notes + (why,))
 
 
 def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool, distributed: bool = False) -> Engine:

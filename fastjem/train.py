@@ -45,7 +45,7 @@ from fastjem.distributed import (
     init_from_env,
     max_over_ranks,
 )
-from fastjem.engine import Engine, resolve_engine
+from fastjem.engine import Engine, fit_sgld_parts, resolve_engine
 from fastjem.errors import CheckpointError, ConfigError, FastJEMError
 from fastjem.guard import DivergenceGuard, RecoveryState
 from fastjem.models import build_model, has_batch_norm
@@ -309,10 +309,7 @@ class Trainer:
             self.model, self.net, self.engine.cast_weights_once, self.engine.compile)
         if why:
             self.engine = replace(self.engine, cast_weights_once=False, notes=self.engine.notes + (why,))
-        if self.engine.sgld_parts > 1 and math.prod(self.data.sample_shape) % 4:
-            why = (f"SGLD parts off: a sample's {math.prod(self.data.sample_shape)} elements are not a multiple of 4 "
-                   "(the width of the noise counters a part starts at)")
-            self.engine = replace(self.engine, sgld_parts=1, notes=self.engine.notes + (why,))
+        self.engine = fit_sgld_parts(self.engine, math.prod(self.data.sample_shape))
         self.optimizer = self._build_optimizer()
         conditional = cfg.class_cond_px or cfg.pxy_weight > 0
         backend = self.engine.kernels

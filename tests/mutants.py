@@ -667,6 +667,13 @@ MUTANTS = [
         ('fastjem/train.py', '        if int(self.guard.snapshot["iteration"]) == self.iteration:\n            self._take_snapshot()',
          '        if int(self.guard.snapshot["iteration"]) == self.iteration:\n            self._snapshot_file = None'),
     ]),
+    Mutant('bench-parts-not-fitted', 'tests/test_parts.py -k multiple_of_4', [
+        ('fastjem/benchmark.py', 'fit_sgld_parts(resolve_engine(cfg, device, has_batch_norm(model)), channels * size * size)',
+         'resolve_engine(cfg, device, has_batch_norm(model))'),
+    ]),
+    Mutant('train-parts-not-fitted', 'tests/test_parts.py -k multiple_of_4', [
+        ('fastjem/train.py', '        self.engine = fit_sgld_parts(self.engine, math.prod(self.data.sample_shape))\n', ''),
+    ]),
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),

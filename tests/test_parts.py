@@ -141,3 +141,19 @@ def test_parts_on_streams_in_the_cuda_graphs_match_the_whole_batch(tmp_path):
             torch.testing.assert_close(lb, la, rtol=2e-2, atol=2e-2)
             torch.testing.assert_close(xb, xa, rtol=2e-2, atol=2e-2)
         assert torch.equal(runs[1][4], runs[2][4])
+
+
+def test_bench_turns_parts_off_where_a_sample_is_not_a_multiple_of_4_elements():
+    """`fastjem bench` takes the engine's parts (2 by default on CUDA) as the Trainer does: a sample of 3x7x7 = 147
+    elements runs in one part, with a note, where the sampler would refuse it (bench raised a traceback)."""
+    from fastjem.benchmark import bench_sampler
+    from fastjem.engine import fit_sgld_parts
+
+    cfg = TrainConfig(arch="wrn", depth=10, width=1, batch_size=4, sgld_steps=2, device="cpu", compile="off",
+                      sgld_parts=2)
+    engine = resolve_engine(cfg, torch.device("cpu"), has_batch_norm=False)
+    assert engine.sgld_parts == 2 and fit_sgld_parts(engine, 3 * 8 * 8) is engine
+    one = fit_sgld_parts(engine, 3 * 7 * 7)
+    assert one.sgld_parts == 1 and "147 elements are not a multiple of 4" in one.notes[-1]
+    r = bench_sampler(cfg, torch.device("cpu"), size=7, seconds=0.0, warmup=1)
+    assert r["input"] == [3, 7, 7] and any("SGLD parts off" in n for n in r["engine_notes"])
