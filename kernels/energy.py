@@ -330,6 +330,8 @@ def _setup_context(ctx, inputs, output):
     # resolved now: a CUDA backward runs on an autograd worker thread, outside any `with backend(...)`
     ctx.backend = resolve_backend(backend)
     ctx.mark_non_differentiable(row_max, row_sumexp)
+    # their gradients stay None rather than zero tensors autograd would fill at every backward
+    ctx.set_materialize_grads(False)
 
 
 def _backward(ctx, grad_energy, grad_row_max, grad_row_sumexp):

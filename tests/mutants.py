@@ -674,6 +674,9 @@ MUTANTS = [
     Mutant('train-parts-not-fitted', 'tests/test_parts.py -k multiple_of_4', [
         ('fastjem/train.py', '        self.engine = fit_sgld_parts(self.engine, math.prod(self.data.sample_shape))\n', ''),
     ]),
+    Mutant('energy-stat-grads-materialised', 'tests/test_energy.py -k fills_no_gradient', [
+        ('kernels/energy.py', '    ctx.set_materialize_grads(False)\n', ''),
+    ]),
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),
