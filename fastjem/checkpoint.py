@@ -86,6 +86,54 @@ def atomic_write_bytes(data: bytes, path: str | os.PathLike) -> None:
         f.write(data)
 
 
+# held by the process that trains in a run folder (fastjem runs tells a running run from a stopped one by it)
+RUN_LOCK = ".lock"
+
+
+@contextlib.contextmanager
+def folder_lock(lock_file: Path, busy: str):
+    """Hold an exclusive lock on ``lock_file`` (an flock, released when the process ends, however it ends) while
+    the block runs; where another process holds it, a ConfigError: ``busy`` with the holder's pid filled in for
+    ``{holder}``. Where flock does not exist the block runs unguarded."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(lock_file, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.seek(0)
+            raise ConfigError(busy.format(holder=f.read().strip() or "another process")) from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}")
+        f.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def lock_holder(lock_file: Path) -> str | None:
+    """Who holds ``lock_file`` now ("pid N"), or None where no process does (or it does not exist)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        with open(lock_file) as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                return f.read().strip() or "another process"
+            fcntl.flock(f, fcntl.LOCK_UN)
+            return None
+    except OSError:
+        return None
+
+
 def is_training_checkpoint(path: Path) -> bool:
     """Whether ``path`` is a checkpoint fastjem training wrote (not one converted from the authors' code, which
     can be converted again): its pickled record (small beside the tensors, which are stored apart) names the

@@ -295,15 +295,38 @@ def add_runs_parser(sub) -> None:
                    help="run folders, or folders of runs (default: runs/)")
     p.add_argument("--sort", choices=SORT_KEYS, default="run", help="order of the lines (default: run name; "
                                                                      "measures best first)")
-    p.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
+    p.add_argument("--format", choices=("text", "md", "csv", "json"), default="text",
+                   help="text (default), md (a Markdown table), csv, or json (the rows)")
+    p.add_argument("--json", action="store_true", help="the same as --format json")
+    p.add_argument("--combinations", action="store_true",
+                   help="a sweep folder's per-combination table alone (mean ± sd over seeds, as the sweep printed it "
+                        "at its end; text, md or csv), not its runs")
 
 
 def run_runs(args: argparse.Namespace) -> int:
     from fastjem.runs import find_runs, format_table, run_label, run_row, sort_rows
+    from fastjem.sweep import format_summary, summarise_folder
 
+    fmt = "json" if args.json else args.format
+    sweeps = [(p, summarise_folder(p)) for p in args.runs]
+    if args.combinations:
+        missing = [p for p, summary in sweeps if summary is None]
+        if missing or fmt == "json":
+            raise ConfigError("--combinations takes sweep folders (fastjem sweep --out-dir) and text, md or csv (the "
+                              "JSON is the sweep's results.json)" + (f"; not a sweep: {', '.join(missing)}"
+                                                                     if missing else ""))
+        print("\n\n".join(format_summary(summary, fmt) for _, summary in sweeps))
+        return 0
     rows = [{**run_row(p), "run": run_label(p, args.runs)} for p in find_runs(args.runs)]
     rows = sort_rows(rows, args.sort)
-    print(json.dumps(rows, indent=2) if args.json else format_table(rows))
+    if fmt == "json":
+        print(json.dumps(rows, indent=2))  # a sweep's per-combination summary is its results.json
+        return 0
+    print(format_table(rows, fmt))
+    if fmt != "csv":  # one table per CSV: --combinations prints a sweep's
+        for path, summary in sweeps:
+            if summary is not None:
+                print(f"\nsweep {path}, per combination (--combinations alone):\n" + format_summary(summary, fmt))
     return 0
 
 
@@ -581,6 +604,9 @@ def add_sweep_parser(sub) -> None:
     p.add_argument("--seeds", nargs="+", type=int, default=[1], help="seeds of each combination (default: 1)")
     p.add_argument("--dry-run", action="store_true",
                    help="list the runs and what the sweep would do with each (start, resume, skip), and exit")
+    p.add_argument("--format", choices=("text", "md", "csv"), default="text",
+                   help="the closing table as text (default), md (Markdown) or csv; `fastjem runs FOLDER` prints it "
+                        "again")
     add_train_arguments(p)
 
 
@@ -594,8 +620,8 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     base, overrides = config_from_args(args)
     if "seed" in overrides:
         raise ConfigError("a sweep takes its seeds from --seeds, not --seed")
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    folder = Path(base.out_dir or f"runs/sweep-{base.preset}-{base.dataset}-{stamp}")
+    # named by what it varies, not by the clock: the same command run again (a requeued job) continues it
+    folder = Path(base.out_dir or f"runs/sweep-{base.preset}-{base.dataset}-{'+'.join(grid)}")
     if args.dry_run:
         from fastjem.sweep import describe_plan
 
@@ -603,9 +629,15 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         return 0
     result = run_sweep(base, grid, args.seeds, folder, progress=not args.no_progress)
     print()
-    print(format_summary(result))
-    print(f"\nper run: fastjem runs {folder}; summary: {folder / 'results.json'}")
-    return stopped_status(result["stopped_by"]) if result["interrupted"] else 0
+    print(format_summary(result, args.format))
+    print(f"\nper run and again: fastjem runs {folder}; summary: {folder / 'results.json'}")
+    if result["interrupted"]:
+        return stopped_status(result["stopped_by"])
+    if result["failed"]:
+        print(f"{len(result['failed'])} run(s) failed (above): mend the cause and run the same command again",
+              file=sys.stderr)
+        return 1
+    return 0
 
 
 def stopped_status(stopped_by: str | None) -> int:

@@ -12,8 +12,9 @@ import os
 import statistics
 from pathlib import Path
 
+from fastjem.checkpoint import RUN_LOCK, lock_holder
 from fastjem.config import TrainConfig
-from fastjem.curves import read_metrics
+from fastjem.curves import Metrics, read_metrics
 from fastjem.errors import ConfigError, FastJEMError
 
 COLUMNS = [  # (key, heading, format)
@@ -38,7 +39,8 @@ def run_row(folder: str | os.PathLike) -> dict:
     folder = Path(folder)
     cfg = _json(folder / "config.json") or {}
     summary = _json(folder / "summary.json")
-    m = read_metrics(folder)
+    # started, nothing logged yet (or killed before its first log line): listed at iteration 0
+    m = read_metrics(folder) if (folder / "metrics.jsonl").exists() else Metrics()
     model = kind = None
     if cfg:  # without config.json nothing is known of the network (the defaults would name the wrong one)
         try:
@@ -58,7 +60,9 @@ def run_row(folder: str | os.PathLike) -> dict:
     # an epoch-based run (iters <= 0, the paper preset) gives its length in epochs
     iters, epochs = cfg.get("iters") or 0, cfg.get("epochs") or 0
     total = iters if iters > 0 else (f"{epochs:g} epochs" if epochs else None)
-    status = "done" if done else (f"stopped or running ({iteration}/{total})" if total else "stopped or running")
+    # a process training in the folder holds its lock (released however that process ends)
+    state = "running" if lock_holder(folder / RUN_LOCK) else "stopped"
+    status = "done" if done else (f"{state} ({iteration}/{total})" if total else state)
     stopped_by_divergence = bool(m.events) and m.events[-1].get("action") == "stop"  # after its last recovery
     if not done and ((folder / "diverged.txt").exists() or stopped_by_divergence):
         status = "diverged"  # fastjem sweep also marks it so
@@ -95,19 +99,25 @@ def _checkpoint_iteration(path: Path) -> int:
         return 0
 
 
+def is_run(folder: Path) -> bool:
+    """A training run's folder: its records, or (started, nothing logged yet) its config.json."""
+    return (folder / "metrics.jsonl").exists() or ((folder / "config.json").exists() and not (folder / "sweep.json")
+                                                   .exists())
+
+
 def find_runs(paths: list[str]) -> list[Path]:
     """Run folders among ``paths``: each a run folder (with metrics.jsonl) or a folder of them (one level down, and
     the runs of the sweeps there: runs/ holding single runs and fastjem sweep folders)."""
     found = []
     for p in map(Path, paths):
-        if (p / "metrics.jsonl").exists():
+        if is_run(p):
             found.append(p)
         elif p.is_dir():
             for q in sorted(p.iterdir()):
-                if (q / "metrics.jsonl").exists():
+                if is_run(q):
                     found.append(q)
                 elif (q / "sweep.json").exists():
-                    found += sorted(r for r in q.iterdir() if (r / "metrics.jsonl").exists())
+                    found += sorted(r for r in q.iterdir() if is_run(r))
         elif not p.exists():
             raise ConfigError(f"{p} does not exist: give run folders (fastjem train --out-dir) or folders of them; "
                               "the default is runs/ in the current folder")
@@ -138,10 +148,32 @@ def text_table(head: list[str], rows: list[list[str]], right: bool = False) -> s
     return "\n".join(lines)
 
 
-def format_table(rows: list[dict]) -> str:
-    """A plain-text table, one run per line; '-' where a run has no value yet."""
-    return text_table([h for _, h, _ in COLUMNS],
-                      [["-" if r[k] is None else fmt.format(r[k]) for k, _, fmt in COLUMNS] for r in rows])
+TABLE_FORMATS = ("text", "md", "csv")
+
+
+def render_table(head: list[str], rows: list[list[str]], fmt: str = "text") -> str:
+    """``text``: aligned columns; ``md``: a Markdown table (paste into a README or a paper's notes); ``csv``."""
+    if fmt == "text":
+        return text_table(head, rows)
+    if fmt == "md":
+        cells = [[c.replace("|", "\\|") for c in r] for r in (head, *rows)]
+        lines = ["| " + " | ".join(r) + " |" for r in cells]
+        lines.insert(1, "|" + "|".join("---" for _ in head) + "|")
+        return "\n".join(lines)
+    if fmt == "csv":
+        import csv
+        import io
+
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerows([head, *rows])
+        return out.getvalue().rstrip("\n")
+    raise ConfigError(f"--format must be one of {', '.join(TABLE_FORMATS)} (or json); got {fmt!r}")
+
+
+def format_table(rows: list[dict], fmt: str = "text") -> str:
+    """A table, one run per line; '-' where a run has no value yet."""
+    return render_table([h for _, h, _ in COLUMNS],
+                        [["-" if r[k] is None else fmt_.format(r[k]) for k, _, fmt_ in COLUMNS] for r in rows], fmt)
 
 
 def run_label(folder: Path, given: list[str]) -> str:

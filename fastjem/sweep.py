@@ -20,13 +20,14 @@ from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 
-from fastjem.checkpoint import atomic_write_text
+from fastjem.checkpoint import RUN_LOCK, atomic_write_text, folder_lock, lock_holder
 from fastjem.config import TrainConfig
-from fastjem.errors import ConfigError
-from fastjem.runs import run_row, text_table
+from fastjem.errors import ConfigError, FastJEMError
+from fastjem.runs import render_table, run_row
 
 SPEC = "sweep.json"
 RESULTS = "results.json"
+SWEEP_LOCK = ".sweep.lock"
 # options a grid may not vary: where runs go, which seed (--seeds), and what names the preset
 NOT_IN_GRID = {"out_dir", "seed", "preset", "init_weights"}
 # how, not what: a sweep continued on another machine may change these (as a resumed run may)
@@ -125,41 +126,92 @@ def spec_of(base: TrainConfig, grid: dict, seeds: list[int]) -> dict:
     return json.loads(json.dumps({"base": options, "grid": grid, "seeds": list(seeds)}))
 
 
-def check_spec(folder: Path, spec: dict) -> None:
-    """Write ``sweep.json``, or check that the one there describes the same sweep."""
-    path = folder / SPEC
+def check_folder(folder: Path) -> None:
+    """The checks on ``--out-dir`` that need nothing written (a dry run makes them too)."""
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"--out-dir {folder} is a file: give a folder for the sweep")
+    if any(parent.exists() and not parent.is_dir() for parent in folder.parents):
+        raise ConfigError(f"--out-dir {folder} lies below a file: give a folder for the sweep")
+    single = [name for name in ("checkpoint.pt", "metrics.jsonl") if (folder / name).exists()]
+    if single and not (folder / SPEC).exists():
+        # run listings and eval would see the single run and never the sweep's
+        raise ConfigError(f"{folder} holds a training run ({', '.join(single)}), not a sweep: give the sweep another "
+                          "--out-dir")
+
+
+def _differences(saved: dict, spec: dict) -> list[str]:
+    """What differs between a saved sweep description and this one, with both values."""
+    base, mine = saved.get("base", {}), spec["base"]
+    out = [f"{k}: {_show_json(base.get(k))} there, {_show_json(mine.get(k))} here"
+           for k in sorted(set(base) | set(mine)) if base.get(k) != mine.get(k)]
+    # the grid's order too: it names the run folders (a reordered grid would train every run again)
+    if list(saved["grid"].items()) != list(spec["grid"].items()):
+        out.append(f"grid: {_show_grid(saved['grid'])} there, {_show_grid(spec['grid'])} here")
+    if saved.get("seeds") != spec["seeds"]:
+        out.append(f"seeds: {saved.get('seeds')} there, {spec['seeds']} here")
+    return out
+
+
+def _show_json(value) -> str:
+    return "(not set)" if value is None else json.dumps(value)
+
+
+def _show_grid(grid: dict) -> str:
+    return " ".join(f"{k.replace('_', '-')}={','.join(map(_show_json, v))}" for k, v in grid.items())
+
+
+def check_spec(folder: Path, spec: dict, write: bool = True) -> None:
+    """Write ``sweep.json`` (unless ``write`` is False), or check that the one there describes the same sweep."""
+    check_folder(folder)
+    path = folder / SPEC
     if path.exists():
         try:
             saved = json.loads(path.read_text())
         except (OSError, ValueError) as err:
             raise ConfigError(f"{path} is not a sweep description ({type(err).__name__}: {err}): give another "
-                              "--out-dir, or delete it if the folder is yours to reuse") from err
+                              "--out-dir") from err
         if not isinstance(saved, dict) or not isinstance(saved.get("grid"), dict):
             raise ConfigError(f"{path} is not a sweep description (no grid): give another --out-dir")
-        differ = sorted(k for k in set(saved.get("base", {})) | set(spec["base"])
-                        if saved.get("base", {}).get(k) != spec["base"].get(k))
-        # the grid's order too: it names the run folders (a reordered grid would train every run again)
-        if list(saved["grid"].items()) != list(spec["grid"].items()):
-            differ.append("grid")
-        if saved.get("seeds") != spec["seeds"]:
-            differ.append("seeds")
+        differ = _differences(saved, spec)
         if differ:
-            raise ConfigError(f"{folder} holds another sweep ({path} differs in {', '.join(differ)}); give another "
+            raise ConfigError(f"{folder} holds another sweep ({path}): " + "; ".join(differ) + ". Give another "
                               "--out-dir, or the same options to continue that one")
         return
-    single = [name for name in ("checkpoint.pt", "metrics.jsonl") if (folder / name).exists()]
-    if single:
-        # run listings and eval would see the single run and never the sweep's
-        raise ConfigError(f"{folder} holds a training run ({', '.join(single)}), not a sweep: give the sweep another "
-                          "--out-dir")
+    if not write:
+        return
     try:
         folder.mkdir(parents=True, exist_ok=True)
         atomic_write_text(json.dumps(spec, indent=2), path)
     except OSError as err:
         raise ConfigError(f"cannot write the sweep into {folder} ({type(err).__name__}: {err}): give another "
                           "--out-dir") from err
+
+
+def _comparable(cfg: dict) -> dict:
+    """A config's options as JSON has them (tuples as lists), where and on what it runs left out."""
+    return {k: v for k, v in json.loads(json.dumps(cfg)).items() if k not in ("out_dir", *MACHINE_OPTIONS)}
+
+
+def check_runs(folder: Path, runs: list[tuple[str, dict, TrainConfig]]) -> None:
+    """Every run folder already there was trained with the options this sweep gives it: a folder reused under a
+    new sweep.json (or a run trained by hand into it) would be skipped or resumed with its own, and the table would
+    report them as this sweep's."""
+    for name, _, cfg in runs:
+        path = folder / name / "config.json"
+        if not path.exists():
+            continue
+        try:
+            saved = _comparable(TrainConfig.from_dict(json.loads(path.read_text())).to_dict())
+        except (OSError, ValueError, TypeError, ConfigError) as err:
+            raise ConfigError(f"{path} is not a run's options ({type(err).__name__}: {err}): move {folder / name} "
+                              "away, or give the sweep another --out-dir") from err
+        mine = _comparable(cfg.to_dict())
+        differ = [f"{k}: {_show_json(saved.get(k))} there, {_show_json(mine.get(k))} here"
+                  for k in sorted(set(saved) | set(mine)) if saved.get(k) != mine.get(k)]
+        if differ:
+            raise ConfigError(f"{folder / name} was trained with other options than this sweep gives it ("
+                              + "; ".join(differ) + "): move it away to train it again, or give the sweep another "
+                              "--out-dir")
 
 
 DIVERGED = "diverged.txt"
@@ -179,8 +231,8 @@ def describe_plan(base: TrainConfig, grid: dict[str, list], seeds: list[int], fo
     """What ``run_sweep`` would do with each run, without doing it (the sweep's spec is checked, not written)."""
     folder = Path(folder)
     runs = plan(base, grid, seeds, folder)
-    if (folder / SPEC).exists():
-        check_spec(folder, spec_of(base, grid, seeds))
+    check_spec(folder, spec_of(base, grid, seeds), write=False)
+    check_runs(folder, runs)
     action = {"done": "skip (done)", "diverged": "skip (diverged)", "partial": "resume", "new": "start"}
     lines = [f"sweep: {len(runs)} runs in {folder}"]
     lines += [f"  {action[status(folder / name)]:<16} {name}" for name, _, _ in runs]
@@ -190,20 +242,38 @@ def describe_plan(base: TrainConfig, grid: dict[str, list], seeds: list[int], fo
 def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder: str | os.PathLike,
               progress: bool = True, log: Callable[[str], None] = print) -> dict:
     """Run (or continue) the sweep in ``folder``; returns the summary that ``results.json`` holds. Stops after a
-    run that was interrupted (Ctrl-C, SIGTERM, --max-minutes), its checkpoint written: the same call continues."""
+    run that was interrupted (Ctrl-C, SIGTERM, --max-minutes), its checkpoint written: the same call continues.
+    One sweep at a time in a folder (a second is refused before it changes anything)."""
+    folder = Path(folder)
+    runs = plan(base, grid, seeds, folder)
+    spec = spec_of(base, grid, seeds)
+    check_spec(folder, spec, write=False)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ConfigError(f"cannot make the sweep folder {folder} ({type(err).__name__}: {err}): give another "
+                          "--out-dir") from err
+    with folder_lock(folder / SWEEP_LOCK, f"{folder} is in use by another fastjem sweep ({{holder}}): wait for it, "
+                                          "or give another --out-dir; nothing was changed"):
+        check_runs(folder, runs)
+        check_spec(folder, spec)
+        return _run_all(base, grid, seeds, folder, runs, progress, log)
+
+
+def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
     import shutil
     import time
 
     from fastjem.train import DivergedError, Trainer, resume_config
 
-    folder = Path(folder)
-    runs = plan(base, grid, seeds, folder)
     # --max-minutes bounds the whole invocation (a cluster job's time limit), not each run
-    deadline = time.monotonic() + 60 * base.max_minutes if base.max_minutes > 0 else math.inf
-    check_spec(folder, spec_of(base, grid, seeds))
+    started = time.monotonic()
+    deadline = started + 60 * base.max_minutes if base.max_minutes > 0 else math.inf
     log(f"sweep: {len(runs)} runs ({' x '.join(str(len(v)) for v in grid.values())} combinations x {len(seeds)} "
         f"seeds) in {folder}")
     interrupted = stopped_by = None
+    failed: dict[str, str] = {}
+    took: list[float] = []  # wall time of each run trained here, for the estimate of what is left
     for i, (name, _, cfg) in enumerate(runs, start=1):
         out = folder / name
         state = status(out)
@@ -219,41 +289,66 @@ def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder
             break
         if math.isfinite(left):
             cfg = cfg.replace(max_minutes=left)
-        if state == "partial":
-            ckpt = out / "checkpoint.pt"
-            log(f"[{i}/{len(runs)}] {name}: resuming {ckpt}")
-            machine = {k: getattr(cfg, k) for k in MACHINE_OPTIONS}
-            trainer = Trainer(resume_config(ckpt, machine), out_dir=out, resume=ckpt, progress=progress, log=log)
-        else:
-            log(f"[{i}/{len(runs)}] {name}")
-            # killed before its first checkpoint: what it logged goes, or the restart would log every step twice
-            for stale in ("metrics.jsonl", "summary.json", "curves.png"):
-                (out / stale).unlink(missing_ok=True)
-            shutil.rmtree(out / "tensorboard", ignore_errors=True)
-            trainer = Trainer(cfg, out_dir=out, progress=progress, log=log)
+        holder = lock_holder(out / RUN_LOCK)
+        if holder is not None:
+            raise ConfigError(f"{out} is in use by another fastjem run ({holder}): wait for it, or give the sweep "
+                              "another --out-dir; nothing of that run was changed")
+        t0 = time.monotonic()
         try:
+            if state == "partial":
+                ckpt = out / "checkpoint.pt"
+                log(f"[{i}/{len(runs)}] {name}: resuming {ckpt}")
+                machine = {k: getattr(cfg, k) for k in MACHINE_OPTIONS}
+                trainer = Trainer(resume_config(ckpt, machine), out_dir=out, resume=ckpt, progress=progress, log=log)
+            else:
+                log(f"[{i}/{len(runs)}] {name}")
+                # killed before its first checkpoint: what it logged goes, or the restart would log every step twice
+                for stale in ("metrics.jsonl", "summary.json", "curves.png"):
+                    (out / stale).unlink(missing_ok=True)
+                shutil.rmtree(out / "tensorboard", ignore_errors=True)
+                trainer = Trainer(cfg, out_dir=out, progress=progress, log=log)
             summary = trainer.fit()
         except DivergedError as err:
             # one run that diverges beyond its remedies does not stop the sweep; it is not run again
             atomic_write_text(f"{err}\n", out / DIVERGED)
             log(f"[{i}/{len(runs)}] {name}: diverged beyond recovery ({str(err).splitlines()[0]}); the sweep goes on")
             continue
+        except FastJEMError as err:
+            # missing data, a damaged checkpoint, ...: the other runs go on, the table comes, and the same command
+            # tries this run again once its cause is mended
+            failed[name] = str(err)
+            log(f"[{i}/{len(runs)}] {name}: failed: {err}; the sweep goes on (the same command tries it again)")
+            continue
         if summary.get("interrupted"):
             interrupted, stopped_by = name, summary.get("stopped_by")
             log(f"sweep stopped at {name} (its checkpoint is written): run the same command (--out-dir {folder}) "
                 "again to continue")
             break
-        log(f"[{i}/{len(runs)}] {name}: test accuracy {summary['test_acc']:.4f}")
-    result = summarise(folder, grid, runs)
+        took.append(time.monotonic() - t0)
+        to_go = sum(status(folder / n) in ("new", "partial") and n not in failed for n, _, _ in runs[i:])
+        eta = f"; {to_go} to go, about {_duration(statistics.mean(took) * to_go)} at this pace" if to_go else ""
+        log(f"[{i}/{len(runs)}] {name}: test accuracy {summary['test_acc']:.4f} in {_duration(took[-1])} (sweep: "
+            f"{_duration(time.monotonic() - started)} so far{eta})")
+    result = summarise(folder, grid, runs, failed)
     result["interrupted"] = interrupted
     result["stopped_by"] = stopped_by  # a signal's name, "time limit", or None
     atomic_write_text(json.dumps(result, indent=2), folder / RESULTS)
     return result
 
 
-def summarise(folder: Path, grid: dict[str, list], runs: list[tuple[str, dict, TrainConfig]]) -> dict:
-    """Per combination: the finished runs' mean and standard deviation of test and validation accuracy, the median
-    of their speeds and their recoveries; and every run's row."""
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 60}m{seconds % 60:02d}s"
+
+
+def summarise(folder: Path, grid: dict[str, list], runs: list[tuple[str, dict, TrainConfig]],
+              failed: dict[str, str] | None = None) -> dict:
+    """Per combination: the finished runs' mean and sample standard deviation of test and validation accuracy, the
+    median of their speeds, and the recoveries of all its runs; every run's row; and ``failed`` (run: why), the runs
+    that stopped with an error this time."""
+    failed = failed or {}
     rows = {name: (run_row(folder / name) if (folder / name / "metrics.jsonl").exists() else None)
             for name, _, _ in runs}
     groups = []
@@ -267,12 +362,12 @@ def summarise(folder: Path, grid: dict[str, list], runs: list[tuple[str, dict, T
         val, val_sd = _mean_std(done, "val_acc")
         speeds = [r["it_per_s"] for r in done if r.get("it_per_s")]
         groups.append({**{k: _show(v) for k, v in combo.items()}, "runs": len(mine), "done": len(done),
-                       "diverged": diverged,
+                       "diverged": diverged, "failed": sum(name in failed for name, c, _ in runs if c == combo),
                        "test_acc": test, "test_acc_std": test_sd, "val_acc": val, "val_acc_std": val_sd,
                        "it_per_s": statistics.median(speeds) if speeds else None,
-                       "recoveries": sum(r["recoveries"] for r in done)})
+                       "recoveries": sum(r["recoveries"] for r in mine if r is not None)})
     return {"folder": str(folder), "grid": {k: [_show(v) for v in vs] for k, vs in grid.items()},
-            "groups": groups, "runs": rows}
+            "groups": groups, "runs": rows, "failed": dict(failed)}
 
 
 def _mean_std(rows: list[dict], key: str) -> tuple[float | None, float | None]:
@@ -283,16 +378,46 @@ def _mean_std(rows: list[dict], key: str) -> tuple[float | None, float | None]:
     return statistics.mean(vals), (statistics.stdev(vals) if len(vals) > 1 else None)
 
 
-def format_summary(result: dict) -> str:
-    """The per-combination table."""
+def summarise_folder(folder: str | os.PathLike) -> dict | None:
+    """The per-combination summary of the sweep in ``folder`` as its files stand now (None: not a sweep folder)."""
+    folder = Path(folder)
+    try:
+        spec = json.loads((folder / SPEC).read_text())
+        base = TrainConfig.from_dict(spec["base"])
+        tuples = {f.name for f in fields(TrainConfig) if f.type == "tuple"}
+        grid = {k: [tuple(v) if k in tuples else v for v in vs] for k, vs in spec["grid"].items()}
+        runs = plan(base, grid, list(spec["seeds"]), folder)
+    except (OSError, ValueError, KeyError, TypeError, ConfigError):
+        return None
+    return summarise(folder, grid, runs)
+
+
+def format_summary(result: dict, fmt: str = "text") -> str:
+    """The per-combination table (mean ± sample standard deviation over the finished runs)."""
     keys = list(result["grid"])
 
     def pm(mean, sd):
         return "-" if mean is None else f"{mean:.4f}" + ("" if sd is None else f" ± {sd:.4f}")
 
-    rows = [[g[k] for k in keys] + [f"{g['done']}/{g['runs']}" + (f" ({g['diverged']} diverged)" if g["diverged"]
-                                                                   else ""), pm(g["test_acc"], g["test_acc_std"]),
+    if fmt == "csv":
+        # numbers in columns of their own, for a spreadsheet or a plotting script
+        def num(value, digits=6):
+            return "" if value is None else f"{value:.{digits}g}"
+
+        head = keys + ["runs", "done", "diverged", "failed", "test_acc_mean", "test_acc_sd", "val_acc_mean",
+                       "val_acc_sd", "it_per_s", "recoveries"]
+        return render_table(head, [[g[k] for k in keys] + [str(g["runs"]), str(g["done"]), str(g["diverged"]),
+                                                           str(g.get("failed", 0)), num(g["test_acc"]),
+                                                           num(g["test_acc_std"]), num(g["val_acc"]),
+                                                           num(g["val_acc_std"]), num(g["it_per_s"], 4),
+                                                           str(g["recoveries"])] for g in result["groups"]], "csv")
+
+    def done(g):
+        notes = [f"{g[k]} {k}" for k in ("diverged", "failed") if g.get(k)]
+        return f"{g['done']}/{g['runs']}" + (f" ({', '.join(notes)})" if notes else "")
+
+    rows = [[g[k] for k in keys] + [done(g), pm(g["test_acc"], g["test_acc_std"]),
                                     pm(g["val_acc"], g["val_acc_std"]),
                                     "-" if g["it_per_s"] is None else f"{g['it_per_s']:.2f}", str(g["recoveries"])]
             for g in result["groups"]]
-    return text_table(keys + ["done", "test acc", "val acc", "it/s", "recov"], rows)
+    return render_table(keys + ["done", "test acc (mean ± sd)", "val acc (mean ± sd)", "it/s", "recov"], rows, fmt)

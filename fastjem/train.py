@@ -32,7 +32,15 @@ import torch.nn.functional as F
 from fastjem import kernels
 from fastjem.board import TensorBoardLog, check_available
 from fastjem.buffer import ClassGaussians, ReplayBuffer
-from fastjem.checkpoint import FORMAT, VERSION, atomic_save, atomic_write_text, load_checkpoint
+from fastjem.checkpoint import (
+    FORMAT,
+    RUN_LOCK,
+    VERSION,
+    atomic_save,
+    atomic_write_text,
+    folder_lock,
+    load_checkpoint,
+)
 from fastjem.config import ARCH_FIELDS, TENSORS, TrainConfig
 from fastjem.data import Arrays, DatasetInfo, DeviceData, dataset_mismatch, load_arrays
 from fastjem.distributed import (
@@ -967,30 +975,12 @@ class Trainer:
     def _folder_lock(self):
         """One run at a time in a folder: a second process (a run started twice, two resumes of one checkpoint)
         is refused before it writes anything, where its metrics would mix with the first's."""
-        try:
-            import fcntl
-        except ImportError:  # not on this platform: unguarded
-            yield
-            return
         if not self.dist.is_main:
             yield
             return
-        with open(self.out_dir / ".lock", "a+") as f:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                f.seek(0)
-                holder = f.read().strip() or "another process"
-                raise ConfigError(f"{self.out_dir} is in use by another fastjem run ({holder}): wait for it, or "
-                                  "choose another --out-dir; nothing was changed") from None
-            f.seek(0)
-            f.truncate()
-            f.write(f"pid {os.getpid()}")
-            f.flush()
-            try:
-                yield
-            finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
+        with folder_lock(self.out_dir / RUN_LOCK, f"{self.out_dir} is in use by another fastjem run ({{holder}}): "
+                                                  "wait for it, or choose another --out-dir; nothing was changed"):
+            yield
 
     def _continue_records(self) -> None:
         """A resumed run continues its records from the checkpoint's iteration: summary.json (the end of an earlier
@@ -1165,6 +1155,10 @@ class Trainer:
             if unhealthy:
                 # stopped by a signal between checks: never write an unhealthy state over a good checkpoint
                 self.guard.restore_snapshot()
+            elif not stopping:
+                # a finished run's end, healthy, is its last checkpoint's rollback point: no rollback file is left
+                # beside it (a run extended from it rolls back there at most)
+                self._take_snapshot()
         final = None if stopping else self._final_validation()
         ckpt_path = self.save_checkpoint()
         if cfg.ckpt_keep_every and self.iteration % cfg.ckpt_keep_every == 0:

@@ -677,6 +677,38 @@ MUTANTS = [
     Mutant('energy-stat-grads-materialised', 'tests/test_energy.py -k fills_no_gradient', [
         ('kernels/energy.py', '    ctx.set_materialize_grads(False)\n', ''),
     ]),
+    Mutant('sweep-reuses-runs-of-other-options', 'tests/test_sweep.py -k reused_for_another', [
+        ('fastjem/sweep.py', '        if differ:\n            raise ConfigError(f"{folder / name} was trained',
+         '        if False:\n            raise ConfigError(f"{folder / name} was trained'),
+    ]),
+    Mutant('sweep-writes-spec-before-checking-runs', 'tests/test_sweep.py -k reused_for_another', [
+        ('fastjem/sweep.py', '        check_runs(folder, runs)\n        check_spec(folder, spec)\n',
+         '        check_spec(folder, spec)\n        check_runs(folder, runs)\n'),
+    ]),
+    Mutant('sweep-clears-a-live-run', 'tests/test_sweep.py -k reused_for_another', [
+        ('fastjem/sweep.py', '        if holder is not None:\n            raise ConfigError(f"{out} is in use',
+         '        if False:\n            raise ConfigError(f"{out} is in use'),
+    ]),
+    Mutant('sweep-stops-at-a-failed-run', 'tests/test_sweep.py -k reused_for_another', [
+        ('fastjem/sweep.py', '        except FastJEMError as err:', '        except ZeroDivisionError as err:'),
+    ]),
+    Mutant('sweep-recoveries-of-finished-runs-only', 'tests/test_sweep.py -k diverges_beyond', [
+        ('fastjem/sweep.py', 'sum(r["recoveries"] for r in mine if r is not None)',
+         'sum(r["recoveries"] for r in done)'),
+    ]),
+    Mutant('dry-run-skips-folder-checks', 'tests/test_sweep.py -k dry_run_refuses', [
+        ('fastjem/sweep.py', '    check_spec(folder, spec_of(base, grid, seeds), write=False)\n    check_runs(folder, runs)\n    action',
+         '    check_runs(folder, runs)\n    action'),
+    ]),
+    Mutant('finished-run-leaves-a-rollback-file', 'tests/test_guard.py -k finished_run_leaves', [
+        ('fastjem/train.py', '            elif not stopping:\n                # a finished run',
+         '            elif False:\n                # a finished run'),
+    ]),
+    Mutant('two-sweeps-in-one-folder', 'tests/test_sweep.py -k reused_for_another', [
+        ('fastjem/sweep.py', '    with folder_lock(folder / SWEEP_LOCK,', '    with _no_lock(folder / SWEEP_LOCK,'),
+        ('fastjem/sweep.py', 'SWEEP_LOCK = ".sweep.lock"\n',
+         'SWEEP_LOCK = ".sweep.lock"\n_no_lock = lambda *a: __import__("contextlib").nullcontext()\n'),
+    ]),
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),

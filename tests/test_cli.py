@@ -122,7 +122,7 @@ def test_resume_into_another_folder_leaves_the_run_it_continues(finished_run, tm
     assert [r["iter"] for r in records if "test_acc" in r] == [2, 4]  # the end of its first length, and its own
     # a run resumed past its end and stopped is not "done" (its old summary.json went when it resumed)
     assert main(["train", "--resume", str(new), "--iters", "40", "--max-minutes", "1e-9", "--no-progress"]) == 0
-    assert run_row(new)["status"].startswith("stopped or running")
+    assert run_row(new)["status"].startswith("stopped")
     assert main(["train", "--resume", str(new), "--preset", "paper", "--no-progress"]) == 1
     assert "--preset starts a new run" in capsys.readouterr().err
 

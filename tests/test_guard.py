@@ -372,6 +372,15 @@ def test_snapshots_on_checkpoint_iterations_write_no_rollback_file_and_resume_ex
     assert not list(tmp_path.glob("*/rollback-*.pt"))
 
 
+def test_a_finished_run_leaves_no_rollback_file(guarded, tmp_path):
+    """A run whose end does not fall on a snapshot (here 26, snapshots every 4) is healthy at its end, which is
+    then its last checkpoint's rollback point: no rollback file is left beside it (on WRN-28-10 one is as large
+    as the checkpoint, in every run of a sweep)."""
+    Trainer(guarded.replace(iters=26, ckpt_every=4), out_dir=tmp_path / "run", progress=False,
+            log=lambda *a: None).fit()
+    assert saved_name(tmp_path / "run") is None and not list((tmp_path / "run").glob("rollback-*.pt"))
+
+
 def saved_name(run_dir):
     return load_checkpoint(run_dir / "checkpoint.pt")["snapshot_file"]
 

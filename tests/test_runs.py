@@ -7,7 +7,7 @@ import pytest
 
 from fastjem.cli import main
 from fastjem.curves import read_metrics
-from fastjem.runs import run_row, sort_rows
+from fastjem.runs import find_runs, run_row, sort_rows
 from fastjem.train import Trainer
 
 
@@ -34,7 +34,7 @@ def test_rows_say_what_each_run_wrote(runs):
     assert len(windows) == 4 and row["it_per_s"] == statistics.median(windows[1:])  # first window: warm-up
     assert run_row(root / "base")["kind"] == "classifier" and run_row(root / "base")["test_acc"] == base["test_acc"]
     cut = run_row(root / "cut")
-    assert cut["status"] == "stopped or running (6/6)" and cut["test_acc"] is None and cut["iteration"] == 6
+    assert cut["status"] == "stopped (6/6)" and cut["test_acc"] is None and cut["iteration"] == 6
 
 
 def test_a_run_without_its_config_says_less_not_something_wrong(runs, tmp_path):
@@ -46,7 +46,7 @@ def test_a_run_without_its_config_says_less_not_something_wrong(runs, tmp_path):
     shutil.copy(root / "jem" / "metrics.jsonl", bare / "metrics.jsonl")
     row = run_row(bare)
     assert row["model"] is None and row["kind"] is None and row["dataset"] is None
-    assert row["iteration"] == 12 and row["status"] == "stopped or running"
+    assert row["iteration"] == 12 and row["status"] == "stopped"
 
 
 def test_the_command_prints_a_sorted_table_and_json(runs, capsys):
@@ -89,7 +89,7 @@ def test_an_epoch_based_run_gives_its_length_in_epochs(runs, tmp_path):
     shutil.copytree(root / "cut", tmp_path / "epochs")
     cfg = json.loads((tmp_path / "epochs" / "config.json").read_text())
     (tmp_path / "epochs" / "config.json").write_text(json.dumps({**cfg, "iters": -1, "epochs": 3}))
-    assert run_row(tmp_path / "epochs")["status"] == "stopped or running (6/3 epochs)"
+    assert run_row(tmp_path / "epochs")["status"] == "stopped (6/3 epochs)"
 
 
 def test_a_run_stopped_by_divergence_says_so(runs, tmp_path):
@@ -99,7 +99,7 @@ def test_a_run_stopped_by_divergence_says_so(runs, tmp_path):
 
     root, _, _ = runs
     shutil.copytree(root / "cut", tmp_path / "div")
-    assert run_row(tmp_path / "div")["status"].startswith("stopped or running")
+    assert run_row(tmp_path / "div")["status"].startswith("stopped")
     with open(tmp_path / "div" / "metrics.jsonl", "a") as f:
         f.write(json.dumps({"event": "divergence", "iter": 7, "reason": "loss nan", "action": "stop",
                             "recoveries": 3}) + "\n")
@@ -137,4 +137,14 @@ def test_a_run_stopped_between_log_lines_shows_its_checkpoints_iteration(tiny_co
     t.train_step = step_then_stop
     assert t.fit()["iteration"] == 5
     row = run_row(tmp_path / "stopped")
-    assert row["iteration"] == 5 and row["status"] == "stopped or running (5/12)"
+    assert row["iteration"] == 5 and row["status"] == "stopped (5/12)"
+    # a process training in the folder holds its lock: running, not stopped (a kill -9 leaves no lock held)
+    from fastjem.checkpoint import folder_lock
+
+    with folder_lock(tmp_path / "stopped" / ".lock", "busy"):
+        assert run_row(tmp_path / "stopped")["status"] == "running (5/12)"
+    # started, nothing logged yet: listed at iteration 0, not left out
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "config.json").write_text(json.dumps(tiny_config.to_dict()))
+    assert run_row(tmp_path / "new")["status"] == "stopped (0/12)" and find_runs([str(tmp_path)]) == [
+        tmp_path / "new", tmp_path / "stopped"]

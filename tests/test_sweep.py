@@ -57,6 +57,15 @@ def test_sweep_runs_every_combination_skips_finished_runs_and_resumes_a_partial_
         assert g["test_acc"] == pytest.approx(statistics.mean(accs))
         assert g["test_acc_std"] == pytest.approx(statistics.stdev(accs))
     assert "test acc" in out and "±" in out
+    # the table again, as the folder stands, in a pasteable form; and the runs with it
+    assert main(["runs", str(folder), "--combinations", "--format", "csv"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].startswith("sgld_steps,runs,done,diverged,failed,test_acc_mean") and len(table) == 3
+    assert float(table[1].split(",")[5]) == pytest.approx(result["groups"][0]["test_acc"], rel=1e-5)
+    assert main(["runs", str(folder), "--format", "md"]) == 0
+    assert "per combination" in capsys.readouterr().out
+    assert main(["runs", str(folder / names[0]), "--combinations"]) == 1
+    assert "not a sweep" in capsys.readouterr().err
     # the sweep's runs overlaid in one figure, beside them
     assert main(["plot", str(folder)]) == 0
     assert (folder / "curves.png").stat().st_size > 10000
@@ -79,7 +88,7 @@ def test_sweep_runs_every_combination_skips_finished_runs_and_resumes_a_partial_
     assert main(["sweep", "--grid", "sgld-steps=1,3", "--out-dir", str(folder), *TINY]) == 1
     assert "holds another sweep" in capsys.readouterr().err
     assert main([*args, "--lr", "2e-3"]) == 1
-    assert "differs in lr" in capsys.readouterr().err
+    assert "lr: 0.001 there, 0.002 here" in capsys.readouterr().err
     assert main(["sweep", "--grid", "sgld-steps=1", "--seed", "3", "--out-dir", str(tmp_path / "x"), *TINY]) == 1
     assert "--seeds" in capsys.readouterr().err
 
@@ -92,6 +101,9 @@ def test_a_run_that_diverges_beyond_recovery_is_marked_and_the_sweep_goes_on(tmp
     def fit(self):
         if self.cfg.seed == 2:
             self.save_checkpoint()
+            events = [{"event": "divergence", "iter": 3, "action": "recover"}] * 3 + [
+                {"event": "divergence", "iter": 3, "action": "stop"}]
+            (self.out_dir / "metrics.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
             raise DivergedError("divergence at iteration 3 after 3 recoveries: stopped")
         return real_fit(self)
 
@@ -104,6 +116,7 @@ def test_a_run_that_diverges_beyond_recovery_is_marked_and_the_sweep_goes_on(tmp
     assert (folder / "sgld_steps=1+seed=2" / "diverged.txt").exists()
     group = json.loads((folder / "results.json").read_text())["groups"][0]
     assert group["done"] == 2 and group["diverged"] == 1
+    assert group["recoveries"] == 3  # the diverged run's, which the combination's table must not hide
     # not run again (its checkpoint would resume into the same divergence)
     monkeypatch.setattr(Trainer, "fit", real_fit)
     assert main(args) == 0
@@ -121,7 +134,8 @@ def test_a_sweep_folder_holds_one_grid_in_its_order_and_bad_folders_are_refused(
     base = TrainConfig(preset="test")
     check_spec(tmp_path / "sw", spec_of(base, {"sgld_steps": [1, 2], "lr": [1e-3, 2e-3]}, [1]))
     # the same grid listed in another order names other run folders: refused, not trained again
-    with pytest.raises(ConfigError, match="differs in grid"):
+    with pytest.raises(ConfigError, match="grid: sgld-steps=1,2 lr=0.001,0.002 there, lr=0.001,0.002 sgld-steps=1,2 "
+                                          "here"):
         check_spec(tmp_path / "sw", spec_of(base, {"lr": [1e-3, 2e-3], "sgld_steps": [1, 2]}, [1]))
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "sweep.json").write_text("{not json")
@@ -185,7 +199,83 @@ def test_one_seed_has_no_spread_to_report():
     group = {"lr": "0.001", "runs": 1, "done": 1, "diverged": 0, "test_acc": 0.9, "test_acc_std": None,
              "val_acc": 0.8, "val_acc_std": None, "it_per_s": 2.0, "recoveries": 0}
     table = format_summary({"grid": {"lr": ["0.001"]}, "groups": [group]})
-    assert "0.9000" in table and "±" not in table
+    row = table.splitlines()[2]
+    assert "0.9000" in row and "±" not in row
+    # the same table as Markdown and as CSV (numbers in columns of their own, an empty sd)
+    assert format_summary({"grid": {"lr": ["0.001"]}, "groups": [group]}, "md").splitlines()[2] == \
+        "| 0.001 | 1/1 | 0.9000 | 0.8000 | 2.00 | 0 |"
+    assert format_summary({"grid": {"lr": ["0.001"]}, "groups": [group]}, "csv").splitlines()[1] == \
+        "0.001,1,1,0,0,0.9,,0.8,,2,0"
     comparison = {"keys": ["acc"], "grid": ["lr"], "groups": [{"lr": "0.001", "runs": 1, "acc": [0.9, None]}],
                   "rows": []}
     assert "0.9000" in format_comparison(comparison) and "±" not in format_comparison(comparison)
+
+
+def test_a_folder_reused_for_another_sweep_a_busy_folder_and_a_failed_run(tmp_path, capsys, monkeypatch):
+    """Runs already in the folder must have been trained with the options the sweep gives them (a sweep.json
+    deleted to reuse a folder made the table report the old runs as the new sweep's); a second sweep in a folder,
+    or a run folder another process trains in, is refused before anything is changed (a second sweep deleted the
+    first's live metrics.jsonl); a run that fails (missing data, ...) does not stop the others, and the table
+    says so."""
+    from fastjem.checkpoint import folder_lock
+    from fastjem.errors import DataNotFoundError
+    from fastjem.train import Trainer
+
+    folder = tmp_path / "sw"
+    args = ["sweep", "--grid", "sgld-steps=1", "--seeds", "1", "--out-dir", str(folder), *TINY]
+    assert main(args) == 0
+    run = folder / "sgld_steps=1+seed=1"
+    mtime = (run / "checkpoint.pt").stat().st_mtime_ns
+    (folder / "sweep.json").unlink()
+    capsys.readouterr()
+    for extra in (["--dry-run"], []):
+        assert main([*args, "--lr", "1e-2", *extra]) == 1
+        err = capsys.readouterr().err
+        assert f"{run} was trained with other options" in err and "lr: 0.001 there, 0.01 here" in err
+    assert (run / "checkpoint.pt").stat().st_mtime_ns == mtime and not (folder / "sweep.json").exists()
+    assert main(args) == 0  # the options it was trained with: done, skipped
+    # a second sweep in the same folder, then a run folder another process trains in
+    capsys.readouterr()
+    with folder_lock(folder / ".sweep.lock", "busy"):
+        assert main(args) == 1
+    assert "in use by another fastjem sweep" in capsys.readouterr().err
+    other = tmp_path / "sw2"
+    args2 = ["sweep", "--grid", "sgld-steps=1", "--seeds", "1", "--out-dir", str(other), *TINY]
+    live = other / "sgld_steps=1+seed=1"
+    live.mkdir(parents=True)
+    (live / "metrics.jsonl").write_text('{"iter": 2, "loss": 1.0}\n')
+    with folder_lock(live / ".lock", "busy"):
+        assert main(args2) == 1
+    assert "in use by another fastjem run" in capsys.readouterr().err
+    assert (live / "metrics.jsonl").read_text() == '{"iter": 2, "loss": 1.0}\n'
+    # a failing run: the sweep goes on, says so in its table and results, exits non-zero; the same command retries
+    real_fit = Trainer.fit
+
+    def fit(self):
+        if self.cfg.seed == 2:
+            raise DataNotFoundError("cifar10 was not found in /nowhere")
+        return real_fit(self)
+
+    monkeypatch.setattr(Trainer, "fit", fit)
+    failing = ["sweep", "--grid", "sgld-steps=1", "--seeds", "1", "2", "3", "--out-dir", str(tmp_path / "f"), *TINY]
+    assert main(failing) == 1
+    out = capsys.readouterr().out
+    assert "sgld_steps=1+seed=2: failed: cifar10 was not found" in out and "2/3 (1 failed)" in out
+    assert "2 to go, about" in out  # after the first run: what is left, at this pace
+    result = json.loads((tmp_path / "f" / "results.json").read_text())
+    assert list(result["failed"]) == ["sgld_steps=1+seed=2"] and result["groups"][0]["failed"] == 1
+    monkeypatch.setattr(Trainer, "fit", real_fit)
+    assert main(failing) == 0
+    assert json.loads((tmp_path / "f" / "results.json").read_text())["groups"][0]["done"] == 3
+
+
+def test_a_dry_run_refuses_what_the_sweep_would(tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    single = tmp_path / "single"
+    single.mkdir()
+    (single / "metrics.jsonl").write_text("")
+    for folder, message in ((tmp_path / "afile", "is a file"), (tmp_path / "afile" / "below", "lies below a file"),
+                            (single, "holds a training run")):
+        for extra in (["--dry-run"], []):
+            assert main(["sweep", "--grid", "sgld-steps=1", "--out-dir", str(folder), *TINY, *extra]) == 1
+            assert message in capsys.readouterr().err
