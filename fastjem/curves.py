@@ -91,16 +91,24 @@ def plot_curves(runs: Metrics | dict[str, Metrics], path: str | os.PathLike, tit
     if isinstance(runs, Metrics):
         runs = {"": runs}
     empty = [label for label, m in runs.items() if not m.train]
+    # a run that diverged before its first log line has divergence events and no training records
+    diverged = [label for label in empty if runs[label].events]
+    waiting = [label for label in empty if label not in diverged]
     if len(empty) == len(runs):
         where = f" in {', '.join(empty)}" if empty[0] else ""
+        if diverged:
+            raise ConfigError(f"nothing to plot{where}: the run diverged before its first training record (see its "
+                              "metrics.jsonl; fastjem runs shows it as diverged)")
         raise ConfigError(f"no training records to plot yet{where} (the first comes after --log-every iterations)")
-    # an overlay leaves out runs with nothing logged yet (a run that diverged at once), and says so in the title
+    # an overlay leaves them out, and says so in the title
     runs = {label: m for label, m in runs.items() if m.train}
-    if empty:
-        title = (title + "; " if title else "") + f"not plotted, no records yet: {', '.join(empty)}"
+    notes = ([f"not plotted, diverged before any record: {', '.join(diverged)}"] if diverged else []) + \
+        ([f"not plotted, no records yet: {', '.join(waiting)}"] if waiting else [])
+    if notes:
+        title = "; ".join(([title] if title else []) + notes)
     plt = _pyplot()
     many = len(runs) > 4
-    fig, axes = plt.subplots(2, 2, figsize=(12.5 if many else 10, 6.5), sharex=True)
+    fig, axes = plt.subplots(2, 2, figsize=(10, 6.5), sharex=True)
     single = len(runs) == 1
     generative = False
     # more runs than the palette: tab20's colours (an overlaid sweep of 12 runs stays readable)
@@ -162,20 +170,25 @@ def plot_curves(runs: Metrics | dict[str, Metrics], path: str | os.PathLike, tit
         # that would cover the curves
         from matplotlib.lines import Line2D
 
-        fig.legend([Line2D([], [], color=palette[k]) for k in range(len(runs))], list(runs), loc="center right",
-                   fontsize=7, title="runs", title_fontsize=8)
+        # outside the panels, to the right; the saved image grows to hold it (long sweep names included)
+        fig.legend([Line2D([], [], color=palette[k]) for k in range(len(runs))], list(runs), loc="center left",
+                   bbox_to_anchor=(1.0, 0.5), fontsize=7, title="runs", title_fontsize=8)
         styles = [Line2D([], [], color="k"), Line2D([], [], color="k", ls="--")]
         axes[0, 0].legend(styles, ["loss", "cross-entropy"], fontsize=7)
         if generative:
             axes[1, 0].legend(styles, ["data", "SGLD samples"], fontsize=7)
+        marks = [Line2D([], [], color="k", lw=1, alpha=0.7), Line2D([], [], color="k", ls="--", marker="o", ms=3),
+                 Line2D([], [], color="k", ls="", marker="o", mfc="none", ms=10),
+                 Line2D([], [], color="k", ls="", marker="*", ms=12)]
+        axes[0, 1].legend(marks, ["train (batch)", "validation", "best.pt", "test"], fontsize=7)
     else:
         for ax in axes.flat:
             if ax.get_legend_handles_labels()[0] and (ax is not axes[1, 1] or not single):
                 ax.legend(fontsize=7)
     if title:
         fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0, 0.8, 1) if many else None)
-    return _save(fig, path)
+    fig.tight_layout()
+    return _save(fig, path, tight=many)
 
 
 def plot_run(run: str | os.PathLike, out: str | os.PathLike | None = None) -> Path:

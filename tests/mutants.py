@@ -709,6 +709,9 @@ MUTANTS = [
         ('fastjem/sweep.py', 'SWEEP_LOCK = ".sweep.lock"\n',
          'SWEEP_LOCK = ".sweep.lock"\n_no_lock = lambda *a: __import__("contextlib").nullcontext()\n'),
     ]),
+    Mutant('overlay-legend-cut-off', 'tests/test_curves.py -k little_or_nothing', [
+        ('fastjem/curves.py', '    return _save(fig, path, tight=many)', '    return _save(fig, path)'),
+    ]),
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),

@@ -81,7 +81,7 @@ def _blue_pixels(path):
     return int(((a[..., 2] - a[..., 0]) > 80).sum())
 
 
-def test_plot_output_paths_and_runs_with_little_or_nothing_logged(tmp_path, capsys):
+def test_plot_output_paths_and_runs_with_little_or_nothing_logged(tmp_path, capsys, monkeypatch):
     for name, records in (("one", [_train(2)]), ("none", [])):
         (tmp_path / "sw" / name).mkdir(parents=True)
         _write(tmp_path / "sw" / name / "metrics.jsonl", records)
@@ -97,6 +97,23 @@ def test_plot_output_paths_and_runs_with_little_or_nothing_logged(tmp_path, caps
     assert _blue_pixels(one) > 0.1 * _blue_pixels(two)  # without markers about 0.06 (only the legend's swatches)
     with pytest.raises(ConfigError, match="no training records"):
         plot_run(tmp_path / "sw" / "none")
+    # a run that diverged before its first record is named as such, alone and in an overlay
+    (tmp_path / "div").mkdir()
+    _write(tmp_path / "div" / "metrics.jsonl", [{"event": "divergence", "iter": 2, "action": "stop"}])
+    with pytest.raises(ConfigError, match="diverged before its first training record"):
+        plot_run(tmp_path / "div")
+    from fastjem.curves import plot_curves, read_metrics
+
+    said = []
+    monkeypatch.setattr("fastjem.eval.plots._save", lambda fig, path, tight=False: said.append(
+        (fig._suptitle.get_text(), tight, [t.get_text() for t in fig.legends[0].get_texts()])))
+    plot_curves({**{f"sgld_steps=5+buffer_init=informative+seed={k}": read_metrics(tmp_path / "sw" / f"r{k}")
+                    for k in range(5)}, "lr=50+seed=1": read_metrics(tmp_path / "div")}, tmp_path / "x.png")
+    monkeypatch.undo()
+    title, tight, labels = said[0]
+    assert "not plotted, diverged before any record: lr=50+seed=1" in title
+    # more than four runs: one legend of the runs beside the panels, and the saved image grows to hold it
+    assert tight and len(labels) == 5
     capsys.readouterr()
     # --out: a folder takes curves.png, a name that is not a figure file is refused, an unwritable place is an error
     assert main(["plot", str(tmp_path / "sw" / "r0"), "--out", str(tmp_path)]) == 0

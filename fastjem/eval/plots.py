@@ -115,11 +115,12 @@ def image_grid(x: torch.Tensor, path: str | os.PathLike, nrow: int | None = None
     return path
 
 
-def _save(fig, path) -> Path:
+def _save(fig, path, tight: bool = False) -> Path:
+    """``tight``: the image grows to hold what lies outside the figure (a legend beside the panels)."""
     import matplotlib.pyplot as plt
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight" if tight else None)
     plt.close(fig)
     return path
