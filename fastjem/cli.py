@@ -620,6 +620,11 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     base, overrides = config_from_args(args)
     if "seed" in overrides:
         raise ConfigError("a sweep takes its seeds from --seeds, not --seed")
+    both = [name for name in grid if name in overrides]
+    if both:
+        flags = ", ".join(f"--{n.replace('_', '-')}" for n in both)
+        raise ConfigError(f"{flags} given both as an option and in --grid: the grid sets it for each run, so give it "
+                          "in one place")
     # named by what it varies, not by the clock: the same command run again (a requeued job) continues it
     folder = Path(base.out_dir or f"runs/sweep-{base.preset}-{base.dataset}-{'+'.join(grid)}")
     if args.dry_run:

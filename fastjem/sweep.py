@@ -65,8 +65,10 @@ def parse_grid(items: list[str]) -> dict[str, list]:
     for item in items:
         key, sep, values = item.partition("=")
         name = key.strip().lstrip("-").replace("-", "_")
-        if not sep or not values:
+        if not sep or not values or not name:
             raise ConfigError(f"--grid takes OPTION=V1,V2,...; got {item!r}")
+        if any(not v.strip() for v in values.split(",")):
+            raise ConfigError(f"--grid {key}: an empty value in {values!r}")
         if name not in names:
             raise ConfigError(f"--grid {key}: no such option (`fastjem train --help` lists them)")
         if name in NOT_IN_GRID:
@@ -273,6 +275,16 @@ def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
         f"seeds) in {folder}")
     interrupted = stopped_by = None
     failed: dict[str, str] = {}
+    shown: set[str] = set()
+
+    def run_log(line: str) -> None:
+        # the engine's lines are the same for every run: said once
+        if line.startswith("engine:"):
+            if line in shown:
+                return
+            shown.add(line)
+        log(line)
+
     took: list[float] = []  # wall time of each run trained here, for the estimate of what is left
     for i, (name, _, cfg) in enumerate(runs, start=1):
         out = folder / name
@@ -299,14 +311,15 @@ def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
                 ckpt = out / "checkpoint.pt"
                 log(f"[{i}/{len(runs)}] {name}: resuming {ckpt}")
                 machine = {k: getattr(cfg, k) for k in MACHINE_OPTIONS}
-                trainer = Trainer(resume_config(ckpt, machine), out_dir=out, resume=ckpt, progress=progress, log=log)
+                trainer = Trainer(resume_config(ckpt, machine), out_dir=out, resume=ckpt, progress=progress,
+                                  log=run_log)
             else:
                 log(f"[{i}/{len(runs)}] {name}")
                 # killed before its first checkpoint: what it logged goes, or the restart would log every step twice
                 for stale in ("metrics.jsonl", "summary.json", "curves.png"):
                     (out / stale).unlink(missing_ok=True)
                 shutil.rmtree(out / "tensorboard", ignore_errors=True)
-                trainer = Trainer(cfg, out_dir=out, progress=progress, log=log)
+                trainer = Trainer(cfg, out_dir=out, progress=progress, log=run_log)
             summary = trainer.fit()
         except DivergedError as err:
             # one run that diverges beyond its remedies does not stop the sweep; it is not run again

@@ -22,7 +22,8 @@ def test_grid_values_take_each_options_type():
     assert run_name({"sgld_steps": 5, "lr": 3e-4, "decay_epochs": (50.0, 100.0)}, 2) == \
         "sgld_steps=5+lr=0.0003+decay_epochs=50:100+seed=2"
     for bad, message in (("nope=1,2", "no such option"), ("seed=1,2", "--seeds"), ("sgld_steps=a", "not a int"),
-                         ("lr", "OPTION=V1"), ("sgld_steps=5,5", "repeated"), ("out_dir=a,b", "not a training")):
+                         ("lr", "OPTION=V1"), ("sgld_steps=5,5", "repeated"), ("out_dir=a,b", "not a training"),
+                         ("sgld_steps=5,,20", "an empty value in '5,,20'"), ("=5", "OPTION=V1")):
         with pytest.raises(ConfigError, match=message):
             parse_grid([bad])
 
@@ -45,6 +46,7 @@ def test_sweep_runs_every_combination_skips_finished_runs_and_resumes_a_partial_
     assert main(args) == 0
     out = capsys.readouterr().out
     assert f"resuming {partial / 'checkpoint.pt'}" in out
+    assert out.count("engine: CUDA graph off") == 1  # the same for every run: said once
     names = ["sgld_steps=1+seed=1", "sgld_steps=1+seed=2", "sgld_steps=2+seed=1", "sgld_steps=2+seed=2"]
     for name in names:
         summary = json.loads((folder / name / "summary.json").read_text())
@@ -91,6 +93,9 @@ def test_sweep_runs_every_combination_skips_finished_runs_and_resumes_a_partial_
     assert "lr: 0.001 there, 0.002 here" in capsys.readouterr().err
     assert main(["sweep", "--grid", "sgld-steps=1", "--seed", "3", "--out-dir", str(tmp_path / "x"), *TINY]) == 1
     assert "--seeds" in capsys.readouterr().err
+    # an option given both ways: the grid would silently win
+    assert main([*args, "--sgld-steps", "10"]) == 1
+    assert "--sgld-steps given both as an option and in --grid" in capsys.readouterr().err
 
 
 def test_a_run_that_diverges_beyond_recovery_is_marked_and_the_sweep_goes_on(tmp_path, capsys, monkeypatch):
