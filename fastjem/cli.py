@@ -669,6 +669,9 @@ def add_plot_parser(sub) -> None:
     p.add_argument("--out", default=None,
                    help="PNG to write (default: RUN/curves.png for one run or one folder of runs; required for "
                         "several)")
+    p.add_argument("--mean", action="store_true",
+                   help="a sweep folder: one line per combination, the mean over its seeds with a band of ± one sample "
+                        "standard deviation (default --out: SWEEP/curves-mean.png)")
 
 
 # what matplotlib's savefig writes
@@ -687,6 +690,17 @@ def run_plot(args: argparse.Namespace) -> int:
         elif out_path.suffix.lower() not in FIGURE_SUFFIXES:
             raise ConfigError(f"--out {out}: name a figure file ({', '.join(FIGURE_SUFFIXES)}), e.g. --out "
                               f"{out_path.with_suffix('.png')}")
+    if args.mean:
+        from fastjem.curves import plot_sweep_mean
+
+        if len(args.runs) != 1:
+            raise ConfigError("--mean takes one sweep folder")
+        try:
+            path = plot_sweep_mean(args.runs[0], out)
+        except OSError as err:
+            raise ConfigError(f"cannot write the figure {out or ''}: {type(err).__name__}: {err}") from err
+        print(f"curves written to {path}")
+        return 0
     for r in args.runs:
         p = Path(r)
         if p.is_dir() and not (p / "metrics.jsonl").exists():

@@ -201,10 +201,90 @@ def plot_run(run: str | os.PathLike, out: str | os.PathLike | None = None) -> Pa
     return plot_curves(read_metrics(run), out or folder / "curves.png", title)
 
 
+def _metrics_or_none(run: str | os.PathLike) -> Metrics:
+    """A run's records; none yet (a run started, nothing logged) as empty ones."""
+    folder = Path(run)
+    return read_metrics(run) if not folder.is_dir() or (folder / "metrics.jsonl").exists() else Metrics()
+
+
 def plot_runs(runs: list[str | os.PathLike], out: str | os.PathLike) -> Path:
     """Several runs overlaid in one figure, labelled by their folder names."""
     folders = [_folder(r) for r in runs]
     labels = [f.name for f in folders]
     if len(set(labels)) < len(labels):
         labels = [str(f) for f in folders]
-    return plot_curves({label: read_metrics(r) for label, r in zip(labels, runs)}, out)
+    return plot_curves({label: _metrics_or_none(r) for label, r in zip(labels, runs)}, out)
+
+
+def _mean_sd(columns: list[list[float]]) -> tuple[list[float], list[float]]:
+    """Per position: the mean over the lists, and the sample standard deviation (0 for a single list)."""
+    import statistics
+
+    mean = [statistics.fmean(v) for v in zip(*columns)]
+    sd = [statistics.stdev(v) if len(v) > 1 else 0.0 for v in zip(*columns)]
+    return mean, sd
+
+
+def plot_sweep_mean(folder: str | os.PathLike, out: str | os.PathLike | None = None) -> Path:
+    """A sweep's curves, one line per combination: the mean over its seeds' runs at every logged iteration all of
+    them reached, in a band of ± one sample standard deviation (2 seeds or more); validation accuracy likewise, and
+    the test accuracy's mean ± sd at the end. ``out`` defaults to FOLDER/curves-mean.png."""
+    from fastjem.eval.plots import COLOURS, _pyplot, _save
+    from fastjem.sweep import combinations
+
+    folder = Path(folder)
+    groups = combinations(folder)
+    if groups is None:
+        raise ConfigError(f"{folder} is not a sweep folder (no readable sweep.json): --mean averages a fastjem sweep's "
+                          "seeds; plot runs without it")
+    plt = _pyplot()
+    fig, axes = plt.subplots(2, 2, figsize=(10, 6.5), sharex=True)
+    palette = COLOURS if len(groups) <= len(COLOURS) else [plt.get_cmap("tab20")(i % 20) for i in range(len(groups))]
+    drawn, generative, seeds = [], False, set()
+    for k, (label, runs) in enumerate(groups):
+        ms = [_metrics_or_none(r) for r in runs if (r / "metrics.jsonl").exists()]
+        ms = [m for m in ms if m.train]
+        if not ms:
+            continue
+        colour = palette[k]
+        drawn.append((label, colour, len(ms)))
+        seeds.add(len(ms))
+        rows = [{r["iter"]: r for r in m.train} for m in ms]
+        its = sorted(set.intersection(*(set(r) for r in rows)))
+        panels = [(axes[0, 0], "loss", "-"), (axes[0, 1], "acc", "-"), (axes[1, 1], "it_per_s", "-")]
+        if any(m.generative for m in ms):
+            generative = True
+            panels += [(axes[1, 0], "e_data", "-"), (axes[1, 0], "e_sample", "--")]
+        for ax, key, ls in panels:
+            mean, sd = _mean_sd([[r[i].get(key, float("nan")) for i in its] for r in rows])
+            ax.plot(its, mean, color=colour, ls=ls, lw=1 if key == "acc" else 1.5)
+            ax.fill_between(its, [a - b for a, b in zip(mean, sd)], [a + b for a, b in zip(mean, sd)], color=colour,
+                            alpha=0.15, lw=0)
+        vals = [{e["iter"]: e["val_acc"] for e in m.evals if "val_acc" in e} for m in ms]
+        v_its = sorted(set.intersection(*(set(v) for v in vals)))
+        if v_its:
+            mean, sd = _mean_sd([[v[i] for i in v_its] for v in vals])
+            axes[0, 1].errorbar(v_its, mean, yerr=sd, fmt="o--", color=colour, ms=3, capsize=2)
+        tests = [[e["test_acc"] for e in m.evals if "test_acc" in e][-1:] for m in ms]
+        if all(tests):
+            mean, sd = _mean_sd([t for t in tests])
+            axes[0, 1].errorbar([max(its)], mean, yerr=sd, fmt="*", color=colour, ms=12, capsize=3)
+    if not drawn:
+        raise ConfigError(f"no training records to plot yet in {folder} (the first comes after --log-every "
+                          "iterations)")
+    if not generative:
+        axes[1, 0].text(0.5, 0.5, "classifier only: no samples", ha="center", va="center",
+                        transform=axes[1, 0].transAxes)
+    for ax, name in zip(axes.flat, ("loss", "accuracy (batch; o validation, * test)", "mean energy E(x) = -LSE f(x)"
+                                    " (-- samples)", "iterations / s")):
+        ax.set_ylabel(name, fontsize=9)
+    for ax in axes[1]:
+        ax.set_xlabel("iteration")
+    from matplotlib.lines import Line2D
+
+    fig.legend([Line2D([], [], color=c) for _, c, _ in drawn], [f"{lab} (n={n})" for lab, _, n in drawn],
+               loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=7, title="mean ± sd over seeds",
+               title_fontsize=8)
+    fig.suptitle(f"{folder.name}: each combination's mean over its seeds, band ± 1 sample sd", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, out or folder / "curves-mean.png", tight=True)

@@ -391,18 +391,38 @@ def _mean_std(rows: list[dict], key: str) -> tuple[float | None, float | None]:
     return statistics.mean(vals), (statistics.stdev(vals) if len(vals) > 1 else None)
 
 
-def summarise_folder(folder: str | os.PathLike) -> dict | None:
-    """The per-combination summary of the sweep in ``folder`` as its files stand now (None: not a sweep folder)."""
+def planned(folder: str | os.PathLike) -> tuple[dict, list[tuple[str, dict, TrainConfig]]] | None:
+    """(grid, runs) of the sweep in ``folder`` as its sweep.json describes it (None: not a sweep folder)."""
     folder = Path(folder)
     try:
         spec = json.loads((folder / SPEC).read_text())
         base = TrainConfig.from_dict(spec["base"])
         tuples = {f.name for f in fields(TrainConfig) if f.type == "tuple"}
         grid = {k: [tuple(v) if k in tuples else v for v in vs] for k, vs in spec["grid"].items()}
-        runs = plan(base, grid, list(spec["seeds"]), folder)
+        return grid, plan(base, grid, list(spec["seeds"]), folder)
     except (OSError, ValueError, KeyError, TypeError, ConfigError):
         return None
-    return summarise(folder, grid, runs)
+
+
+def summarise_folder(folder: str | os.PathLike) -> dict | None:
+    """The per-combination summary of the sweep in ``folder`` as its files stand now (None: not a sweep folder)."""
+    found = planned(folder)
+    return None if found is None else summarise(Path(folder), *found)
+
+
+def combinations(folder: str | os.PathLike) -> list[tuple[str, list[Path]]] | None:
+    """Each combination of the sweep in ``folder``: its label (``sgld_steps=5+buffer_init=informative``) and its
+    runs' folders, one per seed (None: not a sweep folder)."""
+    found = planned(folder)
+    if found is None:
+        return None
+    grid, runs = found
+    out = []
+    for values in itertools.product(*grid.values()):
+        combo = dict(zip(grid, values))
+        label = "+".join(f"{k}={_show(v)}" for k, v in combo.items())
+        out.append((label, [Path(folder) / name for name, c, _ in runs if c == combo]))
+    return out
 
 
 def format_summary(result: dict, fmt: str = "text") -> str:

@@ -712,6 +712,9 @@ MUTANTS = [
     Mutant('overlay-legend-cut-off', 'tests/test_curves.py -k little_or_nothing', [
         ('fastjem/curves.py', '    return _save(fig, path, tight=many)', '    return _save(fig, path)'),
     ]),
+    Mutant('sweep-mean-band-population-sd', 'tests/test_curves.py -k mean_curves', [
+        ('fastjem/curves.py', 'statistics.stdev(v) if len(v) > 1 else 0.0', 'statistics.pstdev(v)'),
+    ]),
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),

@@ -127,3 +127,49 @@ def test_plot_output_paths_and_runs_with_little_or_nothing_logged(tmp_path, caps
     (tmp_path / "sw" / "r0" / "config.json").write_text("{}")
     assert main(["plot", str(tmp_path / "sw" / "r0" / "config.json")]) == 1
     assert "is not a metrics.jsonl" in capsys.readouterr().err
+
+
+def test_a_sweeps_mean_curves_average_each_combinations_seeds(tmp_path, capsys, monkeypatch):
+    """fastjem plot SWEEP --mean: one line per combination, the mean over its seeds at the iterations all of them
+    logged (a seed's extra iteration is left out), a band of ± one sample standard deviation, the validation and
+    test accuracies' means with error bars; the legend says how many seeds each line averages."""
+    import statistics
+
+    from fastjem.config import TrainConfig
+    from fastjem.sweep import check_spec, run_name, spec_of
+
+    grid = {"lr": [1e-3, 2e-3]}
+    check_spec(tmp_path / "sw", spec_of(TrainConfig(preset="test"), grid, [1, 2]))
+    losses = {(1e-3, 1): [1.0, 0.8, 0.7, 0.5], (1e-3, 2): [1.2, 0.6, 0.9], (2e-3, 1): [2.0, 1.0, 0.5],
+              (2e-3, 2): [3.0, 2.0, 1.5]}
+    for (lr, seed), ls in losses.items():
+        run = tmp_path / "sw" / run_name({"lr": lr}, seed)
+        run.mkdir()
+        records = [_train(2 * (i + 1), loss) for i, loss in enumerate(ls)]
+        records.insert(2, {"iter": 4, "val_acc": 0.5 + seed / 10})
+        _write(run / "metrics.jsonl", records + [{"iter": 2 * len(ls), "test_acc": 0.6 + seed / 10}])
+    figures = []
+    monkeypatch.setattr("fastjem.eval.plots._save", lambda fig, path, tight=False: figures.append((fig, path, tight)))
+    assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 0
+    fig, path, tight = figures[0]
+    assert path == tmp_path / "sw" / "curves-mean.png" and tight
+    loss_ax, acc_ax = fig.axes[0], fig.axes[1]
+    lines = [ln for ln in loss_ax.lines]
+    assert list(lines[0].get_xdata()) == [2, 4, 6]  # iteration 8 only one seed reached
+    assert list(lines[0].get_ydata()) == pytest.approx([1.1, 0.7, 0.8])
+    assert list(lines[1].get_ydata()) == pytest.approx([2.5, 1.5, 1.0])
+    band = loss_ax.collections[0].get_paths()[0].vertices[:, 1]
+    sd = statistics.stdev([1.0, 1.2])
+    assert max(band) == pytest.approx(1.1 + sd)
+    assert min(band) == pytest.approx(min(0.7 - statistics.stdev([0.8, 0.6]), 0.8 - statistics.stdev([0.7, 0.9])))
+    # validation and test: mean ± sd over the seeds (0.6 and 0.7; 0.7 and 0.8)
+    val, test = acc_ax.containers[:2]
+    assert list(val.lines[0].get_xdata()) == [4] and list(val.lines[0].get_ydata()) == pytest.approx([0.65])
+    assert list(test.lines[0].get_ydata()) == pytest.approx([0.75])
+    assert val.lines[2][0].get_segments()[0][:, 1] == pytest.approx([0.65 - statistics.stdev([0.6, 0.7]),
+                                                                     0.65 + statistics.stdev([0.6, 0.7])])
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["lr=0.001 (n=2)", "lr=0.002 (n=2)"]
+    monkeypatch.undo()
+    assert main(["plot", str(tmp_path / "sw" / run_name({"lr": 1e-3}, 1)), "--mean"]) == 1
+    assert "is not a sweep folder" in capsys.readouterr().err
