@@ -88,6 +88,9 @@ def test_plot_output_paths_and_runs_with_little_or_nothing_logged(tmp_path, caps
     for k in range(7):  # more runs than the palette's six colours
         (tmp_path / "sw" / f"r{k}").mkdir()
         _write(tmp_path / "sw" / f"r{k}" / "metrics.jsonl", [_train(2, 1.0 + k), _train(4, 0.5 + k)])
+    # a run started with nothing logged yet (its config.json alone): listed among the runs, drawn as nothing
+    (tmp_path / "sw" / "started").mkdir()
+    (tmp_path / "sw" / "started" / "config.json").write_text("{}")
     # a sweep's folder with a run that logged nothing: the others are drawn, the empty one named in the title
     assert main(["plot", str(tmp_path / "sw")]) == 0
     assert (tmp_path / "sw" / "curves.png").stat().st_size > 20000
