@@ -321,7 +321,10 @@ def test_profile_step_smoke(tmp_path):
     for engine in report["engines"].values():
         shares = [c["share"] for c in engine["categories"].values()]
         assert abs(sum(shares) - 1) < 1e-6
-        assert engine["categories"]["convolution forward"]["share"] > 0.1
+        # the convolutions are found in their categories (their share of a one-rep smoke profile is load-dependent:
+        # 4% on a busy 2-core machine)
+        for category in ("convolution forward", "conv input-gradient"):
+            assert engine["categories"][category]["ms_per_call"] > 0, (category, engine["categories"])
 
 
 def test_bench_scripts_refuse_bad_options_before_any_work(capsys):
