@@ -367,7 +367,7 @@ def _check_not_a_lone_split(root: Path, classes: list[str], flag: str) -> None:
         raise DataNotFoundError(
             f"{root} holds {', '.join(c + '/' for c in classes)} with class folders inside, but not train/ beside "
             f"one of {', '.join(h + '/' for h in HELD_OUT)}: add the missing split, or point {flag} at the "
-            "folder of class folders itself (a fixed sixth of its images is then the test set)")
+            "folder of class folders itself (about a sixth of each class's images is then the test set)")
 
 
 def _hidden(name: str) -> bool:
@@ -532,11 +532,31 @@ def _decode(items: list[tuple[Path, int]], desc: str, size: int = 0, progress: b
     return _stack(images, [label for _, label in items], [str(path) for path, _ in items])
 
 
-def _split_off_test(items: list) -> tuple[list, list]:
-    """A folder without train/ and test/: a fixed sixth of the images (seeded, not the run's seed) is the test set."""
-    perm = torch.randperm(len(items), generator=torch.Generator().manual_seed(SPLIT_SEED)).tolist()
-    n_test = max(1, len(items) // 6)
-    return [items[i] for i in perm[n_test:]], [items[i] for i in perm[:n_test]]
+# 2: a folder's test split by a hash of each image's path (1: a seeded shuffle of the whole list)
+IMAGEFOLDER_CACHE_VERSION = 2
+
+
+def _split_off_test(items: list, keys: list[str]) -> tuple[list, list]:
+    """A folder without train/ and test/: about a sixth of each class's images is the test set, picked by a hash of
+    each image's ``key`` (its class and path within the class folder), not by the run's seed nor by the other files:
+    adding or removing images never moves another between the splits (a shuffle of the whole list did, so that a
+    trained model's images became test images). A class of two images or more gives at least one to the test set
+    (its smallest hash) and keeps at least one for training (its largest); a class of one image trains. Items keep
+    their order (class by class)."""
+    labels = [item[1] for item in items]
+    digest = [int.from_bytes(hashlib.sha1(f"{SPLIT_SEED}:{k}".encode()).digest()[:8], "big") for k in keys]
+    test = set()
+    for label in set(labels):
+        members = [i for i, y in enumerate(labels) if y == label]
+        chosen = {i for i in members if digest[i] % 6 == 0}
+        if len(members) == 1:
+            chosen = set()
+        elif not chosen:
+            chosen = {min(members, key=digest.__getitem__)}
+        elif len(chosen) == len(members):
+            chosen.discard(max(members, key=digest.__getitem__))
+        test |= chosen
+    return [x for i, x in enumerate(items) if i not in test], [x for i, x in enumerate(items) if i in test]
 
 
 def _archive_members(archive: Path):
@@ -626,7 +646,9 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
         raise DataNotFoundError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in class folders inside {names}: expected "
                                 "members train/<class>/<image> and test/<class>/<image>, or <class>/<image>")
     classes = sorted(found[None])
-    train, test = _split_off_test(flat(found[None], classes))
+    # the same keys as the unpacked folder's: class/path within it
+    keys = [f"{c}/{'/'.join(rel)}" for c in classes for rel, _, _ in sorted(found[None][c], key=lambda r: r[0])]
+    train, test = _split_off_test(flat(found[None], classes), keys)
     return (*tensors(train), *tensors(test), classes)
 
 
@@ -652,13 +674,15 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
         else:
             items, classes = _list_images(root)
             _check_not_a_lone_split(root, classes, flag)
-            train_items, test_items = _split_off_test(items)
+            train_items, test_items = _split_off_test(
+                items, [f"{classes[y]}/{p.relative_to(root / classes[y]).as_posix()}" for p, y in items])
         sources = train_items + test_items
 
         def decode():
             return (*_decode(train_items, "train", size, progress), *_decode(test_items, "test", size, progress),
                     classes)
-    key = hashlib.sha1(f"size {size}|".encode() if size else b"")
+    # the format's version: a change in how images are decoded or split must not find the old cache
+    key = hashlib.sha1(f"v{IMAGEFOLDER_CACHE_VERSION}|".encode() + (f"size {size}|".encode() if size else b""))
     if not archives:
         key.update(f"classes {classes}|".encode())
     for p, label in sources:

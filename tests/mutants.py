@@ -715,6 +715,14 @@ MUTANTS = [
     Mutant('sweep-mean-band-population-sd', 'tests/test_curves.py -k mean_curves', [
         ('fastjem/curves.py', 'statistics.stdev(v) if len(v) > 1 else 0.0', 'statistics.pstdev(v)'),
     ]),
+    Mutant('folder-test-split-by-shuffle', 'tests/test_data.py -k does_not_move', [
+        ('fastjem/data.py', '        test |= chosen\n',
+         '        test = set(torch.randperm(len(items), generator=torch.Generator().manual_seed(SPLIT_SEED)).tolist()'
+         '[:max(1, len(items) // 6)])\n'),
+    ]),
+    Mutant('folder-test-split-class-left-out', 'tests/test_data.py -k does_not_move', [
+        ('fastjem/data.py', '        elif not chosen:\n', '        elif False:\n'),
+    ]),
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),

@@ -541,3 +541,36 @@ def test_temporary_files_of_killed_cache_writes_are_cleared(tmp_path, monkeypatc
     _write_folder(tmp_path / "imgs", ("a", "b"), n=3)
     load_arrays("imagefolder", tmp_path / "imgs")
     assert not old.exists() and recent.exists()  # an hour old goes; a write that may be under way stays
+
+
+def test_a_folders_test_split_does_not_move_when_images_are_added(tmp_path, monkeypatch):
+    """A folder without train/ and test/: each image's split follows from its own path, so images added to the
+    folder never move an image the model trained on into the test set (a shuffle of the whole list moved 79 of
+    100 there); about a sixth of every class is test, at least one image of a class of two; the archive of the
+    folder splits alike."""
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    _write_folder(tmp_path / "imgs", ("a", "b"), n=60)
+    rng = np.random.default_rng(2)  # ten classes of two images: each gives one to test, keeps one
+    for k in range(10):
+        (tmp_path / "imgs" / f"s{k}").mkdir()
+        for i in range(2):
+            image = Image.fromarray(rng.integers(0, 255, (8, 8, 3), dtype=np.uint8))
+            image.save(tmp_path / "imgs" / f"s{k}" / f"{i}.png")
+
+    def pixels(x):
+        return {bytes(img.numpy()) for img in x}
+
+    before = load_arrays("imagefolder", tmp_path / "imgs")
+    per_class = [int((before.test_y == k).sum()) for k in range(12)]
+    assert 4 <= per_class[0] <= 18 and 4 <= per_class[1] <= 18 and per_class[2:] == [1] * 10
+    rng = np.random.default_rng(1)
+    for c in ("a", "b"):
+        for i in range(60, 90):
+            Image.fromarray(rng.integers(0, 255, (8, 8, 3), dtype=np.uint8)).save(tmp_path / "imgs" / c / f"{i}.png")
+    after = load_arrays("imagefolder", tmp_path / "imgs")
+    assert len(after.train_y) + len(after.test_y) == 200
+    assert not pixels(before.train_x) & pixels(after.test_x)  # nothing trained on is test now
+    assert pixels(before.test_x) <= pixels(after.test_x)
+    (tmp_path / "packed").mkdir()
+    _archive(tmp_path / "imgs", tmp_path / "packed" / "imgs.tar.gz")
+    _same_arrays(load_arrays("imagefolder", tmp_path / "packed"), after)
