@@ -132,12 +132,26 @@ def shown_classes(classes: Sequence[str]) -> str:
 
 def class_names_differ(trained: Sequence[str], given: Sequence[str]) -> bool:
     """Whether data whose classes are named ``given`` is not the data a network learnt ``trained`` from: the names
-    differ and neither side names its classes by index only ("0", "1", ...: torchvision's SVHN, and exports that
-    cannot be told apart from the data named in words)."""
+    or their order differ, where neither side names its classes by index only ("0", "1", ...: torchvision's SVHN,
+    and exports that cannot be told apart from the data named in words); two sides named by index differ where
+    their order does (folders 0..11 listed as text, 0, 1, 10, 11, 2, ..., would permute the labels)."""
     def by_index(names: Sequence[str]) -> bool:
-        return list(names) == [str(i) for i in range(len(names))]
+        return sorted(names) == sorted(str(i) for i in range(len(names)))
 
-    return list(trained) != list(given) and not by_index(trained) and not by_index(given)
+    if list(trained) == list(given):
+        return False
+    if by_index(trained) and by_index(given):
+        return True
+    return not by_index(trained) and not by_index(given)
+
+
+def class_order(names: Iterable[str]) -> list[str]:
+    """Class folders' order, which gives their labels: by name, and by number where every name is one (0..K-1 as
+    0, 1, 2, ..., 10, not 0, 1, 10, 2)."""
+    names = list(names)
+    if names and all(n.isdecimal() for n in names):
+        return sorted(names, key=lambda n: (int(n), n))
+    return sorted(names)
 
 
 def default_data_dir() -> Path:
@@ -412,7 +426,7 @@ def image_files(folder: Path) -> list[Path]:
 
 
 def _list_images(folder: Path) -> tuple[list[tuple[Path, int]], list[str]]:
-    classes = sorted(p.name for p in folder.iterdir() if p.is_dir() and not _hidden(p.name))
+    classes = class_order(p.name for p in folder.iterdir() if p.is_dir() and not _hidden(p.name))
     if not classes:
         raise DataNotFoundError(f"{folder} has no class subfolders: expected {folder}/<class>/<image> "
                                 f"(or {folder}/train/<class>/... and {folder}/test/<class>/... or val/), or archives "
@@ -637,15 +651,15 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
             have, missing = ("train", "test") if "train" in found else (held_out, "train")
             raise DataNotFoundError(f"the archives {names} hold images under {have}/ but none under "
                                     f"{missing}/<class>/: add the archive with the {missing} split")
-        classes = sorted(found["train"])
-        if sorted(found[held_out]) != classes:
+        classes = class_order(found["train"])
+        if class_order(found[held_out]) != classes:
             raise DataNotFoundError(f"the archives {names} have different class folders under train/ and "
-                                    f"{held_out}/: {_class_difference(classes, sorted(found[held_out]))}")
+                                    f"{held_out}/: {_class_difference(classes, class_order(found[held_out]))}")
         return (*tensors(flat(found["train"], classes)), *tensors(flat(found[held_out], classes)), classes)
     if None not in found:
         raise DataNotFoundError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in class folders inside {names}: expected "
                                 "members train/<class>/<image> and test/<class>/<image>, or <class>/<image>")
-    classes = sorted(found[None])
+    classes = class_order(found[None])
     # the same keys as the unpacked folder's: class/path within it
     keys = [f"{c}/{'/'.join(rel)}" for c in classes for rel, _, _ in sorted(found[None][c], key=lambda r: r[0])]
     train, test = _split_off_test(flat(found[None], classes), keys)

@@ -42,7 +42,15 @@ from fastjem.checkpoint import (
     load_checkpoint,
 )
 from fastjem.config import ARCH_FIELDS, TENSORS, TrainConfig
-from fastjem.data import Arrays, DatasetInfo, DeviceData, dataset_mismatch, load_arrays
+from fastjem.data import (
+    Arrays,
+    DatasetInfo,
+    DeviceData,
+    class_names_differ,
+    dataset_mismatch,
+    load_arrays,
+    shown_classes,
+)
 from fastjem.distributed import (
     DistInfo,
     all_reduce_grads_,
@@ -239,6 +247,9 @@ class Trainer:
                 desc = ", ".join(f"{f}={getattr(saved, f)!r} (asked {getattr(cfg, f)!r})" for f in mismatched)
                 raise CheckpointError(f"checkpoint {ckpt['path']} was trained with {desc}: it cannot continue as "
                                       "another architecture or dataset")
+        if cfg.data_dir:
+            # recorded as an absolute path: eval or a resume started from another folder reads the same data
+            cfg = cfg.replace(data_dir=str(Path(cfg.data_dir).expanduser().absolute()))
         self.cfg = cfg.validate()
         if cfg.tensorboard and self.dist.is_main:
             check_available()  # before any work: say what to install
@@ -283,6 +294,13 @@ class Trainer:
             arrays = data
         else:
             arrays = load_arrays(cfg.dataset, cfg.data_dir, cfg.download, cfg.image_size, progress=self.progress)
+        if ckpt is not None and data is None:
+            trained = tuple(ckpt.get("dataset", {}).get("classes", ()))
+            if trained and class_names_differ(trained, arrays.info.classes):
+                # the same number of classes under other names (a renamed folder): the labels would mean other classes
+                raise ConfigError(f"{ckpt['path']} was trained on the classes {shown_classes(trained)}, but "
+                                  f"{cfg.data_dir or cfg.dataset} holds {shown_classes(arrays.info.classes)}: resume "
+                                  "it on the data it was trained on (--data-dir); nothing was changed")
         self.data = DeviceData(arrays, self.device, cfg.val_size, cfg.labels_per_class, cfg.augment,
                                cfg.data_noise)
         info = self.data.info

@@ -723,6 +723,20 @@ MUTANTS = [
     Mutant('folder-test-split-class-left-out', 'tests/test_data.py -k does_not_move', [
         ('fastjem/data.py', '        elif not chosen:\n', '        elif False:\n'),
     ]),
+    Mutant('index-classes-sorted-as-text', 'tests/test_data.py -k index_named', [
+        ('fastjem/data.py', '    if names and all(n.isdecimal() for n in names):', '    if False:'),
+    ]),
+    Mutant('index-class-order-not-compared', 'tests/test_data.py -k index_named', [
+        ('fastjem/data.py', '    if by_index(trained) and by_index(given):\n        return True\n', ''),
+    ]),
+    Mutant('resume-on-renamed-classes', 'tests/test_train.py -k renamed_classes', [
+        ('fastjem/train.py', '            if trained and class_names_differ(trained, arrays.info.classes):',
+         '            if False:'),
+    ]),
+    Mutant('data-dir-recorded-relative', 'tests/test_train.py -k renamed_classes', [
+        ('fastjem/train.py', '            cfg = cfg.replace(data_dir=str(Path(cfg.data_dir).expanduser().absolute()))',
+         '            pass'),
+    ]),
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),

@@ -331,7 +331,7 @@ def test_data_command_reports_what_is_wrong_with_a_folder(tmp_path, capsys):
     assert main(["data", "--dataset", "imagefolder", "--data-dir", str(tmp_path / "mixed"), "--image-size", "8",
                  "--val-size", "0"]) == 0
     out = capsys.readouterr().out
-    assert "3 x 8 x 8 uint8, 2 classes" in out and "train 5, validation 0" in out and "test 1" in out
+    assert "3 x 8 x 8 uint8, 2 classes" in out and "train 4, validation 0" in out and "test 2" in out
     # a grid path that is not an image file: said before the data is loaded
     assert main(["data", "--dataset", "imagefolder", "--data-dir", str(tmp_path / "nowhere"), "--grid", "out"]) == 1
     assert "name an image file" in capsys.readouterr().err

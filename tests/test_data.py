@@ -574,3 +574,24 @@ def test_a_folders_test_split_does_not_move_when_images_are_added(tmp_path, monk
     (tmp_path / "packed").mkdir()
     _archive(tmp_path / "imgs", tmp_path / "packed" / "imgs.tar.gz")
     _same_arrays(load_arrays("imagefolder", tmp_path / "packed"), after)
+
+
+def test_index_named_class_folders_take_their_numbers_as_labels(tmp_path, monkeypatch):
+    """Folders 0..11 are labelled 0..11 (sorted as text, folder 2 took label 4), and two index-named class lists in
+    different orders differ (a converted checkpoint's classes 0..99 against such a folder permuted the labels)."""
+    from fastjem.data import class_names_differ
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    for c in range(12):
+        (tmp_path / "imgs" / str(c)).mkdir(parents=True)
+        for i in range(6):
+            Image.fromarray(np.full((4, 4, 3), 20 * c, np.uint8)).save(tmp_path / "imgs" / str(c) / f"{i}.png")
+    a = load_arrays("imagefolder", tmp_path / "imgs")
+    assert a.info.classes == tuple(str(c) for c in range(12))
+    # every image's label is its folder's number (its pixels say which folder)
+    assert torch.equal(a.train_x[:, 0, 0, 0].long(), 20 * a.train_y)
+    as_text = sorted(str(c) for c in range(12))
+    assert class_names_differ(a.info.classes, as_text) and not class_names_differ(a.info.classes, a.info.classes)
+    # named by index on one side only: not comparable (SVHN's 0..9 against its digits' names), as before
+    assert not class_names_differ([str(c) for c in range(10)], [f"c{c}" for c in range(10)])
+    assert class_names_differ(["cat", "dog"], ["dog", "cat"])

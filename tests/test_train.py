@@ -533,3 +533,29 @@ def test_a_finished_run_extended_keeps_its_best_and_its_last_validation(tiny_con
     extended.fit()
     vals = [r["iter"] for r in _records(tmp_path / "run") if "val_acc" in r]
     assert vals == [4, 6]
+
+
+def test_a_resume_on_renamed_classes_is_refused_and_the_data_folder_is_recorded_absolute(tmp_path, monkeypatch):
+    """Resumed on a folder whose class folders have other names (as many), the run would go on with labels that
+    mean other classes and write the new names into its checkpoint; it is refused. A relative --data-dir is
+    recorded as an absolute path, so that eval or a resume from another folder reads the same data."""
+    import numpy as np
+    from PIL import Image
+
+    from fastjem.config import TrainConfig
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    rng = np.random.default_rng(0)
+    for c in ("cat", "dog"):
+        (tmp_path / "imgs" / c).mkdir(parents=True)
+        for i in range(12):
+            Image.fromarray(rng.integers(0, 255, (8, 8, 3), dtype=np.uint8)).save(tmp_path / "imgs" / c / f"{i}.png")
+    monkeypatch.chdir(tmp_path)
+    cfg = TrainConfig(dataset="imagefolder", data_dir="imgs", arch="convnet", width=4, batch_size=4, sgld_steps=1,
+                      buffer_size=20, iters=2, device="cpu", compile="off", val_size=0)
+    Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: None).fit()
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert saved["data_dir"] == str(tmp_path / "imgs")
+    (tmp_path / "imgs" / "cat").rename(tmp_path / "imgs" / "kitty")
+    with pytest.raises(ConfigError, match="was trained on the classes cat, dog, but .* holds dog, kitty"):
+        Trainer(cfg.replace(iters=4), resume=tmp_path / "run" / "checkpoint.pt", progress=False)
