@@ -418,7 +418,13 @@ def image_files(folder: Path) -> list[Path]:
     """The image files under ``folder`` (a class folder), at any depth, symlinked folders followed, hidden ones
     (.ipynb_checkpoints, __MACOSX, ._x.png) skipped; sorted as paths."""
     found = []
+    seen = set()  # folders already read, as real paths: a link back up (a loop) or to a folder read twice
     for top, dirs, files in os.walk(folder, followlinks=True):
+        real = os.path.realpath(top)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
         dirs[:] = [d for d in dirs if not _hidden(d)]
         found += [Path(top) / f for f in files if not _hidden(f) and f.lower().endswith(IMAGE_SUFFIXES)
                   and (Path(top) / f).is_file()]
@@ -439,6 +445,17 @@ def _list_images(folder: Path) -> tuple[list[tuple[Path, int]], list[str]]:
         # a class without images would still take a label (and shift every later one against an archive's)
         raise DataNotFoundError(f"class folder(s) {', '.join(str(folder / c) for c in empty)} hold no images "
                                 f"({', '.join(IMAGE_SUFFIXES)}): add images or remove the folder(s)")
+    # one file reached by two paths (a link to another class's folder, or up a level): refused, since its
+    # copies would carry two labels or lie in two splits
+    where: dict[str, Path] = {}
+    for c in classes:
+        for p in per_class[c]:
+            first = where.setdefault(os.path.realpath(p), p)
+            if first != p:
+                linked = p if os.path.realpath(p) != os.path.abspath(p) else first
+                raise DataNotFoundError(f"{first} and {p} are one file, reached through a symbolic link ({linked}): "
+                                        "a symbolic link makes one image two; remove the link, or copy the images you "
+                                        "mean to have twice")
     items = [(p, label) for label, c in enumerate(classes) for p in per_class[c]]
     return items, classes
 
@@ -685,6 +702,12 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
             if test_classes != classes:
                 raise DataNotFoundError(f"{split[0]} and {split[1]} have different class folders: "
                                         f"{_class_difference(classes, test_classes)}")
+            trained = {os.path.realpath(p): p for p, _ in train_items}
+            both = next(((p, trained[os.path.realpath(p)]) for p, _ in test_items if os.path.realpath(p) in trained),
+                        None)
+            if both:
+                raise DataNotFoundError(f"{both[0]} is the training file {both[1]} (a symbolic link): an image in both "
+                                        "splits would be tested on what the network trained on; remove the link")
         else:
             items, classes = _list_images(root)
             _check_not_a_lone_split(root, classes, flag)

@@ -737,6 +737,12 @@ MUTANTS = [
         ('fastjem/train.py', '            cfg = cfg.replace(data_dir=str(Path(cfg.data_dir).expanduser().absolute()))',
          '            pass'),
     ]),
+    Mutant('linked-image-counted-twice', 'tests/test_data.py -k link_that', [
+        ('fastjem/data.py', '            if first != p:\n                linked =', '            if False:\n                linked ='),
+    ]),
+    Mutant('linked-image-in-both-splits', 'tests/test_data.py -k link_that', [
+        ('fastjem/data.py', '            if both:\n', '            if False:\n'),
+    ]),
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),

@@ -595,3 +595,25 @@ def test_index_named_class_folders_take_their_numbers_as_labels(tmp_path, monkey
     # named by index on one side only: not comparable (SVHN's 0..9 against its digits' names), as before
     assert not class_names_differ([str(c) for c in range(10)], [f"c{c}" for c in range(10)])
     assert class_names_differ(["cat", "dog"], ["dog", "cat"])
+
+
+def test_a_link_that_makes_one_image_two_is_refused(tmp_path, monkeypatch):
+    """A symbolic link up a level (a loop) or to another class's folder listed each image several times under two
+    labels and in both splits (486 entries from 12 images); a folder read once, and one file reached by two paths,
+    are refused with the link named."""
+    import os
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    _write_folder(tmp_path / "loop", ("a", "b"), n=3)
+    os.symlink(tmp_path / "loop", tmp_path / "loop" / "a" / "up")
+    with pytest.raises(DataNotFoundError, match=r"reached through a symbolic link \(.*loop/a/up/b/0.png\)"):
+        load_arrays("imagefolder", tmp_path / "loop")
+    _write_folder(tmp_path / "sib", ("a", "b"), n=3)
+    os.symlink(tmp_path / "sib" / "b", tmp_path / "sib" / "a" / "b_link")
+    with pytest.raises(DataNotFoundError, match="a symbolic link makes one image two"):
+        load_arrays("imagefolder", tmp_path / "sib")
+    _write_folder(tmp_path / "split" / "train", ("a", "b"), n=3)
+    _write_folder(tmp_path / "split" / "test", ("a", "b"), n=1)
+    os.symlink(tmp_path / "split" / "train" / "a" / "1.png", tmp_path / "split" / "test" / "a" / "x.png")
+    with pytest.raises(DataNotFoundError, match=r"test/a/x.png is the training file .*train/a/1.png"):
+        load_arrays("imagefolder", tmp_path / "split")
