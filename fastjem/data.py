@@ -27,7 +27,8 @@ import torch.nn.functional as F
 from fastjem.config import TENSORS
 from fastjem.errors import ConfigError, DataNotFoundError
 
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff")
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".bmp", ".gif", ".webp", ".tif", ".tiff", ".ppm", ".pgm",
+                  ".pbm")
 # the held-out split of an image folder: test/, else the first of these that exists
 HELD_OUT = ("test", "val", "valid", "validation")
 # archives of image folders, read in place (not unpacked)
@@ -475,7 +476,9 @@ def _read_image(data: bytes, name: str = "an image") -> torch.Tensor:
     try:
         from torchvision.io import ImageReadMode, decode_image
 
-        x = decode_image(torch.frombuffer(bytearray(data), dtype=torch.uint8), mode=ImageReadMode.RGB)
+        # turned as the camera's EXIF orientation says, as image viewers show it
+        x = decode_image(torch.frombuffer(bytearray(data), dtype=torch.uint8), mode=ImageReadMode.RGB,
+                         apply_exif_orientation=True)
         if x.dim() == 3 and x.dtype == torch.uint16:
             # 16-bit PNG: rounded to 8 bits (Pillow's convert("RGB") would clip it to white)
             x = ((x.int() * 255 + 32767) // 65535).to(torch.uint8)
@@ -485,10 +488,15 @@ def _read_image(data: bytes, name: str = "an image") -> torch.Tensor:
         pass
     import io
 
-    from PIL import Image
+    from PIL import Image, ImageOps
 
     try:
         with Image.open(io.BytesIO(data)) as im:
+            im = ImageOps.exif_transpose(im)
+            if im.mode.startswith("I;16"):
+                # 16-bit grey (TIFF): rounded to 8 bits, where convert("RGB") would clip it to white
+                grey = (np.asarray(im).astype(np.int64) * 255 + 32767) // 65535
+                return torch.from_numpy(grey.astype(np.uint8)).unsqueeze(0).expand(3, -1, -1).contiguous()
             return torch.from_numpy(np.asarray(im.convert("RGB"), dtype=np.uint8).copy()).permute(2, 0, 1)
     except (OSError, ValueError, SyntaxError) as err:
         raise DataNotFoundError(f"{name} is not an image that Pillow or torchvision can decode "
@@ -563,8 +571,9 @@ def _decode(items: list[tuple[Path, int]], desc: str, size: int = 0, progress: b
     return _stack(images, [label for _, label in items], [str(path) for path, _ in items])
 
 
-# 2: a folder's test split by a hash of each image's path (1: a seeded shuffle of the whole list)
-IMAGEFOLDER_CACHE_VERSION = 2
+# 3: EXIF orientation applied, 16-bit TIFFs rounded; 2: a folder's test split by a hash of each image's path (1: a
+# seeded shuffle of the whole list)
+IMAGEFOLDER_CACHE_VERSION = 3
 
 
 def _split_off_test(items: list, keys: list[str]) -> tuple[list, list]:

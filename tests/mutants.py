@@ -743,6 +743,12 @@ MUTANTS = [
     Mutant('linked-image-in-both-splits', 'tests/test_data.py -k link_that', [
         ('fastjem/data.py', '            if both:\n', '            if False:\n'),
     ]),
+    Mutant('exif-orientation-ignored', 'tests/test_data.py -k exif', [
+        ('fastjem/data.py', '                         apply_exif_orientation=True)', '                         apply_exif_orientation=False)'),
+    ]),
+    Mutant('sixteen-bit-tiff-clipped', 'tests/test_data.py -k exif', [
+        ('fastjem/data.py', '            if im.mode.startswith("I;16"):', '            if False:'),
+    ]),
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),

@@ -617,3 +617,34 @@ def test_a_link_that_makes_one_image_two_is_refused(tmp_path, monkeypatch):
     os.symlink(tmp_path / "split" / "train" / "a" / "1.png", tmp_path / "split" / "test" / "a" / "x.png")
     with pytest.raises(DataNotFoundError, match=r"test/a/x.png is the training file .*train/a/1.png"):
         load_arrays("imagefolder", tmp_path / "split")
+
+
+def test_exif_orientation_sixteen_bit_tiffs_and_more_extensions(tmp_path, monkeypatch):
+    """A phone photo stored sideways with an EXIF orientation loads as viewers show it (it loaded rotated); a
+    16-bit TIFF is rounded to 8 bits (Pillow's fallback clipped it to white); .jfif and .ppm files are images (they
+    were skipped without a word)."""
+    from fastjem.data import _read_image
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    stored = np.zeros((8, 16, 3), np.uint8)  # 16 wide, 8 tall: red on the top rows as stored
+    stored[:3] = (255, 0, 0)
+    exif = Image.Exif()
+    exif[0x0112] = 6  # shown turned 90 degrees clockwise: 8 wide, 16 tall, the red rows on the right
+    import io
+
+    for fmt in ("JPEG", "PNG"):
+        buf = io.BytesIO()
+        Image.fromarray(stored).save(buf, format=fmt, exif=exif)
+        x = _read_image(buf.getvalue(), fmt)
+        assert tuple(x.shape) == (3, 16, 8), fmt
+        assert x[0, :, -3:].float().mean() > 200 and x[0, :, :3].float().mean() < 60, fmt
+    buf = io.BytesIO()
+    Image.fromarray(np.full((4, 4), 32896, dtype=np.uint16)).save(buf, format="TIFF")
+    assert set(_read_image(buf.getvalue(), "tiff").unique().tolist()) == {128}
+    for c in ("a", "b"):
+        (tmp_path / "more" / c).mkdir(parents=True)
+        for i, ext in enumerate((".jfif", ".ppm", ".png")):
+            Image.fromarray(np.full((4, 4, 3), 50 * i, np.uint8)).save(tmp_path / "more" / c / f"{i}{ext}",
+                                                                      format="JPEG" if ext == ".jfif" else None)
+    a = load_arrays("imagefolder", tmp_path / "more")
+    assert len(a.train_y) + len(a.test_y) == 6
