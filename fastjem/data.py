@@ -467,7 +467,7 @@ def _class_difference(train: list[str], held_out: list[str]) -> str:
                      + [f"only in the held-out split: {', '.join(only_held)}"] * bool(only_held))
 
 
-def _read_image(data: bytes, name: str = "an image") -> torch.Tensor:
+def read_image(data: bytes, name: str = "an image") -> torch.Tensor:
     """An encoded image -> uint8 [3, H, W]: torchvision's decoders (JPEG, PNG, GIF, WebP), Pillow for the rest
     (and for what those refuse); the same pixels as Pillow's convert("RGB"), but 16-bit images are rounded to
     8 bits where Pillow clips them."""
@@ -526,7 +526,7 @@ def _decode_many(sources: Iterable, desc: str, size: int = 0, total: int | None 
     from tqdm import tqdm
 
     def work(chunk: list) -> list[torch.Tensor]:
-        images = [_read_image(src.read_bytes(), str(src)) if isinstance(src, Path) else _read_image(src[1], src[0])
+        images = [read_image(src.read_bytes(), str(src)) if isinstance(src, Path) else read_image(src[1], src[0])
                   for src in chunk]
         return [fit_size(x, size) for x in images] if size else images
 

@@ -749,6 +749,10 @@ MUTANTS = [
     Mutant('sixteen-bit-tiff-clipped', 'tests/test_data.py -k exif', [
         ('fastjem/data.py', '            if im.mode.startswith("I;16"):', '            if False:'),
     ]),
+    Mutant('ood-folder-not-centre-cropped', 'tests/test_eval.py -k ood_image_folder', [
+        ('fastjem/eval/ood.py', '            x = fit_size(read_image(p.read_bytes(), str(p)), size)',
+         '            x = read_image(p.read_bytes(), str(p))[:, :size, :size]'),
+    ]),
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),

@@ -372,7 +372,7 @@ def test_decoded_pixels_are_pillows(kind):
     images rounded to 8 bits)."""
     import io
 
-    from fastjem.data import _decoding, _read_image
+    from fastjem.data import _decoding, read_image
 
     base = Image.fromarray(np.linspace(0, 255, 16 * 20 * 3).reshape(16, 20, 3).astype(np.uint8))
     image, fmt, kw = {
@@ -386,7 +386,7 @@ def test_decoded_pixels_are_pillows(kind):
     buf = io.BytesIO()
     image.save(buf, fmt, **kw)
     with _decoding():
-        x = _read_image(buf.getvalue())
+        x = read_image(buf.getvalue())
     with Image.open(io.BytesIO(buf.getvalue())) as im:
         expected = torch.from_numpy(np.asarray(im.convert("RGB")).copy()).permute(2, 0, 1)
     if kind == "png-16bit":
@@ -623,7 +623,7 @@ def test_exif_orientation_sixteen_bit_tiffs_and_more_extensions(tmp_path, monkey
     """A phone photo stored sideways with an EXIF orientation loads as viewers show it (it loaded rotated); a
     16-bit TIFF is rounded to 8 bits (Pillow's fallback clipped it to white); .jfif and .ppm files are images (they
     were skipped without a word)."""
-    from fastjem.data import _read_image
+    from fastjem.data import read_image
 
     monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
     stored = np.zeros((8, 16, 3), np.uint8)  # 16 wide, 8 tall: red on the top rows as stored
@@ -635,12 +635,12 @@ def test_exif_orientation_sixteen_bit_tiffs_and_more_extensions(tmp_path, monkey
     for fmt in ("JPEG", "PNG"):
         buf = io.BytesIO()
         Image.fromarray(stored).save(buf, format=fmt, exif=exif)
-        x = _read_image(buf.getvalue(), fmt)
+        x = read_image(buf.getvalue(), fmt)
         assert tuple(x.shape) == (3, 16, 8), fmt
         assert x[0, :, -3:].float().mean() > 200 and x[0, :, :3].float().mean() < 60, fmt
     buf = io.BytesIO()
     Image.fromarray(np.full((4, 4), 32896, dtype=np.uint16)).save(buf, format="TIFF")
-    assert set(_read_image(buf.getvalue(), "tiff").unique().tolist()) == {128}
+    assert set(read_image(buf.getvalue(), "tiff").unique().tolist()) == {128}
     for c in ("a", "b"):
         (tmp_path / "more" / c).mkdir(parents=True)
         for i, ext in enumerate((".jfif", ".ppm", ".png")):

@@ -841,3 +841,28 @@ def test_an_ood_set_read_from_the_in_distribution_folder_is_refused(tmp_path, ca
     # the report names the folders its sets came from
     assert rep["settings"]["ood_data_dir"] == str((tmp_path / "svhn").resolve())
     assert rep["settings"]["data_dir"] == str((tmp_path / "cifar").resolve())
+
+
+def test_an_ood_image_folder_is_decoded_and_resized_as_training_data_is(tmp_path):
+    """An OOD folder's images: the shorter side scaled and the centre cropped, as training's --image-size does (they
+    were stretched to a square), EXIF orientation and 16-bit images as the training loader reads them, and grey
+    for a one-channel model by Pillow's luma."""
+    import numpy as np
+    from PIL import Image
+
+    from fastjem.data import fit_size, to_float
+    from fastjem.eval.ood import load_image_folder
+
+    wide = np.zeros((8, 16, 3), np.uint8)
+    wide[:, 4:12] = (200, 100, 50)  # the centre 8 x 8 is one colour; the sides are black
+    Image.fromarray(wide).save(tmp_path / "wide.png")
+    Image.fromarray(np.full((8, 8), 32896, dtype=np.uint16)).save(tmp_path / "deep.tif")
+    x = load_image_folder(tmp_path, 10, 3, 8)
+    assert x.shape == (2, 3, 8, 8)
+    assert torch.equal(x[1], to_float(fit_size(torch.from_numpy(wide).permute(2, 0, 1), 8)))
+    assert torch.allclose(x[1, :, 0, 0], to_float(torch.tensor([200, 100, 50], dtype=torch.uint8)))
+    assert torch.equal(x[0], to_float(torch.full((3, 8, 8), 128, dtype=torch.uint8)))
+    grey = load_image_folder(tmp_path, 10, 1, 8)
+    luma = (200 * 19595 + 100 * 38470 + 50 * 7471 + 0x8000) >> 16
+    assert grey.shape == (2, 1, 8, 8) and torch.equal(grey[1], to_float(torch.full((1, 8, 8), luma, dtype=torch.uint8)))
+    assert luma == np.asarray(Image.fromarray(wide).convert("L"))[0, 8]

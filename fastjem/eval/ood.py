@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from fastjem.data import IMAGE_SUFFIXES, image_files, load_arrays, to_float
+from fastjem.data import IMAGE_SUFFIXES, fit_size, image_files, load_arrays, read_image, to_float
 from fastjem.errors import DataNotFoundError, FastJEMError
 from fastjem.eval.core import EvalModel, batches
 
@@ -109,9 +109,8 @@ def match_shape(x: torch.Tensor, channels: int, size: int) -> torch.Tensor:
 
 def load_image_folder(folder: str | os.PathLike, n: int, channels: int, size: int,
                       generator: torch.Generator | None = None) -> torch.Tensor:
-    """Up to n images from any folder (searched recursively, any sizes), resized to the model's input."""
-    from PIL import Image
-
+    """Up to n images from any folder (searched recursively, any sizes), decoded and resized as training data is
+    (EXIF orientation, 16-bit rounding; the shorter side to the model's size, then the centre crop)."""
     folder = Path(folder)
     paths = image_files(folder)  # hidden files and folders skipped, as the training loader skips them
     if not paths:
@@ -122,13 +121,15 @@ def load_image_folder(folder: str | os.PathLike, n: int, channels: int, size: in
     images = []
     for p in paths:
         try:
-            with Image.open(p) as im:
-                im = im.convert("L" if channels == 1 else "RGB").resize((size, size), Image.BILINEAR)
-                images.append(torch.frombuffer(bytearray(im.tobytes()), dtype=torch.uint8).view(size, size, channels))
-        except (OSError, ValueError) as err:  # PIL's UnidentifiedImageError is an OSError
-            raise OODSetError(f"{p} in the OOD folder is not a readable image ({type(err).__name__}: {err}): "
-                              "remove it, or give a folder of images only") from err
-    return to_float(torch.stack(images).permute(0, 3, 1, 2).contiguous())
+            x = fit_size(read_image(p.read_bytes(), str(p)), size)  # uint8 [3, size, size]
+        except (OSError, DataNotFoundError) as err:
+            raise OODSetError(f"{p} in the OOD folder is not a readable image ({err}): remove it, or give a folder "
+                              "of images only") from err
+        if channels == 1:
+            # Pillow's "L" (ITU-R 601-2 luma, its fixed-point rounding)
+            x = ((x[0].int() * 19595 + x[1].int() * 38470 + x[2].int() * 7471 + 0x8000) >> 16).to(torch.uint8)[None]
+        images.append(x)
+    return to_float(torch.stack(images).contiguous())
 
 
 def ood_set(name: str, em: EvalModel, n: int, data_dir: str | os.PathLike = "", download: bool = False,
