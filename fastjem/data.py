@@ -736,7 +736,9 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
         # names keeps every path, label, size and mtime
         st = p.stat()
         key.update(f"{p}|{label}|{st.st_size}|{st.st_mtime_ns}|{st.st_ino}|{st.st_ctime_ns}".encode())
-    cache = cache_dir() / f"imagefolder-{key.hexdigest()[:16]}.pt"
+    # one cache file per folder (or archives) and size: a new decode of changed contents replaces the old one
+    slot = hashlib.sha1(f"{os.path.abspath(root)}|{size}".encode()).hexdigest()[:8]
+    cache = cache_dir() / f"imagefolder-{slot}-{key.hexdigest()[:16]}.pt"
     blob = None
     if cache.exists():
         try:
@@ -759,6 +761,9 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
                     if time.time() - stale.stat().st_mtime > 3600:
                         stale.unlink()
             atomic_save({"train_x": tx, "train_y": ty, "test_x": vx, "test_y": vy, "classes": list(classes)}, cache)
+            for old in cache.parent.glob(f"imagefolder-{slot}-*.pt"):
+                if old != cache:
+                    old.unlink(missing_ok=True)
         except OSError as err:
             # the images are decoded: a cache that cannot be written costs the next run the decoding, nothing more
             warnings.warn(f"the decoded images were not cached in {cache.parent} ({type(err).__name__}: {err}); "

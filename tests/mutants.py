@@ -753,6 +753,10 @@ MUTANTS = [
         ('fastjem/eval/ood.py', '            x = fit_size(read_image(p.read_bytes(), str(p)), size)',
          '            x = read_image(p.read_bytes(), str(p))[:, :size, :size]'),
     ]),
+    Mutant('cache-copies-pile-up', 'tests/test_data.py -k replaces_its_cache', [
+        ('fastjem/data.py', '                if old != cache:\n                    old.unlink(missing_ok=True)',
+         '                if False:\n                    old.unlink(missing_ok=True)'),
+    ]),
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),

@@ -648,3 +648,17 @@ def test_exif_orientation_sixteen_bit_tiffs_and_more_extensions(tmp_path, monkey
                                                                       format="JPEG" if ext == ".jfif" else None)
     a = load_arrays("imagefolder", tmp_path / "more")
     assert len(a.train_y) + len(a.test_y) == 6
+
+
+def test_a_changed_folder_replaces_its_cache_file(tmp_path, monkeypatch):
+    """Each change to a folder wrote one more full copy of the decoded images into the cache (9 files for one
+    folder within minutes); a folder and image size keep one cache file, replaced when the folder changes."""
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    _write_folder(tmp_path / "imgs", ("a", "b"), n=6)
+    load_arrays("imagefolder", tmp_path / "imgs")
+    Image.fromarray(np.zeros((8, 8, 3), np.uint8)).save(tmp_path / "imgs" / "a" / "new.png")
+    again = load_arrays("imagefolder", tmp_path / "imgs")
+    assert len(again.train_y) + len(again.test_y) == 13
+    assert len(list((tmp_path / "cache").glob("imagefolder-*.pt"))) == 1
+    load_arrays("imagefolder", tmp_path / "imgs", image_size=4)  # another size: a slot of its own
+    assert len(list((tmp_path / "cache").glob("imagefolder-*.pt"))) == 2
