@@ -199,9 +199,12 @@ def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = Fa
 
 def validation_size(info: DatasetInfo, n_train: int, val_size: int = -1) -> int:
     """Training images held out for validation: ``val_size``, or the dataset's default when negative."""
-    val_size = info.default_val_size if val_size < 0 else val_size
+    given = val_size >= 0
+    val_size = val_size if given else info.default_val_size
     if val_size >= n_train:
-        raise DataNotFoundError(f"--val-size {val_size} leaves no training data ({n_train} images)")
+        what = f"--val-size {val_size}" if given else f"{info.name}'s default validation split of {val_size} images"
+        raise DataNotFoundError(f"{what} leaves no training data ({n_train} training images): give a smaller "
+                                f"--val-size (e.g. {n_train // 10}; 0 for none)")
     return val_size
 
 
@@ -266,7 +269,10 @@ def _rename(arrays: Arrays, name: str, root: Path, flag: str = "--data-dir", cho
     flip = name != "svhn"
     # the torchvision layout's pad 4 at 32 pixels, scaled as load_arrays scales it for --image-size
     pad = max(1, round(4 * info.image_size / 32))
-    arrays.info = DatasetInfo(name, info.num_classes, info.channels, info.image_size, pad, flip, 5000, info.classes)
+    # the named set's 5000 held-out images, or a tenth of a smaller folder's training images (5000 of a subset of
+    # 5500 would leave 500 to train on)
+    val = min(5000, len(arrays.train_y) // 10)
+    arrays.info = DatasetInfo(name, info.num_classes, info.channels, info.image_size, pad, flip, val, info.classes)
     return arrays
 
 

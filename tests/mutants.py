@@ -757,6 +757,9 @@ MUTANTS = [
         ('fastjem/data.py', '                if old != cache:\n                    old.unlink(missing_ok=True)',
          '                if False:\n                    old.unlink(missing_ok=True)'),
     ]),
+    Mutant('named-subset-holds-out-5000', 'tests/test_data.py -k cifar10_from_a_train_test', [
+        ('fastjem/data.py', '    val = min(5000, len(arrays.train_y) // 10)\n', '    val = 5000\n'),
+    ]),
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),

@@ -95,6 +95,14 @@ def test_cifar10_from_a_train_test_image_folder(tmp_path):
     a = load_arrays("cifar10", tmp_path / "cifar")
     assert a.info.name == "cifar10" and a.info.pad == 4 and a.info.flip
     assert a.train_x.shape == (20, 3, 32, 32) and a.test_x.shape == (10, 3, 32, 32)
+    # a subset of CIFAR-10 holds out a tenth of its training images, not the full set's 5000 (which refused it, or
+    # left a few hundred of 5500 to train on); a --val-size too large says how to choose one
+    from fastjem.data import validation_size
+
+    assert a.info.default_val_size == 2 and validation_size(a.info, 20) == 2
+    with pytest.raises(DataNotFoundError, match=r"--val-size 20 leaves no training data \(20 training images\): give "
+                                                r"a smaller --val-size \(e.g. 2; 0 for none\)"):
+        validation_size(a.info, 20, 20)
     svhn = load_arrays("svhn", tmp_path / "cifar")
     assert svhn.info.name == "svhn" and not svhn.info.flip
     # ten class folders are not CIFAR-100: refused, not trained on as a 10-class "cifar100"
