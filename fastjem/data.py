@@ -9,6 +9,7 @@ folder of archives (.tar.gz, .zip, ...) of such folders, read in place without u
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import os
@@ -494,7 +495,7 @@ def read_image(data: bytes, name: str = "an image") -> torch.Tensor:
         pass
     import io
 
-    from PIL import Image, ImageOps
+    from PIL import Image, ImageOps, UnidentifiedImageError
 
     try:
         with Image.open(io.BytesIO(data)) as im:
@@ -505,8 +506,11 @@ def read_image(data: bytes, name: str = "an image") -> torch.Tensor:
                 return torch.from_numpy(grey.astype(np.uint8)).unsqueeze(0).expand(3, -1, -1).contiguous()
             return torch.from_numpy(np.asarray(im.convert("RGB"), dtype=np.uint8).copy()).permute(2, 0, 1)
     except (OSError, ValueError, SyntaxError) as err:
-        raise DataNotFoundError(f"{name} is not an image that Pillow or torchvision can decode "
-                                f"({type(err).__name__}: {err}): remove or replace it") from err
+        # Pillow names the in-memory buffer it read ("<_io.BytesIO object at 0x...>"), not the file
+        why = ("not an image format it knows" if isinstance(err, UnidentifiedImageError)
+               else f"{type(err).__name__}: {err}")
+        raise DataNotFoundError(f"{name} is not an image that Pillow or torchvision can decode ({why}): remove or "
+                                "replace it") from err
 
 
 @contextlib.contextmanager
@@ -531,10 +535,15 @@ def _decode_many(sources: Iterable, desc: str, size: int = 0, total: int | None 
 
     from tqdm import tqdm
 
-    def work(chunk: list) -> list[torch.Tensor]:
-        images = [read_image(src.read_bytes(), str(src)) if isinstance(src, Path) else read_image(src[1], src[0])
-                  for src in chunk]
-        return [fit_size(x, size) for x in images] if size else images
+    def decode_one(src) -> torch.Tensor | str:
+        try:
+            x = read_image(src.read_bytes(), str(src)) if isinstance(src, Path) else read_image(src[1], src[0])
+        except DataNotFoundError as err:  # every bad file is named at the end, not the first alone
+            return str(err)
+        return fit_size(x, size) if size else x
+
+    def work(chunk: list) -> list[torch.Tensor | str]:
+        return [decode_one(src) for src in chunk]
 
     def chunks():
         chunk = []
@@ -546,14 +555,27 @@ def _decode_many(sources: Iterable, desc: str, size: int = 0, total: int | None 
         if chunk:
             yield chunk
 
-    out: list[torch.Tensor] = []
-    with (_decoding(), ThreadPoolExecutor(_decode_threads()) as pool,
+    out: list = []
+    threads = _decode_threads()
+    with (_decoding(), ThreadPoolExecutor(threads) as pool,
           tqdm(total=total, desc=f"decoding {desc}", unit="img", leave=False, mininterval=1.0,
                disable=not progress) as bar):
-        # map submits every chunk (reading the sources) before it returns the first result
-        for images in pool.map(work, chunks()):
+        # a few chunks in flight at a time: an archive's members are read as the decoding keeps up, not all at once
+        pending = collections.deque()
+        for chunk in chunks():
+            pending.append(pool.submit(work, chunk))
+            if len(pending) > 2 * threads:
+                images = pending.popleft().result()
+                out += images
+                bar.update(len(images))
+        while pending:
+            images = pending.popleft().result()
             out += images
             bar.update(len(images))
+    bad = [x for x in out if isinstance(x, str)]
+    if bad:
+        more = f" (and {len(bad) - 10} more)" if len(bad) > 10 else ""
+        raise DataNotFoundError(f"{len(bad)} file(s) could not be read as images{more}:\n  " + "\n  ".join(bad[:10]))
     return out
 
 

@@ -760,6 +760,9 @@ MUTANTS = [
     Mutant('named-subset-holds-out-5000', 'tests/test_data.py -k cifar10_from_a_train_test', [
         ('fastjem/data.py', '    val = min(5000, len(arrays.train_y) // 10)\n', '    val = 5000\n'),
     ]),
+    Mutant('first-bad-image-only', 'tests/test_data.py -k undecodable', [
+        ('fastjem/data.py', '        except DataNotFoundError as err:  # every bad file', '        except ZeroDivisionError as err:  # every bad file'),
+    ]),
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),

@@ -410,6 +410,15 @@ def test_an_undecodable_image_is_named(tmp_path):
     (tmp_path / "imgs" / "b" / "broken.jpg").write_bytes(b"\xff\xd8 not a jpeg")
     with pytest.raises(DataNotFoundError, match=r"broken\.jpg is not an image"):
         load_arrays("imagefolder", tmp_path / "imgs")
+    # every bad file in one message (one a run took as many runs), none named by Pillow's in-memory buffer
+    (tmp_path / "imgs" / "a" / "empty.png").write_bytes(b"")
+    (tmp_path / "imgs" / "a" / "text.png").write_text("not an image")
+    with pytest.raises(DataNotFoundError) as err:
+        load_arrays("imagefolder", tmp_path / "imgs")
+    message = str(err.value)
+    assert message.startswith("3 file(s) could not be read as images")
+    assert all(name in message for name in ("broken.jpg", "empty.png is empty", "text.png is not an image"))
+    assert "BytesIO" not in message
 
 
 def test_nested_class_folders_in_an_archive_take_their_top_folder_as_the_class(tmp_path):
