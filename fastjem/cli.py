@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import itertools
 import json
@@ -755,6 +756,11 @@ def main(argv: list[str] | None = None) -> int:
     except FastJEMError as err:
         print(f"fastjem: error: {err}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # the reader of the output went away (`fastjem runs | head`): nothing more to say to it
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the interpreter's final flush goes here
+        return 0
     except OSError as err:
         from fastjem.checkpoint import WRITE_ERRNOS
 

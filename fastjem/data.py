@@ -722,7 +722,8 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
 
 def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progress: bool = True) -> Arrays:
     if not (root.is_dir() or _is_archive(root)):
-        raise DataNotFoundError(f"image folder {root} does not exist: pass {flag} pointing at a folder of "
+        what = "is a file, not a folder or an archive" if root.exists() else "does not exist"
+        raise DataNotFoundError(f"image folder {root} {what}: pass {flag} pointing at a folder of "
                                 "class subfolders (or with train/ and test/ subfolders of class folders), or at an "
                                 f"archive ({', '.join(ARCHIVE_SUFFIXES)}) of one")
     archives = [] if root.is_dir() and _has_class_folders(root) else _image_archives(root)

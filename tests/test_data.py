@@ -405,6 +405,12 @@ def test_decoded_pixels_are_pillows(kind):
     assert torch.equal(x, expected)
 
 
+def test_a_data_dir_that_is_a_file_is_called_one(tmp_path):
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(DataNotFoundError, match="notes.txt is a file, not a folder or an archive: pass --data-dir"):
+        load_arrays("imagefolder", tmp_path / "notes.txt")
+
+
 def test_an_undecodable_image_is_named(tmp_path):
     _write_folder(tmp_path / "imgs", ("a", "b"), n=3)
     (tmp_path / "imgs" / "b" / "broken.jpg").write_bytes(b"\xff\xd8 not a jpeg")
