@@ -270,6 +270,21 @@ def _assert_same_run(a_dir, b_dir):
         [{k: v for k, v in r.items() if k not in drop} for r in b_log]
 
 
+def _kill_after(t: Trainer, iteration: int) -> None:
+    """Run ``t`` until it has trained ``iteration``, then die as a kill would (nothing after that step)."""
+    step = t.train_step
+
+    def step_then_die():
+        out = step()
+        if t.iteration == iteration:
+            raise _Killed
+        return out
+
+    t.train_step = step_then_die
+    with pytest.raises(_Killed):
+        t.fit()
+
+
 def test_a_kill_right_after_a_rollback_resumes_the_rolled_back_run(guarded, tmp_path):
     """After a rollback checkpoint.pt held the state the guard had just abandoned until the next checkpoint: a
     kill in between resumed into the divergence. The rolled-back state is written at once, and the resumed run
@@ -306,17 +321,7 @@ def test_a_resumed_run_rolls_back_where_the_uninterrupted_one_does(guarded, tmp_
     rolled = [r["rolled_back_to"] for r in events(tmp_path / "ref")[0]]
     t = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
     t.inject_fault(13, "nan")
-    step = t.train_step
-
-    def step_then_die():
-        out = step()
-        if t.iteration == 30:
-            raise _Killed
-        return out
-
-    t.train_step = step_then_die
-    with pytest.raises(_Killed):
-        t.fit()
+    _kill_after(t, 30)
     saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
     assert saved["iteration"] == 28 and saved["snapshot_file"] == f"rollback-{rolled[1]:07d}-r1.pt" != \
         "rollback-0000028-r1.pt"
@@ -347,18 +352,7 @@ def test_snapshots_on_checkpoint_iterations_write_no_rollback_file_and_resume_ex
     ref = Trainer(cfg, out_dir=tmp_path / "ref", progress=False, log=lambda *a: None)
     ref.inject_fault(19, "nan")
     assert ref.fit()["recoveries"] == 1
-    t = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
-    step = t.train_step
-
-    def step_then_die():
-        out = step()
-        if t.iteration == 18:
-            raise _Killed
-        return out
-
-    t.train_step = step_then_die
-    with pytest.raises(_Killed):
-        t.fit()
+    _kill_after(Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: None), 18)
     assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["iteration"] == 16
     assert saved_name(tmp_path / "run") is None
     resumed = Trainer(cfg, resume=tmp_path / "run" / "checkpoint.pt", progress=False, log=lambda *a: None)
