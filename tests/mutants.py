@@ -489,9 +489,9 @@ MUTANTS = [
          '        out_dir = Path(args.resume) if Path(args.resume).is_dir() else out_dir'),
     ]),
     Mutant('no-folder-lock', 'tests/test_train.py -k in_use', [
-        ('fastjem/train.py',
-         '                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\n            except OSError:',
-         '                pass\n            except OSError:'),
+        ('fastjem/checkpoint.py',
+         '            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\n        except OSError:',
+         '            pass\n        except OSError:'),
     ]),
     Mutant('recover-same-seed-every-rank', 'tests/test_guard.py -k own_stream', [
         ('fastjem/train.py',
@@ -565,7 +565,7 @@ MUTANTS = [
          '        raise\n'),
     ]),
     Mutant('sweep-into-run-folder', 'tests/test_sweep.py -k bad_folders', [
-        ('fastjem/sweep.py', '    if single:\n', '    if False:\n'),
+        ('fastjem/sweep.py', '    if single and not (folder / SPEC).exists():\n', '    if False:\n'),
     ]),
     Mutant('runs-divergence-event-ignored', 'tests/test_runs.py -k divergence', [
         ('fastjem/runs.py', '    stopped_by_divergence = bool(m.events) and', '    stopped_by_divergence = False and'),
