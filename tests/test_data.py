@@ -685,3 +685,15 @@ def test_a_changed_folder_replaces_its_cache_file(tmp_path, monkeypatch):
     assert len(list((tmp_path / "cache").glob("imagefolder-*.pt"))) == 1
     load_arrays("imagefolder", tmp_path / "imgs", image_size=4)  # another size: a slot of its own
     assert len(list((tmp_path / "cache").glob("imagefolder-*.pt"))) == 2
+
+
+def test_the_summary_pixel_mean_is_the_mean_over_all_training_pixels(tmp_path, monkeypatch):
+    """fastjem data's per-channel pixel mean, summed a chunk at a time (no float copy of the whole set)."""
+    from fastjem.data import summarize
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    x = torch.randint(0, 256, (5000, 3, 4, 4), dtype=torch.uint8)  # more than one chunk of 4096
+    arrays = load_arrays("digits")
+    arrays.train_x, arrays.train_y = x, torch.zeros(5000, dtype=torch.int64)
+    expected = [round(float(m), 2) for m in x.double().mean(dim=(0, 2, 3))]
+    assert summarize(arrays, val_size=0)["pixel_mean"] == expected
