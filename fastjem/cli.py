@@ -309,8 +309,8 @@ def run_runs(args: argparse.Namespace) -> int:
     from fastjem.sweep import format_summary, summarise_folder
 
     fmt = "json" if args.json else args.format
-    sweeps = [(p, summarise_folder(p)) for p in args.runs]
     if args.combinations:
+        sweeps = [(p, summarise_folder(p)) for p in args.runs]
         missing = [p for p, summary in sweeps if summary is None]
         if missing or fmt == "json":
             raise ConfigError("--combinations takes sweep folders (fastjem sweep --out-dir) and text, md or csv (the "
@@ -325,7 +325,7 @@ def run_runs(args: argparse.Namespace) -> int:
         return 0
     print(format_table(rows, fmt))
     if fmt != "csv":  # one table per CSV: --combinations prints a sweep's
-        for path, summary in sweeps:
+        for path, summary in ((p, summarise_folder(p)) for p in args.runs):
             if summary is not None:
                 print(f"\nsweep {path}, per combination (--combinations alone):\n" + format_summary(summary, fmt))
     return 0

@@ -286,9 +286,11 @@ def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
         log(line)
 
     took: list[float] = []  # wall time of each run trained here, for the estimate of what is left
+    # read once: a run's state changes only when this loop trains it
+    states = [status(folder / name) for name, _, _ in runs]
     for i, (name, _, cfg) in enumerate(runs, start=1):
         out = folder / name
-        state = status(out)
+        state = states[i - 1]
         if state in ("done", "diverged"):
             log(f"[{i}/{len(runs)}] {name}: {state}, skipped" + (f" (delete {out} to run it again)"
                                                                   if state == "diverged" else ""))
@@ -338,7 +340,7 @@ def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
                 "again to continue")
             break
         took.append(time.monotonic() - t0)
-        to_go = sum(status(folder / n) in ("new", "partial") and n not in failed for n, _, _ in runs[i:])
+        to_go = sum(state in ("new", "partial") for state in states[i:])
         eta = f"; {to_go} to go, about {_duration(statistics.mean(took) * to_go)} at this pace" if to_go else ""
         log(f"[{i}/{len(runs)}] {name}: test accuracy {summary['test_acc']:.4f} in {_duration(took[-1])} (sweep: "
             f"{_duration(time.monotonic() - started)} so far{eta})")

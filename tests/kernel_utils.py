@@ -105,3 +105,15 @@ def assert_gaussian_moments(x: torch.Tensor, std: float, sigmas: float = 5.0) ->
     got_std, got_mean = x.double().std().item(), x.double().mean().item()
     assert abs(got_std / std - 1) < sigmas / (2 * n) ** 0.5, f"std {got_std:.5g}, expected {std:g} (n = {n})"
     assert abs(got_mean) < sigmas * std / n ** 0.5, f"mean {got_mean:.3g}, expected 0 (std {std:g}, n = {n})"
+
+
+class OpRecorder(torch.utils._python_dispatch.TorchDispatchMode):
+    """Records the names of the ops dispatched while active."""
+
+    def __init__(self):
+        super().__init__()
+        self.names = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.append(str(func))
+        return func(*args, **(kwargs or {}))

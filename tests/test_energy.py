@@ -1,7 +1,7 @@
 import pytest
 import torch
 from fastjem.kernels import lse_energy
-from kernel_utils import skip_unless_runnable
+from kernel_utils import OpRecorder, skip_unless_runnable
 
 from fastjem.energy import joint_energy, log_py_given_x, marginal_energy
 
@@ -45,20 +45,9 @@ def test_energies_are_fp32_for_bf16_logits():
 def test_the_backward_fills_no_gradient_for_the_saved_row_statistics(backend):
     """The energy op's row max and sum are outputs without gradients: autograd filled a zero tensor for each at
     every backward (two kernels per SGLD step on a GPU) until their gradients were left as None."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class Record(TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.ops = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append(str(func))
-            return func(*args, **(kwargs or {}))
-
     skip_unless_runnable("cpu", backend)
     x = torch.randn(16, 10, requires_grad=True)
     energy = lse_energy(x, backend=backend)
-    with Record() as record:
+    with OpRecorder() as record:
         energy.sum().backward()
-    assert record.ops and not [op for op in record.ops if "zero" in op], record.ops
+    assert record.names and not [op for op in record.names if "zero" in op], record.names

@@ -4,7 +4,7 @@ import fastjem.kernels as kernels
 import pytest
 import torch
 from fastjem.kernels import _dispatch, sgld
-from kernel_utils import skip_unless_runnable
+from kernel_utils import OpRecorder, skip_unless_runnable
 
 
 def test_public_api():
@@ -103,18 +103,6 @@ def test_inductor_smoke():
     e = compiled(x, grad, state, logits)
     assert torch.equal(e, step(x_e, grad, state_e, logits))
     assert torch.equal(x, x_e) and torch.equal(state, state_e)
-
-
-class OpRecorder(torch.utils._python_dispatch.TorchDispatchMode):
-    """Records the names of the ops dispatched while active."""
-
-    def __init__(self):
-        super().__init__()
-        self.names = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.names.append(str(func))
-        return func(*args, **(kwargs or {}))
 
 
 def _raise(*args, **kwargs):
