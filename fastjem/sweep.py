@@ -322,6 +322,7 @@ def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
                     (out / stale).unlink(missing_ok=True)
                 shutil.rmtree(out / "tensorboard", ignore_errors=True)
                 trainer = Trainer(cfg, out_dir=out, progress=progress, log=run_log)
+            trainer.resume_hint = None  # a stopped run is continued by the sweep's command, said below
             summary = trainer.fit()
         except DivergedError as err:
             # one run that diverges beyond its remedies does not stop the sweep; it is not run again

@@ -227,6 +227,9 @@ def resume_folder(path: str | Path) -> Path:
 class Trainer:
     """Builds data, model, optimiser, buffer and sampler from a TrainConfig and runs the loop."""
 
+    # the command a stopped run names to continue it; None where the caller says its own (a sweep)
+    resume_hint: str | None = "fastjem train --resume {checkpoint}"
+
     def __init__(self, cfg: TrainConfig, out_dir: str | Path | None = None, resume: str | Path | None = None,
                  progress: bool = True, log=print, *, model: torch.nn.Module | None = None, data: Arrays | None = None):
         """``model``: your own network (images [B, C, H, W] in [-1, 1] -> logits [B, K]) in place of the one the
@@ -1188,7 +1191,8 @@ class Trainer:
                 why = (signal.Signals(stop["signal"]).name if stop["signal"] is not None else "a stop signal") + \
                       " received"
             self.log(f"{why}: stopped after iteration {self.iteration}, checkpoint written to {ckpt_path}")
-            self.log(f"resume with: fastjem train --resume {ckpt_path}")
+            if self.resume_hint:
+                self.log(f"resume with: {self.resume_hint.format(checkpoint=ckpt_path)}")
             by = stop["signal"] if stop["signal"] in (None, "time limit") else signal.Signals(stop["signal"]).name
             return {"interrupted": True, "stopped_by": by, "iteration": self.iteration, "checkpoint": str(ckpt_path)}
         return self._finish(ckpt_path, *final)

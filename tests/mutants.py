@@ -766,6 +766,9 @@ MUTANTS = [
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),
+    Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
+        ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
+    ]),
 ]
 
 

@@ -185,6 +185,19 @@ def test_max_minutes_bounds_the_whole_sweep(tmp_path, capsys, monkeypatch):
     assert "sweep stopped before sgld_steps=3+seed=1: time limit of 1 min" in capsys.readouterr().out
 
 
+def test_a_run_stopped_inside_a_sweep_names_the_sweep_command_not_a_train_resume(tmp_path, capsys):
+    """A run the time limit stops mid-way is continued by the sweep's own command: the Trainer's "resume with:
+    fastjem train --resume" line would continue that one run outside the sweep (no table, no other runs)."""
+    folder = tmp_path / "sw"
+    long = [*TINY, "--iters", "100000", "--max-minutes", "0.03"]
+    assert main(["sweep", "--grid", "sgld-steps=1", "--out-dir", str(folder), *long]) == 0
+    out = capsys.readouterr().out
+    assert "min (--max-minutes) reached: stopped after iteration" in out
+    assert f"sweep stopped at sgld_steps=1+seed=1 (its checkpoint is written): run the same command (--out-dir " \
+           f"{folder}) again" in out
+    assert "fastjem train --resume" not in out
+
+
 def test_a_run_killed_before_its_first_checkpoint_starts_over_with_clean_records(tmp_path):
     run = tmp_path / "sw" / "sgld_steps=1+seed=1"
     run.mkdir(parents=True)
