@@ -12,6 +12,7 @@ import math
 import os
 import sys
 import time
+import warnings
 from dataclasses import MISSING, fields
 from datetime import datetime
 from pathlib import Path
@@ -27,7 +28,7 @@ from fastjem.config import (
     get_preset,
     options_from_file,
 )
-from fastjem.errors import ConfigError, FastJEMError
+from fastjem.errors import ConfigError, FastJEMError, FastJEMWarning
 
 GROUP_TITLES = {
     "data": "data", "model": "model", "objective": "JEM objective", "sampler": "SGLD sampler and replay buffer",
@@ -723,9 +724,29 @@ def run_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _one_line_warnings(shown):
+    """A warnings.showwarning that prints fastjem's own warnings as one line, like its errors (not the library's
+    file and line), and hands the others to ``shown``."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, FastJEMWarning):
+            print(f"fastjem: warning: {message}", file=file or sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+    return show
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    shown = warnings.showwarning
+    warnings.showwarning = _one_line_warnings(shown)
+    try:
+        return _run_command(parser, args)
+    finally:
+        warnings.showwarning = shown
+
+
+def _run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         if args.command == "train":
             return run_train(args)

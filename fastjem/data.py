@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from fastjem.config import TENSORS
-from fastjem.errors import ConfigError, DataNotFoundError
+from fastjem.errors import ConfigError, DataNotFoundError, FastJEMWarning
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".bmp", ".gif", ".webp", ".tif", ".tiff", ".ppm", ".pgm",
                   ".pbm")
@@ -800,7 +800,14 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
         except OSError as err:
             # the images are decoded: a cache that cannot be written costs the next run the decoding, nothing more
             warnings.warn(f"the decoded images were not cached in {cache.parent} ({type(err).__name__}: {err}); "
-                          "set FASTJEM_CACHE to a writable folder to decode them once only", stacklevel=2)
+                          "set FASTJEM_CACHE to a writable folder to decode them once only", FastJEMWarning,
+                          stacklevel=2)
+    if len(classes) == 1:
+        # p(y|x) of one class is 1 for every image: its loss and gradient are 0 and accuracy is 1, whatever the
+        # network; a folder given one level too deep (one class's folder, or train/ of one class) looks like this
+        warnings.warn(f"image folder {root} has one class ({classes[0]!r}): classification is trivial (accuracy 1, "
+                      "no classifier gradient) and only the generative term trains; for a classifier, give a "
+                      "folder with a subfolder per class", FastJEMWarning, stacklevel=2)
     size = tx.shape[-1]
     info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,
                        min(5000, len(ty) // 10), tuple(classes))

@@ -15,3 +15,7 @@ class DataNotFoundError(FastJEMError):
 
 class CheckpointError(FastJEMError):
     """A checkpoint is unreadable, truncated, or does not fit the model."""
+
+
+class FastJEMWarning(UserWarning):
+    """Something the user should know that does not stop the work; the CLI prints it as one line."""

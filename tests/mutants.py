@@ -766,6 +766,13 @@ MUTANTS = [
     Mutant('bn-momentum-pytorch-default', 'tests/test_models.py', [
         ('fastjem/models/wrn.py', 'nn.BatchNorm2d(channels, momentum=0.9)', 'nn.BatchNorm2d(channels)'),
     ]),
+    Mutant('one-class-folder-silent', 'tests/test_data.py -k one_class', [
+        ('fastjem/data.py', '    if len(classes) == 1:\n        # p(y|x)', '    if False:\n        # p(y|x)'),
+    ]),
+    Mutant('warnings-with-file-and-line', 'tests/test_cli.py -k one_line', [
+        ('fastjem/cli.py', '        if issubclass(category, FastJEMWarning):\n            print(f"fastjem: warning',
+         '        if False:\n            print(f"fastjem: warning'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

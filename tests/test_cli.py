@@ -458,3 +458,28 @@ def test_a_stopped_run_exits_with_the_signals_status_and_a_time_limit_with_0():
     assert stopped_status("SIGINT") == 130 and stopped_status("SIGTERM") == 143
     assert stopped_status(None) == 130  # another rank's signal
     assert stopped_status("time limit") == 0
+
+
+def test_fastjem_warnings_are_one_line_and_others_keep_their_form(tmp_path, capsys):
+    """A warning of fastjem's own (here: an image folder of one class) reads like its errors, one line without the
+    library's file and line; a warning from elsewhere keeps Python's form, and main() leaves the hook as it was."""
+    import warnings
+
+    import numpy as np
+    from PIL import Image
+
+    (tmp_path / "imgs" / "cats").mkdir(parents=True)
+    for i in range(8):
+        Image.fromarray(np.full((8, 8, 3), 30 * i, np.uint8)).save(tmp_path / "imgs" / "cats" / f"{i}.png")
+    before = warnings.showwarning
+    assert main(["train", *TINY, "--iters", "2", "--dataset", "imagefolder", "--data-dir", str(tmp_path / "imgs"),
+                 "--out-dir", str(tmp_path / "run")]) == 0
+    err = capsys.readouterr().err
+    assert f"fastjem: warning: image folder {tmp_path / 'imgs'} has one class ('cats')" in err
+    assert "UserWarning" not in err and "data.py" not in err
+    assert warnings.showwarning is before
+    from fastjem.cli import _one_line_warnings
+
+    shown = []
+    _one_line_warnings(lambda *a: shown.append(a))("other", DeprecationWarning, "x.py", 3)
+    assert shown == [("other", DeprecationWarning, "x.py", 3, None, None)]

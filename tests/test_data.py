@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -62,6 +64,18 @@ def _write_folder(root, classes=("a", "b"), n=6, size=8):
         (root / c).mkdir(parents=True)
         for i in range(n):
             Image.fromarray(rng.integers(0, 255, (size, size, 3), dtype=np.uint8)).save(root / c / f"{i}.png")
+
+
+def test_a_folder_of_one_class_is_named_as_such(tmp_path):
+    """One class trains nothing of the classifier (p(y|x) = 1): said, not silent; two classes are not warned of."""
+    _write_folder(tmp_path / "one", classes=("cats",))
+    with pytest.warns(UserWarning, match=r"has one class \('cats'\): classification is trivial"):
+        a = load_arrays("imagefolder", tmp_path / "one")
+    assert a.info.num_classes == 1
+    _write_folder(tmp_path / "two")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_arrays("imagefolder", tmp_path / "two")
 
 
 def test_imagefolder_is_decoded_once_and_cached(tmp_path, monkeypatch):
