@@ -31,3 +31,16 @@ def test_readme_gives_the_two_commands():
     assert 'python -m pip install -e ".[test]" && TRITON_INTERPRET=1 python -m pytest' in text
     ci = (README.parent / ".ci" / "run").read_text()
     assert 'python -m pip install -e ".[test]"' in ci and "TRITON_INTERPRET=1" in ci and "python -m pytest" in ci
+
+
+def test_readme_counts_the_mutants_there_are():
+    """README says how many mutants tests/mutants.py breaks the library with: the number of the list itself."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("fastjem_mutants", README.parent / "tests" / "mutants.py")
+    mutants = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mutants  # dataclasses look their module up there
+    spec.loader.exec_module(mutants)
+    said = re.search(r"\((\d+) mutants:", README.read_text())
+    assert said and int(said.group(1)) == len(mutants.MUTANTS)
