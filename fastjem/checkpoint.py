@@ -9,6 +9,7 @@ import contextlib
 import errno
 import io
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -21,8 +22,9 @@ VERSION = 1
 
 
 @contextlib.contextmanager
-def _atomic_file(path: Path, mode: str):
-    """Yield a temp file beside ``path``; on success fsync it, rename it over ``path`` and fsync the folder."""
+def atomic_file(path: Path, mode: str):
+    """Yield a temp file beside ``path``; on success fsync it, rename it over ``path`` and fsync the folder. A write
+    that fails (a full disk) leaves the file at ``path`` as it was and no temporary file."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -68,7 +70,7 @@ def atomic_save(obj, path: str | os.PathLike) -> None:
     # about stream positions, a plain write as the OSError it is
     data = io.BytesIO()
     torch.save(obj, data)
-    with _atomic_file(Path(path), "wb") as f:
+    with atomic_file(Path(path), "wb") as f:
         f.write(data.getbuffer())
 
 
@@ -77,13 +79,20 @@ WRITE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQU
 
 
 def atomic_write_text(text: str, path: str | os.PathLike) -> None:
-    with _atomic_file(Path(path), "w") as f:
+    with atomic_file(Path(path), "w") as f:
         f.write(text)
 
 
 def atomic_write_bytes(data: bytes, path: str | os.PathLike) -> None:
-    with _atomic_file(Path(path), "wb") as f:
+    with atomic_file(Path(path), "wb") as f:
         f.write(data)
+
+
+def atomic_copy(src: str | os.PathLike, dest: str | os.PathLike) -> None:
+    """A copy of the file ``src`` at ``dest``, written atomically (a file of its own, not a link: what is later
+    written into one never changes the other)."""
+    with open(src, "rb") as f, atomic_file(Path(dest), "wb") as out:
+        shutil.copyfileobj(f, out, 16 << 20)
 
 
 # held by the process that trains in a run folder (fastjem runs tells a running run from a stopped one by it)

@@ -158,7 +158,7 @@ class TrainConfig:
                               "written, resume command printed), e.g. under a cluster job's time limit; 0 = no limit",
                               group="run")
     ckpt_keep_every: int = _opt(0, "also keep the checkpoint of every N-th iteration as checkpoints/iter_<N>.pt (a "
-                                "hard link to the checkpoint written then: no extra copy); 0 = keep only the latest",
+                                "copy of the checkpoint written then); 0 = keep only the latest",
                                 group="run")
     tensorboard: bool = _opt(False, "also log scalars, validation and sample grids for TensorBoard in "
                              "<out-dir>/tensorboard/ (needs the tensorboard package)", group="run")

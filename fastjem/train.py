@@ -18,8 +18,6 @@ import contextlib
 import copy
 import json
 import math
-import os
-import shutil
 import signal
 import sys
 import time
@@ -36,6 +34,7 @@ from fastjem.checkpoint import (
     FORMAT,
     RUN_LOCK,
     VERSION,
+    atomic_copy,
     atomic_save,
     atomic_write_text,
     folder_lock,
@@ -927,20 +926,14 @@ class Trainer:
         atomic_save(snap, self.out_dir / name)  # fit() made the folder
 
     def keep_checkpoint(self, path: Path) -> Path | None:
-        """checkpoints/iter_<N>.pt: the checkpoint just written at ``path``, kept. A hard link shares its data
-        (the next checkpoint.pt is a new file renamed over the old name, so the link keeps this state); where
-        links are not supported, a copy. Written atomically, by rank 0."""
+        """checkpoints/iter_<N>.pt: a copy of the checkpoint just written at ``path``, written atomically by rank 0.
+        A copy, not a hard link: a link shared the file with checkpoint.pt until the next checkpoint, so a
+        checkpoint.pt overwritten in place (``cp checkpoints/iter_<M>.pt checkpoint.pt`` to go back, a damaged
+        disk block) changed the kept state too."""
         if not self.dist.is_main:
             return None
         dest = self.out_dir / "checkpoints" / f"iter_{self.iteration:07d}.pt"
-        dest.parent.mkdir(exist_ok=True)
-        tmp = dest.with_name(f".{dest.name}.tmp")
-        tmp.unlink(missing_ok=True)
-        try:
-            os.link(path, tmp)
-        except OSError:
-            shutil.copyfile(path, tmp)
-        os.replace(tmp, dest)
+        atomic_copy(path, dest)
         return dest
 
     def save_samples(self, name: str) -> Path:
@@ -980,7 +973,7 @@ class Trainer:
 
     def _tidy_folder(self) -> None:
         """What a kill can leave in the run folder (this process holds its lock, so no write is under way): the
-        temporary files of writes cut short, and the kept checkpoint a kill between checkpoint.pt and its hard link
+        temporary files of writes cut short, and the kept checkpoint a kill between checkpoint.pt and its copy
         never made (resuming past that iteration would never make it)."""
         for pattern in (".*.tmp", "checkpoints/.*.tmp"):
             for tmp in self.out_dir.glob(pattern):

@@ -773,6 +773,10 @@ MUTANTS = [
         ('fastjem/cli.py', '        if issubclass(category, FastJEMWarning):\n            print(f"fastjem: warning',
          '        if False:\n            print(f"fastjem: warning'),
     ]),
+    Mutant('kept-checkpoint-hard-link', 'tests/test_history.py', [
+        ('fastjem/train.py', '        atomic_copy(path, dest)\n        return dest',
+         '        dest.parent.mkdir(exist_ok=True)\n        dest.unlink(missing_ok=True)\n        os.link(path, dest)\n        return dest'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -380,7 +380,7 @@ def saved_name(run_dir):
 
 
 def test_a_run_killed_after_its_last_checkpoint_finishes_as_it_would_have(guarded, tmp_path):
-    """Killed between checkpoint.pt and its kept hard link, mid-run and then at the end: the kept checkpoint the
+    """Killed between checkpoint.pt and its kept copy, mid-run and then at the end: the kept checkpoint the
     kill lost is made on resume (resuming past its iteration never made it), temporary files of cut writes are
     gone, and the run resumed at its end finishes as the uninterrupted one did: its end record says best.pt holds
     this state, and the optimiser holds the learning rate the last step used (mid warm-up here)."""
