@@ -8,7 +8,9 @@ steps that no longer happened and every curve shows one value per iteration.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 from pathlib import Path
 
 import torch
@@ -39,18 +41,52 @@ def check_available() -> None:
     _summary_writer()
 
 
-class TensorBoardLog:
-    """One run's TensorBoard events, written from rank 0."""
+def _quiet_writer_thread() -> None:
+    """TensorBoard writes events on a thread of its own, whose failed write (a full disk) Python prints as a
+    traceback before the next call raises it here; TensorBoardLog reports it once, so the thread keeps quiet."""
+    previous = threading.excepthook
+    if getattr(previous, "fastjem_quiet", False):
+        return
 
-    def __init__(self, folder: str | Path, iteration: int, config: dict | None = None):
+    def hook(args):
+        if type(args.thread).__name__ != "_AsyncWriterThread" or not issubclass(args.exc_type, OSError):
+            previous(args)
+
+    hook.fastjem_quiet = True
+    threading.excepthook = hook
+
+
+class TensorBoardLog:
+    """One run's TensorBoard events, written from rank 0. A write that fails (a full disk, a folder gone) costs the
+    live view, never the run: ``warn`` says so once, and nothing more is written to TensorBoard (metrics.jsonl keeps
+    every record)."""
+
+    def __init__(self, folder: str | Path, iteration: int, config: dict | None = None, warn=print):
         self.folder = Path(folder)
         self._writer_cls = _summary_writer()
         self.writer = None
+        self._warn = warn
+        self.failed: str | None = None  # why TensorBoard logging stopped
         self._images: dict[str, int] = {}
-        self._open(iteration)
-        if iteration == 0 and config is not None:
-            rows = "\n".join(f"| {k} | {json.dumps(v)} |" for k, v in config.items())
-            self.writer.add_text("config", "| option | value |\n|---|---|\n" + rows, 0)
+        _quiet_writer_thread()
+        with self._guard():
+            self._open(iteration)
+            if iteration == 0 and config is not None:
+                rows = "\n".join(f"| {k} | {json.dumps(v)} |" for k, v in config.items())
+                self.writer.add_text("config", "| option | value |\n|---|---|\n" + rows, 0)
+
+    @contextlib.contextmanager
+    def _guard(self):
+        try:
+            yield
+        except OSError as err:
+            self.failed = f"{err.strerror or err}" + (f": {err.filename}" if err.filename else f" in {self.folder}")
+            self._warn(f"warning: TensorBoard logging stopped ({self.failed}); the run goes on, metrics.jsonl keeps "
+                       "every record")
+            if self.writer is not None:
+                with contextlib.suppress(Exception):
+                    self.writer.close()
+            self.writer = None
 
     def _open(self, iteration: int) -> None:
         # purge_step: events at steps >= iteration, left by a run that then went back, are dropped by TensorBoard
@@ -59,23 +95,33 @@ class TensorBoardLog:
 
     def scalars(self, iteration: int, record: dict) -> None:
         """Every known metric of a metrics.jsonl record (training window, validation or test)."""
-        for key, value in record.items():
-            tag = TAGS.get(key)
-            if tag is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
-                self.writer.add_scalar(tag, value, iteration)
+        if self.writer is None:
+            return
+        with self._guard():
+            for key, value in record.items():
+                tag = TAGS.get(key)
+                if tag is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+                    self.writer.add_scalar(tag, value, iteration)
 
     def image(self, tag: str, grid: torch.Tensor, iteration: int) -> None:
         """A [C, H, W] image in [0, 1]; once per tag and iteration (the last periodic grid is also the final one)."""
-        if self._images.get(tag) == iteration:
+        if self.writer is None or self._images.get(tag) == iteration:
             return
         self._images[tag] = iteration
-        self.writer.add_image(tag, grid, iteration)
+        with self._guard():
+            self.writer.add_image(tag, grid, iteration)
 
     def rewind(self, iteration: int, why: str) -> None:
         """The run continues from ``iteration``: later steps are purged, and the reason is logged there."""
-        self.writer.close()
-        self._open(iteration)
-        self.writer.add_text("events", why, iteration)
+        if self.writer is None:
+            return
+        with self._guard():
+            self.writer.close()
+            self._open(iteration)
+            self.writer.add_text("events", why, iteration)
 
     def close(self) -> None:
-        self.writer.close()
+        if self.writer is None:
+            return
+        with self._guard():
+            self.writer.close()

@@ -35,6 +35,7 @@ from fastjem.checkpoint import (
     RUN_LOCK,
     VERSION,
     atomic_copy,
+    atomic_file,
     atomic_save,
     atomic_write_text,
     folder_lock,
@@ -936,8 +937,9 @@ class Trainer:
         atomic_copy(path, dest)
         return dest
 
-    def save_samples(self, name: str) -> Path:
-        """A grid of the last SGLD samples (the buffer before any) as ``name``, and to TensorBoard when logging."""
+    def save_samples(self, name: str) -> Path | None:
+        """A grid of the last SGLD samples (the buffer before any) as ``name``, and to TensorBoard when logging. A
+        picture that cannot be written (a full disk) costs a warning, never the run (None then)."""
         from torchvision.utils import make_grid, save_image
 
         x = self.last_samples if self.last_samples is not None else self.buffer.data[:64]
@@ -947,11 +949,16 @@ class Trainer:
             # Tiny images (digits are 8x8) are enlarged with nearest-neighbour so the grid can be read.
             x = F.interpolate(x, scale_factor=32 // x.shape[-1], mode="nearest")
         path = self.out_dir / name
-        path.parent.mkdir(parents=True, exist_ok=True)
         grid = make_grid(x, nrow=int(math.ceil(math.sqrt(n))), normalize=True, value_range=(-1, 1), pad_value=1.0)
-        save_image(grid, str(path))
         if self.board is not None:
             self.board.image("samples", grid, self.iteration)
+        try:
+            with atomic_file(path, "wb") as f:
+                save_image(grid, f, format="PNG")
+        except OSError as err:
+            self.log(f"warning: sample grid not written ({err.strerror or err}: {err.filename or path}); the run "
+                     "goes on")
+            return None
         return path
 
     def _log_jsonl(self, record: dict) -> None:
@@ -1055,7 +1062,7 @@ class Trainer:
             if cfg.tensorboard:
                 # a resumed run logs on from the checkpoint's iteration: later steps of an earlier attempt are purged
                 self.board = TensorBoardLog(self.out_dir / "tensorboard", self.iteration + 1 if self.iteration else 0,
-                                            cfg.to_dict())
+                                            cfg.to_dict(), warn=self.log)
         shape = "x".join(map(str, self.data.sample_shape))
         self.log(f"fastjem: {self.data.info.name} {shape} ({self.data.n_train} train / {len(self.data.val_y)} val / "
                  f"{len(self.data.test_y)} test), {self._model_desc()}, device {self.device}, "

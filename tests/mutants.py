@@ -777,6 +777,29 @@ MUTANTS = [
         ('fastjem/train.py', '        atomic_copy(path, dest)\n        return dest',
          '        dest.parent.mkdir(exist_ok=True)\n        dest.unlink(missing_ok=True)\n        os.link(path, dest)\n        return dest'),
     ]),
+    Mutant('sample-grid-write-fatal', 'tests/test_disk.py -k sample_grid', [
+        ('fastjem/train.py', '        except OSError as err:\n            self.log(f"warning: sample grid not written',
+         '        except ZeroDivisionError as err:\n            self.log(f"warning: sample grid not written'),
+    ]),
+    Mutant('tensorboard-failure-fatal', 'tests/test_disk.py -k tensorboard', [
+        ('fastjem/board.py', '        except OSError as err:\n            self.failed =',
+         '        except ZeroDivisionError as err:\n            self.failed ='),
+    ]),
+    Mutant('tensorboard-thread-hook-not-installed', 'tests/test_disk.py -k tensorboard', [
+        ('fastjem/board.py', '        _quiet_writer_thread()\n', '        pass\n'),
+    ]),
+    Mutant('tensorboard-thread-traceback', 'tests/test_disk.py -k thread', [
+        ('fastjem/board.py', '        if type(args.thread).__name__ != "_AsyncWriterThread" or not issubclass(args.exc_type, OSError):\n            previous(args)',
+         '        previous(args)'),
+    ]),
+    Mutant('figure-written-in-place', 'tests/test_disk.py -k whole_or_not', [
+        ('fastjem/eval/plots.py', '        with atomic_file(path, "wb") as f:\n            fig.savefig(f,',
+         '        with open(path, "wb") as f:\n            fig.savefig(f,'),
+    ]),
+    Mutant('grid-written-in-place', 'tests/test_disk.py -k whole_or_not', [
+        ('fastjem/eval/plots.py', '    with atomic_file(path, "wb") as f:  # written whole',
+         '    with open(path, "wb") as f:  # written whole'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from fastjem.checkpoint import atomic_file
 from fastjem.eval.metrics import CalibrationResult
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
@@ -110,9 +111,21 @@ def image_grid(x: torch.Tensor, path: str | os.PathLike, nrow: int | None = None
         x = F.interpolate(x, scale_factor=32 // x.shape[-1], mode="nearest")
     nrow = nrow or int(math.ceil(math.sqrt(len(x))))
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_image(x, str(path), nrow=nrow, normalize=True, value_range=(-1, 1), pad_value=1.0)
+    with atomic_file(path, "wb") as f:  # written whole or not at all (a full disk leaves the old picture)
+        save_image(x, f, format=pil_format(path), nrow=nrow, normalize=True, value_range=(-1, 1), pad_value=1.0)
     return path
+
+
+def pil_format(path: Path) -> str:
+    """The Pillow format that ``path``'s suffix names (PNG without one), as a file object needs it said."""
+    from PIL import Image
+
+    if not path.suffix:
+        return "PNG"
+    try:
+        return Image.registered_extensions()[path.suffix.lower()]
+    except KeyError:
+        raise ValueError(f"unknown image file extension {path.suffix!r} ({path}): use .png") from None
 
 
 def _save(fig, path, tight: bool = False) -> Path:
@@ -120,7 +133,11 @@ def _save(fig, path, tight: bool = False) -> Path:
     import matplotlib.pyplot as plt
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight" if tight else None)
-    plt.close(fig)
+    try:
+        # written whole or not at all: a failed write (a full disk) leaves the picture that was there
+        with atomic_file(path, "wb") as f:
+            fig.savefig(f, format=path.suffix.lstrip(".").lower() or "png", dpi=110,
+                        bbox_inches="tight" if tight else None)
+    finally:
+        plt.close(fig)
     return path

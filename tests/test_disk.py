@@ -1,0 +1,131 @@
+"""A full disk (ENOSPC) and damaged files: a picture or TensorBoard event that cannot be written costs a warning,
+never the run; pictures are replaced whole or not at all; nothing saved is lost."""
+
+import errno
+import json
+
+import pytest
+import torch
+
+from fastjem.checkpoint import load_checkpoint
+from fastjem.train import Trainer
+
+
+def _full_disk(*args, **kwargs):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_sample_grid_that_cannot_be_written_does_not_stop_the_run(tiny_config, tmp_path, monkeypatch):
+    """The periodic grid at iteration 4 falls at a checkpoint: the checkpoint of that iteration is still written
+    and the run trains to its end (it stopped there, losing the checkpoint interval)."""
+    import fastjem.train
+
+    real = fastjem.train.atomic_file
+
+    def fails_for_grids(path, mode):
+        if path.suffix == ".png":
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real(path, mode)
+
+    monkeypatch.setattr(fastjem.train, "atomic_file", fails_for_grids)
+    lines = []
+    cfg = tiny_config.replace(iters=8, ckpt_every=4, sample_every=4)
+    summary = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lines.append).fit()
+    assert summary["iteration"] == 8 and summary["samples"] is None
+    assert load_checkpoint(tmp_path / "run")["iteration"] == 8
+    warned = [s for s in lines if s.startswith("warning: sample grid not written")]
+    assert len(warned) == 3 and "No space left on device" in warned[0] and "samples_0000004.png" in warned[0]
+    assert "samples.png" in warned[-1]
+    run = tmp_path / "run"
+    assert (run / "summary.json").exists() and not (run / "samples.png").exists() and not list(run.rglob(".*.tmp"))
+
+
+def test_a_tensorboard_write_that_fails_on_its_thread_stops_the_live_view_not_the_run(tiny_config, tmp_path,
+                                                                                      monkeypatch, capfd):
+    """TensorBoard writes on a thread of its own: a full disk there raised at the next call in training (and
+    printed the thread's traceback). Now one warning, the run goes on, and metrics.jsonl has every record."""
+    pytest.importorskip("tensorboard")
+    from tensorboard.summary.writer import record_writer
+
+    writes = {"n": 0}
+    real = record_writer.RecordWriter.write
+
+    def fails_after_a_few(self, data):
+        writes["n"] += 1
+        if writes["n"] > 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, data)
+
+    monkeypatch.setattr(record_writer.RecordWriter, "write", fails_after_a_few)
+    lines = []
+    cfg = tiny_config.replace(iters=8, log_every=2, ckpt_every=4, tensorboard=True)
+    summary = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lines.append).fit()
+    assert summary["iteration"] == 8 and load_checkpoint(tmp_path / "run")["iteration"] == 8
+    warned = [s for s in lines if "TensorBoard logging stopped" in s]
+    assert len(warned) == 1 and "No space left on device" in warned[0]
+    records = [json.loads(s) for s in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iter"] for r in records if "loss" in r] == [2, 4, 6, 8]
+    assert "Traceback" not in capfd.readouterr().err
+    import threading
+
+    assert getattr(threading.excepthook, "fastjem_quiet", False)  # the thread's own report is held back (below)
+
+
+def test_a_figure_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
+    """curves.png redrawn on a full disk: matplotlib had written part of the new PNG over the old one (4 bytes
+    were left of a 114 KB picture). Now the old picture stays, and no temporary file."""
+    import matplotlib.figure
+
+    from fastjem.eval.plots import _pyplot, _save, image_grid
+
+    plt = _pyplot()
+    path = tmp_path / "curves.png"
+    fig = plt.figure()
+    plt.plot([0, 1], [1, 0])
+    _save(fig, path)
+    before = path.read_bytes()
+
+    def half_then_full(self, fname, **kwargs):
+        fname.write(b"\x89PNG")
+        _full_disk()
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", half_then_full)
+    with pytest.raises(OSError, match="No space left") as err:
+        _save(plt.figure(), path)
+    assert err.value.filename == str(path)  # the message can say which file
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["curves.png"]
+
+    grid = tmp_path / "grid.png"
+    image_grid(torch.zeros(4, 1, 8, 8), grid)
+    before = grid.read_bytes()
+    monkeypatch.setattr("PIL.Image.Image.save", lambda self, fp, *a, **k: (fp.write(b"\x89PNG"), _full_disk()))
+    with pytest.raises(OSError, match="No space left"):
+        image_grid(torch.ones(4, 1, 8, 8), grid)
+    assert grid.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["curves.png", "grid.png"]
+
+
+def test_the_writer_threads_failed_write_is_reported_once_not_as_a_thread_traceback(monkeypatch):
+    """The TensorBoard thread's OSError is said by TensorBoardLog's warning; Python's thread hook would print it
+    as a traceback first. Other threads' errors, and the writer thread's other errors, still reach the hook."""
+    import threading
+    from types import SimpleNamespace
+
+    from fastjem.board import _quiet_writer_thread
+
+    seen = []
+    monkeypatch.setattr(threading, "excepthook", seen.append)
+    _quiet_writer_thread()
+    _quiet_writer_thread()  # once: not a hook around a hook
+
+    class _AsyncWriterThread(threading.Thread):  # TensorBoard's writer thread, by its name
+        pass
+
+    def fail(thread, exc):
+        threading.excepthook(SimpleNamespace(thread=thread, exc_type=exc))
+
+    fail(_AsyncWriterThread(), OSError)
+    assert seen == []
+    fail(_AsyncWriterThread(), ValueError)
+    fail(threading.Thread(), OSError)
+    assert [(type(a.thread).__name__, a.exc_type) for a in seen] == [("_AsyncWriterThread", ValueError),
+                                                                     ("Thread", OSError)]
