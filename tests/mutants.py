@@ -800,6 +800,10 @@ MUTANTS = [
         ('fastjem/eval/plots.py', '    with atomic_file(path, "wb") as f:  # written whole',
          '    with open(path, "wb") as f:  # written whole'),
     ]),
+    Mutant('eval-figure-failure-loses-report', 'tests/test_eval.py -k cannot_be_written', [
+        ('fastjem/eval/tasks.py', '        except OSError as err:\n            self.not_written.append',
+         '        except ZeroDivisionError as err:\n            self.not_written.append'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

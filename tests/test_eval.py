@@ -866,3 +866,30 @@ def test_an_ood_image_folder_is_decoded_and_resized_as_training_data_is(tmp_path
     luma = (200 * 19595 + 100 * 38470 + 50 * 7471 + 0x8000) >> 16
     assert grey.shape == (2, 1, 8, 8) and torch.equal(grey[1], to_float(torch.full((1, 8, 8), luma, dtype=torch.uint8)))
     assert luma == np.asarray(Image.fromarray(wide).convert("L"))[0, 8]
+
+
+def test_a_figure_that_cannot_be_written_costs_the_figure_not_the_report(runs, tmp_path, capsys, monkeypatch):
+    """A full disk at the reliability diagram threw the computed calibration away (the report is written after
+    the figures). Now a one-line warning, and the report, which names the figure as not written."""
+    import errno
+
+    import fastjem.eval.plots
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(fastjem.eval.plots, "reliability_diagram", full_disk)
+    monkeypatch.setattr(fastjem.eval.plots, "image_grid", full_disk)
+    out = tmp_path / "out"
+    jem = runs / "jem" / "checkpoint.pt"
+    assert main(["eval", str(jem), "calibration", "--out-dir", str(out), *FAST]) == 0
+    err = capsys.readouterr().err
+    assert f"fastjem: warning: {out / 'reliability.png'} not written (No space left on device)" in err
+    rep = _report(out / "calibration.json")
+    assert rep["not_written"] == [str(out / "reliability.png")] and rep["results"]["n"] == 64
+    assert str(out / "reliability.png") not in rep["files"]
+    assert main(["sample", str(jem), "--n", "4", "--n-steps", "2", "--out", str(tmp_path / "s.npz"), "--device",
+                 "cpu", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert f"{tmp_path / 's.png'} not written (No space left on device); the samples are in" in captured.err
+    assert (tmp_path / "s.npz").exists() and "grid            not written" in captured.out

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import warnings
 from pathlib import Path
 
-from fastjem.errors import ConfigError
+from fastjem.errors import ConfigError, FastJEMWarning
 
 TASK_HELP = {
     "accuracy": "test accuracy and NLL, optionally after --n-steps SGLD refinement steps seeded at the input",
@@ -273,7 +274,12 @@ def run_sample(args: argparse.Namespace) -> int:
     drawn = draw.draw(em, args.n, classes, args.n_steps, args.init, args.step_size, args.noise,
                       args.batch_size, args.device, args.seed, progress=not args.no_progress)
     path = draw.save(drawn, out, overwrite=args.force)
-    grid = draw.save_grid(drawn, path.with_suffix(".png"))
+    try:
+        grid = draw.save_grid(drawn, path.with_suffix(".png"))
+    except OSError as err:  # the samples are saved: a picture of them that cannot be written costs only itself
+        grid = None
+        warnings.warn(f"{path.with_suffix('.png')} not written ({err.strerror or err}); the samples are in {path}",
+                      FastJEMWarning, stacklevel=1)
     s = drawn.settings
     kind = "unconditional" if classes is None else f"conditional on {len(classes)} class(es)"
     print(f"{len(drawn.x)} samples, {kind}: {s['n_steps']} SGLD steps from the {s['init']}, "
@@ -285,5 +291,5 @@ def run_sample(args: argparse.Namespace) -> int:
         hist = torch.bincount(drawn.pred, minlength=em.num_classes).tolist()
         print(f"  predicted classes {hist}")
     print(f"  samples         {path}")
-    print(f"  grid            {grid}")
+    print(f"  grid            {grid if grid else 'not written'}")
     return 0

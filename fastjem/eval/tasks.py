@@ -11,6 +11,7 @@ import json
 import math
 import os
 import time
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from fastjem.checkpoint import atomic_write_text
-from fastjem.errors import ConfigError, FastJEMError
+from fastjem.errors import ConfigError, FastJEMError, FastJEMWarning
 from fastjem.eval import plots
 from fastjem.eval.attacks import NORMS, pgd_attack
 from fastjem.eval.core import (
@@ -85,13 +86,23 @@ class _Run:
         self.n_test = n_test
         self.start = time.perf_counter()
         self.files: list[str] = []
+        self.not_written: list[str] = []  # figures a failed write lost
         torch.manual_seed(seed)
 
     def test_set(self) -> tuple[torch.Tensor, torch.Tensor]:
         return self.em.test_set(self.data_dir, self.download, self.n_test, self.test_noise, self.seed, self.progress)
 
-    def path(self, name: str) -> Path:
+    def figure(self, name: str, draw) -> Path | None:
+        """``draw(path)`` writes the figure ``name``. One that cannot be written (a full disk) costs a warning and
+        that figure, never the numbers the task computed: the report is written and lists it as not written."""
         p = self.out_dir / name
+        try:
+            draw(p)
+        except OSError as err:
+            self.not_written.append(str(p))
+            warnings.warn(f"{p} not written ({err.strerror or err}); the report is written without it",
+                          FastJEMWarning, stacklevel=2)
+            return None
         self.files.append(str(p))
         return p
 
@@ -109,6 +120,7 @@ class _Run:
             "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "fastjem": _version(),
             "settings": {**common, **settings}, "results": results,
             "files": self.files + [str(self.out_dir / f"{self.task}.json")],
+            **({"not_written": self.not_written} if self.not_written else {}),
         }
         atomic_write_text(json.dumps(_finite_json(report), indent=2, default=_json_default, allow_nan=False),
                           self.out_dir / f"{self.task}.json")
@@ -208,7 +220,7 @@ def calibration(checkpoint, n_bins: int = 20, compare=None, **common) -> dict:
                         "acc": (pred == y).float().mean().item(), "mean_confidence": conf.mean().item(),
                         "nll": F.cross_entropy(logits, y).item(), **r.to_dict()})
         named.append((name, r))
-    plots.reliability_diagram(named, run.path("reliability.png"))
+    run.figure("reliability.png", lambda p: plots.reliability_diagram(named, p))
     results = {"n": len(y), "ece": entries[0]["ece"], "models": entries}
     return run.finish({"n_bins": n_bins, "binning": "equal-width", "test_noise": run.test_noise}, results)
 
@@ -251,8 +263,9 @@ def ood(checkpoint, sets=SYNTHETIC_SETS, n_ood: int = 1000, ood_data_dir: str | 
         table[label]["n"] = len(s["logpx"])
     for k in SCORES:
         if table:
-            plots.score_histograms(scores, em.info.name, k, SCORE_TITLES[k], {n: table[n][k] for n in table},
-                                   run.path(f"ood_{k}.png"))
+            per_set = {n: table[n][k] for n in table}
+            run.figure(f"ood_{k}.png", lambda p, k=k, per_set=per_set: plots.score_histograms(
+                scores, em.info.name, k, SCORE_TITLES[k], per_set, p))
     summary = {label: {k: {"mean": v.mean().item(), "std": v.std().item() if v.numel() > 1 else math.nan}
                        for k, v in s.items()}
                for label, s in scores.items()}
@@ -307,7 +320,7 @@ def samples(checkpoint, n_steps: int = 100, n_samples: int = 100, per_class: int
     results["test_data"] = describe(x_test)
     if em.buffer is not None:
         buf = em.buffer
-        plots.image_grid(em.buffer_rows(n_samples), run.path("samples_buffer.png"))
+        run.figure("samples_buffer.png", lambda p: plots.image_grid(em.buffer_rows(n_samples), p))
         results["buffer"] = describe(buf)
         # The most confident buffer samples of each predicted class: one row per class.
         probs = torch.softmax(predict_logits(em.model, buf, run.batch_size, run.progress, "classify buffer"), 1)
@@ -322,19 +335,19 @@ def samples(checkpoint, n_steps: int = 100, n_samples: int = 100, per_class: int
                 # Classes with too few samples are padded with blank (white) tiles.
                 row = torch.cat([row, torch.ones(per_class - len(row), *shape, device=dev)])
             rows.append(row)
-        plots.image_grid(torch.cat(rows), run.path("samples_buffer_by_class.png"), nrow=per_class)
+        run.figure("samples_buffer_by_class.png", lambda p: plots.image_grid(torch.cat(rows), p, nrow=per_class))
         results["buffer_by_class"] = {"kept_per_class": kept,
                                       "mean_confidence_kept": [conf[pred == c].sort(descending=True).values[
                                           :per_class].mean().item() if kept[c] else None for c in range(k)]}
     x0 = torch.rand((n_samples, *shape), device=dev) * 2 - 1
     fresh = _chains(em, x0, n_steps, None, run.batch_size, run.progress, "fresh chains")
-    plots.image_grid(fresh, run.path("samples_fresh.png"))
+    run.figure("samples_fresh.png", lambda p: plots.image_grid(fresh, p))
     results["fresh"] = {"n_steps": n_steps, **describe(fresh)}
     # Class-conditional: per_class chains per class, class c in row c.
     y = torch.arange(k, device=dev).repeat_interleave(per_class)
     x0 = chain_starts(em, start, len(y), y)
     cond = _chains(em, x0, n_steps, y, run.batch_size, run.progress, "conditional chains")
-    plots.image_grid(cond, run.path("samples_conditional.png"), nrow=per_class)
+    run.figure("samples_conditional.png", lambda p: plots.image_grid(cond, p, nrow=per_class))
     results["conditional"] = {"n_steps": n_steps, "init": start, **describe(cond, y)}
     a, s = em.energy_params()
     settings = {"n_steps": n_steps, "n_samples": n_samples, "per_class": per_class, "step_size": a, "noise": s,
@@ -389,8 +402,8 @@ def robustness(checkpoint, norms=NORMS, linf_eps=DEFAULT_LINF_EPS, l2_eps=DEFAUL
             curves[norm][label] = pts
             table[norm][str(n)] = [{"eps": e, **({"eps_255": e * 255} if norm == "linf" else {}), "acc": acc}
                                    for e, acc in pts]
-    plots.robustness_curves(curves, run.path("robustness.png"),
-                            f"{_model_name(em)}: PGD-{pgd_steps} through SGLD refinement, {len(y)} test images")
+    title = f"{_model_name(em)}: PGD-{pgd_steps} through SGLD refinement, {len(y)} test images"
+    run.figure("robustness.png", lambda p: plots.robustness_curves(curves, p, title))
     settings = {"norms": list(norms), "linf_eps": list(linf_eps), "l2_eps": list(l2_eps),
                 "refine_steps": list(refine_steps), "pgd_steps": pgd_steps, "pgd_step_size": "2.5 eps / steps",
                 "random_start": True, "eps_scale": "[0, 1] pixels (x2 in the model's [-1, 1] input)",
