@@ -1312,14 +1312,21 @@ class Trainer:
             atomic_write_text(json.dumps(summary, indent=2), self.out_dir / "summary.json")
         return summary
 
-    def _best_summary(self, final_test: dict) -> dict:
-        """best.pt's validation record and its test accuracy / NLL (the paper's model selection)."""
+    def _best_summary(self, final_test: dict) -> dict | None:
+        """best.pt's validation record and its test accuracy / NLL (the paper's model selection); None, with a
+        warning, where best.pt cannot be read (a damaged or deleted file must not fail every end of the run)."""
         path = self.out_dir / "best.pt"
         if self.best["iter"] == self.iteration:
             test = final_test
         else:
+            try:
+                state = load_checkpoint(path)
+            except CheckpointError as err:
+                self.log(f"warning: the best validation state (iteration {self.best['iter']}) is not reported: "
+                         f"{str(err).splitlines()[0]}. Move {path} away: a later, better validation writes a new one")
+                return None
             model = copy.deepcopy(self.model)
-            model.load_state_dict(load_checkpoint(path)["model"])
+            model.load_state_dict(state["model"])
             test = evaluate(model, self.data.test_x, self.data.test_y, noise=self.cfg.test_noise)
         return {**self.best, "test_acc": test["acc"], "test_nll": test["nll"], "checkpoint": str(path)}
 

@@ -804,6 +804,10 @@ MUTANTS = [
         ('fastjem/eval/tasks.py', '        except OSError as err:\n            self.not_written.append',
          '        except ZeroDivisionError as err:\n            self.not_written.append'),
     ]),
+    Mutant('damaged-best-fails-the-end', 'tests/test_best.py -k damaged', [
+        ('fastjem/train.py', '            except CheckpointError as err:\n                self.log(f"warning: the best validation',
+         '            except ZeroDivisionError as err:\n                self.log(f"warning: the best validation'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

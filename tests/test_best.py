@@ -135,3 +135,30 @@ def test_best_history_time_limit_and_export_with_the_cuda_graphs(tiny_config, tm
     more = resume_config(tmp_path / "run", {"iters": 100_000, "max_minutes": 0.01})
     stopped = Trainer(more, resume=tmp_path / "run", progress=False).fit()
     assert stopped["interrupted"] and 12 < stopped["iteration"] < 100_000
+
+
+def test_a_damaged_best_pt_costs_its_report_not_the_end_of_the_run(tiny_config, tmp_path, monkeypatch):
+    """best.pt truncated after the run wrote it: the end of the run (here a resume of a run killed after its last
+    checkpoint) read it to report its test accuracy and failed there, at every attempt. Now a warning that says
+    to move it away, and the run ends with its summary."""
+    import fastjem.train
+
+    import itertools
+
+    accs = (0.9 - 0.01 * n for n in itertools.count())  # validation falls: best.pt stays at iteration 4
+
+    def falling(*args, **kwargs):
+        return {**evaluate(*args, **kwargs), "acc": next(accs)}
+
+    monkeypatch.setattr(fastjem.train, "evaluate", falling)
+    run = tmp_path / "run"
+    cfg = tiny_config.replace(iters=8, eval_every=4, ckpt_every=4)
+    assert Trainer(cfg, out_dir=run, progress=False, log=lambda *a: None).fit()["best"]["iter"] == 4
+    best = run / "best.pt"
+    best.write_bytes(best.read_bytes()[: best.stat().st_size // 2])
+    (run / "summary.json").unlink()
+    lines = []
+    summary = Trainer(resume_config(run, {}), out_dir=run, resume=run, progress=False, log=lines.append).fit()
+    assert summary["iteration"] == 8 and summary["best"] is None and (run / "summary.json").exists()
+    warned = [s for s in lines if s.startswith("warning: the best validation state (iteration 4) is not reported")]
+    assert len(warned) == 1 and f"Move {best} away" in warned[0]
