@@ -197,7 +197,7 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
     for key in ("config", "model", "iteration"):
         if key not in ckpt:
             raise CheckpointError(f"checkpoint {path} lacks '{key}': it is incomplete")
-    damaged = _damaged_member(path)
+    damaged = damaged_member(path)
     if damaged:
         raise CheckpointError(f"checkpoint {path} is damaged: its part {damaged} fails its checksum (the bytes on "
                               "disk changed after it was written). Use an earlier one: the run's checkpoints/ "
@@ -206,7 +206,7 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
     return ckpt
 
 
-def _damaged_member(path: Path) -> str | None:
+def damaged_member(path: Path) -> str | None:
     """The first member of a torch zip file whose CRC-32 does not match its bytes (torch.load does not check them),
     None if all match; members stored without a CRC (0) are not checked."""
     import zipfile

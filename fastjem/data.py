@@ -730,6 +730,9 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
         raise DataNotFoundError(f"image folder {root} {what}: pass {flag} pointing at a folder of "
                                 "class subfolders (or with train/ and test/ subfolders of class folders), or at an "
                                 f"archive ({', '.join(ARCHIVE_SUFFIXES)}) of one")
+    # one spelling of the folder, whatever the working directory and however it was given: the cache key holds the
+    # images' paths, and two spellings of one folder replaced each other's cache (decoded again at every switch)
+    root = Path(os.path.abspath(root))
     archives = [] if root.is_dir() and _has_class_folders(root) else _image_archives(root)
     if archives:
         sources = [(a.resolve(), -1) for a in archives]
@@ -774,12 +777,18 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
     cache = cache_dir() / f"imagefolder-{slot}-{key.hexdigest()[:16]}.pt"
     blob = None
     if cache.exists():
+        from fastjem.checkpoint import damaged_member
+
         try:
             blob = torch.load(cache, weights_only=True)
             tx, ty, vx, vy, classes = blob["train_x"], blob["train_y"], blob["test_x"], blob["test_y"], blob["classes"]
+            if damaged_member(cache):  # bytes changed on disk: torch.load reads them without checking
+                raise ValueError(f"{cache} fails its checksum")
         except Exception:
+            # a truncated or damaged cache is decoded again (and replaced where the folder is writable)
             blob = None
-            cache.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                cache.unlink(missing_ok=True)
     if blob is None:
         tx, ty, vx, vy, classes = decode()
         if tx.shape[1:] != vx.shape[1:]:

@@ -544,7 +544,7 @@ MUTANTS = [
          '        d_logits = (-grad_energy.float()[:, None] * p * v).to(logits.dtype)'),
     ]),
     Mutant('ckpt-crc-unchecked', 'tests/test_train.py -k bytes_changed', [
-        ('fastjem/checkpoint.py', '    damaged = _damaged_member(path)\n', '    damaged = None\n'),
+        ('fastjem/checkpoint.py', '    damaged = damaged_member(path)\n', '    damaged = None\n'),
     ]),
     Mutant('force-replaces-checkpoint', 'tests/test_eval.py -k keeps_what_exists', [
         ('fastjem/checkpoint.py', '    if path.exists() and is_training_checkpoint(path):', '    if False:'),
@@ -807,6 +807,16 @@ MUTANTS = [
     Mutant('damaged-best-fails-the-end', 'tests/test_best.py -k damaged', [
         ('fastjem/train.py', '            except CheckpointError as err:\n                self.log(f"warning: the best validation',
          '            except ZeroDivisionError as err:\n                self.log(f"warning: the best validation'),
+    ]),
+    Mutant('damaged-cache-used', 'tests/test_data.py -k damaged_cache', [
+        ('fastjem/data.py', '            if damaged_member(cache):', '            if False:'),
+    ]),
+    Mutant('cache-per-path-spelling', 'tests/test_data.py -k damaged_cache', [
+        ('fastjem/data.py', '    root = Path(os.path.abspath(root))\n', ''),
+    ]),
+    Mutant('cache-unlink-fails-the-run', 'tests/test_data.py -k damaged_cache', [
+        ('fastjem/data.py', '            with contextlib.suppress(OSError):\n                cache.unlink(missing_ok=True)',
+         '            if True:\n                cache.unlink(missing_ok=True)'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -141,9 +141,9 @@ def test_a_damaged_best_pt_costs_its_report_not_the_end_of_the_run(tiny_config, 
     """best.pt truncated after the run wrote it: the end of the run (here a resume of a run killed after its last
     checkpoint) read it to report its test accuracy and failed there, at every attempt. Now a warning that says
     to move it away, and the run ends with its summary."""
-    import fastjem.train
-
     import itertools
+
+    import fastjem.train
 
     accs = (0.9 - 0.01 * n for n in itertools.count())  # validation falls: best.pt stays at iteration 4
 

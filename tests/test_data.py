@@ -92,6 +92,44 @@ def test_imagefolder_is_decoded_once_and_cached(tmp_path, monkeypatch):
     assert torch.equal(a.train_x, b.train_x)
 
 
+def test_a_damaged_cache_is_decoded_again_and_one_folder_has_one_cache(tmp_path, monkeypatch):
+    """Bytes of the cache changed on disk (same size): torch.load read them without a check and training ran on
+    wrong pixels. Now the checksum finds it and the folder is decoded again, also where the damaged file cannot
+    be removed (a read-only cache folder failed the run). A folder given relative or absolute is one cache."""
+    import os
+    from pathlib import Path
+
+    from fastjem.data import cache_dir
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))  # this test's caches only
+    _write_folder(tmp_path / "imgs")
+    fresh = load_arrays("imagefolder", tmp_path / "imgs")
+    (cache,) = cache_dir().glob("imagefolder-*.pt")
+    data = bytearray(cache.read_bytes())
+    data[len(data) // 2: len(data) // 2 + 64] = bytes(64)
+    cache.write_bytes(bytes(data))
+    real_unlink = Path.unlink
+
+    def read_only(self, missing_ok=False):
+        if self.parent == cache_dir():
+            raise OSError(30, "Read-only file system", str(self))
+        return real_unlink(self, missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", read_only)
+    again = load_arrays("imagefolder", tmp_path / "imgs")
+    assert torch.equal(again.train_x, fresh.train_x) and torch.equal(again.test_x, fresh.test_x)
+    monkeypatch.setattr(Path, "unlink", real_unlink)
+
+    def no_decode(*args, **kwargs):
+        raise AssertionError("decoded again instead of using the cache")
+
+    monkeypatch.setattr("fastjem.data._decode", no_decode)
+    monkeypatch.chdir(tmp_path)
+    assert torch.equal(load_arrays("imagefolder", "imgs").train_x, fresh.train_x)
+    assert torch.equal(load_arrays("imagefolder", Path(os.getcwd()) / "imgs").train_x, fresh.train_x)
+    assert len(list(cache_dir().glob("imagefolder-*.pt"))) == 1
+
+
 def test_decoding_bars_follow_progress(tmp_path, capsys):
     """--no-progress (progress=False) hides the bars of an image folder's first decoding, as it does training's."""
     _write_folder(tmp_path / "imgs")
