@@ -32,6 +32,8 @@ import torch
 from fastjem.kernels import energy
 from fastjem.kernels.rng import new_rng_state
 
+from fastjem.checkpoint import atomic_write_text
+
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from env_info import RESULTS, git_state, now_utc, result_name  # noqa: E402
 
@@ -184,7 +186,7 @@ def _write_report(kind: str, device_name: str, report: dict) -> pathlib.Path:
     folder = pathlib.Path(os.environ.get("FASTJEM_BENCH_OUT", RESULTS))
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / result_name(kind, device_name, now_utc())
-    path.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    atomic_write_text(json.dumps(report, indent=2, default=str) + "\n", path)
     return path
 
 

@@ -42,6 +42,7 @@ from env_info import (  # noqa: E402
     versions,
 )
 
+from fastjem.checkpoint import atomic_write_text  # noqa: E402
 from fastjem.config import get_preset  # noqa: E402
 from fastjem.train import Trainer, evaluate  # noqa: E402
 
@@ -158,7 +159,7 @@ def main(argv=None) -> int:
             rep["traceback"] = traceback.format_exc(limit=8)
             print(rep["traceback"], file=sys.stderr)
     rep["total_seconds"] = time.perf_counter() - t_all
-    path.write_text(json.dumps(rep, indent=2, default=str) + "\n")
+    atomic_write_text(json.dumps(rep, indent=2, default=str) + "\n", path)
     if rep["status"] == "ok":
         print(f"cifar_iterations: {rep['iterations']}")
         print(f"cifar_it_per_s_steady: {rep['it_per_s_steady']:.3f}")

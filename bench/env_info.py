@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from fastjem.checkpoint import atomic_write_text
 from fastjem.engine import device_name  # noqa: F401  (re-exported: the bench scripts name devices with it)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -130,7 +131,7 @@ def write_result(report: dict, kind: str, device: torch.device, when: datetime.d
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / (("smoke-" if report.get("smoke") else "") + result_name(kind, device, when))
-    path.write_text(json.dumps(report, indent=2) + "\n")
+    atomic_write_text(json.dumps(report, indent=2) + "\n", path)
     return path
 
 

@@ -54,6 +54,7 @@ from env_info import (  # noqa: E402
 )
 from steps_per_sec import count_flops  # noqa: E402
 
+from fastjem.checkpoint import atomic_write_text  # noqa: E402
 from fastjem.engine import auto_sgld_parts  # noqa: E402
 from fastjem.models import WideResNet  # noqa: E402
 from fastjem.sampler import SGLD, row_energies  # noqa: E402
@@ -199,7 +200,7 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / (("smoke-" if args.smoke else "") + result_name("sgld-study", device, started))
-    path.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    atomic_write_text(json.dumps(report, indent=2, default=str) + "\n", path)
     if cuda:
         print(f"bf16 matmul {report['matmul_bf16_tflops']:.0f} TFLOP/s (8192^3, random data)")
     print(f"wrote {path}")

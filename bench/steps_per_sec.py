@@ -67,6 +67,7 @@ from env_info import (  # noqa: E402
 )
 from reference_eager import ReferenceConfig, ReferenceJEM, fp32_mode, jem_loss, lse, sgld  # noqa: E402
 
+from fastjem.checkpoint import atomic_write_text  # noqa: E402
 from fastjem.config import TrainConfig  # noqa: E402
 from fastjem.data import load_arrays  # noqa: E402
 from fastjem.models import WideResNet  # noqa: E402
@@ -661,7 +662,7 @@ def main(argv=None) -> int:
     def save() -> None:
         # Written after every config, so a run cut short (a stage timeout) still leaves what it measured.
         report["total_seconds"] = time.perf_counter() - t_start
-        path.write_text(json.dumps(report, indent=2, default=str) + "\n")
+        atomic_write_text(json.dumps(report, indent=2, default=str) + "\n", path)
 
     with tempfile.TemporaryDirectory(prefix="fastjem-bench-") as tmp:
         tmp = Path(tmp)

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 import fastjem
+from fastjem.checkpoint import atomic_write_text
 from fastjem.config import TrainConfig
 from fastjem.engine import cpu_bf16_flags, device_name, fit_sgld_parts, resolve_engine
 from fastjem.kernels._dispatch import triton
@@ -220,5 +221,5 @@ def plot_batch_scaling(results: list[dict], path: str | Path) -> Path:
 def write_result(r: dict | list[dict], path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(r, indent=2) + "\n")
+    atomic_write_text(json.dumps(r, indent=2) + "\n", path)  # a failed write leaves the old file whole
     return path

@@ -22,6 +22,18 @@ VERSION = 1
 
 
 @contextlib.contextmanager
+def naming(path: str | os.PathLike):
+    """An OSError inside the block that names no file (a write or flush on a full disk) is raised naming ``path``,
+    so that the one-line error says which file."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename is not None:
+            raise
+        raise OSError(err.errno, err.strerror, str(path)) from err
+
+
+@contextlib.contextmanager
 def atomic_file(path: Path, mode: str):
     """Yield a temp file beside ``path``; on success fsync it, rename it over ``path`` and fsync the folder. A write
     that fails (a full disk) leaves the file at ``path`` as it was and no temporary file."""
@@ -39,12 +51,10 @@ def atomic_file(path: Path, mode: str):
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException as err:
+    except BaseException:
         Path(tmp).unlink(missing_ok=True)
-        if isinstance(err, OSError) and err.filename is None:
-            # a failed write (a full disk) names no file: name the one being written
-            raise OSError(err.errno, err.strerror, str(path)) from err
-        raise
+        with naming(path):  # a failed write (a full disk) names no file: name the one being written
+            raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
@@ -115,10 +125,11 @@ def folder_lock(lock_file: Path, busy: str):
         except OSError:
             f.seek(0)
             raise ConfigError(busy.format(holder=f.read().strip() or "another process")) from None
-        f.seek(0)
-        f.truncate()
-        f.write(f"pid {os.getpid()}")
-        f.flush()
+        with naming(lock_file):
+            f.seek(0)
+            f.truncate()
+            f.write(f"pid {os.getpid()}")
+            f.flush()
         try:
             yield
         finally:

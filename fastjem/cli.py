@@ -700,7 +700,7 @@ def run_plot(args: argparse.Namespace) -> int:
         try:
             path = plot_sweep_mean(args.runs[0], out)
         except OSError as err:
-            raise ConfigError(f"cannot write the figure {out or ''}: {type(err).__name__}: {err}") from err
+            raise ConfigError(f"cannot write the figure {err.filename or out or ''}: {err.strerror or err}") from err
         print(f"curves written to {path}")
         return 0
     for r in args.runs:
@@ -719,7 +719,7 @@ def run_plot(args: argparse.Namespace) -> int:
         else:
             path = plot_runs(runs, out)
     except OSError as err:
-        raise ConfigError(f"cannot write the figure {out or ''}: {type(err).__name__}: {err}") from err
+        raise ConfigError(f"cannot write the figure {err.filename or out or ''}: {err.strerror or err}") from err
     print(f"curves written to {path}")
     return 0
 

@@ -40,6 +40,7 @@ from fastjem.checkpoint import (
     atomic_write_text,
     folder_lock,
     load_checkpoint,
+    naming,
 )
 from fastjem.config import ARCH_FIELDS, TENSORS, TrainConfig
 from fastjem.data import (
@@ -964,7 +965,8 @@ class Trainer:
     def _log_jsonl(self, record: dict) -> None:
         if not self.dist.is_main:
             return
-        with open(self.out_dir / "metrics.jsonl", "a") as f:
+        path = self.out_dir / "metrics.jsonl"
+        with naming(path), open(path, "a") as f:
             f.write(json.dumps(record) + "\n")
 
     # ------------------------------------------------------------------------------------ loop

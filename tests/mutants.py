@@ -818,6 +818,15 @@ MUTANTS = [
         ('fastjem/data.py', '            with contextlib.suppress(OSError):\n                cache.unlink(missing_ok=True)',
          '            if True:\n                cache.unlink(missing_ok=True)'),
     ]),
+    Mutant('lock-write-names-no-file', 'tests/test_disk.py -k names_the_file', [
+        ('fastjem/checkpoint.py', '        with naming(lock_file):\n', '        if True:\n'),
+    ]),
+    Mutant('metrics-write-names-no-file', 'tests/test_disk.py -k names_the_file', [
+        ('fastjem/train.py', '        with naming(path), open(path, "a") as f:', '        with open(path, "a") as f:'),
+    ]),
+    Mutant('bench-result-written-in-place', 'tests/test_disk.py -k benchmark_result', [
+        ('fastjem/benchmark.py', '    atomic_write_text(json.dumps(r, indent=2) + "\\n", path)  #', '    path.write_text(json.dumps(r, indent=2) + "\\n")  #'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

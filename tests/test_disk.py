@@ -129,3 +129,61 @@ def test_the_writer_threads_failed_write_is_reported_once_not_as_a_thread_traceb
     fail(threading.Thread(), OSError)
     assert [(type(a.thread).__name__, a.exc_type) for a in seen] == [("_AsyncWriterThread", ValueError),
                                                                      ("Thread", OSError)]
+
+
+class _FullDiskFile:
+    """A real file whose writes fail as on a full disk (the OSError of a write names no file)."""
+
+    def __init__(self, f):
+        self._f = f
+
+    def write(self, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def __getattr__(self, name):
+        return getattr(self._f, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._f.close()
+        return False
+
+
+def test_a_full_disk_names_the_file_it_could_not_write(tiny_config, tmp_path, monkeypatch, capsys):
+    """A write that fails on a full disk names no file: the run folder's lock and metrics.jsonl said 'No space
+    left on device: a file'. Now the message names it; the checkpoint written before is intact."""
+    import builtins
+
+    from fastjem.cli import main
+
+    real_open = builtins.open
+    failing = {"name": ".lock"}
+
+    def full_for(file, mode="r", *args, **kwargs):
+        f = real_open(file, mode, *args, **kwargs)
+        return _FullDiskFile(f) if str(file).endswith(failing["name"]) and mode in ("a", "a+") else f
+
+    run = tmp_path / "run"
+    args = ["train", "--dataset", "digits", "--arch", "convnet", "--width", "8", "--batch-size", "16",
+            "--sgld-steps", "2", "--buffer-size", "100", "--log-every", "2", "--ckpt-every", "2", "--iters", "4",
+            "--device", "cpu", "--no-compile", "--no-progress", "--out-dir", str(run)]
+    monkeypatch.setattr(builtins, "open", full_for)
+    assert main(args) == 1
+    assert f"No space left on device: {run / '.lock'}: free some space" in capsys.readouterr().err
+    failing["name"] = "metrics.jsonl"
+    assert main(args) == 1
+    assert f"No space left on device: {run / 'metrics.jsonl'}: free some space" in capsys.readouterr().err
+
+
+def test_a_benchmark_result_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
+    import os
+
+    from fastjem.benchmark import write_result
+
+    path = write_result({"it_per_s": 1.0}, tmp_path / "bench.json")
+    monkeypatch.setattr(os, "fsync", _full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        write_result({"it_per_s": 2.0}, path)
+    assert json.loads(path.read_text()) == {"it_per_s": 1.0} and [p.name for p in tmp_path.iterdir()] == ["bench.json"]
