@@ -982,15 +982,20 @@ class Trainer:
 
     def _tidy_folder(self) -> None:
         """What a kill can leave in the run folder (this process holds its lock, so no write is under way): the
-        temporary files of writes cut short, and the kept checkpoint a kill between checkpoint.pt and its copy
-        never made (resuming past that iteration would never make it)."""
+        temporary files of writes cut short, rollback files no checkpoint names (written for a checkpoint whose
+        own write then failed: a full disk needs their space back) and the kept checkpoint a kill between
+        checkpoint.pt and its copy never made (resuming past that iteration would never make it)."""
         for pattern in (".*.tmp", "checkpoints/.*.tmp"):
             for tmp in self.out_dir.glob(pattern):
                 tmp.unlink(missing_ok=True)
         latest = self.out_dir / "checkpoint.pt"
+        from_latest = self._resumed_from is not None and self._resumed_from.resolve() == latest.resolve()
+        if from_latest:
+            for old in self.out_dir.glob("rollback-*.pt"):
+                if old.name != self._snapshot_file:
+                    old.unlink(missing_ok=True)
         keep = self.cfg.ckpt_keep_every
-        if (keep and self.iteration > 0 and self.iteration % keep == 0 and self._resumed_from is not None
-                and self._resumed_from.resolve() == latest.resolve()
+        if (keep and self.iteration > 0 and self.iteration % keep == 0 and from_latest
                 and not (self.out_dir / "checkpoints" / f"iter_{self.iteration:07d}.pt").exists()):
             self.keep_checkpoint(latest)
 

@@ -827,6 +827,10 @@ MUTANTS = [
     Mutant('bench-result-written-in-place', 'tests/test_disk.py -k benchmark_result', [
         ('fastjem/benchmark.py', '    atomic_write_text(json.dumps(r, indent=2) + "\\n", path)  #', '    path.write_text(json.dumps(r, indent=2) + "\\n")  #'),
     ]),
+    Mutant('orphan-rollback-kept-on-resume', 'tests/test_guard.py -k never_written', [
+        ('fastjem/train.py', '        if from_latest:\n            for old in self.out_dir.glob("rollback-*.pt"):',
+         '        if False:\n            for old in self.out_dir.glob("rollback-*.pt"):'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

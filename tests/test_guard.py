@@ -412,3 +412,32 @@ def test_a_run_killed_after_its_last_checkpoint_finishes_as_it_would_have(guarde
     assert not list((tmp_path / "run").glob(".*.tmp"))
     # the end's sample grid is of the last SGLD samples, as the uninterrupted run's (not of the replay buffer)
     assert (tmp_path / "ref" / "samples.png").read_bytes() == (tmp_path / "run" / "samples.png").read_bytes()
+
+
+def test_a_rollback_file_whose_checkpoint_was_never_written_is_cleared_on_resume(guarded, tmp_path, monkeypatch):
+    """At iteration 18 the rollback point (iteration 16) is written for checkpoint.pt, whose own write then fails
+    (a full disk): the file stayed, holding space the next checkpoint needs, until a checkpoint succeeded. The
+    resume clears it (checkpoint.pt, of iteration 12, names no rollback file)."""
+    import errno
+
+    import fastjem.train
+
+    real = fastjem.train.atomic_save
+    writes = []
+
+    def fails_third_checkpoint(state, path):
+        if str(path).endswith("checkpoint.pt"):
+            writes.append(path)
+            if len(writes) == 3:
+                raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real(state, path)
+
+    monkeypatch.setattr(fastjem.train, "atomic_save", fails_third_checkpoint)
+    run = tmp_path / "run"
+    with pytest.raises(OSError, match="No space left"):
+        Trainer(guarded.replace(iters=24, ckpt_every=6), out_dir=run, progress=False, log=lambda *a: None).fit()
+    assert [p.name for p in run.glob("rollback-*.pt")] == ["rollback-0000016-r0.pt"]
+    assert load_checkpoint(run)["iteration"] == 12 and load_checkpoint(run)["snapshot_file"] is None
+    t = Trainer(resume_config(run, {}), out_dir=run, resume=run, progress=False, log=lambda *a: None)
+    t._tidy_folder()
+    assert not list(run.glob("rollback-*.pt"))
