@@ -240,15 +240,25 @@ def reference_worker_runner(name: str, precision: str, cfg: TrainConfig, data_di
     proc = ctx.Process(target=_reference_worker, args=(child, name, precision, cfg.to_dict(), str(data_dir),
                                                        device.type, torch.get_num_threads()), daemon=True)
     proc.start()
+    # the worker holds the child end now: this process's copy closed, a worker that dies ends recv() with EOFError
+    # (with the copy open, recv() waited for ever on a dead worker)
+    child.close()
     try:
         label, info = parent.recv()
     except EOFError as err:
-        raise RuntimeError(f"the {name} worker process failed to start (exit code {proc.exitcode})") from err
+        proc.join(timeout=30)
+        raise RuntimeError(f"the {name} worker process failed to start (exit code {proc.exitcode}; its error is "
+                           "printed above)") from err
 
     def call(cmd: str) -> Callable[[], None]:
         def run() -> None:
             parent.send(cmd)
-            parent.recv()
+            try:
+                parent.recv()
+            except EOFError as err:
+                proc.join(timeout=30)
+                raise RuntimeError(f"the {name} worker process died (exit code {proc.exitcode}; its error is printed "
+                                   "above)") from err
         return run
 
     def close() -> None:

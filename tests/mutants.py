@@ -831,6 +831,9 @@ MUTANTS = [
         ('fastjem/train.py', '        if from_latest:\n            for old in self.out_dir.glob("rollback-*.pt"):',
          '        if False:\n            for old in self.out_dir.glob("rollback-*.pt"):'),
     ]),
+    Mutant('reference-worker-pipe-kept-open', 'tests/test_bench.py -k dies_is_an_error', [
+        ('bench/steps_per_sec.py', '    child.close()\n    try:\n        label, info = parent.recv()', '    try:\n        label, info = parent.recv()'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

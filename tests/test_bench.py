@@ -409,3 +409,17 @@ def test_report_prints_without_touching_the_plot_and_names_a_missing_sha(tmp_pat
         (results / f.name).write_text(f.read_text())
     assert report.main(["--results", str(results), "--print"]) == 0
     assert "| date |" in capsys.readouterr().out and not (results / report.PLOT_NAME).exists()
+
+
+def test_a_reference_worker_that_dies_is_an_error_not_a_hang(tmp_path):
+    """The reference's worker process failing at start (here a seed torch cannot take) left steps_per_sec waiting
+    for ever: this process kept its copy of the worker's end of the pipe, so no end of file came."""
+    code = (f"import sys, torch; sys.path.insert(0, {str(BENCH)!r}); import steps_per_sec\n"
+            "from fastjem.config import TrainConfig\n"
+            "cfg = TrainConfig(dataset='digits', arch='convnet', width=8, batch_size=4, buffer_size=100, "
+            "sgld_steps=1, device='cpu', compile=False, seed=2 ** 70)\n"
+            f"steps_per_sec.reference_worker_runner('reference-ieee', 'fp32', cfg, {str(tmp_path)!r}, "
+            "torch.device('cpu'))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240)
+    assert done.returncode != 0
+    assert "RuntimeError: the reference-ieee worker process failed to start (exit code 1" in done.stderr
