@@ -173,8 +173,10 @@ def output_path(path: str | os.PathLike, suffixes: tuple[str, ...], what: str, o
     """``path`` as a Path if ``what`` may be written there: one of ``suffixes``, and no existing file to lose unless
     ``overwrite`` (--force), never a training checkpoint (a run's state); ConfigError otherwise."""
     path = Path(path)
-    if path.suffix not in suffixes:
+    if path.suffix.lower() not in suffixes:
         raise ConfigError(f"{what}'s name must end in {' or '.join(suffixes)}, got {path.name!r}")
+    if path.is_dir():
+        raise ConfigError(f"{path} is a folder: give {what} a file's name (in it, or elsewhere)")
     if path.exists() and not overwrite:
         raise ConfigError(f"{path} exists: pass --force to replace it, or another --out")
     if path.exists() and is_training_checkpoint(path):

@@ -430,6 +430,7 @@ def add_bench_parser(sub) -> None:
                                                   "batch sizes or precisions)")
     p.add_argument("--plot", default=None, metavar="PNG", help="with several batch sizes: draw chains/s and ms per "
                                                                 "step against the batch size to this file")
+    p.add_argument("--force", action="store_true", help="replace an existing --out / --plot file")
 
 
 def run_bench(args: argparse.Namespace) -> int:
@@ -454,6 +455,12 @@ def run_bench(args: argparse.Namespace) -> int:
         raise ConfigError("--plot draws how the cost scales with the batch size: give --batch-size two or more sizes")
     if args.plot and Path(args.plot).suffix.lower() not in FIGURE_SUFFIXES:
         raise ConfigError(f"--plot {args.plot}: name a figure file ({', '.join(FIGURE_SUFFIXES)})")
+    from fastjem.checkpoint import output_path
+
+    # no file is replaced unasked, and never a run's checkpoint (it became the benchmark's JSON)
+    for flag, target, suffixes in (("--out", args.out, (".json",)), ("--plot", args.plot, FIGURE_SUFFIXES)):
+        if target:
+            output_path(target, suffixes, flag, args.force)
     if len(set(args.precision)) < len(args.precision):
         raise ConfigError(f"--precision lists a precision twice: {' '.join(args.precision)}")
     if args.batch_size is not None and len(set(args.batch_size)) < len(args.batch_size):

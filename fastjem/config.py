@@ -226,8 +226,8 @@ class TrainConfig:
         unknown = [r for r in self.remedies if r not in ("sgld_steps", "lr", "energy_l2")]
         if unknown or not self.remedies:
             raise ConfigError(f"--remedies takes one or more of sgld_steps, lr, energy_l2; got {list(self.remedies)}")
-        if any(not isinstance(e, (int, float)) or e < 0 for e in self.decay_epochs):
-            raise ConfigError(f"--decay-epochs must be non-negative numbers, got {self.decay_epochs}")
+        if any(not isinstance(e, (int, float)) or not 0 <= e < math.inf for e in self.decay_epochs):
+            raise ConfigError(f"--decay-epochs must be finite numbers >= 0, got {self.decay_epochs}")
         if self.dataset == "imagefolder" and not self.data_dir:
             raise ConfigError("--dataset imagefolder needs --data-dir pointing at a folder of class subfolders "
                               "(or with train/ and test/ subfolders of class folders)")

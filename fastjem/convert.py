@@ -181,6 +181,15 @@ def fastjem_to_jem_state(state: dict, depth: int) -> dict:
     return out
 
 
+def _converted_path(src: Path, out: str | os.PathLike, overwrite: bool) -> Path:
+    """Where a conversion of ``src`` may be written: never over ``src`` itself (--force converted the input in
+    place, and a second run converted it back)."""
+    out = output_path(out, (".pt",), "the converted checkpoint", overwrite)
+    if out.exists() and src.exists() and os.path.samefile(out, src):
+        raise ConfigError(f"--out {out} is the file being converted: give the converted checkpoint another name")
+    return out
+
+
 def import_jem(path: str | os.PathLike, out: str | os.PathLike | None = None, *, dataset: str | None = None,
                norm: str | None = None, classifier_only: bool = False, data_dir: str = "",
                overwrite: bool = False) -> dict:
@@ -193,8 +202,7 @@ def import_jem(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
     from fastjem.models.wrn import WideResNet
 
     src = Path(path)
-    out = output_path(out if out is not None else src.with_name(f"{src.stem}-fastjem.pt"), (".pt",),
-                      "the converted checkpoint", overwrite)
+    out = _converted_path(src, out if out is not None else src.with_name(f"{src.stem}-fastjem.pt"), overwrite)
     jem = read_jem(src)
     arch = describe_jem(jem["state"], norm)
     if dataset is None:
@@ -253,8 +261,7 @@ def export_jem(checkpoint: str | os.PathLike, out: str | os.PathLike | None = No
     if (info.get("channels"), info.get("image_size")) != (3, 32):
         raise ConfigError(f"{src} was trained on {info.get('channels')}-channel {info.get('image_size')}-pixel images; "
                           "the authors' network takes 3-channel 32 x 32 images (its final pool is avg_pool2d(8))")
-    out = output_path(out if out is not None else src.with_name(f"{src.stem}-jem.pt"), (".pt",),
-                      "the converted checkpoint", overwrite)
+    out = _converted_path(src, out if out is not None else src.with_name(f"{src.stem}-jem.pt"), overwrite)
     state = fastjem_to_jem_state({k: v.detach().cpu() for k, v in ckpt["model"].items()}, cfg.depth)
     # a data-parallel run's checkpoint holds each rank's shard of the buffer
     shards = [r["buffer"] for r in ckpt["ranks"]] if "ranks" in ckpt else [ckpt.get("buffer")]

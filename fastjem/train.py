@@ -287,6 +287,14 @@ class Trainer:
             raise ConfigError(f"resuming {ckpt['path']} into {self.out_dir} would overwrite {latest} (a different "
                               "state of the run): give another --out-dir for the run that continues from it; "
                               "nothing was changed")
+        if ckpt is None or Path(ckpt["path"]).resolve().parent != self.out_dir.resolve():
+            # a run that starts here, or continues here from another folder's checkpoint, would replace another
+            # run's best.pt and kept checkpoints, or write its records into that run's metrics.jsonl
+            held = [n for n in ("metrics.jsonl", "best.pt", "checkpoints") if (self.out_dir / n).exists()]
+            held += sorted(p.name for p in self.out_dir.glob("rollback-*.pt"))
+            if held:
+                raise ConfigError(f"{self.out_dir} holds another run's {', '.join(held)}: choose another --out-dir "
+                                  "(or move them away); nothing was changed")
 
         if ckpt is not None:
             _check_same_custom_parts(ckpt, model, data)

@@ -834,6 +834,24 @@ MUTANTS = [
     Mutant('reference-worker-pipe-kept-open', 'tests/test_bench.py -k dies_is_an_error', [
         ('bench/steps_per_sec.py', '    child.close()\n    try:\n        label, info = parent.recv()', '    try:\n        label, info = parent.recv()'),
     ]),
+    Mutant('bench-out-replaces-anything', 'tests/test_cli.py -k unasked', [
+        ('fastjem/cli.py', '            output_path(target, suffixes, flag, args.force)', '            pass'),
+    ]),
+    Mutant('sample-replaces-grid-beside', 'tests/test_cli.py -k unasked', [
+        ('fastjem/eval/draw.py', '    output_path(path.with_suffix(".png"), (".png",), "the sample grid beside --out", overwrite)\n', ''),
+    ]),
+    Mutant('run-over-another-runs-files', 'tests/test_cli.py -k unasked', [
+        ('fastjem/train.py', '            if held:\n', '            if False:\n'),
+    ]),
+    Mutant('convert-over-its-input', 'tests/test_convert.py -k errors_say', [
+        ('fastjem/convert.py', '    if out.exists() and src.exists() and os.path.samefile(out, src):', '    if False:'),
+    ]),
+    Mutant('eval-test-noise-unchecked', 'tests/test_cli.py -k non_finite', [
+        ('fastjem/eval/tasks.py', '        if test_noise is not None and not 0 <= test_noise < math.inf:', '        if False:'),
+    ]),
+    Mutant('decay-epochs-nan', 'tests/test_cli.py -k non_finite', [
+        ('fastjem/config.py', 'or not 0 <= e < math.inf for e in self.decay_epochs', 'or e < 0 for e in self.decay_epochs'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

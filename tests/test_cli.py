@@ -483,3 +483,62 @@ def test_fastjem_warnings_are_one_line_and_others_keep_their_form(tmp_path, caps
     shown = []
     _one_line_warnings(lambda *a: shown.append(a))("other", DeprecationWarning, "x.py", 3)
     assert shown == [("other", DeprecationWarning, "x.py", 3, None, None)]
+
+
+def test_no_saved_file_is_replaced_unasked(tmp_path, capsys):
+    """Each of these replaced or rewrote a file a run had saved, exit 0: bench --out over a checkpoint (JSON in
+    its place), sample over the PNG beside its --out, a new run over another run's best.pt and kept checkpoints,
+    a resume into another run's metrics.jsonl."""
+    import shutil
+
+    run = tmp_path / "run"
+    assert main(["train", *TINY, "--iters", "4", "--eval-every", "2", "--ckpt-every", "2", "--ckpt-keep-every", "2",
+                 "--out-dir", str(run)]) == 0
+    saved = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    bench = ["bench", "--arch", "convnet", "--width", "8", "--image-size", "8", "--channels", "1", "--sgld-steps",
+             "1", "--batch-size", "2", "--seconds", "0.1", "--device", "cpu"]
+    sample = ["sample", str(run), "--n", "2", "--n-steps", "1", "--device", "cpu", "--no-progress"]
+    (tmp_path / "mine.png").write_bytes(b"precious")
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    shutil.copy(run / "best.pt", keep)
+    shutil.copytree(run / "checkpoints", keep / "checkpoints")
+    records = tmp_path / "records"
+    records.mkdir()
+    shutil.copy(run / "metrics.jsonl", records)
+    for args, message in (
+            ([*bench, "--out", str(run / "checkpoint.pt")], "--out's name must end in .json"),
+            ([*bench, "--out", str(run / "config.json")], "exists: pass --force"),
+            ([*bench, "--out", str(tmp_path), "--force"], "must end in .json"),
+            ([*bench, "--batch-size", "2", "4", "--plot", str(run / "samples.png")], "exists: pass --force"),
+            ([*sample, "--out", str(tmp_path / "mine.npz")], "mine.png exists: pass --force"),
+            (["train", *TINY, "--iters", "2", "--out-dir", str(keep)], "holds another run's best.pt, checkpoints"),
+            (["train", *TINY, "--resume", str(run / "checkpoints" / "iter_0000002.pt"), "--out-dir", str(records)],
+             "holds another run's metrics.jsonl")):
+        assert main(args) == 1, args
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (args, err)
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == saved
+    assert (tmp_path / "mine.png").read_bytes() == b"precious"
+    assert (keep / "best.pt").read_bytes() == saved[run / "best.pt"]
+    assert (records / "metrics.jsonl").read_bytes() == saved[run / "metrics.jsonl"]
+
+
+def test_non_finite_values_are_refused_where_they_were_taken(tmp_path, capsys):
+    """Accepted before, and computed with (noise -1 as none, NaN samples, a NaN epsilon, a schedule that never
+    decays, written as NaN into config.json)."""
+    run = tmp_path / "run"
+    assert main(["train", *TINY, "--iters", "2", "--out-dir", str(run)]) == 0
+    for args, message in (
+            (["eval", str(run), "accuracy", "--test-noise", "-1"], "--test-noise must be a finite number >= 0"),
+            (["eval", str(run), "accuracy", "--test-noise", "nan"], "--test-noise must be a finite number >= 0"),
+            (["eval", str(run), "calibration", "--bins", "100000000"], "--bins must be between 1 and 1000"),
+            (["eval", str(run), "robustness", "--linf-eps", "nan"], "epsilons must be finite numbers >= 0"),
+            (["sample", str(run), "--noise", "inf", "--out", str(tmp_path / "s.npz")], "must be finite numbers >= 0"),
+            (["sample", str(run), "--step-size", "nan", "--out", str(tmp_path / "s.npz")], "must be finite numbers"),
+            (["train", *TINY, "--iters", "2", "--decay-epochs", "nan", "--out-dir", str(tmp_path / "q")],
+             "--decay-epochs must be finite numbers >= 0")):
+        assert main([*args, "--device", "cpu"] if args[0] != "train" else args) == 1, args
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (args, err)
+    assert not (tmp_path / "s.npz").exists() and not (tmp_path / "q" / "config.json").exists()

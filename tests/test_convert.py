@@ -171,6 +171,13 @@ def test_conversion_errors_say_what_to_do(tmp_path, tiny_config):
     with pytest.raises(ConfigError, match="exists: pass --force"):
         import_jem(tmp_path / "plain.pt")
     assert import_jem(tmp_path / "plain.pt", overwrite=True)["path"] == r["path"]  # a converted one: replaced
+    # never over its own input, even with --force (it converted the file in place; again, back)
+    before = (tmp_path / "plain.pt").read_bytes()
+    with pytest.raises(ConfigError, match="is the file being converted"):
+        import_jem(tmp_path / "plain.pt", tmp_path / "plain.pt", overwrite=True)
+    with pytest.raises(ConfigError, match="is the file being converted"):
+        export_jem(r["path"], r["path"], overwrite=True)
+    assert (tmp_path / "plain.pt").read_bytes() == before
     # --force never replaces a training checkpoint (a run's state) with a conversion, either way
     from fastjem.train import Trainer as _Trainer
 

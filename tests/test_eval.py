@@ -477,7 +477,9 @@ def test_cli_sample_unconditional_writes_arrays_grid_and_keeps_what_exists(runs,
     assert "is a training checkpoint, which --force does not replace" in capsys.readouterr().err
     assert copy.read_bytes() == before
     pt = out.with_suffix(".pt")
-    assert main(["sample", str(ckpt), "-n", "4", "--out", str(pt), *SAMPLE]) == 0
+    # the grid beside the .pt would be the .npz samples' grid: not replaced unasked either
+    assert main(["sample", str(ckpt), "-n", "4", "--out", str(pt), *SAMPLE]) == 1
+    assert f"{out.with_suffix('.png')} exists: pass --force" in capsys.readouterr().err
     assert main(["sample", str(ckpt), "-n", "4", "--out", str(pt), "--force", *SAMPLE]) == 0  # samples: replaced
 
 

@@ -8,6 +8,7 @@ checkpoint's own SGLD settings unless given.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -115,8 +116,8 @@ def draw(checkpoint: str | os.PathLike | EvalModel, n: int = 100, classes: list[
     a, s = em.energy_params()
     a = a if step_size is None else step_size
     s = s if noise is None else noise
-    if a < 0 or s < 0:
-        raise ConfigError("--step-size and --noise must be >= 0")
+    if not (0 <= a < math.inf and 0 <= s < math.inf):
+        raise ConfigError(f"--step-size and --noise must be finite numbers >= 0, got {a} and {s}")
     torch.manual_seed(seed)
     target = None
     if classes is not None:
@@ -144,7 +145,10 @@ def default_output(em: EvalModel, classes: list[int] | None) -> Path:
 
 def check_output(path: str | os.PathLike, overwrite: bool = False) -> Path:
     """``path`` as a Path if samples may be written there: a known format, and no file to lose unless asked."""
-    return output_path(path, tuple(FORMATS), "--out", overwrite)
+    path = output_path(path, tuple(FORMATS), "--out", overwrite)
+    # and the picture of them written beside it: no file is replaced unasked
+    output_path(path.with_suffix(".png"), (".png",), "the sample grid beside --out", overwrite)
+    return path
 
 
 def save(drawn: Drawn, path: str | os.PathLike, overwrite: bool = False) -> Path:

@@ -73,6 +73,8 @@ class _Run:
                  test_noise: float | None = None, n_test: int = 0):
         if batch_size <= 0:
             raise ConfigError(f"--batch-size must be > 0, got {batch_size}")
+        if test_noise is not None and not 0 <= test_noise < math.inf:
+            raise ConfigError(f"--test-noise must be a finite number >= 0, got {test_noise}")
         self.task = task
         self.em = load_model(checkpoint, device)
         self.out_dir = Path(out_dir) if out_dir else self.em.output_dir("eval")
@@ -198,8 +200,8 @@ def accuracy(checkpoint, n_steps: int = 0, step_size: float | None = None, noise
 def calibration(checkpoint, n_bins: int = 20, compare=None, **common) -> dict:
     """Expected calibration error over ``n_bins`` equal-width confidence bins and a reliability diagram
     (reliability.png); ``compare`` (another checkpoint) is drawn on the same figure."""
-    if n_bins < 1:
-        raise ConfigError(f"--bins must be >= 1, got {n_bins}")
+    if not 1 <= n_bins <= 1000:
+        raise ConfigError(f"--bins must be between 1 and 1000, got {n_bins} (15 to 20 bins is usual)")
     run = _Run("calibration", checkpoint, **common)
     models = [run.em]
     if compare is not None:
@@ -364,8 +366,8 @@ def robustness(checkpoint, norms=NORMS, linf_eps=DEFAULT_LINF_EPS, l2_eps=DEFAUL
     for norm in norms:
         if norm not in NORMS:
             raise ConfigError(f"unknown norm {norm!r}; choose from {', '.join(NORMS)}")
-    if any(e < 0 for e in (*linf_eps, *l2_eps)) or any(n < 0 for n in refine_steps) or pgd_steps < 1:
-        raise ConfigError("epsilons and refinement steps must be >= 0, --pgd-steps >= 1")
+    if not all(0 <= e < math.inf for e in (*linf_eps, *l2_eps)) or any(n < 0 for n in refine_steps) or pgd_steps < 1:
+        raise ConfigError("epsilons must be finite numbers >= 0, refinement steps >= 0 and --pgd-steps >= 1")
     run = _Run("robustness", checkpoint, **common)
     em = run.em
     x, y = run.test_set()
