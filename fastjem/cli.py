@@ -516,6 +516,10 @@ def config_from_args(args: argparse.Namespace) -> tuple[TrainConfig, dict]:
         if key in overrides:
             overrides[key] = tuple(overrides[key])
     if args.classifier_only:
+        given = [f"--{k.replace('_', '-')} {overrides[k]:g}" for k in ("px_weight", "pxy_weight") if overrides.get(k)]
+        if given:
+            raise ConfigError(f"--classifier-only trains without the generative terms (their weights 0), but "
+                              f"{' and '.join(given)} asks for one: give one or the other")
         overrides.update(px_weight=0.0, pxy_weight=0.0)
     base = get_preset(args.preset or "quick")
     if args.resume and args.preset:
@@ -525,7 +529,14 @@ def config_from_args(args: argparse.Namespace) -> tuple[TrainConfig, dict]:
         if args.resume:
             raise ConfigError("--config starts a new run; --resume continues a saved one with its own config: give "
                               "one of them")
-        base = base.replace(**options_from_file(args.config))
+        from_file = options_from_file(args.config)
+        if args.preset:
+            from_file.pop("preset", None)  # the preset given as a flag names the values the run starts from
+        elif from_file.get("preset") in PRESETS:
+            # a file that names its preset starts from that preset's values (a partial file of "preset": "paper"
+            # took the quick preset's under the paper's name)
+            base = get_preset(from_file["preset"])
+        base = base.replace(**from_file)
     cfg = base.replace(**overrides)
     if "depth" in overrides and cfg.arch != "wrn" and not args.resume:  # a resumed run's network is its own
         source = ("--arch" if "arch" in overrides else f"--config {args.config}" if args.config
@@ -608,8 +619,9 @@ def add_sweep_parser(sub) -> None:
                                    "interrupted one resumes from its checkpoint.",
                        epilog="example:\n  fastjem sweep --grid sgld-steps=5,20 buffer-init=uniform,informative "
                               "--seeds 1 2 3 --out-dir runs/init-ablation")
-    p.add_argument("--grid", nargs="+", required=True, metavar="OPTION=V1,V2",
-                   help="options to vary and their values (a tuple option's values joined by ':')")
+    p.add_argument("--grid", nargs="+", action="extend", required=True, metavar="OPTION=V1,V2",
+                   help="options to vary and their values (a tuple option's values joined by ':'); --grid A=1,2 "
+                        "--grid B=3,4 is --grid A=1,2 B=3,4")
     p.add_argument("--seeds", nargs="+", type=int, default=[1], help="seeds of each combination (default: 1)")
     p.add_argument("--dry-run", action="store_true",
                    help="list the runs and what the sweep would do with each (start, resume, skip), and exit")

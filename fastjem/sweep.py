@@ -329,11 +329,12 @@ def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
             atomic_write_text(f"{err}\n", out / DIVERGED)
             log(f"[{i}/{len(runs)}] {name}: diverged beyond recovery ({str(err).splitlines()[0]}); the sweep goes on")
             continue
-        except FastJEMError as err:
-            # missing data, a damaged checkpoint, ...: the other runs go on, the table comes, and the same command
-            # tries this run again once its cause is mended
-            failed[name] = str(err)
-            log(f"[{i}/{len(runs)}] {name}: failed: {err}; the sweep goes on (the same command tries it again)")
+        except Exception as err:  # noqa: BLE001 - one run's failure is reported; the others go on
+            # missing data, a damaged checkpoint, out of memory at one grid point, ...: the other runs go on, the
+            # table comes, and the same command tries this run again once its cause is mended
+            failed[name] = str(err) if isinstance(err, FastJEMError) else f"{type(err).__name__}: {err}"
+            log(f"[{i}/{len(runs)}] {name}: failed: {failed[name]}; the sweep goes on (the same command tries it "
+                "again)")
             continue
         if summary.get("interrupted"):
             interrupted, stopped_by = name, summary.get("stopped_by")

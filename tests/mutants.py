@@ -852,6 +852,18 @@ MUTANTS = [
     Mutant('decay-epochs-nan', 'tests/test_cli.py -k non_finite', [
         ('fastjem/config.py', 'or not 0 <= e < math.inf for e in self.decay_epochs', 'or e < 0 for e in self.decay_epochs'),
     ]),
+    Mutant('second-grid-replaces-first', 'tests/test_sweep.py -k two_grid', [
+        ('fastjem/cli.py', '    p.add_argument("--grid", nargs="+", action="extend", required=True,', '    p.add_argument("--grid", nargs="+", required=True,'),
+    ]),
+    Mutant('sweep-stops-at-a-runtime-error', 'tests/test_sweep.py -k failed_run', [
+        ('fastjem/sweep.py', '        except Exception as err:  # noqa: BLE001 - one run', '        except FastJEMError as err:  # noqa: BLE001 - one run'),
+    ]),
+    Mutant('classifier-only-overrides-weights', 'tests/test_cli.py -k quietly', [
+        ('fastjem/cli.py', '        if given:\n            raise ConfigError(f"--classifier-only trains', '        if False:\n            raise ConfigError(f"--classifier-only trains'),
+    ]),
+    Mutant('config-file-preset-ignored', 'tests/test_cli.py -k quietly', [
+        ('fastjem/cli.py', '            base = get_preset(from_file["preset"])', '            pass'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -542,3 +542,21 @@ def test_non_finite_values_are_refused_where_they_were_taken(tmp_path, capsys):
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (args, err)
     assert not (tmp_path / "s.npz").exists() and not (tmp_path / "q" / "config.json").exists()
+
+
+def test_config_options_that_were_quietly_overridden(tmp_path, capsys):
+    """--classifier-only set an explicit --px-weight 1 to 0 without a word; a config file of {"preset": "paper"}
+    took the quick preset's values under the paper's name."""
+    import json
+
+    assert main(["train", "--classifier-only", "--px-weight", "1", "--print-config"]) == 1
+    assert "--classifier-only trains without the generative terms" in capsys.readouterr().err
+    assert main(["train", "--classifier-only", "--px-weight", "0", "--print-config"]) == 0  # no conflict
+    capsys.readouterr()
+    (tmp_path / "p.json").write_text(json.dumps({"preset": "paper", "seed": 4}))
+    assert main(["train", "--config", str(tmp_path / "p.json"), "--print-config"]) == 0
+    cfg = json.loads(capsys.readouterr().out)
+    assert cfg["preset"] == "paper" and cfg["arch"] == "wrn" and cfg["lr"] == 1e-4 and cfg["seed"] == 4
+    assert main(["train", "--config", str(tmp_path / "p.json"), "--preset", "quick", "--print-config"]) == 0
+    cfg = json.loads(capsys.readouterr().out)  # --preset given: its values and name, the file's seed
+    assert (cfg["preset"], cfg["arch"], cfg["seed"]) == ("quick", "convnet", 4)

@@ -272,16 +272,20 @@ def test_a_folder_reused_for_another_sweep_a_busy_folder_and_a_failed_run(tmp_pa
     def fit(self):
         if self.cfg.seed == 2:
             raise DataNotFoundError("cifar10 was not found in /nowhere")
+        if self.cfg.seed == 3:  # not fastjem's own error (it ended the sweep, without a table)
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
         return real_fit(self)
 
     monkeypatch.setattr(Trainer, "fit", fit)
     failing = ["sweep", "--grid", "sgld-steps=1", "--seeds", "1", "2", "3", "--out-dir", str(tmp_path / "f"), *TINY]
     assert main(failing) == 1
     out = capsys.readouterr().out
-    assert "sgld_steps=1+seed=2: failed: cifar10 was not found" in out and "2/3 (1 failed)" in out
+    assert "sgld_steps=1+seed=2: failed: cifar10 was not found" in out and "1/3 (2 failed)" in out
+    assert "sgld_steps=1+seed=3: failed: RuntimeError: CUDA out of memory" in out
     assert "2 to go, about" in out  # after the first run: what is left, at this pace
     result = json.loads((tmp_path / "f" / "results.json").read_text())
-    assert list(result["failed"]) == ["sgld_steps=1+seed=2"] and result["groups"][0]["failed"] == 1
+    assert list(result["failed"]) == ["sgld_steps=1+seed=2", "sgld_steps=1+seed=3"]
+    assert result["groups"][0]["failed"] == 2
     monkeypatch.setattr(Trainer, "fit", real_fit)
     assert main(failing) == 0
     assert json.loads((tmp_path / "f" / "results.json").read_text())["groups"][0]["done"] == 3
@@ -297,3 +301,11 @@ def test_a_dry_run_refuses_what_the_sweep_would(tmp_path, capsys):
         for extra in (["--dry-run"], []):
             assert main(["sweep", "--grid", "sgld-steps=1", "--out-dir", str(folder), *TINY, *extra]) == 1
             assert message in capsys.readouterr().err
+
+
+def test_two_grid_flags_vary_both_options(tmp_path, capsys):
+    """A second --grid replaced the first (argparse keeps the last): the sweep varied one option of two."""
+    assert main(["sweep", "--grid", "buffer-init=uniform,informative", "--grid", "sgld-steps=1,2", "--dry-run",
+                 "--out-dir", str(tmp_path / "sw"), *TINY]) == 0
+    out = capsys.readouterr().out
+    assert "sweep: 4 runs" in out and "buffer_init=informative+sgld_steps=2+seed=1" in out
