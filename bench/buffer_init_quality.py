@@ -42,6 +42,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.iters < 0:
         p.error(f"--iters must be > 0 (0: the preset's length), got {args.iters}")
+    if len(set(args.seeds)) != len(args.seeds) or len(set(args.variants)) != len(args.variants):
+        p.error("--seeds and --variants must be distinct (a repeat is the same run again: a spread of 0)")
     started = now_utc()
     runs = []
     device = None

@@ -28,6 +28,7 @@ def train_timed(cfg) -> tuple[dict, Trainer, float]:
     with tempfile.TemporaryDirectory(prefix="fastjem-quick-") as tmp:
         t0 = time.perf_counter()
         trainer = Trainer(cfg, out_dir=Path(tmp) / "run", progress=False)
+        trainer.resume_hint = None  # its checkpoint goes with the temporary folder: nothing to resume
         summary = trainer.fit()
         seconds = time.perf_counter() - t0
         if summary.get("interrupted"):

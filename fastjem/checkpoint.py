@@ -197,6 +197,10 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
             raise CheckpointError(f"{path} is a folder without checkpoint.pt in it")
     try:
         ckpt = torch.load(path, map_location=map_location, weights_only=False)
+    except OSError as err:
+        # not the file's fault (a good checkpoint must not be taken for a damaged one and deleted)
+        raise CheckpointError(f"cannot read checkpoint {path}: {err.strerror or err} (check the file's "
+                              "permissions and its disk)") from err
     except Exception as err:
         raise CheckpointError(f"cannot read checkpoint {path}: it is truncated, corrupted or not a torch file "
                               f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})") from err

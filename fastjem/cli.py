@@ -813,10 +813,15 @@ def _run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
             return 1
         if err.errno not in WRITE_ERRNOS:
             raise
+        if err.errno in (errno.EACCES, errno.EPERM):
+            # a file read (an input) or written (an output): the errno does not say which
+            print(f"fastjem: error: {err.strerror}: {where}: check its permissions (an input must be readable, an "
+                  "output's folder writable; or choose another --out-dir / --out)", file=sys.stderr)
+            return 1
         if err.errno in (errno.ENOSPC, errno.EDQUOT):
             advice = "free some space, or choose a folder on another disk (--out-dir / --out)"
         else:
-            advice = "check its permissions, or choose a folder you can write to (--out-dir / --out)"
+            advice = "choose a folder you can write to (--out-dir / --out)"
         print(f"fastjem: error: {err.strerror}: {where}: {advice}. Checkpoints and reports are replaced only when "
               "written whole", file=sys.stderr)
         return 1

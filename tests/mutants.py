@@ -864,6 +864,12 @@ MUTANTS = [
     Mutant('config-file-preset-ignored', 'tests/test_cli.py -k quietly', [
         ('fastjem/cli.py', '            base = get_preset(from_file["preset"])', '            pass'),
     ]),
+    Mutant('unreadable-checkpoint-called-damaged', 'tests/test_cli.py -k cannot_be_read', [
+        ('fastjem/checkpoint.py', "    except OSError as err:\n        # not the file's fault", "    except ZeroDivisionError as err:\n        # not the file's fault"),
+    ]),
+    Mutant('unreadable-input-gets-output-advice', 'tests/test_cli.py -k cannot_be_read', [
+        ('fastjem/cli.py', '        if err.errno in (errno.EACCES, errno.EPERM):\n            # a file read', '        if False:\n            # a file read'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -346,6 +346,7 @@ def test_bench_scripts_refuse_bad_options_before_any_work(capsys):
             (quick_run, ["--iters", "-1"], "--iters must be > 0"),
             (buffer_init_quality, ["--preset", "bogus"], "invalid choice"),
             (buffer_init_quality, ["--iters", "-5"], "--iters must be > 0"),
+            (buffer_init_quality, ["--seeds", "1", "1"], "--seeds and --variants must be distinct"),
             (sgld_study, ["--batch-size", "0"], "--batch-size must be >= 1"),
             (sgld_study, ["--sgld-steps", "-1"], "--sgld-steps must be >= 1"),
             (sgld_study, ["--windows", "0"], "--windows must be >= 1"),

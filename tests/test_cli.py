@@ -197,6 +197,34 @@ def test_an_unwritable_output_folder_gets_one_clear_error(tmp_path, capsys, monk
     assert err.startswith("fastjem: error: Read-only file system: ") and "choose a folder you can write to" in err
 
 
+def test_a_file_that_cannot_be_read_is_not_called_damaged_or_an_output(tmp_path, capsys, monkeypatch):
+    """A checkpoint without read permission was 'truncated, corrupted or not a torch file' (an invitation to
+    delete a good one), and an input folder that cannot be read got the advice for outputs."""
+    import errno
+
+    import torch
+
+    from fastjem import checkpoint
+
+    assert main(["train", "--iters", "2", "--out-dir", str(tmp_path / "run"), *TINY]) == 0
+    capsys.readouterr()
+    path = tmp_path / "run" / "checkpoint.pt"
+
+    def no_permission(f, *args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", str(f))
+
+    monkeypatch.setattr(checkpoint.torch, "load", no_permission)
+    assert main(["eval", str(path), "accuracy", "--device", "cpu"]) == 1
+    err = capsys.readouterr().err
+    assert f"cannot read checkpoint {path}: Permission denied (check the file's permissions" in err
+    assert "corrupted" not in err
+    monkeypatch.setattr(checkpoint.torch, "load", torch.load)
+    monkeypatch.setattr("fastjem.runs.Path.iterdir", no_permission)
+    assert main(["runs", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "Permission denied" in err and "an input must be readable" in err and "Traceback" not in err
+
+
 def test_an_output_folder_that_is_a_file_gets_one_clear_error(finished_run, tmp_path, capsys):
     """--out-dir naming a file, or a folder below one, in train and eval: one line, no traceback."""
     (tmp_path / "afile").write_text("mine")
