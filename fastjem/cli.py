@@ -82,7 +82,19 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         elif isinstance(default, tuple):
             g.add_argument(flag, nargs="*", type=float, metavar="EPOCH", **kw)
         else:
-            g.add_argument(flag, type=type(default), choices=meta.get("choices"), **kw)
+            g.add_argument(flag, type=int64 if type(default) is int else type(default), choices=meta.get("choices"),
+                           **kw)
+
+
+def int64(text: str) -> int:
+    """An integer option, at most what torch takes (64 bits): a larger one ended in a C++ traceback."""
+    value = int(text)
+    if not -(2**63) < value < 2**63:
+        raise argparse.ArgumentTypeError(f"{text} is too large (at most {2**63 - 1})")
+    return value
+
+
+int64.__name__ = "int"  # argparse names the type in "invalid int value: ..."
 
 
 class _Version(argparse.Action):
@@ -342,8 +354,8 @@ def add_data_parser(sub) -> None:
     p.add_argument("--dataset", choices=DATASETS, default="digits")
     p.add_argument("--data-dir", default="", help="as for fastjem train")
     p.add_argument("--download", action="store_true", help="download torchvision datasets when missing")
-    p.add_argument("--image-size", type=int, default=0, help="resize on load, as fastjem train --image-size")
-    p.add_argument("--val-size", type=int, default=-1, help="training images held out for validation "
+    p.add_argument("--image-size", type=int64, default=0, help="resize on load, as fastjem train --image-size")
+    p.add_argument("--val-size", type=int64, default=-1, help="training images held out for validation "
                                                             "(-1: the dataset's default)")
     p.add_argument("--grid", default=None, metavar="PNG", help="write up to 8 training images per class (10 classes "
                                                                "at most) to this PNG")
@@ -398,18 +410,18 @@ def add_bench_parser(sub) -> None:
                                    "random chains: ms per SGLD call and step, chains/s, TFLOP/s. Defaults: WRN-28-10, "
                                    "batch 64 on CUDA; WRN-10-2, batch 16 on a CPU.")
     p.add_argument("--arch", choices=ARCHS, default="wrn")
-    p.add_argument("--depth", type=int, default=None, help="WRN depth (default: 28 on CUDA, 10 on CPU)")
-    p.add_argument("--width", type=int, default=None,
+    p.add_argument("--depth", type=int64, default=None, help="WRN depth (default: 28 on CUDA, 10 on CPU)")
+    p.add_argument("--width", type=int64, default=None,
                    help="WRN widen factor (default: 10 on CUDA, 2 on CPU), or the conv net's width (default: 16, the "
                         "quick preset's)")
     p.add_argument("--norm", choices=NORMS, default="none")
-    p.add_argument("--batch-size", type=int, nargs="+", default=None, metavar="N",
+    p.add_argument("--batch-size", type=int64, nargs="+", default=None, metavar="N",
                    help="chains per SGLD call (default: 64 CUDA, 16 CPU); several sizes time each in turn and print "
                         "a table of how the cost scales")
-    p.add_argument("--sgld-steps", type=int, default=20)
-    p.add_argument("--image-size", type=int, default=32)
-    p.add_argument("--channels", type=int, default=3)
-    p.add_argument("--num-classes", type=int, default=10)
+    p.add_argument("--sgld-steps", type=int64, default=20)
+    p.add_argument("--image-size", type=int64, default=32)
+    p.add_argument("--channels", type=int64, default=3)
+    p.add_argument("--num-classes", type=int64, default=10)
     p.add_argument("--precision", choices=PRECISIONS, nargs="+", default=["auto"],
                    help="network precision (default auto: what training picks here); several, e.g. fp32 bf16, time "
                         "each in turn and print how they compare, to see which this machine runs faster")
@@ -418,14 +430,14 @@ def add_bench_parser(sub) -> None:
     p.add_argument("--kernels", choices=KERNELS, default="auto")
     p.add_argument("--cast-weights-once", action=argparse.BooleanOptionalAction, default=True,
                    help="under bf16, sample with the weights cast once per call, as training does (default: on)")
-    p.add_argument("--sgld-parts", type=int, default=0, metavar="N",
+    p.add_argument("--sgld-parts", type=int64, default=0, metavar="N",
                    help="the batch as N blocks of rows, each on its own CUDA stream (default 0 = auto: 2 on CUDA, "
                         "1 elsewhere, as training samples)")
     p.add_argument("--cpu-malloc", action=argparse.BooleanOptionalAction, default=True,
                    help="on a Linux CPU, keep freed memory in glibc's heap (default: on)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p.add_argument("--seconds", type=float, default=10.0, help="timed seconds after the warm-up (default 10)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int64, default=0)
     p.add_argument("--out", default=None, help="also write the result as JSON to this file (a list for several "
                                                   "batch sizes or precisions)")
     p.add_argument("--plot", default=None, metavar="PNG", help="with several batch sizes: draw chains/s and ms per "
@@ -622,7 +634,7 @@ def add_sweep_parser(sub) -> None:
     p.add_argument("--grid", nargs="+", action="extend", required=True, metavar="OPTION=V1,V2",
                    help="options to vary and their values (a tuple option's values joined by ':'); --grid A=1,2 "
                         "--grid B=3,4 is --grid A=1,2 B=3,4")
-    p.add_argument("--seeds", nargs="+", type=int, default=[1], help="seeds of each combination (default: 1)")
+    p.add_argument("--seeds", nargs="+", type=int64, default=[1], help="seeds of each combination (default: 1)")
     p.add_argument("--dry-run", action="store_true",
                    help="list the runs and what the sweep would do with each (start, resume, skip), and exit")
     p.add_argument("--format", choices=("text", "md", "csv"), default="text",
@@ -828,6 +840,14 @@ def _run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
     except KeyboardInterrupt:
         print("fastjem: interrupted", file=sys.stderr)
         return 130
+    except (RuntimeError, MemoryError) as err:
+        # sizes the machine cannot hold (a --buffer-size of a billion images, a GPU too small for the batch)
+        what = str(err).splitlines()[0] if str(err) else type(err).__name__
+        if not isinstance(err, MemoryError) and not any(s in what for s in ("can't allocate memory", "out of memory")):
+            raise
+        print(f"fastjem: error: out of memory: {what}: make the run smaller (--batch-size, --buffer-size, --width, "
+              "--image-size), or use a machine with more memory", file=sys.stderr)
+        return 1
     parser.error(f"unknown command {args.command}")
     return 2
 

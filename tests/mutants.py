@@ -870,6 +870,13 @@ MUTANTS = [
     Mutant('unreadable-input-gets-output-advice', 'tests/test_cli.py -k cannot_be_read', [
         ('fastjem/cli.py', '        if err.errno in (errno.EACCES, errno.EPERM):\n            # a file read', '        if False:\n            # a file read'),
     ]),
+    Mutant('ints-unbounded', 'tests/test_cli.py -k 64_bits', [
+        ('fastjem/cli.py', '    if not -(2**63) < value < 2**63:', '    if False:'),
+    ]),
+    Mutant('out-of-memory-traceback', 'tests/test_cli.py -k 64_bits', [
+        ('fastjem/cli.py', '''        if not isinstance(err, MemoryError) and not any(s in what for s in ("can't allocate memory", "out of memory")):''',
+         '''        if not isinstance(err, MemoryError):'''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -588,3 +588,30 @@ def test_config_options_that_were_quietly_overridden(tmp_path, capsys):
     assert main(["train", "--config", str(tmp_path / "p.json"), "--preset", "quick", "--print-config"]) == 0
     cfg = json.loads(capsys.readouterr().out)  # --preset given: its values and name, the file's seed
     assert (cfg["preset"], cfg["arch"], cfg["seed"]) == ("quick", "convnet", 4)
+
+
+def test_numbers_beyond_64_bits_and_runs_beyond_memory_get_one_line(tmp_path, capsys, monkeypatch):
+    """A seed or size above 2^63 ended in a C++ 'Overflow when unpacking long long' traceback; a size the machine
+    cannot hold in torch's allocator traceback. Other runtime errors keep theirs (a bug must show where)."""
+    from fastjem.train import Trainer
+
+    for args in (["train", "--seed", "99999999999999999999"], ["eval", "x", "accuracy", "--n-test", str(2**63)],
+                 ["sample", "x", "--n", str(2**64)], ["sweep", "--grid", "sgld-steps=1", "--seeds", str(2**70)]):
+        with pytest.raises(SystemExit):
+            main(args)
+        assert "is too large (at most 9223372036854775807)" in capsys.readouterr().err, args
+
+    def fit(self):
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:127] DefaultCPUAllocator: can't allocate memory: you "
+                           "tried to allocate 25600000000000 bytes")
+
+    monkeypatch.setattr(Trainer, "fit", fit)
+    assert main(["train", *TINY, "--iters", "2", "--out-dir", str(tmp_path / "run")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("fastjem: error: out of memory: [enforce fail") and "--buffer-size" in err
+    def bug(self):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(Trainer, "fit", bug)
+    with pytest.raises(RuntimeError, match="bug"):
+        main(["train", *TINY, "--iters", "2", "--out-dir", str(tmp_path / "run2")])

@@ -6,6 +6,7 @@ import argparse
 import warnings
 from pathlib import Path
 
+from fastjem.cli import int64
 from fastjem.errors import ConfigError, FastJEMWarning
 
 TASK_HELP = {
@@ -43,30 +44,30 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
     g.add_argument("--out-dir", default=None,
                    help="output folder (default: eval/ beside a run's checkpoint.pt, eval-<name>/ beside any other "
                         "checkpoint file: eval-best/ for best.pt)")
-    g.add_argument("--batch-size", type=int, default=500, help="evaluation batch size (default: 500)")
+    g.add_argument("--batch-size", type=int64, default=500, help="evaluation batch size (default: 500)")
     g.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="device (default: auto)")
     g.add_argument("--data-dir", default="", help="where the datasets live (default: the checkpoint's training "
                                                    "--data-dir, else ~/.cache/fastjem/data)")
     g.add_argument("--download", action="store_true", help="download missing torchvision datasets (needs internet)")
-    g.add_argument("--n-test", type=int, default=0,
+    g.add_argument("--n-test", type=int64, default=0,
                    help="use N test images, a fixed random subset, the same for every task and checkpoint (default: "
                         "all)")
     g.add_argument("--test-noise", type=float, default=None,
                    help="std of Gaussian noise added to test images (default: the checkpoint's --test-noise)")
-    g.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    g.add_argument("--seed", type=int64, default=0, help="random seed (default: 0)")
     g.add_argument("--no-progress", action="store_true", help="no progress bars")
     g = p.add_argument_group("accuracy and samples")
-    g.add_argument("--n-steps", type=int, default=None,
+    g.add_argument("--n-steps", type=int64, default=None,
                    help="SGLD steps: refinement before classifying (accuracy, default 0) or chain length for "
                         "fresh and class-conditional samples (samples and fid, default 100)")
-    g.add_argument("--n-samples", type=int, default=100, help="unconditional samples per grid (default: 100)")
-    g.add_argument("--per-class", type=int, default=10, help="samples per class row (default: 10)")
+    g.add_argument("--n-samples", type=int64, default=100, help="unconditional samples per grid (default: 100)")
+    g.add_argument("--per-class", type=int64, default=10, help="samples per class row (default: 10)")
     g.add_argument("--init", default="auto", choices=("auto", "buffer", "noise", "informative"),
                    help="start of the class-conditional chains: the replay buffer, U(-1, 1) or the class Gaussians "
                         "of the training images (default: auto = the buffer when there is one, else the run's "
                         "--buffer-init)")
     g = p.add_argument_group("calibration")
-    g.add_argument("--bins", type=int, default=20, help="equal-width confidence bins for ECE (default: 20)")
+    g.add_argument("--bins", type=int64, default=20, help="equal-width confidence bins for ECE (default: 20)")
     g.add_argument("--compare", metavar="CHECKPOINT", default=None,
                    help="a second checkpoint (e.g. the classifier-only baseline) drawn on the same diagram")
     g = p.add_argument_group("ood")
@@ -74,17 +75,17 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
                    help=f"OOD sets: {', '.join(OOD_SETS)} or a folder of images (default: {' '.join(SYNTHETIC_SETS)}; "
                         "'all' tries every set and skips those not available)")
     g.add_argument("--ood-data-dir", default=None, help="where the OOD datasets live (default: --data-dir)")
-    g.add_argument("--n-ood", type=int, default=1000, help="images per OOD set (default: 1000)")
+    g.add_argument("--n-ood", type=int64, default=1000, help="images per OOD set (default: 1000)")
     g = p.add_argument_group("robustness")
     g.add_argument("--norms", nargs="+", default=list(NORMS), choices=NORMS, help="attack norms (default: both)")
     g.add_argument("--linf-eps", nargs="+", type=float, default=None, metavar="EPS",
                    help="L-inf epsilons in 1/255 units of the [0, 1] pixel scale (default: 0 2 4 8 16 32)")
     g.add_argument("--l2-eps", nargs="+", type=float, default=None, metavar="EPS",
                    help="L2 epsilons on the [0, 1] pixel scale (default: 0 0.1 0.25 0.5 1 2)")
-    g.add_argument("--refine-steps", nargs="+", type=int, default=[0, 1, 10], metavar="N",
+    g.add_argument("--refine-steps", nargs="+", type=int64, default=[0, 1, 10], metavar="N",
                    help="SGLD refinement steps before classifying, attacked through (default: 0 1 10)")
-    g.add_argument("--pgd-steps", type=int, default=10, help="PGD iterations (default: 10)")
-    g.add_argument("--n-attack", type=int, default=500,
+    g.add_argument("--pgd-steps", type=int64, default=10, help="PGD iterations (default: 10)")
+    g.add_argument("--n-attack", type=int64, default=500,
                    help="test images attacked, a fixed random subset of those --n-test leaves (default: 500)")
     g = p.add_argument_group("fid")
     g.add_argument("--inception-weights", default=None, metavar="PATH",
@@ -95,7 +96,7 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
                         "network's own features); images in [-1, 1] -> [B, D]")
     g.add_argument("--source", default="auto", choices=("auto", "buffer", "fresh"),
                    help="which samples FID scores (default: auto = the buffer when there is one)")
-    g.add_argument("--n-fid", type=int, default=10000,
+    g.add_argument("--n-fid", type=int64, default=10000,
                    help="samples for FID (default: 10000, capped by the buffer's size, and with --source fresh by "
                         "the number of test images)")
     return p
@@ -236,11 +237,11 @@ def add_sample_parser(sub) -> argparse.ArgumentParser:
         epilog="examples:\n  fastjem sample runs/jem -n 1000\n  fastjem sample runs/jem/checkpoint.pt --class all "
                "-n 16 --out cond.pt\n  fastjem sample runs/jem --class 3 7 --init noise --n-steps 500")
     p.add_argument("checkpoint", help="checkpoint file, or a run folder holding checkpoint.pt")
-    p.add_argument("-n", "--n", type=int, default=100,
+    p.add_argument("-n", "--n", type=int64, default=100,
                    help="samples (per class with --class) (default: 100)")
     p.add_argument("--class", dest="classes", nargs="+", default=None, metavar="C",
                    help="class-conditional: class indices, or 'all' (default: unconditional)")
-    p.add_argument("--n-steps", type=int, default=100, help="SGLD steps per chain (default: 100)")
+    p.add_argument("--n-steps", type=int64, default=100, help="SGLD steps per chain (default: 100)")
     p.add_argument("--init", default="auto", choices=("auto", "buffer", "noise", "informative"),
                    help="chain start: the checkpoint's replay buffer, U(-1, 1), or informative = a Gaussian per class "
                         "fitted to the dataset's training images (JEM++); default: auto = the buffer when there is "
@@ -251,9 +252,9 @@ def add_sample_parser(sub) -> argparse.ArgumentParser:
                    help="output file, .npz or .pt (default: <unconditional|class-...|all-classes>.npz in sampled/ "
                         "beside a run's checkpoint.pt, in sampled-<name>/ beside any other checkpoint file)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
-    p.add_argument("--batch-size", type=int, default=500, help="chains run at once (default: 500)")
+    p.add_argument("--batch-size", type=int64, default=500, help="chains run at once (default: 500)")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="device (default: auto)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--seed", type=int64, default=0, help="random seed (default: 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
