@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from env_info import RESULTS, device_info, git_state, now_utc, versions, write_result  # noqa: E402
+from env_info import RESULTS, device_info, git_state, now_utc, results_folder, versions, write_result  # noqa: E402
 from quick_run import train_timed  # noqa: E402
 
 from fastjem.config import BUFFER_INITS, PRESETS, get_preset  # noqa: E402
@@ -38,7 +38,7 @@ def main(argv=None) -> int:
                    default=[("uniform", 20), ("uniform", 5), ("informative", 5), ("informative", 20)])
     p.add_argument("--iters", type=int, default=0, help="training length in iterations (default: the preset's; "
                                                         "part of what the README table compares)")
-    p.add_argument("--out", default=str(RESULTS))
+    p.add_argument("--out", default=str(RESULTS), type=results_folder)
     args = p.parse_args(argv)
     if args.iters < 0:
         p.error(f"--iters must be > 0 (0: the preset's length), got {args.iters}")

@@ -38,6 +38,7 @@ from env_info import (  # noqa: E402
     now_utc,
     pick_device,
     result_name,
+    results_folder,
     sync,
     versions,
 )
@@ -75,7 +76,7 @@ def main(argv=None) -> int:
     p.add_argument("--warmup", type=int, default=5, help="iterations excluded from the steady iterations/s")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     p.add_argument("--cifar-dir", default="")
-    p.add_argument("--out", default=str(RESULTS))
+    p.add_argument("--out", default=str(RESULTS), type=results_folder)
     args = p.parse_args(argv)
     device = pick_device(p, args.device)
     check_sizes(p, args.depth, args.width, batch_size=args.batch_size)

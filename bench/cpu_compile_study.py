@@ -41,6 +41,7 @@ from env_info import (  # noqa: E402
     device_info,
     git_state,
     now_utc,
+    results_folder,
     timed,
     versions,
     write_result,
@@ -178,7 +179,7 @@ def main(argv=None) -> int:
     p.add_argument("--sgld-steps", type=int, default=20,
                    help="SGLD steps of the whole-iteration comparison; 0 skips it (default: 20)")
     p.add_argument("--smoke", action="store_true", help="WRN-10-1, batch 2, one window of two calls, 2 SGLD steps")
-    p.add_argument("--out", default=str(RESULTS), help="results folder (default: bench/results)")
+    p.add_argument("--out", default=str(RESULTS), type=results_folder, help="results folder (default: bench/results)")
     args = p.parse_args(argv)
     if args.smoke:
         args.depth, args.width, args.batch_size, args.calls, args.windows, args.sgld_steps = 10, 1, 2, 2, 1, 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import platform
 import re
@@ -120,6 +121,18 @@ def check_sizes(parser, depth: int | None = None, width: int | None = None, **po
     for name, value in positive.items():
         if value < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+
+
+def results_folder(text: str) -> str:
+    """argparse type of a script's --out: the results folder, made now. A file there, or a folder that cannot be
+    made, failed when the result was written, after all the work."""
+    path = Path(text)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise argparse.ArgumentTypeError(f"{text}: " + ("a file, not a folder" if path.is_file() or err.errno == 17
+                                                         else err.strerror or str(err))) from err
+    return text
 
 
 def write_result(report: dict, kind: str, device: torch.device, when: datetime.datetime, out_dir: str | Path) -> Path:

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from env_info import RESULTS, device_info, git_state, now_utc, versions, write_result  # noqa: E402
+from env_info import RESULTS, device_info, git_state, now_utc, results_folder, versions, write_result  # noqa: E402
 from quick_run import train_timed  # noqa: E402
 
 from fastjem.config import PRESETS, get_preset  # noqa: E402
@@ -27,7 +27,7 @@ def main(argv=None) -> int:
     p.add_argument("--preset", default="quick", choices=sorted(PRESETS))
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--precisions", nargs=2, default=["fp32", "bf16"], metavar=("BASE", "LOW"))
-    p.add_argument("--out", default=str(RESULTS))
+    p.add_argument("--out", default=str(RESULTS), type=results_folder)
     args = p.parse_args(argv)
     if len(set(args.seeds)) != len(args.seeds) or args.precisions[0] == args.precisions[1]:
         p.error("--seeds must be distinct, and --precisions two different precisions")

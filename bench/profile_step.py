@@ -28,6 +28,7 @@ from env_info import (  # noqa: E402
     git_state,
     now_utc,
     pick_device,
+    results_folder,
     versions,
     write_result,
 )
@@ -118,7 +119,7 @@ def main(argv=None) -> int:
     p.add_argument("--rows", type=int, default=25, help="top ops kept in the JSON")
     p.add_argument("--engines", default="default,matched,reference", help="comma-separated: default, matched, "
                    "reference")
-    p.add_argument("--out", default=str(RESULTS))
+    p.add_argument("--out", default=str(RESULTS), type=results_folder)
     args = p.parse_args(argv)
     for name in ("depth", "width", "batch_size"):
         if getattr(args, name) < 0:

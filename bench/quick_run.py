@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from env_info import RESULTS, device_info, git_state, now_utc, versions, write_result  # noqa: E402
+from env_info import RESULTS, device_info, git_state, now_utc, results_folder, versions, write_result  # noqa: E402
 
 from fastjem.config import PRESETS, get_preset  # noqa: E402
 from fastjem.errors import FastJEMError  # noqa: E402
@@ -52,7 +52,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--iters", type=int, default=0, help="override the preset's length: a check of the script, "
                                                         "written as a smoke-quick-*.json that the README leaves out")
-    p.add_argument("--out", default=str(RESULTS))
+    p.add_argument("--out", default=str(RESULTS), type=results_folder)
     args = p.parse_args(argv)
     cfg = get_preset(args.preset).replace(seed=args.seed)
     if args.precision:

@@ -49,6 +49,7 @@ from env_info import (  # noqa: E402
     peak_flops,
     pick_device,
     result_name,
+    results_folder,
     timed,
     versions,
 )
@@ -144,7 +145,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--smoke", action="store_true",
                    help="WRN-10-1, batch 4, 2 steps, eager; variants default, cudnn-try-all, nchw, split-2")
-    p.add_argument("--out", default=str(RESULTS))
+    p.add_argument("--out", default=str(RESULTS), type=results_folder)
     args = p.parse_args(argv)
     device = pick_device(p, args.device)
     check_sizes(p, args.depth, args.width, batch_size=args.batch_size, sgld_steps=args.sgld_steps,

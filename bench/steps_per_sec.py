@@ -61,6 +61,7 @@ from env_info import (  # noqa: E402
     peak_flops,
     pick_device,
     result_name,
+    results_folder,
     timed,
     versions,
     write_synthetic_imagefolder,
@@ -603,7 +604,8 @@ def parse_args(argv=None):
     p.add_argument("--skip", default="", help="comma-separated fastjem engines not to time (fastjem-matched, "
                    "fastjem-sgld-graph-only, fastjem-cast-each-step, fastjem-one-part): a shorter run; the ratios "
                    "they enter are left out")
-    p.add_argument("--out", default=str(RESULTS), help="folder for the JSON (default bench/results)")
+    p.add_argument("--out", default=str(RESULTS), type=results_folder,
+                   help="folder for the JSON (default bench/results)")
     args = p.parse_args(argv)
     args.device = pick_device(p, args.device).type
     cuda = args.device == "cuda"

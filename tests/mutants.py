@@ -877,6 +877,10 @@ MUTANTS = [
         ('fastjem/cli.py', '''        if not isinstance(err, MemoryError) and not any(s in what for s in ("can't allocate memory", "out of memory")):''',
          '''        if not isinstance(err, MemoryError):'''),
     ]),
+    Mutant('bench-out-file-found-after-the-work', 'tests/test_bench.py -k refuse_bad_options', [
+        ('bench/env_info.py', '        path.mkdir(parents=True, exist_ok=True)\n    except OSError as err:\n        raise argparse.ArgumentTypeError',
+         '        pass\n    except OSError as err:\n        raise argparse.ArgumentTypeError'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

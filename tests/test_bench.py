@@ -354,6 +354,8 @@ def test_bench_scripts_refuse_bad_options_before_any_work(capsys):
             (sgld_study, ["--smoke", "--variants", "nosuch"], "unknown variant(s) nosuch"),
             (profile_step, ["--depth", "7"], "--depth must be 6n+4"),
             (cifar_run, ["--width", "0"], "--width must be >= 1"),
+            (quick_run, ["--out", __file__], "a file, not a folder"),  # refused before the run, not after it
+            (profile_step, ["--out", __file__], "a file, not a folder"),
             (report, ["--unpack", "/nonexistent/gpu_suite.json"], "no such file")):
         with pytest.raises(SystemExit) as exc:
             (script.parse_args if script is steps_per_sec else script.main)(args)
