@@ -343,6 +343,8 @@ def options_from_file(path) -> dict:
                                                            for v in value)):
             raise ConfigError(f"--config {p}: {name} must be {f.type} (like {json.dumps(f.default)}), got "
                               f"{json.dumps(value)}")
+        if kind is float and not math.isfinite(value):
+            raise ConfigError(f"--config {p}: {name} must be a finite number, got {value}")
         options[name] = value
     options.pop("out_dir", None)
     return options

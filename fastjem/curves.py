@@ -57,6 +57,9 @@ def read_metrics(path: str | os.PathLike) -> Metrics:
     if path.is_dir():
         path = path / "metrics.jsonl"
     if not path.exists():
+        if (path.parent / "checkpoint.pt").exists() or (path.parent / "config.json").exists():
+            raise ConfigError(f"{path.parent} has no records yet (no metrics.jsonl): the run stopped before its first "
+                              "log line (--log-every), so there is nothing to plot")
         raise ConfigError(f"{path} does not exist: give a fastjem run folder (the --out-dir of fastjem train)")
     if path.suffix != ".jsonl":
         raise ConfigError(f"{path} is not a metrics.jsonl: give a fastjem run folder (the --out-dir of fastjem "

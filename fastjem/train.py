@@ -1155,9 +1155,8 @@ class Trainer:
                         self.board.scalars(it, m)
                     if not math.isfinite(m["loss"]):
                         raise DivergedError(
-                            f"the loss became {m['loss']} at iteration {it} (training diverged). The last good "
-                            f"checkpoint is {self.out_dir / 'checkpoint.pt'} (if one was written); restart with a "
-                            "lower --lr, more --sgld-steps or another --seed")
+                            f"the loss became {m['loss']} at iteration {it} (training diverged). "
+                            f"{self._last_good()}; restart with a lower --lr, more --sgld-steps or another --seed")
                     post = {"loss": f"{m['loss']:.3f}", "acc": f"{m['acc']:.3f}"}
                     if cfg.generative:
                         post["gap"] = f"{m['gap']:.3f}"
@@ -1251,9 +1250,8 @@ class Trainer:
                              "recoveries": n})
             raise DivergedError(
                 f"training diverged at iteration {at} ({reasons}) and {n} automatic recoveries did not hold "
-                f"(--max-recoveries {cfg.max_recoveries}). The last good checkpoint is intact: "
-                f"{self.out_dir / 'checkpoint.pt'} (if one was written). Try a lower --lr, more --sgld-steps, "
-                "--energy-l2 0.1 or another --seed.")
+                f"(--max-recoveries {cfg.max_recoveries}). {self._last_good()}. Try a lower --lr, more "
+                "--sgld-steps, --energy-l2 0.1 or another --seed.")
         ladder = RecoveryState(**self.recovery.to_dict())
         back_to = self.guard.restore_snapshot()
         rung = cfg.remedies[min(n, len(cfg.remedies) - 1)]
@@ -1289,6 +1287,13 @@ class Trainer:
             # and checkpoint.pt holds it: a kill before the next checkpoint would otherwise resume the state that
             # was just abandoned
             self.save_checkpoint()
+
+    def _last_good(self) -> str:
+        """Where a diverged run's last good state is, as a clause of its error."""
+        latest = self.out_dir / "checkpoint.pt"
+        if latest.exists():
+            return f"The last good checkpoint is intact: {latest}"
+        return "No checkpoint was written before it (nothing to resume)"
 
     def _final_validation(self) -> tuple[dict, bool]:
         """The end's validation and best.pt, (val, kept): taken before the last checkpoint is written, so that its

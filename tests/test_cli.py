@@ -615,3 +615,16 @@ def test_numbers_beyond_64_bits_and_runs_beyond_memory_get_one_line(tmp_path, ca
     monkeypatch.setattr(Trainer, "fit", bug)
     with pytest.raises(RuntimeError, match="bug"):
         main(["train", *TINY, "--iters", "2", "--out-dir", str(tmp_path / "run2")])
+
+
+def test_a_config_files_nan_and_a_run_without_records_are_named(tmp_path, capsys):
+    import json
+
+    (tmp_path / "c.json").write_text(json.dumps({"lr": float("nan")}))
+    assert main(["train", "--config", str(tmp_path / "c.json"), "--print-config"]) == 1
+    assert f"--config {tmp_path / 'c.json'}: lr must be a finite number, got nan" in capsys.readouterr().err
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text("{}")  # stopped before its first log line
+    assert main(["plot", str(run)]) == 1
+    assert f"{run} has no records yet (no metrics.jsonl)" in capsys.readouterr().err

@@ -93,8 +93,9 @@ def test_gives_up_after_max_recoveries_keeping_the_last_good_checkpoint(guarded,
     t = Trainer(guarded.replace(iters=40, max_recoveries=1, ckpt_every=4), out_dir=tmp_path, progress=False)
     t.inject_fault(9, "nan")
     t.inject_fault(10, "nan")  # after the rollback to 8, the next iteration fails again
-    with pytest.raises(DivergedError, match="automatic recoveries did not hold"):
+    with pytest.raises(DivergedError, match="automatic recoveries did not hold") as err:
         t.fit()
+    assert f"The last good checkpoint is intact: {tmp_path / 'checkpoint.pt'}" in str(err.value)
     ckpt = load_checkpoint(tmp_path / "checkpoint.pt")
     assert ckpt["iteration"] == 8
     assert all(torch.isfinite(v).all() for v in ckpt["model"].values())
@@ -105,10 +106,15 @@ def test_gives_up_after_max_recoveries_keeping_the_last_good_checkpoint(guarded,
 def test_without_the_guard_a_fault_stops_the_run_and_the_checkpoint_is_kept(guarded, tmp_path):
     t = Trainer(guarded.replace(guard=False, iters=40, ckpt_every=4), out_dir=tmp_path, progress=False)
     t.inject_fault(9, "nan")
-    with pytest.raises(DivergedError):
+    with pytest.raises(DivergedError, match="The last good checkpoint is intact"):
         t.fit()
     ckpt = load_checkpoint(tmp_path / "checkpoint.pt")
     assert ckpt["iteration"] == 8 and all(torch.isfinite(v).all() for v in ckpt["model"].values())
+    # diverged before any checkpoint: not "intact: checkpoint.pt (if one was written)"
+    t = Trainer(guarded.replace(guard=False, iters=40, ckpt_every=20), out_dir=tmp_path / "early", progress=False)
+    t.inject_fault(3, "nan")
+    with pytest.raises(DivergedError, match="No checkpoint was written before it"):
+        t.fit()
 
 
 def _train_cmd(out_dir, iters, *extra):
