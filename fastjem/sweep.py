@@ -317,10 +317,12 @@ def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
                                   log=run_log)
             else:
                 log(f"[{i}/{len(runs)}] {name}")
-                # killed before its first checkpoint: what it logged goes, or the restart would log every step twice
-                for stale in ("metrics.jsonl", "summary.json", "curves.png"):
+                # killed before its first checkpoint: what it logged and kept goes, or the restart would log every
+                # step twice (and a new run refuses a folder holding another attempt's best.pt or kept checkpoints)
+                for stale in ("metrics.jsonl", "summary.json", "curves.png", "best.pt", *out.glob("rollback-*.pt")):
                     (out / stale).unlink(missing_ok=True)
-                shutil.rmtree(out / "tensorboard", ignore_errors=True)
+                for stale in ("tensorboard", "checkpoints"):
+                    shutil.rmtree(out / stale, ignore_errors=True)
                 trainer = Trainer(cfg, out_dir=out, progress=progress, log=run_log)
             trainer.resume_hint = None  # a stopped run is continued by the sweep's command, said below
             summary = trainer.fit()

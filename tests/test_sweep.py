@@ -202,9 +202,13 @@ def test_a_run_killed_before_its_first_checkpoint_starts_over_with_clean_records
     run = tmp_path / "sw" / "sgld_steps=1+seed=1"
     run.mkdir(parents=True)
     (run / "metrics.jsonl").write_text(json.dumps({"iter": 2, "loss": 9.0}) + "\n")  # what the killed attempt logged
+    (run / "best.pt").write_bytes(b"its best state")  # and kept (validated before its first checkpoint)
+    (run / "checkpoints").mkdir()
+    (run / "checkpoints" / "iter_0000002.pt").write_bytes(b"a kept state")
     assert main(["sweep", "--grid", "sgld-steps=1", "--out-dir", str(tmp_path / "sw"), *TINY]) == 0
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["iter"] for r in records if "loss" in r] == [2, 4, 6] and all(r.get("loss") != 9.0 for r in records)
+    assert not (run / "best.pt").exists() and not (run / "checkpoints").exists()
 
 
 def test_one_seed_has_no_spread_to_report():
