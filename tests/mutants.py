@@ -881,6 +881,36 @@ MUTANTS = [
         ('bench/env_info.py', '        path.mkdir(parents=True, exist_ok=True)\n    except OSError as err:\n        raise argparse.ArgumentTypeError',
          '        pass\n    except OSError as err:\n        raise argparse.ArgumentTypeError'),
     ]),
+    Mutant('paper-decay-rate', 'tests/test_train.py -k presets_validate', [
+        ('fastjem/config.py', 'decay_epochs=(50, 100), decay_rate=0.3, sgld_steps=20,', 'decay_epochs=(50, 100), decay_rate=0.1, sgld_steps=20,'),
+    ]),
+    Mutant('paper-warmup', 'tests/test_train.py -k presets_validate', [
+        ('fastjem/config.py', 'epochs=150.0, lr=1e-4, warmup_iters=1000,', 'epochs=150.0, lr=1e-4, warmup_iters=100,'),
+    ]),
+    Mutant('paper-sgld-noise-and-reinit', 'tests/test_train.py -k presets_validate', [
+        ('fastjem/config.py', '        sgld_step_size=1.0, sgld_noise=0.01, buffer_size=10000, reinit_prob=0.05, ckpt_every=2000,',
+         '        sgld_step_size=1.0, sgld_noise=0.05, buffer_size=10000, reinit_prob=0.5, ckpt_every=2000,'),
+    ]),
+    Mutant('default-sgld-noise', 'tests/test_train.py -k presets_validate', [
+        ('fastjem/config.py', '    sgld_noise: float = _opt(0.01, "SGLD noise std sigma", group="sampler")',
+         '    sgld_noise: float = _opt(0.001, "SGLD noise std sigma", group="sampler")'),
+    ]),
+    Mutant('gap-sign', 'tests/test_train.py -k finite_loss_and_gap', [
+        ('fastjem/train.py', '        out["gap"] = out["e_sample"] - out["e_data"]', '        out["gap"] = out["e_data"] - out["e_sample"]'),
+    ]),
+    Mutant('guard-sample-energy-unbounded', 'tests/test_guard.py -k flags_each_bound', [
+        ('fastjem/guard.py', '            bad = bad | (e_d.abs() > self.energy_bound) | (e_s.abs() > self.energy_bound)',
+         '            bad = bad | (e_d.abs() > self.energy_bound)'),
+    ]),
+    Mutant('fid-cov-biased', 'tests/test_eval.py -k formulas', [
+        ('fastjem/eval/metrics.py', '    return mu, centred.T @ centred / (len(f) - 1)', '    return mu, centred.T @ centred / len(f)'),
+    ]),
+    Mutant('ood-maxprob-is-max-logit', 'tests/test_eval.py -k formulas', [
+        ('fastjem/eval/ood.py', '        out["maxprob"].append(torch.softmax(logits, 1).amax(1).cpu())', '        out["maxprob"].append(logits.amax(1).cpu())'),
+    ]),
+    Mutant('runs-md-pipe-unescaped', 'tests/test_eval.py -k formulas', [
+        ('fastjem/runs.py', '        cells = [[c.replace("|", "\\\\|") for c in r] for r in (head, *rows)]', '        cells = [list(r) for r in (head, *rows)]'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -895,3 +895,24 @@ def test_a_figure_that_cannot_be_written_costs_the_figure_not_the_report(runs, t
     captured = capsys.readouterr()
     assert f"{tmp_path / 's.png'} not written (No space left on device); the samples are in" in captured.err
     assert (tmp_path / "s.npz").exists() and "grid            not written" in captured.out
+
+
+def test_score_and_statistic_definitions_against_their_formulas():
+    """Each was only range-checked: FID's covariance is the unbiased one (torch.cov), OOD max-prob is the largest
+    softmax probability (not the largest logit), a Markdown table escapes '|' in a cell."""
+    from fastjem.eval.metrics import feature_statistics
+    from fastjem.eval.ood import ood_scores
+    from fastjem.runs import render_table
+
+    f = torch.randn(50, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    mu, cov = feature_statistics(f)
+    assert torch.allclose(mu, f.mean(0)) and torch.allclose(cov, torch.cov(f.T))
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 4 * 4, 5))
+    x = torch.rand(6, 3, 4, 4) * 2 - 1
+    scores = ood_scores(net, x, batch_size=4)
+    with torch.no_grad():
+        logits = net(x)
+    assert torch.allclose(scores["maxprob"], torch.softmax(logits, 1).amax(1))
+    assert torch.allclose(scores["logpx"], torch.logsumexp(logits, 1))
+    assert render_table(["run"], [["a|b"]], "md").splitlines()[-1] == "| a\\|b |"

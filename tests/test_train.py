@@ -33,6 +33,8 @@ def test_short_run_has_finite_loss_and_gap(tiny_config, tmp_path):
     train_lines = [r for r in lines if "loss" in r]
     assert len(train_lines) == 5
     assert all(math.isfinite(r["loss"]) and math.isfinite(r["gap"]) for r in train_lines)
+    # the gap is the samples' energy minus the data's (positive: samples less likely than data)
+    assert all(r["gap"] == pytest.approx(r["e_sample"] - r["e_data"], abs=1e-5) for r in train_lines)
     assert 0 <= summary["test_acc"] <= 1
     for name in ("checkpoint.pt", "metrics.jsonl", "samples.png", "summary.json", "config.json"):
         assert (tmp_path / name).exists(), name
@@ -366,6 +368,13 @@ def test_presets_validate():
     paper = PRESETS["paper"]
     assert (paper.arch, paper.depth, paper.width, paper.lr, paper.sgld_steps, paper.buffer_size) == (
         "wrn", 28, 10, 1e-4, 20, 10000)
+    # the rest of the paper's Table 4: warm-up, decay, SGLD step size and noise, reinitialisation, epochs, batch
+    assert (paper.warmup_iters, paper.decay_epochs, paper.decay_rate, paper.sgld_step_size, paper.sgld_noise,
+            paper.reinit_prob, paper.epochs, paper.batch_size, paper.norm, paper.dropout) == (
+        1000, (50, 100), 0.3, 1.0, 0.01, 0.05, 150.0, 64, "none", 0.0)
+    # the quick preset and a bare TrainConfig take the same SGLD defaults
+    for cfg in (PRESETS["quick"], TrainConfig()):
+        assert (cfg.sgld_step_size, cfg.sgld_noise, cfg.reinit_prob) == (1.0, 0.01, 0.05)
 
 
 def test_init_weights_starts_a_new_run_from_another_runs_network(tiny_config, tmp_path):
