@@ -911,6 +911,10 @@ MUTANTS = [
     Mutant('runs-md-pipe-unescaped', 'tests/test_eval.py -k formulas', [
         ('fastjem/runs.py', '        cells = [[c.replace("|", "\\\\|") for c in r] for r in (head, *rows)]', '        cells = [list(r) for r in (head, *rows)]'),
     ]),
+    Mutant('resume-allows-lr-change', 'tests/test_train.py -k refuses_every_option', [
+        ('fastjem/train.py', '"sample_every", "keep_best", "tensorboard", "device", "data_dir", "out_dir", "download", "cuda_graph",',
+         '"sample_every", "keep_best", "tensorboard", "device", "data_dir", "out_dir", "download", "cuda_graph", "lr",'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

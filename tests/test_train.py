@@ -569,3 +569,16 @@ def test_a_resume_on_renamed_classes_is_refused_and_the_data_folder_is_recorded_
     (tmp_path / "imgs" / "cat").rename(tmp_path / "imgs" / "kitty")
     with pytest.raises(ConfigError, match="was trained on the classes cat, dog, but .* holds dog, kitty"):
         Trainer(cfg.replace(iters=4), resume=tmp_path / "run" / "checkpoint.pt", progress=False)
+
+
+def test_a_resume_refuses_every_option_that_changes_what_is_computed(tiny_config, tmp_path):
+    from fastjem.errors import CheckpointError
+
+    Trainer(tiny_config.replace(iters=1), out_dir=tmp_path / "run", progress=False, log=lambda *a: None).fit()
+    ckpt = tmp_path / "run" / "checkpoint.pt"
+    for option, value in (("lr", 5e-3), ("sgld_steps", 7), ("sgld_noise", 0.05), ("seed", 9), ("batch_size", 8),
+                          ("px_weight", 0.5), ("decay_rate", 0.5), ("reinit_prob", 0.5),
+                          ("buffer_init", "informative")):
+        with pytest.raises(CheckpointError, match=f"cannot change --{option.replace('_', '-')} "):
+            resume_config(ckpt, {option: value})
+    assert resume_config(ckpt, {"log_every": 1, "iters": 5}).iters == 5  # how, not what: allowed
