@@ -915,6 +915,13 @@ MUTANTS = [
         ('fastjem/train.py', '"sample_every", "keep_best", "tensorboard", "device", "data_dir", "out_dir", "download", "cuda_graph",',
          '"sample_every", "keep_best", "tensorboard", "device", "data_dir", "out_dir", "download", "cuda_graph", "lr",'),
     ]),
+    Mutant('sample-cli-step-noise-ignored', 'tests/test_eval.py -k step_size_and_noise_given', [
+        ('fastjem/eval/cli.py', '    drawn = draw.draw(em, args.n, classes, args.n_steps, args.init, args.step_size, args.noise,',
+         '    drawn = draw.draw(em, args.n, classes, args.n_steps, args.init, None, None,'),
+    ]),
+    Mutant('draw-default-step-size', 'tests/test_eval.py -k step_size_and_noise_given', [
+        ('fastjem/eval/draw.py', '    a = a if step_size is None else step_size', '    a = 1.0 if step_size is None else step_size'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

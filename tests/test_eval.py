@@ -916,3 +916,20 @@ def test_score_and_statistic_definitions_against_their_formulas():
     assert torch.allclose(scores["maxprob"], torch.softmax(logits, 1).amax(1))
     assert torch.allclose(scores["logpx"], torch.logsumexp(logits, 1))
     assert render_table(["run"], [["a|b"]], "md").splitlines()[-1] == "| a\\|b |"
+
+
+def test_sample_takes_the_step_size_and_noise_given_else_the_checkpoints(runs, tmp_path):
+    """fastjem sample --step-size/--noise reach the sampler, and without them the checkpoint's own SGLD settings
+    (here changed from the default 1.0, so a fallback to 1.0 would show)."""
+    from fastjem.eval import draw
+    from fastjem.eval.core import load_model
+
+    out = tmp_path / "still.pt"
+    assert main(["sample", str(runs / "jem"), "-n", "4", "--init", "buffer", "--step-size", "0.25", "--noise", "0",
+                 "--out", str(out), *SAMPLE]) == 0
+    saved = torch.load(out, weights_only=False)["settings"]
+    assert (saved["step_size"], saved["noise"]) == (0.25, 0.0)
+    em = load_model(runs / "jem", "cpu")
+    em.config = em.config.replace(sgld_step_size=0.5, sgld_noise=0.002)
+    drawn = draw.draw(em, 2, n_steps=1)
+    assert (drawn.settings["step_size"], drawn.settings["noise"]) == (0.5, 0.002)
