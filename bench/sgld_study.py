@@ -56,7 +56,7 @@ from env_info import (  # noqa: E402
 from steps_per_sec import count_flops  # noqa: E402
 
 from fastjem.checkpoint import atomic_write_text  # noqa: E402
-from fastjem.engine import auto_sgld_parts  # noqa: E402
+from fastjem.engine import auto_sgld_parts, conv_layers  # noqa: E402
 from fastjem.models import WideResNet  # noqa: E402
 from fastjem.sampler import SGLD, row_energies  # noqa: E402
 from fastjem.weights import CastCopy  # noqa: E402
@@ -92,6 +92,7 @@ def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Ten
     model = WideResNet(args.depth, args.width, num_classes=10).to(device)
     fmt = torch.channels_last if opts.get("channels_last", True) else torch.contiguous_format
     model = model.to(memory_format=fmt)
+    layers = conv_layers(model, tuple(x0.shape[1:]))  # before any cast copy: the fp32 network
     x_start = x0.contiguous(memory_format=fmt) if fmt is torch.channels_last else x0
     cast_copy = None
     if args.precision == "bf16" and opts.get("cast_once", True):
@@ -103,7 +104,11 @@ def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Ten
     autocast = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if args.precision == "bf16" \
         else contextlib.nullcontext
     sampler = SGLD(args.sgld_steps, 1.0, 0.01, seed=args.seed, backend=args.kernels)
-    parts = opts.get("split", auto_sgld_parts(device))  # the default: the engine's --sgld-parts auto
+    if "split" in opts:
+        parts = opts["split"]
+    else:  # the default: the engine's --sgld-parts auto for this network and batch
+        sms = torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 0
+        parts = auto_sgld_parts(device, layers, x0.shape[0], sms)
     if device.type == "cuda":
         from fastjem.graphs import GraphedSGLD
 

@@ -71,6 +71,7 @@ from reference_eager import ReferenceConfig, ReferenceJEM, fp32_mode, jem_loss, 
 from fastjem.checkpoint import atomic_write_text  # noqa: E402
 from fastjem.config import TrainConfig  # noqa: E402
 from fastjem.data import load_arrays  # noqa: E402
+from fastjem.engine import auto_sgld_parts, conv_layers  # noqa: E402
 from fastjem.models import WideResNet  # noqa: E402
 from fastjem.train import Trainer  # noqa: E402
 
@@ -361,6 +362,20 @@ def _median_ms(fn: Callable[[], object], reps: int, device: torch.device) -> flo
     return 1e3 * statistics.median(timed(fn, 1, device) for _ in range(reps))
 
 
+def parts_ablation(depth: int, width: int, batch: int, device: torch.device, candidate: int = 0,
+                   sms: int | None = None) -> tuple[str, dict, str] | None:
+    """(engine, overrides, folder) of the SGLD parts ``--sgld-parts 0`` (auto) does not choose for WRN-depth-width
+    on 32x32 RGB at ``batch`` on CUDA: one block where auto splits in two, two where it keeps one, so that each
+    config checks auto's choice; None where ``candidate`` (--sgld-parts) already times two. ``sms``: the
+    device's SM count by default."""
+    if sms is None:
+        sms = torch.cuda.get_device_properties(device).multi_processor_count
+    layers = conv_layers(WideResNet(depth, width, num_classes=10), (3, 32, 32))  # shapes only: on the CPU
+    if auto_sgld_parts(device, layers, batch, sms) > 1:
+        return "fastjem-one-part", dict(sgld_parts=1), "one-part"
+    return None if candidate == 2 else ("fastjem-parts2", dict(sgld_parts=2), "parts2")
+
+
 def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path, gate_passed: bool) -> dict:
     depth, width = CONFIGS[name]
     b = args.batch_size
@@ -385,9 +400,10 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
                 # ablation: what casting the SGLD weights once per call (the bf16 default) saves over autocast's
                 # casts at every forward
                 ("fastjem-cast-each-step", dict(cast_weights_once=False), "cast-each-step"),
-                # ablation: what the default's SGLD parts (2 on CUDA) save over sampling the batch as one block
-                ("fastjem-one-part", dict(sgld_parts=1), "one-part"),
             ]
+            ablation = parts_ablation(depth, width, b, device, args.sgld_parts)
+            if ablation:
+                candidates.append(ablation)
             if args.sgld_parts > 0:
                 # candidate: another number of SGLD parts than the default's
                 candidates.append((f"fastjem-parts{args.sgld_parts}", dict(sgld_parts=args.sgld_parts), "parts"))
@@ -600,10 +616,11 @@ def parse_args(argv=None):
     p.add_argument("--overlap", action="store_true", help="also time the --overlap-data candidate (CUDA)")
     p.add_argument("--sgld-parts", type=int, default=0, choices=(0, 2, 4),
                    help="also time the --sgld-parts N candidate on CUDA as fastjem-partsN (default 0: not timed; "
-                        "the default engine samples in 2 parts on CUDA and fastjem-one-part in 1)")
+                        "the default engine's parts are auto's choice per config, and the other choice, 1 or 2, "
+                        "is timed as fastjem-one-part or fastjem-parts2)")
     p.add_argument("--skip", default="", help="comma-separated fastjem engines not to time (fastjem-matched, "
-                   "fastjem-sgld-graph-only, fastjem-cast-each-step, fastjem-one-part): a shorter run; the ratios "
-                   "they enter are left out")
+                   "fastjem-sgld-graph-only, fastjem-cast-each-step, fastjem-one-part, fastjem-parts2): a shorter "
+                   "run; the ratios they enter are left out")
     p.add_argument("--out", default=str(RESULTS), type=results_folder,
                    help="folder for the JSON (default bench/results)")
     args = p.parse_args(argv)
@@ -629,7 +646,8 @@ def parse_args(argv=None):
     unknown = [c for c in args.configs if c not in CONFIGS]
     if unknown:
         p.error(f"unknown config(s) {', '.join(unknown)}; choose from {', '.join(CONFIGS)}")
-    skippable = ("fastjem-matched", "fastjem-sgld-graph-only", "fastjem-cast-each-step", "fastjem-one-part")
+    skippable = ("fastjem-matched", "fastjem-sgld-graph-only", "fastjem-cast-each-step", "fastjem-one-part",
+                 "fastjem-parts2")
     args.skip = {e.strip() for e in args.skip.split(",") if e.strip()}
     if args.skip - set(skippable):
         p.error(f"--skip takes {', '.join(skippable)}; got {', '.join(sorted(args.skip - set(skippable)))}")

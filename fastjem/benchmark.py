@@ -69,7 +69,7 @@ def build_sampler_call(cfg: TrainConfig, device: torch.device, num_classes: int 
     network (a copy is timed) in place of the one ``cfg`` describes."""
     torch.manual_seed(cfg.seed)
     model = _network(cfg, num_classes, channels, model).to(device)
-    engine = fit_sgld_parts(resolve_engine(cfg, device, has_batch_norm(model)), channels * size * size)
+    engine = fit_sgld_parts(resolve_engine(cfg, device, has_batch_norm(model)), (channels, size, size), cfg, model)
     engine.apply_backend_flags()
     model = model.to(memory_format=torch.channels_last)
     net = torch.compile(model, dynamic=False) if engine.compile else model

@@ -126,8 +126,10 @@ class TrainConfig:
     sgld_parts: int = _opt(0, "cut the SGLD batch into N blocks of rows, each its own chain on its own CUDA stream "
                            "(one graph), so one block's convolutions may fill the SMs another's leave idle: the same "
                            "chains and noise, the network's arithmetic on fewer rows; on CPU the blocks run one after "
-                           "another; 1 = the whole batch; 0 = auto: 2 on CUDA (on an H100, WRN-28-10 at batch 64 "
-                           "trains 8% faster: bench/results/steps-2026-11-26T192238), 1 elsewhere", group="engine")
+                           "another; 1 = the whole batch; 0 = auto: on CUDA 2 where at least 10% of the network's "
+                           "convolution time at this batch is in last waves of tiles that leave SMs idle (on an H100 "
+                           "at batch 64, WRN-28-10: 18%, 5.5-8% faster in two blocks; WRN-16-8: 2%, 4.8% slower), "
+                           "else 1; 1 off CUDA", group="engine")
     cpu_malloc: bool = _opt(True, "on a Linux CPU, keep freed memory in glibc's heap (mmap threshold 32 MB, trim "
                             "threshold 1 GB) so that activations are not page-faulted in afresh at every step; "
                             "process-wide", group="engine")

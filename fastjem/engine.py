@@ -8,6 +8,7 @@ turned off and why.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from dataclasses import dataclass, field, replace
 
@@ -175,15 +176,92 @@ def compile_available(device: torch.device) -> tuple[bool, str]:
     return True, ""
 
 
-def auto_sgld_parts(device: torch.device) -> int:
-    """``--sgld-parts 0`` (auto): two blocks of rows on CUDA, whose convolutions overlap on the SMs (on an H100,
-    WRN-28-10 at batch 64 trains 8% faster); one elsewhere, where the blocks would run one after another."""
-    return 2 if device.type == "cuda" else 1
+# cuDNN's implicit-GEMM tile (output pixels x output channels) in the H100 profile of WRN-28-10's SGLD step
+GEMM_TILE = (256, 64)
+# auto splits SGLD in two where at least this share of the convolutions' time is spent in partly idle last waves
+SPLIT_TAIL = 0.10
 
 
-def fit_sgld_parts(engine: Engine, sample_numel: int) -> Engine:
-    """The engine with SGLD in one part where a sample's element count is not a multiple of 4, the width of the
-    noise counters a part starts at (with a note saying so)."""
+@dataclass(frozen=True)
+class ConvLayer:
+    """One convolution as the GPU's tiles see it, per sample: output pixels, output channels, FLOPs."""
+
+    pixels: int
+    channels: int
+    flops: int
+
+
+def conv_layers(model: torch.nn.Module, sample_shape: tuple[int, ...]) -> list[ConvLayer]:
+    """The network's 2-d convolutions, from one forward of a zero sample (no gradient, eval mode, the mode
+    restored after; nothing the network keeps changes)."""
+    layers = []
+
+    def record(conv, _inputs, out):
+        k = conv.kernel_size[0] * conv.kernel_size[1] * conv.in_channels // conv.groups
+        pixels = out.shape[2] * out.shape[3]
+        layers.append(ConvLayer(pixels, out.shape[1], 2 * k * out.shape[1] * pixels))
+
+    hooks = [m.register_forward_hook(record) for m in model.modules() if isinstance(m, torch.nn.Conv2d)]
+    training = model.training
+    param = next(model.parameters(), None)
+    x = torch.zeros(1, *sample_shape, device=param.device if param is not None else "cpu")
+    try:
+        model.eval()
+        with torch.no_grad():
+            model(x)
+    finally:
+        model.train(training)
+        for h in hooks:
+            h.remove()
+    return layers
+
+
+def wave_tail(layers: list[ConvLayer], batch: int, sms: int) -> float:
+    """The share of the convolutions' time (their FLOPs as weights) spent in last waves of tiles that leave SMs
+    idle, at ``batch`` rows on ``sms`` SMs: what a second block of rows, on its own stream, could fill. A layer
+    of fewer tiles than SMs is one wave either way: splitting it only halves its tiles."""
+    total = sum(layer.flops for layer in layers)
+    if total == 0:
+        return 0.0
+    rows, cols = GEMM_TILE
+    idle = 0.0
+    for layer in layers:
+        waves = -(-batch * layer.pixels // rows) * -(-layer.channels // cols) / sms
+        idle += layer.flops * (1 - max(waves, 1.0) / math.ceil(waves))
+    return idle / total
+
+
+def auto_sgld_parts(device: torch.device, layers: list[ConvLayer] | None = None, batch: int = 0,
+                    sms: int = 0) -> int:
+    """``--sgld-parts 0`` (auto). On CUDA: two blocks of rows where the convolutions' partly idle last waves of
+    tiles are at least ``SPLIT_TAIL`` of their time (``wave_tail``), which the other block's convolutions fill;
+    one otherwise, where the split costs more than it fills. Measured on an H100 at batch 64: WRN-28-10 (18%
+    in last waves) trained 5.5-8% faster in two blocks, WRN-16-8 (2%) 4.8% slower
+    (bench/results/steps-2026-11-27T162818-NVIDIA-H100-80GB-HBM3.json). Without ``layers`` (no network yet):
+    2 on CUDA, the paper's WRN-28-10's value. Elsewhere 1: the blocks would run one after another."""
+    if device.type != "cuda":
+        return 1
+    if layers is None:
+        return 2
+    return 2 if wave_tail(layers, batch, sms) >= SPLIT_TAIL else 1
+
+
+def fit_sgld_parts(engine: Engine, sample_shape: tuple[int, ...], cfg: TrainConfig | None = None,
+                   model: torch.nn.Module | None = None, sms: int | None = None) -> Engine:
+    """The engine's SGLD parts fitted to the network: under auto (``cfg.sgld_parts`` 0) on CUDA, from its
+    convolutions (``auto_sgld_parts``; ``sms`` defaults to the device's SM count); and one part where a sample's
+    element count is not a multiple of 4, the width of the noise counters a part starts at. Each change noted."""
+    if cfg is not None and model is not None and cfg.sgld_parts == 0 and engine.device.type == "cuda":
+        if sms is None:
+            sms = torch.cuda.get_device_properties(engine.device).multi_processor_count
+        layers = conv_layers(model, sample_shape)
+        parts = auto_sgld_parts(engine.device, layers, cfg.batch_size, sms)
+        tail = wave_tail(layers, cfg.batch_size, sms)
+        why = (f"SGLD parts auto -> {parts}: {tail:.0%} of the convolutions' time at batch {cfg.batch_size} is in "
+               f"last waves of tiles that leave some of the {sms} SMs idle "
+               + ("(a second block fills them)" if parts > 1 else f"(under {SPLIT_TAIL:.0%}: a split costs more)"))
+        engine = replace(engine, sgld_parts=parts, notes=engine.notes + (why,))
+    sample_numel = math.prod(sample_shape)
     if engine.sgld_parts <= 1 or sample_numel % 4 == 0:
         return engine
     why = (f"SGLD parts off: a sample's {sample_numel} elements are not a multiple of 4 (the width of the noise "

@@ -668,11 +668,11 @@ MUTANTS = [
          '        if int(self.guard.snapshot["iteration"]) == self.iteration:\n            self._snapshot_file = None'),
     ]),
     Mutant('bench-parts-not-fitted', 'tests/test_parts.py -k multiple_of_4', [
-        ('fastjem/benchmark.py', 'fit_sgld_parts(resolve_engine(cfg, device, has_batch_norm(model)), channels * size * size)',
+        ('fastjem/benchmark.py', 'fit_sgld_parts(resolve_engine(cfg, device, has_batch_norm(model)), (channels, size, size), cfg, model)',
          'resolve_engine(cfg, device, has_batch_norm(model))'),
     ]),
     Mutant('train-parts-not-fitted', 'tests/test_parts.py -k multiple_of_4', [
-        ('fastjem/train.py', '        self.engine = fit_sgld_parts(self.engine, math.prod(self.data.sample_shape))\n', ''),
+        ('fastjem/train.py', '        self.engine = fit_sgld_parts(self.engine, self.data.sample_shape, cfg, self.model)\n', ''),
     ]),
     Mutant('energy-stat-grads-materialised', 'tests/test_energy.py -k fills_no_gradient', [
         ('kernels/energy.py', '    ctx.set_materialize_grads(False)\n', ''),
@@ -921,6 +921,23 @@ MUTANTS = [
     ]),
     Mutant('draw-default-step-size', 'tests/test_eval.py -k step_size_and_noise_given', [
         ('fastjem/eval/draw.py', '    a = a if step_size is None else step_size', '    a = 1.0 if step_size is None else step_size'),
+    ]),
+    Mutant('auto-parts-always-two', 'tests/test_parts.py -k follow_the_convolutions', [
+        ('fastjem/engine.py', '    return 2 if wave_tail(layers, batch, sms) >= SPLIT_TAIL else 1\n', '    return 2\n'),
+    ]),
+    Mutant('wave-tail-counts-sub-wave-layers', 'tests/test_parts.py -k wave_tail', [
+        ('fastjem/engine.py', 'idle += layer.flops * (1 - max(waves, 1.0) / math.ceil(waves))',
+         'idle += layer.flops * (1 - waves / math.ceil(waves))'),
+    ]),
+    Mutant('conv-layers-leave-eval-mode', 'tests/test_parts.py -k conv_layers_read', [
+        ('fastjem/engine.py', '        model.train(training)\n', '        pass\n'),
+    ]),
+    Mutant('train-parts-fitted-without-network', 'tests/test_parts.py -k fits_the_parts_to_its_own', [
+        ('fastjem/train.py', 'fit_sgld_parts(self.engine, self.data.sample_shape, cfg, self.model)',
+         'fit_sgld_parts(self.engine, self.data.sample_shape)'),
+    ]),
+    Mutant('steps-ablation-always-one-part', 'tests/test_bench.py -k parts_auto', [
+        ('bench/steps_per_sec.py', '    if auto_sgld_parts(device, layers, batch, sms) > 1:\n', '    if True:\n'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

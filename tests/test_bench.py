@@ -96,6 +96,18 @@ def test_flops_are_counted_not_typed():
     assert steps_per_sec.count_flops(10, 2, 16, 20)["per_iter"] == pytest.approx(0.456e12 / 4, rel=0.01)
 
 
+def test_steps_per_sec_times_the_parts_auto_did_not_choose():
+    """Each CUDA config times the SGLD parts auto passed over beside the default, so the suite checks auto's choice
+    per size: one block beside WRN-28-10's two at batch 64, two beside WRN-16-8's one (not twice where --sgld-parts
+    2 already times them)."""
+    cuda = torch.device("cuda")
+    assert steps_per_sec.parts_ablation(28, 10, 64, cuda, sms=132) == ("fastjem-one-part", {"sgld_parts": 1},
+                                                                         "one-part")
+    assert steps_per_sec.parts_ablation(16, 8, 64, cuda, sms=132) == ("fastjem-parts2", {"sgld_parts": 2}, "parts2")
+    assert steps_per_sec.parts_ablation(16, 8, 64, cuda, candidate=2, sms=132) is None
+    assert steps_per_sec.parts_ablation(28, 10, 64, cuda, candidate=2, sms=132)[0] == "fastjem-one-part"
+
+
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     out = tmp_path_factory.mktemp("smoke")

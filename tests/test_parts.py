@@ -68,9 +68,9 @@ def test_engine_names_the_parts():
     assert resolve_engine(TrainConfig(), cpu, False).sgld_parts == 1  # auto: the blocks would only run in turn
 
 
-def test_parts_are_two_by_default_on_cuda():
-    """Auto (the default) samples in two blocks on CUDA, where they overlap on the SMs (measured: 8% more
-    iterations/s on an H100, WRN-28-10 batch 64); an explicit count is kept."""
+def test_parts_are_two_by_default_on_cuda_before_the_network_is_seen():
+    """Auto (the default) resolves to two blocks on CUDA until fit_sgld_parts sees the network (the paper's
+    WRN-28-10's value); an explicit count is kept."""
     cuda = torch.device("cuda")
     base = TrainConfig(precision="bf16", compile="off", kernels="reference")  # nothing that asks the device
     assert base.sgld_parts == 0
@@ -78,6 +78,80 @@ def test_parts_are_two_by_default_on_cuda():
     assert "SGLD in 2 parts" in resolve_engine(base, cuda, False).describe()
     assert resolve_engine(base.replace(sgld_parts=1), cuda, False).sgld_parts == 1
     assert resolve_engine(base.replace(sgld_parts=4), cuda, False).sgld_parts == 4
+
+
+def test_wave_tail_counts_idle_sms_in_last_waves():
+    """256x64 tiles: 64 rows of 8x8 pixels by 640 channels is 16 x 10 = 160 tiles, 1.21 waves on 132 SMs, whose
+    second wave is 0.21 full: 1 - 1.212/2 of the time idle. A layer under one wave idles nothing a split could
+    fill; 132 tiles exactly fill one wave; layers weigh by their FLOPs."""
+    from fastjem.engine import ConvLayer, wave_tail
+
+    big = ConvLayer(pixels=64, channels=640, flops=3)
+    assert wave_tail([big], 64, 132) == pytest.approx(1 - (160 / 132) / 2)
+    assert wave_tail([ConvLayer(64, 128, 1)], 64, 132) == 0.0  # 32 tiles: one wave either way
+    assert wave_tail([ConvLayer(528, 64, 1)], 64, 132) == pytest.approx(0.0)  # 132 x 1 tiles: one full wave
+    assert wave_tail([big, ConvLayer(64, 128, 1)], 64, 132) == pytest.approx(3 / 4 * (1 - (160 / 132) / 2))
+    assert wave_tail([ConvLayer(64, 640, 1)], 64, 132) > wave_tail([ConvLayer(64, 640, 1)], 128, 132)
+    assert wave_tail([], 64, 132) == 0.0
+
+
+def test_conv_layers_read_the_network_without_changing_it():
+    """The network's convolutions with their output shapes, from one forward; its mode, parameters and the RNG
+    state are as they were."""
+    from fastjem.engine import conv_layers
+
+    model = build_model("wrn", 10, 3, depth=10, width=2, dropout=0.3)
+    model.train()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    rng = torch.get_rng_state()
+    layers = conv_layers(model, (3, 32, 32))
+    assert model.training and torch.equal(torch.get_rng_state(), rng)
+    assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())
+    convs = [m for m in model.modules() if isinstance(m, torch.nn.Conv2d)]
+    assert len(layers) == len(convs) == 1 + 3 * 2 + 3  # stem, two convs per block, a shortcut per stage
+    assert (layers[0].pixels, layers[0].channels, layers[0].flops) == (32 * 32, 16, 2 * 3 * 9 * 16 * 32 * 32)
+    # a block's first conv widens at the input's size, its second strides (this WRN's blocks)
+    assert {(c.pixels, c.channels) for c in layers[1:]} == {(32 * 32, 32), (32 * 32, 64), (16 * 16, 64),
+                                                            (16 * 16, 128), (8 * 8, 128)}
+
+
+@pytest.mark.parametrize("depth, width, batch, parts", [(28, 10, 64, 2), (16, 8, 64, 1), (10, 2, 64, 1),
+                                                        (28, 10, 128, 1)])
+def test_auto_parts_follow_the_convolutions_waves(depth, width, batch, parts):
+    """On CUDA, auto splits SGLD in two where the network's convolutions spend 10% or more of their time in
+    partly idle last waves: WRN-28-10 at batch 64 (18% on an H100's 132 SMs; measured 5.5-8% faster in two
+    blocks), not WRN-16-8 (2%; measured 4.8% slower in two), WRN-10-2, or WRN-28-10 at batch 128. The engine
+    notes the share and the choice; an explicit count is kept; off CUDA it is 1 without looking."""
+    from fastjem.engine import auto_sgld_parts, conv_layers, fit_sgld_parts
+
+    cuda = torch.device("cuda")
+    cfg = TrainConfig(precision="bf16", compile="off", kernels="reference", arch="wrn", depth=depth, width=width,
+                      batch_size=batch)
+    model = build_model("wrn", 10, 3, depth=depth, width=width)
+    fitted = fit_sgld_parts(resolve_engine(cfg, cuda, False), (3, 32, 32), cfg, model, sms=132)
+    assert fitted.sgld_parts == parts
+    assert f"SGLD parts auto -> {parts}" in fitted.notes[-1] and "of the 132 SMs" in fitted.notes[-1]
+    assert auto_sgld_parts(cuda, conv_layers(model, (3, 32, 32)), batch, 132) == parts
+    for explicit in (1, 2, 4):
+        cfg_n = cfg.replace(sgld_parts=explicit)
+        kept = fit_sgld_parts(resolve_engine(cfg_n, cuda, False), (3, 32, 32), cfg_n, model, sms=132)
+        assert kept.sgld_parts == explicit
+    cpu = torch.device("cpu")
+    assert fit_sgld_parts(resolve_engine(cfg, cpu, False), (3, 32, 32), cfg, model, sms=132).sgld_parts == 1
+    assert auto_sgld_parts(cpu, conv_layers(model, (3, 32, 32)), batch, 132) == 1
+
+
+def test_trainer_fits_the_parts_to_its_own_network(tiny_config, tmp_path, monkeypatch):
+    """The Trainer hands fit_sgld_parts its config, its (uncompiled, fp32) network and the data's sample shape:
+    what auto needs on CUDA."""
+    import fastjem.train as train_mod
+
+    seen = []
+    real = train_mod.fit_sgld_parts
+    monkeypatch.setattr(train_mod, "fit_sgld_parts", lambda *a, **k: seen.append((a, k)) or real(*a, **k))
+    t = Trainer(tiny_config, out_dir=tmp_path, progress=False)
+    (engine, shape, cfg, model), kwargs = seen[0]
+    assert shape == t.data.sample_shape == (1, 8, 8) and cfg is t.cfg and model is t.model and not kwargs
 
 
 def test_training_with_parts_is_the_whole_batch_training(tiny_config, tmp_path):
@@ -119,6 +193,24 @@ def test_parts_off_when_a_sample_is_not_a_multiple_of_4(tmp_path):
 
 
 @pytest.mark.gpu
+def test_trainer_on_cuda_chooses_its_parts_from_its_network(tmp_path):
+    """CUDA, auto: the Trainer's engine takes the count wave_tail gives for its network, batch and the device's
+    SM count, and says so in its notes (digits' 8x8 images leave WRN-10-2's waves nearly empty: one block)."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    from fastjem.engine import SPLIT_TAIL, conv_layers, wave_tail
+
+    cfg = TrainConfig(dataset="digits", arch="wrn", depth=10, width=2, batch_size=32, sgld_steps=2, buffer_size=1000,
+                      iters=2, device="cuda", compile="off", seed=0, ckpt_every=0)
+    t = Trainer(cfg, out_dir=tmp_path, progress=False)
+    sms = torch.cuda.get_device_properties(t.device).multi_processor_count
+    tail = wave_tail(conv_layers(t.model, t.data.sample_shape), 32, sms)
+    assert t.engine.sgld_parts == (2 if tail >= SPLIT_TAIL else 1) == 1
+    assert any(n.startswith("SGLD parts auto -> 1") and f"{sms} SMs" in n for n in t.engine.notes)
+    t.train_step()
+
+
+@pytest.mark.gpu
 def test_parts_on_streams_in_the_cuda_graphs_match_the_whole_batch(tmp_path):
     """CUDA: the parts on their own streams, in the SGLD graph and in the whole-iteration graph, against the
     whole-batch engine: the same samples and losses within bf16 rounding (cuDNN may pick other algorithms for
@@ -152,8 +244,8 @@ def test_bench_turns_parts_off_where_a_sample_is_not_a_multiple_of_4_elements():
     cfg = TrainConfig(arch="wrn", depth=10, width=1, batch_size=4, sgld_steps=2, device="cpu", compile="off",
                       sgld_parts=2)
     engine = resolve_engine(cfg, torch.device("cpu"), has_batch_norm=False)
-    assert engine.sgld_parts == 2 and fit_sgld_parts(engine, 3 * 8 * 8) is engine
-    one = fit_sgld_parts(engine, 3 * 7 * 7)
+    assert engine.sgld_parts == 2 and fit_sgld_parts(engine, (3, 8, 8)) is engine
+    one = fit_sgld_parts(engine, (3, 7, 7))
     assert one.sgld_parts == 1 and "147 elements are not a multiple of 4" in one.notes[-1]
     r = bench_sampler(cfg, torch.device("cpu"), size=7, seconds=0.0, warmup=1)
     assert r["input"] == [3, 7, 7] and any("SGLD parts off" in n for n in r["engine_notes"])
