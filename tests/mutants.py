@@ -939,6 +939,24 @@ MUTANTS = [
     Mutant('steps-ablation-always-one-part', 'tests/test_bench.py -k parts_auto', [
         ('bench/steps_per_sec.py', '    if auto_sgld_parts(device, layers, batch, sms) > 1:\n', '    if True:\n'),
     ]),
+    Mutant('guard-buffer-diagnosis-dropped', 'tests/test_guard.py -k far_above', [
+        ('fastjem/guard.py', 'elif e_buf - e_uni > self.buffer_margin:', 'elif False:'),
+    ]),
+    Mutant('guard-buffer-diagnosis-reversed', 'tests/test_guard.py -k far_above', [
+        ('fastjem/guard.py', 'elif e_buf - e_uni > self.buffer_margin:', 'elif e_uni - e_buf > self.buffer_margin:'),
+    ]),
+    Mutant('ladder-lr-not-halved', 'tests/test_guard.py -k ladder', [
+        ('fastjem/train.py', 'ladder.lr_scale *= 0.5', 'ladder.lr_scale *= 1.0'),
+    ]),
+    Mutant('ladder-energy-l2-not-doubled', 'tests/test_guard.py -k ladder', [
+        ('fastjem/train.py', 'else 2 * ladder.energy_l2', 'else ladder.energy_l2'),
+    ]),
+    Mutant('ladder-wraps-round', 'tests/test_guard.py -k ladder', [
+        ('fastjem/train.py', 'rung = cfg.remedies[min(n, len(cfg.remedies) - 1)]', 'rung = cfg.remedies[n % len(cfg.remedies)]'),
+    ]),
+    Mutant('logged-lr-off-by-one', 'tests/test_train.py -k logged_learning_rate', [
+        ('fastjem/train.py', 'lr=learning_rate(cfg, it - 1, self.iters_per_epoch)', 'lr=learning_rate(cfg, it, self.iters_per_epoch)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -448,3 +448,50 @@ def test_a_rollback_file_whose_checkpoint_was_never_written_is_cleared_on_resume
     t = Trainer(resume_config(run, {}), out_dir=run, resume=run, progress=False, log=lambda *a: None)
     t._tidy_folder()
     assert not list(run.glob("rollback-*.pt"))
+
+
+def test_buffer_far_above_noise_is_the_papers_diagnosis(guarded, tmp_path):
+    """The sampler no longer finds low energy: the replay buffer's mean energy more than --buffer-margin above
+    fresh U(-1, 1) noise's, under the current parameters, is unhealthy (with the flag clear); within the margin it
+    is healthy. The margin is set either side of the measured difference, so the comparison's direction counts."""
+    from fastjem.sampler import eval_mode
+
+    t = Trainer(guarded, out_dir=tmp_path, progress=False)
+    with torch.no_grad():
+        # a sharper classifier head and a buffer of one flat image: energies unlike the noise's
+        [m for m in t.model.modules() if isinstance(m, torch.nn.Linear)][-1].weight.mul_(100)
+        t.buffer.data.fill_(1.0)
+        with eval_mode(t.model):
+            e_buf = float(-t.model(t.buffer.data[: len(t.guard.probe)]).logsumexp(1).mean())
+            e_uni = float(-t.model(t.guard.probe).logsumexp(1).mean())
+    diff = e_buf - e_uni
+    assert abs(diff) > 1e-2, "the check needs the buffer's energy to differ from the noise's"
+    t.guard.buffer_margin = diff - 1e-3
+    assert not bool(t.guard.flag) and not t.guard.healthy()
+    assert len(t.guard.reasons) == 1 and "replay-buffer energy" in t.guard.reasons[0]
+    assert "far above fresh noise" in t.guard.reasons[0]
+    t.guard.buffer_margin = diff + 1e-3
+    assert t.guard.healthy() and t.guard.reasons == []
+
+
+def test_the_remedy_ladder_climbs_and_its_last_rung_repeats(guarded, tmp_path):
+    """Five recoveries: SGLD steps x2, then the learning rate x0.5, then an energy penalty of 0.1, doubled at each
+    recovery after (the last rung repeats); each remedy keeps the ones before it, and training runs with them (the
+    sampler's steps, the optimiser's rate, the logged rate)."""
+    t = Trainer(guarded.replace(iters=36, max_recoveries=5), out_dir=tmp_path, progress=False,
+                log=lambda *a: None)
+    for it in (5, 11, 17, 23, 29):
+        t.inject_fault(it, "nan")
+    summary = t.fit()
+    assert summary["recoveries"] == 5
+    div, train = events(tmp_path)
+    steps = guarded.sgld_steps
+    assert [(d["remedy"], d["sgld_steps"], d["lr_scale"], d["energy_l2"]) for d in div] == [
+        ("sgld_steps", 2 * steps, 1.0, 0.0), ("lr", 2 * steps, 0.5, 0.0), ("energy_l2", 2 * steps, 0.5, 0.1),
+        ("energy_l2", 2 * steps, 0.5, 0.2), ("energy_l2", 2 * steps, 0.5, 0.4)]
+    assert t.sampler.n_steps == 2 * steps and t.recovery.energy_l2 == 0.4 and t.recovery.lr_scale == 0.5
+    from fastjem.train import learning_rate
+
+    assert float(t.lr_t) == pytest.approx(0.5 * learning_rate(t.cfg, 35, t.iters_per_epoch), rel=1e-6)
+    assert train[-1]["lr"] == pytest.approx(0.5 * learning_rate(t.cfg, 35, t.iters_per_epoch), rel=1e-12)
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["recovery"]["energy_l2"] == 0.4

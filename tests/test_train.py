@@ -134,6 +134,18 @@ def test_each_step_applies_the_scheduled_learning_rate(tiny_config, tmp_path, op
     assert seen[0] == pytest.approx(0.05 / 4) and min(seen) == pytest.approx(0.005)  # warm-up and a decay, both seen
 
 
+def test_the_logged_learning_rate_is_the_one_the_logged_steps_used(tiny_config, tmp_path):
+    """metrics.jsonl's lr at iteration n (1-based) is the rate the n-th step took, learning_rate(cfg, n - 1): during
+    warm-up (where an off-by-one shows) 2/5, 4/5 of the rate, then all of it."""
+    cfg = tiny_config.replace(lr=0.05, warmup_iters=5, log_every=2, iters=8)
+    t = Trainer(cfg, out_dir=tmp_path, progress=False)
+    t.fit()
+    rows = [json.loads(s) for s in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    logged = {r["iter"]: r["lr"] for r in rows if "lr" in r}
+    assert logged == pytest.approx({2: 0.02, 4: 0.04, 6: 0.05, 8: 0.05}, rel=1e-12)
+    assert float(t.lr_t) == pytest.approx(logged[8], rel=1e-6)
+
+
 @pytest.mark.parametrize("reinit_prob", [0.0, 1.0])
 def test_sampler_buffer_and_data_options_reach_what_they_set(tiny_config, tmp_path, reinit_prob):
     """--sgld-steps/-step-size/-noise, --reinit-prob, --no-augment and --data-noise act in the trainer's sampler,
