@@ -957,6 +957,17 @@ MUTANTS = [
     Mutant('logged-lr-off-by-one', 'tests/test_train.py -k logged_learning_rate', [
         ('fastjem/train.py', 'lr=learning_rate(cfg, it - 1, self.iters_per_epoch)', 'lr=learning_rate(cfg, it, self.iters_per_epoch)'),
     ]),
+    Mutant('x-lab-with-x-p-label', 'tests/test_data.py -k own_label', [
+        ('fastjem/data.py', '        y_lab = self.train_y[il]\n', '        y_lab = self.train_y[ip]\n'),
+    ]),
+    Mutant('x-lab-from-unlabelled-images', 'tests/test_data.py -k own_label', [
+        ('fastjem/data.py', 'self.labelled[torch.randint(0, len(self.labelled), (batch_size,), device=self.device,',
+         'torch.arange(self.n_train)[torch.randint(0, self.n_train, (batch_size,), device=self.device,'),
+    ]),
+    Mutant('data-order-ignores-seed', 'tests/test_data.py -k follows_the_seed', [
+        ('fastjem/train.py', 'self.data_gen = torch.Generator(device=self.device).manual_seed(cfg.seed)',
+         'self.data_gen = torch.Generator(device=self.device).manual_seed(0)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
