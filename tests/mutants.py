@@ -968,6 +968,10 @@ MUTANTS = [
         ('fastjem/train.py', 'self.data_gen = torch.Generator(device=self.device).manual_seed(cfg.seed)',
          'self.data_gen = torch.Generator(device=self.device).manual_seed(0)'),
     ]),
+    Mutant('periodic-validation-without-test-noise', 'tests/test_train.py -k test_noise_reaches', [
+        ('fastjem/train.py', '                    val = evaluate(self.model, self.data.val_x, self.data.val_y, noise=cfg.test_noise)\n',
+         '                    val = evaluate(self.model, self.data.val_x, self.data.val_y)\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

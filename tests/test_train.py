@@ -146,6 +146,22 @@ def test_the_logged_learning_rate_is_the_one_the_logged_steps_used(tiny_config, 
     assert float(t.lr_t) == pytest.approx(logged[8], rel=1e-6)
 
 
+def test_test_noise_reaches_every_evaluation(tiny_config, tmp_path, monkeypatch):
+    """--test-noise (the authors' evaluation on noisy inputs) applies to the periodic validation that picks best.pt
+    as to the end's validation and test: every evaluation of the run is called with it, on the split it names."""
+    import fastjem.train as train_mod
+
+    calls = []
+    real = train_mod.evaluate
+    monkeypatch.setattr(train_mod, "evaluate",
+                        lambda model, x, y, **k: calls.append((len(y), k.get("noise"))) or real(model, x, y, **k))
+    t = Trainer(tiny_config.replace(test_noise=0.3, eval_every=4, iters=8), out_dir=tmp_path, progress=False)
+    t.fit()
+    n_val, n_test = len(t.data.val_y), len(t.data.test_y)
+    # iteration 4's validation, the end's, then the test (the last model's, and best.pt's for the summary)
+    assert calls[:2] == [(n_val, 0.3), (n_val, 0.3)] and set(calls[2:]) == {(n_test, 0.3)}
+
+
 @pytest.mark.parametrize("reinit_prob", [0.0, 1.0])
 def test_sampler_buffer_and_data_options_reach_what_they_set(tiny_config, tmp_path, reinit_prob):
     """--sgld-steps/-step-size/-noise, --reinit-prob, --no-augment and --data-noise act in the trainer's sampler,
