@@ -972,6 +972,19 @@ MUTANTS = [
         ('fastjem/train.py', '                    val = evaluate(self.model, self.data.val_x, self.data.val_y, noise=cfg.test_noise)\n',
          '                    val = evaluate(self.model, self.data.val_x, self.data.val_y)\n'),
     ]),
+    Mutant('inception-score-pooled-marginal', 'tests/test_eval.py -k each_splits_own', [
+        ('fastjem/eval/metrics.py', '        marginal = chunk.mean(0, keepdim=True)\n', '        marginal = p.mean(0, keepdim=True)\n'),
+    ]),
+    Mutant('inception-score-biased-std', 'tests/test_eval.py -k each_splits_own', [
+        ('fastjem/eval/metrics.py', '(t.std().item() if len(t) > 1 else 0.0)', '(t.std(unbiased=False).item() if len(t) > 1 else 0.0)'),
+    ]),
+    Mutant('grey-by-channel-mean', 'tests/test_eval.py -k match_shape_converts', [
+        ('fastjem/eval/ood.py', 'torch.tensor([0.299, 0.587, 0.114], dtype=x.dtype)', 'torch.tensor([1 / 3, 1 / 3, 1 / 3], dtype=x.dtype)'),
+    ]),
+    Mutant('dropout-after-second-activation', 'tests/test_models.py -k dropout_sits', [
+        ('fastjem/models/wrn.py', '        h = self.conv2(self.act(self.norm2(self.dropout(h))))\n',
+         '        h = self.conv2(self.dropout(self.act(self.norm2(h))))\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

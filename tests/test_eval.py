@@ -392,6 +392,38 @@ def inception_weights(tmp_path_factory):
     return path
 
 
+def test_inception_score_takes_each_splits_own_marginal():
+    """exp(E KL(p(y|x) || p(y))) with p(y) the marginal of each split, then mean and (unbiased) std over splits:
+    a split of ten one-hot classes scores 10, a split of one class 1 (two one-class splits of different classes
+    score 1 each, where the pooled marginal would give 2); uniform predictions score 1."""
+    from fastjem.eval import inception_score_from_probs
+
+    eye = torch.eye(10)
+    assert inception_score_from_probs(torch.cat([eye[:1].repeat(10, 1), eye[1:2].repeat(10, 1)]), splits=2) == \
+        pytest.approx((1.0, 0.0))
+    mean, std = inception_score_from_probs(torch.cat([eye, eye[:1].repeat(10, 1)]), splits=2)
+    assert mean == pytest.approx(5.5) and std == pytest.approx(4.5 * 2**0.5)
+    assert inception_score_from_probs(eye.repeat(3, 1), splits=3) == pytest.approx((10.0, 0.0))
+    assert inception_score_from_probs(torch.full((30, 10), 0.1), splits=3) == pytest.approx((1.0, 0.0))
+
+
+def test_match_shape_converts_channels_by_luma_and_resizes():
+    """RGB -> grey is ITU-R 601 luma (0.299, 0.587, 0.114); grey -> RGB copies the channel; other sizes are
+    resized to the model's; values stay in [-1, 1]."""
+    from fastjem.eval import match_shape
+
+    rgb = torch.tensor([0.5, -0.2, 0.9]).view(1, 3, 1, 1).expand(2, 3, 8, 8)
+    grey = match_shape(rgb, 1, 8)
+    assert grey.shape == (2, 1, 8, 8)
+    torch.testing.assert_close(grey, torch.full((2, 1, 8, 8), 0.299 * 0.5 - 0.587 * 0.2 + 0.114 * 0.9))
+    back = match_shape(grey, 3, 4)
+    assert back.shape == (2, 3, 4, 4) and torch.equal(back[:, 0], back[:, 2])
+    torch.testing.assert_close(back, torch.full((2, 3, 4, 4), 0.299 * 0.5 - 0.587 * 0.2 + 0.114 * 0.9))
+    assert match_shape(torch.full((1, 1, 5, 5), 3.0), 1, 5).max() == 1.0
+    with pytest.raises(Exception, match="cannot convert 2-channel"):
+        match_shape(torch.zeros(1, 2, 4, 4), 3, 4)
+
+
 def test_fid_and_inception_score_through_torchmetrics_with_local_weights(runs, tmp_path, inception_weights,
                                                                          monkeypatch):
     """--inception-weights: FID and the Inception score from torchmetrics, the weights read from the given file

@@ -38,6 +38,23 @@ def test_wrn_block_structure():
     assert m.fc.in_features == 128
 
 
+def test_dropout_sits_between_a_blocks_two_convolutions():
+    """JEM's block: norm -> LeakyReLU -> conv1 -> dropout -> norm -> LeakyReLU -> conv2: dropout takes conv1's
+    output and hands it to the second norm (traced by hooks, in training mode where dropout acts)."""
+    m = WideResNet(10, 1, norm="batch", dropout=0.5).train()
+    block = m.blocks[1]
+    seen = {}
+    block.conv1.register_forward_hook(lambda mod, i, o: seen.__setitem__("conv1_out", o))
+    block.dropout.register_forward_hook(lambda mod, i, o: seen.update(drop_in=i[0], drop_out=o))
+    block.norm2.register_forward_hook(lambda mod, i, o: seen.__setitem__("norm2_in", i[0]))
+    block.conv2.register_forward_hook(lambda mod, i, o: seen.__setitem__("conv2_in", i[0]))
+    torch.manual_seed(0)
+    m(torch.randn(4, 3, 16, 16))
+    assert seen["drop_in"] is seen["conv1_out"] and seen["norm2_in"] is seen["drop_out"]
+    assert (seen["drop_out"] == 0).float().mean() > 0.3  # dropout really acted on that tensor
+    assert torch.equal(seen["conv2_in"], torch.nn.functional.leaky_relu(block.norm2(seen["drop_out"]), 0.2))
+
+
 @pytest.mark.parametrize("norm,cls", [("none", nn.Identity), ("batch", nn.BatchNorm2d),
                                       ("instance", nn.InstanceNorm2d), ("layer", nn.GroupNorm)])
 def test_norm_choices(norm, cls):
