@@ -985,6 +985,10 @@ MUTANTS = [
         ('fastjem/models/wrn.py', '        h = self.conv2(self.act(self.norm2(self.dropout(h))))\n',
          '        h = self.conv2(self.dropout(self.act(self.norm2(h))))\n'),
     ]),
+    Mutant('fid-weights-read-after-sampling', 'tests/test_eval.py -k reads_its_inception', [
+        ('fastjem/eval/tasks.py', 'metrics = _inception_metrics(inception_weights, em.device) if inception_weights is not None else None',
+         'metrics = None'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

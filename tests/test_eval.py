@@ -452,6 +452,22 @@ def test_fid_and_inception_score_through_torchmetrics_with_local_weights(runs, t
     assert rep["features"].startswith("Inception v3")
 
 
+def test_fid_reads_its_inception_weights_before_it_samples(runs, tmp_path, capsys, monkeypatch):
+    """A damaged --inception-weights file is one clear error that names it, given before any chain is run (it came
+    after minutes of sampling)."""
+    pytest.importorskip("torchmetrics")
+    import fastjem.eval.tasks as tasks
+
+    monkeypatch.setattr(tasks, "_chains", lambda *a, **k: (_ for _ in ()).throw(AssertionError("sampled first")))
+    bad = tmp_path / "pt_inception.pth"
+    bad.write_bytes(b"not the weights" * 100)
+    assert main(["eval", str(runs / "jem"), "fid", "--inception-weights", str(bad), "--source", "fresh",
+                 "--n-fid", "4", "--out-dir", str(tmp_path / "out"), *FAST]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("fastjem: error:") and "could not be read as the Inception v3 weights" in err, err
+    assert str(bad) in err and "sampled first" not in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize("args,match", [
     (["{tmp}/missing.pt", "accuracy"], "does not exist"),
     (["{jem}", "nonsense"], "unknown eval task"),

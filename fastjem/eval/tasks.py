@@ -476,7 +476,9 @@ def extract_features(feature_fn, x: torch.Tensor, batch_size: int = 500, progres
                       for s in batches(len(x), batch_size, desc, progress)])
 
 
-def _torchmetrics_inception(weights: str, real: torch.Tensor, fake: torch.Tensor, batch_size: int) -> dict:
+def _inception_metrics(weights: str, device: torch.device):
+    """torchmetrics' FID and Inception-score metrics with the Inception network read from ``weights``, on
+    ``device``: built before any sampling, so a missing package or a wrong file fails first."""
     try:
         from torchmetrics.image.fid import FrechetInceptionDistance, NoTrainInceptionV3
         from torchmetrics.image.inception import InceptionScore
@@ -484,8 +486,6 @@ def _torchmetrics_inception(weights: str, real: torch.Tensor, fake: torch.Tensor
         raise FIDUnavailableError(
             "FID with Inception weights uses torchmetrics, which is not installed: pip install 'torchmetrics[image]' "
             "(or compute FID from any feature extractor with --features-model, which needs nothing extra)") from err
-    dev = real.device
-    to01 = lambda t: ((t.clamp(-1, 1) + 1) / 2).expand(-1, 3, -1, -1)
     try:
         fid_metric = FrechetInceptionDistance(feature=2048, normalize=True, feature_extractor_weights_path=weights)
         # InceptionScore takes no weights path: its network, built with them, is handed over instead
@@ -495,7 +495,19 @@ def _torchmetrics_inception(weights: str, real: torch.Tensor, fake: torch.Tensor
     except TypeError as err:
         raise FIDUnavailableError(f"this torchmetrics cannot load local Inception weights ({err}); upgrade it: "
                                   "pip install -U 'torchmetrics[image]'") from err
-    fid_metric, is_metric = fid_metric.to(dev), is_metric.to(dev)
+    except Exception as err:  # noqa: BLE001 - a damaged or wrong file fails in torch.load or load_state_dict
+        raise FIDUnavailableError(f"--inception-weights {weights} could not be read as the Inception v3 weights "
+                                  f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}); download "
+                                  f"them again from {INCEPTION_WEIGHTS_URL}") from err
+    return fid_metric.to(device), is_metric.to(device)
+
+
+def _torchmetrics_inception(weights: str, real: torch.Tensor, fake: torch.Tensor, batch_size: int,
+                            metrics=None) -> dict:
+    """FID and Inception score of ``fake`` against ``real`` (images in [-1, 1]); ``metrics``: from
+    ``_inception_metrics``, else built here."""
+    fid_metric, is_metric = metrics or _inception_metrics(weights, real.device)
+    to01 = lambda t: ((t.clamp(-1, 1) + 1) / 2).expand(-1, 3, -1, -1)
     for s in batches(len(real), batch_size):
         fid_metric.update(to01(real[s]), real=True)
     for s in batches(len(fake), batch_size):
@@ -533,6 +545,9 @@ def fid(checkpoint, inception_weights: str | None = None, features_model: str | 
     if source == "buffer" and em.buffer is None:
         raise ConfigError(f"{em.path} has no replay buffer ({em.label}): use --source fresh")
     use_buffer = em.buffer is not None and source != "fresh"
+    # the feature extractors first: a wrong file or a missing package fails before minutes of sampling
+    fn = load_feature_model(features_model, em) if features_model is not None else None
+    metrics = _inception_metrics(inception_weights, em.device) if inception_weights is not None else None
     real, _ = run.test_set()
     if use_buffer:
         fake = em.buffer_rows(n_fid)
@@ -542,7 +557,6 @@ def fid(checkpoint, inception_weights: str | None = None, features_model: str | 
     results = {"n_real": len(real), "n_fake": len(fake),
                "samples": "buffer" if use_buffer else f"fresh {n_steps} steps"}
     if features_model is not None:
-        fn = load_feature_model(features_model, em)
         fr = extract_features(fn, real, run.batch_size, run.progress, "features real")
         ff = extract_features(fn, fake, run.batch_size, run.progress, "features samples")
         results["fid"] = frechet_distance(*feature_statistics(fr), *feature_statistics(ff))
@@ -552,7 +566,7 @@ def fid(checkpoint, inception_weights: str | None = None, features_model: str | 
         probs = torch.softmax(predict_logits(em.model, fake, run.batch_size), 1)
         results["classifier_score"], results["classifier_score_std"] = inception_score_from_probs(probs)
     if inception_weights is not None:
-        inc = _torchmetrics_inception(inception_weights, real, fake, run.batch_size)
+        inc = _torchmetrics_inception(inception_weights, real, fake, run.batch_size, metrics)
         if features_model is not None:
             results["inception"] = inc
         else:
