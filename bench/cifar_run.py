@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import sys
@@ -80,8 +81,13 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     device = pick_device(p, args.device)
     check_sizes(p, args.depth, args.width, batch_size=args.batch_size)
-    if not args.minutes > 0:
-        p.error(f"--minutes must be > 0, got {args.minutes}")
+    if not 0 < args.minutes < math.inf:
+        p.error(f"--minutes must be a finite number > 0, got {args.minutes}")
+    if args.warmup < 0:
+        p.error(f"--warmup must be >= 0 (iterations left out of the steady it/s), got {args.warmup}")
+    for name in ("total_seconds", "eval_reserve"):
+        if not 0 <= getattr(args, name) < math.inf:
+            p.error(f"--{name.replace('_', '-')} must be a finite number >= 0, got {getattr(args, name)}")
     started = now_utc()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -116,7 +122,7 @@ def main(argv=None) -> int:
             rep["train_budget_seconds"] = budget
             sync(device)
             t_train = time.perf_counter()
-            t_steady = None
+            t_steady = t_train if args.warmup == 0 else None
             metrics = []
             while True:
                 trainer.train_step()
@@ -125,12 +131,13 @@ def main(argv=None) -> int:
                     sync(device)
                     t_steady = time.perf_counter()
                     rep["warmup_seconds"] = t_steady - t_train
-                if it % 25 == 0:
+                over = time.perf_counter() - t_train > budget  # the host's clock: no sync per iteration
+                if it % 25 == 0 or over:
                     m = trainer.read_metrics()  # a host sync every 25 iterations, as the trainer's log does
                     m["iter"], m["seconds"] = it, time.perf_counter() - t_train
                     metrics.append(m)
-                    if time.perf_counter() - t_train > budget:
-                        break
+                if over:
+                    break
             sync(device)
             t_end = time.perf_counter()
             rep["iterations"] = trainer.iteration

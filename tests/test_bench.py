@@ -366,6 +366,9 @@ def test_bench_scripts_refuse_bad_options_before_any_work(capsys):
             (sgld_study, ["--smoke", "--variants", "nosuch"], "unknown variant(s) nosuch"),
             (profile_step, ["--depth", "7"], "--depth must be 6n+4"),
             (cifar_run, ["--width", "0"], "--width must be >= 1"),
+            (cifar_run, ["--minutes", "inf"], "--minutes must be a finite number > 0"),  # it never stopped
+            (cifar_run, ["--warmup", "-1"], "--warmup must be >= 0"),  # no steady it/s
+            (cifar_run, ["--total-seconds", "nan"], "--total-seconds must be a finite number >= 0"),
             (quick_run, ["--out", __file__], "a file, not a folder"),  # refused before the run, not after it
             (profile_step, ["--out", __file__], "a file, not a folder"),
             (report, ["--unpack", "/nonexistent/gpu_suite.json"], "no such file")):
