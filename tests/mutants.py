@@ -989,6 +989,12 @@ MUTANTS = [
         ('fastjem/eval/tasks.py', 'metrics = _inception_metrics(inception_weights, em.device) if inception_weights is not None else None',
          'metrics = None'),
     ]),
+    Mutant('eval-ignored-options-accepted', 'tests/test_eval.py -k task_does_not_read', [
+        ('fastjem/eval/cli.py', '    refuse_ignored_options(args)\n    if args.n_ood', '    if args.n_ood'),
+    ]),
+    Mutant('sample-class-twice-accepted', 'tests/test_eval.py -k given_twice', [
+        ('fastjem/eval/draw.py', '        if c in classes:\n', '        if False:\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -469,6 +469,37 @@ def test_fid_reads_its_inception_weights_before_it_samples(runs, tmp_path, capsy
 
 
 @pytest.mark.parametrize("args,match", [
+    (["accuracy", "--compare", "{clf}"], "--compare is for calibration: the accuracy task does not use it"),
+    (["calibration", "--n-steps", "5"], "--n-steps is for accuracy and samples and fid"),
+    (["ood", "--source", "fresh", "--pgd-steps", "3"], "--pgd-steps is for robustness; --source is for fid"),
+    (["samples", "--ood", "uniform"], "--ood is for ood"),
+])
+def test_an_option_the_task_does_not_read_is_refused(runs, capsys, args, match):
+    """An option of another task (it was silently ignored: `accuracy --compare` compared nothing) is one error that
+    names the task it belongs to; the same options with `all`, or at their defaults, are accepted."""
+    args = [a.replace("{clf}", str(runs / "clf")) for a in args]
+    assert main(["eval", str(runs / "jem"), *args, *FAST]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("fastjem: error:") and match in err and "Traceback" not in err, err
+    from fastjem.cli import build_parser
+    from fastjem.eval.cli import refuse_ignored_options
+
+    parser = build_parser()
+    refuse_ignored_options(parser.parse_args(["eval", "ckpt", "all", *args[1:]]))
+    refuse_ignored_options(parser.parse_args(["eval", "ckpt", "accuracy", "--bins", "20", "--n-fid", "10000"]))
+
+
+def test_sample_refuses_a_class_given_twice_or_all_beside_classes():
+    from fastjem.eval.draw import parse_classes
+
+    assert parse_classes(["3", "1"], 10) == [3, 1] and parse_classes(["all"], 4) == [0, 1, 2, 3]
+    with pytest.raises(ConfigError, match="--class 3 is given twice"):
+        parse_classes(["3", "3"], 10)
+    with pytest.raises(ConfigError, match="--class all stands alone"):
+        parse_classes(["all", "3"], 10)
+
+
+@pytest.mark.parametrize("args,match", [
     (["{tmp}/missing.pt", "accuracy"], "does not exist"),
     (["{jem}", "nonsense"], "unknown eval task"),
     (["{jem}", "ood", "--ood", "svhn", "--data-dir", "{tmp}/nothing"], "--download"),

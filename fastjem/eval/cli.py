@@ -20,6 +20,31 @@ TASK_HELP = {
 }
 
 
+# the options only some tasks read (every other option is common to all); `all` reads them all
+TASK_OPTIONS = {
+    "n_steps": ("accuracy", "samples", "fid"), "n_samples": ("samples",), "per_class": ("samples",),
+    "init": ("samples",), "bins": ("calibration",), "compare": ("calibration",), "ood": ("ood",),
+    "ood_data_dir": ("ood",), "n_ood": ("ood",), "norms": ("robustness",), "linf_eps": ("robustness",),
+    "l2_eps": ("robustness",), "refine_steps": ("robustness",), "pgd_steps": ("robustness",),
+    "n_attack": ("robustness",), "inception_weights": ("fid",), "features_model": ("fid",), "source": ("fid",),
+    "n_fid": ("fid",),
+}
+
+
+def refuse_ignored_options(args: argparse.Namespace) -> None:
+    """An option the task does not read, given a value other than its default, is an error: the user meant it to
+    change something (``fastjem eval ckpt accuracy --compare other.pt`` compared nothing)."""
+    if args.task == "all":
+        return
+    ignored = [(dest, tasks) for dest, tasks in TASK_OPTIONS.items()
+               if args.task not in tasks and getattr(args, dest) != args.eval_defaults[dest]]
+    if ignored:
+        said = "; ".join(f"--{dest.replace('_', '-')} is for {' and '.join(tasks)}" for dest, tasks in ignored)
+        raise ConfigError(f"{said}: the {args.task} task does not use {'it' if len(ignored) == 1 else 'them'}. "
+                          f"Drop {'it' if len(ignored) == 1 else 'them'}, or run the task "
+                          f"{'it belongs' if len(ignored) == 1 else 'they belong'} to (or `all`)")
+
+
 def add_eval_parser(sub) -> argparse.ArgumentParser:
     """Register ``eval`` on the subparsers of the fastjem command."""
     from fastjem.eval.attacks import NORMS
@@ -99,6 +124,7 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
     g.add_argument("--n-fid", type=int64, default=10000,
                    help="samples for FID (default: 10000, capped by the buffer's size, and with --source fresh by "
                         "the number of test images)")
+    p.set_defaults(eval_defaults={dest: p.get_default(dest) for dest in TASK_OPTIONS})
     return p
 
 
@@ -126,6 +152,7 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.task not in TASK_HELP:
         raise ConfigError(f"unknown eval task {args.task!r}: choose one of {', '.join(TASK_HELP)} "
                           "(fastjem eval --help describes each)")
+    refuse_ignored_options(args)
     if args.n_ood <= 0 or args.n_test < 0:
         raise ConfigError("--n-ood must be > 0 and --n-test >= 0")
     common = {"out_dir": args.out_dir, "batch_size": args.batch_size, "device": args.device,

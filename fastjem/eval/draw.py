@@ -56,6 +56,8 @@ def parse_classes(spec: list[str] | None, num_classes: int) -> list[int] | None:
         return None
     if spec == ["all"]:
         return list(range(num_classes))
+    if "all" in spec:
+        raise ConfigError(f"--class all stands alone (every class), got --class {' '.join(spec)}")
     classes = []
     for s in spec:
         if not re.fullmatch(r"\d+", s):
@@ -63,6 +65,8 @@ def parse_classes(spec: list[str] | None, num_classes: int) -> list[int] | None:
         c = int(s)
         if c >= num_classes:
             raise ConfigError(f"--class {c}: the checkpoint has classes 0..{num_classes - 1}")
+        if c in classes:
+            raise ConfigError(f"--class {c} is given twice: each class once (--n samples are drawn for each)")
         classes.append(c)
     return classes
 
