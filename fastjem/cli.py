@@ -321,6 +321,8 @@ def run_runs(args: argparse.Namespace) -> int:
     from fastjem.runs import find_runs, format_table, run_label, run_row, sort_rows
     from fastjem.sweep import format_summary, summarise_folder
 
+    if args.json and args.format not in ("text", "json"):
+        raise ConfigError(f"--json is --format json: it cannot be given with --format {args.format}")
     fmt = "json" if args.json else args.format
     if args.combinations:
         sweeps = [(p, summarise_folder(p)) for p in args.runs]
@@ -431,8 +433,9 @@ def add_bench_parser(sub) -> None:
     p.add_argument("--cast-weights-once", action=argparse.BooleanOptionalAction, default=True,
                    help="under bf16, sample with the weights cast once per call, as training does (default: on)")
     p.add_argument("--sgld-parts", type=int64, default=0, metavar="N",
-                   help="the batch as N blocks of rows, each on its own CUDA stream (default 0 = auto: 2 on CUDA, "
-                        "1 elsewhere, as training samples)")
+                   help="the batch as N blocks of rows, each on its own CUDA stream (default 0 = auto, as training "
+                        "samples: on CUDA 2 where the network's convolutions leave SMs idle in their last waves, "
+                        "else 1; 1 off CUDA)")
     p.add_argument("--cpu-malloc", action=argparse.BooleanOptionalAction, default=True,
                    help="on a Linux CPU, keep freed memory in glibc's heap (default: on)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
@@ -461,6 +464,8 @@ def run_bench(args: argparse.Namespace) -> int:
             raise ConfigError(f"--{name.replace('_', '-')} must be > 0")
     if args.batch_size is not None and min(args.batch_size) <= 0:
         raise ConfigError("--batch-size must be > 0")
+    if args.arch == "convnet" and args.depth is not None:
+        raise ConfigError("--depth is the Wide-ResNet's: the conv net has no depth option (its size is --width)")
     if not 0 < args.seconds < math.inf:
         raise ConfigError(f"--seconds must be a finite number > 0, got {args.seconds}")
     if args.plot and (args.batch_size is None or len(args.batch_size) < 2):

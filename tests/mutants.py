@@ -995,6 +995,12 @@ MUTANTS = [
     Mutant('sample-class-twice-accepted', 'tests/test_eval.py -k given_twice', [
         ('fastjem/eval/draw.py', '        if c in classes:\n', '        if False:\n'),
     ]),
+    Mutant('bench-convnet-depth-accepted', 'tests/test_cli.py -k bench_refuses_bad_sizes', [
+        ('fastjem/cli.py', '    if args.arch == "convnet" and args.depth is not None:\n', '    if False:\n'),
+    ]),
+    Mutant('runs-json-beside-format-accepted', 'tests/test_runs.py -k sweeps_inside_the_folder', [
+        ('fastjem/cli.py', '    if args.json and args.format not in ("text", "json"):\n', '    if False:\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -317,7 +317,8 @@ def test_bench_refuses_bad_sizes(capsys):
     for args, message in ((["--seconds", "nan"], "finite number"), (["--batch-size", "2", "2"], "a size twice"),
                           (["--batch-size", "4", "2", "--plot", "p.txt"], "name a figure file"),
                           (["--batch-size", "4", "1", "--sgld-parts", "2"], "more than the batch size"),
-                          (["--out", "/proc/none/b.json"], "cannot write")):
+                          (["--out", "/proc/none/b.json"], "cannot write"),
+                          (["--arch", "convnet", "--depth", "16"], "the conv net has no depth option")):
         assert main(["bench", "--device", "cpu", *args]) == 1, args
         err = capsys.readouterr()
         assert message in err.err and "SGLD call" not in err.out and "Traceback" not in err.err, args

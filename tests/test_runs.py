@@ -120,6 +120,10 @@ def test_runs_of_sweeps_inside_the_folder_are_listed_with_their_sweeps_name(runs
         "abl/lr=0.001+seed=1", "other/lr=0.001+seed=1", "single"]
     assert main(["runs", str(tmp_path / "abl"), "--json"]) == 0  # the sweep itself: its runs by their names
     assert [r["run"] for r in json.loads(capsys.readouterr().out)] == ["lr=0.001+seed=1"]
+    # --json is --format json: beside another --format it was one of the two, silently
+    assert main(["runs", str(tmp_path), "--json", "--format", "md"]) == 1
+    assert "cannot be given with --format md" in capsys.readouterr().err
+    assert main(["runs", str(tmp_path), "--json", "--format", "json"]) == 0
 
 
 def test_a_run_stopped_between_log_lines_shows_its_checkpoints_iteration(tiny_config, tmp_path):
