@@ -67,6 +67,17 @@ def load_results(folder: Path, include_smoke: bool = False) -> dict:
     return out
 
 
+def unreadable_results(folder: Path) -> list[str]:
+    """The names of result files ``load_results`` skips because they do not parse (a damaged or truncated file)."""
+    bad = []
+    for path in sorted(Path(folder).glob("*.json")) if Path(folder).is_dir() else []:
+        try:
+            json.loads(path.read_text())
+        except (OSError, ValueError):
+            bad.append(path.name)
+    return bad
+
+
 def _device(rep: dict) -> str:
     """The device's name; a CPU's with the threads torch ran on, which set its speed as much as the CPU does (a
     1-thread run does not replace a 2-thread one)."""
@@ -422,10 +433,25 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.unpack and not Path(args.unpack).is_file():
         p.error(f"--unpack {args.unpack}: no such file (the gpu_suite.json a GPU run returned)")
+    if not Path(args.results).is_dir() and not args.unpack:
+        # an empty table would replace the README's measured results
+        p.error(f"--results {args.results}: no such folder (the folder of the benchmarks' JSON files)")
+    if not args.print and not Path(args.readme).is_file():
+        p.error(f"--readme {args.readme}: no such file (the README whose results section is rewritten; --print "
+                "prints the tables instead)")
     if args.unpack:
-        for name in unpack_suite(Path(args.unpack), Path(args.results)):
+        try:
+            unpacked = unpack_suite(Path(args.unpack), Path(args.results))
+        except (ValueError, AttributeError) as err:
+            p.error(f"--unpack {args.unpack}: not a gpu_suite.json ({type(err).__name__}: {err})")
+        for name in unpacked:
             print(f"unpacked {name}")
+    for name in unreadable_results(Path(args.results)):
+        print(f"report: skipped {name}: not a readable JSON result", file=sys.stderr)
     results = load_results(Path(args.results))
+    if not any(results.values()) and not args.print:
+        p.error(f"--results {args.results} holds no results (steps-*.json, cifar-*.json, kernels-*.json, ...): the "
+                "README's results section is left as it is")
     plot_path = Path(args.plot) if args.plot else Path(args.results) / PLOT_NAME
     # --print edits nothing: the plot is drawn only where asked for by --plot
     if results["steps"] and (not args.print or args.plot):

@@ -1001,6 +1001,12 @@ MUTANTS = [
     Mutant('runs-json-beside-format-accepted', 'tests/test_runs.py -k sweeps_inside_the_folder', [
         ('fastjem/cli.py', '    if args.json and args.format not in ("text", "json"):\n', '    if False:\n'),
     ]),
+    Mutant('report-empty-results-over-readme', 'tests/test_bench.py -k empty_the_readmes', [
+        ('bench/report.py', '    if not any(results.values()) and not args.print:\n', '    if False:\n'),
+    ]),
+    Mutant('report-damaged-result-silent', 'tests/test_bench.py -k empty_the_readmes', [
+        ('bench/report.py', '    for name in unreadable_results(Path(args.results)):\n', '    for name in []:\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

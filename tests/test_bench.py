@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -337,6 +338,32 @@ def test_profile_step_smoke(tmp_path):
         # 4% on a busy 2-core machine)
         for category in ("convolution forward", "conv input-gradient"):
             assert engine["categories"][category]["ms_per_call"] > 0, (category, engine["categories"])
+
+
+def test_report_refuses_what_would_empty_the_readmes_results(tmp_path, capsys):
+    """A --results folder that does not exist or holds no results was an empty table written over the README's
+    measured results; a missing --readme or an --unpack file that is not a gpu_suite JSON was a traceback; a
+    damaged result file was skipped without a word. The README is left as it was."""
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n{report.BEGIN}\nthe measured tables\n{report.END}\n")
+    before = readme.read_text()
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "suite.json").write_text("[1, 2]")
+    for args, message in ((["--results", str(tmp_path / "typo")], "no such folder"),
+                          (["--results", str(tmp_path / "empty")], "holds no results"),
+                          (["--results", str(report.RESULTS), "--readme", str(tmp_path / "none.md")], "--readme"),
+                          (["--results", str(tmp_path / "empty"), "--unpack", str(tmp_path / "suite.json")],
+                           "not a gpu_suite.json")):
+        with pytest.raises(SystemExit) as exc:
+            report.main([*args, "--readme", str(readme)] if "--readme" not in args else args)
+        assert exc.value.code == 2 and message in capsys.readouterr().err, args
+        assert readme.read_text() == before
+    results = tmp_path / "results"
+    shutil.copytree(report.RESULTS, results, ignore=shutil.ignore_patterns("*.png", "*.log", "*.md"))
+    (results / "steps-2099-01-01T000000-Damaged.json").write_text('{"schema": "fastjem-bench-steps/1", "da')
+    assert report.main(["--results", str(results), "--readme", str(readme), "--plot", str(tmp_path / "p.png")]) == 0
+    assert "skipped steps-2099-01-01T000000-Damaged.json: not a readable JSON result" in capsys.readouterr().err
+    assert "the measured tables" not in readme.read_text() and "| WRN-28-10 |" in readme.read_text()
 
 
 def test_bench_scripts_refuse_bad_options_before_any_work(capsys):
