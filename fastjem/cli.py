@@ -823,8 +823,8 @@ def _run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
 
         where = err.filename or "a file"
         if err.errno in (errno.EEXIST, errno.ENOTDIR) and err.filename and any(
-                p.is_file() for p in (Path(err.filename), *Path(err.filename).parents)):
-            # mkdir of an output folder that is a file, or below one
+                p.exists() and not p.is_dir() for p in (Path(err.filename), *Path(err.filename).parents)):
+            # mkdir of an output folder that is a file (or a device, /dev/null), or below one
             print(f"fastjem: error: {where}: a file stands where a folder is needed: choose another --out-dir / --out",
                   file=sys.stderr)
             return 1

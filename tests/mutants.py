@@ -1007,6 +1007,10 @@ MUTANTS = [
     Mutant('report-damaged-result-silent', 'tests/test_bench.py -k empty_the_readmes', [
         ('bench/report.py', '    for name in unreadable_results(Path(args.results)):\n', '    for name in []:\n'),
     ]),
+    Mutant('device-out-dir-traceback', 'tests/test_cli.py -k output_folder_that_is_a_file', [
+        ('fastjem/cli.py', 'p.exists() and not p.is_dir() for p in (Path(err.filename), *Path(err.filename).parents)',
+         'p.is_file() for p in (Path(err.filename), *Path(err.filename).parents)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

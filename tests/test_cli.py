@@ -1,4 +1,5 @@
 import hashlib
+import os
 import subprocess
 import sys
 from dataclasses import fields
@@ -230,7 +231,8 @@ def test_an_output_folder_that_is_a_file_gets_one_clear_error(finished_run, tmp_
     (tmp_path / "afile").write_text("mine")
     for argv in (["train", "--iters", "2", "--out-dir", str(tmp_path / "afile"), *TINY],
                  ["train", "--iters", "2", "--out-dir", str(tmp_path / "afile" / "run"), *TINY],
-                 ["eval", str(finished_run), "accuracy", "--out-dir", str(tmp_path / "afile"), "--no-progress"]):
+                 ["eval", str(finished_run), "accuracy", "--out-dir", str(tmp_path / "afile"), "--no-progress"],
+                 ["train", "--iters", "2", "--out-dir", os.devnull, *TINY]):  # a device, not a file: a traceback
         code = main(argv)
         err = capsys.readouterr().err
         assert code == 1 and "Traceback" not in err, err
