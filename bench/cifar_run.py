@@ -35,6 +35,7 @@ from env_info import (  # noqa: E402
     RESULTS,
     check_sizes,
     device_info,
+    exit_on_sigterm,
     git_state,
     now_utc,
     pick_device,
@@ -79,6 +80,7 @@ def main(argv=None) -> int:
     p.add_argument("--cifar-dir", default="")
     p.add_argument("--out", default=str(RESULTS), type=results_folder)
     args = p.parse_args(argv)
+    exit_on_sigterm()  # a SIGTERM still removes the temporary folders
     device = pick_device(p, args.device)
     check_sizes(p, args.depth, args.width, batch_size=args.batch_size)
     if not 0 < args.minutes < math.inf:

@@ -6,6 +6,7 @@ import argparse
 import datetime
 import platform
 import re
+import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -38,6 +39,15 @@ def peak_flops(device_name: str, precision: str) -> float | None:
         if key in device_name:
             return peaks.get(precision)
     return None
+
+
+def exit_on_sigterm() -> None:
+    """SIGTERM (``timeout``, a job scheduler) exits through Python, so that ``with`` blocks run their cleanup: a
+    script's temporary run folders and compiled files are removed (the default handler left them in /tmp)."""
+    def handler(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, handler)
 
 
 def sync(device: torch.device) -> None:

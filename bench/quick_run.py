@@ -16,7 +16,16 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from env_info import RESULTS, device_info, git_state, now_utc, results_folder, versions, write_result  # noqa: E402
+from env_info import (  # noqa: E402
+    RESULTS,
+    device_info,
+    exit_on_sigterm,
+    git_state,
+    now_utc,
+    results_folder,
+    versions,
+    write_result,
+)
 
 from fastjem.config import PRESETS, get_preset  # noqa: E402
 from fastjem.errors import FastJEMError  # noqa: E402
@@ -54,6 +63,7 @@ def main(argv=None) -> int:
                                                         "written as a smoke-quick-*.json that the README leaves out")
     p.add_argument("--out", default=str(RESULTS), type=results_folder)
     args = p.parse_args(argv)
+    exit_on_sigterm()  # a SIGTERM still removes the temporary folders
     cfg = get_preset(args.preset).replace(seed=args.seed)
     if args.precision:
         cfg = cfg.replace(precision=args.precision)

@@ -56,6 +56,7 @@ from env_info import (  # noqa: E402
     RESULTS,
     device_info,
     device_name,
+    exit_on_sigterm,
     git_state,
     now_utc,
     peak_flops,
@@ -664,6 +665,7 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    exit_on_sigterm()  # a SIGTERM still removes the temporary folders
     t_start = time.perf_counter()
     device = torch.device(args.device)
     if args.threads:

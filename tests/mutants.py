@@ -1011,6 +1011,9 @@ MUTANTS = [
         ('fastjem/cli.py', 'p.exists() and not p.is_dir() for p in (Path(err.filename), *Path(err.filename).parents)',
          'p.is_file() for p in (Path(err.filename), *Path(err.filename).parents)'),
     ]),
+    Mutant('bench-sigterm-leaves-temp', 'tests/test_bench.py -k terminated_benchmark', [
+        ('bench/steps_per_sec.py', '    exit_on_sigterm()  # a SIGTERM still removes the temporary folders\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

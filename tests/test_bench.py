@@ -366,6 +366,26 @@ def test_report_refuses_what_would_empty_the_readmes_results(tmp_path, capsys):
     assert "the measured tables" not in readme.read_text() and "| WRN-28-10 |" in readme.read_text()
 
 
+def test_a_terminated_benchmark_removes_its_temporary_folder(tmp_path):
+    """SIGTERM (timeout, a scheduler) exits through Python: the script's temporary folder, with its synthetic
+    dataset and runs, is removed (the default handler left it in /tmp)."""
+    import signal
+    import time
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = subprocess.Popen([sys.executable, str(BENCH / "steps_per_sec.py"), "--device", "cpu", "--smoke", "--out",
+                             str(tmp_path / "out")], env={**os.environ, "TMPDIR": str(tmp)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not list(tmp.glob("fastjem-bench-*/*")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert proc.poll() is None and list(tmp.glob("fastjem-bench-*")), "the script had no temporary folder yet"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 128 + signal.SIGTERM, proc.stderr.read().decode()[-2000:]
+    assert not list(tmp.glob("fastjem-bench-*"))
+
+
 def test_bench_scripts_refuse_bad_options_before_any_work(capsys):
     import buffer_init_quality
     import cifar_run
