@@ -1014,6 +1014,13 @@ MUTANTS = [
     Mutant('bench-sigterm-leaves-temp', 'tests/test_bench.py -k terminated_benchmark', [
         ('bench/steps_per_sec.py', '    exit_on_sigterm()  # a SIGTERM still removes the temporary folders\n', ''),
     ]),
+    Mutant('sgld-study-smoke-overrides-given-sizes', 'tests/test_bench.py -k sgld_study_smoke', [
+        ('bench/sgld_study.py', '            if getattr(args, name) == p.get_default(name):\n                setattr(args, name, value)',
+         '            setattr(args, name, value)'),
+    ]),
+    Mutant('sgld-study-smoke-drops-variants', 'tests/test_bench.py -k refuse_bad_options', [
+        ('bench/sgld_study.py', '        if dropped and args.variants != p.get_default("variants"):\n', '        if False:\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -292,10 +292,12 @@ def test_report_unpacks_a_gpu_suite_json(tmp_path):
 def test_sgld_study_smoke(tmp_path):
     """The SGLD variant study runs end to end and writes its JSON (the GPU suite runs it at full size)."""
     proc = subprocess.run([sys.executable, str(BENCH / "sgld_study.py"), "--device", "cpu", "--smoke", "--out",
-                           str(tmp_path)], capture_output=True, text=True, timeout=300)
+                           str(tmp_path), "--batch-size", "6"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     (path,) = tmp_path.glob("smoke-sgld-study-*.json")
     report = json.loads(path.read_text())
+    # --smoke sets the sizes left at their defaults: a size given is the size run (and recorded)
+    assert report["args"]["batch_size"] == 6 and report["args"]["depth"] == 10 and report["args"]["sgld_steps"] == 2
     rows = {r["name"]: r for r in report["variants"]}
     assert set(rows) == {"default", "cudnn-try-all", "nchw", "split-2"}
     assert all(r["sgld_step_ms"] > 0 for r in rows.values())
@@ -411,6 +413,7 @@ def test_bench_scripts_refuse_bad_options_before_any_work(capsys):
             (sgld_study, ["--windows", "0"], "--windows must be >= 1"),
             (sgld_study, ["--depth", "7"], "--depth must be 6n+4"),
             (sgld_study, ["--smoke", "--variants", "nosuch"], "unknown variant(s) nosuch"),
+            (sgld_study, ["--smoke", "--variants", "default,max-autotune"], "--smoke runs only"),  # one dropped
             (profile_step, ["--depth", "7"], "--depth must be 6n+4"),
             (cifar_run, ["--width", "0"], "--width must be >= 1"),
             (cifar_run, ["--minutes", "inf"], "--minutes must be a finite number > 0"),  # it never stopped
