@@ -704,6 +704,11 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
 
     names = ", ".join(str(a) for a in archives)
     held_out = next((h for h in HELD_OUT if h in found), None)
+    unread = [h for h in HELD_OUT if h in found and h != held_out]
+    if "train" in found and unread:
+        warnings.warn(f"{names}: {', '.join(h + '/' for h in unread)} not read: {held_out}/ is the test set and the "
+                      f"validation split is carved from train/ (--val-size); merge {unread[0]}/ into train/ to train "
+                      "on its images", FastJEMWarning, stacklevel=2)
     if "train" in found or held_out:
         if not ("train" in found and held_out):
             have, missing = ("train", "test") if "train" in found else (held_out, "train")
@@ -742,6 +747,11 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
     else:
         split = _split_folders(root)
         if split is not None:
+            unread = [h for h in HELD_OUT if (root / h).is_dir() and root / h != split[1]]
+            if unread:
+                warnings.warn(f"{root}: {', '.join(h + '/' for h in unread)} not read: {split[1].name}/ is the test "
+                              f"set and the validation split is carved from train/ (--val-size); merge "
+                              f"{unread[0]}/ into train/ to train on its images", FastJEMWarning, stacklevel=2)
             train_items, classes = _list_images(split[0])
             test_items, test_classes = _list_images(split[1])
             if test_classes != classes:

@@ -1021,6 +1021,9 @@ MUTANTS = [
     Mutant('sgld-study-smoke-drops-variants', 'tests/test_bench.py -k refuse_bad_options', [
         ('bench/sgld_study.py', '        if dropped and args.variants != p.get_default("variants"):\n', '        if False:\n'),
     ]),
+    Mutant('unread-val-folder-silent', 'tests/test_data.py -k val_folder_beside', [
+        ('fastjem/data.py', '            if unread:\n                warnings.warn(f"{root}:', '            if False:\n                warnings.warn(f"{root}:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1,3 +1,4 @@
+import shutil
 import warnings
 
 import numpy as np
@@ -439,6 +440,27 @@ def test_train_and_val_folders_are_the_splits(tmp_path):
     (tmp_path / "packed").mkdir()
     _archive(tmp_path / "tv", tmp_path / "packed" / "tv.tar.gz")
     _same_arrays(load_arrays("imagefolder", tmp_path / "packed"), tv)
+
+
+def test_a_val_folder_beside_train_and_test_is_named_as_unread(tmp_path):
+    """train/, val/ and test/: test/ is the test set and the validation split comes from train/, so val/'s images
+    are not read; a warning says so (they were dropped without a word), folder and archive alike."""
+    from fastjem.errors import FastJEMWarning
+
+    _write_folder(tmp_path / "tvt" / "train", ("a", "b"), n=3)
+    _write_folder(tmp_path / "tvt" / "val", ("a", "b"), n=2)
+    _write_folder(tmp_path / "tvt" / "test", ("a", "b"), n=1)
+    with pytest.warns(FastJEMWarning, match=r"val/ not read: test/ is the test set"):
+        a = load_arrays("imagefolder", tmp_path / "tvt")
+    assert len(a.train_y) == 6 and len(a.test_y) == 2
+    (tmp_path / "packed").mkdir()
+    _archive(tmp_path / "tvt", tmp_path / "packed" / "tvt.tar.gz")
+    with pytest.warns(FastJEMWarning, match=r"val/ not read: test/ is the test set"):
+        _same_arrays(load_arrays("imagefolder", tmp_path / "packed"), a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FastJEMWarning)
+        shutil.rmtree(tmp_path / "tvt" / "val")
+        load_arrays("imagefolder", tmp_path / "tvt")  # train/ and test/ alone: nothing unread
 
 
 def test_a_lone_train_folder_is_not_a_class(tmp_path):
