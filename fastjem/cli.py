@@ -175,7 +175,11 @@ def machine_report() -> dict:
     engines = {}
     for device in [torch.device("cpu")] + ([torch.device("cuda", 0)] if cuda else []):
         engine = resolve_engine(TrainConfig(device=device.type), device, has_batch_norm=False)
-        engines[device.type] = {"engine": engine.describe(), "notes": list(engine.notes)}
+        notes = list(engine.notes)
+        if device.type == "cuda":
+            notes.append("SGLD parts: a run fits them to its network and batch (2 where at least 10% of its "
+                         "convolutions' time is in last waves of tiles that leave SMs idle, else 1)")
+        engines[device.type] = {"engine": engine.describe(), "notes": notes}
     return {
         "version": _version_line(),
         "cpu": {"model": cpu_model(), "logical_cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
