@@ -247,17 +247,19 @@ def auto_sgld_parts(device: torch.device, layers: list[ConvLayer] | None = None,
 
 
 def fit_sgld_parts(engine: Engine, sample_shape: tuple[int, ...], cfg: TrainConfig | None = None,
-                   model: torch.nn.Module | None = None, sms: int | None = None) -> Engine:
+                   model: torch.nn.Module | None = None, sms: int | None = None, rows: int | None = None) -> Engine:
     """The engine's SGLD parts fitted to the network: under auto (``cfg.sgld_parts`` 0) on CUDA, from its
-    convolutions (``auto_sgld_parts``; ``sms`` defaults to the device's SM count); and one part where a sample's
-    element count is not a multiple of 4, the width of the noise counters a part starts at. Each change noted."""
+    convolutions at ``rows`` chains per call (default ``cfg.batch_size``; a data-parallel rank's share) on ``sms``
+    SMs (default: the device's), ``auto_sgld_parts``; and one part where a sample's element count is not a
+    multiple of 4, the width of the noise counters a part starts at. Each change noted."""
     if cfg is not None and model is not None and cfg.sgld_parts == 0 and engine.device.type == "cuda":
         if sms is None:
             sms = torch.cuda.get_device_properties(engine.device).multi_processor_count
+        rows = cfg.batch_size if rows is None else rows
         layers = conv_layers(model, sample_shape)
-        parts = auto_sgld_parts(engine.device, layers, cfg.batch_size, sms)
-        tail = wave_tail(layers, cfg.batch_size, sms)
-        why = (f"SGLD parts auto -> {parts}: {tail:.0%} of the convolutions' time at batch {cfg.batch_size} is in "
+        parts = auto_sgld_parts(engine.device, layers, rows, sms)
+        tail = wave_tail(layers, rows, sms)
+        why = (f"SGLD parts auto -> {parts}: {tail:.0%} of the convolutions' time at batch {rows} is in "
                f"last waves of tiles that leave some of the {sms} SMs idle "
                + ("(a second block fills them)" if parts > 1 else f"(under {SPLIT_TAIL:.0%}: a split costs more)"))
         engine = replace(engine, sgld_parts=parts, notes=engine.notes + (why,))

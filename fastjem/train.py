@@ -347,7 +347,7 @@ class Trainer:
             self.model, self.net, self.engine.cast_weights_once, self.engine.compile)
         if why:
             self.engine = replace(self.engine, cast_weights_once=False, notes=self.engine.notes + (why,))
-        self.engine = fit_sgld_parts(self.engine, self.data.sample_shape, cfg, self.model)
+        self.engine = fit_sgld_parts(self.engine, self.data.sample_shape, cfg, self.model, rows=self.local_batch)
         self.optimizer = self._build_optimizer()
         conditional = cfg.class_cond_px or cfg.pxy_weight > 0
         backend = self.engine.kernels

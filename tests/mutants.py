@@ -672,7 +672,7 @@ MUTANTS = [
          'resolve_engine(cfg, device, has_batch_norm(model))'),
     ]),
     Mutant('train-parts-not-fitted', 'tests/test_parts.py -k multiple_of_4', [
-        ('fastjem/train.py', '        self.engine = fit_sgld_parts(self.engine, self.data.sample_shape, cfg, self.model)\n', ''),
+        ('fastjem/train.py', '        self.engine = fit_sgld_parts(self.engine, self.data.sample_shape, cfg, self.model, rows=self.local_batch)\n', ''),
     ]),
     Mutant('energy-stat-grads-materialised', 'tests/test_energy.py -k fills_no_gradient', [
         ('kernels/energy.py', '    ctx.set_materialize_grads(False)\n', ''),
@@ -933,7 +933,7 @@ MUTANTS = [
         ('fastjem/engine.py', '        model.train(training)\n', '        pass\n'),
     ]),
     Mutant('train-parts-fitted-without-network', 'tests/test_parts.py -k fits_the_parts_to_its_own', [
-        ('fastjem/train.py', 'fit_sgld_parts(self.engine, self.data.sample_shape, cfg, self.model)',
+        ('fastjem/train.py', 'fit_sgld_parts(self.engine, self.data.sample_shape, cfg, self.model, rows=self.local_batch)',
          'fit_sgld_parts(self.engine, self.data.sample_shape)'),
     ]),
     Mutant('steps-ablation-always-one-part', 'tests/test_bench.py -k parts_auto', [

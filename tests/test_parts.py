@@ -132,6 +132,10 @@ def test_auto_parts_follow_the_convolutions_waves(depth, width, batch, parts):
     assert fitted.sgld_parts == parts
     assert f"SGLD parts auto -> {parts}" in fitted.notes[-1] and "of the 132 SMs" in fitted.notes[-1]
     assert auto_sgld_parts(cuda, conv_layers(model, (3, 32, 32)), batch, 132) == parts
+    # a data-parallel rank's share of the batch is what its SGLD call runs: WRN-28-10's 64 rows over 2 ranks
+    if (depth, width, batch) == (28, 10, 128):
+        assert fit_sgld_parts(resolve_engine(cfg, cuda, False), (3, 32, 32), cfg, model, sms=132,
+                              rows=64).sgld_parts == 2
     for explicit in (1, 2, 4):
         cfg_n = cfg.replace(sgld_parts=explicit)
         kept = fit_sgld_parts(resolve_engine(cfg_n, cuda, False), (3, 32, 32), cfg_n, model, sms=132)
@@ -151,7 +155,8 @@ def test_trainer_fits_the_parts_to_its_own_network(tiny_config, tmp_path, monkey
     monkeypatch.setattr(train_mod, "fit_sgld_parts", lambda *a, **k: seen.append((a, k)) or real(*a, **k))
     t = Trainer(tiny_config, out_dir=tmp_path, progress=False)
     (engine, shape, cfg, model), kwargs = seen[0]
-    assert shape == t.data.sample_shape == (1, 8, 8) and cfg is t.cfg and model is t.model and not kwargs
+    assert shape == t.data.sample_shape == (1, 8, 8) and cfg is t.cfg and model is t.model
+    assert kwargs == {"rows": t.local_batch} and t.local_batch == tiny_config.batch_size  # one process: all of it
 
 
 def test_training_with_parts_is_the_whole_batch_training(tiny_config, tmp_path):
