@@ -113,7 +113,8 @@ run_stage kernels 80 285 "$PY" -m pytest bench/bench_kernels.py -q -s -k cuda -p
 
 # --- 4. iterations/s, the bar configuration first; configs not started within its budget are skipped
 # The ablations measured in earlier suites (SGLD graph only, weights cast at each forward) are skipped so that the
-# three sizes fit; STEPS_SKIP= (empty) times them again. the parts auto passed over (fastjem-one-part or fastjem-parts2) stays: it checks auto per size.
+# three sizes fit; STEPS_SKIP= (empty) times them again. The SGLD parts auto passed over (fastjem-one-part or
+# fastjem-parts2) stay: they check auto's choice per size.
 steps() {
   "$PY" bench/steps_per_sec.py --device cuda --configs wrn-28-10,wrn-16-8,wrn-10-2 --batch-size 64 \
     --windows 3 --window-s 1.0 --component-reps 2 --time-budget $((STAGE_BUDGET > 90 ? STAGE_BUDGET - 60 : 30)) \
