@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 from pathlib import Path
 
@@ -64,7 +65,9 @@ def export_classifier(checkpoint, out: str | os.PathLike | None = None, overwrit
         x = (torch.rand(b, c, s, s, generator=gen) * 2 - 1).to(em.device)
         with torch.no_grad():
             want, got = net(x).float(), loaded(x).float()
-        worst = max(worst, float((want - got).abs().max() / want.abs().max().clamp_min(1e-12)))
+        diff = float((want - got).abs().max() / want.abs().max().clamp_min(1e-12))
+        # NaN is no match (max(0.0, nan) would keep 0.0 and pass a program of NaN logits)
+        worst = max(worst, diff if math.isfinite(diff) else math.inf)
     if not worst <= 1e-5:
         raise ConfigError(f"the exported program's logits differ from the network's by {worst:.2e} (relative): "
                           f"{out} is kept for inspection but should not be used")

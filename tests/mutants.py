@@ -1024,6 +1024,93 @@ MUTANTS = [
     Mutant('unread-val-folder-silent', 'tests/test_data.py -k val_folder_beside', [
         ('fastjem/data.py', '            if unread:\n                warnings.warn(f"{root}:', '            if False:\n                warnings.warn(f"{root}:'),
     ]),
+    Mutant('rng-torch-counter-high-word', 'tests/test_kernels_rng.py -k high_words', [
+        ('kernels/rng.py', '    return torch.stack(philox4x32_10(counters & _MASK32, (counters >> 32) & _MASK32, zero, zero, k0, k1))', '    return torch.stack(philox4x32_10(counters & _MASK32, zero, zero, zero, k0, k1))'),
+    ]),
+    Mutant('rng-torch-seed-high-word', 'tests/test_kernels_rng.py -k high_words', [
+        ('kernels/rng.py', '    k1 = (seed >> 32) & _MASK32\n', '    k1 = seed * 0\n'),
+    ]),
+    Mutant('dispatch-interpreter-only-1', 'tests/test_kernels_dispatch.py -k restored_after', [
+        ('kernels/_dispatch.py', 'in ("1", "true", "on", "yes")', 'in ("1",)'),
+    ]),
+    Mutant('dispatch-block-not-restored-on-error', 'tests/test_kernels_dispatch.py -k restored_after', [
+        ('kernels/_dispatch.py', '    try:\n        yield\n    finally:\n        with _lock:\n            _default[0] = previous', '    yield\n    with _lock:\n        _default[0] = previous'),
+    ]),
+    Mutant('dispatch-set-backend-unchecked', 'tests/test_kernels_dispatch.py -k restored_after', [
+        ('kernels/_dispatch.py', '        _default[0] = _check(name)', '        _default[0] = name'),
+    ]),
+    Mutant('sgld-grad-not-contiguous', 'tests/test_kernels_sgld.py -k strided_gradient', [
+        ('kernels/sgld.py', '    grad = grad.contiguous()\n', ''),
+    ]),
+    Mutant('sgld-float-state-accepted', 'tests/test_kernels_sgld.py -k float_state', [
+        ('kernels/sgld.py', 'if rng_state.shape != (2,) or rng_state.dtype != torch.int64 or rng_state.device != x.device:', 'if rng_state.shape != (2,) or rng_state.device != x.device:'),
+    ]),
+    Mutant('sgld-grad-shape-unchecked', 'tests/test_kernels_sgld.py -k float_state', [
+        ('kernels/sgld.py', '    if grad.shape != x.shape or not grad.is_floating_point() or grad.device != x.device:', '    if not grad.is_floating_point() or grad.device != x.device:'),
+    ]),
+    Mutant('buffer-write-x-not-contiguous', 'tests/test_kernels_buffer.py -k strided_rows', [
+        ('kernels/buffer.py', 'buffer, idx.contiguous(), x.contiguous(), buffer.shape[0]', 'buffer, idx.contiguous(), x, buffer.shape[0]'),
+    ]),
+    Mutant('buffer-fresh-not-contiguous', 'tests/test_kernels_buffer.py -k strided_rows', [
+        ('kernels/buffer.py', 'out if fresh is None else fresh.contiguous()', 'out if fresh is None else fresh'),
+    ]),
+    Mutant('buffer-sample-idx-not-contiguous', 'tests/test_kernels_buffer.py -k strided_rows', [
+        ('kernels/buffer.py', '            buffer, idx.contiguous(), out, rng_state,', '            buffer, idx, out, rng_state,'),
+    ]),
+    Mutant('lse-fwd-row-stride-as-K', 'tests/test_kernels_energy.py -k row_strided', [
+        ('kernels/energy.py', 'logits, p_labels, energy, p_max, p_sumexp, B, K, logits.stride(0),', 'logits, p_labels, energy, p_max, p_sumexp, B, K, K,'),
+    ]),
+    Mutant('lse-bwd-row-stride-as-K', 'tests/test_kernels_energy.py -k row_strided', [
+        ('kernels/energy.py', 'grad_energy, logits, p_labels, p_max, p_sumexp, grad_logits, B, K, logits.stride(0),', 'grad_energy, logits, p_labels, p_max, p_sumexp, grad_logits, B, K, K,'),
+    ]),
+    Mutant('log-py-not-fp32', 'tests/test_energy.py -k fp32_from_bf16', [
+        ('fastjem/energy.py', '    return torch.log_softmax(logits.float(), dim=1)', '    return torch.log_softmax(logits, dim=1)'),
+    ]),
+    Mutant('weights-pre-hooks-ignored', 'tests/test_weights.py -k pre_hook', [
+        ('fastjem/weights.py', '        if m._forward_hooks or m._forward_pre_hooks:', '        if m._forward_hooks:'),
+    ]),
+    Mutant('export-check-never-fails', 'tests/test_export.py -k computes_something_else', [
+        ('fastjem/export.py', '    if not worst <= 1e-5:', '    if False:'),
+    ]),
+    Mutant('export-meta-range', 'tests/test_export.py -k computes_something_else', [
+        ('fastjem/export.py', '"range": [-1.0, 1.0]', '"range": [0.0, 1.0]'),
+    ]),
+    Mutant('convnet-relu', 'tests/test_models.py -k convnet_uses', [
+        ('fastjem/models/convnet.py', 'nn.Conv2d(in_channels, c, 3, padding=1), nn.LeakyReLU(LEAK),', 'nn.Conv2d(in_channels, c, 3, padding=1), nn.ReLU(),'),
+    ]),
+    Mutant('convnet-second-norm-dropped', 'tests/test_models.py -k convnet_uses', [
+        ('fastjem/models/convnet.py', 'make_norm(norm, 2 * c), nn.Conv2d(2 * c', 'nn.Identity(), nn.Conv2d(2 * c'),
+    ]),
+    Mutant('history-nan-in-group-mean', 'tests/test_history.py -k diverged_seed', [
+        ('fastjem/eval/history.py', 'if k in m and math.isfinite(m[k])', 'if k in m'),
+    ]),
+    Mutant('curves-pxy-only-not-generative', 'tests/test_curves.py -k pxy_term', [
+        ('fastjem/curves.py', '    return cfg.get("px_weight", 1.0) > 0 or cfg.get("pxy_weight", 0.0) > 0', '    return cfg.get("px_weight", 1.0) > 0'),
+    ]),
+    Mutant('ref-sgld-no-noise', 'tests/test_bench.py -k papers_algorithm_in_its_parts', [
+        ('bench/reference_eager.py', '        x.data += step_size * grad + noise * torch.randn_like(x)', '        x.data += step_size * grad'),
+    ]),
+    Mutant('ref-sgld-leaves-eval-mode', 'tests/test_bench.py -k papers_algorithm_in_its_parts', [
+        ('bench/reference_eager.py', '    model.train(was_training)\n', ''),
+    ]),
+    Mutant('ref-reset-inverted', 'tests/test_bench.py -k papers_algorithm_in_its_parts', [
+        ('bench/reference_eager.py', '< cfg.reinit_prob).float()', '> cfg.reinit_prob).float()'),
+    ]),
+    Mutant('ref-buffer-write-dropped', 'tests/test_bench.py -k papers_algorithm_in_its_parts', [
+        ('bench/reference_eager.py', '        self.buffer[idx] = x.cpu()', '        pass'),
+    ]),
+    Mutant('ref-augment-range', 'tests/test_bench.py -k papers_algorithm_in_its_parts', [
+        ('bench/reference_eager.py', '        x = x_u8.float() / 127.5 - 1.0', '        x = x_u8.float() / 255.0'),
+    ]),
+    Mutant('ref-ieee-keeps-tf32', 'tests/test_bench.py -k papers_algorithm_in_its_parts', [
+        ('bench/reference_eager.py', '        torch.backends.cudnn.allow_tf32 = False', '        torch.backends.cudnn.allow_tf32 = True'),
+    ]),
+    Mutant('ref-warmup-off-by-one', 'tests/test_bench.py -k papers_algorithm_in_its_parts', [
+        ('bench/reference_eager.py', 'warm = min(1.0, (self.iteration + 1) / self.cfg.warmup_iters)', 'warm = min(1.0, self.iteration / self.cfg.warmup_iters)'),
+    ]),
+    Mutant('export-nan-difference-passes', 'tests/test_export.py -k computes_something_else', [
+        ('fastjem/export.py', 'worst = max(worst, diff if math.isfinite(diff) else math.inf)', 'worst = max(worst, diff)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -89,6 +89,40 @@ def test_equivalence_gate_refuses_a_wrong_loss(tiny_config, tmp_path, monkeypatc
     assert not bad["passed"] and "losses differ" in bad["detail"]
 
 
+def test_the_reference_is_the_papers_algorithm_in_its_parts():
+    """The eager reference the speed-ups are measured against does all the work fastjem does (the equivalence gate
+    runs it with no noise and no resets): SGLD adds noise of its std, ~reinit_prob of the drawn chains restart
+    from U(-1, 1) and the others are the buffer's rows, the advanced chains are written back, the network is
+    left in the mode it was in, pixels map to [-1, 1], warm-up starts at lr / warmup_iters, and the IEEE mode
+    turns TF32 off (and back)."""
+    torch.manual_seed(0)
+    model = WideResNet(10, 1, num_classes=10)
+    images = torch.randint(0, 256, (20, 3, 8, 8), dtype=torch.uint8)
+    cfg = reference_eager.ReferenceConfig(buffer_size=4000, reinit_prob=0.05, sgld_steps=1, sgld_step_size=0.0,
+                                          sgld_noise=0.1, warmup_iters=10, lr=1e-3, pad=0, flip=False,
+                                          data_noise=0.0)
+    ref = reference_eager.ReferenceJEM(model, images, torch.randint(0, 10, (20,)), cfg, "cpu")
+    x0 = torch.zeros(64, 3, 8, 8)
+    moved = reference_eager.sgld(model.train(), x0, 1, 0.0, 0.1) - x0
+    assert model.training and abs(moved.std().item() - 0.1) < 0.01 and abs(moved.mean().item()) < 0.01
+    before = ref.buffer.clone()
+    x0, idx = ref.buffer_draw(4000)
+    reset = (x0 != before[idx]).flatten(1).any(1)
+    assert 4000 * 0.05 - 4 * 14 < reset.sum() < 4000 * 0.05 + 4 * 14  # binomial(4000, 0.05): sd 13.8
+    assert x0[reset].abs().max() <= 1 and torch.equal(x0[~reset], before[idx][~reset])
+    ref.buffer = before.clone()
+    x = ref.sample(32)
+    drawn = (ref.buffer != before).flatten(1).any(1).nonzero().squeeze(1)
+    assert len(drawn) > 0 and all(any(torch.equal(ref.buffer[i], row) for row in x) for i in drawn)
+    pixels = ref._augment(torch.tensor([0, 255], dtype=torch.uint8).view(2, 1, 1, 1).expand(2, 3, 8, 8))
+    assert pixels[0].eq(-1).all() and pixels[1].eq(1).all()
+    assert ref.learning_rate() == pytest.approx(1e-4)
+    saved = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    with reference_eager.fp32_mode("ieee"):
+        assert not torch.backends.cudnn.allow_tf32 and not torch.backends.cuda.matmul.allow_tf32
+    assert (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32) == saved
+
+
 def test_flops_are_counted_not_typed():
     flops = steps_per_sec.count_flops(28, 10, 64, 20)
     # DESIGN.md section 5: 37.3 TFLOP per WRN-28-10 iteration at B = 64; an SGLD step is 2x a forward

@@ -176,3 +176,14 @@ def test_a_sweeps_mean_curves_average_each_combinations_seeds(tmp_path, capsys, 
     monkeypatch.undo()
     assert main(["plot", str(tmp_path / "sw" / run_name({"lr": 1e-3}, 1)), "--mean"]) == 1
     assert "is not a sweep folder" in capsys.readouterr().err
+
+
+def test_a_run_with_only_the_pxy_term_is_drawn_as_generative(tmp_path):
+    """A run with --px-weight 0 and --pxy-weight 1 samples (class-conditionally): its curves have the sample
+    energies, not the classifier-only layout."""
+    from fastjem.curves import _generative
+
+    (tmp_path / "config.json").write_text(json.dumps({"px_weight": 0.0, "pxy_weight": 1.0}))
+    assert _generative(tmp_path, [])
+    (tmp_path / "config.json").write_text(json.dumps({"px_weight": 0.0, "pxy_weight": 0.0}))
+    assert not _generative(tmp_path, [])

@@ -51,3 +51,11 @@ def test_the_backward_fills_no_gradient_for_the_saved_row_statistics(backend):
     with OpRecorder() as record:
         energy.sum().backward()
     assert record.names and not [op for op in record.names if "zero" in op], record.names
+
+
+def test_log_p_y_given_x_is_fp32_from_bf16_logits():
+    """log p(y|x) is computed in fp32 whatever the network's precision (the loss is reduced in fp32)."""
+    logits = torch.randn(3, 5)
+    out = log_py_given_x(logits.bfloat16())
+    assert out.dtype == torch.float32
+    torch.testing.assert_close(out, torch.log_softmax(logits.bfloat16().float(), 1))

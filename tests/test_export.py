@@ -47,3 +47,28 @@ def test_export_refuses_a_wrong_suffix_and_a_network_it_cannot_build(run, tmp_pa
     assert main(["export", str(tmp_path / "custom.pt")]) == 1
     assert "network given in Python (mine.Net)" in capsys.readouterr().err
     assert not (tmp_path / "model-custom.pt2").exists()
+
+
+@pytest.mark.parametrize("wrong", ["scaled", "nan"])
+def test_export_refuses_a_program_that_computes_something_else(run, tmp_path, capsys, monkeypatch, wrong):
+    """The check of the file read back: logits 10% off, or NaN (max(0.0, nan) passed it as a difference of 0), are
+    refused, the file kept for inspection; the metadata states the pixel range the program expects."""
+    import fastjem.export as export
+
+    real = export.load_exported
+
+    class Wrong(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):
+            out = self.inner(x)
+            return out * 1.1 if wrong == "scaled" else out * float("nan")
+
+    monkeypatch.setattr(export, "load_exported", lambda path, device="cpu": Wrong(real(path, device)))
+    out = tmp_path / "m.pt2"
+    assert main(["export", str(run), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "differ from the network's" in err and "should not be used" in err and out.exists(), err
+    assert read_meta(out)["input"]["range"] == [-1.0, 1.0]

@@ -2,6 +2,7 @@
 
 import os
 
+import pytest
 import torch
 
 from fastjem.checkpoint import load_checkpoint
@@ -80,3 +81,23 @@ def test_history_headlines_hold_only_the_tasks_measures():
                                     "AUROC uniform grad_norm": 0.7}
     acc = {"results": {"n": 360, "plain": {"n_steps": 0, "acc": 0.9, "nll": 0.3}, "acc": 0.9, "nll": 0.3}}
     assert headline("accuracy", acc) == {"plain acc": 0.9, "plain NLL": 0.3}
+
+
+def test_a_diverged_seed_does_not_turn_its_combinations_mean_into_nan(tmp_path):
+    """In a sweep's comparison, a run whose number is NaN (diverged) is left out of its combination's mean and
+    spread: the others' finite mean stands."""
+    import json
+
+    from fastjem.eval.history import compare_runs
+
+    (tmp_path / "sweep.json").write_text(json.dumps({"grid": {"lr": [0.1]}}))
+    runs, reports = [], []
+    for seed, acc in ((1, 0.8), (2, float("nan")), (3, 0.9)):
+        run = tmp_path / f"lr=0.1+seed={seed}"
+        run.mkdir()
+        (run / "config.json").write_text(json.dumps({"lr": 0.1, "seed": seed}))
+        runs.append(run)
+        reports.append({"dataset": "digits", "results": {"test": {"acc": acc, "nll": 1.0}}})
+    result = compare_runs("accuracy", reports, runs, tmp_path / "out")
+    (group,) = result["groups"]
+    assert group["runs"] == 3 and group["test acc"][0] == pytest.approx(0.85)

@@ -250,3 +250,22 @@ def test_bad_reset_probabilities_states_and_rows_are_refused_up_front(backend):
     assert torch.equal(buf, before)
     x0 = buffer_sample(buf, idx, 1.0, state, backend=backend)  # the bounds themselves are probabilities
     assert x0.shape == (3, 4) and buffer_sample(buf, idx, 0.0, state, backend=backend).equal(buf[idx])
+
+
+def test_strided_rows_fresh_and_indices_are_read_as_their_values():
+    """Rows to write, fresh restarts and indices given as strided views: the Triton ops read them by value (the
+    reference's result), not by their storage order."""
+    buf = torch.rand(10, 3, 4, 5)
+    idx = torch.tensor([1, 4, 7])
+    rows = torch.randn(3, 4, 5, 3).permute(0, 3, 1, 2)
+    b1, b2 = buf.clone(), buf.clone()
+    buffer_write_(b1, idx, rows, backend="triton")
+    buffer_write_(b2, idx, rows, backend="reference")
+    assert torch.equal(b1, b2) and torch.equal(b1[idx], rows)
+    fresh = (torch.rand(3, 4, 5, 3) - 5).permute(0, 3, 1, 2)
+    o1 = buffer_sample(buf, idx, 1.0, new_rng_state(0), fresh=fresh, backend="triton")
+    o2 = buffer_sample(buf, idx, 1.0, new_rng_state(0), fresh=fresh, backend="reference")
+    assert torch.equal(o1, o2) and torch.equal(o1, fresh)
+    strided_idx = torch.tensor([[1, 0], [4, 0], [7, 0]])[:, 0]
+    assert not strided_idx.is_contiguous()
+    assert torch.equal(buffer_sample(buf, strided_idx, 0.0, new_rng_state(0), backend="triton"), buf[idx])

@@ -187,3 +187,20 @@ def test_interpreter_with_numpy_it_cannot_run_is_a_clear_error(monkeypatch):
     assert _dispatch.use_triton(torch.zeros(1), "reference") is False  # the references still run
     monkeypatch.setenv("TRITON_INTERPRET", "0")
     assert _dispatch.use_triton(torch.zeros(1)) is False  # no interpreter, no problem
+
+
+def test_the_backend_block_is_restored_after_an_error_and_names_are_checked(monkeypatch):
+    """An exception inside `with kernels.backend(...)` leaves the process's backend as it was; set_backend refuses
+    an unknown name; TRITON_INTERPRET=true (which Triton accepts) counts as the interpreter."""
+    with pytest.raises(KeyError):
+        with kernels.backend("reference"):
+            raise KeyError
+    assert kernels.get_backend() == "auto"
+    try:
+        with pytest.raises(ValueError):
+            kernels.set_backend("fast")
+    finally:
+        kernels.set_backend("auto")
+    assert kernels.get_backend() == "auto"
+    monkeypatch.setenv("TRITON_INTERPRET", "true")
+    assert _dispatch.interpreter_on()

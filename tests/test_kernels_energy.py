@@ -303,3 +303,14 @@ def test_logits_without_classes_are_refused(backend):
     for shape in ((3, 0), (3,), (2, 3, 4)):
         with pytest.raises(ValueError, match="K >= 1 classes"):
             lse_energy(torch.zeros(shape), backend=backend)
+
+
+def test_row_strided_logits_are_read_row_by_row():
+    """Logits whose rows are further apart than K (a column slice of a wider tensor): forward and backward read
+    each row where it is."""
+    big = torch.randn(6, 20)
+    logits = big[:, :10].requires_grad_(True)
+    e = lse_energy(logits, backend="triton")
+    (grad,) = torch.autograd.grad(e.sum(), logits)
+    torch.testing.assert_close(e, -torch.logsumexp(big[:, :10], 1), rtol=0, atol=1e-6)
+    torch.testing.assert_close(grad, -torch.softmax(big[:, :10], 1), rtol=0, atol=1e-6)

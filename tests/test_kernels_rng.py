@@ -4,6 +4,7 @@ import pytest
 import torch
 from fastjem.kernels import new_rng_state, rng
 from kernel_utils import ks_bound, ks_statistic, uniform_cdf
+from torch.utils._python_dispatch import TorchDispatchMode
 
 
 def _words(*values):
@@ -138,3 +139,23 @@ def test_streams_through_the_torch_ops_equal_the_numpy_path():
         via_torch = rng.normal_stream(state, 3, 4099), rng.uniform_stream(state, 3, 4099)
     for a, b in zip(eager, via_torch):
         assert torch.equal(a, b)
+
+
+class _PassThrough(TorchDispatchMode):
+    """A dispatch mode that runs every op as it is: under it the RNG takes its PyTorch-ops path."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("seed,offset", [(3, (5 << 32) + 11), ((7 << 32) | 3, 11)], ids=["high-counter", "high-seed"])
+def test_the_torch_path_uses_the_high_words_of_counter_and_seed(seed, offset):
+    """The PyTorch-ops Philox path (CUDA, torch.compile, dispatch modes) draws the NumPy path's numbers with a
+    counter past 2^32 (a run passes it after a few thousand iterations: the noise would repeat) and a seed past
+    2^32."""
+    state = new_rng_state(seed)
+    state[1] = offset
+    eager = rng.normal_stream(state, 0, 64)
+    with _PassThrough():
+        via_ops = rng.normal_stream(state, 0, 64)
+    assert torch.equal(eager, via_ops)

@@ -231,3 +231,25 @@ def test_bad_samples_and_gradients_are_refused_with_what_to_pass(backend):
     with torch.no_grad():  # outside autograd an x that requires grad is just storage
         sgld_step_(x.requires_grad_(True), torch.ones(4, 8), 1.0, 0.0, state, backend=backend)
     assert torch.equal(x.detach(), torch.ones(4, 8))
+
+
+def test_a_strided_gradient_is_read_as_its_values():
+    """The autograd gradient of a channels_last network can come back strided: the Triton update reads it by its
+    values, not its storage (the reference's numbers, the same noise)."""
+    x = torch.randn(4, 3, 5, 6)
+    g = torch.randn(4, 5, 6, 3).permute(0, 3, 1, 2)
+    assert not g.is_contiguous()
+    xa, xb = x.clone(), x.clone()
+    sgld_step_(xa, g, 0.5, 0.1, new_rng_state(1), backend="triton")
+    sgld_step_(xb, g, 0.5, 0.1, new_rng_state(1), backend="reference")
+    torch.testing.assert_close(xa, xb, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend", ["triton", "reference"])
+def test_sgld_refuses_a_float_state_and_a_gradient_of_another_shape(backend):
+    """A float RNG state stops advancing past 2^24 (the noise would repeat); a gradient of another shape would
+    broadcast silently."""
+    with pytest.raises(ValueError, match="int64"):
+        sgld_step_(torch.zeros(8), torch.zeros(8), 1.0, 1.0, new_rng_state(0).float(), backend=backend)
+    with pytest.raises(ValueError, match="grad must be"):
+        sgld_step_(torch.zeros(2, 8), torch.zeros(8), 1.0, 1.0, new_rng_state(0), backend=backend)

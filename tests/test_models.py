@@ -105,3 +105,15 @@ def test_global_avg_pool_is_the_mean_and_keeps_the_gradient_layout():
     # an expanded gradient, not a materialised NCHW one (which would meet the channels_last activation
     # in a slow mixed-layout LeakyReLU backward)
     assert grad.stride()[2:] == (0, 0)
+
+
+def test_convnet_uses_leaky_relu_and_norms_where_asked():
+    """The conv net's activations are LeakyReLU(0.2) like the WRN's, and --norm puts a norm before each of its
+    convolutions but the first."""
+    from fastjem.models import ConvNet
+
+    m = ConvNet(10, 3, 8, norm="batch")
+    acts = [a for a in m.modules() if isinstance(a, (nn.ReLU, nn.LeakyReLU))]
+    assert acts and all(isinstance(a, nn.LeakyReLU) and a.negative_slope == 0.2 for a in acts)
+    assert sum(isinstance(n, nn.BatchNorm2d) for n in m.modules()) == 2
+    assert not any(isinstance(n, nn.BatchNorm2d) for n in ConvNet(10, 3, 8).modules())

@@ -185,3 +185,14 @@ def test_cast_copy_in_the_cuda_graphs_matches_autocast(tmp_path):
     for (la, xa), (lb, xb) in zip(runs[True], runs[False]):
         torch.testing.assert_close(la, lb, rtol=2e-2, atol=2e-2)
         torch.testing.assert_close(xa, xb, rtol=2e-2, atol=2e-2)
+
+
+def test_a_forward_pre_hook_rules_out_the_cast_copy():
+    """Old-style spectral norm (common in EBMs) recomputes the weight in a forward pre-hook: a cast copy of the
+    stored weight would not compute what autocast does, so the engine must see it and keep autocast."""
+    from fastjem.weights import cast_copy_unsupported
+
+    model = build_model("wrn", 10, 3, depth=10, width=1)
+    assert cast_copy_unsupported(model) is None
+    torch.nn.utils.spectral_norm(model.conv1)
+    assert "hooks" in cast_copy_unsupported(model)
