@@ -1111,6 +1111,21 @@ MUTANTS = [
     Mutant('export-nan-difference-passes', 'tests/test_export.py -k computes_something_else', [
         ('fastjem/export.py', 'worst = max(worst, diff if math.isfinite(diff) else math.inf)', 'worst = max(worst, diff)'),
     ]),
+    Mutant('history-sorted-by-name', 'tests/test_history.py -k iteration_order', [
+        ('fastjem/eval/history.py', '    return sorted(files, key=lambda p: (iteration(p), p.name))', '    return sorted(files, key=lambda p: p.name)'),
+    ]),
+    Mutant('history-stray-pt-iteration-0', 'tests/test_history.py -k iteration_order', [
+        ('fastjem/eval/history.py', '        return int(load_checkpoint(p)["iteration"])', '        return 0'),
+    ]),
+    Mutant('history-samples-headline-missing', 'tests/test_history.py -k iteration_order', [
+        ('fastjem/eval/history.py', '        out["conditional samples classified as their class"] = r["conditional"]["fraction_classified_as_target"]', '        pass'),
+    ]),
+    Mutant('curves-same-named-runs-merged', 'tests/test_curves.py -k one_name', [
+        ('fastjem/curves.py', '    if len(set(labels)) < len(labels):', '    if False:'),
+    ]),
+    Mutant('curves-best-marker-first', 'tests/test_curves.py -k one_name', [
+        ('fastjem/curves.py', '            kept = [e for e in val if e.get("best")]', '            kept = [e for e in val if e.get("best")][:1]'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -187,3 +187,29 @@ def test_a_run_with_only_the_pxy_term_is_drawn_as_generative(tmp_path):
     assert _generative(tmp_path, [])
     (tmp_path / "config.json").write_text(json.dumps({"px_weight": 0.0, "pxy_weight": 0.0}))
     assert not _generative(tmp_path, [])
+
+
+def test_runs_of_one_name_are_two_lines_and_the_best_marker_is_the_last_kept(tmp_path, monkeypatch):
+    """`fastjem plot a/run b/run`: two runs named alike are told apart by their paths (one of them was dropped
+    from the overlay); the best.pt marker sits at the last validation that was kept (what best.pt holds)."""
+    import fastjem.curves as curves
+    import fastjem.eval.plots as plots
+
+    seen = {}
+    real = curves.plot_curves
+    monkeypatch.setattr(curves, "plot_curves", lambda runs, out, **k: seen.update(runs=runs) or real(runs, out, **k))
+    labels = []
+    save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, path, **k: labels.extend(
+        line.get_label() for ax in fig.axes for line in ax.get_lines()) or save(fig, path, **k))
+    for parent in ("a", "b"):
+        run = tmp_path / parent / "run"
+        run.mkdir(parents=True)
+        rows = [{"iter": i, "loss": 1.0 / i, "acc": 0.5, "ce": 1.0} for i in (2, 4, 6, 8)]
+        rows += [{"iter": 4, "val_acc": 0.6, "best": True}, {"iter": 6, "val_acc": 0.5, "best": False},
+                 {"iter": 8, "val_acc": 0.7, "best": True}]
+        (run / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    curves.plot_runs([tmp_path / "a" / "run", tmp_path / "b" / "run"], tmp_path / "both.png")
+    assert sorted(seen["runs"]) == [str(tmp_path / "a" / "run"), str(tmp_path / "b" / "run")]
+    assert any("best.pt (iteration 8)" in label for label in labels)
+    assert not any("best.pt (iteration 4)" in label for label in labels)

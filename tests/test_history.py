@@ -101,3 +101,21 @@ def test_a_diverged_seed_does_not_turn_its_combinations_mean_into_nan(tmp_path):
     result = compare_runs("accuracy", reports, runs, tmp_path / "out")
     (group,) = result["groups"]
     assert group["runs"] == 3 and group["test acc"][0] == pytest.approx(0.85)
+
+
+def test_a_folder_of_checkpoints_is_taken_in_iteration_order(tiny_config, tmp_path):
+    """iter_1 before iter_3 before iter_10 (not by name), and a checkpoint under another name by the iteration it
+    holds; the samples task's headline is its conditional samples' class agreement."""
+    import shutil
+
+    from fastjem.eval.history import checkpoint_history, headline
+
+    Trainer(tiny_config.replace(iters=2), out_dir=tmp_path / "run", progress=False).fit()
+    (tmp_path / "ckpts").mkdir()
+    for it in (10, 1, 3):
+        (tmp_path / "ckpts" / f"iter_{it}.pt").write_bytes(b"")  # ordered by name: never opened
+    shutil.copy(tmp_path / "run" / "checkpoint.pt", tmp_path / "ckpts" / "mid.pt")  # iteration 2
+    assert [p.name for p in checkpoint_history(tmp_path / "ckpts")] == ["iter_1.pt", "mid.pt", "iter_3.pt",
+                                                                         "iter_10.pt"]
+    rep = {"results": {"conditional": {"fraction_classified_as_target": 0.7}}}
+    assert headline("samples", rep) == {"conditional samples classified as their class": 0.7}
