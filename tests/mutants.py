@@ -1126,6 +1126,45 @@ MUTANTS = [
     Mutant('curves-best-marker-first', 'tests/test_curves.py -k one_name', [
         ('fastjem/curves.py', '            kept = [e for e in val if e.get("best")]', '            kept = [e for e in val if e.get("best")][:1]'),
     ]),
+    Mutant('tasks-checkpoint-test-noise-ignored', 'tests/test_contracts.py', [
+        ('fastjem/eval/tasks.py', '        self.test_noise = self.em.config.test_noise if test_noise is None else test_noise', '        self.test_noise = 0.0 if test_noise is None else test_noise'),
+    ]),
+    Mutant('tasks-accuracy-step-size-ignored', 'tests/test_contracts.py', [
+        ('fastjem/eval/tasks.py', '    step_size = a if step_size is None else step_size', '    step_size = a'),
+    ]),
+    Mutant('tasks-accuracy-noise-ignored', 'tests/test_contracts.py', [
+        ('fastjem/eval/tasks.py', '    noise = s if noise is None else noise', '    noise = s'),
+    ]),
+    Mutant('tasks-calibration-compare-other-dataset', 'tests/test_contracts.py', [
+        ('fastjem/eval/tasks.py', '        if other.info.name != run.em.info.name:', '        if False:'),
+    ]),
+    Mutant('tasks-fid-source-fresh-ignored', 'tests/test_contracts.py', [
+        ('fastjem/eval/tasks.py', '    use_buffer = em.buffer is not None and source != "fresh"', '    use_buffer = em.buffer is not None'),
+    ]),
+    Mutant('tasks-fid-images-not-rescaled', 'tests/test_contracts.py', [
+        ('fastjem/eval/tasks.py', '    to01 = lambda t: ((t.clamp(-1, 1) + 1) / 2).expand(-1, 3, -1, -1)', '    to01 = lambda t: t.clamp(0, 1).expand(-1, 3, -1, -1)'),
+    ]),
+    Mutant('export-ddp-rank0-buffer-only', 'tests/test_contracts.py', [
+        ('fastjem/convert.py', 'shards = [r["buffer"] for r in ckpt["ranks"]] if "ranks" in ckpt else [ckpt.get("buffer")]', 'shards = [ckpt["ranks"][0]["buffer"]] if "ranks" in ckpt else [ckpt.get("buffer")]'),
+    ]),
+    Mutant('convert-buffer-shape-unchecked', 'tests/test_contracts.py', [
+        ('fastjem/convert.py', '        if buffer.dim() != 4 or tuple(buffer.shape[1:]) != shape:', '        if False:'),
+    ]),
+    Mutant('export-custom-model-accepted', 'tests/test_contracts.py', [
+        ('fastjem/convert.py', '    if (ckpt.get("custom") or {}).get("model") or cfg.arch != "wrn":', '    if cfg.arch != "wrn":'),
+    ]),
+    Mutant('convert-buffer-size-not-recorded', 'tests/test_contracts.py', [
+        ('fastjem/convert.py', '        cfg = cfg.replace(buffer_size=len(buffer))', '        pass'),
+    ]),
+    Mutant('tasks-by-class-least-confident', 'tests/test_contracts.py', [
+        ('fastjem/eval/tasks.py', '            top = members[conf[members].argsort(descending=True)[:per_class]]', '            top = members[conf[members].argsort()[:per_class]]'),
+    ]),
+    Mutant('bench-chains-per-s', 'tests/test_contracts.py', [
+        ('fastjem/benchmark.py', '"chains_per_s": cfg.batch_size / call_s,', '"chains_per_s": 1 / call_s,'),
+    ]),
+    Mutant('fid-single-test-image-accepted', 'tests/test_contracts.py -k single_test_image', [
+        ('fastjem/eval/tasks.py', '    if len(real) < 2:\n        raise ConfigError(f"FID compares', '    if False:\n        raise ConfigError(f"FID compares'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -549,6 +549,9 @@ def fid(checkpoint, inception_weights: str | None = None, features_model: str | 
     fn = load_feature_model(features_model, em) if features_model is not None else None
     metrics = _inception_metrics(inception_weights, em.device) if inception_weights is not None else None
     real, _ = run.test_set()
+    if len(real) < 2:
+        raise ConfigError(f"FID compares feature covariances: it needs 2 test images or more, --n-test gives "
+                          f"{len(real)}")
     if use_buffer:
         fake = em.buffer_rows(n_fid)
     else:
