@@ -1165,6 +1165,24 @@ MUTANTS = [
     Mutant('fid-single-test-image-accepted', 'tests/test_contracts.py -k single_test_image', [
         ('fastjem/eval/tasks.py', '    if len(real) < 2:\n        raise ConfigError(f"FID compares', '    if False:\n        raise ConfigError(f"FID compares'),
     ]),
+    Mutant('config-labels-per-class-zero', 'tests/test_contracts.py -k more_bad', [
+        ('fastjem/config.py', '        if self.labels_per_class == 0 or self.labels_per_class < -1:', '        if False:'),
+    ]),
+    Mutant('config-val-size-negative', 'tests/test_contracts.py -k more_bad', [
+        ('fastjem/config.py', '        if self.val_size < -1:', '        if False:'),
+    ]),
+    Mutant('config-unknown-remedy', 'tests/test_contracts.py -k more_bad', [
+        ('fastjem/config.py', '        if unknown or not self.remedies:', '        if not self.remedies:'),
+    ]),
+    Mutant('config-imagefolder-no-dir', 'tests/test_contracts.py -k more_bad', [
+        ('fastjem/config.py', '        if self.dataset == "imagefolder" and not self.data_dir:', '        if False:'),
+    ]),
+    Mutant('config-file-out-dir-kept', 'tests/test_contracts.py -k config_file_keeps', [
+        ('fastjem/config.py', '    options.pop("out_dir", None)', '    pass'),
+    ]),
+    Mutant('config-file-bool-as-int', 'tests/test_contracts.py -k config_file_keeps', [
+        ('fastjem/config.py', '        if type(value) is not kind or (element', '        if not isinstance(value, kind) or (element'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

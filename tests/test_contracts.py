@@ -194,3 +194,30 @@ def test_fid_refuses_a_single_test_image(jem_run, tmp_path):
     with pytest.raises(ConfigError, match="needs 2 test images or more"):
         tasks.fid(jem_run, features_model="classifier", source="fresh", n_fid=16, n_steps=1, out_dir=tmp_path,
                   device="cpu", progress=False, n_test=1, batch_size=64)
+
+
+@pytest.mark.parametrize("change,match", [({"labels_per_class": 0}, "labels-per-class"), ({"val_size": -2}, "val-size"),
+                                          ({"remedies": ("lr", "sgd")}, "remedies"),
+                                          ({"dataset": "imagefolder"}, "imagefolder needs --data-dir")])
+def test_more_bad_options_are_refused(change, match):
+    """--labels-per-class 0, --val-size below -1, an unknown remedy, an image folder without --data-dir: each one
+    clear error at validation, not a failure (or a silent default) later."""
+    from fastjem.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=match):
+        TrainConfig(**change).validate()
+
+
+def test_a_config_file_keeps_no_out_dir_and_no_boolean_integers(tmp_path):
+    """--config from an old run's config.json does not carry its out_dir over (the new run would write into the
+    old one's folder); a JSON true is not the integer 1."""
+    import json
+
+    from fastjem.config import options_from_file
+    from fastjem.errors import ConfigError
+
+    (tmp_path / "config.json").write_text(json.dumps({"lr": 0.001, "out_dir": "runs/old"}))
+    assert options_from_file(tmp_path / "config.json") == {"lr": 0.001}
+    (tmp_path / "c.json").write_text(json.dumps({"iters": True}))
+    with pytest.raises(ConfigError, match="iters must be int"):
+        options_from_file(tmp_path / "c.json")
