@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import errno
 import platform
 import re
 import signal
@@ -140,8 +141,8 @@ def results_folder(text: str) -> str:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise argparse.ArgumentTypeError(f"{text}: " + ("a file, not a folder" if path.is_file() or err.errno == 17
-                                                         else err.strerror or str(err))) from err
+        why = "a file, not a folder" if path.is_file() or err.errno == errno.EEXIST else err.strerror or str(err)
+        raise argparse.ArgumentTypeError(f"{text}: {why}") from err
     return text
 
 

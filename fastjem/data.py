@@ -396,6 +396,14 @@ def _check_not_a_lone_split(root: Path, classes: list[str], flag: str) -> None:
             "folder of class folders itself (about a sixth of each class's images is then the test set)")
 
 
+def _warn_unread(where, unread: list[str], test: str) -> None:
+    """Held-out folders beside train/ other than the test set (val/ beside test/) are not read: said once."""
+    if unread:
+        warnings.warn(f"{where}: {', '.join(h + '/' for h in unread)} not read: {test}/ is the test set and the "
+                      f"validation split is carved from train/ (--val-size); merge {unread[0]}/ into train/ to train "
+                      "on its images", FastJEMWarning, stacklevel=3)
+
+
 def _hidden(name: str) -> bool:
     """Dot-files and folders (.DS_Store, ._x.png, .ipynb_checkpoints) and macOS's __MACOSX: never data."""
     return name.startswith(".") or name == "__MACOSX"
@@ -704,11 +712,8 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
 
     names = ", ".join(str(a) for a in archives)
     held_out = next((h for h in HELD_OUT if h in found), None)
-    unread = [h for h in HELD_OUT if h in found and h != held_out]
-    if "train" in found and unread:
-        warnings.warn(f"{names}: {', '.join(h + '/' for h in unread)} not read: {held_out}/ is the test set and the "
-                      f"validation split is carved from train/ (--val-size); merge {unread[0]}/ into train/ to train "
-                      "on its images", FastJEMWarning, stacklevel=2)
+    if "train" in found:
+        _warn_unread(names, [h for h in HELD_OUT if h in found and h != held_out], held_out)
     if "train" in found or held_out:
         if not ("train" in found and held_out):
             have, missing = ("train", "test") if "train" in found else (held_out, "train")
@@ -747,11 +752,7 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
     else:
         split = _split_folders(root)
         if split is not None:
-            unread = [h for h in HELD_OUT if (root / h).is_dir() and root / h != split[1]]
-            if unread:
-                warnings.warn(f"{root}: {', '.join(h + '/' for h in unread)} not read: {split[1].name}/ is the test "
-                              f"set and the validation split is carved from train/ (--val-size); merge "
-                              f"{unread[0]}/ into train/ to train on its images", FastJEMWarning, stacklevel=2)
+            _warn_unread(root, [h for h in HELD_OUT if (root / h).is_dir() and root / h != split[1]], split[1].name)
             train_items, classes = _list_images(split[0])
             test_items, test_classes = _list_images(split[1])
             if test_classes != classes:

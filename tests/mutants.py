@@ -1022,7 +1022,7 @@ MUTANTS = [
         ('bench/sgld_study.py', '        if dropped and args.variants != p.get_default("variants"):\n', '        if False:\n'),
     ]),
     Mutant('unread-val-folder-silent', 'tests/test_data.py -k val_folder_beside', [
-        ('fastjem/data.py', '            if unread:\n                warnings.warn(f"{root}:', '            if False:\n                warnings.warn(f"{root}:'),
+        ('fastjem/data.py', '    if unread:\n        warnings.warn(f"{where}:', '    if False:\n        warnings.warn(f"{where}:'),
     ]),
     Mutant('rng-torch-counter-high-word', 'tests/test_kernels_rng.py -k high_words', [
         ('kernels/rng.py', '    return torch.stack(philox4x32_10(counters & _MASK32, (counters >> 32) & _MASK32, zero, zero, k0, k1))', '    return torch.stack(philox4x32_10(counters & _MASK32, zero, zero, zero, k0, k1))'),
