@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 
 from fastjem.checkpoint import atomic_write_text
+from fastjem.engine import cpu_bf16_flags
 from fastjem.engine import device_name  # noqa: F401  (re-exported: the bench scripts name devices with it)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -75,7 +76,8 @@ def device_info(device: torch.device) -> dict:
         info.update(capability=".".join(map(str, torch.cuda.get_device_capability(device))),
                     memory_gib=round(props.total_memory / 2**30, 1), sm_count=props.multi_processor_count)
     else:
-        info.update(threads=torch.get_num_threads(), machine=platform.machine())
+        # the bf16 extensions set what the default precision buys (two CPUs of one name may differ in them)
+        info.update(threads=torch.get_num_threads(), machine=platform.machine(), bf16_flags=cpu_bf16_flags())
     return info
 
 

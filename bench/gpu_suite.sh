@@ -5,7 +5,8 @@
 #
 # 1. installs fastjem without dependencies;  2. pytest -m gpu;  3. the kernel microbenchmarks;
 # 4. steps_per_sec for WRN-28-10, then WRN-16-8 and WRN-10-2 as far as the stage's budget allows (batch 64,
-#    20 SGLD steps; a config is started only with a minute of the budget left, so usually WRN-28-10 alone);
+#    20 SGLD steps; a config starts only with as long left as the slowest so far took, so usually WRN-28-10
+#    alone);
 # 5. a timed CIFAR-10 run on the real data;  6. the report (table + plot).
 # Each stage has its own timeout, cut to what is left of SUITE_SECONDS (default 530 s, under 9 minutes);
 # a failed or timed-out stage is recorded and the suite goes on. Results go to bench/results/ and, flat,
@@ -117,7 +118,7 @@ run_stage kernels 80 285 "$PY" -m pytest bench/bench_kernels.py -q -s -k cuda -p
 # fastjem-parts2) stay: they check auto's choice per size.
 steps() {
   "$PY" bench/steps_per_sec.py --device cuda --configs wrn-28-10,wrn-16-8,wrn-10-2 --batch-size 64 \
-    --windows 3 --window-s 1.0 --component-reps 2 --time-budget $((STAGE_BUDGET > 90 ? STAGE_BUDGET - 60 : 30)) \
+    --windows 3 --window-s 1.0 --component-reps 2 --time-budget $((STAGE_BUDGET > 40 ? STAGE_BUDGET - 15 : 25)) \
     --skip "${STEPS_SKIP-fastjem-sgld-graph-only,fastjem-cast-each-step}" --out "$RESULTS"
 }
 export -f steps

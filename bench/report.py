@@ -85,7 +85,18 @@ def _device(rep: dict) -> str:
     if not isinstance(d, dict):
         return str(d)
     threads = d.get("threads") if d.get("type") == "cpu" else None
-    return d.get("name", "?") + (f", {threads} threads" if threads else "")
+    flags = (set(d.get("bf16_flags") or ()) or _noted_bf16_flags(rep)) if d.get("type") == "cpu" else set()
+    isa = " (AMX-BF16)" if "amx_bf16" in flags else " (AVX512-BF16)" if "avx512_bf16" in flags else ""
+    return d.get("name", "?") + isa + (f", {threads} threads" if threads else "")
+
+
+def _noted_bf16_flags(rep: dict) -> set:
+    """The CPU's bf16 extensions as an engine's resolved notes name them (results written before the device
+    recorded its bf16_flags): an Intel Xeon with AMX and one without share a name, not a speed."""
+    notes = [note for cfg in rep.get("configs", []) if isinstance(cfg, dict)
+             for eng in (cfg.get("engines") or {}).values() if isinstance(eng, dict)
+             for note in (eng.get("resolved") or {}).get("notes", []) if isinstance(note, str)]
+    return {flag for flag in ("amx_bf16", "avx512_bf16") for note in notes if f"({flag})" in note}
 
 
 def _num(x, fmt: str = "{:.3g}") -> str:

@@ -196,6 +196,17 @@ def test_smoke_run_reports_ratios_and_json(smoke):
     assert cfg["flops"]["per_iter"] > 0
 
 
+def test_a_config_starts_only_with_the_time_the_slowest_so_far_took():
+    """The GPU suite's stage once started WRN-16-8 with 71 s of its budget left after WRN-28-10 took 163 s, and
+    its timeout killed it: the estimate is the slowest config so far, the first always starts."""
+    assert steps_per_sec.fits_budget(5.0, 0.0, 10**6)  # no budget
+    assert steps_per_sec.fits_budget(0.0, 170.0, 0.0)  # the first config
+    assert not steps_per_sec.fits_budget(171.0, 170.0, 0.0)  # past the budget
+    assert not steps_per_sec.fits_budget(163.0, 234.0, 163.0)  # 71 s left, the slowest took 163
+    assert steps_per_sec.fits_budget(163.0, 400.0, 163.0)
+    assert steps_per_sec.fits_budget(100.0, 200.0, 100.0)  # exactly as long as the slowest
+
+
 def test_exit_status_counts_skipped_configs_as_recorded_not_failed():
     def rep(*statuses, gate=True):
         return {"gate": {"passed": gate}, "configs": [{"status": s} for s in statuses]}
