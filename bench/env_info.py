@@ -16,8 +16,10 @@ from pathlib import Path
 import torch
 
 from fastjem.checkpoint import atomic_write_text
-from fastjem.engine import cpu_bf16_flags
-from fastjem.engine import device_name  # noqa: F401  (re-exported: the bench scripts name devices with it)
+from fastjem.engine import (
+    cpu_bf16_flags,
+    device_name,  # noqa: F401  (re-exported: the bench scripts name devices with it)
+)
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -1183,6 +1183,16 @@ MUTANTS = [
     Mutant('config-file-bool-as-int', 'tests/test_contracts.py -k config_file_keeps', [
         ('fastjem/config.py', '        if type(value) is not kind or (element', '        if not isinstance(value, kind) or (element'),
     ]),
+    Mutant('steps-budget-ignores-slowest', 'tests/test_bench.py -k slowest', [
+        ('bench/steps_per_sec.py', 'budget - elapsed >= max(slowest, 0.0) and elapsed <= budget',
+         'elapsed <= budget'),
+    ]),
+    Mutant('report-ignores-noted-bf16', 'tests/test_bench.py -k apart', [
+        ('bench/report.py', 'set(d.get("bf16_flags") or ()) or _noted_bf16_flags(rep)', 'set(d.get("bf16_flags") or ())'),
+    ]),
+    Mutant('env-cpu-no-bf16-flags', 'tests/test_bench.py -k apart', [
+        ('bench/env_info.py', ', bf16_flags=cpu_bf16_flags())', ')'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -207,6 +207,26 @@ def test_a_config_starts_only_with_the_time_the_slowest_so_far_took():
     assert steps_per_sec.fits_budget(100.0, 200.0, 100.0)  # exactly as long as the slowest
 
 
+def test_report_names_a_cpus_bf16_extensions_apart():
+    """Two Intel Xeons of one name, one with AMX: their rows must not supersede each other. Newer results record
+    the extensions; older ones are read from the default engine's resolved notes."""
+    cpu = {"type": "cpu", "name": "Intel(R) Xeon(R) Processor", "threads": 2}
+    assert report._device({"device": cpu}) == "Intel(R) Xeon(R) Processor, 2 threads"
+    assert report._device({"device": {**cpu, "bf16_flags": ["amx_bf16", "avx512_bf16"]}}) == \
+        "Intel(R) Xeon(R) Processor (AMX-BF16), 2 threads"
+    assert report._device({"device": {**cpu, "bf16_flags": ["avx512_bf16"]}}) == \
+        "Intel(R) Xeon(R) Processor (AVX512-BF16), 2 threads"
+    noted = {"device": cpu, "configs": [{"engines": {"fastjem-default": {"resolved": {
+        "notes": ["precision auto -> bf16 (CPU has AMX-BF16 (amx_bf16))"]}}}}]}
+    assert report._device(noted) == "Intel(R) Xeon(R) Processor (AMX-BF16), 2 threads"
+    gpu = {"type": "cuda", "name": "NVIDIA H100 80GB HBM3", "bf16_flags": ["amx_bf16"]}
+    assert report._device({"device": gpu}) == "NVIDIA H100 80GB HBM3"
+    from env_info import device_info
+
+    from fastjem.engine import cpu_bf16_flags
+    assert device_info(torch.device("cpu"))["bf16_flags"] == cpu_bf16_flags()
+
+
 def test_exit_status_counts_skipped_configs_as_recorded_not_failed():
     def rep(*statuses, gate=True):
         return {"gate": {"passed": gate}, "configs": [{"status": s} for s in statuses]}
