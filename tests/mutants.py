@@ -1193,6 +1193,9 @@ MUTANTS = [
     Mutant('env-cpu-no-bf16-flags', 'tests/test_bench.py -k apart', [
         ('bench/env_info.py', ', bf16_flags=cpu_bf16_flags())', ')'),
     ]),
+    Mutant('generative-ignores-pxy', 'tests/test_train.py -k pxy_samples_as_a_jem', [
+        ('fastjem/config.py', '        return self.px_weight > 0 or self.pxy_weight > 0', '        return self.px_weight > 0'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

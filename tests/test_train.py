@@ -539,6 +539,21 @@ def test_the_energy_penalty_reaches_a_run_whose_only_generative_term_is_pxy(tiny
     assert float(parts[5.0]["loss"] - parts[0.0]["loss"]) >= float(penalty) * 0.999 > 0
 
 
+def test_a_run_whose_only_generative_term_is_pxy_samples_as_a_jem(tiny_config, tmp_path):
+    """p(x, y) alone still samples (class-conditional SGLD): the run keeps a replay buffer, draws its samples at the
+    end and is listed as a JEM, not as the classifier-only baseline."""
+    from fastjem.runs import run_row
+
+    cfg = tiny_config.replace(px_weight=0.0, pxy_weight=1.0, iters=2)
+    assert cfg.generative and not cfg.replace(pxy_weight=0.0).generative
+    said = []
+    t = Trainer(cfg, out_dir=tmp_path / "pxy", progress=False, log=said.append)
+    t.fit()
+    assert t.buffer is not None and (tmp_path / "pxy" / "samples.png").is_file()
+    assert not any("classifier only" in line for line in said)
+    assert run_row(tmp_path / "pxy")["kind"] == "JEM"
+
+
 def test_files_written_whole_get_the_mode_an_ordinary_write_gives(tmp_path):
     """Checkpoints and reports go through a temporary file that mkstemp makes private (0600): the file it becomes
     takes the umask's mode, so a shared run folder stays readable as the user's umask says."""
