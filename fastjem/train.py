@@ -35,7 +35,6 @@ from fastjem.checkpoint import (
     RUN_LOCK,
     VERSION,
     atomic_copy,
-    atomic_file,
     atomic_save,
     atomic_write_text,
     folder_lock,
@@ -949,21 +948,15 @@ class Trainer:
     def save_samples(self, name: str) -> Path | None:
         """A grid of the last SGLD samples (the buffer before any) as ``name``, and to TensorBoard when logging. A
         picture that cannot be written (a full disk) costs a warning, never the run (None then)."""
-        from torchvision.utils import make_grid, save_image
+        from fastjem.eval.plots import grid_tensor, save_grid_image
 
         x = self.last_samples if self.last_samples is not None else self.buffer.data[:64]
-        n = min(100, len(x))
-        x = x[:n].clamp(-1, 1)
-        if x.shape[-1] < 32:
-            # Tiny images (digits are 8x8) are enlarged with nearest-neighbour so the grid can be read.
-            x = F.interpolate(x, scale_factor=32 // x.shape[-1], mode="nearest")
-        path = self.out_dir / name
-        grid = make_grid(x, nrow=int(math.ceil(math.sqrt(n))), normalize=True, value_range=(-1, 1), pad_value=1.0)
+        grid = grid_tensor(x[:100])
         if self.board is not None:
             self.board.image("samples", grid, self.iteration)
+        path = self.out_dir / name
         try:
-            with atomic_file(path, "wb") as f:
-                save_image(grid, f, format="PNG")
+            save_grid_image(grid, path)
         except OSError as err:
             self.log(f"warning: sample grid not written ({err.strerror or err}: {err.filename or path}); the run "
                      "goes on")

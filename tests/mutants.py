@@ -797,8 +797,8 @@ MUTANTS = [
          '        with open(path, "wb") as f:\n            fig.savefig(f,'),
     ]),
     Mutant('grid-written-in-place', 'tests/test_disk.py -k whole_or_not', [
-        ('fastjem/eval/plots.py', '    with atomic_file(path, "wb") as f:  # written whole',
-         '    with open(path, "wb") as f:  # written whole'),
+        ('fastjem/eval/plots.py', '    with atomic_file(path, "wb") as f:\n        save_image(grid,',
+         '    with open(path, "wb") as f:\n        save_image(grid,'),
     ]),
     Mutant('eval-figure-failure-loses-report', 'tests/test_eval.py -k cannot_be_written', [
         ('fastjem/eval/tasks.py', '        except OSError as err:\n            self.not_written.append',
@@ -878,8 +878,8 @@ MUTANTS = [
          '''        if not isinstance(err, MemoryError):'''),
     ]),
     Mutant('bench-out-file-found-after-the-work', 'tests/test_bench.py -k refuse_bad_options', [
-        ('bench/env_info.py', '        path.mkdir(parents=True, exist_ok=True)\n    except OSError as err:\n        raise argparse.ArgumentTypeError',
-         '        pass\n    except OSError as err:\n        raise argparse.ArgumentTypeError'),
+        ('bench/env_info.py', '        path.mkdir(parents=True, exist_ok=True)\n    except OSError as err:\n        why = "a file',
+         '        pass\n    except OSError as err:\n        why = "a file'),
     ]),
     Mutant('paper-decay-rate', 'tests/test_train.py -k presets_validate', [
         ('fastjem/config.py', 'decay_epochs=(50, 100), decay_rate=0.3, sgld_steps=20,', 'decay_epochs=(50, 100), decay_rate=0.1, sgld_steps=20,'),

@@ -101,19 +101,32 @@ def robustness_curves(curves: dict[str, dict[str, list]], path: str | os.PathLik
     return _save(fig, path)
 
 
-def image_grid(x: torch.Tensor, path: str | os.PathLike, nrow: int | None = None) -> Path:
-    """Save images in [-1, 1] as a grid with ``nrow`` images per row; small images are enlarged with
-    nearest-neighbour upsampling so 8x8 digits can be read."""
-    from torchvision.utils import save_image
+def grid_tensor(x: torch.Tensor, nrow: int | None = None) -> torch.Tensor:
+    """Images in [-1, 1] as one [C, H, W] grid in [0, 1], ``nrow`` images per row (default: a square), white
+    between them; small images are enlarged with nearest-neighbour upsampling so 8x8 digits can be read."""
+    from torchvision.utils import make_grid
 
     x = x.detach().float().cpu().clamp(-1, 1)
     if x.shape[-1] < 32:
         x = F.interpolate(x, scale_factor=32 // x.shape[-1], mode="nearest")
     nrow = nrow or int(math.ceil(math.sqrt(len(x))))
+    return make_grid(x, nrow=nrow, normalize=True, value_range=(-1, 1), pad_value=1.0)
+
+
+def save_grid_image(grid: torch.Tensor, path: str | os.PathLike) -> Path:
+    """Write a ``grid_tensor`` grid as the image ``path`` names, whole or not at all (a failed write, a full disk,
+    leaves the picture that was there)."""
+    from torchvision.utils import save_image
+
     path = Path(path)
-    with atomic_file(path, "wb") as f:  # written whole or not at all (a full disk leaves the old picture)
-        save_image(x, f, format=pil_format(path), nrow=nrow, normalize=True, value_range=(-1, 1), pad_value=1.0)
+    with atomic_file(path, "wb") as f:
+        save_image(grid, f, format=pil_format(path))
     return path
+
+
+def image_grid(x: torch.Tensor, path: str | os.PathLike, nrow: int | None = None) -> Path:
+    """Save images in [-1, 1] as a grid (``grid_tensor``) with ``nrow`` images per row."""
+    return save_grid_image(grid_tensor(x, nrow), path)
 
 
 def pil_format(path: Path) -> str:
