@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import errno
+import os
 import platform
 import re
 import signal
@@ -79,8 +80,22 @@ def device_info(device: torch.device) -> dict:
                     memory_gib=round(props.total_memory / 2**30, 1), sm_count=props.multi_processor_count)
     else:
         # the bf16 extensions set what the default precision buys (two CPUs of one name may differ in them)
-        info.update(threads=torch.get_num_threads(), machine=platform.machine(), bf16_flags=cpu_bf16_flags())
+        info.update(threads=torch.get_num_threads(), machine=platform.machine(), bf16_flags=cpu_bf16_flags(),
+                    **cpu_cores())
     return info
+
+
+def cpu_cores(sys_cpu: str | Path = "/sys/devices/system/cpu") -> dict:
+    """The CPUs this process may run on and the physical cores they are (Linux sysfs topology): two hardware
+    threads of one core share its vector and AMX units, so 2 threads on 1 core are not 2 cores' speed. {} where
+    the topology cannot be read."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+        cores = {tuple(int((Path(sys_cpu) / f"cpu{n}" / "topology" / name).read_text())
+                       for name in ("physical_package_id", "core_id")) for n in cpus}
+    except (AttributeError, OSError, ValueError):
+        return {}
+    return {"affinity_cpus": cpus, "physical_cores": len(cores)}
 
 
 def versions() -> dict:

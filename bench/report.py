@@ -87,7 +87,9 @@ def _device(rep: dict) -> str:
     threads = d.get("threads") if d.get("type") == "cpu" else None
     flags = (set(d.get("bf16_flags") or ()) or _noted_bf16_flags(rep)) if d.get("type") == "cpu" else set()
     isa = " (AMX-BF16)" if "amx_bf16" in flags else " (AVX512-BF16)" if "avx512_bf16" in flags else ""
-    return d.get("name", "?") + isa + (f", {threads} threads" if threads else "")
+    cores = d.get("physical_cores") if threads else None
+    shared = f" on {cores} core{'s' if cores > 1 else ''}" if cores and cores < threads else ""
+    return d.get("name", "?") + isa + (f", {threads} threads{shared}" if threads else "")
 
 
 def _noted_bf16_flags(rep: dict) -> set:

@@ -1196,6 +1196,15 @@ MUTANTS = [
     Mutant('generative-ignores-pxy', 'tests/test_train.py -k pxy_samples_as_a_jem', [
         ('fastjem/config.py', '        return self.px_weight > 0 or self.pxy_weight > 0', '        return self.px_weight > 0'),
     ]),
+    Mutant('cpu-cores-counts-threads', 'tests/test_bench.py -k physical_cores', [
+        ('bench/env_info.py', '    return {"affinity_cpus": cpus, "physical_cores": len(cores)}', '    return {"affinity_cpus": cpus, "physical_cores": len(cpus)}'),
+    ]),
+    Mutant('report-hides-shared-cores', 'tests/test_bench.py -k physical_cores', [
+        ('bench/report.py', '    cores = d.get("physical_cores") if threads else None', '    cores = None'),
+    ]),
+    Mutant('cpu-bars-pins-hardware-threads', 'tests/test_bench.py -k cpu_bars', [
+        ('bench/cpu_bars.sh', "sort -t, -k3,3n -k2,2n -u | sort -t, -k1,1n", "sort -t, -k1,1n"),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -227,6 +227,29 @@ def test_report_names_a_cpus_bf16_extensions_apart():
     assert device_info(torch.device("cpu"))["bf16_flags"] == cpu_bf16_flags()
 
 
+def test_cpu_results_record_the_physical_cores_their_threads_ran_on(tmp_path):
+    """Two hardware threads of one core (a VM's CPUs 0 and 1 may be) share its AMX unit: the record counts the
+    physical cores of the CPUs the process may use, and the report says when threads share cores."""
+    import os
+
+    from env_info import cpu_cores
+
+    cpus = sorted(os.sched_getaffinity(0))
+    for pairs in (False, True):  # every CPU the process may use a thread of core 0; then two to a core
+        for n in cpus:
+            topo = tmp_path / str(pairs) / f"cpu{n}" / "topology"
+            topo.mkdir(parents=True)
+            (topo / "physical_package_id").write_text("0\n")
+            (topo / "core_id").write_text(f"{cpus.index(n) // 2 if pairs else 0}\n")
+    assert cpu_cores(tmp_path / "False") == {"affinity_cpus": cpus, "physical_cores": 1}
+    assert cpu_cores(tmp_path / "True") == {"affinity_cpus": cpus, "physical_cores": (len(cpus) + 1) // 2}
+    assert cpu_cores(tmp_path / "missing") == {}
+    cpu = {"type": "cpu", "name": "Intel(R) Xeon(R) Processor", "threads": 2}
+    assert report._device({"device": {**cpu, "physical_cores": 1}}) == "Intel(R) Xeon(R) Processor, 2 threads on 1 core"
+    assert report._device({"device": {**cpu, "physical_cores": 2}}) == "Intel(R) Xeon(R) Processor, 2 threads"
+    assert report._device({"device": {**cpu, "threads": 4, "physical_cores": 2}}).endswith("4 threads on 2 cores")
+
+
 def test_exit_status_counts_skipped_configs_as_recorded_not_failed():
     def rep(*statuses, gate=True):
         return {"gate": {"passed": gate}, "configs": [{"status": s} for s in statuses]}
@@ -519,6 +542,28 @@ def test_gpu_suite_refuses_a_machine_without_cuda_before_any_stage():
                           env={**os.environ, "PYTHON": sys.executable, "SKIP_INSTALL": "1"})
     assert proc.returncode == 2 and "no CUDA device here" in proc.stderr, proc.stderr
     assert set((BENCH / "results").iterdir()) == before  # no results file named for no device
+
+
+def test_cpu_bars_pins_one_thread_on_each_physical_core(tmp_path):
+    """bench/cpu_bars.sh: CPUs 0 and 1 are one core's two threads here (as a VM may number them), so 2 cores are
+    CPUs 0 and 2; the default precision is what training picks on this CPU; too many cores is refused."""
+    from fastjem.engine import fast_bf16
+
+    (tmp_path / "lscpu").write_text("#!/bin/sh\necho '# CPU,Core,Socket'\nprintf '0,0,0\\n1,0,0\\n2,1,0\\n3,1,0\\n'\n")
+    (tmp_path / "lscpu").chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}", "PYTHON": sys.executable, "DRY_RUN": "1"}
+    run = lambda **extra: subprocess.run(["bash", str(BENCH / "cpu_bars.sh")], capture_output=True,  # noqa: E731
+                                         text=True, timeout=120, env={**env, **extra})
+    proc = run()
+    precision = "bf16" if fast_bf16(torch.device("cpu"))[0] else "fp32"
+    assert proc.returncode == 0, proc.stderr
+    steps, study = proc.stdout.splitlines()[1:]
+    assert steps.startswith("taskset -c 0,2 ") and "steps_per_sec.py --device cpu --threads 2" in steps
+    assert "OMP_NUM_THREADS=2 taskset -c 0,2 " in study and f"--precision {precision} " in study
+    assert run(CORES="1").stdout.splitlines()[1].startswith("taskset -c 0 ")
+    for cores, said in (("3", "fewer than 3 physical cores"), ("0", "positive count"), ("two", "positive count")):
+        proc = run(CORES=cores)
+        assert proc.returncode == 2 and said in proc.stderr and not proc.stdout, (cores, proc.stderr)
 
 
 def test_profile_categories_name_the_eager_energy_function():
