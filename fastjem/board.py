@@ -115,6 +115,8 @@ class TensorBoardLog:
         """The run continues from ``iteration``: later steps are purged, and the reason is logged there."""
         if self.writer is None:
             return
+        # the purged steps' images are gone: the run writes them again when it gets back there
+        self._images = {tag: step for tag, step in self._images.items() if step < iteration}
         with self._guard():
             self.writer.close()
             self._open(iteration)

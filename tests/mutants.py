@@ -1205,6 +1205,9 @@ MUTANTS = [
     Mutant('cpu-bars-pins-hardware-threads', 'tests/test_bench.py -k cpu_bars', [
         ('bench/cpu_bars.sh', "sort -t, -k3,3n -k2,2n -u | sort -t, -k1,1n", "sort -t, -k1,1n"),
     ]),
+    Mutant('board-rewind-keeps-purged-images', 'tests/test_board.py -k rollback_and_a_resume', [
+        ('fastjem/board.py', '        self._images = {tag: step for tag, step in self._images.items() if step < iteration}\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -49,7 +49,8 @@ def test_scalars_validation_samples_and_config_reach_tensorboard(tiny_config, tm
 
 def test_a_rollback_and_a_resume_leave_one_value_per_iteration(tiny_config, tmp_path):
     # a NaN at iteration 13 is found at the check of 14 and rolled back to the snapshot of 8: 10 and 12 run twice
-    cfg = tiny_config.replace(iters=20, check_every=2, snapshot_every=8, log_every=2, lr=5e-3, tensorboard=True)
+    cfg = tiny_config.replace(iters=20, check_every=2, snapshot_every=8, log_every=2, lr=5e-3, tensorboard=True,
+                              sample_every=4)
     t = Trainer(cfg, out_dir=tmp_path, progress=False)
     t.inject_fault(13, "nan")
     assert t.fit()["recoveries"] == 1
@@ -61,6 +62,8 @@ def test_a_rollback_and_a_resume_leave_one_value_per_iteration(tiny_config, tmp_
     assert [v for _, v in got] == pytest.approx([last[s] for s in sorted(last)], rel=1e-6)
     text = board(tmp_path).Tensors("events/text_summary")
     assert len(text) == 1 and text[0].step == 9 and b"rolled back to iteration 8" in text[0].tensor_proto.string_val[0]
+    # the grid of 12 was purged with the rollback and drawn again when the run got back there
+    assert [e.step for e in board(tmp_path).Images("samples")] == [4, 8, 12, 16, 20]
 
     # a resume from an older checkpoint than what was logged: the later steps are logged once, not twice
     run = tmp_path / "resumed"
