@@ -1208,6 +1208,27 @@ MUTANTS = [
     Mutant('board-rewind-keeps-purged-images', 'tests/test_board.py -k rollback_and_a_resume', [
         ('fastjem/board.py', '        self._images = {tag: step for tag, step in self._images.items() if step < iteration}\n', ''),
     ]),
+    Mutant('runs-val-first', 'tests/test_runs.py -k "latest or csv"', [
+        ('fastjem/runs.py', '        "val_acc": val[-1]["val_acc"] if val else None,', '        "val_acc": val[0]["val_acc"] if val else None,'),
+    ]),
+    Mutant('runs-train-acc-first', 'tests/test_runs.py -k "latest or csv"', [
+        ('fastjem/runs.py', '        "train_acc": m.train[-1].get("acc") if m.train else None,', '        "train_acc": m.train[0].get("acc") if m.train else None,'),
+    ]),
+    Mutant('runs-recoveries-all-events', 'tests/test_runs.py -k "latest or csv"', [
+        ('fastjem/runs.py', '        "recoveries": sum(1 for e in m.events if e.get("action") == "recover"),', '        "recoveries": len(m.events),'),
+    ]),
+    Mutant('runs-best-first-kept', 'tests/test_runs.py -k "latest or csv"', [
+        ('fastjem/runs.py', "            row[\"best\"] = f\"{kept[-1]['iter']}: {kept[-1]['val_acc']:.4f} / -\"", "            row[\"best\"] = f\"{kept[0]['iter']}: {kept[0]['val_acc']:.4f} / -\""),
+    ]),
+    Mutant('runs-csv-no-head', 'tests/test_runs.py -k "latest or csv"', [
+        ('fastjem/runs.py', '.writerows([head, *rows])', '.writerows(rows)'),
+    ]),
+    Mutant('runs-diverged-txt-ignored', 'tests/test_runs.py -k "latest or csv"', [
+        ('fastjem/runs.py', '    if not done and ((folder / "diverged.txt").exists() or stopped_by_divergence):', '    if not done and stopped_by_divergence:'),
+    ]),
+    Mutant('runs-done-if-summary', 'tests/test_runs.py -k "latest or csv"', [
+        ('fastjem/runs.py', '    done = summary is not None and summary.get("iteration", -1) >= iteration', '    done = summary is not None'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

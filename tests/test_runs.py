@@ -152,3 +152,37 @@ def test_a_run_stopped_between_log_lines_shows_its_checkpoints_iteration(tiny_co
     (tmp_path / "new" / "config.json").write_text(json.dumps(tiny_config.to_dict()))
     assert run_row(tmp_path / "new")["status"] == "stopped (0/12)" and find_runs([str(tmp_path)]) == [
         tmp_path / "new", tmp_path / "stopped"]
+
+
+def test_a_rows_columns_are_the_runs_latest_and_its_sweep_mark(runs, tmp_path):
+    """The columns read the last records (train acc, val acc, the last best.pt), count recoveries, not every event,
+    and a run fastjem sweep marked diverged (diverged.txt) says so; a summary older than the records is not done."""
+    import shutil
+
+    root, _, _ = runs
+    run = tmp_path / "late"
+    shutil.copytree(root / "cut", run)
+    lines = [{"iter": 2, "loss": 1.0, "acc": 0.25, "it_per_s": 5.0}, {"iter": 2, "val_acc": 0.3, "best": True},
+             {"event": "divergence", "iter": 3, "reason": "loss nan", "action": "recover", "recoveries": 1},
+             {"iter": 4, "loss": 0.5, "acc": 0.75, "it_per_s": 5.0}, {"iter": 4, "val_acc": 0.6, "best": True},
+             {"event": "divergence", "iter": 5, "reason": "loss nan", "action": "recover", "recoveries": 2},
+             {"iter": 6, "loss": 0.4, "acc": 0.8, "it_per_s": 5.0}, {"iter": 6, "val_acc": 0.5}]
+    stop = {"event": "divergence", "iter": 7, "reason": "loss nan", "action": "stop", "recoveries": 2}
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [*lines, stop]))
+    (run / "best.pt").write_bytes(b"")
+    row = run_row(run)
+    assert (row["train_acc"], row["val_acc"], row["best"]) == (0.8, 0.5, "4: 0.6000 / -")
+    assert row["recoveries"] == 2 and row["status"] == "diverged"  # two recoveries, then the stop
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    assert run_row(run)["status"] == "stopped (6/6)"
+    (run / "diverged.txt").write_text("loss nan\n")
+    assert run_row(run)["status"] == "diverged"
+    (run / "diverged.txt").unlink()
+    (run / "summary.json").write_text(json.dumps({"iteration": 4, "test_acc": 0.5}))  # resumed past its end
+    assert run_row(run)["status"] == "stopped (6/6)" and run_row(run)["test_acc"] is None
+
+
+def test_csv_keeps_its_header_row():
+    from fastjem.runs import render_table
+
+    assert render_table(["run", "test acc"], [["a", "0.5"]], "csv").splitlines() == ["run,test acc", "a,0.5"]
