@@ -1229,6 +1229,87 @@ MUTANTS = [
     Mutant('runs-done-if-summary', 'tests/test_runs.py -k "latest or csv"', [
         ('fastjem/runs.py', '    done = summary is not None and summary.get("iteration", -1) >= iteration', '    done = summary is not None'),
     ]),
+    Mutant('pgd-l2-onto-sphere', 'tests/test_contracts.py -k pgd', [
+        ('fastjem/eval/attacks.py', '    scale = (eps / _flat_norm(delta).clamp_min(1e-12)).clamp(max=1.0)', '    scale = eps / _flat_norm(delta).clamp_min(1e-12)'),
+    ]),
+    Mutant('pgd-default-step-small', 'tests/test_contracts.py -k pgd', [
+        ('fastjem/eval/attacks.py', '    alpha = 2.5 * eps / steps if step_size is None else step_size', '    alpha = eps / steps if step_size is None else step_size'),
+    ]),
+    Mutant('pgd-step-size-ignored', 'tests/test_contracts.py -k pgd', [
+        ('fastjem/eval/attacks.py', '    alpha = 2.5 * eps / steps if step_size is None else step_size', '    alpha = 2.5 * eps / steps'),
+    ]),
+    Mutant('pgd-no-random-start', 'tests/test_contracts.py -k pgd', [
+        ('fastjem/eval/attacks.py', '    if random_start:', '    if False:'),
+    ]),
+    Mutant('pgd-l2-radius-full', 'tests/test_contracts.py -k pgd', [
+        ('fastjem/eval/attacks.py', '* torch.rand(len(x), generator=generator).to(', '* torch.ones(len(x)).to('),
+    ]),
+    Mutant('pgd-bad-norm-accepted', 'tests/test_contracts.py -k pgd', [
+        ('fastjem/eval/attacks.py', '    if norm not in NORMS:\n', '    if False:\n'),
+    ]),
+    Mutant('ood-own-dataset-allowed', 'tests/test_contracts.py -k ood_sets', [
+        ('fastjem/eval/ood.py', '        if name == em.config.dataset:', '        if False:'),
+    ]),
+    Mutant('ood-dataset-n-ignored', 'tests/test_contracts.py -k ood_sets', [
+        ('fastjem/eval/ood.py', '        if len(x) > n:\n            x = x[torch.randperm', '        if False:\n            x = x[torch.randperm'),
+    ]),
+    Mutant('ood-dataset-first-n', 'tests/test_contracts.py -k ood_sets', [
+        ('fastjem/eval/ood.py', '            x = x[torch.randperm(len(x), generator=gen)[:n]]', '            x = x[:n]'),
+    ]),
+    Mutant('ood-folder-first-n', 'tests/test_contracts.py -k ood_sets', [
+        ('fastjem/eval/ood.py', '        keep = torch.randperm(len(paths), generator=generator)[:n].sort().values.tolist()', '        keep = list(range(n))'),
+    ]),
+    Mutant('ood-seed-ignored', 'tests/test_contracts.py -k ood_sets', [
+        ('fastjem/eval/ood.py', '    gen = torch.Generator().manual_seed(seed)\n    shape = em.sample_shape', '    gen = torch.Generator().manual_seed(0)\n    shape = em.sample_shape'),
+    ]),
+    Mutant('ood-no-antialias', 'tests/test_contracts.py -k shrinking', [
+        ('fastjem/eval/ood.py', 'align_corners=False, antialias=shrink)', 'align_corners=False, antialias=False)'),
+    ]),
+    Mutant('grid-rows-mixed', 'tests/test_contracts.py -k conditional_grid', [
+        ('fastjem/eval/draw.py', '    rows = drawn.x.view(k, n, *drawn.x.shape[1:])[:, :per_row]', '    rows = drawn.x.view(n, k, *drawn.x.shape[1:]).transpose(0, 1)[:, :per_row]'),
+    ]),
+    Mutant('grid-conditional-all', 'tests/test_contracts.py -k conditional_grid', [
+        ('fastjem/eval/draw.py', '    per_row = min(n, max(1, max_images // k))', '    per_row = n'),
+    ]),
+    Mutant('grid-unconditional-all', 'tests/test_contracts.py -k conditional_grid', [
+        ('fastjem/eval/draw.py', '        return plots.image_grid(drawn.x[:max_images], path)', '        return plots.image_grid(drawn.x, path)'),
+    ]),
+    Mutant('draw-auto-ignores-informative', 'tests/test_contracts.py -k drawing_starts', [
+        ('fastjem/eval/draw.py', '    return "buffer" if em.buffer is not None else ("informative" if em.config.buffer_init == "informative"', '    return "buffer" if em.buffer is not None else ("noise" if em.config.buffer_init == "informative"'),
+    ]),
+    Mutant('draw-all-classes-unnamed', 'tests/test_contracts.py -k drawing_starts', [
+        ('fastjem/eval/draw.py', '    elif classes == list(range(em.num_classes)):', '    elif False:'),
+    ]),
+    Mutant('draw-negative-step', 'tests/test_contracts.py -k drawing_starts', [
+        ('fastjem/eval/draw.py', '    if not (0 <= a < math.inf and 0 <= s < math.inf):', '    if not (a < math.inf and s < math.inf):'),
+    ]),
+    Mutant('sqrtm-no-clip', 'tests/test_contracts.py -k fid_and', [
+        ('fastjem/eval/metrics.py', '    return (v * w.clamp_min(0).sqrt()) @ v.T', '    return (v * w.sqrt()) @ v.T'),
+    ]),
+    Mutant('calib-edges-shifted', 'tests/test_contracts.py -k fid_and', [
+        ('fastjem/eval/metrics.py', '    edges = [b / n_bins for b in range(n_bins + 1)]', '    edges = [b / n_bins for b in range(1, n_bins + 2)]'),
+    ]),
+    Mutant('auroc-empty-unchecked', 'tests/test_contracts.py -k fid_and', [
+        ('fastjem/eval/metrics.py', '    if len(pos) == 0 or len(neg) == 0:', '    if False:'),
+    ]),
+    Mutant('ckpt-lock-no-pid', 'tests/test_contracts.py -k checkpoint_refusals', [
+        ('fastjem/checkpoint.py', '            f.write(f"pid {os.getpid()}")', '            pass'),
+    ]),
+    Mutant('ckpt-newer-version-read', 'tests/test_contracts.py -k checkpoint_refusals', [
+        ('fastjem/checkpoint.py', '    if ckpt.get("version", 0) > VERSION:', '    if False:'),
+    ]),
+    Mutant('ckpt-incomplete-read', 'tests/test_contracts.py -k checkpoint_refusals', [
+        ('fastjem/checkpoint.py', '    for key in ("config", "model", "iteration"):', '    for key in ():'),
+    ]),
+    Mutant('ckpt-dir-lacking-ckpt', 'tests/test_contracts.py -k checkpoint_refusals', [
+        ('fastjem/checkpoint.py', '            raise CheckpointError(f"{path} is a folder without checkpoint.pt in it")', '            pass'),
+    ]),
+    Mutant('guard-probe-not-eval', 'tests/test_guard.py -k batch_norm', [
+        ('fastjem/guard.py', '            with eval_mode(t.model), t.engine.autocast():', '            with t.engine.autocast():'),
+    ]),
+    Mutant('guard-loss-nan-unflagged', 'tests/test_guard.py -k loss_alone', [
+        ('fastjem/guard.py', '        bad = ~torch.isfinite(parts["loss"])', '        bad = torch.zeros((), dtype=torch.bool, device=parts["loss"].device)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -221,3 +221,154 @@ def test_a_config_file_keeps_no_out_dir_and_no_boolean_integers(tmp_path):
     (tmp_path / "c.json").write_text(json.dumps({"iters": True}))
     with pytest.raises(ConfigError, match="iters must be int"):
         options_from_file(tmp_path / "c.json")
+
+
+# --- the fourth hunt (Session 20): attacks, OOD sets, drawing, metrics, checkpoints ---------------------------------
+
+
+class _Recorder(torch.nn.Module):
+    """A linear two-class classifier that records every input the attack gives it."""
+
+    def __init__(self, shape):
+        super().__init__()
+        self.w = torch.linspace(-1, 1, int(torch.tensor(shape).prod())).view(1, *shape)
+        self.seen = []
+
+    def forward(self, x):
+        self.seen.append(x.detach().clone())
+        s = (x * self.w).flatten(1).sum(1)
+        return torch.stack([s, -s], 1)
+
+
+def test_pgd_steps_start_and_project_as_documented():
+    from fastjem.eval.attacks import pgd_attack, project
+
+    g = torch.Generator().manual_seed(0)
+    u = torch.randn(3, 1, 4, 4, generator=g)
+    u = u / u.flatten(1).norm(dim=1).view(-1, 1, 1, 1)
+    assert torch.allclose(project(0.1 * u, 1.0, "l2"), 0.1 * u)  # inside the ball: left as it is
+    assert torch.allclose(project(3 * u, 1.0, "l2").flatten(1).norm(dim=1), torch.ones(3))
+    x, y, eps = torch.zeros(3, 1, 4, 4), torch.zeros(3, dtype=torch.long), 0.2
+    f = _Recorder((1, 4, 4))
+    pgd_attack(f, x, y, eps, "linf", steps=5, random_start=False)
+    assert torch.equal(f.seen[0], x)  # no random start: the first step is at x
+    assert torch.allclose(f.seen[1].abs(), torch.full_like(x, 2.5 * eps / 5))  # the default step 2.5 eps / steps
+    f.seen.clear()
+    pgd_attack(f, x, y, eps, "linf", steps=5, step_size=0.01, random_start=False)
+    assert torch.allclose(f.seen[1].abs(), torch.full_like(x, 0.01))  # the step size given
+    f.seen.clear()
+    pgd_attack(f, x, y, eps, "linf", steps=1, generator=torch.Generator().manual_seed(1))
+    start = f.seen[0]  # the random start: uniform in the ball, not x
+    assert start.abs().max() <= eps and start.abs().min() < eps / 2 and start.std() > eps / 4
+    f.seen.clear()
+    x = torch.zeros(200, 1, 4, 4)
+    pgd_attack(f, x, torch.zeros(200, dtype=torch.long), eps, "l2", steps=1, generator=torch.Generator().manual_seed(2))
+    radii = f.seen[0].flatten(1).norm(dim=1)  # L2 starts: a radius uniform in [0, eps]
+    assert radii.max() <= eps * (1 + 1e-6) and radii.min() < eps / 10 and abs(radii.mean().item() - eps / 2) < eps / 10
+    with pytest.raises(ValueError, match="norm must be one of"):
+        pgd_attack(f, x, y, eps, "l1")
+
+
+def _fake_em(dataset="cifar10"):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(config=SimpleNamespace(dataset=dataset), sample_shape=(1, 8, 8), loaded_arrays=lambda: [],
+                           info=SimpleNamespace(name=dataset))
+
+
+def test_ood_sets_follow_n_and_the_seed_and_refuse_the_in_distribution_set(tmp_path):
+    from fastjem.data import load_arrays, to_float
+    from fastjem.eval.ood import OODSetError, load_image_folder, ood_set
+
+    em = _fake_em()
+    a, b = ood_set("uniform", em, 8, seed=0), ood_set("uniform", em, 8, seed=1)
+    assert torch.equal(a, ood_set("uniform", em, 8, seed=0)) and not torch.equal(a, b)
+    digits = to_float(load_arrays("digits", "", False, progress=False).test_x)
+    x = ood_set("digits", em, 10, seed=0)
+    assert len(x) == 10 and not torch.equal(x, digits[:10])  # a random subset of the test set, not its first 10
+    assert torch.equal(x, digits[torch.randperm(len(digits), generator=torch.Generator().manual_seed(0))[:10]])
+    with pytest.raises(OODSetError, match="in-distribution dataset of this checkpoint"):
+        ood_set("digits", _fake_em("digits"), 10)
+    from PIL import Image
+
+    for i in range(20):  # image i is all grey level 10 * i
+        Image.new("L", (8, 8), 10 * i).save(tmp_path / f"{i:02d}.png")
+    levels = (load_image_folder(tmp_path, 5, 1, 8, torch.Generator().manual_seed(0)) + 1) * 127.5
+    assert len(levels) == 5 and levels.flatten(1)[:, 0].round().tolist() != [0, 10, 20, 30, 40]
+
+
+def test_shrinking_an_ood_set_filters_before_it_samples():
+    """A checkerboard of +-1 shrunk 3x averages to near grey (antialiased); bilinear sampling without the filter
+    lands on pixel centres there and keeps +-1."""
+    from fastjem.eval.ood import match_shape
+
+    board = (torch.arange(12).view(1, 12) + torch.arange(12).view(12, 1)) % 2 * 2.0 - 1
+    assert match_shape(board.view(1, 1, 12, 12), 1, 4).abs().max() < 0.5
+
+
+def test_a_conditional_grid_has_a_row_per_class(monkeypatch):
+    from fastjem.eval import draw, plots
+
+    got = {}
+    monkeypatch.setattr(plots, "image_grid", lambda x, path, nrow=None: got.update(x=x, nrow=nrow) or path)
+    k, n = 10, 20
+    x = torch.arange(k).repeat_interleave(n).float().view(-1, 1, 1, 1).expand(-1, 1, 2, 2)  # class c's images: c
+    drawn = draw.Drawn(x, torch.arange(k).repeat_interleave(n), torch.zeros(k * n), torch.zeros(k * n),
+                       {"n": n, "classes": list(range(k))})
+    draw.save_grid(drawn, "grid.png", max_images=100)
+    assert got["nrow"] == 10 and len(got["x"]) == 100
+    assert got["x"][:, 0, 0, 0].view(10, 10).tolist() == [[c] * 10 for c in range(10)]
+    unconditional = draw.Drawn(x[:150], None, torch.zeros(150), torch.zeros(150), {"n": 150, "classes": None})
+    draw.save_grid(unconditional, "grid.png", max_images=100)
+    assert len(got["x"]) == 100
+
+
+def test_drawing_starts_where_the_run_did_and_names_all_classes(jem_run, tmp_path):
+    from types import SimpleNamespace
+
+    from fastjem.errors import ConfigError
+    from fastjem.eval import draw, load_model
+
+    no_buffer = SimpleNamespace(buffer=None, config=SimpleNamespace(buffer_init="informative"), path="x", label="x")
+    assert draw.resolve_init(no_buffer, "auto") == "informative"
+    em = load_model(jem_run)
+    assert draw.default_output(em, list(range(em.num_classes))).name == "all-classes.npz"
+    assert draw.default_output(em, [3, 7]).name == "class-3-7.npz"
+    with pytest.raises(ConfigError, match="finite numbers >= 0"):
+        draw.draw(em, 2, n_steps=1, step_size=-1.0)
+    with pytest.raises(ConfigError):
+        draw.draw(em, 2, n_steps=-1)
+
+
+def test_fid_and_calibration_edge_cases():
+    from fastjem.eval.metrics import auroc, expected_calibration_error, fid_from_features, frechet_distance
+
+    g = torch.Generator().manual_seed(0)
+    f = torch.randn(10, 64, generator=g, dtype=torch.float64)  # fewer samples than dimensions: rank-deficient
+    assert fid_from_features(f, f) == pytest.approx(0.0, abs=1e-6)
+    shifted = fid_from_features(f, f + 0.1)
+    assert shifted == shifted and shifted == pytest.approx(64 * 0.01, rel=1e-3)  # finite: ||0.1||^2 over 64 dims
+    mu, cov = torch.zeros(3, dtype=torch.float64), torch.eye(3, dtype=torch.float64)
+    assert frechet_distance(mu, cov, mu, cov) >= 0.0
+    r = expected_calibration_error(torch.rand(50, generator=g), torch.rand(50, generator=g) > 0.5, n_bins=20)
+    assert r.edges == [b / 20 for b in range(21)]
+    with pytest.raises(ValueError, match="at least one"):
+        auroc(torch.tensor([]), torch.tensor([0.5]))
+
+
+def test_checkpoint_refusals_and_the_lock_naming_its_process(tmp_path):
+    import os
+
+    from fastjem.checkpoint import FORMAT, folder_lock, lock_holder
+
+    with pytest.raises(CheckpointError, match="folder without checkpoint.pt"):
+        load_checkpoint(tmp_path)
+    good = {"format": FORMAT, "config": {}, "model": {}, "iteration": 1, "version": 1}
+    torch.save({**good, "version": 99}, tmp_path / "new.pt")
+    with pytest.raises(CheckpointError, match="written by a newer fastjem"):
+        load_checkpoint(tmp_path / "new.pt")
+    torch.save({k: v for k, v in good.items() if k != "model"}, tmp_path / "part.pt")
+    with pytest.raises(CheckpointError, match="lacks 'model'"):
+        load_checkpoint(tmp_path / "part.pt")
+    with folder_lock(tmp_path / ".lock", "busy"):
+        assert lock_holder(tmp_path / ".lock") == f"pid {os.getpid()}"

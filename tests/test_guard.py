@@ -495,3 +495,22 @@ def test_the_remedy_ladder_climbs_and_its_last_rung_repeats(guarded, tmp_path):
     assert float(t.lr_t) == pytest.approx(0.5 * learning_rate(t.cfg, 35, t.iters_per_epoch), rel=1e-6)
     assert train[-1]["lr"] == pytest.approx(0.5 * learning_rate(t.cfg, 35, t.iters_per_epoch), rel=1e-12)
     assert load_checkpoint(tmp_path / "checkpoint.pt")["recovery"]["energy_l2"] == 0.4
+
+
+def test_the_guards_probe_leaves_batch_norm_statistics_alone(guarded, tmp_path):
+    """healthy() runs the network on the buffer and on noise in eval mode: in train mode those forwards would move
+    batch norm's running statistics, and a guarded run would no longer equal an unguarded one."""
+    cfg = guarded.replace(arch="wrn", depth=10, width=1, norm="batch", iters=2)
+    t = Trainer(cfg, out_dir=tmp_path, progress=False)
+    t.model.train()
+    before = {k: v.clone() for k, v in t.model.state_dict().items()}
+    assert t.guard.healthy()
+    after = t.model.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before) and t.model.training
+
+
+def test_a_non_finite_loss_alone_raises_the_flag(guarded, tmp_path):
+    """A classifier-only run logs no energies: its non-finite loss is what the guard sees."""
+    t = Trainer(guarded, out_dir=tmp_path, progress=False)
+    t.guard.observe({"loss": torch.tensor(float("nan"))})
+    assert bool(t.guard.flag) and not t.guard.healthy()
