@@ -46,6 +46,20 @@ class DeviceSGD(torch.optim.Optimizer):
                 if state.get("momentum_buffer") is None:
                     state["momentum_buffer"] = torch.zeros_like(p, memory_format=torch.preserve_format)
 
+    def load_state_dict(self, state_dict: dict) -> None:
+        """torch's load, then: each group's learning rate is the saved one held in this optimiser's own lr tensor
+        (the one a captured graph reads; torch would put the saved float or a copy in its place), and momentum
+        buffers a state saved before its first step lacks are made (as zeros)."""
+        own = [group["lr"] for group in self.param_groups]
+        super().load_state_dict(state_dict)
+        for group, lr in zip(self.param_groups, own):
+            saved = group["lr"]
+            if saved is not lr:
+                with torch.no_grad():
+                    lr.copy_(torch.as_tensor(saved, dtype=lr.dtype))
+                group["lr"] = lr
+        self.ensure_state()
+
     @torch.no_grad()
     def step(self, closure=None):
         loss = None

@@ -1310,6 +1310,90 @@ MUTANTS = [
     Mutant('guard-loss-nan-unflagged', 'tests/test_guard.py -k loss_alone', [
         ('fastjem/guard.py', '        bad = ~torch.isfinite(parts["loss"])', '        bad = torch.zeros((), dtype=torch.bool, device=parts["loss"].device)'),
     ]),
+    Mutant('buffer-uint8-scale', 'tests/test_buffer.py -k "uint8 or settings_and"', [
+        ('fastjem/buffer.py', 'x = x.float() / 127.5 - 1.0', 'x = x.float() / 255.0'),
+    ]),
+    Mutant('buffer-fill-no-clamp', 'tests/test_buffer.py -k "uint8 or settings_and"', [
+        ('fastjem/buffer.py', '        return out.clamp_(-1.0, 1.0).reshape(n, *self.sample_shape)', '        return out.reshape(n, *self.sample_shape)'),
+    ]),
+    Mutant('buffer-reinit-over-one', 'tests/test_buffer.py -k "uint8 or settings_and"', [
+        ('fastjem/buffer.py', 'if not 0.0 <= reinit_prob <= 1.0:', 'if not 0.0 <= reinit_prob:'),
+    ]),
+    Mutant('buffer-size-zero', 'tests/test_buffer.py -k "uint8 or settings_and"', [
+        ('fastjem/buffer.py', '        if size <= 0:\n', '        if size < 0:\n'),
+    ]),
+    Mutant('buffer-init-shape-unchecked', 'tests/test_buffer.py -k "uint8 or settings_and"', [
+        ('fastjem/buffer.py', '            if tuple(self.data.shape) != (size, *self.sample_shape):', '            if False:'),
+    ]),
+    Mutant('buffer-fresh-not-fp32', 'tests/test_buffer.py -k "uint8 or settings_and"', [
+        ('fastjem/buffer.py', 'self.init.draw(idx.shape[0], y).to(torch.float32)', 'self.init.draw(idx.shape[0], y)'),
+    ]),
+    Mutant('buffer-init-not-fp32', 'tests/test_buffer.py -k "uint8 or settings_and"', [
+        ('fastjem/buffer.py', 'init.fill(size, blocks).to(self.device, torch.float32)', 'init.fill(size, blocks).to(self.device)'),
+    ]),
+    Mutant('buffer-divisible-hint', 'tests/test_buffer.py -k "uint8 or settings_and"', [
+        ('fastjem/buffer.py', '{(size // num_classes + 1) * num_classes}', '{size // num_classes * num_classes}'),
+    ]),
+    Mutant('engine-kernels-auto-triton-on-cpu', 'tests/test_engine.py -k cpu_paths', [
+        ('fastjem/engine.py', 'kernels = "triton" if device.type == "cuda" and triton is not None else "reference"', 'kernels = "triton" if triton is not None else "reference"'),
+    ]),
+    Mutant('engine-tf32-for-fp32', 'tests/test_engine.py -k cpu_paths', [
+        ('fastjem/engine.py', '            allow = self.precision == "tf32"', '            allow = self.precision != "bf16"'),
+    ]),
+    Mutant('engine-malloc-not-applied', 'tests/test_engine.py -k cpu_paths', [
+        ('fastjem/engine.py', '        if self.cpu_malloc:\n            tune_cpu_malloc()', '        if self.cpu_malloc:\n            pass'),
+    ]),
+    Mutant('engine-compile-unchecked', 'tests/test_engine.py -k cpu_paths', [
+        ('fastjem/engine.py', '    if compiled:\n        ok, why = compile_available(device)', '    if False:\n        ok, why = compile_available(device)'),
+    ]),
+    Mutant('engine-assume-no-bf16-ignored', 'tests/test_engine.py -k cpu_paths', [
+        ('fastjem/engine.py', '    if os.environ.get("FASTJEM_ASSUME_NO_BF16"):', '    if False:'),
+    ]),
+    Mutant('engine-no-onednn-check', 'tests/test_engine.py -k cpu_paths', [
+        ('fastjem/engine.py', '        if not torch.backends.mkldnn.is_available():', '        if False:'),
+    ]),
+    Mutant('engine-cpuinfo-flags-never', 'tests/test_engine.py -k cpu_paths', [
+        ('fastjem/engine.py', '                if line.startswith("flags"):', '                if line.startswith("Flags"):'),
+    ]),
+    Mutant('sampler-clip-one-sided', 'tests/test_sampler.py', [
+        ('fastjem/sampler.py', 'grad = grad.clamp(-self.grad_clip, self.grad_clip)', 'grad = grad.clamp(max=self.grad_clip)'),
+    ]),
+    Mutant('sampler-negative-step-size', 'tests/test_sampler.py', [
+        ('fastjem/sampler.py', '0 <= step_size < math.inf and', 'step_size < math.inf and'),
+    ]),
+    Mutant('sampler-negative-noise', 'tests/test_sampler.py', [
+        ('fastjem/sampler.py', '0 <= noise < math.inf)', 'noise < math.inf)'),
+    ]),
+    Mutant('sampler-negative-steps', 'tests/test_sampler.py', [
+        ('fastjem/sampler.py', 'if n_steps < 0 or not', 'if not'),
+    ]),
+    Mutant('sampler-parts-not-frozen', 'tests/test_sampler.py', [
+        ('fastjem/sampler.py', '        with sampling_mode(model), torch.enable_grad():\n            for k,', '        with torch.enable_grad():\n            for k,'),
+    ]),
+    Mutant('sampler-sample-not-fp32', 'tests/test_sampler.py', [
+        ('fastjem/sampler.py', 'x = x0.detach().to(torch.float32).clone(memory_format=torch.contiguous_format)', 'x = x0.detach().clone(memory_format=torch.contiguous_format)'),
+    ]),
+    Mutant('sampler-parts-not-fp32', 'tests/test_sampler.py', [
+        ('fastjem/sampler.py', '        x = x0.detach().to(torch.float32)\n        n = x.numel()', '        x = x0.detach()\n        n = x.numel()'),
+    ]),
+    Mutant('sampler-load-no-clone', 'tests/test_sampler.py', [
+        ('fastjem/sampler.py', 'self.rng_state = state["rng_state"].clone()', 'self.rng_state = state["rng_state"]'),
+    ]),
+    Mutant('optim-load-drops-buffers', 'tests/test_optim.py', [
+        ('fastjem/optim.py', '                group["lr"] = lr\n        self.ensure_state()', '                group["lr"] = lr'),
+    ]),
+    Mutant('optim-load-replaces-lr', 'tests/test_optim.py', [
+        ('fastjem/optim.py', '                group["lr"] = lr\n', ''),
+    ]),
+    Mutant('optim-negative-momentum', 'tests/test_optim.py', [
+        ('fastjem/optim.py', 'if momentum < 0 or weight_decay < 0:', 'if weight_decay < 0:'),
+    ]),
+    Mutant('optim-negative-wd', 'tests/test_optim.py', [
+        ('fastjem/optim.py', 'if momentum < 0 or weight_decay < 0:', 'if momentum < 0:'),
+    ]),
+    Mutant('optim-closure-loss-dropped', 'tests/test_optim.py', [
+        ('fastjem/optim.py', '                loss = closure()', '                closure()'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -179,3 +179,46 @@ def test_unconditional_restarts_of_a_class_blocked_buffer_draw_their_blocks_clas
     x0, idx = buf.sample(30)
     block = idx // buf.class_block
     assert ((x0.mean((1, 2, 3)) - (-0.8 + 0.8 * block)).abs() < 0.2).all()
+
+
+def test_class_gaussians_of_uint8_images_are_fitted_in_the_model_range():
+    """The Trainer hands its uint8 training images over: 0..255 is read as [-1, 1], the fit equals the float one."""
+    from fastjem.buffer import ClassGaussians
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, 256, (60, 1, 2, 2), generator=g, dtype=torch.uint8)
+    y = torch.arange(3).repeat(20)
+    a, b = ClassGaussians(x, y, 3), ClassGaussians(x.float() / 127.5 - 1, y, 3)
+    assert torch.allclose(a.mean, b.mean) and torch.allclose(a.factor, b.factor)
+    wide = ClassGaussians(4 * torch.randn(60, 1, 2, 2, generator=g), y, 3)
+    s = wide.fill(2000)
+    assert s.min() == -1.0 and s.max() == 1.0  # a buffer's first contents are clamped to the image range too
+
+
+class _Fp64Init:
+    """An init drawing fp64 rows (of ``shape``)."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def draw(self, n, y=None):
+        return torch.rand(n, *self.shape, dtype=torch.float64) * 2 - 1
+
+    def fill(self, n, y=None):
+        return self.draw(n, y)
+
+
+def test_the_buffer_checks_its_settings_and_holds_fp32_whatever_its_init_draws():
+    for kwargs, match in (({"reinit_prob": 1.5}, "reinit_prob"), ({"reinit_prob": -0.1}, "reinit_prob")):
+        with pytest.raises(ConfigError, match=match):
+            ReplayBuffer(8, (2,), **kwargs)
+    with pytest.raises(ConfigError, match="buffer size must be > 0"):
+        ReplayBuffer(0, (2,))
+    with pytest.raises(ConfigError, match="use e.g. 102"):
+        ReplayBuffer(100, (1,), num_classes=3)
+    with pytest.raises(ConfigError, match="init made samples of shape"):
+        ReplayBuffer(8, (2,), init=_Fp64Init((3,)))
+    buf = ReplayBuffer(8, (2,), reinit_prob=1.0, init=_Fp64Init((2,)), seed=0)
+    assert buf.data.dtype == torch.float32
+    x0, _ = buf.sample(8)
+    assert x0.dtype == torch.float32

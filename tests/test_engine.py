@@ -356,3 +356,51 @@ def test_cpu_malloc_tuning_stops_page_faults_on_reused_activations():
     eng = resolve_engine(TrainConfig(), CPU, has_batch_norm=False)
     assert eng.cpu_malloc and any("CPU allocator" in n for n in eng.notes) and "malloc tuned" in eng.describe()
     assert not resolve_engine(TrainConfig(cpu_malloc=False), CPU, has_batch_norm=False).cpu_malloc
+
+
+def test_the_cpu_paths_of_the_engines_choices(monkeypatch):
+    """What the hunt found no test of: kernels auto is the reference on a CPU (even with the interpreter on), an
+    unusable compiler turns compile off with its note, FASTJEM_ASSUME_NO_BF16 and a torch without oneDNN keep fp32
+    on an AMX CPU, TF32 is set only for --precision tf32 on CUDA (flags settable without a GPU), the engine that
+    names the CPU malloc tuning applies it, and /proc/cpuinfo's flags line is parsed."""
+    import builtins
+    import io
+    import shutil
+
+    import fastjem.engine as engine_mod
+    from fastjem.engine import Engine, cpu_bf16_flags
+
+    for on in (True, False):
+        monkeypatch.setattr("fastjem.kernels._dispatch.interpreter_on", lambda on=on: on)
+        assert resolve_engine(TrainConfig(), CPU, has_batch_norm=False).kernels == "reference"
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    eng = resolve_engine(TrainConfig(compile="on"), CPU, has_batch_norm=False)
+    assert not eng.compile and any("compile off: no C++ compiler" in n for n in eng.notes)
+    monkeypatch.undo()
+    monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: ["amx_bf16"])
+    monkeypatch.setenv("FASTJEM_ASSUME_NO_BF16", "1")
+    eng = resolve_engine(TrainConfig(), CPU, has_batch_norm=False)
+    assert eng.precision == "fp32" and any("FASTJEM_ASSUME_NO_BF16 is set" in n for n in eng.notes)
+    monkeypatch.delenv("FASTJEM_ASSUME_NO_BF16")
+    monkeypatch.setattr(torch.backends.mkldnn, "is_available", lambda: False)
+    eng = resolve_engine(TrainConfig(), CPU, has_batch_norm=False)
+    assert eng.precision == "fp32" and any("without oneDNN" in n for n in eng.notes)
+    monkeypatch.undo()
+    flags = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark)
+    try:
+        for precision, allowed in (("fp32", False), ("tf32", True), ("bf16", False)):
+            Engine(torch.device("cuda"), precision, False, False, "reference", False).apply_backend_flags()
+            assert torch.backends.cuda.matmul.allow_tf32 is allowed and torch.backends.cudnn.allow_tf32 is allowed
+    finally:
+        (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark) = flags
+    tuned = []
+    monkeypatch.setattr(engine_mod, "tune_cpu_malloc", lambda: tuned.append(1) or True)
+    Engine(CPU, "fp32", False, False, "reference", False, cpu_malloc=False).apply_backend_flags()
+    assert not tuned
+    Engine(CPU, "fp32", False, False, "reference", False, cpu_malloc=True).apply_backend_flags()
+    assert tuned == [1]
+    real_open = builtins.open
+    cpuinfo = "processor\t: 0\nflags\t\t: fpu sse2 avx512_bf16 amx_tile amx_bf16\n"
+    monkeypatch.setattr(builtins, "open", lambda path, *a, **k: io.StringIO(cpuinfo) if path == "/proc/cpuinfo"
+                        else real_open(path, *a, **k))
+    assert cpu_bf16_flags() == ["amx_bf16", "avx512_bf16"]

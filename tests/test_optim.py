@@ -51,3 +51,19 @@ def test_state_dicts_load_both_ways_and_buffers_exist_from_the_start():
         DeviceSGD(net.parameters(), 0.1)
     with pytest.raises(ValueError, match="Nesterov"):
         DeviceSGD(net.parameters(), torch.tensor(0.1), nesterov=True)
+
+
+def test_a_state_saved_before_the_first_step_loads_and_keeps_the_lr_tensor():
+    """torch.optim.SGD saves no momentum buffers before its first step: loading that state must not leave DeviceSGD
+    without them (its next step failed), and the saved rate goes into the optimiser's own lr tensor."""
+    net = torch.nn.Linear(4, 3)
+    lr = torch.tensor(0.5)
+    mine = DeviceSGD(net.parameters(), lr, momentum=0.9)
+    mine.load_state_dict(torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9).state_dict())
+    assert mine.param_groups[0]["lr"] is lr and lr.item() == pytest.approx(0.1)
+    net(torch.randn(5, 4)).sum().backward()
+    assert mine.step(lambda: torch.tensor(3.0)).item() == 3.0  # the closure's loss is returned
+    assert all(mine.state[p]["momentum_buffer"] is not None for p in net.parameters())
+    for kwargs in ({"momentum": -0.1}, {"weight_decay": -1e-4}):
+        with pytest.raises(ValueError, match=">= 0"):
+            DeviceSGD(net.parameters(), torch.tensor(0.1), **kwargs)

@@ -153,3 +153,41 @@ def test_non_finite_step_size_or_noise_is_refused(bad):
         SGLD(5, bad)
     with pytest.raises(ValueError, match="finite"):
         SGLD(5, 1.0, bad)
+
+
+def test_a_negative_step_size_noise_or_step_count_is_refused():
+    for args in ((5, -1.0), (5, 1.0, -0.01), (-1,)):
+        with pytest.raises(ValueError):
+            SGLD(*args)
+
+
+def test_the_clip_bounds_negative_gradients_too():
+    energy = lambda x: 100 * x[:, 0] - 100 * x[:, 1]  # noqa: E731
+    x = SGLD(4, 0.1, 0.0, grad_clip=0.5).sample(energy, torch.zeros(3, 2))
+    torch.testing.assert_close(x, torch.tensor([[-0.2, 0.2]]).expand(3, 2), rtol=0, atol=1e-7)
+
+
+def test_samples_are_fp32_whatever_the_start_and_blocks_sample_frozen_in_eval_mode():
+    energy = lambda x: (x**2).sum(1)  # noqa: E731
+    x0 = torch.randn(6, 4)
+    ref = SGLD(2, 0.1, 0.01, seed=0).sample(energy, x0)
+    for start in (x0.double(), x0.to(torch.bfloat16).float().double()):
+        x = SGLD(2, 0.1, 0.01, seed=0).sample(energy, start)
+        assert x.dtype == torch.float32
+    torch.testing.assert_close(SGLD(2, 0.1, 0.01, seed=0).sample(energy, x0.double()), ref, rtol=0, atol=0)
+    parts = SGLD(2, 0.1, 0.01, seed=0).sample_parts(lambda s, e: energy, x0.double(), 2)
+    assert parts.dtype == torch.float32
+    m = Recorder().train()
+    SGLD(3, 0.1, 0.01).sample_parts(lambda s, e: model_energy(m), torch.randn(6, 4), 2, model=m)
+    assert m.modes and set(m.modes) == {(False, False)} and m.training
+
+
+def test_a_loaded_rng_state_is_the_samplers_own_copy():
+    s = SGLD(2, 0.1, 0.01, seed=3)
+    s.rng_for("cpu")
+    state = s.state_dict()
+    kept = state["rng_state"].clone()
+    t = SGLD(2, 0.1, 0.01, seed=0)
+    t.load_state_dict(state)
+    t.sample(lambda x: (x**2).sum(1), torch.randn(4, 2))
+    assert torch.equal(state["rng_state"], kept)
