@@ -1191,7 +1191,7 @@ MUTANTS = [
         ('bench/report.py', 'set(d.get("bf16_flags") or ()) or _noted_bf16_flags(rep)', 'set(d.get("bf16_flags") or ())'),
     ]),
     Mutant('env-cpu-no-bf16-flags', 'tests/test_bench.py -k apart', [
-        ('bench/env_info.py', ', bf16_flags=cpu_bf16_flags())', ')'),
+        ('bench/env_info.py', ' bf16_flags=cpu_bf16_flags(),', ''),
     ]),
     Mutant('generative-ignores-pxy', 'tests/test_train.py -k pxy_samples_as_a_jem', [
         ('fastjem/config.py', '        return self.px_weight > 0 or self.pxy_weight > 0', '        return self.px_weight > 0'),
