@@ -440,10 +440,7 @@ class Trainer:
     def _adopt_optimizer_settings(self) -> None:
         """After loading an optimiser state: our device lr tensor and Adam mode, step counters where they belong."""
         if isinstance(self.optimizer, DeviceSGD):
-            for group in self.optimizer.param_groups:
-                group["lr"] = self.lr_t
-            self.optimizer.ensure_state()
-            return
+            return  # its load_state_dict keeps its lr tensor (self.lr_t) and makes missing momentum buffers
         capturable = self._adam_settings["capturable"]
         for group in self.optimizer.param_groups:
             group["lr"] = self.lr_t
