@@ -70,6 +70,17 @@ def timed(fn: Callable[[], object], n: int, device: torch.device) -> float:
     return time.perf_counter() - t0
 
 
+def matmul_flops(device: torch.device, precision: str, n: int = 2048, reps: int = 5, windows: int = 3) -> float:
+    """FLOP/s of a dense n^3 matmul on ``device`` at this process's threads, fp32 or bf16 operands (as autocast
+    hands them to the convolutions): the device's compute ceiling at that precision as measured, where no
+    datasheet peak is known (CPUs). The median over ``windows`` of ``reps`` products, after one untimed."""
+    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[precision]
+    gen = torch.Generator(device=device).manual_seed(0)
+    a = torch.randn(n, n, device=device, dtype=dtype, generator=gen)
+    b = torch.randn(n, n, device=device, dtype=dtype, generator=gen)
+    a @ b
+    seconds = sorted(timed(lambda: a @ b, reps, device) for _ in range(windows))
+    return 2 * n**3 * reps / seconds[len(seconds) // 2]
 
 
 def device_info(device: torch.device) -> dict:

@@ -45,6 +45,7 @@ from env_info import (  # noqa: E402
     check_sizes,
     device_info,
     git_state,
+    matmul_flops,
     now_utc,
     peak_flops,
     pick_device,
@@ -73,16 +74,6 @@ VARIANTS = {
     "no-compile": {"compile": False},
     "nchw": {"channels_last": False},
 }
-
-
-def matmul_tflops(device: torch.device, n: int = 8192, reps: int = 20) -> float:
-    """bf16 dense matmul rate on random data: the practical ceiling the network's convolutions aim at."""
-    a = torch.randn(n, n, device=device, dtype=torch.bfloat16)
-    b = torch.randn(n, n, device=device, dtype=torch.bfloat16)
-    for _ in range(3):
-        a @ b
-    seconds = timed(lambda: a @ b, reps, device)
-    return 2 * n**3 * reps / seconds / 1e12
 
 
 def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Tensor) -> tuple[dict, torch.Tensor]:
@@ -186,7 +177,8 @@ def main(argv=None) -> int:
               "args": {k: v for k, v in vars(args).items()}, "flops_per_sgld_step": flops["sgld_step"],
               "peak_flops_per_s": peak, "variants": []}
     if cuda:
-        report["matmul_bf16_tflops"] = matmul_tflops(device)
+        # bf16 dense matmul on random data: the practical ceiling the network's convolutions aim at
+        report["matmul_bf16_tflops"] = matmul_flops(device, "bf16", n=8192, reps=20) / 1e12
     reference = None
     for name in names:
         try:

@@ -21,7 +21,9 @@ each, ``n`` chosen from the last warm-up iteration so a window lasts about ``--w
 is synchronised before every clock read. Reported: the median iterations/s over windows and its
 spread (min, max), then component times (SGLD step, buffer draw + write-back, data draw, the rest of
 the training step), FLOPs per iteration counted with torch.utils.flop_counter on the reference
-iteration, and MFU against the device's peak for the precision the engine computes in.
+iteration, and MFU against the device's peak for the precision the engine computes in (on a CPU, which has no
+datasheet peak here, the share of a dense matmul's FLOP/s at that precision, measured in the same run, and
+the ceiling that puts on each bar: ``ceiling_matched: xC``).
 
 Correctness gate: before any timing, fastjem (precision fp32, reference kernels, same seed) and the
 reference must give the same SGLD chains, loss and gradients on identical inputs; if they do not,
@@ -58,6 +60,7 @@ from env_info import (  # noqa: E402
     device_name,
     exit_on_sigterm,
     git_state,
+    matmul_flops,
     now_utc,
     peak_flops,
     pick_device,
@@ -488,6 +491,7 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
             "peak_flops_per_s": peak,
             "mfu": flops["per_iter"] * med / peak if peak else None,
         }
+    matmul = cpu_matmul_ceiling(engines, device, 256 if args.smoke else 2048) if device.type == "cpu" else None
     ratios = {}
     paired = {}
     if gate_passed:
@@ -527,8 +531,24 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
         torch._dynamo.reset()
     return {"name": name, "depth": depth, "width": width, "batch_size": b, "sgld_steps": args.sgld_steps,
             "buffer_size": args.buffer_size, "flops": flops, "engines": engines, "ratios": ratios,
-            "paired_ratios": paired, "optional_engine_failures": optional_failures,
+            "paired_ratios": paired, "matmul": matmul, "optional_engine_failures": optional_failures,
             "status": "ok" if gate_passed else "fastjem refused: equivalence check failed"}
+
+
+def cpu_matmul_ceiling(engines: dict, device: torch.device, n: int) -> dict:
+    """A CPU has no datasheet peak here: each engine's FLOP/s is set against a dense n^3 matmul's at the engine's
+    precision, measured now at the same threads (``of_matmul``). ``ceilings``: fastjem's matmul rate at each
+    bar's precision over the reference's achieved FLOP/s, the speed-up an engine whose every FLOP ran at the
+    matmul's rate would reach; the bar's ratio can only approach it."""
+    rates = {p: matmul_flops(device, p, n) for p in sorted({e["precision"] for e in engines.values()})}
+    for e in engines.values():
+        e["matmul_flops_per_s"] = rates[e["precision"]]
+        e["of_matmul"] = e["achieved_flops_per_s"] / rates[e["precision"]]
+    ref = engines["reference-ieee"]["achieved_flops_per_s"]
+    ceilings = {key: engines[name]["matmul_flops_per_s"] / ref
+                for key, name in (("matched", "fastjem-matched"), ("default", "fastjem-default")) if name in engines}
+    return {"n": n, "threads": torch.get_num_threads(), "flops_per_s": rates, "ceilings": ceilings,
+            "method": f"median of 3 windows of 5 products of two {n}x{n} random matrices, one untimed before"}
 
 
 # ------------------------------------------------------------------------------------- output
@@ -545,7 +565,8 @@ def markdown_table(report: dict) -> str:
         ref = c["engines"]["reference-ieee"]["it_per_s_median"]
         for name, e in c["engines"].items():
             comp = e["components_ms"]
-            mfu = f"{100 * e['mfu']:.1f}%" if e["mfu"] is not None else "n/a"
+            mfu = (f"{100 * e['mfu']:.1f}%" if e["mfu"] is not None
+                   else f"{e['of_matmul']:.0%} of matmul" if e.get("of_matmul") is not None else "n/a")
             lines.append(
                 f"| {c['name']} | {c['batch_size']} | {name} | {e['precision']} | {e['it_per_s_median']:.3f} | "
                 f"{e['it_per_s_min']:.3f}-{e['it_per_s_max']:.3f} | {comp['iteration']:.1f} | "
@@ -585,6 +606,15 @@ def ratio_lines(report: dict) -> list[str]:
         mfu = bar["engines"].get(engine, {}).get("mfu")
         if mfu is not None:
             lines.append(f"mfu_{key}: {mfu:.4f}")
+    matmul = bar.get("matmul")
+    if matmul:
+        ref = bar["engines"]["reference-ieee"]
+        for key, ceiling in matmul["ceilings"].items():
+            e = bar["engines"][f"fastjem-{key}"]
+            lines.append(f"ceiling_{key}: x{ceiling:.2f} (a {matmul['n']}^3 {e['precision']} matmul "
+                         f"{e['matmul_flops_per_s'] / 1e9:.0f} GFLOP/s over the reference's "
+                         f"{ref['achieved_flops_per_s'] / 1e9:.0f}; fastjem reaches {e['of_matmul']:.0%} of it, "
+                         f"the reference {ref['of_matmul']:.0%} of the fp32 one)")
     return lines
 
 

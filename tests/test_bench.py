@@ -194,6 +194,34 @@ def test_smoke_run_reports_ratios_and_json(smoke):
     assert paired["median"] == pytest.approx(sum(pairs) / 2)
     assert any(ln.startswith("ratio_matched_paired[wrn-10-2,b4]: ") for ln in lines)
     assert cfg["flops"]["per_iter"] > 0
+    # a CPU's ceiling: a matmul at each engine's precision, measured in the run
+    matmul = cfg["matmul"]
+    assert matmul["n"] == 256 and matmul["flops_per_s"]["fp32"] > 0
+    for e in cfg["engines"].values():
+        assert e["matmul_flops_per_s"] == matmul["flops_per_s"][e["precision"]]
+        assert e["of_matmul"] == pytest.approx(e["achieved_flops_per_s"] / e["matmul_flops_per_s"])
+    ref = cfg["engines"]["reference-ieee"]["achieved_flops_per_s"]
+    assert matmul["ceilings"]["matched"] == pytest.approx(matmul["flops_per_s"]["fp32"] / ref)
+    (ceiling,) = [ln for ln in lines if ln.startswith("ceiling_matched: x")]
+    assert float(ceiling.split()[1][1:]) == pytest.approx(matmul["ceilings"]["matched"], abs=0.006)
+    assert "of matmul |" in proc.stdout
+
+
+def test_cpu_ceiling_sets_each_engine_against_a_matmul_at_its_precision(monkeypatch):
+    rates = {"fp32": 100e9, "bf16": 400e9}
+    monkeypatch.setattr(steps_per_sec, "matmul_flops", lambda device, precision, n: rates[precision])
+    engines = {"reference-ieee": {"precision": "fp32", "achieved_flops_per_s": 50e9},
+               "fastjem-matched": {"precision": "fp32", "achieved_flops_per_s": 60e9},
+               "fastjem-default": {"precision": "bf16", "achieved_flops_per_s": 200e9}}
+    out = steps_per_sec.cpu_matmul_ceiling(engines, torch.device("cpu"), 64)
+    assert out["flops_per_s"] == rates and out["n"] == 64
+    assert out["ceilings"] == {"matched": pytest.approx(2.0), "default": pytest.approx(8.0)}
+    assert [e["of_matmul"] for e in engines.values()] == [pytest.approx(0.5), pytest.approx(0.6), pytest.approx(0.5)]
+    lines = steps_per_sec.ratio_lines({"device": {"type": "cpu"}, "gate": {"passed": True}, "configs": [
+        {"name": "wrn-10-2", "batch_size": 16, "sgld_steps": 20, "engines": engines, "matmul": out,
+         "ratios": {"matched": 1.2, "default": 4.0}}]})
+    assert ("ceiling_default: x8.00 (a 64^3 bf16 matmul 400 GFLOP/s over the reference's 50; fastjem reaches 50% "
+            "of it, the reference 50% of the fp32 one)") in lines
 
 
 def test_a_config_starts_only_with_the_time_the_slowest_so_far_took():
