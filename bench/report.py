@@ -156,7 +156,10 @@ def steps_table(reports: list[dict], latest: bool = False) -> list[str]:
         its = [f"{found[e]['it_per_s_median']:.3g} ({found[e]['precision']})" if e in found else "—"
                for e in engines]
         ratios = c.get("ratios", {})
-        mfu = found.get("fastjem-default", {}).get("mfu")
+        default = found.get("fastjem-default", {})
+        # a CPU's: the share of a dense matmul's FLOP/s at the engine's precision, measured in the run
+        mfu = (_num(default.get("mfu"), "{:.1%}") if default.get("of_matmul") is None
+               else f"{default['of_matmul']:.0%} of matmul")
         lines.append(
             f"| {rep['date'][:10]} | {_device(rep)} | {c['name'].upper()} | {c['batch_size']} | "
             f"{c['sgld_steps']} | "
@@ -164,7 +167,7 @@ def steps_table(reports: list[dict], latest: bool = False) -> list[str]:
             + f" | {_num(ratios.get('matched'), 'x{:.2f}')} | {_num(ratios.get('default'), 'x{:.2f}')} | "
             f"{_num(paired_ratio(found, 'fastjem-matched'), 'x{:.2f}')} / "
             f"{_num(paired_ratio(found, 'fastjem-default'), 'x{:.2f}')} | "
-            f"{_num(mfu, '{:.1%}')} | {'own' if rep.get('args', {}).get('reference_process') else 'shared'} | "
+            f"{mfu} | {'own' if rep.get('args', {}).get('reference_process') else 'shared'} | "
             f"{rep['versions']['torch']} | {_git(rep)} |")
     return lines
 

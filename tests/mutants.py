@@ -1394,6 +1394,21 @@ MUTANTS = [
     Mutant('optim-closure-loss-dropped', 'tests/test_optim.py', [
         ('fastjem/optim.py', '                loss = closure()', '                closure()'),
     ]),
+    Mutant('cpu-ceiling-one-precision', 'tests/test_bench.py -k cpu_ceiling', [
+        ('bench/steps_per_sec.py',
+         '        e["matmul_flops_per_s"] = rates[e["precision"]]',
+         '        e["matmul_flops_per_s"] = rates["fp32"]'),
+    ]),
+    Mutant('cpu-ceiling-not-measured', 'tests/test_bench.py -k smoke_run_reports', [
+        ('bench/steps_per_sec.py',
+         'matmul = cpu_matmul_ceiling(engines, device, 256 if args.smoke else 2048) if device.type == "cpu" else None',
+         'matmul = None'),
+    ]),
+    Mutant('report-cpu-mfu-not-of-matmul', 'tests/test_bench.py -k report_renders_table', [
+        ('bench/report.py',
+         'if default.get("of_matmul") is None',
+         'if True'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -295,6 +295,8 @@ def test_report_renders_table_plot_and_readme(smoke, tmp_path):
     table = report.render(results, plot_rel=None)
     rep = results["steps"][0]
     assert rep["device"]["name"] in table and rep["date"][:10] in table and "WRN-10-2" in table
+    of_matmul = rep["configs"][0]["engines"]["fastjem-default"]["of_matmul"]
+    assert f"| {of_matmul:.0%} of matmul | own |" in table  # a CPU's MFU: against the matmul measured in the run
     assert report.load_results(out)["steps"] == [], "smoke runs never reach the README"
     readme = tmp_path / "README.md"
     readme.write_text("intro\n<!-- results:begin -->\nold\n<!-- results:end -->\noutro\n")
