@@ -13,8 +13,9 @@ bench/results/, or to the folder FASTJEM_BENCH_OUT names (a trial run that shoul
   L2 flushed: launch and dispatch cost included) and replayed from a CUDA graph
   (``do_bench_cudagraph``: device time per call, as the ops run inside fastjem's SGLD and iteration
   graphs). Reports achieved GB/s (bytes the op must move / time) and the fraction of the GPU's HBM
-  bandwidth, the host cost of one call with and without the torch.library dispatch, and writes
-  ``bench/results/kernels-<date and time>-<device>.json``.
+  bandwidth, beside the floor: a plain copy of the same bytes, replayed alike (on a CPU, called alike), which
+  small ops meet long before the bandwidth; the host cost of one call with and without the torch.library
+  dispatch, and writes ``bench/results/kernels-<date and time>-<device>.json``.
 
 Every op is checked against its reference first; a benchmark whose check fails reports nothing.
 """
@@ -190,6 +191,14 @@ def _write_report(kind: str, device_name: str, report: dict) -> pathlib.Path:
     return path
 
 
+def _copy_of(bytes_moved: int, device: str) -> Callable[[], object]:
+    """A plain copy moving ``bytes_moved`` (half read, half written): the time any op moving those bytes needs at
+    least on this device, launch and all, which small ops meet long before the memory's bandwidth."""
+    src = torch.zeros(max(1, bytes_moved // 8), device=device)
+    dst = torch.empty_like(src)
+    return lambda: dst.copy_(src)
+
+
 def _cpu_median_s(fn: Callable[[], object], reps: int = 30) -> float:
     """Median seconds of one call, after three warm-up calls."""
     import statistics
@@ -211,14 +220,17 @@ def test_bench_cpu_report():
     for case in _cases("cpu", "reference", full=False):
         case.check()  # refuses to time an op that disagrees with its reference
         # alternated so that drift of the machine's speed does not favour one
-        fused, eager = [], []
+        fused, eager, copy = [], [], []
+        floor = _copy_of(case.bytes_moved, "cpu")
         for _ in range(3):
             fused.append(_cpu_median_s(case.fused, 10))
             eager.append(_cpu_median_s(case.eager, 10))
-        s_fused, s_eager = sorted(fused)[1], sorted(eager)[1]
+            copy.append(_cpu_median_s(floor, 10))
+        s_fused, s_eager, s_copy = sorted(fused)[1], sorted(eager)[1], sorted(copy)[1]
         results.append({"op": case.name, "bytes_moved": case.bytes_moved, "fused_ms": s_fused * 1e3,
                         "eager_ms": s_eager * 1e3, "speedup_vs_eager": s_eager / s_fused,
-                        "fused_GBps": case.bytes_moved / s_fused / 1e9, "fraction_of_peak_bandwidth": None})
+                        "fused_GBps": case.bytes_moved / s_fused / 1e9, "fraction_of_peak_bandwidth": None,
+                        "copy_ms": s_copy * 1e3})
     report = {
         "device": name, "backend": "reference (the PyTorch ops the library runs on a CPU)",
         "threads": torch.get_num_threads(), "peak_bandwidth_Bps": None, "torch": torch.__version__,
@@ -231,7 +243,7 @@ def test_bench_cpu_report():
     print(f"\n{name} ({torch.get_num_threads()} threads, reference backend) -> {path}")
     for r in results:
         print(f"{r['op']:<40} fused {r['fused_ms'] * 1e3:8.1f} us  eager {r['eager_ms'] * 1e3:8.1f} us"
-              f"  x{r['speedup_vs_eager']:.2f}  {r['fused_GBps']:6.2f} GB/s")
+              f"  x{r['speedup_vs_eager']:.2f}  {r['fused_GBps']:6.2f} GB/s  copy {r['copy_ms'] * 1e3:8.1f} us")
 
 
 # --------------------------------------------------------------------------------------------
@@ -286,8 +298,11 @@ def test_bench_cuda_report():
         # replayed from a CUDA graph (no Python, no launch gaps; L2 not flushed between calls)
         ms_fused_graph = do_bench_cudagraph(case.fused, rep=50, return_mode="median")
         ms_eager_graph = do_bench_cudagraph(case.eager, rep=50, return_mode="median")
+        # the floor: a plain copy of the same bytes, replayed alike
+        ms_copy_graph = do_bench_cudagraph(_copy_of(case.bytes_moved, "cuda"), rep=50, return_mode="median")
         gbps = case.bytes_moved / (ms_fused * 1e-3) / 1e9
         gbps_graph = case.bytes_moved / (ms_fused_graph * 1e-3) / 1e9
+        gbps_copy = case.bytes_moved / (ms_copy_graph * 1e-3) / 1e9
         results.append(
             {
                 "op": case.name,
@@ -302,6 +317,8 @@ def test_bench_cuda_report():
                 "graph_speedup_vs_eager": ms_eager_graph / ms_fused_graph,
                 "fused_graph_GBps": gbps_graph,
                 "graph_fraction_of_peak_bandwidth": gbps_graph * 1e9 / peak if peak else None,
+                "copy_graph_ms": ms_copy_graph,
+                "copy_graph_fraction_of_peak_bandwidth": gbps_copy * 1e9 / peak if peak else None,
             }
         )
     report = {
@@ -314,7 +331,8 @@ def test_bench_cuda_report():
         "timing": "fused_ms/eager_ms: triton.testing.do_bench median (called from Python, L2 flushed), warm-up "
                   "excluded; *_graph_ms: do_bench_cudagraph median (calls replayed from one CUDA graph, L2 not "
                   "flushed: below ~50 MB the data is L2-resident, as in SGLD where x and its gradient were just "
-                  "written)",
+                  "written); copy_graph_ms: the floor, a plain device copy moving the op's bytes (half read, half "
+                  "written), replayed alike",
         "dispatch": _dispatch_cost(),
         "results": results,
     }
@@ -327,6 +345,7 @@ def test_bench_cuda_report():
             f"  x{r['speedup_vs_eager']:.2f}  {r['fused_GBps']:8.1f} GB/s  {'' if frac is None else f'{frac:.1%}'}"
             f"  | graph: fused {r['fused_graph_ms'] * 1e3:8.2f} us  eager {r['eager_graph_ms'] * 1e3:8.2f} us"
             f"  {r['fused_graph_GBps']:8.1f} GB/s  {'' if gfrac is None else f'{gfrac:.1%}'}"
+            f"  copy {r['copy_graph_ms'] * 1e3:8.2f} us"
         )
     d = report["dispatch"]
     print(f"host cost of one {d['op']} call: public op {d['host_us_public_op']:.1f} us, registered torch.library op "

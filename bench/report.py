@@ -101,8 +101,8 @@ def _noted_bf16_flags(rep: dict) -> set:
     return {flag for flag in ("amx_bf16", "avx512_bf16") for note in notes if f"({flag})" in note}
 
 
-def _num(x, fmt: str = "{:.3g}") -> str:
-    return "—" if x is None else fmt.format(x)
+def _num(x, fmt: str = "{:.3g}", scale: float = 1.0) -> str:
+    return "—" if x is None else fmt.format(x * scale)
 
 
 def paired_ratio(engines: dict, engine: str) -> float | None:
@@ -190,8 +190,8 @@ def kernels_table(reports: list[dict], latest: bool = False) -> list[str]:
     """Called from Python (launch cost included) and, where measured, replayed from a CUDA graph."""
     rows = []
     header = ["| date | device | op | fused µs | eager µs | speed-up | GB/s | of peak | graph: fused µs | "
-             "eager µs | speed-up | GB/s | of peak |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "eager µs | speed-up | GB/s | of peak | copy of its bytes µs |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in reports:
         for k in r.get("results", []):
             frac = k.get("fraction_of_peak_bandwidth")
@@ -203,7 +203,9 @@ def kernels_table(reports: list[dict], latest: bool = False) -> list[str]:
             rows.append(((_device(r), k["op"]), ONE, r.get("_file"),
                          f"| {r['date'][:10]} | {_device(r)} | `{k['op']}` | {k['fused_ms'] * 1e3:.1f} | "
                          f"{k['eager_ms'] * 1e3:.1f} | x{k['speedup_vs_eager']:.2f} | {k['fused_GBps']:.3g} | "
-                         f"{_num(frac, '{:.0%}')} " + graph))
+                         f"{_num(frac, '{:.0%}')} " + graph
+                         # the floor: a plain copy of the op's bytes (graph-replayed on CUDA), where measured
+                         + f" {_num(k.get('copy_graph_ms', k.get('copy_ms')), '{:.2f}', scale=1e3)} |"))
     return table(header, rows, latest)
 
 

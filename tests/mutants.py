@@ -1409,6 +1409,11 @@ MUTANTS = [
          'if default.get("of_matmul") is None',
          'if True'),
     ]),
+    Mutant('report-kernels-no-copy-floor', 'tests/test_bench.py -k kernels_table', [
+        ('bench/report.py',
+         '+ f" {_num(k.get(\'copy_graph_ms\', k.get(\'copy_ms\')), \'{:.2f}\', scale=1e3)} |"',
+         '+ f" {_num(k.get(\'copy_graph_ms\'), \'{:.2f}\', scale=1e3)} |"'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -337,6 +337,23 @@ def _steps_run(path, stamp, engines):
     (path / f"steps-2026-01-0{stamp}T000000-GPU-X.json").write_text(json.dumps(rep))
 
 
+def test_report_kernels_table_shows_the_copy_of_each_ops_bytes():
+    """The floor beside each op: a plain copy of its bytes (graph-replayed on CUDA, called on a CPU)."""
+    base = {"op": "sgld_step_[64]", "fused_ms": 0.01, "eager_ms": 0.02, "speedup_vs_eager": 2.0, "fused_GBps": 78.6}
+    graph = {"fused_graph_ms": 0.00331, "eager_graph_ms": 0.0104, "graph_speedup_vs_eager": 3.14,
+             "fused_graph_GBps": 712.0, "graph_fraction_of_peak_bandwidth": 0.21}
+    reports = [{"date": "2026-01-01T00:00:00", "device": {"name": "GPU X"},
+                "results": [{**base, **graph, "copy_graph_ms": 0.00242}]},
+               {"date": "2026-01-01T00:00:00", "device": {"name": "CPU Y"}, "results": [{**base, "copy_ms": 0.5}]},
+               {"date": "2026-01-01T00:00:00", "device": {"name": "GPU Z"}, "results": [{**base, **graph}]}]
+    rows = report.kernels_table(reports)
+    assert "copy of its bytes µs |" in rows[0] and rows[1].count("|") == rows[0].count("|")
+    assert rows[2].endswith("| 3.31 | 10.40 | x3.14 | 712 | 21% | 2.42 |")
+    assert rows[3].endswith("| — | — | — | — | — | 500.00 |")
+    assert rows[4].endswith("| 21% | — |")  # an older file, measured before the floor
+    assert all(row.count("|") == rows[0].count("|") for row in rows)
+
+
 def test_report_readme_keeps_each_measurements_newest_run_and_history_every_run(tmp_path):
     """The README shows a run's row unless a newer run of the same measurement measured all it did; HISTORY.md
     (the same tables, every run) keeps them all."""
