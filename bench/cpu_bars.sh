@@ -7,7 +7,9 @@
 # 1. bench/steps_per_sec.py on the CPU (WRN-10-2, batch 16, 20 SGLD steps: the issue's bar, fastjem against the
 #    eager reference, matched and at default precision);
 # 2. bench/sgld_study.py on the CPU at the default precision: the SGLD step's variants (channels_last against
-#    NCHW, weights cast once against autocast at each forward).
+#    NCHW, weights cast once against autocast at each forward);
+# 3. bench/profile_step.py on the CPU: where an SGLD step's time goes, by operator category, for fastjem at
+#    default and matched precision and for the reference (what a missed bar is explained with).
 # The process is pinned (taskset) to one hardware thread on each of N physical cores: two threads of one core
 # share its vector and AMX units, and a VM's CPUs 0 and 1 may be such a pair. Results go to bench/results/ and,
 # flat, to $OUT when it is set. SMOKE=1: both scripts' --smoke (seconds); DRY_RUN=1: the commands, not run.
@@ -39,7 +41,8 @@ print("bf16" if fast_bf16(torch.device("cpu"))[0] else "fp32")') || exit 2
 echo "cpu_bars: pinned to CPUs $CPUS (one per physical core), $CORES threads, default precision $PRECISION;" \
   "results to $OUT_DIR"
 smoke=()
-[[ -n ${SMOKE:-} ]] && smoke=(--smoke)
+profile_smoke=()
+[[ -n ${SMOKE:-} ]] && smoke=(--smoke) && profile_smoke=(--batch-size 2 --steps 1 --reps 1)
 variants=default,cast-each-step,nchw
 [[ -n ${SMOKE:-} ]] && variants=default,nchw
 # DRY_RUN=1: say the commands, run none
@@ -52,4 +55,6 @@ run taskset -c "$CPUS" "$PY" bench/steps_per_sec.py --device cpu --threads "$COR
   --out "$OUT_DIR" || rc=$?
 run env OMP_NUM_THREADS="$CORES" taskset -c "$CPUS" "$PY" bench/sgld_study.py --device cpu --depth 10 --width 2 \
   --batch-size 16 --precision "$PRECISION" --variants "$variants" "${smoke[@]}" --out "$OUT_DIR" || rc=$?
+run env OMP_NUM_THREADS="$CORES" taskset -c "$CPUS" "$PY" bench/profile_step.py --device cpu "${profile_smoke[@]}" \
+  --out "$OUT_DIR" || rc=$?
 exit $rc

@@ -1414,6 +1414,22 @@ MUTANTS = [
          '+ f" {_num(k.get(\'copy_graph_ms\', k.get(\'copy_ms\')), \'{:.2f}\', scale=1e3)} |"',
          '+ f" {_num(k.get(\'copy_graph_ms\'), \'{:.2f}\', scale=1e3)} |"'),
     ]),
+    Mutant('profile-warmup-unprofiled', 'tests/test_bench.py -k warms_up_under', [
+        ('bench/profile_step.py',
+         '    with torch_profile(activities=activities):\n        for _ in range(2):',
+         '    if True:\n        for _ in range(2):'),
+    ]),
+    Mutant('cpu-bars-no-profile', 'tests/test_bench.py -k cpu_bars', [
+        ('bench/cpu_bars.sh',
+         'run env OMP_NUM_THREADS="$CORES" taskset -c "$CPUS" "$PY" bench/profile_step.py',
+         'true env OMP_NUM_THREADS="$CORES" taskset -c "$CPUS" "$PY" bench/profile_step.py'),
+    ]),
+    Mutant('mutants-nothing-run-kills', 'tests/test_mutants_harness.py', [
+        # split in two literals: this entry must not hold the text it mutates in one piece
+        ('tests/mutants.py',
+         '        if not any(line.startswith(("FAILED ", "ERROR ")) ' 'for line in lines):',
+         '        if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
@@ -1427,7 +1443,8 @@ def copy_tree(dst: Path) -> None:
 
 
 def run(mutant: Mutant, root: Path) -> tuple[str, str]:
-    """("killed" | "survived" | "stale", detail): apply, test, restore."""
+    """("killed" | "survived" | "stale" | "broken", detail): apply, test, restore. Killed only where pytest reports a
+    test failing or erring; broken where it reports none (no test selected, a usage error, no pytest)."""
     originals = {}
     try:
         for file, text, replacement in mutant.edits:
@@ -1441,9 +1458,12 @@ def run(mutant: Mutant, root: Path) -> tuple[str, str]:
         cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *shlex.split(mutant.tests)]
         proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
         lines = [line for line in proc.stdout.splitlines() if line.strip()]
-        failed = next((line for line in lines if line.startswith(("FAILED", "ERROR"))), lines[-1] if lines else "")
+        failed = next((line for line in lines if line.startswith(("FAILED ", "ERROR "))), lines[-1] if lines else "")
         if proc.returncode == 0:
             return "survived", lines[-1] if lines else ""
+        if not any(line.startswith(("FAILED ", "ERROR ")) for line in lines):
+            said = (proc.stderr.strip().splitlines() or lines or [""])[-1]
+            return "broken", f"pytest exit {proc.returncode}, no test failed: {said}"
         return "killed", failed
     finally:
         for path, source in originals.items():
