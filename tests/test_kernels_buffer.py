@@ -215,13 +215,17 @@ def test_every_launch_configuration_gives_the_same_rows(device):
 def test_indices_outside_the_buffer_read_nan_and_write_nothing():
     """No host sync to refuse them: the kernels mask rows outside [0, N) (the reference raises, as index_select)."""
     skip_unless_runnable("cpu", "triton")
-    buf = _buffer(40, (3,), "cpu")
-    before = buf.clone()
+    # the buffer is rows 64-103 of a larger tensor: a write past its ends would land in the guard rows around it
+    # (found there, not as memory corrupted outside any tensor)
+    storage = _buffer(168, (3,), "cpu")
+    buf = storage[64:104]
+    before = storage.clone()
     idx = torch.tensor([0, 1, 40, -1, 97])
     x0 = buffer_sample(buf, idx, 0.0, new_rng_state(0, "cpu"), backend="triton")
     assert torch.equal(x0[:2], buf[:2]) and x0[2:].isnan().all()
     buffer_write_(buf, idx, torch.zeros(5, 3), backend="triton")
-    assert (buf[:2] == 0).all() and torch.equal(buf[2:], before[2:])
+    assert (buf[:2] == 0).all() and torch.equal(buf[2:], before[66:104])
+    assert torch.equal(storage[:64], before[:64]) and torch.equal(storage[104:], before[104:])
     with pytest.raises(IndexError):
         buffer_sample(buf, idx, 0.0, new_rng_state(0, "cpu"), backend="reference")
 
