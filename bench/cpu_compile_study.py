@@ -120,9 +120,10 @@ def gradients(depth: int, width: int, batch: int, n: int, windows: int) -> dict:
 
 
 def iterations(depth: int, width: int, batch: int, sgld_steps: int, n: int, windows: int, work: Path) -> dict:
-    """fastjem's whole training iteration (the engine's CPU defaults, fp32) as it is, and with each SGLD step's
-    gradient taken from one compiled torch.func.grad graph instead (patched in here; the engine has no such
-    option yet); both from the same seed, the parameters compared after the timed iterations."""
+    """fastjem's whole training iteration (the engine's CPU defaults, fp32, compile off) as it is, and with each SGLD
+    step's gradient taken from one compiled torch.func.grad graph instead (patched in here, as the engine itself does
+    under --compile auto since: Engine.compile_sgld); both from the same seed, the parameters compared after the
+    timed iterations."""
     from fastjem.config import TrainConfig
     from fastjem.sampler import SGLD
     from fastjem.train import Trainer

@@ -26,10 +26,10 @@ from torch import nn
 import fastjem
 from fastjem.checkpoint import atomic_write_text
 from fastjem.config import TrainConfig
-from fastjem.engine import cpu_bf16_flags, device_name, fit_sgld_parts, resolve_engine
+from fastjem.engine import cpu_bf16_flags, device_name, fit_cpu_sgld_compile, fit_sgld_parts, resolve_engine
 from fastjem.kernels._dispatch import triton
 from fastjem.models import build_model, has_batch_norm
-from fastjem.sampler import SGLD, row_energies
+from fastjem.sampler import SGLD, compiled_input_grad, row_energies
 from fastjem.weights import sampling_network
 
 
@@ -70,6 +70,7 @@ def build_sampler_call(cfg: TrainConfig, device: torch.device, num_classes: int 
     torch.manual_seed(cfg.seed)
     model = _network(cfg, num_classes, channels, model).to(device)
     engine = fit_sgld_parts(resolve_engine(cfg, device, has_batch_norm(model)), (channels, size, size), cfg, model)
+    engine = fit_cpu_sgld_compile(engine, (channels, size, size), cfg, model)
     engine.apply_backend_flags()
     model = model.to(memory_format=torch.channels_last)
     net = torch.compile(model, dynamic=False) if engine.compile else model
@@ -85,7 +86,8 @@ def build_sampler_call(cfg: TrainConfig, device: torch.device, num_classes: int 
 
         run = GraphedSGLD(sampler, net, model, x0, autocast=engine.autocast, backend=engine.kernels, parts=parts)
     else:
-        energy_for = row_energies(net, autocast=engine.autocast, backend=engine.kernels)
+        grad = compiled_input_grad(model, autocast=engine.autocast) if engine.compile_sgld else None
+        energy_for = row_energies(net, autocast=engine.autocast, backend=engine.kernels, input_grad=grad)
         run = lambda x: sampler.sample_parts(energy_for, x, parts, model=model)  # noqa: E731
 
     def call() -> torch.Tensor:

@@ -163,7 +163,7 @@ def machine_report() -> dict:
     """``fastjem env``: the machine and the default engine on each of its devices."""
     import torch
 
-    from fastjem.engine import cpu_bf16_flags, cpu_model, resolve_engine
+    from fastjem.engine import SGLD_COMPILE_FLOPS, compile_available, cpu_bf16_flags, cpu_model, resolve_engine
     from fastjem.kernels._dispatch import interpreter_on, triton
 
     cuda = torch.cuda.is_available()
@@ -179,6 +179,9 @@ def machine_report() -> dict:
         if device.type == "cuda":
             notes.append("SGLD parts: a run fits them to its network and batch (2 where at least 10% of its "
                          "convolutions' time is in last waves of tiles that leave SMs idle, else 1)")
+        elif compile_available(device)[0]:
+            notes.append(f"SGLD gradient: a run compiles it as one graph where a step computes at least "
+                         f"{SGLD_COMPILE_FLOPS / 1e9:.0f} GFLOP of convolutions (its network and batch), else eager")
         engines[device.type] = {"engine": engine.describe(), "notes": notes}
     return {
         "version": _version_line(),

@@ -102,9 +102,9 @@ class TrainConfig:
     precision: str = _opt("auto", "network precision: bf16 autocast, tf32 or fp32 matmuls/convs; auto = bf16 where the "
                           "device computes it fast (CUDA tensor cores, CPU AMX-BF16), else fp32. Samples, "
                           "buffer and SGLD arithmetic are always fp32", PRECISIONS, "engine")
-    compile: str = _opt("auto", "torch.compile the network: on, off, or auto = on for CUDA, off on CPU (where "
-                        "the compiled network measured slower than eager); --no-compile = off", COMPILE_MODES,
-                        "engine")
+    compile: str = _opt("auto", "torch.compile: on, off, or auto = the network on CUDA; on a CPU the network stays "
+                        "eager (compiled it measured slower) and each SGLD step's input gradient is compiled as one "
+                        "graph where a step computes >= 1 GFLOP; --no-compile = off", COMPILE_MODES, "engine")
     cuda_graph: bool = _opt(True, "capture the SGLD loop in a CUDA graph (CUDA only; CPU runs the same loop eagerly)",
                             group="engine")
     iteration_graph: bool = _opt(True, "capture the whole iteration (data draw, augmentation, sampling, loss, "

@@ -132,6 +132,7 @@ class Engine:
     overlap_data: bool = False
     cast_weights_once: bool = False  # SGLD on a copy with the autocast-cast weights cast once per call
     sgld_parts: int = 1  # SGLD's batch as independent blocks of rows, each on its own CUDA stream
+    compile_sgld: bool = False  # on a CPU: each SGLD step's input gradient as one compiled graph (torch.func.grad)
 
     def autocast(self) -> contextlib.AbstractContextManager:
         """bf16 autocast for the network when the precision is bf16; a no-op otherwise."""
@@ -158,6 +159,7 @@ class Engine:
                 f"{'on' if self.fused_forward else 'off'}" + (", data gradient overlapped" if self.overlap_data else "")
                 + (", SGLD weights cast once" if self.cast_weights_once else "")
                 + (f", SGLD in {self.sgld_parts} parts" if self.sgld_parts > 1 else "")
+                + (", SGLD gradient compiled" if self.compile_sgld else "")
                 + (", CPU malloc tuned" if self.cpu_malloc else ""))
 
 
@@ -175,6 +177,12 @@ def compile_available(device: torch.device) -> tuple[bool, str]:
         return False, "no C++ compiler found for inductor's CPU backend"
     return True, ""
 
+
+# under --compile auto a CPU compiles the SGLD gradient where one step (all chains) computes at least this many
+# convolution FLOPs: WRN-10-2 at batch 16 computes 4.7 G, and its compiled gradient took 1.5-2 s to compile and saved
+# 1.7 ms a step (bench/results/cpu-compile-2026-11-27T214739-Intel-R-Xeon-R-Processor.json), paid back within
+# about a thousand steps; the small networks of the digits presets (well under 1 G) would spend more compiling
+SGLD_COMPILE_FLOPS = 1e9
 
 # cuDNN's implicit-GEMM tile (output pixels x output channels) in the H100 profile of WRN-28-10's SGLD step
 GEMM_TILE = (256, 64)
@@ -271,6 +279,33 @@ def fit_sgld_parts(engine: Engine, sample_shape: tuple[int, ...], cfg: TrainConf
     return replace(engine, sgld_parts=1, notes=engine.notes + (why,))
 
 
+def fit_cpu_sgld_compile(engine: Engine, sample_shape: tuple[int, ...], cfg: TrainConfig,
+                         model: torch.nn.Module, rows: int | None = None) -> Engine:
+    """On a CPU, whether each SGLD step's input gradient runs as one compiled graph (``torch.compile`` of
+    ``torch.func.grad``: forward and input gradient together, nothing saved between graphs; the network itself stays
+    eager, which compiled with autograd measured slower): under ``--compile on`` always, under auto where one step
+    of ``rows`` chains (default ``cfg.batch_size``) computes at least ``SGLD_COMPILE_FLOPS`` in convolutions, never
+    under off or without a C++ compiler. Elsewhere the engine as it is (CUDA graphs the compiled network)."""
+    if engine.device.type != "cpu" or cfg.compile == "off":
+        return engine
+    ok, why = compile_available(engine.device)
+    if not ok:
+        return engine  # resolve_engine noted it under --compile on; under auto nothing was asked
+    rows = cfg.batch_size if rows is None else rows
+    # forward and input gradient: twice the forward's convolutions
+    flops = 2 * rows * sum(layer.flops for layer in conv_layers(model, sample_shape))
+    if cfg.compile == "on":
+        why = "SGLD gradient compiled (--compile on): forward and input gradient as one graph"
+    elif flops >= SGLD_COMPILE_FLOPS:
+        why = (f"SGLD gradient compiled on CPU (compile auto): a step computes {flops / 1e9:.1f} GFLOP, where the "
+               "seconds of compiling pay back; forward and input gradient as one graph")
+    else:
+        note = (f"SGLD gradient eager: a step computes {flops / 1e9:.2f} GFLOP, under the "
+                f"{SGLD_COMPILE_FLOPS / 1e9:.0f} where compiling pays back (--compile on forces it)")
+        return replace(engine, notes=engine.notes + (note,))
+    return replace(engine, compile_sgld=True, notes=engine.notes + (why,))
+
+
 def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool, distributed: bool = False) -> Engine:
     notes = []
     precision = cfg.precision
@@ -284,7 +319,7 @@ def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool,
     if cfg.compile == "auto":
         compiled = device.type == "cuda"
         if not compiled:
-            notes.append("compile auto -> off on CPU (the compiled network measured slower than eager here: "
+            notes.append("compile auto -> network eager on CPU (compiled with autograd it measured slower: "
                          "bench/cpu_compile_study.py; --compile on forces it)")
     else:
         compiled = cfg.compile == "on"

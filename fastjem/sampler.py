@@ -19,6 +19,7 @@ from fastjem import kernels
 from fastjem.kernels.rng import counters_for
 
 EnergyFn = Callable[[torch.Tensor], torch.Tensor]
+InputGrad = Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor]
 
 
 def part_bounds(rows: int, parts: int) -> list[tuple[int, int]]:
@@ -64,11 +65,12 @@ def sampling_mode(model: nn.Module | None) -> Iterator[None]:
 
 def model_energy(model: nn.Module, y: torch.Tensor | None = None, *,
                  autocast: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
-                 backend: str | None = None) -> EnergyFn:
+                 backend: str | None = None, input_grad: InputGrad | None = None) -> EnergyFn:
     """The JEM energies of a classifier: E(x) = -LSE f(x), or E(x, y) = -f(x)[y] when y is given.
 
     ``autocast`` wraps the network's forward (e.g. bf16 autocast); the energy is reduced in fp32 by
-    the fused ``lse_energy`` op (``backend`` selects Triton or the reference).
+    the fused ``lse_energy`` op (``backend`` selects Triton or the reference). ``input_grad(x, y)``: dE/dx
+    computed another way (``compiled_input_grad``), which ``SGLD`` then takes in place of autograd's.
     """
 
     def energy(x: torch.Tensor) -> torch.Tensor:
@@ -76,19 +78,39 @@ def model_energy(model: nn.Module, y: torch.Tensor | None = None, *,
             logits = model(x)
         return kernels.lse_energy(logits, y, backend=backend)
 
+    if input_grad is not None:
+        energy.input_grad = lambda x: input_grad(x, y)
     return energy
 
 
 def row_energies(model: nn.Module, y: torch.Tensor | None = None, *,
                  autocast: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
-                 backend: str | None = None) -> Callable[[int, int], EnergyFn]:
+                 backend: str | None = None, input_grad: InputGrad | None = None) -> Callable[[int, int], EnergyFn]:
     """``energy_for(start, stop)``: ``model_energy`` of rows [start, stop), with their labels when y is given
     (what ``SGLD.sample_parts`` takes)."""
 
     def energy_for(start: int, stop: int) -> EnergyFn:
-        return model_energy(model, None if y is None else y[start:stop], autocast=autocast, backend=backend)
+        return model_energy(model, None if y is None else y[start:stop], autocast=autocast, backend=backend,
+                            input_grad=input_grad)
 
     return energy_for
+
+
+def compiled_input_grad(model: nn.Module, *,
+                        autocast: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
+                        ) -> InputGrad:
+    """``grad(x, y)``: dE/dx of ``model_energy``'s energies as one compiled graph, ``torch.compile`` of
+    ``torch.func.grad``: forward and input gradient together, nothing saved between graphs, no weight gradient.
+    What a CPU engine samples with (``Engine.compile_sgld``). The energy is ``lse_energy_ref``, the same formula in
+    PyTorch ops (a ``torch.func`` transform of the registered op fails inside ``torch.compile``:
+    pytorch/pytorch#170834); the gradient agrees with autograd's to fp32 rounding."""
+
+    def energy_sum(x: torch.Tensor, y: torch.Tensor | None) -> torch.Tensor:
+        with autocast():
+            logits = model(x)
+        return kernels.lse_energy_ref(logits, y).sum()
+
+    return torch.compile(torch.func.grad(energy_sum), dynamic=False)
 
 
 class SGLD:
@@ -140,9 +162,14 @@ class SGLD:
         """One SGLD step on x (contiguous fp32, no grad), in place; returns x. ``rng``, ``base``, ``advance``:
         for a part of a larger batch (``sample_parts``), its copy of the state and where its noise lies."""
         rng = self.rng_for(x.device) if rng is None else rng
-        x.requires_grad_(True)
-        (grad,) = torch.autograd.grad(energy_fn(x).sum(), x)
-        x = x.detach()
+        input_grad = getattr(energy_fn, "input_grad", None)
+        if input_grad is not None:  # dE/dx computed another way (a compiled graph: compiled_input_grad)
+            x = x.detach()
+            grad = input_grad(x)
+        else:
+            x.requires_grad_(True)
+            (grad,) = torch.autograd.grad(energy_fn(x).sum(), x)
+            x = x.detach()
         if self.grad_clip is not None:
             grad = grad.clamp(-self.grad_clip, self.grad_clip)
         # x += (-step_size) * dE/dx + noise * N(0, I)

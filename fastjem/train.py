@@ -61,12 +61,12 @@ from fastjem.distributed import (
     init_from_env,
     max_over_ranks,
 )
-from fastjem.engine import Engine, fit_sgld_parts, resolve_engine
+from fastjem.engine import Engine, fit_cpu_sgld_compile, fit_sgld_parts, resolve_engine
 from fastjem.errors import CheckpointError, ConfigError, FastJEMError
 from fastjem.guard import DivergenceGuard, RecoveryState
 from fastjem.models import build_model, has_batch_norm
 from fastjem.optim import DeviceSGD
-from fastjem.sampler import SGLD, eval_mode, model_energy, row_energies
+from fastjem.sampler import SGLD, compiled_input_grad, eval_mode, model_energy, row_energies
 from fastjem.weights import sampling_network
 
 METRIC_NAMES = ("loss", "ce", "acc", "e_data", "e_sample")
@@ -347,6 +347,10 @@ class Trainer:
         if why:
             self.engine = replace(self.engine, cast_weights_once=False, notes=self.engine.notes + (why,))
         self.engine = fit_sgld_parts(self.engine, self.data.sample_shape, cfg, self.model, rows=self.local_batch)
+        self.engine = fit_cpu_sgld_compile(self.engine, self.data.sample_shape, cfg, self.model, rows=self.local_batch)
+        # on a CPU: each SGLD step's input gradient as one compiled graph, over the module SGLD freezes
+        self.sgld_grad = (compiled_input_grad(self.sgld_model, autocast=self.engine.autocast)
+                          if self.engine.compile_sgld else None)
         self.optimizer = self._build_optimizer()
         conditional = cfg.class_cond_px or cfg.pxy_weight > 0
         backend = self.engine.kernels
@@ -490,7 +494,8 @@ class Trainer:
                                                 autocast=self.engine.autocast, backend=self.engine.kernels,
                                                 parts=self._sgld_parts(x0))
             return self._graphs[key](x0, y)
-        energy_for = row_energies(self.sgld_net, y, autocast=self.engine.autocast, backend=self.engine.kernels)
+        energy_for = row_energies(self.sgld_net, y, autocast=self.engine.autocast, backend=self.engine.kernels,
+                                  input_grad=self.sgld_grad)
         return self.sampler.sample_parts(energy_for, x0, self._sgld_parts(x0), model=self.sgld_model)
 
     def _sgld_parts(self, x0: torch.Tensor) -> int:

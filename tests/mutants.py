@@ -1430,6 +1430,41 @@ MUTANTS = [
          '        if not any(line.startswith(("FAILED ", "ERROR ")) ' 'for line in lines):',
          '        if False:'),
     ]),
+    Mutant('cpu-sgld-compile-any-size', 'tests/test_engine.py -k sgld_gradient', [
+        ('fastjem/engine.py',
+         '    elif flops >= SGLD_COMPILE_FLOPS:',
+         '    elif True:'),
+    ]),
+    Mutant('cpu-sgld-compile-forward-only-flops', 'tests/test_engine.py -k sgld_gradient', [
+        ('fastjem/engine.py',
+         '    flops = 2 * rows * sum(layer.flops for layer in conv_layers(model, sample_shape))',
+         '    flops = rows * sum(layer.flops for layer in conv_layers(model, sample_shape))'),
+    ]),
+    Mutant('sgld-ignores-input-grad', 'tests/test_sampler.py -k input_grad', [
+        ('fastjem/sampler.py',
+         '        input_grad = getattr(energy_fn, "input_grad", None)',
+         '        input_grad = None'),
+    ]),
+    Mutant('input-grad-drops-labels', 'tests/test_sampler.py -k input_grad', [
+        ('fastjem/sampler.py',
+         '        energy.input_grad = lambda x: input_grad(x, y)',
+         '        energy.input_grad = lambda x: input_grad(x, None)'),
+    ]),
+    Mutant('trainer-samples-without-compiled-grad', 'tests/test_engine.py -k trainer_samples_with_the_compiled', [
+        ('fastjem/train.py',
+         '                                  input_grad=self.sgld_grad)',
+         '                                  input_grad=None)'),
+    ]),
+    Mutant('bench-samples-without-compiled-grad', 'tests/test_engine.py -k bench_sampler_samples', [
+        ('fastjem/benchmark.py',
+         'backend=engine.kernels, input_grad=grad)',
+         'backend=engine.kernels, input_grad=None)'),
+    ]),
+    Mutant('env-no-sgld-compile-note', 'tests/test_cli.py -k env_reports', [
+        ('fastjem/cli.py',
+         '        elif compile_available(device)[0]:',
+         '        elif False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1,5 +1,6 @@
 """The fast path computes what the eager path computes (issue: the fast path)."""
 
+import dataclasses
 import math
 
 import pytest
@@ -308,9 +309,79 @@ def test_iteration_graph_replays_equal_eager_iterations_on_cuda(tmp_path, precis
 
 def test_compile_auto_is_off_on_cpu_and_can_be_forced():
     eng = resolve_engine(TrainConfig(), CPU, has_batch_norm=False)
-    assert not eng.compile and any("compile auto -> off" in n for n in eng.notes)
+    assert not eng.compile and any("compile auto -> network eager" in n for n in eng.notes)
     assert resolve_engine(TrainConfig(compile="on"), CPU, has_batch_norm=False).compile
     assert TrainConfig(compile=True).compile == "on" and TrainConfig(compile=False).compile == "off"
+
+
+@pytest.mark.parametrize("compile_, depth, width, rows, compiled", [
+    ("auto", 10, 2, 16, True),  # the CPU bar's WRN-10-2 at batch 16: 4.7 GFLOP a step
+    ("auto", 10, 1, 2, False),  # 0.1 GFLOP: compiling would not pay back
+    ("on", 10, 1, 2, True),
+    ("off", 10, 2, 16, False),
+])
+def test_cpu_compiles_the_sgld_gradient_where_a_step_is_large_enough(compile_, depth, width, rows, compiled):
+    from fastjem.engine import SGLD_COMPILE_FLOPS, fit_cpu_sgld_compile
+
+    cfg = TrainConfig(compile=compile_, batch_size=rows)
+    model = WideResNet(depth, width)
+    eng = fit_cpu_sgld_compile(resolve_engine(cfg, CPU, has_batch_norm=False), (3, 32, 32), cfg, model)
+    assert eng.compile_sgld == compiled and ("SGLD gradient compiled" in eng.describe()) == compiled
+    said = [n for n in eng.notes if n.startswith("SGLD gradient")]
+    assert len(said) == (compile_ != "off") and (not said or ("compiled" in said[0]) == compiled)
+    if compile_ == "auto" and compiled:
+        # the rule: the step's convolution FLOPs, forward and input gradient, all its chains (4.66 G counted by
+        # torch.utils.flop_counter for the whole WRN-10-2 step, bench/results/steps-*)
+        assert "a step computes 4.7 GFLOP" in said[0] and SGLD_COMPILE_FLOPS <= 4.6e9
+    cuda_eng = dataclasses.replace(resolve_engine(cfg, CPU, has_batch_norm=False), device=torch.device("cuda"))
+    assert fit_cpu_sgld_compile(cuda_eng, (3, 32, 32), cfg, model) is cuda_eng  # CUDA graphs the compiled network
+
+
+def test_cpu_sgld_gradient_follows_the_threshold_and_needs_a_compiler(monkeypatch):
+    import fastjem.engine as engine_mod
+
+    cfg = TrainConfig(batch_size=16)
+    fit = lambda: engine_mod.fit_cpu_sgld_compile(resolve_engine(cfg, CPU, has_batch_norm=False),  # noqa: E731
+                                                  (3, 32, 32), cfg, WideResNet(10, 2))
+    monkeypatch.setattr(engine_mod, "SGLD_COMPILE_FLOPS", 5e9)  # above WRN-10-2's 4.7 G a step
+    assert not fit().compile_sgld
+    monkeypatch.setattr(engine_mod, "SGLD_COMPILE_FLOPS", 1e9)
+    assert fit().compile_sgld
+    monkeypatch.setattr(engine_mod, "compile_available", lambda device: (False, "no C++ compiler"))
+    assert not fit().compile_sgld
+
+
+def test_trainer_samples_with_the_compiled_gradient_on_cpu(tmp_path, monkeypatch):
+    """Where the engine compiles it, every SGLD step takes the compiled graph's dE/dx (the same chains as
+    autograd's, to fp32 rounding); the network itself stays eager."""
+    import fastjem.engine as engine_mod
+    import fastjem.train as train_mod
+
+    monkeypatch.setattr(engine_mod, "SGLD_COMPILE_FLOPS", 0)  # a tiny network, compiled as a large one would be
+    calls = []
+    real = train_mod.compiled_input_grad
+
+    def spy(model, autocast):
+        grad = real(model, autocast=autocast)
+
+        def counted(x, y):
+            calls.append(x.shape)
+            return grad(x, y)
+
+        return counted
+
+    monkeypatch.setattr(train_mod, "compiled_input_grad", spy)
+    runs = {}
+    for name, compile_ in (("compiled", "auto"), ("eager", "off")):
+        cfg = TrainConfig(dataset="digits", arch="wrn", depth=10, width=1, batch_size=8, sgld_steps=3, iters=2,
+                          ckpt_every=0, log_every=1, seed=3, device="cpu", compile=compile_, precision="fp32")
+        t = Trainer(cfg, out_dir=tmp_path / name, progress=False, log=lambda *a: None)
+        assert t.engine.compile_sgld == (name == "compiled") and not t.engine.compile
+        t.train_step()
+        t.train_step()
+        runs[name] = t.buffer.data.clone()
+    assert len(calls) == 2 * 3  # two iterations of three steps
+    torch.testing.assert_close(runs["compiled"], runs["eager"], rtol=0, atol=1e-5)
 
 
 CHURN = """
@@ -404,3 +475,25 @@ def test_the_cpu_paths_of_the_engines_choices(monkeypatch):
     monkeypatch.setattr(builtins, "open", lambda path, *a, **k: io.StringIO(cpuinfo) if path == "/proc/cpuinfo"
                         else real_open(path, *a, **k))
     assert cpu_bf16_flags() == ["amx_bf16", "avx512_bf16"]
+
+
+def test_bench_sampler_samples_with_the_compiled_gradient_as_training_does(monkeypatch):
+    import fastjem.benchmark as benchmark
+
+    calls = []
+    real = benchmark.compiled_input_grad
+
+    def spy(model, autocast):
+        grad = real(model, autocast=autocast)
+        return lambda x, y: calls.append(x.shape) or grad(x, y)
+
+    monkeypatch.setattr(benchmark, "compiled_input_grad", spy)
+    out = {}
+    for compile_ in ("on", "off"):
+        cfg = TrainConfig(arch="wrn", depth=10, width=1, batch_size=4, sgld_steps=2, seed=5, compile=compile_,
+                          precision="fp32")
+        call, engine = benchmark.build_sampler_call(cfg, CPU, size=8)
+        assert engine.compile_sgld == (compile_ == "on")
+        out[compile_] = call()
+    assert calls == [(4, 3, 8, 8)] * 2
+    torch.testing.assert_close(out["on"], out["off"], rtol=0, atol=1e-5)

@@ -22,6 +22,43 @@ def test_sgld_step_matches_hand_computation_on_a_quadratic():
     torch.testing.assert_close(x1, x0 - alpha * a * x0 + sigma * z, rtol=0, atol=1e-6)
 
 
+def test_sgld_takes_an_energys_own_input_gradient():
+    """An energy carrying ``input_grad`` (model_energy's, from compiled_input_grad) gives dE/dx itself: SGLD steps
+    with it and never differentiates the energy."""
+    net = nn.Linear(2, 3)
+    seen = []
+
+    def input_grad(x, y):
+        seen.append((x.requires_grad, y))
+        return torch.ones_like(x)
+
+    energy = model_energy(net, input_grad=input_grad)
+    x0 = torch.randn(4, 2)
+    x1 = SGLD(2, 0.5, 0.0).sample(energy, x0, model=net)
+    torch.testing.assert_close(x1, x0 - 2 * 0.5)  # two steps down a gradient of ones
+    assert seen == [(False, None)] * 2
+    y = torch.tensor([0, 1, 2, 0])
+    SGLD(1, 0.5, 0.0).sample(model_energy(net, y, input_grad=input_grad), x0)
+    assert seen[-1][1] is y
+
+
+def test_compiled_input_gradient_equals_autograds():
+    """compiled_input_grad: dE/dx of E(x) and E(x, y) as one compiled graph, autograd's gradient to fp32 rounding."""
+    from fastjem.sampler import compiled_input_grad
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.LeakyReLU(0.2), nn.Flatten(), nn.Linear(4 * 8 * 8, 5))
+    net.requires_grad_(False)
+    x = torch.randn(6, 3, 8, 8)
+    grad = compiled_input_grad(net)
+    for y in (None, torch.tensor([0, 1, 2, 3, 4, 0])):
+        xr = x.clone().requires_grad_(True)
+        (expected,) = torch.autograd.grad(model_energy(net, y)(xr).sum(), xr)
+        got = grad(x, y)
+        assert got.dtype == torch.float32 and not torch.equal(got, torch.zeros_like(got))
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-7)
+
+
 def test_sgld_without_noise_is_gradient_descent_on_energy():
     x0 = torch.full((1, 3), 2.0)
     x = SGLD(3, 0.25, 0.0).sample(quadratic(1.0), x0)
