@@ -85,13 +85,18 @@ def _lse_case(B: int, K: int, dtype: torch.dtype, device: str, backend: str) -> 
     return Case(f"lse_energy_fwd_bwd[{B}x{K},{str(dtype)[6:]}]", fused, eager, moved, check)
 
 
-def _sgld_case(shape: tuple[int, ...], device: str, backend: str) -> Case:
+def _sgld_case(shape: tuple[int, ...], device: str, backend: str, compiled: bool = False) -> Case:
+    """``compiled``: ``sgld_step_compiled_``, the reference compiled by inductor (what a CPU engine that compiles its
+    SGLD step runs)."""
     x = torch.randn(shape, device=device)
     grad = torch.randn(shape, device=device)
     state = new_rng_state(0, device)
 
     def fused():
-        kernels.sgld_step_(x, grad, ALPHA, SIGMA, state, backend=backend)
+        if compiled:
+            kernels.sgld_step_compiled_(x, grad, ALPHA, SIGMA, state)
+        else:
+            kernels.sgld_step_(x, grad, ALPHA, SIGMA, state, backend=backend)
 
     def eager():
         x.add_(ALPHA * grad).add_(SIGMA * torch.randn_like(x))
@@ -99,12 +104,16 @@ def _sgld_case(shape: tuple[int, ...], device: str, backend: str) -> Case:
     def check():
         x0, s0 = x.clone(), state.clone()
         x_ref, s_ref = x.clone(), state.clone()
-        kernels.sgld_step_(x0, grad, ALPHA, SIGMA, s0, backend=backend)
+        if compiled:
+            kernels.sgld_step_compiled_(x0, grad, ALPHA, SIGMA, s0)
+        else:
+            kernels.sgld_step_(x0, grad, ALPHA, SIGMA, s0, backend=backend)
         kernels.sgld_step_ref(x_ref, grad, ALPHA, SIGMA, s_ref)
         torch.testing.assert_close(x0, x_ref, atol=1e-4, rtol=1e-5)
         assert torch.equal(s0, s_ref)
 
-    return Case(f"sgld_step_[{'x'.join(map(str, shape))}]", fused, eager, 3 * x.numel() * 4, check)
+    name = "sgld_step_compiled_" if compiled else "sgld_step_"
+    return Case(f"{name}[{'x'.join(map(str, shape))}]", fused, eager, 3 * x.numel() * 4, check)
 
 
 def _buffer_cases(n: int, B: int, device: str, backend: str) -> list[Case]:
@@ -155,6 +164,8 @@ def _cases(device: str, backend: str, full: bool) -> list[Case]:
         _sgld_case((64, 3, 32, 32) if full else (16, 3, 32, 32), device, backend),
         *_buffer_cases(10000 if full else 1000, 64 if full else 16, device, backend),
     ]
+    if device == "cpu":
+        cases.append(_sgld_case((16, 3, 32, 32), device, backend, compiled=True))
     if full:
         # beyond the L2 cache (50-60 MB on Hopper): what the kernels do with HBM when the size allows
         cases += [_sgld_case((4096, 3, 32, 32), device, backend), *_buffer_cases(10000, 8192, device, backend)]

@@ -78,7 +78,8 @@ def build_sampler_call(cfg: TrainConfig, device: torch.device, num_classes: int 
     model, net, cast_copy, why = sampling_network(model, net, engine.cast_weights_once, engine.compile)
     if why:
         engine = replace(engine, cast_weights_once=False, notes=engine.notes + (why,))
-    sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise, seed=cfg.seed, backend=engine.kernels)
+    sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise, seed=cfg.seed, backend=engine.kernels,
+                   compiled_update=engine.compile_sgld)
     x0 = torch.rand(cfg.batch_size, channels, size, size, device=device) * 2 - 1
     parts = min(engine.sgld_parts, cfg.batch_size)
     if engine.cuda_graph:

@@ -132,7 +132,7 @@ class Engine:
     overlap_data: bool = False
     cast_weights_once: bool = False  # SGLD on a copy with the autocast-cast weights cast once per call
     sgld_parts: int = 1  # SGLD's batch as independent blocks of rows, each on its own CUDA stream
-    compile_sgld: bool = False  # on a CPU: each SGLD step's input gradient as one compiled graph (torch.func.grad)
+    compile_sgld: bool = False  # on a CPU: each SGLD step compiled, its input gradient (torch.func.grad) and update
 
     def autocast(self) -> contextlib.AbstractContextManager:
         """bf16 autocast for the network when the precision is bf16; a no-op otherwise."""
@@ -281,9 +281,10 @@ def fit_sgld_parts(engine: Engine, sample_shape: tuple[int, ...], cfg: TrainConf
 
 def fit_cpu_sgld_compile(engine: Engine, sample_shape: tuple[int, ...], cfg: TrainConfig,
                          model: torch.nn.Module, rows: int | None = None) -> Engine:
-    """On a CPU, whether each SGLD step's input gradient runs as one compiled graph (``torch.compile`` of
+    """On a CPU, whether each SGLD step runs compiled: its input gradient as one graph (``torch.compile`` of
     ``torch.func.grad``: forward and input gradient together, nothing saved between graphs; the network itself stays
-    eager, which compiled with autograd measured slower): under ``--compile on`` always, under auto where one step
+    eager, which compiled with autograd measured slower) and its update (``sgld_step_compiled_``, the noise's Philox
+    rounds in compiled loops instead of NumPy): under ``--compile on`` always, under auto where one step
     of ``rows`` chains (default ``cfg.batch_size``) computes at least ``SGLD_COMPILE_FLOPS`` in convolutions, never
     under off or without a C++ compiler. Elsewhere the engine as it is (CUDA graphs the compiled network)."""
     if engine.device.type != "cpu" or cfg.compile == "off":
@@ -295,10 +296,10 @@ def fit_cpu_sgld_compile(engine: Engine, sample_shape: tuple[int, ...], cfg: Tra
     # forward and input gradient: twice the forward's convolutions
     flops = 2 * rows * sum(layer.flops for layer in conv_layers(model, sample_shape))
     if cfg.compile == "on":
-        why = "SGLD gradient compiled (--compile on): forward and input gradient as one graph"
+        why = "SGLD gradient compiled (--compile on): forward and input gradient as one graph, and the update"
     elif flops >= SGLD_COMPILE_FLOPS:
         why = (f"SGLD gradient compiled on CPU (compile auto): a step computes {flops / 1e9:.1f} GFLOP, where the "
-               "seconds of compiling pay back; forward and input gradient as one graph")
+               "seconds of compiling pay back; forward and input gradient as one graph, and the update")
     else:
         note = (f"SGLD gradient eager: a step computes {flops / 1e9:.2f} GFLOP, under the "
                 f"{SGLD_COMPILE_FLOPS / 1e9:.0f} where compiling pays back (--compile on forces it)")

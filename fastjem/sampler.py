@@ -124,11 +124,14 @@ class SGLD:
     Two options common in other EBM samplers (off by default, as in JEM): ``grad_clip`` c clips dE/dx
     element-wise to [-c, c] before the step (Du & Mordatch's IGEBM), so no coordinate's drift exceeds
     step_size * c; ``clamp`` (lo, hi) projects x onto [lo, hi] after every step (e.g. the data range).
+
+    ``compiled_update``: on a CPU, the update as ``sgld_step_compiled_`` (the reference compiled by inductor, what
+    a CPU engine that compiles its SGLD step runs; the same counters, the noise to the last ulps); else the op.
     """
 
     def __init__(self, n_steps: int = 20, step_size: float = 1.0, noise: float = 0.01, seed: int | None = None,
                  backend: str | None = None, *, grad_clip: float | None = None,
-                 clamp: tuple[float, float] | None = None):
+                 clamp: tuple[float, float] | None = None, compiled_update: bool = False):
         if n_steps < 0 or not (0 <= step_size < math.inf and 0 <= noise < math.inf):
             raise ValueError(f"SGLD n_steps, step_size and noise must be finite and >= 0, got n_steps={n_steps}, "
                              f"step_size={step_size}, noise={noise}")
@@ -138,6 +141,7 @@ class SGLD:
             clamp = (float(clamp[0]), float(clamp[1]))
             if not clamp[0] < clamp[1]:
                 raise ValueError(f"SGLD clamp must be (low, high) with low < high, got {clamp}")
+        self.compiled_update = compiled_update
         self.grad_clip = None if grad_clip is None else float(grad_clip)
         self.clamp = clamp
         self.n_steps = n_steps
@@ -173,8 +177,11 @@ class SGLD:
         if self.grad_clip is not None:
             grad = grad.clamp(-self.grad_clip, self.grad_clip)
         # x += (-step_size) * dE/dx + noise * N(0, I)
-        kernels.sgld_step_(x, grad, -self.step_size, self.noise, rng, backend=self.backend, base=base,
-                           advance=advance)
+        if self.compiled_update and x.device.type == "cpu":
+            kernels.sgld_step_compiled_(x, grad, -self.step_size, self.noise, rng, base=base, advance=advance)
+        else:
+            kernels.sgld_step_(x, grad, -self.step_size, self.noise, rng, backend=self.backend, base=base,
+                               advance=advance)
         if self.clamp is not None:
             x.clamp_(*self.clamp)
         return x

@@ -364,7 +364,8 @@ class Trainer:
                                    seed=cfg.seed * 1_000_003 + 1 + 7 * rank, backend=backend,
                                    init=self._buffer_init() if cfg.generative else None)
         self.sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise,
-                            seed=cfg.seed * 1_000_003 + 2 + 7 * rank, backend=backend)
+                            seed=cfg.seed * 1_000_003 + 2 + 7 * rank, backend=backend,
+                            compiled_update=self.engine.compile_sgld)
         self.sampler.rng_for(self.device)
         self._graphs: dict = {}
         self._side: torch.cuda.Stream | None = None  # the overlapped backward's second stream

@@ -6,7 +6,8 @@ Ops (each a ``torch.library.custom_op`` in the ``fastjem`` namespace; safe under
 - ``lse_energy(logits, labels=None, *, backend=None) -> E``  E [B] fp32; ``-logsumexp`` or
   ``-logits[b, labels[b]]``; fused forward and backward.
 - ``sgld_step_(x, grad, alpha, sigma, rng_state, *, backend=None)``  in place
-  ``x += alpha * grad + sigma * N(0, 1)`` with in-kernel Philox noise.
+  ``x += alpha * grad + sigma * N(0, 1)`` with in-kernel Philox noise (``sgld_step_compiled_``: the same
+  reference compiled by inductor, what a CPU engine that compiles its SGLD step runs).
 - ``buffer_sample(buffer, idx, reset_prob, rng_state, *, fresh=None, backend=None) -> x0``  gather rows
   ``buffer[idx]``, each reset to U(-1, 1) (or to its row of ``fresh``) with probability ``reset_prob``.
 - ``buffer_write_(buffer, idx, x, *, backend=None)``  ``buffer[idx] = x`` in place.
@@ -35,7 +36,7 @@ from ._dispatch import BACKENDS, backend, get_backend, set_backend
 from .buffer import buffer_sample, buffer_sample_ref, buffer_write_, buffer_write_ref
 from .energy import lse_energy, lse_energy_ref
 from .rng import new_rng_state
-from .sgld import sgld_step_, sgld_step_ref
+from .sgld import sgld_step_, sgld_step_compiled_, sgld_step_ref
 
 __all__ = [
     "BACKENDS",
@@ -46,6 +47,7 @@ __all__ = [
     "lse_energy_ref",
     "sgld_step_",
     "sgld_step_ref",
+    "sgld_step_compiled_",
     "buffer_sample",
     "buffer_sample_ref",
     "buffer_write_",

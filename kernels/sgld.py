@@ -15,7 +15,7 @@ import torch
 from ._dispatch import device_of, direct_call, interpreter_on, tl, triton, use_triton
 from .rng import counters_for, normal_stream
 
-__all__ = ["sgld_step_", "sgld_step_ref", "sgld_step_fwd"]
+__all__ = ["sgld_step_", "sgld_step_ref", "sgld_step_fwd", "sgld_step_compiled_"]
 
 if triton is not None:
     from .rng import normal_block
@@ -98,6 +98,31 @@ def sgld_step_ref(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: floa
     noise = normal_stream(rng_state, base, x.numel()).view(x.shape)
     x.copy_(x + alpha * grad.float() + sigma * noise)
     rng_state[1:].add_(counters_for(x.numel()) if advance is None else advance)
+
+
+def _sgld_step_torch(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor,
+                     base: int, advance: int | None) -> None:
+    """``sgld_step_ref`` in PyTorch ops alone (traced, its Philox rounds take the PyTorch path, not NumPy's)."""
+    sgld_step_ref(x, grad, alpha, sigma, rng_state, base, advance)
+
+
+_compiled_steps: dict = {}
+
+
+def sgld_step_compiled_(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float,
+                        rng_state: torch.Tensor, *, base: int = 0, advance: int | None = None) -> None:
+    """``sgld_step_`` as one graph compiled by inductor, for a CPU engine that compiles its SGLD step: the reference's
+    formula and noise counters, with the Philox rounds, Box-Muller and the update fused in compiled loops where the
+    reference runs NumPy and a chain of PyTorch ops (times: bench/bench_kernels.py on a CPU). The same state gives
+    the same numbers at every call; they agree with the reference's to the last ulps of its transcendentals, as the
+    Triton kernel's do."""
+    if x.requires_grad and torch.is_grad_enabled():
+        raise ValueError("sgld_step_compiled_: x requires grad and is updated in place: pass x.detach()")
+    _check_inputs(x, grad, rng_state, base, advance)
+    if x.device.type not in _compiled_steps:
+        _compiled_steps[x.device.type] = torch.compile(_sgld_step_torch, dynamic=False)
+    _compiled_steps[x.device.type](x, grad, float(alpha), float(sigma), rng_state, int(base),
+                                   None if advance is None else int(advance))
 
 
 def _sgld_step_impl(

@@ -1465,6 +1465,21 @@ MUTANTS = [
          '        elif compile_available(device)[0]:',
          '        elif False:'),
     ]),
+    Mutant('sgld-compiled-update-ignored', 'tests/test_sampler.py -k compiled_update', [
+        ('fastjem/sampler.py',
+         '        if self.compiled_update and x.device.type == "cpu":',
+         '        if False:'),
+    ]),
+    Mutant('trainer-update-not-compiled', 'tests/test_engine.py -k trainer_samples_with_the_compiled', [
+        ('fastjem/train.py',
+         '                            compiled_update=self.engine.compile_sgld)',
+         '                            compiled_update=False)'),
+    ]),
+    Mutant('compiled-step-ignores-base', 'tests/test_kernels_sgld.py -k compiled_step', [
+        ('kernels/sgld.py',
+         '    _compiled_steps[x.device.type](x, grad, float(alpha), float(sigma), rng_state, int(base),',
+         '    _compiled_steps[x.device.type](x, grad, float(alpha), float(sigma), rng_state, 0,'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -377,6 +377,7 @@ def test_trainer_samples_with_the_compiled_gradient_on_cpu(tmp_path, monkeypatch
                           ckpt_every=0, log_every=1, seed=3, device="cpu", compile=compile_, precision="fp32")
         t = Trainer(cfg, out_dir=tmp_path / name, progress=False, log=lambda *a: None)
         assert t.engine.compile_sgld == (name == "compiled") and not t.engine.compile
+        assert t.sampler.compiled_update == (name == "compiled")  # the update compiled with the gradient
         t.train_step()
         t.train_step()
         runs[name] = t.buffer.data.clone()

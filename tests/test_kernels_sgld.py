@@ -253,3 +253,35 @@ def test_sgld_refuses_a_float_state_and_a_gradient_of_another_shape(backend):
         sgld_step_(torch.zeros(8), torch.zeros(8), 1.0, 1.0, new_rng_state(0).float(), backend=backend)
     with pytest.raises(ValueError, match="grad must be"):
         sgld_step_(torch.zeros(2, 8), torch.zeros(8), 1.0, 1.0, new_rng_state(0), backend=backend)
+
+
+def test_compiled_step_is_the_reference_to_the_last_ulps():
+    """sgld_step_compiled_ (a CPU engine's compiled SGLD step): the reference's update and counters, the noise to
+    the last ulps of the transcendentals; the same state gives the same numbers; a part of a batch draws the whole
+    batch's noise for its rows."""
+    from fastjem.kernels import sgld_step_compiled_
+
+    gen = torch.Generator().manual_seed(9)
+    x = torch.randn(5, 3, 4, 4, generator=gen)
+    grad = torch.randn(5, 3, 4, 4, generator=gen)
+    state = new_rng_state(33)
+    state[1] = 1000
+    ref, s_ref = x.clone(), state.clone()
+    got, s_got = x.clone(), state.clone()
+    for _ in range(3):
+        sgld_step_ref(ref, grad, 0.3, 0.5, s_ref)
+        sgld_step_compiled_(got, grad, 0.3, 0.5, s_got)
+    assert s_got.tolist() == s_ref.tolist() == [33, 1000 + 3 * counters_for(x.numel())]
+    torch.testing.assert_close(got, ref, rtol=0, atol=1e-5)
+    assert not torch.equal(got, x + 3 * 0.3 * grad)  # the noise is there (sigma 0.5)
+    again, s_again = x.clone(), state.clone()
+    for _ in range(3):
+        sgld_step_compiled_(again, grad, 0.3, 0.5, s_again)
+    assert torch.equal(again, got)
+    part, s_part = x[2:].clone(), state.clone()
+    sgld_step_compiled_(part, grad[2:], 0.3, 0.5, s_part, base=2 * 48 // 4, advance=counters_for(x.numel()))
+    one, s_one = x.clone(), state.clone()
+    sgld_step_compiled_(one, grad, 0.3, 0.5, s_one)
+    assert torch.equal(part, one[2:]) and s_part.tolist() == s_one.tolist()
+    with pytest.raises(ValueError, match="contiguous"):
+        sgld_step_compiled_(x.transpose(2, 3), grad, 0.3, 0.5, state)

@@ -42,6 +42,25 @@ def test_sgld_takes_an_energys_own_input_gradient():
     assert seen[-1][1] is y
 
 
+def test_sgld_with_a_compiled_update_runs_the_compiled_op(monkeypatch):
+    """compiled_update (a CPU engine that compiles its SGLD step): every step's update is sgld_step_compiled_, with
+    the sampler's step size, noise and state; the chain stays the reference's to the noise's last ulps."""
+    import fastjem.kernels as kernels_mod
+
+    real, seen = kernels_mod.sgld_step_compiled_, []
+
+    def spy(x, grad, alpha, sigma, rng, **kw):
+        seen.append((alpha, sigma, rng.data_ptr()))
+        return real(x, grad, alpha, sigma, rng, **kw)
+
+    monkeypatch.setattr(kernels_mod, "sgld_step_compiled_", spy)
+    x0 = torch.randn(4, 8)
+    compiled = SGLD(3, 0.1, 0.05, seed=4, compiled_update=True)
+    x = compiled.sample(quadratic(2.0), x0)
+    assert seen == [(-0.1, 0.05, compiled.rng_state.data_ptr())] * 3
+    torch.testing.assert_close(x, SGLD(3, 0.1, 0.05, seed=4).sample(quadratic(2.0), x0), rtol=0, atol=1e-6)
+
+
 def test_compiled_input_gradient_equals_autograds():
     """compiled_input_grad: dE/dx of E(x) and E(x, y) as one compiled graph, autograd's gradient to fp32 rounding."""
     from fastjem.sampler import compiled_input_grad
