@@ -83,7 +83,7 @@ CONFIGS = {"wrn-10-2": (10, 2), "wrn-16-8": (16, 8), "wrn-28-10": (28, 10)}
 # candidates: a failure to build or warm up is recorded, the other engines are still measured
 OPTIONAL_ENGINES = ("fastjem-overlap", *(f"fastjem-parts{n}" for n in range(1, 65)))
 ENGINE_FIELDS = ("precision", "compile", "cuda_graph", "iteration_graph", "kernels", "fused_forward",
-                 "overlap_data", "cast_weights_once", "sgld_parts")
+                 "overlap_data", "cast_weights_once", "sgld_parts", "compile_sgld")
 SCHEMA = "fastjem-bench-steps/1"
 
 
