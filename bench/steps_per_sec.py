@@ -83,7 +83,7 @@ CONFIGS = {"wrn-10-2": (10, 2), "wrn-16-8": (16, 8), "wrn-28-10": (28, 10)}
 # candidates: a failure to build or warm up is recorded, the other engines are still measured
 OPTIONAL_ENGINES = ("fastjem-overlap", *(f"fastjem-parts{n}" for n in range(1, 65)))
 ENGINE_FIELDS = ("precision", "compile", "cuda_graph", "iteration_graph", "kernels", "fused_forward",
-                 "overlap_data", "cast_weights_once", "sgld_parts", "compile_sgld")
+                 "overlap_data", "cast_weights_once", "sgld_parts")
 SCHEMA = "fastjem-bench-steps/1"
 
 
@@ -157,7 +157,7 @@ def _resolved_engine(trainer: Trainer) -> dict:
     if engine is None:
         return {}
     out = {}
-    for name in ENGINE_FIELDS:
+    for name in (*ENGINE_FIELDS, "compile_sgld"):  # compile_sgld: resolved from --compile on a CPU
         if hasattr(engine, name):
             out[name] = getattr(engine, name)
     if hasattr(engine, "notes"):
