@@ -154,12 +154,13 @@ class Engine:
 
     def describe(self) -> str:
         graph = "iteration" if self.iteration_graph else ("SGLD loop" if self.cuda_graph else "off")
-        return (f"precision {self.precision}, compile {'on' if self.compile else 'off'}, CUDA graph "
+        # a CPU engine may compile its SGLD step and leave the network eager
+        compiled = "on" if self.compile else ("SGLD step only" if self.compile_sgld else "off")
+        return (f"precision {self.precision}, compile {compiled}, CUDA graph "
                 f"{graph}, kernels {self.kernels}, fused forward "
                 f"{'on' if self.fused_forward else 'off'}" + (", data gradient overlapped" if self.overlap_data else "")
                 + (", SGLD weights cast once" if self.cast_weights_once else "")
                 + (f", SGLD in {self.sgld_parts} parts" if self.sgld_parts > 1 else "")
-                + (", SGLD gradient compiled" if self.compile_sgld else "")
                 + (", CPU malloc tuned" if self.cpu_malloc else ""))
 
 
