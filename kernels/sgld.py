@@ -100,13 +100,8 @@ def sgld_step_ref(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: floa
     rng_state[1:].add_(counters_for(x.numel()) if advance is None else advance)
 
 
-def _sgld_step_torch(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor,
-                     base: int, advance: int | None) -> None:
-    """``sgld_step_ref`` in PyTorch ops alone (traced, its Philox rounds take the PyTorch path, not NumPy's)."""
-    sgld_step_ref(x, grad, alpha, sigma, rng_state, base, advance)
-
-
-_compiled_steps: dict = {}
+# sgld_step_ref compiled, made at the first call: traced, its Philox rounds take the PyTorch path, not NumPy's
+_compiled_step = None
 
 
 def sgld_step_compiled_(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float,
@@ -119,10 +114,10 @@ def sgld_step_compiled_(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma
     if x.requires_grad and torch.is_grad_enabled():
         raise ValueError("sgld_step_compiled_: x requires grad and is updated in place: pass x.detach()")
     _check_inputs(x, grad, rng_state, base, advance)
-    if x.device.type not in _compiled_steps:
-        _compiled_steps[x.device.type] = torch.compile(_sgld_step_torch, dynamic=False)
-    _compiled_steps[x.device.type](x, grad, float(alpha), float(sigma), rng_state, int(base),
-                                   None if advance is None else int(advance))
+    global _compiled_step
+    if _compiled_step is None:
+        _compiled_step = torch.compile(sgld_step_ref, dynamic=False)
+    _compiled_step(x, grad, float(alpha), float(sigma), rng_state, int(base), None if advance is None else int(advance))
 
 
 def _sgld_step_impl(

@@ -1477,8 +1477,8 @@ MUTANTS = [
     ]),
     Mutant('compiled-step-ignores-base', 'tests/test_kernels_sgld.py -k compiled_step', [
         ('kernels/sgld.py',
-         '    _compiled_steps[x.device.type](x, grad, float(alpha), float(sigma), rng_state, int(base),',
-         '    _compiled_steps[x.device.type](x, grad, float(alpha), float(sigma), rng_state, 0,'),
+         '    _compiled_step(x, grad, float(alpha), float(sigma), rng_state, int(base), None',
+         '    _compiled_step(x, grad, float(alpha), float(sigma), rng_state, 0, None'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
