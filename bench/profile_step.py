@@ -65,7 +65,8 @@ def profile(call, device: torch.device, reps: int, rows: int) -> dict:
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     # warm-up calls under a profiler of their own, discarded: a process's first profiled operators ran ~10 times
-    # slower (WRN-10-2 at batch 2 on a CPU: 109 ms per step in the first profile, 9 ms in the next)
+    # slower (WRN-10-2 at batch 2 on the 2-thread Intel Xeon of this project's sessions: 109 ms per step in the
+    # first profile, 9 ms in the next; not kept in a results file)
     with torch_profile(activities=activities):
         for _ in range(2):
             call()

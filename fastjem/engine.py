@@ -180,7 +180,7 @@ def compile_available(device: torch.device) -> tuple[bool, str]:
 
 
 # under --compile auto a CPU compiles the SGLD gradient where one step (all chains) computes at least this many
-# convolution FLOPs: WRN-10-2 at batch 16 computes 4.7 G, and its compiled gradient took 1.5-2 s to compile and saved
+# convolution FLOPs: WRN-10-2 at batch 16 computes 4.7 G, and its compiled gradient took 1.5 s to compile and saved
 # 1.7 ms a step (bench/results/cpu-compile-2026-11-27T214739-Intel-R-Xeon-R-Processor.json), paid back within
 # about a thousand steps; the small networks of the digits presets (well under 1 G) would spend more compiling
 SGLD_COMPILE_FLOPS = 1e9
