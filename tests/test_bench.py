@@ -626,8 +626,9 @@ def test_profile_categories_name_the_eager_energy_function():
 
 
 def test_profile_warms_up_under_a_profiler_of_its_own():
-    """A process's first profiled operators ran ~10 times slower (109 against 9 ms per step at batch 2 on a 2-thread Intel Xeon): the warm-up calls run
-    under a discarded profiler, so that cost never reaches the figures of the first engine profiled."""
+    """A process's first profiled operators ran ~10 times slower (109 against 9 ms per step at batch 2 on a 2-thread
+    Intel Xeon): the warm-up calls run under a discarded profiler, so that cost never reaches the figures of the
+    first engine profiled."""
     import profile_step
 
     profiled = []
