@@ -16,7 +16,6 @@ import json
 import platform
 import statistics
 import time
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -26,11 +25,10 @@ from torch import nn
 import fastjem
 from fastjem.checkpoint import atomic_write_text
 from fastjem.config import TrainConfig
-from fastjem.engine import cpu_bf16_flags, device_name, fit_cpu_sgld_compile, fit_sgld_parts, resolve_engine
+from fastjem.engine import cpu_bf16_flags, device_name, engine_networks, resolve_engine
 from fastjem.kernels._dispatch import triton
 from fastjem.models import build_model, has_batch_norm
-from fastjem.sampler import SGLD, compiled_input_grad, row_energies
-from fastjem.weights import sampling_network
+from fastjem.sampler import SGLD
 
 
 def _network(cfg: TrainConfig, num_classes: int, channels: int, model: nn.Module | None) -> nn.Module:
@@ -69,27 +67,18 @@ def build_sampler_call(cfg: TrainConfig, device: torch.device, num_classes: int 
     network (a copy is timed) in place of the one ``cfg`` describes."""
     torch.manual_seed(cfg.seed)
     model = _network(cfg, num_classes, channels, model).to(device)
-    engine = fit_sgld_parts(resolve_engine(cfg, device, has_batch_norm(model)), (channels, size, size), cfg, model)
-    engine = fit_cpu_sgld_compile(engine, (channels, size, size), cfg, model)
-    engine.apply_backend_flags()
-    model = model.to(memory_format=torch.channels_last)
-    net = torch.compile(model, dynamic=False) if engine.compile else model
-    # as training samples: under bf16 a copy with the weights cast once per call (refreshed in each call)
-    model, net, cast_copy, why = sampling_network(model, net, engine.cast_weights_once, engine.compile)
-    if why:
-        engine = replace(engine, cast_weights_once=False, notes=engine.notes + (why,))
+    engine = resolve_engine(cfg, device, has_batch_norm(model))
+    nets = engine_networks(engine, model, (channels, size, size), cfg)
+    engine, cast_copy = nets.engine, nets.cast_copy
     sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise, seed=cfg.seed, backend=engine.kernels,
                    compiled_update=engine.compile_sgld)
     x0 = torch.rand(cfg.batch_size, channels, size, size, device=device) * 2 - 1
     parts = min(engine.sgld_parts, cfg.batch_size)
     if engine.cuda_graph:
-        from fastjem.graphs import GraphedSGLD
-
-        run = GraphedSGLD(sampler, net, model, x0, autocast=engine.autocast, backend=engine.kernels, parts=parts)
+        run = nets.graphed(sampler, x0, parts=parts)
     else:
-        grad = compiled_input_grad(model, autocast=engine.autocast) if engine.compile_sgld else None
-        energy_for = row_energies(net, autocast=engine.autocast, backend=engine.kernels, input_grad=grad)
-        run = lambda x: sampler.sample_parts(energy_for, x, parts, model=model)  # noqa: E731
+        energy_for = nets.energies()
+        run = lambda x: sampler.sample_parts(energy_for, x, parts, model=nets.sgld_model)  # noqa: E731
 
     def call() -> torch.Tensor:
         if cast_copy is not None:

@@ -10,11 +10,15 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import torch
+from torch import nn
 
 from fastjem.config import TrainConfig
+from fastjem.sampler import SGLD, EnergyFn, InputGrad, compiled_input_grad, row_energies
+from fastjem.weights import CastCopy, sampling_network
 
 
 def cpu_bf16_flags() -> list[str]:
@@ -385,3 +389,50 @@ def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool,
         notes.append(f"SGLD parts: the {parts} blocks run one after another (CUDA streams only on CUDA)")
     return Engine(device, precision, compiled, graph, kernels, fused, tuple(notes), whole, malloc, overlap, cast,
                   parts)
+
+
+@dataclass
+class Networks:
+    """The modules an engine runs (``engine_networks``); training and ``fastjem bench`` both build theirs here, so
+    that the benchmark times what training samples with."""
+
+    engine: Engine
+    model: nn.Module  # the trained module, channels_last
+    net: nn.Module  # what the loss calls: ``model`` or its compiled wrapper
+    sgld_model: nn.Module  # the module SGLD freezes: ``model`` or its bf16 CastCopy's module
+    sgld_net: nn.Module  # what SGLD calls
+    cast_copy: CastCopy | None  # refreshed before each sampling call
+    sgld_grad: InputGrad | None  # a CPU engine's compiled input gradient (``Engine.compile_sgld``)
+
+    def energies(self, y: torch.Tensor | None = None) -> Callable[[int, int], EnergyFn]:
+        """``row_energies`` of the sampling network under the engine (what ``SGLD.sample_parts`` takes)."""
+        return row_energies(self.sgld_net, y, autocast=self.engine.autocast, backend=self.engine.kernels,
+                            input_grad=self.sgld_grad)
+
+    def graphed(self, sampler: SGLD, x0: torch.Tensor, y: torch.Tensor | None = None, parts: int = 1):
+        """The SGLD loop from ``x0``'s static buffer captured as a CUDA graph (``fastjem.graphs.GraphedSGLD``)."""
+        from fastjem.graphs import GraphedSGLD
+
+        return GraphedSGLD(sampler, self.sgld_net, self.sgld_model, x0, y, autocast=self.engine.autocast,
+                           backend=self.engine.kernels, parts=parts)
+
+
+def engine_networks(engine: Engine, model: nn.Module, sample_shape: tuple[int, ...], cfg: TrainConfig,
+                    rows: int | None = None) -> Networks:
+    """``model`` as ``engine`` runs it: the backend flags set, channels_last weights (cuDNN and oneDNN convolutions
+    are faster in NHWC; the module is changed in place), compiled when the engine compiles, the sampling network
+    (under bf16 a copy with the weights cast once per call, ``fastjem.weights``), and the engine fitted to the
+    network: its SGLD parts and, on a CPU, its compiled SGLD step, at ``rows`` chains per call (default
+    ``cfg.batch_size``)."""
+    engine.apply_backend_flags()
+    model = model.to(memory_format=torch.channels_last)
+    # the compiled wrapper shares the module's parameters; ``model`` stays the plain module
+    net = torch.compile(model, dynamic=False) if engine.compile else model
+    sgld_model, sgld_net, cast_copy, why = sampling_network(model, net, engine.cast_weights_once, engine.compile)
+    if why:
+        engine = replace(engine, cast_weights_once=False, notes=engine.notes + (why,))
+    engine = fit_sgld_parts(engine, sample_shape, cfg, model, rows=rows)
+    engine = fit_cpu_sgld_compile(engine, sample_shape, cfg, model, rows=rows)
+    # on a CPU: each SGLD step's input gradient as one compiled graph, over the module SGLD freezes
+    grad = compiled_input_grad(sgld_model, autocast=engine.autocast) if engine.compile_sgld else None
+    return Networks(engine, model, net, sgld_model, sgld_net, cast_copy, grad)

@@ -21,7 +21,7 @@ import math
 import signal
 import sys
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
@@ -61,13 +61,12 @@ from fastjem.distributed import (
     init_from_env,
     max_over_ranks,
 )
-from fastjem.engine import Engine, fit_cpu_sgld_compile, fit_sgld_parts, resolve_engine
+from fastjem.engine import Engine, engine_networks, resolve_engine
 from fastjem.errors import CheckpointError, ConfigError, FastJEMError
 from fastjem.guard import DivergenceGuard, RecoveryState
 from fastjem.models import build_model, has_batch_norm
 from fastjem.optim import DeviceSGD
-from fastjem.sampler import SGLD, compiled_input_grad, eval_mode, model_energy, row_energies
-from fastjem.weights import sampling_network
+from fastjem.sampler import SGLD, eval_mode, model_energy
 
 METRIC_NAMES = ("loss", "ce", "acc", "e_data", "e_sample")
 # what differs between data-parallel ranks (Trainer.local_state): a checkpoint or rollback file holds it per rank
@@ -335,22 +334,12 @@ class Trainer:
             broadcast_parameters_(self.model)
             # independent chains, chain indices and dropout masks per rank
             torch.manual_seed(cfg.seed + 104_729 * rank)
-        self.engine: Engine = resolve_engine(cfg, self.device, has_batch_norm(self.model), self.dist.enabled)
-        self.engine.apply_backend_flags()
-        # channels_last weights: cuDNN and oneDNN convolutions are faster in NHWC
-        self.model = self.model.to(memory_format=torch.channels_last)
-        # The compiled wrapper shares the module's parameters; ``self.model`` stays the plain module.
-        self.net = torch.compile(self.model, dynamic=False) if self.engine.compile else self.model
-        # What SGLD runs: under bf16, a copy with the weights cast once per sampling call (fastjem.weights)
-        self.sgld_model, self.sgld_net, self.cast_copy, why = sampling_network(
-            self.model, self.net, self.engine.cast_weights_once, self.engine.compile)
-        if why:
-            self.engine = replace(self.engine, cast_weights_once=False, notes=self.engine.notes + (why,))
-        self.engine = fit_sgld_parts(self.engine, self.data.sample_shape, cfg, self.model, rows=self.local_batch)
-        self.engine = fit_cpu_sgld_compile(self.engine, self.data.sample_shape, cfg, self.model, rows=self.local_batch)
-        # on a CPU: each SGLD step's input gradient as one compiled graph, over the module SGLD freezes
-        self.sgld_grad = (compiled_input_grad(self.sgld_model, autocast=self.engine.autocast)
-                          if self.engine.compile_sgld else None)
+        nets = engine_networks(resolve_engine(cfg, self.device, has_batch_norm(self.model), self.dist.enabled),
+                               self.model, self.data.sample_shape, cfg, rows=self.local_batch)
+        self.nets = nets
+        self.engine: Engine = nets.engine
+        self.model, self.net = nets.model, nets.net
+        self.sgld_model, self.sgld_net, self.cast_copy = nets.sgld_model, nets.sgld_net, nets.cast_copy
         self.optimizer = self._build_optimizer()
         conditional = cfg.class_cond_px or cfg.pxy_weight > 0
         backend = self.engine.kernels
@@ -487,17 +476,11 @@ class Trainer:
         if self.cast_copy is not None:
             self.cast_copy.refresh_()  # the current weights, cast once for all the steps
         if self.engine.cuda_graph and not self._inline_sgld:
-            from fastjem.graphs import GraphedSGLD
-
             key = (tuple(x0.shape), y is not None)
             if key not in self._graphs:
-                self._graphs[key] = GraphedSGLD(self.sampler, self.sgld_net, self.sgld_model, x0, y,
-                                                autocast=self.engine.autocast, backend=self.engine.kernels,
-                                                parts=self._sgld_parts(x0))
+                self._graphs[key] = self.nets.graphed(self.sampler, x0, y, self._sgld_parts(x0))
             return self._graphs[key](x0, y)
-        energy_for = row_energies(self.sgld_net, y, autocast=self.engine.autocast, backend=self.engine.kernels,
-                                  input_grad=self.sgld_grad)
-        return self.sampler.sample_parts(energy_for, x0, self._sgld_parts(x0), model=self.sgld_model)
+        return self.sampler.sample_parts(self.nets.energies(y), x0, self._sgld_parts(x0), model=self.sgld_model)
 
     def _sgld_parts(self, x0: torch.Tensor) -> int:
         """The engine's SGLD parts for this batch (at most one per row)."""

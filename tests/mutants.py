@@ -667,12 +667,8 @@ MUTANTS = [
         ('fastjem/train.py', '        if int(self.guard.snapshot["iteration"]) == self.iteration:\n            self._take_snapshot()',
          '        if int(self.guard.snapshot["iteration"]) == self.iteration:\n            self._snapshot_file = None'),
     ]),
-    Mutant('bench-parts-not-fitted', 'tests/test_parts.py -k multiple_of_4', [
-        ('fastjem/benchmark.py', 'fit_sgld_parts(resolve_engine(cfg, device, has_batch_norm(model)), (channels, size, size), cfg, model)',
-         'resolve_engine(cfg, device, has_batch_norm(model))'),
-    ]),
-    Mutant('train-parts-not-fitted', 'tests/test_parts.py -k multiple_of_4', [
-        ('fastjem/train.py', '        self.engine = fit_sgld_parts(self.engine, self.data.sample_shape, cfg, self.model, rows=self.local_batch)\n', ''),
+    Mutant('networks-parts-not-fitted', 'tests/test_parts.py -k multiple_of_4', [
+        ('fastjem/engine.py', '    engine = fit_sgld_parts(engine, sample_shape, cfg, model, rows=rows)\n', ''),
     ]),
     Mutant('energy-stat-grads-materialised', 'tests/test_energy.py -k fills_no_gradient', [
         ('kernels/energy.py', '    ctx.set_materialize_grads(False)\n', ''),
@@ -932,9 +928,12 @@ MUTANTS = [
     Mutant('conv-layers-leave-eval-mode', 'tests/test_parts.py -k conv_layers_read', [
         ('fastjem/engine.py', '        model.train(training)\n', '        pass\n'),
     ]),
-    Mutant('train-parts-fitted-without-network', 'tests/test_parts.py -k fits_the_parts_to_its_own', [
-        ('fastjem/train.py', 'fit_sgld_parts(self.engine, self.data.sample_shape, cfg, self.model, rows=self.local_batch)',
-         'fit_sgld_parts(self.engine, self.data.sample_shape)'),
+    Mutant('networks-parts-fitted-without-network', 'tests/test_parts.py -k fits_the_parts_to_its_own', [
+        ('fastjem/engine.py', 'fit_sgld_parts(engine, sample_shape, cfg, model, rows=rows)',
+         'fit_sgld_parts(engine, sample_shape)'),
+    ]),
+    Mutant('train-networks-without-rank-rows', 'tests/test_parts.py -k fits_the_parts_to_its_own', [
+        ('fastjem/train.py', 'self.data.sample_shape, cfg, rows=self.local_batch)', 'self.data.sample_shape, cfg)'),
     ]),
     Mutant('steps-ablation-always-one-part', 'tests/test_bench.py -k parts_auto', [
         ('bench/steps_per_sec.py', '    if auto_sgld_parts(device, layers, batch, sms) > 1:\n', '    if True:\n'),
@@ -1450,15 +1449,9 @@ MUTANTS = [
          '        energy.input_grad = lambda x: input_grad(x, y)',
          '        energy.input_grad = lambda x: input_grad(x, None)'),
     ]),
-    Mutant('trainer-samples-without-compiled-grad', 'tests/test_engine.py -k trainer_samples_with_the_compiled', [
-        ('fastjem/train.py',
-         '                                  input_grad=self.sgld_grad)',
-         '                                  input_grad=None)'),
-    ]),
-    Mutant('bench-samples-without-compiled-grad', 'tests/test_engine.py -k bench_sampler_samples', [
-        ('fastjem/benchmark.py',
-         'backend=engine.kernels, input_grad=grad)',
-         'backend=engine.kernels, input_grad=None)'),
+    Mutant('networks-sample-without-compiled-grad',
+           'tests/test_engine.py -k "trainer_samples_with_the_compiled or bench_sampler_samples"', [
+        ('fastjem/engine.py', 'input_grad=self.sgld_grad)', 'input_grad=None)'),
     ]),
     Mutant('env-no-sgld-compile-note', 'tests/test_cli.py -k env_reports', [
         ('fastjem/cli.py',

@@ -358,11 +358,10 @@ def test_trainer_samples_with_the_compiled_gradient_on_cpu(tmp_path, monkeypatch
     autograd's, to fp32 rounding; under bf16 autocast, on the weights cast once, to bf16's); the network itself
     stays eager."""
     import fastjem.engine as engine_mod
-    import fastjem.train as train_mod
 
     monkeypatch.setattr(engine_mod, "SGLD_COMPILE_FLOPS", 0)  # a tiny network, compiled as a large one would be
     calls = []
-    real = train_mod.compiled_input_grad
+    real = engine_mod.compiled_input_grad
 
     def spy(model, autocast):
         grad = real(model, autocast=autocast)
@@ -373,7 +372,7 @@ def test_trainer_samples_with_the_compiled_gradient_on_cpu(tmp_path, monkeypatch
 
         return counted
 
-    monkeypatch.setattr(train_mod, "compiled_input_grad", spy)
+    monkeypatch.setattr(engine_mod, "compiled_input_grad", spy)
     runs = {}
     for name, compile_ in (("compiled", "auto"), ("eager", "off")):
         cfg = TrainConfig(dataset="digits", arch="wrn", depth=10, width=1, batch_size=8, sgld_steps=3, iters=2,
@@ -483,15 +482,16 @@ def test_the_cpu_paths_of_the_engines_choices(monkeypatch):
 
 def test_bench_sampler_samples_with_the_compiled_gradient_as_training_does(monkeypatch):
     import fastjem.benchmark as benchmark
+    import fastjem.engine as engine_mod
 
     calls = []
-    real = benchmark.compiled_input_grad
+    real = engine_mod.compiled_input_grad
 
     def spy(model, autocast):
         grad = real(model, autocast=autocast)
         return lambda x, y: calls.append(x.shape) or grad(x, y)
 
-    monkeypatch.setattr(benchmark, "compiled_input_grad", spy)
+    monkeypatch.setattr(engine_mod, "compiled_input_grad", spy)
     out = {}
     for compile_ in ("on", "off"):
         cfg = TrainConfig(arch="wrn", depth=10, width=1, batch_size=4, sgld_steps=2, seed=5, compile=compile_,

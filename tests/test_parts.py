@@ -148,11 +148,11 @@ def test_auto_parts_follow_the_convolutions_waves(depth, width, batch, parts):
 def test_trainer_fits_the_parts_to_its_own_network(tiny_config, tmp_path, monkeypatch):
     """The Trainer hands fit_sgld_parts its config, its (uncompiled, fp32) network and the data's sample shape:
     what auto needs on CUDA."""
-    import fastjem.train as train_mod
+    import fastjem.engine as engine_mod
 
     seen = []
-    real = train_mod.fit_sgld_parts
-    monkeypatch.setattr(train_mod, "fit_sgld_parts", lambda *a, **k: seen.append((a, k)) or real(*a, **k))
+    real = engine_mod.fit_sgld_parts
+    monkeypatch.setattr(engine_mod, "fit_sgld_parts", lambda *a, **k: seen.append((a, k)) or real(*a, **k))
     t = Trainer(tiny_config, out_dir=tmp_path, progress=False)
     (engine, shape, cfg, model), kwargs = seen[0]
     assert shape == t.data.sample_shape == (1, 8, 8) and cfg is t.cfg and model is t.model
