@@ -73,8 +73,7 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         g = groups.setdefault(meta["group"], p.add_argument_group(GROUP_TITLES[meta["group"]]))
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not MISSING else None
-        helptext = f"{meta['help']} (default: {default})".replace("%", "%%")  # argparse formats help with %
-        kw = dict(dest=f.name, default=argparse.SUPPRESS, help=helptext)
+        kw = dict(dest=f.name, default=argparse.SUPPRESS, help=config_help(f.name))
         if isinstance(default, bool):
             g.add_argument(flag, action=argparse.BooleanOptionalAction, **kw)
         elif isinstance(default, tuple) and all(isinstance(v, str) for v in default):
@@ -84,6 +83,14 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         else:
             g.add_argument(flag, type=int64 if type(default) is int else type(default), choices=meta.get("choices"),
                            **kw)
+
+
+def config_help(name: str) -> str:
+    """A TrainConfig field's help and default, as argparse shows it: what ``fastjem train`` and ``fastjem bench`` say
+    of the option they share."""
+    f = next(f for f in fields(TrainConfig) if f.name == name)
+    default = f.default if f.default is not MISSING else None
+    return f"{f.metadata['help']} (default: {default})".replace("%", "%%")  # argparse formats help with %
 
 
 def int64(text: str) -> int:
@@ -434,17 +441,16 @@ def add_bench_parser(sub) -> None:
     p.add_argument("--precision", choices=PRECISIONS, nargs="+", default=["auto"],
                    help="network precision (default auto: what training picks here); several, e.g. fp32 bf16, time "
                         "each in turn and print how they compare, to see which this machine runs faster")
-    p.add_argument("--compile", choices=COMPILE_MODES, default="auto")
-    p.add_argument("--cuda-graph", action=argparse.BooleanOptionalAction, default=True)
-    p.add_argument("--kernels", choices=KERNELS, default="auto")
+    # the engine's options, as ``fastjem train`` takes them
+    p.add_argument("--compile", choices=COMPILE_MODES, default="auto", help=config_help("compile"))
+    p.add_argument("--no-compile", dest="compile", action="store_const", const="off", help="same as --compile off")
+    p.add_argument("--cuda-graph", action=argparse.BooleanOptionalAction, default=True, help=config_help("cuda_graph"))
+    p.add_argument("--kernels", choices=KERNELS, default="auto", help=config_help("kernels"))
     p.add_argument("--cast-weights-once", action=argparse.BooleanOptionalAction, default=True,
-                   help="under bf16, sample with the weights cast once per call, as training does (default: on)")
-    p.add_argument("--sgld-parts", type=int64, default=0, metavar="N",
-                   help="the batch as N blocks of rows, each on its own CUDA stream (default 0 = auto, as training "
-                        "samples: on CUDA 2 where the network's convolutions leave SMs idle in their last waves, "
-                        "else 1; 1 off CUDA)")
+                   help=config_help("cast_weights_once"))
+    p.add_argument("--sgld-parts", type=int64, default=0, metavar="N", help=config_help("sgld_parts"))
     p.add_argument("--cpu-malloc", action=argparse.BooleanOptionalAction, default=True,
-                   help="on a Linux CPU, keep freed memory in glibc's heap (default: on)")
+                   help=config_help("cpu_malloc"))
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p.add_argument("--seconds", type=float, default=10.0, help="timed seconds after the warm-up (default 10)")
     p.add_argument("--seed", type=int64, default=0)

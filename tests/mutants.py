@@ -1473,6 +1473,9 @@ MUTANTS = [
          '    _compiled_step(x, grad, float(alpha), float(sigma), rng_state, int(base), None',
          '    _compiled_step(x, grad, float(alpha), float(sigma), rng_state, 0, None'),
     ]),
+    Mutant('bench-own-sgld-parts-help', 'tests/test_cli.py -k bench_explains', [
+        ('fastjem/cli.py', 'metavar="N", help=config_help("sgld_parts"))', 'metavar="N", help="N blocks of rows")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -27,6 +27,21 @@ def test_train_help_explains_every_option():
         assert extra in out.stdout
 
 
+def test_bench_explains_the_engine_options_as_train_does():
+    """The options fastjem bench shares with training carry the config's one text, and --no-compile means off."""
+    from fastjem.cli import build_parser
+
+    parser = build_parser()
+    subs = next(a for a in parser._actions if a.dest == "command").choices
+    helps = {name: {a.dest: a.help for a in subs[name]._actions if a.option_strings[:1] != ["--no-compile"]}
+             for name in ("train", "bench")}
+    for dest in ("compile", "cuda_graph", "kernels", "cast_weights_once", "sgld_parts", "cpu_malloc"):
+        assert helps["bench"][dest] == helps["train"][dest], dest
+        assert TrainConfig.__dataclass_fields__[dest].metadata["help"].replace("%", "%%") in helps["bench"][dest]
+    assert parser.parse_args(["bench", "--no-compile"]).compile == "off"
+    assert parser.parse_args(["bench"]).compile == "auto"
+
+
 def test_version_names_fastjem_torch_and_triton():
     import torch
 
