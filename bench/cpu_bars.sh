@@ -22,15 +22,9 @@ if ! [[ $CORES =~ ^[1-9][0-9]*$ ]]; then
   echo "cpu_bars: CORES must be a positive count, got '$CORES'" >&2
   exit 2
 fi
-# one CPU per physical core (lscpu's parseable list: CPU,CORE,SOCKET), in CPU order
-CPUS=$(lscpu -p=CPU,CORE,SOCKET 2>/dev/null | grep -v '^#' | sort -t, -k3,3n -k2,2n -u | sort -t, -k1,1n |
-  head -n "$CORES" | cut -d, -f1 | paste -sd, -)
-if [[ -z $CPUS ]]; then
-  echo "cpu_bars: lscpu lists no cores here: cannot pick physical cores to pin to" >&2
-  exit 2
-fi
-if (($(tr ',' '\n' <<<"$CPUS" | wc -l) < CORES)); then
-  echo "cpu_bars: this machine has fewer than $CORES physical cores (CPUs $CPUS, one per core)" >&2
+# one CPU per physical core (the sysfs topology env_info records; SYS_CPU: another copy of it), in CPU order
+if ! CPUS=$("$PY" bench/env_info.py --one-cpu-per-core "$CORES" --sys-cpu "${SYS_CPU:-/sys/devices/system/cpu}"); then
+  echo "cpu_bars: cannot pin $CORES threads to $CORES physical cores (above: why)" >&2
   exit 2
 fi
 OUT_DIR=${OUT:-bench/results}

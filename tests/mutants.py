@@ -1196,13 +1196,14 @@ MUTANTS = [
         ('fastjem/config.py', '        return self.px_weight > 0 or self.pxy_weight > 0', '        return self.px_weight > 0'),
     ]),
     Mutant('cpu-cores-counts-threads', 'tests/test_bench.py -k physical_cores', [
-        ('bench/env_info.py', '    return {"affinity_cpus": cpus, "physical_cores": len(cores)}', '    return {"affinity_cpus": cpus, "physical_cores": len(cpus)}'),
+        ('bench/env_info.py', '"physical_cores": len(cores)}', '"physical_cores": sum(map(len, cores.values()))}'),
     ]),
     Mutant('report-hides-shared-cores', 'tests/test_bench.py -k physical_cores', [
         ('bench/report.py', '    cores = d.get("physical_cores") if threads else None', '    cores = None'),
     ]),
     Mutant('cpu-bars-pins-hardware-threads', 'tests/test_bench.py -k cpu_bars', [
-        ('bench/cpu_bars.sh', "sort -t, -k3,3n -k2,2n -u | sort -t, -k1,1n", "sort -t, -k1,1n"),
+        ('bench/env_info.py', 'firsts = sorted(cpus[0] for cpus in cores.values())',
+         'firsts = sorted(n for cpus in cores.values() for n in cpus)'),
     ]),
     Mutant('board-rewind-keeps-purged-images', 'tests/test_board.py -k rollback_and_a_resume', [
         ('fastjem/board.py', '        self._images = {tag: step for tag, step in self._images.items() if step < iteration}\n', ''),

@@ -261,17 +261,12 @@ def test_report_names_a_cpus_bf16_extensions_apart():
 def test_cpu_results_record_the_physical_cores_their_threads_ran_on(tmp_path):
     """Two hardware threads of one core (a VM's CPUs 0 and 1 may be) share its AMX unit: the record counts the
     physical cores of the CPUs the process may use, and the report says when threads share cores."""
-    import os
 
     from env_info import cpu_cores
 
     cpus = sorted(os.sched_getaffinity(0))
     for pairs in (False, True):  # every CPU the process may use a thread of core 0; then two to a core
-        for n in cpus:
-            topo = tmp_path / str(pairs) / f"cpu{n}" / "topology"
-            topo.mkdir(parents=True)
-            (topo / "physical_package_id").write_text("0\n")
-            (topo / "core_id").write_text(f"{cpus.index(n) // 2 if pairs else 0}\n")
+        fake_topology(tmp_path / str(pairs), cpus, pairs)
     assert cpu_cores(tmp_path / "False") == {"affinity_cpus": cpus, "physical_cores": 1}
     assert cpu_cores(tmp_path / "True") == {"affinity_cpus": cpus, "physical_cores": (len(cpus) + 1) // 2}
     assert cpu_cores(tmp_path / "missing") == {}
@@ -594,28 +589,51 @@ def test_gpu_suite_refuses_a_machine_without_cuda_before_any_stage():
     assert set((BENCH / "results").iterdir()) == before  # no results file named for no device
 
 
+def fake_topology(root, cpus, pairs: bool):
+    """A sysfs CPU folder for ``cpus``: all threads of one core (pairs False), or two threads to a core."""
+    for i, n in enumerate(cpus):
+        topo = root / f"cpu{n}" / "topology"
+        topo.mkdir(parents=True)
+        (topo / "physical_package_id").write_text("0\n")
+        (topo / "core_id").write_text(f"{i // 2 if pairs else 0}\n")
+    return root
+
+
 def test_cpu_bars_pins_one_thread_on_each_physical_core(tmp_path):
-    """bench/cpu_bars.sh: CPUs 0 and 1 are one core's two threads here (as a VM may number them), so 2 cores are
-    CPUs 0 and 2; the default precision is what training picks on this CPU; too many cores is refused."""
+    """bench/cpu_bars.sh: with this process's CPUs two to a core (as a VM may number them: CPUs 0 and 1 one core's
+    two threads), N cores are every second CPU; the default precision is what training picks on this CPU; too many
+    cores is refused."""
+    from env_info import one_cpu_per_core
+
     from fastjem.engine import fast_bf16
 
-    (tmp_path / "lscpu").write_text("#!/bin/sh\necho '# CPU,Core,Socket'\nprintf '0,0,0\\n1,0,0\\n2,1,0\\n3,1,0\\n'\n")
-    (tmp_path / "lscpu").chmod(0o755)
-    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}", "PYTHON": sys.executable, "DRY_RUN": "1"}
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs to pair")
+    sys_cpu = fake_topology(tmp_path / "sys", cpus, pairs=True)
+    cores = (len(cpus) + 1) // 2
+    assert one_cpu_per_core(cores, sys_cpu) == cpus[::2]
+    assert one_cpu_per_core(1, fake_topology(tmp_path / "one", cpus, pairs=False)) == cpus[:1]
+    env = {**os.environ, "SYS_CPU": str(sys_cpu), "PYTHON": sys.executable, "DRY_RUN": "1"}
     run = lambda **extra: subprocess.run(["bash", str(BENCH / "cpu_bars.sh")], capture_output=True,  # noqa: E731
                                          text=True, timeout=120, env={**env, **extra})
-    proc = run()
+    proc = run(CORES=str(cores))
+    pinned = ",".join(map(str, cpus[::2]))
     precision = "bf16" if fast_bf16(torch.device("cpu"))[0] else "fp32"
     assert proc.returncode == 0, proc.stderr
     steps, study, profile = proc.stdout.splitlines()[1:]
-    assert steps.startswith("taskset -c 0,2 ") and "steps_per_sec.py --device cpu --threads 2" in steps
-    assert "OMP_NUM_THREADS=2 taskset -c 0,2 " in study and f"--precision {precision} " in study
-    assert "OMP_NUM_THREADS=2 taskset -c 0,2 " in profile and "profile_step.py --device cpu --out" in profile
-    assert "--batch-size 2 --steps 1 --reps 1" in run(SMOKE="1").stdout.splitlines()[3]
-    assert run(CORES="1").stdout.splitlines()[1].startswith("taskset -c 0 ")
-    for cores, said in (("3", "fewer than 3 physical cores"), ("0", "positive count"), ("two", "positive count")):
-        proc = run(CORES=cores)
-        assert proc.returncode == 2 and said in proc.stderr and not proc.stdout, (cores, proc.stderr)
+    assert steps.startswith(f"taskset -c {pinned} ") and f"steps_per_sec.py --device cpu --threads {cores}" in steps
+    pin = f"OMP_NUM_THREADS={cores} taskset -c {pinned} "
+    assert pin in study and f"--precision {precision} " in study
+    assert pin in profile and "profile_step.py --device cpu --out" in profile
+    assert "--batch-size 2 --steps 1 --reps 1" in run(CORES="1", SMOKE="1").stdout.splitlines()[3]
+    assert run(CORES="1").stdout.splitlines()[1].startswith(f"taskset -c {cpus[0]} ")
+    for cores_asked, said in ((str(cores + 1), f"fewer than {cores + 1} physical cores"), ("0", "positive count"),
+                              ("two", "positive count")):
+        proc = run(CORES=cores_asked)
+        assert proc.returncode == 2 and said in proc.stderr and not proc.stdout, (cores_asked, proc.stderr)
+    proc = run(CORES="1", SYS_CPU=str(tmp_path / "missing"))
+    assert proc.returncode == 2 and "cannot read the CPU topology" in proc.stderr, proc.stderr
 
 
 def test_profile_categories_name_the_eager_energy_function():
