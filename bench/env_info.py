@@ -231,14 +231,28 @@ def write_synthetic_imagefolder(root: Path, num_classes: int = 10, per_class: in
     return root
 
 
+def cpus_beside(count: int, sys_cpu: str | Path = SYS_CPU) -> list[int]:
+    """The CPUs of this process's other cores: every hardware thread of the cores after the ``count`` that
+    ``one_cpu_per_core`` pins to (what runs beside a pinned benchmark without sharing its cores). Raises ValueError
+    as ``one_cpu_per_core`` does."""
+    pinned = set(one_cpu_per_core(count, sys_cpu))
+    return sorted(n for cpus in physical_cores(sys_cpu).values() if not pinned & set(cpus) for n in cpus)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="The CPU topology the CPU benchmarks pin their threads by.")
-    parser.add_argument("--one-cpu-per-core", type=int, required=True, metavar="N",
-                        help="print N CPUs, one per physical core, comma-separated (for taskset -c)")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--one-cpu-per-core", type=int, metavar="N",
+                       help="print N CPUs, one per physical core, comma-separated (for taskset -c)")
+    which.add_argument("--cpus-beside", type=int, metavar="N",
+                       help="print the CPUs of the cores the first N are not on, comma-separated (empty if none)")
     parser.add_argument("--sys-cpu", default=SYS_CPU, help=f"the sysfs CPU folder (default {SYS_CPU})")
     args = parser.parse_args(argv)
     try:
-        print(",".join(map(str, one_cpu_per_core(args.one_cpu_per_core, args.sys_cpu))))
+        if args.cpus_beside is not None:
+            print(",".join(map(str, cpus_beside(args.cpus_beside, args.sys_cpu))))
+        else:
+            print(",".join(map(str, one_cpu_per_core(args.one_cpu_per_core, args.sys_cpu))))
     except ValueError as err:
         print(f"env_info: {err}", file=sys.stderr)
         return 2

@@ -15,10 +15,15 @@
 # (kernel configs and the SGLD study too): `python bench/report.py --unpack gpu_suite.json` writes them back as files.
 #
 # CIFAR-10 tarballs: $FASTJEM_CIFAR10_DIR, else .data/cifar10/ in the repository, else ../shared/data/cifar10.
+# SKIP_CIFAR=1 leaves the CIFAR-10 run out, and its time to iterations/s (with CPU_BARS, what keeps the bars whole).
 # Smaller CIFAR model if time demands: CIFAR_DEPTH=16 CIFAR_WIDTH=8 bash bench/gpu_suite.sh
 # PYTHON=... picks the interpreter (default python3); SKIP_INSTALL=1 when fastjem is already installed.
 # SGLD_STUDY=1 adds bench/sgld_study.py (where the SGLD time goes; SGLD_VARIANTS picks the variants) and
 # bench/profile_step.py (the default engine's kernel time by category).
+# CPU_BARS=1 runs bench/cpu_bars.sh (the CPU bars on this host's CPU, CPU_BARS_CORES physical cores, default 2)
+# beside the GPU tests, which are pinned to the other cores; the timed GPU stages wait for it (at most
+# CPU_BARS_SECONDS, default 240). Its results are packed into gpu_suite.json as cpu_steps, cpu_sgld_study and
+# cpu_profile.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -107,7 +112,46 @@ fi
 [[ -f $WORK/pythonpath ]] && export PYTHONPATH=$(cat "$WORK/pythonpath")
 
 # --- 2. GPU tests (177 took 113 s on an H100; 191 now): the slowest are listed, to size this stage
-run_stage pytest_gpu 190 330 "$PY" -m pytest -m gpu -q -p no:cacheprovider --durations=15 tests
+# With CPU_BARS: cpu_bars.sh starts first, on cores of its own; the tests run on the others (they time nothing).
+PIN=()
+BARS_PID=
+if [[ -n ${CPU_BARS:-} ]]; then
+  BARS_CORES=${CPU_BARS_CORES:-2}
+  if ! BESIDE=$("$PY" bench/env_info.py --cpus-beside "$BARS_CORES" --sys-cpu "${SYS_CPU:-/sys/devices/system/cpu}" \
+    2>>"$LOG"); then
+    BESIDE=
+  fi
+  if [[ -z $BESIDE ]]; then
+    echo "== cpu_bars: skipped (no CPUs left beside $BARS_CORES pinned cores for the GPU tests)" | tee -a "$LOG"
+    printf '{"stage": "cpu_bars", "rc": null, "seconds": 0, "status": "skipped: no CPUs beside its cores"}\n' \
+      >>"$STAGES"
+  else
+    mkdir -p "$WORK/cpu_bars"
+    BARS_T0=$(date +%s)
+    echo "== cpu_bars (timeout ${CPU_BARS_SECONDS:-240}s, beside pytest_gpu, which runs on CPUs $BESIDE)" |
+      tee -a "$LOG"
+    (
+      OUT=$WORK/cpu_bars CORES=$BARS_CORES PYTHON=$PY timeout -k 10 "${CPU_BARS_SECONDS:-240}" \
+        bash bench/cpu_bars.sh >"$WORK/cpu_bars.log" 2>&1
+      echo $? >"$WORK/cpu_bars.rc"
+    ) &
+    BARS_PID=$!
+    PIN=(taskset -c "$BESIDE")
+  fi
+fi
+run_stage pytest_gpu 190 330 ${PIN[@]+"${PIN[@]}"} "$PY" -m pytest -m gpu -q -p no:cacheprovider --durations=15 tests
+if [[ -n $BARS_PID ]]; then
+  # nothing timed on the GPU runs beside it
+  wait "$BARS_PID"
+  rc=$(cat "$WORK/cpu_bars.rc" 2>/dev/null || echo 1)
+  dt=$(($(date +%s) - BARS_T0)) status=ok
+  ((rc == 124 || rc == 137)) && status="timed out after ${CPU_BARS_SECONDS:-240}s"
+  ((rc != 0 && rc != 124 && rc != 137)) && status="failed (exit $rc)"
+  sed 's/^/cpu_bars| /' "$WORK/cpu_bars.log" >>"$LOG"
+  echo "== cpu_bars: $status in ${dt}s" | tee -a "$LOG"
+  printf '{"stage": "cpu_bars", "rc": %d, "seconds": %d, "timeout": %d, "status": "%s"}\n' \
+    "$rc" "$dt" "${CPU_BARS_SECONDS:-240}" "$status" >>"$STAGES"
+fi
 
 # --- 3. kernel microbenchmarks (writes bench/results/kernels-*.json)
 run_stage kernels 80 285 "$PY" -m pytest bench/bench_kernels.py -q -s -k cuda -p no:cacheprovider
@@ -122,7 +166,9 @@ steps() {
     --skip "${STEPS_SKIP-fastjem-sgld-graph-only,fastjem-cast-each-step}" --out "$RESULTS"
 }
 export -f steps
-run_stage steps_per_sec 250 140 steps
+STEPS_RESERVE=140 # the CIFAR-10 run's and the report's
+[[ -n ${SKIP_CIFAR:-} ]] && STEPS_RESERVE=15
+run_stage steps_per_sec 250 "$STEPS_RESERVE" steps
 
 # --- 5. timed CIFAR-10 run on the real data: training gets what decoding leaves of the stage
 cifar() {
@@ -130,7 +176,12 @@ cifar() {
     --depth "${CIFAR_DEPTH:-28}" --width "${CIFAR_WIDTH:-10}" --batch-size 64 --out "$RESULTS"
 }
 export -f cifar
-run_stage cifar10 150 15 cifar
+if [[ -n ${SKIP_CIFAR:-} ]]; then
+  echo "== cifar10: skipped (SKIP_CIFAR set)" | tee -a "$LOG"
+  printf '{"stage": "cifar10", "rc": null, "seconds": 0, "status": "skipped: SKIP_CIFAR"}\n' >>"$STAGES"
+else
+  run_stage cifar10 150 15 cifar
+fi
 
 # --- optional (SGLD_STUDY=1): the SGLD-step variant study (compiles WRN-28-10 once per variant: minutes)
 if [[ -n ${SGLD_STUDY:-} ]]; then
@@ -147,7 +198,7 @@ run_stage report 15 0 "$PY" bench/report.py --print --markdown "$WORK/results.md
 
 # --- collect: one combined JSON, and the newest file of each kind, flat, into $OUT
 # only files this run wrote (newer than the start marker), newest first
-newest() { find "$RESULTS" -maxdepth 1 -name "$1" -newer "$WORK/start_marker" -printf '%T@ %p\n' 2>/dev/null |
+newest() { find "${2:-$RESULTS}" -maxdepth 1 -name "$1" -newer "$WORK/start_marker" -printf '%T@ %p\n' 2>/dev/null |
   sort -rn | head -n 1 | cut -d' ' -f2-; }
 STEPS_JSON=$(newest "steps-*.json")
 KERNELS_JSON=$(newest "kernels-*.json")
@@ -156,13 +207,18 @@ CIFAR_PNG=$(newest "cifar-samples-*.png")
 KCONF_JSON=$(newest "kernel-configs-*.json")
 STUDY_JSON=$(newest "sgld-study-*.json")
 PROFILE_JSON=$(newest "profile-*.json")
+# the CPU bars' (CPU_BARS=1), from their own folder
+CPU_STEPS_JSON=$(newest "steps-*.json" "$WORK/cpu_bars")
+CPU_STUDY_JSON=$(newest "sgld-study-*.json" "$WORK/cpu_bars")
+CPU_PROFILE_JSON=$(newest "profile-*.json" "$WORK/cpu_bars")
 "$PY" - "$STAGES" "$WORK/gpu_suite.json" "$START" "$STEPS_JSON" "$KERNELS_JSON" "$CIFAR_JSON" "$KCONF_JSON" \
-  "$STUDY_JSON" "$PROFILE_JSON" <<'EOF'
+  "$STUDY_JSON" "$PROFILE_JSON" "$CPU_STEPS_JSON" "$CPU_STUDY_JSON" "$CPU_PROFILE_JSON" <<'EOF'
 import json, sys, time
 stages_path, out_path, start, *files = sys.argv[1:]
 combined = {"suite": "bench/gpu_suite.sh", "seconds": time.time() - int(start),
             "stages": [json.loads(line) for line in open(stages_path) if line.strip()]}
-for key, path in zip(("steps", "kernels", "cifar", "kernel_configs", "sgld_study", "profile"), files):
+for key, path in zip(("steps", "kernels", "cifar", "kernel_configs", "sgld_study", "profile", "cpu_steps",
+                      "cpu_sgld_study", "cpu_profile"), files):
     try:
         combined[key] = json.load(open(path)) if path else None
         if combined[key] is not None:
@@ -173,7 +229,8 @@ json.dump(combined, open(out_path, "w"), indent=2)
 print(f"gpu_suite: {combined['seconds']:.0f} s;", ", ".join(f"{s['stage']} {s['status']}" for s in combined["stages"]))
 EOF
 cp "$WORK/gpu_suite.json" "$RESULTS/gpu_suite-$STAMP.json"
-grep -E '^(ratio_|mfu_|bar_config|cifar_|equivalence check)' "$LOG" | tee -a "$WORK/gpu_suite.summary"
+grep -E '^(cpu_bars\| )?(ratio_|ceiling_|mfu_|bar_config|cifar_|equivalence check)' "$LOG" |
+  tee -a "$WORK/gpu_suite.summary"
 if [[ -n ${OUT:-} ]]; then
   mkdir -p "$OUT"
   for f in "$WORK/gpu_suite.json" "$LOG" "$STEPS_JSON" "$KERNELS_JSON" "$CIFAR_JSON" "$CIFAR_PNG" \

@@ -421,7 +421,8 @@ def unpack_suite(suite_json: Path, results: Path) -> list[str]:
     left alone. Returns the names written."""
     suite = json.loads(Path(suite_json).read_text())
     written = []
-    for key in ("steps", "kernels", "kernel_configs", "cifar", "sgld_study", "profile"):
+    for key in ("steps", "kernels", "kernel_configs", "cifar", "sgld_study", "profile", "cpu_steps", "cpu_sgld_study",
+                "cpu_profile"):
         data = suite.get(key)
         if not isinstance(data, dict) or not data.get("_file") or "error" in data:
             continue
@@ -446,8 +447,9 @@ def main(argv=None) -> int:
                    "(unless --plot names one)")
     p.add_argument("--unpack", metavar="GPU_SUITE_JSON", default="",
                    help="first write the results a gpu_suite JSON embeds (steps, kernels, kernel configs, cifar, "
-                        "SGLD study) to the results folder as their own files, where missing: a lent machine "
-                        "returns at most 8 files, so the suite packs them into one")
+                        "SGLD study, profile, and the host CPU's bars under CPU_BARS=1) to the results folder as "
+                        "their own files, where missing: a lent machine returns at most 8 files, so the suite "
+                        "packs them into one")
     args = p.parse_args(argv)
     if args.unpack and not Path(args.unpack).is_file():
         p.error(f"--unpack {args.unpack}: no such file (the gpu_suite.json a GPU run returned)")

@@ -1477,6 +1477,24 @@ MUTANTS = [
     Mutant('bench-own-sgld-parts-help', 'tests/test_cli.py -k bench_explains', [
         ('fastjem/cli.py', 'metavar="N", help=config_help("sgld_parts"))', 'metavar="N", help="N blocks of rows")'),
     ]),
+    Mutant('suite-cpu-bars-not-pinned-apart', 'tests/test_bench.py -k cpu_bars_beside', [
+        ('bench/gpu_suite.sh', '    PIN=(taskset -c "$BESIDE")\n', '    PIN=()\n'),
+    ]),
+    Mutant('suite-does-not-wait-for-cpu-bars', 'tests/test_bench.py -k cpu_bars_beside', [
+        ('bench/gpu_suite.sh', '  wait "$BARS_PID"\n', '  true\n'),
+    ]),
+    Mutant('suite-cpu-steps-not-packed', 'tests/test_bench.py -k cpu_bars_beside', [
+        ('bench/gpu_suite.sh', 'CPU_STEPS_JSON=$(newest "steps-*.json" "$WORK/cpu_bars")', 'CPU_STEPS_JSON='),
+    ]),
+    Mutant('env-cpus-beside-the-pinned-too', 'tests/test_bench.py -k cpu_bars_beside', [
+        ('bench/env_info.py', 'if not pinned & set(cpus) for n in cpus)', 'for n in cpus)'),
+    ]),
+    Mutant('suite-skip-cifar-keeps-its-reserve', 'tests/test_bench.py -k cpu_bars_beside', [
+        ('bench/gpu_suite.sh', '[[ -n ${SKIP_CIFAR:-} ]] && STEPS_RESERVE=15\n', ''),
+    ]),
+    Mutant('report-unpack-skips-cpu-steps', 'tests/test_bench.py -k cpu_bars_beside', [
+        ('bench/report.py', '"profile", "cpu_steps", "cpu_sgld_study",', '"profile", "cpu_sgld_study",'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

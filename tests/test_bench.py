@@ -266,7 +266,7 @@ def test_cpu_results_record_the_physical_cores_their_threads_ran_on(tmp_path):
 
     cpus = sorted(os.sched_getaffinity(0))
     for pairs in (False, True):  # every CPU the process may use a thread of core 0; then two to a core
-        fake_topology(tmp_path / str(pairs), cpus, pairs)
+        fake_topology(tmp_path / str(pairs), cpus, 2 if pairs else len(cpus))
     assert cpu_cores(tmp_path / "False") == {"affinity_cpus": cpus, "physical_cores": 1}
     assert cpu_cores(tmp_path / "True") == {"affinity_cpus": cpus, "physical_cores": (len(cpus) + 1) // 2}
     assert cpu_cores(tmp_path / "missing") == {}
@@ -589,13 +589,13 @@ def test_gpu_suite_refuses_a_machine_without_cuda_before_any_stage():
     assert set((BENCH / "results").iterdir()) == before  # no results file named for no device
 
 
-def fake_topology(root, cpus, pairs: bool):
-    """A sysfs CPU folder for ``cpus``: all threads of one core (pairs False), or two threads to a core."""
+def fake_topology(root, cpus, threads_per_core: int):
+    """A sysfs CPU folder for ``cpus``, ``threads_per_core`` consecutive CPUs to a core."""
     for i, n in enumerate(cpus):
         topo = root / f"cpu{n}" / "topology"
         topo.mkdir(parents=True)
         (topo / "physical_package_id").write_text("0\n")
-        (topo / "core_id").write_text(f"{i // 2 if pairs else 0}\n")
+        (topo / "core_id").write_text(f"{i // threads_per_core}\n")
     return root
 
 
@@ -610,10 +610,10 @@ def test_cpu_bars_pins_one_thread_on_each_physical_core(tmp_path):
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         pytest.skip("needs two CPUs to pair")
-    sys_cpu = fake_topology(tmp_path / "sys", cpus, pairs=True)
+    sys_cpu = fake_topology(tmp_path / "sys", cpus, 2)
     cores = (len(cpus) + 1) // 2
     assert one_cpu_per_core(cores, sys_cpu) == cpus[::2]
-    assert one_cpu_per_core(1, fake_topology(tmp_path / "one", cpus, pairs=False)) == cpus[:1]
+    assert one_cpu_per_core(1, fake_topology(tmp_path / "one", cpus, len(cpus))) == cpus[:1]
     env = {**os.environ, "SYS_CPU": str(sys_cpu), "PYTHON": sys.executable, "DRY_RUN": "1"}
     run = lambda **extra: subprocess.run(["bash", str(BENCH / "cpu_bars.sh")], capture_output=True,  # noqa: E731
                                          text=True, timeout=120, env={**env, **extra})
@@ -634,6 +634,80 @@ def test_cpu_bars_pins_one_thread_on_each_physical_core(tmp_path):
         assert proc.returncode == 2 and said in proc.stderr and not proc.stdout, (cores_asked, proc.stderr)
     proc = run(CORES="1", SYS_CPU=str(tmp_path / "missing"))
     assert proc.returncode == 2 and "cannot read the CPU topology" in proc.stderr, proc.stderr
+
+
+FAKE_PY = r"""#!/usr/bin/env bash
+# A stand-in interpreter: CUDA present; the GPU stages and the benchmarks record where they ran and write a stand-in
+# result to their --out; everything else (the CPU topology, the suite's packing) runs on the real one.
+aff=$(grep Cpus_allowed_list /proc/self/status | cut -f2)
+case "$*" in
+  *torch.cuda.is_available*|"-m pip"*|"-m fastjem env"*|bench/report.py*|"-m pytest bench/bench_kernels.py"*)
+    exit 0 ;;
+  bench/env_info.py*)
+    exec "$REAL_PY" "$@" ;;
+  "-m pytest -m gpu"*)
+    echo "pytest_gpu $aff $(date +%s.%N)" >>"$FAKE_LOG"; sleep 2; exit 0 ;;
+  bench/*.py*)
+    out=; prev=; device=cuda
+    for a in "$@"; do [[ $prev == --out ]] && out=$a; [[ $prev == --device ]] && device=$a; prev=$a; done
+    kind=$(basename "$1" .py); kind=${kind/steps_per_sec/steps}; kind=${kind/sgld_study/sgld-study}
+    kind=${kind/profile_step/profile}; kind=${kind/cifar_run/cifar}
+    echo "$kind-$device $aff $(date +%s.%N)" >>"$FAKE_LOG"
+    echo "{\"date\": \"2026-01-01\", \"device\": \"$device\", \"cpus\": \"$aff\"}" \
+      >"$out/$kind-2026-01-01T000000-$device.json"
+    sleep 1; exit 0 ;;
+esac
+exec "$REAL_PY" "$@"
+"""
+
+
+def test_gpu_suite_runs_the_cpu_bars_beside_the_gpu_tests_on_cores_of_their_own(tmp_path):
+    """CPU_BARS=1 (a stand-in interpreter for the GPU's parts): cpu_bars.sh runs on its pinned core while the GPU
+    tests run on the others; no timed GPU stage starts before it ends; its results come back packed in
+    gpu_suite.json, which report.py --unpack writes out again, and $OUT still gets at most 8 files. SKIP_CIFAR=1
+    gives the CIFAR-10 run's time to iterations/s."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs: one for the CPU bars, one beside them")
+    repo = tmp_path / "repo"
+    shutil.copytree(BENCH, repo / "bench", ignore=shutil.ignore_patterns("results", "__pycache__"))
+    fake = tmp_path / "python"
+    fake.write_text(FAKE_PY)
+    fake.chmod(0o755)
+    log, out = tmp_path / "calls.log", tmp_path / "out"
+    env = {**os.environ, "PYTHON": str(fake), "REAL_PY": sys.executable, "FAKE_LOG": str(log), "OUT": str(out),
+           "SKIP_INSTALL": "1", "CPU_BARS": "1", "CPU_BARS_CORES": "1", "SUITE_SECONDS": "360", "SKIP_CIFAR": "1",
+           "SYS_CPU": str(fake_topology(tmp_path / "sys", cpus, 1))}
+    proc = subprocess.run(["bash", str(repo / "bench" / "gpu_suite.sh")], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    calls = [line.split() for line in log.read_text().splitlines()]
+    where = {name: aff for name, aff, _ in calls}
+    when = {name: float(t) for name, _, t in calls}
+    beside = ",".join(map(str, cpus[1:])) if len(cpus) > 2 else str(cpus[1])
+    assert where["steps-cpu"] == where["sgld-study-cpu"] == where["profile-cpu"] == str(cpus[0])
+    assert _cpu_set(where["pytest_gpu"]) == _cpu_set(beside)
+    assert when["steps-cuda"] > max(when["steps-cpu"], when["sgld-study-cpu"], when["profile-cpu"])
+    suite = json.loads((out / "gpu_suite.json").read_text())
+    stages = {s["stage"]: s for s in suite["stages"]}
+    assert stages["cpu_bars"]["status"] == stages["pytest_gpu"]["status"] == "ok", stages
+    # SKIP_CIFAR: no CIFAR-10 run, and its time goes to iterations/s (the stage's cap, not 360 s less the run's)
+    assert stages["cifar10"]["status"] == "skipped: SKIP_CIFAR" and "cifar-cuda" not in where
+    assert stages["steps_per_sec"]["timeout"] == 250
+    assert suite["cpu_steps"]["device"] == "cpu" and suite["steps"]["device"] == "cuda"
+    assert suite["cpu_steps"]["_file"] == "steps-2026-01-01T000000-cpu.json"
+    assert {suite[k]["cpus"] for k in ("cpu_steps", "cpu_sgld_study", "cpu_profile")} == {str(cpus[0])}
+    assert len(list(out.iterdir())) <= 8
+    assert "steps-2026-01-01T000000-cpu.json" in report.unpack_suite(out / "gpu_suite.json", tmp_path / "unpacked")
+
+
+def _cpu_set(listed: str) -> set[int]:
+    """The CPUs of a list like 0-2,5."""
+    cpus = set()
+    for part in listed.split(","):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
 
 
 def test_profile_categories_name_the_eager_energy_function():
