@@ -121,7 +121,10 @@ if [[ -n ${CPU_BARS:-} ]]; then
     2>>"$LOG"); then
     BESIDE=
   fi
-  if [[ -z $BESIDE ]]; then
+  if ! command -v taskset >/dev/null; then
+    echo "== cpu_bars: skipped (no taskset here to pin with)" | tee -a "$LOG"
+    printf '{"stage": "cpu_bars", "rc": null, "seconds": 0, "status": "skipped: no taskset"}\n' >>"$STAGES"
+  elif [[ -z $BESIDE ]]; then
     echo "== cpu_bars: skipped (no CPUs left beside $BARS_CORES pinned cores for the GPU tests)" | tee -a "$LOG"
     printf '{"stage": "cpu_bars", "rc": null, "seconds": 0, "status": "skipped: no CPUs beside its cores"}\n' \
       >>"$STAGES"
