@@ -12,7 +12,7 @@
 #    default and matched precision and for the reference (what a missed bar is explained with).
 # The process is pinned (taskset) to one hardware thread on each of N physical cores: two threads of one core
 # share its vector and AMX units, and a VM's CPUs 0 and 1 may be such a pair. Results go to bench/results/ and,
-# flat, to $OUT when it is set. SMOKE=1: both scripts' --smoke (seconds); DRY_RUN=1: the commands, not run.
+# flat, to $OUT when it is set. SMOKE=1: each script's --smoke (seconds); DRY_RUN=1: the commands, not run.
 set -u
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -35,8 +35,7 @@ print("bf16" if fast_bf16(torch.device("cpu"))[0] else "fp32")') || exit 2
 echo "cpu_bars: pinned to CPUs $CPUS (one per physical core), $CORES threads, default precision $PRECISION;" \
   "results to $OUT_DIR"
 smoke=()
-profile_smoke=()
-[[ -n ${SMOKE:-} ]] && smoke=(--smoke) && profile_smoke=(--batch-size 2 --steps 1 --reps 1)
+[[ -n ${SMOKE:-} ]] && smoke=(--smoke)
 variants=default,cast-each-step,nchw
 [[ -n ${SMOKE:-} ]] && variants=default,nchw
 # DRY_RUN=1: say the commands, run none
@@ -49,6 +48,6 @@ run taskset -c "$CPUS" "$PY" bench/steps_per_sec.py --device cpu --threads "$COR
   --out "$OUT_DIR" || rc=$?
 run env OMP_NUM_THREADS="$CORES" taskset -c "$CPUS" "$PY" bench/sgld_study.py --device cpu --depth 10 --width 2 \
   --batch-size 16 --precision "$PRECISION" --variants "$variants" "${smoke[@]}" --out "$OUT_DIR" || rc=$?
-run env OMP_NUM_THREADS="$CORES" taskset -c "$CPUS" "$PY" bench/profile_step.py --device cpu "${profile_smoke[@]}" \
+run env OMP_NUM_THREADS="$CORES" taskset -c "$CPUS" "$PY" bench/profile_step.py --device cpu "${smoke[@]}" \
   --out "$OUT_DIR" || rc=$?
 exit $rc

@@ -7,9 +7,10 @@ On CUDA the device (kernel) time is what counts, and the sampler runs unGraphed 
 every kernel (replaying a graph runs the same kernels); on CPU it is the operators' own CPU time.
 
     python bench/profile_step.py                         # CUDA: WRN-28-10, batch 64; CPU: WRN-10-2, batch 16
-    python bench/profile_step.py --device cpu --depth 10 --width 1 --batch-size 4 --steps 2   # seconds
+    python bench/profile_step.py --device cpu --smoke   # the harness end to end in seconds
 
-Writes ``bench/results/profile-<date>-<device>.json``.
+Writes ``bench/results/profile-<date>-<device>.json`` (``smoke-profile-...`` under --smoke, which report.py leaves
+out).
 """
 
 from __future__ import annotations
@@ -124,7 +125,14 @@ def main(argv=None) -> int:
     p.add_argument("--engines", default="default,matched,reference", help="comma-separated: default, matched, "
                    "reference")
     p.add_argument("--out", default=str(RESULTS), type=results_folder)
+    p.add_argument("--smoke", action="store_true", help="a check of the script, not a measurement: WRN-10-1, batch "
+                   "2, one step, one call where those are left at their defaults; the file is named smoke-profile-...")
     args = p.parse_args(argv)
+    if args.smoke:
+        # the smoke sizes where an option was left at its default: what is given is what runs (and is recorded)
+        for name, value in {"depth": 10, "width": 1, "batch_size": 2, "steps": 1, "reps": 1}.items():
+            if getattr(args, name) == p.get_default(name):
+                setattr(args, name, value)
     for name in ("depth", "width", "batch_size"):
         if getattr(args, name) < 0:
             p.error(f"--{name.replace('_', '-')} must be > 0 (or 0 for the device's default)")
@@ -143,7 +151,8 @@ def main(argv=None) -> int:
     started = now_utc()
     report = {"schema": "fastjem-bench-profile/1", "date": started.isoformat(timespec="seconds"),
               "device": device_info(device), "versions": versions(), "git": git_state(),
-              "model": f"WRN-{depth}-{width}", "batch_size": batch, "sgld_steps_per_call": args.steps, "engines": {}}
+              "model": f"WRN-{depth}-{width}", "batch_size": batch, "sgld_steps_per_call": args.steps, "engines": {},
+              "smoke": args.smoke}
     base = TrainConfig(arch="wrn", depth=depth, width=width, batch_size=batch, sgld_steps=args.steps,
                        cuda_graph=False, iteration_graph=False, device=device.type, seed=0)
     for name in engines:

@@ -1495,6 +1495,9 @@ MUTANTS = [
     Mutant('report-unpack-skips-cpu-steps', 'tests/test_bench.py -k cpu_bars_beside', [
         ('bench/report.py', '"profile", "cpu_steps", "cpu_sgld_study",', '"profile", "cpu_sgld_study",'),
     ]),
+    Mutant('profile-smoke-named-as-a-measurement', 'tests/test_bench.py -k profile_step_smoke', [
+        ('bench/profile_step.py', '"engines": {},\n              "smoke": args.smoke}', '"engines": {},\n              "smoke": False}'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

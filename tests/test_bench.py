@@ -458,13 +458,18 @@ def test_cpu_compile_study_smoke(tmp_path):
 
 
 def test_profile_step_smoke(tmp_path):
-    """The profile of an SGLD step runs end to end; its categories account for all the profiled time."""
-    proc = subprocess.run([sys.executable, str(BENCH / "profile_step.py"), "--device", "cpu", "--depth", "10",
-                           "--width", "1", "--batch-size", "4", "--steps", "2", "--reps", "1", "--out", str(tmp_path)],
+    """The profile of an SGLD step runs end to end; its categories account for all the profiled time. --smoke runs
+    the smallest sizes left at their defaults, marks the file as a smoke check (smoke-profile-..., which report.py
+    leaves out), and keeps a size given."""
+    proc = subprocess.run([sys.executable, str(BENCH / "profile_step.py"), "--device", "cpu", "--smoke",
+                           "--batch-size", "4", "--steps", "2", "--out", str(tmp_path)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    (path,) = tmp_path.glob("profile-*.json")
+    (path,) = tmp_path.glob("*.json")
+    assert path.name.startswith("smoke-profile-")
     report = json.loads(path.read_text())
+    assert report["smoke"] and report["model"] == "WRN-10-1" and report["batch_size"] == 4
+    assert report["sgld_steps_per_call"] == 2
     assert set(report["engines"]) == {"default", "matched", "reference"}
     for engine in report["engines"].values():
         shares = [c["share"] for c in engine["categories"].values()]
@@ -626,7 +631,7 @@ def test_cpu_bars_pins_one_thread_on_each_physical_core(tmp_path):
     pin = f"OMP_NUM_THREADS={cores} taskset -c {pinned} "
     assert pin in study and f"--precision {precision} " in study
     assert pin in profile and "profile_step.py --device cpu --out" in profile
-    assert "--batch-size 2 --steps 1 --reps 1" in run(CORES="1", SMOKE="1").stdout.splitlines()[3]
+    assert "profile_step.py --device cpu --smoke --out" in run(CORES="1", SMOKE="1").stdout.splitlines()[3]
     assert run(CORES="1").stdout.splitlines()[1].startswith(f"taskset -c {cpus[0]} ")
     for cores_asked, said in ((str(cores + 1), f"fewer than {cores + 1} physical cores"), ("0", "positive count"),
                               ("two", "positive count")):
