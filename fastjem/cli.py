@@ -654,7 +654,9 @@ def add_sweep_parser(sub) -> None:
                         "--grid B=3,4 is --grid A=1,2 B=3,4")
     p.add_argument("--seeds", nargs="+", type=int64, default=[1], help="seeds of each combination (default: 1)")
     p.add_argument("--dry-run", action="store_true",
-                   help="list the runs and what the sweep would do with each (start, resume, skip), and exit")
+                   help="list the runs and what the sweep would do with each (start, resume, skip), with about how "
+                        "long each has left to train at the speed its combination's runs logged in the folder, and "
+                        "exit")
     p.add_argument("--format", choices=("text", "md", "csv"), default="text",
                    help="the closing table as text (default), md (Markdown) or csv; `fastjem runs FOLDER` prints it "
                         "again")

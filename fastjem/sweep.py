@@ -236,9 +236,53 @@ def describe_plan(base: TrainConfig, grid: dict[str, list], seeds: list[int], fo
     check_spec(folder, spec_of(base, grid, seeds), write=False)
     check_runs(folder, runs)
     action = {"done": "skip (done)", "diverged": "skip (diverged)", "partial": "resume", "new": "start"}
+    states = {name: status(folder / name) for name, _, _ in runs}
+    rows = {name: run_row(folder / name) for name, _, _ in runs if states[name] in ("done", "partial")}
     lines = [f"sweep: {len(runs)} runs in {folder}"]
-    lines += [f"  {action[status(folder / name)]:<16} {name}" for name, _, _ in runs]
+    to_go = [name for name in states if states[name] in ("new", "partial")]
+    total, unknown = 0.0, []
+    for name, combo, cfg in runs:
+        line = f"  {action[states[name]]:<16} {name}"
+        if name in to_go:
+            guess = _time_to_go(name, combo, cfg, runs, states, rows)
+            if guess is None:
+                unknown.append(name)
+            else:
+                seconds, iters, rate, basis = guess
+                total += seconds
+                line += f"   about {_duration(seconds)} ({iters} iterations at {rate:.3g} it/s, {basis})"
+        lines.append(line)
+    if to_go:
+        known = len(to_go) - len(unknown)
+        if known:
+            lines.append(f"training time to go: about {_duration(total)} for {known} of the {len(to_go)} runs to "
+                         "train, from the speeds measured in this folder (evaluation not counted)"
+                         + (f"; {len(unknown)} without a measured speed of their combination" if unknown else ""))
+        else:
+            lines.append("training time to go: not known yet (no run of these combinations has logged its speed here)")
     return "\n".join(lines)
+
+
+def _time_to_go(name: str, combo: dict, cfg: TrainConfig, runs: list[tuple[str, dict, TrainConfig]],
+                states: dict[str, str], rows: dict[str, dict]) -> tuple[float, int, float, str] | None:
+    """(seconds, iterations, it/s, whose speed) that run ``name`` has left to train, from what was measured in the
+    sweep folder: the median speed of its combination's finished runs, else of its stopped ones (its own among
+    them); its length from ``--iters``, else from a finished run of its combination (an epoch-based run). None
+    where either is not known."""
+    mine = [n for n, c, _ in runs if c == combo and n in rows]
+    finished = [rows[n] for n in mine if states[n] == "done"]
+    for kind, these in (("finished", finished), ("stopped", [rows[n] for n in mine if states[n] == "partial"])):
+        rates = [r["it_per_s"] for r in these if r.get("it_per_s")]
+        if rates:
+            rate, basis = statistics.median(rates), f"the speed of {len(rates)} {kind} run(s) of this combination"
+            break
+    else:
+        return None
+    length = cfg.iters if cfg.iters > 0 else (finished[0]["iteration"] if finished else None)
+    if length is None:
+        return None
+    left = max(0, length - (rows[name]["iteration"] if name in rows else 0))
+    return left / rate, left, rate, basis
 
 
 def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder: str | os.PathLike,

@@ -1498,6 +1498,15 @@ MUTANTS = [
     Mutant('profile-smoke-named-as-a-measurement', 'tests/test_bench.py -k profile_step_smoke', [
         ('bench/profile_step.py', '"engines": {},\n              "smoke": args.smoke}', '"engines": {},\n              "smoke": False}'),
     ]),
+    Mutant('sweep-eta-ignores-iterations-done', 'tests/test_sweep.py -k how_long', [
+        ('fastjem/sweep.py', '    left = max(0, length - (rows[name]["iteration"] if name in rows else 0))\n', '    left = length\n'),
+    ]),
+    Mutant('sweep-eta-from-other-combinations', 'tests/test_sweep.py -k how_long', [
+        ('fastjem/sweep.py', 'mine = [n for n, c, _ in runs if c == combo and n in rows]', 'mine = [n for n, c, _ in runs if n in rows]'),
+    ]),
+    Mutant('sweep-eta-total-not-summed', 'tests/test_sweep.py -k how_long', [
+        ('fastjem/sweep.py', '                total += seconds\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -98,6 +98,41 @@ def test_sweep_runs_every_combination_skips_finished_runs_and_resumes_a_partial_
     assert "--sgld-steps given both as an option and in --grid" in capsys.readouterr().err
 
 
+def test_a_dry_run_says_how_long_each_run_has_left_from_the_speeds_measured_in_the_folder(tmp_path, capsys):
+    """A finished run's speed estimates its combination's other seeds; a stopped run's logged speed (and its
+    iterations done) its own and its siblings'; a combination with no logged speed is said to be unknown."""
+    folder = tmp_path / "sw"
+    for steps in (1, 2):
+        assert main(["train", *TINY, "--sgld-steps", str(steps), "--seed", "1",
+                     "--out-dir", str(folder / f"sgld_steps={steps}+seed=1")]) == 0
+    stopped = folder / "sgld_steps=2+seed=1"
+    (stopped / "summary.json").unlink()  # as if stopped at its last checkpoint (iteration 6 of 6)
+    # speeds as a real network's would be (the tiny one's 6 iterations take no measurable time)
+    for run, rate in (("sgld_steps=1+seed=1", 0.02), ("sgld_steps=2+seed=1", 0.05)):
+        path = folder / run / "metrics.jsonl"
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        path.write_text("".join(json.dumps({**r, "it_per_s": rate} if "it_per_s" in r else r) + "\n" for r in records))
+    capsys.readouterr()
+    assert main(["sweep", "--grid", "sgld-steps=1,2,3", "--seeds", "1", "2", "--out-dir", str(folder), *TINY,
+                 "--dry-run"]) == 0
+    out = capsys.readouterr().out.splitlines()[1:-1]
+    lines = {next(w for w in line.split() if "+seed=" in w): line for line in out}
+    assert lines["sgld_steps=1+seed=2"].endswith(
+        "about 5m00s (6 iterations at 0.02 it/s, the speed of 1 finished run(s) of this combination)")
+    assert lines["sgld_steps=2+seed=1"].startswith("  resume") and "about 0m00s (0 iterations at" in \
+        lines["sgld_steps=2+seed=1"]
+    assert "about 2m00s (6 iterations at 0.05 it/s, the speed of 1 stopped run(s)" in lines["sgld_steps=2+seed=2"]
+    assert "about" not in lines["sgld_steps=3+seed=1"] and "about" not in lines["sgld_steps=3+seed=2"]
+    assert main(["sweep", "--grid", "sgld-steps=1,2,3", "--seeds", "1", "2", "--out-dir", str(folder), *TINY,
+                 "--dry-run"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == ("training time to go: about 7m00s for 3 of the 5 runs to train, from the speeds measured in this "
+                    "folder (evaluation not counted); 2 without a measured speed of their combination")
+    # nothing measured: said so
+    assert main(["sweep", "--grid", "sgld-steps=4", "--out-dir", str(tmp_path / "new"), *TINY, "--dry-run"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("training time to go: not known yet")
+
+
 def test_a_run_that_diverges_beyond_recovery_is_marked_and_the_sweep_goes_on(tmp_path, capsys, monkeypatch):
     from fastjem.train import DivergedError, Trainer
 
