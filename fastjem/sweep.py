@@ -272,7 +272,7 @@ def _time_to_go(name: str, combo: dict, cfg: TrainConfig, runs: list[tuple[str, 
     mine = [n for n, c, _ in runs if c == combo and n in rows]
     finished = [rows[n] for n in mine if states[n] == "done"]
     for kind, these in (("finished", finished), ("stopped", [rows[n] for n in mine if states[n] == "partial"])):
-        rates = [r["it_per_s"] for r in these if r.get("it_per_s")]
+        rates = [r["it_per_s"] for r in these if r.get("it_per_s") and math.isfinite(r["it_per_s"])]
         if rates:
             rate, basis = statistics.median(rates), f"the speed of {len(rates)} {kind} run(s) of this combination"
             break
