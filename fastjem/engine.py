@@ -8,6 +8,7 @@ turned off and why.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 from collections.abc import Callable
@@ -417,6 +418,21 @@ class Networks:
                            backend=self.engine.kernels, parts=parts)
 
 
+class _NoCudaRuntimeNote(logging.Filter):
+    """Drops torch's "No CUDA runtime is found, using CUDA_HOME=..." warning, which inductor's first compile on a
+    machine without a GPU prints (torch.utils.cpp_extension, at import) though nothing of CUDA is used."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("No CUDA runtime is found")
+
+
+def quiet_cpu_compile() -> None:
+    """Keep a CPU engine's compile from printing torch's no-CUDA-runtime warning (once per process)."""
+    cpp = logging.getLogger("torch.utils.cpp_extension")
+    if not any(isinstance(f, _NoCudaRuntimeNote) for f in cpp.filters):
+        cpp.addFilter(_NoCudaRuntimeNote())
+
+
 def engine_networks(engine: Engine, model: nn.Module, sample_shape: tuple[int, ...], cfg: TrainConfig,
                     rows: int | None = None) -> Networks:
     """``model`` as ``engine`` runs it: the backend flags set, channels_last weights (cuDNN and oneDNN convolutions
@@ -433,6 +449,8 @@ def engine_networks(engine: Engine, model: nn.Module, sample_shape: tuple[int, .
         engine = replace(engine, cast_weights_once=False, notes=engine.notes + (why,))
     engine = fit_sgld_parts(engine, sample_shape, cfg, model, rows=rows)
     engine = fit_cpu_sgld_compile(engine, sample_shape, cfg, model, rows=rows)
+    if engine.device.type == "cpu" and (engine.compile or engine.compile_sgld):
+        quiet_cpu_compile()
     # on a CPU: each SGLD step's input gradient as one compiled graph, over the module SGLD freezes
     grad = compiled_input_grad(sgld_model, autocast=engine.autocast) if engine.compile_sgld else None
     return Networks(engine, model, net, sgld_model, sgld_net, cast_copy, grad)

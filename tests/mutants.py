@@ -1507,6 +1507,12 @@ MUTANTS = [
     Mutant('sweep-eta-total-not-summed', 'tests/test_sweep.py -k how_long', [
         ('fastjem/sweep.py', '                total += seconds\n', ''),
     ]),
+    Mutant('cpu-compile-warning-not-quieted', 'tests/test_engine.py -k no_cuda_runtime', [
+        ('fastjem/engine.py', '    if engine.device.type == "cpu" and (engine.compile or engine.compile_sgld):\n        quiet_cpu_compile()\n', ''),
+    ]),
+    Mutant('cpu-compile-quiets-every-warning', 'tests/test_engine.py -k no_cuda_runtime', [
+        ('fastjem/engine.py', '        return not str(record.msg).startswith("No CUDA runtime is found")', '        return False'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
