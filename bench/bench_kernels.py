@@ -20,6 +20,7 @@ bench/results/, or to the folder FASTJEM_BENCH_OUT names (a trial run that shoul
 Every op is checked against its reference first; a benchmark whose check fails reports nothing.
 """
 
+import functools
 import json
 import os
 import pathlib
@@ -91,12 +92,10 @@ def _sgld_case(shape: tuple[int, ...], device: str, backend: str, compiled: bool
     x = torch.randn(shape, device=device)
     grad = torch.randn(shape, device=device)
     state = new_rng_state(0, device)
+    step = kernels.sgld_step_compiled_ if compiled else functools.partial(kernels.sgld_step_, backend=backend)
 
     def fused():
-        if compiled:
-            kernels.sgld_step_compiled_(x, grad, ALPHA, SIGMA, state)
-        else:
-            kernels.sgld_step_(x, grad, ALPHA, SIGMA, state, backend=backend)
+        step(x, grad, ALPHA, SIGMA, state)
 
     def eager():
         x.add_(ALPHA * grad).add_(SIGMA * torch.randn_like(x))
@@ -104,10 +103,7 @@ def _sgld_case(shape: tuple[int, ...], device: str, backend: str, compiled: bool
     def check():
         x0, s0 = x.clone(), state.clone()
         x_ref, s_ref = x.clone(), state.clone()
-        if compiled:
-            kernels.sgld_step_compiled_(x0, grad, ALPHA, SIGMA, s0)
-        else:
-            kernels.sgld_step_(x0, grad, ALPHA, SIGMA, s0, backend=backend)
+        step(x0, grad, ALPHA, SIGMA, s0)
         kernels.sgld_step_ref(x_ref, grad, ALPHA, SIGMA, s_ref)
         torch.testing.assert_close(x0, x_ref, atol=1e-4, rtol=1e-5)
         assert torch.equal(s0, s_ref)

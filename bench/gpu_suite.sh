@@ -56,6 +56,15 @@ echo "gpu_suite $STAMP on $(hostname), repo $ROOT" | tee "$LOG"
 
 left() { echo $((SUITE_SECONDS - ($(date +%s) - START))); }
 
+# status_of RC TIMEOUT: how a stage ended, as stages.jsonl records it
+status_of() {
+  case $1 in
+    0) echo ok ;;
+    124 | 137) echo "timed out after ${2}s" ;;
+    *) echo "failed (exit $1)" ;;
+  esac
+}
+
 # run_stage NAME CAP RESERVE CMD...: timeout = min(CAP, time left - RESERVE kept for later stages)
 run_stage() {
   local name=$1 cap=$2 reserve=$3
@@ -75,9 +84,9 @@ run_stage() {
   else
     STAGE_BUDGET=$budget timeout -k 10 "$budget" "$@" >>"$LOG" 2>&1
   fi
-  local rc=$? dt=$(($(date +%s) - t0)) status=ok
-  ((rc == 124 || rc == 137)) && status="timed out after ${budget}s"
-  ((rc != 0 && rc != 124 && rc != 137)) && status="failed (exit $rc)"
+  local rc=$? dt=$(($(date +%s) - t0))
+  local status
+  status=$(status_of "$rc" "$budget")
   echo "== $name: $status in ${dt}s" | tee -a "$LOG"
   printf '{"stage": "%s", "rc": %d, "seconds": %d, "timeout": %d, "status": "%s"}\n' \
     "$name" "$rc" "$dt" "$budget" "$status" >>"$STAGES"
@@ -147,9 +156,8 @@ if [[ -n $BARS_PID ]]; then
   # nothing timed on the GPU runs beside it
   wait "$BARS_PID"
   rc=$(cat "$WORK/cpu_bars.rc" 2>/dev/null || echo 1)
-  dt=$(($(date +%s) - BARS_T0)) status=ok
-  ((rc == 124 || rc == 137)) && status="timed out after ${CPU_BARS_SECONDS:-240}s"
-  ((rc != 0 && rc != 124 && rc != 137)) && status="failed (exit $rc)"
+  dt=$(($(date +%s) - BARS_T0))
+  status=$(status_of "$rc" "${CPU_BARS_SECONDS:-240}")
   sed 's/^/cpu_bars| /' "$WORK/cpu_bars.log" >>"$LOG"
   echo "== cpu_bars: $status in ${dt}s" | tee -a "$LOG"
   printf '{"stage": "cpu_bars", "rc": %d, "seconds": %d, "timeout": %d, "status": "%s"}\n' \

@@ -334,9 +334,9 @@ class Trainer:
             broadcast_parameters_(self.model)
             # independent chains, chain indices and dropout masks per rank
             torch.manual_seed(cfg.seed + 104_729 * rank)
-        nets = engine_networks(resolve_engine(cfg, self.device, has_batch_norm(self.model), self.dist.enabled),
-                               self.model, self.data.sample_shape, cfg, rows=self.local_batch)
-        self.nets = nets
+        self.nets = nets = engine_networks(
+            resolve_engine(cfg, self.device, has_batch_norm(self.model), self.dist.enabled), self.model,
+            self.data.sample_shape, cfg, rows=self.local_batch)
         self.engine: Engine = nets.engine
         self.model, self.net = nets.model, nets.net
         self.sgld_model, self.sgld_net, self.cast_copy = nets.sgld_model, nets.sgld_net, nets.cast_copy
