@@ -28,7 +28,8 @@ if ! CPUS=$("$PY" bench/env_info.py --one-cpu-per-core "$CORES" --sys-cpu "${SYS
   exit 2
 fi
 OUT_DIR=${OUT:-bench/results}
-# the default precision here (bf16 where the CPU has AMX-BF16), as training picks it
+# the default precision here, as training picks it (bf16 with AMX-BF16, or with AVX512-BF16 where the probe finds it
+# faster: fastjem.engine.fast_bf16)
 PRECISION=$("$PY" -c 'import torch
 from fastjem.engine import fast_bf16
 print("bf16" if fast_bf16(torch.device("cpu"))[0] else "fp32")') || exit 2

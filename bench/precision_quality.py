@@ -2,7 +2,8 @@
 
 Issue bar: the bf16 engine's test accuracy within 1 point of the fp32 engine's. Each seed trains both
 engines (same seed, same data order); the file records every run and the mean difference. On a CPU
-without AMX-BF16 the bf16 run is slower (emulated, or AVX512-BF16 convolutions) but computes the same rounding.
+without bf16 instructions the bf16 run is emulated, slower, with the same rounding; with AVX512-BF16 and no AMX
+its speed depends on the CPU (faster on an AMD EPYC, slower on an Intel Xeon: fastjem.engine.fast_bf16).
 
     python bench/precision_quality.py --seeds 1 2 3
 """

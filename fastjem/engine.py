@@ -8,16 +8,23 @@ turned off and why.
 from __future__ import annotations
 
 import contextlib
+import datetime
+import json
 import logging
 import math
 import os
+import statistics
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
+from fastjem.checkpoint import atomic_write_text
 from fastjem.config import TrainConfig
+from fastjem.data import cache_dir
 from fastjem.sampler import SGLD, EnergyFn, InputGrad, compiled_input_grad, row_energies
 from fastjem.weights import CastCopy, sampling_network
 
@@ -94,11 +101,77 @@ def device_name(device: torch.device) -> str:
     return torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_model()
 
 
+# precision auto takes bf16 on a CPU with AVX512-BF16 and no AMX where the probe's bf16 step is at least this much
+# faster than its fp32 one. Timed by fastjem bench (bench/results/cpu-bf16/): an AMD EPYC (Zen 4) ran SGLD 1.22-2.13x
+# as fast in bf16, an Intel Xeon 1.1-1.7x slower; the margin keeps a CPU near parity on fp32, the exact precision.
+BF16_PROBE_SPEEDUP = 1.1
+# the probe: WRN-10-2's middle stage at the CPU benchmark's batch (16 x 64 channels x 16 x 16, 3x3 convolutions)
+BF16_PROBE_SHAPE = (16, 64, 16, 16)
+
+
+def bf16_probe_step(x: torch.Tensor, weights: list[torch.Tensor], bf16: bool) -> torch.Tensor:
+    """What an SGLD step computes, in small: the input gradient of conv -> LeakyReLU(0.2) -> conv, summed, channels
+    last, the weights frozen; under bf16 autocast with weights already bf16 (as the engine casts them once)."""
+    x = x.detach().requires_grad_(True)
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        h = F.leaky_relu(F.conv2d(x, weights[0], padding=1), 0.2)
+        out = F.conv2d(h, weights[1], padding=1).float().sum()
+    return torch.autograd.grad(out, x)[0]
+
+
+def time_bf16_probe(rounds: int = 5, reps: int = 3) -> tuple[float, float]:
+    """Milliseconds per probe step in fp32 and in bf16 on this CPU (medians of ``rounds`` alternated rounds of
+    ``reps`` steps, after one of each to build oneDNN's kernels). Draws from its own generator, not the global one."""
+    gen = torch.Generator().manual_seed(0)
+    channels = BF16_PROBE_SHAPE[1]
+    x = torch.randn(BF16_PROBE_SHAPE, generator=gen).to(memory_format=torch.channels_last)
+    fp32 = [(torch.randn(channels, channels, 3, 3, generator=gen) / (3 * channels ** 0.5))
+            .to(memory_format=torch.channels_last) for _ in range(2)]
+    weights = {False: fp32, True: [w.to(torch.bfloat16) for w in fp32]}
+    times = {False: [], True: []}
+    for bf16 in (False, True):
+        bf16_probe_step(x, weights[bf16], bf16)
+    for _ in range(rounds):
+        for bf16 in (False, True):
+            start = time.perf_counter()
+            for _ in range(reps):
+                bf16_probe_step(x, weights[bf16], bf16)
+            times[bf16].append((time.perf_counter() - start) * 1e3 / reps)
+    return statistics.median(times[False]), statistics.median(times[True])
+
+
+def cpu_bf16_probe() -> tuple[float, float, str]:
+    """fp32 and bf16 ms of the probe step on this CPU, and where they came from: the cache file (one entry per CPU
+    model, bf16 flags, torch version and thread count, so that a machine keeps the precision it picked), else timed
+    now and written there."""
+    path = cache_dir() / "cpu-bf16-probe.json"
+    threads = torch.get_num_threads()
+    key = f"{cpu_model()} | {' '.join(cpu_bf16_flags())} | torch {torch.__version__} | {threads} threads"
+    known = {}
+    with contextlib.suppress(OSError, ValueError):
+        known = json.loads(path.read_text())
+    known = known if isinstance(known, dict) else {}  # a file that is not ours is timed over
+    entry = known.get(key)
+    with contextlib.suppress(TypeError, KeyError, ValueError):
+        fp32_ms, bf16_ms = float(entry["fp32_ms"]), float(entry["bf16_ms"])
+        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms):
+            return fp32_ms, bf16_ms, f"probe cached in {path}"
+    fp32_ms, bf16_ms = time_bf16_probe()
+    known[key] = {"fp32_ms": fp32_ms, "bf16_ms": bf16_ms, "shape": list(BF16_PROBE_SHAPE),
+                  "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    try:
+        atomic_write_text(json.dumps(known, indent=1) + "\n", path)
+        where = f"probe timed now, cached in {path}"
+    except OSError as err:
+        where = f"probe timed now, not cached ({err.strerror}: {path})"
+    return fp32_ms, bf16_ms, where
+
+
 def fast_bf16(device: torch.device) -> tuple[bool, str]:
     """Whether ``device`` computes bf16 convolutions fast, and why (for the log).
 
-    CUDA: tensor cores (compute capability >= 8). CPU: AMX-BF16 only; AVX512-BF16 alone has bf16 dot
-    products but oneDNN's convolutions built on them ran slower than fp32 ones for every network timed."""
+    CUDA: tensor cores (compute capability >= 8). CPU: AMX-BF16; with AVX512-BF16 alone, where oneDNN's bf16
+    convolutions are faster than its fp32 ones on this CPU, which differs by maker (``cpu_bf16_probe`` times it)."""
     if os.environ.get("FASTJEM_ASSUME_NO_BF16"):
         return False, "FASTJEM_ASSUME_NO_BF16 is set"
     if device.type == "cuda":
@@ -113,10 +186,13 @@ def fast_bf16(device: torch.device) -> tuple[bool, str]:
         if "amx_bf16" in flags:
             return True, "CPU has AMX-BF16 (amx_bf16)"
         if "avx512_bf16" in flags:
-            # oneDNN's avx512_core_bf16 convolutions, timed by fastjem bench on an Intel Xeon with
-            # avx512_bf16 and no AMX (bench/results/cpu-bf16/): 1.1-1.7x slower than its fp32 ones.
-            return False, ("CPU has AVX512-BF16 but no AMX, where oneDNN's bf16 convolutions measured "
-                           "slower than fp32 (--precision bf16 forces it)")
+            fp32_ms, bf16_ms, where = cpu_bf16_probe()
+            timed = (f"a bf16 convolution step ran x{fp32_ms / bf16_ms:.2f} the speed of fp32 here ({bf16_ms:.2f} "
+                     f"against {fp32_ms:.2f} ms; {where})")
+            if fp32_ms >= BF16_PROBE_SPEEDUP * bf16_ms:
+                return True, f"CPU has AVX512-BF16 (no AMX), and {timed}"
+            return False, (f"CPU has AVX512-BF16 but no AMX, and {timed}, under the x{BF16_PROBE_SPEEDUP} "
+                           "where bf16 pays (--precision bf16 forces it)")
         return False, "CPU has neither AMX-BF16 nor AVX512-BF16"
     return False, f"no bf16 fast path known for {device.type}"
 

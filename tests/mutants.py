@@ -1513,6 +1513,30 @@ MUTANTS = [
     Mutant('cpu-compile-quiets-every-warning', 'tests/test_engine.py -k no_cuda_runtime', [
         ('fastjem/engine.py', '        return not str(record.msg).startswith("No CUDA runtime is found")', '        return False'),
     ]),
+    Mutant('bf16-probe-ignored', 'tests/test_engine.py -k "bf16_probe or auto_precision"', [
+        ('fastjem/engine.py', '            if fp32_ms >= BF16_PROBE_SPEEDUP * bf16_ms:', '            if True:'),
+    ]),
+    Mutant('bf16-probe-no-margin', 'tests/test_engine.py -k "bf16_probe or auto_precision"', [
+        ('fastjem/engine.py', 'BF16_PROBE_SPEEDUP = 1.1\n', 'BF16_PROBE_SPEEDUP = 1.0\n'),
+    ]),
+    Mutant('bf16-probe-cache-not-read', 'tests/test_engine.py -k "bf16_probe or auto_precision"', [
+        ('fastjem/engine.py', '            return fp32_ms, bf16_ms, f"probe cached in {path}"', '            pass'),
+    ]),
+    Mutant('bf16-probe-cache-not-written', 'tests/test_engine.py -k "bf16_probe or auto_precision"', [
+        ('fastjem/engine.py', '        atomic_write_text(json.dumps(known, indent=1) + "\\n", path)\n', '        pass\n'),
+    ]),
+    Mutant('bf16-probe-key-without-threads', 'tests/test_engine.py -k "bf16_probe or auto_precision"', [
+        ('fastjem/engine.py', ' | {threads} threads"', '"'),
+    ]),
+    Mutant('bf16-probe-bad-entry-trusted', 'tests/test_engine.py -k "bf16_probe or auto_precision"', [
+        ('fastjem/engine.py', '        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms):', '        if True:'),
+    ]),
+    Mutant('bf16-probe-draws-global-rng', 'tests/test_engine.py -k "bf16_probe or auto_precision"', [
+        ('fastjem/engine.py', 'x = torch.randn(BF16_PROBE_SHAPE, generator=gen)', 'x = torch.randn(BF16_PROBE_SHAPE)'),
+    ]),
+    Mutant('bf16-probe-autocast-off', 'tests/test_engine.py -k "bf16_probe or auto_precision"', [
+        ('fastjem/engine.py', '    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):\n        h = F.leaky_relu', '    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=False):\n        h = F.leaky_relu'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -453,10 +453,12 @@ def test_env_reports_the_machine_and_the_default_engine_with_why(capsys, monkeyp
     import json
 
     monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: ["avx512_bf16"])
+    monkeypatch.setattr("fastjem.engine.cpu_bf16_probe", lambda: (4.0, 5.0, "probe cached in X"))
     assert main(["env"]) == 0
     out = capsys.readouterr().out
     assert "bf16 instructions: avx512_bf16 (no AMX)" in out
     assert "fastjem train on cpu (defaults): precision fp32" in out and "AVX512-BF16 but no AMX" in out
+    assert "ran x0.80 the speed of fp32 here (5.00 against 4.00 ms; probe cached in X)" in out
     assert "SGLD gradient: a run compiles it as one graph where a step computes at least 1 GFLOP" in out
     monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: ["amx_bf16", "avx512_bf16"])
     assert main(["env", "--json"]) == 0

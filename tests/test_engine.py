@@ -18,14 +18,26 @@ from fastjem.train import Trainer
 CPU = torch.device("cpu")
 
 
-def test_auto_precision_follows_the_cpu(monkeypatch):
+def test_auto_precision_follows_the_cpu(monkeypatch, tmp_path):
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path))
+    timed = []
+    monkeypatch.setattr("fastjem.engine.time_bf16_probe", lambda: timed.append(1) or (6.0, 4.0))
     monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: ["amx_bf16"])
     eng = resolve_engine(TrainConfig(), CPU, has_batch_norm=False)
-    assert eng.precision == "bf16" and any("amx_bf16" in n for n in eng.notes)
-    # AVX512-BF16 without AMX: bf16 dot products, but oneDNN's bf16 convolutions measured slower than fp32
+    assert eng.precision == "bf16" and any("amx_bf16" in n for n in eng.notes) and not timed
+    # AVX512-BF16 without AMX: bf16 where this CPU's oneDNN runs the probe's bf16 convolutions faster (an AMD EPYC
+    # did, x1.8; an Intel Xeon ran them slower), with the margin of BF16_PROBE_SPEEDUP
     monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: ["avx512_bf16"])
     eng = resolve_engine(TrainConfig(), CPU, has_batch_norm=False)
-    assert eng.precision == "fp32" and any("AVX512-BF16 but no AMX" in n for n in eng.notes)
+    assert eng.precision == "bf16" and timed == [1]
+    assert any("AVX512-BF16 (no AMX)" in n and "x1.50 the speed of fp32" in n for n in eng.notes), eng.notes
+    for fp32_ms, bf16_ms in ((3.0, 4.0), (1.05, 1.0)):
+        monkeypatch.setattr("fastjem.engine.cpu_bf16_probe", lambda a=fp32_ms, b=bf16_ms: (a, b, "probe"))
+        eng = resolve_engine(TrainConfig(), CPU, has_batch_norm=False)
+        assert eng.precision == "fp32" and any("AVX512-BF16 but no AMX" in n and "under the x1.1" in n
+                                               for n in eng.notes), eng.notes
+    monkeypatch.setattr("fastjem.engine.cpu_bf16_probe", lambda: (1.1, 1.0, "probe"))
+    assert resolve_engine(TrainConfig(), CPU, has_batch_norm=False).precision == "bf16"
     monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: ["amx_bf16", "avx512_bf16"])
     assert resolve_engine(TrainConfig(), CPU, has_batch_norm=False).precision == "bf16"
     monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: [])
@@ -33,6 +45,76 @@ def test_auto_precision_follows_the_cpu(monkeypatch):
     assert eng.precision == "fp32" and any("neither" in n for n in eng.notes)
     # an explicit request is honoured whatever the CPU has
     assert resolve_engine(TrainConfig(precision="bf16"), CPU, has_batch_norm=False).precision == "bf16"
+
+
+def test_the_cpu_bf16_probe_is_timed_once_per_cpu_torch_and_thread_count(monkeypatch, tmp_path):
+    """``cpu_bf16_probe`` times the probe where its cache file has no entry for this CPU, torch and thread count,
+    writes it there, and reads it back after; a file that is not JSON, or not ours, is timed over; an unwritable
+    cache still decides, and says it was not cached."""
+    import json
+
+    from fastjem.engine import cpu_bf16_probe
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path))
+    timings = iter([(6.0, 3.0), (5.0, 4.0), (7.0, 2.0), (8.0, 2.0), (9.0, 3.0)])
+    timed = []
+    monkeypatch.setattr("fastjem.engine.time_bf16_probe", lambda: timed.append(1) or next(timings))
+    path = tmp_path / "cpu-bf16-probe.json"
+    assert cpu_bf16_probe() == (6.0, 3.0, f"probe timed now, cached in {path}")
+    assert len(timed) == 1 and cpu_bf16_probe() == (6.0, 3.0, f"probe cached in {path}") and len(timed) == 1
+    [(key, entry)] = json.loads(path.read_text()).items()
+    assert entry["fp32_ms"] == 6.0 and entry["bf16_ms"] == 3.0 and f"{torch.get_num_threads()} threads" in key
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(threads + 1)
+        assert cpu_bf16_probe()[:2] == (5.0, 4.0) and len(timed) == 2  # another thread count: its own entry
+    finally:
+        torch.set_num_threads(threads)
+    assert cpu_bf16_probe()[:2] == (6.0, 3.0) and len(json.loads(path.read_text())) == 2
+    path.write_text("{not json")
+    assert cpu_bf16_probe()[:2] == (7.0, 2.0) and json.loads(path.read_text())[key]["fp32_ms"] == 7.0
+    path.write_text(json.dumps({key: {"fp32_ms": "nan", "bf16_ms": 1.0}}))
+    assert cpu_bf16_probe()[:2] == (8.0, 2.0)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("FASTJEM_CACHE", str(blocker / "cache"))
+    fp32_ms, bf16_ms, where = cpu_bf16_probe()
+    assert (fp32_ms, bf16_ms) == (9.0, 3.0) and "not cached" in where and len(timed) == 5
+
+
+def test_the_bf16_probe_times_bf16_convolutions_against_fp32_ones():
+    """The probe's two steps compute the same input gradient, one with its convolutions in bf16 and one in fp32; its
+    timing returns two positive times and leaves the global random stream where it was (training seeds it)."""
+    from fastjem.engine import BF16_PROBE_SHAPE, bf16_probe_step, time_bf16_probe
+
+    class ConvDtypes(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.seen = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if "convolution" in func.__name__:
+                self.seen.append(args[0].dtype)
+            return func(*args, **(kwargs or {}))
+
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 8, 6, 6, generator=gen).to(memory_format=torch.channels_last)
+    weights = [torch.randn(8, 8, 3, 3, generator=gen) / 8 for _ in range(2)]
+    exact = bf16_probe_step(x.double(), [w.double() for w in weights], bf16=False)
+    grads = {}
+    for bf16 in (False, True):
+        with ConvDtypes() as mode:
+            grads[bf16] = bf16_probe_step(x, [w.to(torch.bfloat16) if bf16 else w for w in weights], bf16)
+        assert grads[bf16].dtype == torch.float32 and grads[bf16].shape == x.shape
+        # two convolutions forward, and their input gradients
+        assert mode.seen and set(mode.seen) == {torch.bfloat16 if bf16 else torch.float32}, mode.seen
+    assert torch.allclose(grads[False].double(), exact, rtol=1e-5, atol=1e-6)
+    assert torch.allclose(grads[True].double(), exact, rtol=0.05, atol=0.05 * exact.abs().max().item())
+    assert not torch.equal(grads[True], grads[False])
+    assert BF16_PROBE_SHAPE == (16, 64, 16, 16)
+    state = torch.get_rng_state()
+    fp32_ms, bf16_ms = time_bf16_probe(rounds=1, reps=1)
+    assert fp32_ms > 0 and bf16_ms > 0 and torch.equal(torch.get_rng_state(), state)
 
 
 def test_gpu_only_options_fall_back_on_cpu_with_a_note(monkeypatch):
