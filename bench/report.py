@@ -274,8 +274,8 @@ def sgld_study_table(reports: list[dict], latest: bool = False) -> list[str]:
                 continue
             rows.append((key, variants, r.get("_file"), f"| {r['date'][:10]} | {_device(r)} | {model} | "
                          f"{a.get('batch_size')} | {a.get('precision')} | {v['name']} | {v['sgld_step_ms']:.3f} | "
-                         f"{_num(v.get('tflops_per_s'), '{:.0f}')} | {_num(v.get('mfu'), '{:.1%}')} | "
-                         f"{_num(r.get('matmul_bf16_tflops'), '{:.0f}')} | "
+                         f"{_num(v.get('tflops_per_s'))} | {_num(v.get('mfu'), '{:.1%}')} | "
+                         f"{_num(r.get('matmul_bf16_tflops'))} | "
                          f"{_num(v.get('samples_max_abs_diff_vs_first'), '{:.1e}')} |"))
     return table(header, rows, latest)
 

@@ -18,7 +18,9 @@ graph on CUDA), and varies one knob at a time against the default:
   (``torch.backends.cudnn.benchmark_limit = 0``);
 - ``max-autotune``: torch.compile(mode="max-autotune-no-cudagraphs") (inductor may pick Triton conv templates);
 - ``no-compile``: the eager network;
-- ``nchw``: contiguous (NCHW) weights and inputs.
+- ``nchw``: contiguous (NCHW) weights and inputs;
+- ``eager-step`` (CPU): each SGLD step eager, where the default compiles it as the CPU engine does (its input
+  gradient as one graph and its update, ``--cpu-compile``: auto compiles where a step computes >= 1 GFLOP).
 
 Each variant starts from the same weights, chains and noise state; its samples are compared with the
 default's (max abs difference: bf16 rounding may differ between algorithms). Also measured once: a large
@@ -38,6 +40,7 @@ import sys
 from pathlib import Path
 
 import torch
+from torch._dynamo.utils import counters
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from env_info import (  # noqa: E402
@@ -57,9 +60,16 @@ from env_info import (  # noqa: E402
 from steps_per_sec import count_flops  # noqa: E402
 
 from fastjem.checkpoint import atomic_write_text  # noqa: E402
-from fastjem.engine import auto_sgld_parts, conv_layers  # noqa: E402
+from fastjem.config import TrainConfig  # noqa: E402
+from fastjem.engine import (  # noqa: E402
+    auto_sgld_parts,
+    conv_layers,
+    fit_cpu_sgld_compile,
+    quiet_cpu_compile,
+    resolve_engine,
+)
 from fastjem.models import WideResNet  # noqa: E402
-from fastjem.sampler import SGLD, row_energies  # noqa: E402
+from fastjem.sampler import SGLD, compiled_input_grad, row_energies  # noqa: E402
 from fastjem.weights import CastCopy  # noqa: E402
 
 VARIANTS = {
@@ -73,7 +83,9 @@ VARIANTS = {
     "max-autotune": {"compile_mode": "max-autotune-no-cudagraphs"},
     "no-compile": {"compile": False},
     "nchw": {"channels_last": False},
+    "eager-step": {"compile_step": False},
 }
+CPU_ONLY = ("eager-step",)
 
 
 def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Tensor) -> tuple[dict, torch.Tensor]:
@@ -84,6 +96,14 @@ def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Ten
     fmt = torch.channels_last if opts.get("channels_last", True) else torch.contiguous_format
     model = model.to(memory_format=fmt)
     layers = conv_layers(model, tuple(x0.shape[1:]))  # before any cast copy: the fp32 network
+    compile_step = False
+    if device.type == "cpu" and opts.get("compile_step", True):
+        # the CPU engine's own decision for this network and batch
+        cfg = TrainConfig(device="cpu", precision=args.precision, batch_size=x0.shape[0], compile=args.cpu_compile)
+        engine = resolve_engine(cfg, device, has_batch_norm=False)
+        compile_step = fit_cpu_sgld_compile(engine, tuple(x0.shape[1:]), cfg, model).compile_sgld
+        if compile_step:
+            quiet_cpu_compile()
     x_start = x0.contiguous(memory_format=fmt) if fmt is torch.channels_last else x0
     cast_copy = None
     if args.precision == "bf16" and opts.get("cast_once", True):
@@ -94,7 +114,7 @@ def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Ten
         net = torch.compile(model, dynamic=False, mode=opts.get("compile_mode"))
     autocast = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if args.precision == "bf16" \
         else contextlib.nullcontext
-    sampler = SGLD(args.sgld_steps, 1.0, 0.01, seed=args.seed, backend=args.kernels)
+    sampler = SGLD(args.sgld_steps, 1.0, 0.01, seed=args.seed, backend=args.kernels, compiled_update=compile_step)
     if "split" in opts:
         parts = opts["split"]
     else:  # the default: the engine's --sgld-parts auto for this network and batch
@@ -106,7 +126,8 @@ def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Ten
         graphed = GraphedSGLD(sampler, net, model, x_start, autocast=autocast, backend=args.kernels, parts=parts)
         run = lambda: graphed(x_start)  # noqa: E731
     else:
-        energy_for = row_energies(net, autocast=autocast, backend=args.kernels)
+        grad = compiled_input_grad(model, autocast=autocast) if compile_step else None
+        energy_for = row_energies(net, autocast=autocast, backend=args.kernels, input_grad=grad)
         run = lambda: sampler.sample_parts(energy_for, x_start, parts, model=model)  # noqa: E731
 
     def call() -> torch.Tensor:
@@ -115,13 +136,16 @@ def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Ten
         return run()
 
     rng_start = sampler.rng_for(device).clone()
+    frames = counters["frames"]["ok"]
     warm = [timed(call, 1, device) for _ in range(args.warmup)]
     sampler.rng_state.copy_(rng_start)
     samples = call().clone()
     windows = [timed(call, args.calls, device) / args.calls for _ in range(args.windows)]
     seconds = statistics.median(windows)
     return {"name": name, "options": opts, "warmup_s": warm, "call_s_median": seconds,
-            "call_s_min": min(windows), "call_s_max": max(windows),
+            "call_s_min": min(windows), "call_s_max": max(windows), "compiled_step": compile_step,
+            # what ran compiled: the frames torch.compile compiled during this variant
+            "compiled_frames": counters["frames"]["ok"] - frames,
             "sgld_step_ms": 1e3 * seconds / args.sgld_steps}, samples
 
 
@@ -134,13 +158,18 @@ def main(argv=None) -> int:
     p.add_argument("--sgld-steps", type=int, default=20)
     p.add_argument("--precision", default="", choices=("", "fp32", "bf16"), help="default: bf16 on CUDA, fp32 on CPU")
     p.add_argument("--kernels", default="", choices=("", "triton", "reference"), help="default: triton on CUDA")
-    p.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, from {', '.join(VARIANTS)}")
+    p.add_argument("--variants", default="", help=f"comma-separated, from {', '.join(VARIANTS)} (default: all that "
+                   f"the device runs; {', '.join(CPU_ONLY)} on a CPU only)")
+    p.add_argument("--cpu-compile", default="auto", choices=("auto", "on", "off"),
+                   help="on a CPU, whether the default compiles each SGLD step, as train's --compile (auto: where a "
+                        "step computes >= 1 GFLOP)")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--windows", type=int, default=5)
     p.add_argument("--calls", type=int, default=5, help="SGLD calls per timed window")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--smoke", action="store_true",
-                   help="WRN-10-1, batch 4, 2 steps, eager; variants default, cudnn-try-all, nchw, split-2")
+                   help="WRN-10-1, batch 4, 2 steps, eager; variants default, cudnn-try-all, nchw, split-2, "
+                        "eager-step (CPU)")
     p.add_argument("--out", default=str(RESULTS), type=results_folder)
     args = p.parse_args(argv)
     device = pick_device(p, args.device)
@@ -152,17 +181,20 @@ def main(argv=None) -> int:
     args.precision = args.precision or ("bf16" if cuda else "fp32")
     args.kernels = args.kernels or ("triton" if cuda else "reference")
     args.compile = cuda
-    names = [v.strip() for v in args.variants.split(",") if v.strip()]
+    names = [v.strip() for v in args.variants.split(",") if v.strip()] or \
+        [n for n in VARIANTS if not (cuda and n in CPU_ONLY)]
     unknown = [n for n in names if n not in VARIANTS]
-    if unknown or not names:
-        p.error(f"unknown variant(s) {', '.join(unknown) or repr(args.variants)}; choose from {', '.join(VARIANTS)}")
+    if unknown:
+        p.error(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
+    if cuda and any(n in CPU_ONLY for n in names):
+        p.error(f"{', '.join(n for n in names if n in CPU_ONLY)}: a CPU variant (CUDA compiles the network instead)")
     if args.smoke:
         # the smoke sizes where an option was left at its default: what is given is what runs (and is recorded)
         smoke = {"depth": 10, "width": 1, "batch_size": 4, "sgld_steps": 2, "warmup": 1, "windows": 2, "calls": 1}
         for name, value in smoke.items():
             if getattr(args, name) == p.get_default(name):
                 setattr(args, name, value)
-        smoke_variants = ("default", "cudnn-try-all", "nchw", "split-2")
+        smoke_variants = ("default", "cudnn-try-all", "nchw", "split-2", "eager-step")
         dropped = [n for n in names if n not in smoke_variants]
         if dropped and args.variants != p.get_default("variants"):
             p.error(f"--smoke runs only {', '.join(smoke_variants)}: not {', '.join(dropped)}")

@@ -1537,6 +1537,18 @@ MUTANTS = [
     Mutant('bf16-probe-autocast-off', 'tests/test_engine.py -k "bf16_probe or auto_precision"', [
         ('fastjem/engine.py', '    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):\n        h = F.leaky_relu', '    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=False):\n        h = F.leaky_relu'),
     ]),
+    Mutant('sgld-study-cpu-default-eager', 'tests/test_bench.py -k sgld_study_smoke', [
+        ('bench/sgld_study.py', '        compile_step = fit_cpu_sgld_compile(engine, tuple(x0.shape[1:]), cfg, model).compile_sgld\n', '        compile_step = False\n'),
+    ]),
+    Mutant('sgld-study-compiled-grad-unused', 'tests/test_bench.py -k sgld_study_smoke', [
+        ('bench/sgld_study.py', 'backend=args.kernels, input_grad=grad)', 'backend=args.kernels)'),
+    ]),
+    Mutant('sgld-study-compiled-update-unused', 'tests/test_bench.py -k sgld_study_smoke', [
+        ('bench/sgld_study.py', 'backend=args.kernels, compiled_update=compile_step)', 'backend=args.kernels)'),
+    ]),
+    Mutant('sgld-study-cpu-variant-on-cuda', 'tests/test_bench.py -k refuse_bad_options', [
+        ('bench/sgld_study.py', '    if cuda and any(n in CPU_ONLY for n in names):', '    if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

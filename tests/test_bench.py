@@ -423,17 +423,24 @@ def test_report_unpacks_a_gpu_suite_json(tmp_path):
 
 
 def test_sgld_study_smoke(tmp_path):
-    """The SGLD variant study runs end to end and writes its JSON (the GPU suite runs it at full size)."""
+    """The SGLD variant study runs end to end and writes its JSON (the GPU suite runs it at full size). On a CPU its
+    default compiles each SGLD step as the CPU engine does (here forced, --cpu-compile on: the smoke network is
+    under auto's 1 GFLOP), and eager-step does not; both draw the same chains."""
     proc = subprocess.run([sys.executable, str(BENCH / "sgld_study.py"), "--device", "cpu", "--smoke", "--out",
-                           str(tmp_path), "--batch-size", "6"], capture_output=True, text=True, timeout=300)
+                           str(tmp_path), "--batch-size", "6", "--cpu-compile", "on"], capture_output=True, text=True,
+                          timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     (path,) = tmp_path.glob("smoke-sgld-study-*.json")
     report = json.loads(path.read_text())
     # --smoke sets the sizes left at their defaults: a size given is the size run (and recorded)
     assert report["args"]["batch_size"] == 6 and report["args"]["depth"] == 10 and report["args"]["sgld_steps"] == 2
     rows = {r["name"]: r for r in report["variants"]}
-    assert set(rows) == {"default", "cudnn-try-all", "nchw", "split-2"}
+    assert set(rows) == {"default", "cudnn-try-all", "nchw", "split-2", "eager-step"}
     assert all(r["sgld_step_ms"] > 0 for r in rows.values())
+    assert rows["default"]["compiled_step"] and not rows["eager-step"]["compiled_step"]
+    # the input gradient and the update each compiled; nothing in the eager step
+    assert rows["default"]["compiled_frames"] >= 2 and rows["eager-step"]["compiled_frames"] == 0, rows
+    assert "No CUDA runtime is found" not in proc.stderr
     # the same chains, computed another way (split-2: in two blocks of rows, drawing the whole batch's noise)
     assert all(r["samples_max_abs_diff_vs_first"] < 1e-4 for r in rows.values())
 
@@ -526,7 +533,7 @@ def test_a_terminated_benchmark_removes_its_temporary_folder(tmp_path):
     assert not list(tmp.glob("fastjem-bench-*"))
 
 
-def test_bench_scripts_refuse_bad_options_before_any_work(capsys):
+def test_bench_scripts_refuse_bad_options_before_any_work(capsys, monkeypatch):
     import buffer_init_quality
     import cifar_run
     import precision_quality
@@ -568,6 +575,11 @@ def test_bench_scripts_refuse_bad_options_before_any_work(capsys):
             with pytest.raises(SystemExit):
                 script.main(["--device", "cuda"])
             assert "--device cuda: no CUDA device here" in capsys.readouterr().err, script.__name__
+    # a CPU variant asked for on CUDA (where the network is compiled instead): refused before any CUDA work
+    monkeypatch.setattr(sgld_study, "pick_device", lambda parser, name: torch.device("cuda"))
+    with pytest.raises(SystemExit):
+        sgld_study.main(["--variants", "default,eager-step"])
+    assert "eager-step: a CPU variant" in capsys.readouterr().err
 
 
 def test_a_shortened_quick_run_is_a_smoke_run_and_cpu_rows_name_their_threads(tmp_path):
