@@ -1549,6 +1549,9 @@ MUTANTS = [
     Mutant('sgld-study-cpu-variant-on-cuda', 'tests/test_bench.py -k refuse_bad_options', [
         ('bench/sgld_study.py', '    if cuda and any(n in CPU_ONLY for n in names):', '    if False:'),
     ]),
+    Mutant('sgld-study-cpu-malloc-untuned', 'tests/test_bench.py -k sgld_study_smoke', [
+        ('bench/sgld_study.py', '    cpu_malloc = not cuda and tune_cpu_malloc()\n', '    cpu_malloc = False\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

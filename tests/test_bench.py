@@ -440,6 +440,9 @@ def test_sgld_study_smoke(tmp_path):
     assert rows["default"]["compiled_step"] and not rows["eager-step"]["compiled_step"]
     # the input gradient and the update each compiled; nothing in the eager step
     assert rows["default"]["compiled_frames"] >= 2 and rows["eager-step"]["compiled_frames"] == 0, rows
+    from fastjem.engine import cpu_malloc_available
+
+    assert report["cpu_malloc_tuned"] == cpu_malloc_available()[0]  # the allocator a CPU engine runs with
     assert "No CUDA runtime is found" not in proc.stderr
     # the same chains, computed another way (split-2: in two blocks of rows, drawing the whole batch's noise)
     assert all(r["samples_max_abs_diff_vs_first"] < 1e-4 for r in rows.values())
