@@ -206,7 +206,7 @@ def main(argv=None) -> int:
     gen = torch.Generator().manual_seed(args.seed)
     x0 = (torch.rand(args.batch_size, 3, 32, 32, generator=gen) * 2 - 1).to(device)
     # on a CPU, the allocator setting a CPU engine applies (process-wide, glibc's heap thresholds): without it every
-    # SGLD step page-faults its activations in again, and the default here ran 40% slower than training's steps
+    # SGLD step page-faults its activations in again, and the default here ran slower than training's SGLD steps
     cpu_malloc = not cuda and tune_cpu_malloc()
     report = {"schema": "fastjem-bench-sgld-study/1", "date": started.isoformat(timespec="seconds"),
               "device": device_info(device), "versions": versions(), "git": git_state(),

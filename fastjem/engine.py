@@ -121,7 +121,13 @@ def bf16_probe_step(x: torch.Tensor, weights: list[torch.Tensor], bf16: bool) ->
 
 def time_bf16_probe(rounds: int = 5, reps: int = 3) -> tuple[float, float]:
     """Milliseconds per probe step in fp32 and in bf16 on this CPU (medians of ``rounds`` alternated rounds of
-    ``reps`` steps, after one of each to build oneDNN's kernels). Draws from its own generator, not the global one."""
+    ``reps`` steps, after one of each to build oneDNN's kernels). Draws from its own generator, not the global one;
+    takes gradients whatever mode the caller is in (an engine may be resolved under no_grad or inference_mode)."""
+    with torch.inference_mode(False), torch.enable_grad():
+        return _time_bf16_probe(rounds, reps)
+
+
+def _time_bf16_probe(rounds: int, reps: int) -> tuple[float, float]:
     gen = torch.Generator().manual_seed(0)
     channels = BF16_PROBE_SHAPE[1]
     x = torch.randn(BF16_PROBE_SHAPE, generator=gen).to(memory_format=torch.channels_last)
