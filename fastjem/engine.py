@@ -123,26 +123,22 @@ def time_bf16_probe(rounds: int = 5, reps: int = 3) -> tuple[float, float]:
     """Milliseconds per probe step in fp32 and in bf16 on this CPU (medians of ``rounds`` alternated rounds of
     ``reps`` steps, after one of each to build oneDNN's kernels). Draws from its own generator, not the global one;
     takes gradients whatever mode the caller is in (an engine may be resolved under no_grad or inference_mode)."""
-    with torch.inference_mode(False), torch.enable_grad():
-        return _time_bf16_probe(rounds, reps)
-
-
-def _time_bf16_probe(rounds: int, reps: int) -> tuple[float, float]:
     gen = torch.Generator().manual_seed(0)
     channels = BF16_PROBE_SHAPE[1]
-    x = torch.randn(BF16_PROBE_SHAPE, generator=gen).to(memory_format=torch.channels_last)
-    fp32 = [(torch.randn(channels, channels, 3, 3, generator=gen) / (3 * channels ** 0.5))
-            .to(memory_format=torch.channels_last) for _ in range(2)]
-    weights = {False: fp32, True: [w.to(torch.bfloat16) for w in fp32]}
     times = {False: [], True: []}
-    for bf16 in (False, True):
-        bf16_probe_step(x, weights[bf16], bf16)
-    for _ in range(rounds):
+    with torch.inference_mode(False), torch.enable_grad():
+        x = torch.randn(BF16_PROBE_SHAPE, generator=gen).to(memory_format=torch.channels_last)
+        fp32 = [(torch.randn(channels, channels, 3, 3, generator=gen) / (3 * channels ** 0.5))
+                .to(memory_format=torch.channels_last) for _ in range(2)]
+        weights = {False: fp32, True: [w.to(torch.bfloat16) for w in fp32]}
         for bf16 in (False, True):
-            start = time.perf_counter()
-            for _ in range(reps):
-                bf16_probe_step(x, weights[bf16], bf16)
-            times[bf16].append((time.perf_counter() - start) * 1e3 / reps)
+            bf16_probe_step(x, weights[bf16], bf16)
+        for _ in range(rounds):
+            for bf16 in (False, True):
+                start = time.perf_counter()
+                for _ in range(reps):
+                    bf16_probe_step(x, weights[bf16], bf16)
+                times[bf16].append((time.perf_counter() - start) * 1e3 / reps)
     return statistics.median(times[False]), statistics.median(times[True])
 
 

@@ -1553,7 +1553,7 @@ MUTANTS = [
         ('bench/sgld_study.py', '    cpu_malloc = not cuda and tune_cpu_malloc()\n', '    cpu_malloc = False\n'),
     ]),
     Mutant('bf16-probe-under-callers-grad-mode', 'tests/test_engine.py -k bf16_probe', [
-        ('fastjem/engine.py', '    with torch.inference_mode(False), torch.enable_grad():\n        return _time_bf16_probe', '    if True:\n        return _time_bf16_probe'),
+        ('fastjem/engine.py', '    with torch.inference_mode(False), torch.enable_grad():\n        x = torch.randn', '    if True:\n        x = torch.randn'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
