@@ -86,13 +86,17 @@ def _lse_case(B: int, K: int, dtype: torch.dtype, device: str, backend: str) -> 
     return Case(f"lse_energy_fwd_bwd[{B}x{K},{str(dtype)[6:]}]", fused, eager, moved, check)
 
 
-def _sgld_case(shape: tuple[int, ...], device: str, backend: str, compiled: bool = False) -> Case:
+def _sgld_case(shape: tuple[int, ...], device: str, backend: str, compiled: bool = False,
+               in_loop: bool = False) -> Case:
     """``compiled``: ``sgld_step_compiled_``, the reference compiled by inductor (what a CPU engine that compiles its
-    SGLD step runs)."""
+    SGLD step runs). ``in_loop``: the op as ``SGLD.sample`` calls it, ``advance=0`` (one kernel; the loop moves the
+    state once per chain)."""
     x = torch.randn(shape, device=device)
     grad = torch.randn(shape, device=device)
     state = new_rng_state(0, device)
     step = kernels.sgld_step_compiled_ if compiled else functools.partial(kernels.sgld_step_, backend=backend)
+    if in_loop:
+        step = functools.partial(step, advance=0)
 
     def fused():
         step(x, grad, ALPHA, SIGMA, state)
@@ -104,12 +108,13 @@ def _sgld_case(shape: tuple[int, ...], device: str, backend: str, compiled: bool
         x0, s0 = x.clone(), state.clone()
         x_ref, s_ref = x.clone(), state.clone()
         step(x0, grad, ALPHA, SIGMA, s0)
-        kernels.sgld_step_ref(x_ref, grad, ALPHA, SIGMA, s_ref)
+        kernels.sgld_step_ref(x_ref, grad, ALPHA, SIGMA, s_ref, advance=0 if in_loop else None)
         torch.testing.assert_close(x0, x_ref, atol=1e-4, rtol=1e-5)
         assert torch.equal(s0, s_ref)
 
     name = "sgld_step_compiled_" if compiled else "sgld_step_"
-    return Case(f"{name}[{'x'.join(map(str, shape))}]", fused, eager, 3 * x.numel() * 4, check)
+    return Case(f"{name}[{'x'.join(map(str, shape))}{',advance=0' if in_loop else ''}]", fused, eager,
+                3 * x.numel() * 4, check)
 
 
 def _buffer_cases(n: int, B: int, device: str, backend: str) -> list[Case]:
@@ -163,6 +168,8 @@ def _cases(device: str, backend: str, full: bool) -> list[Case]:
     if device == "cpu":
         cases.append(_sgld_case((16, 3, 32, 32), device, backend, compiled=True))
     if full:
+        # a step of SGLD.sample's loop: one kernel, where the op alone also adds to the state's offset
+        cases.append(_sgld_case((64, 3, 32, 32), device, backend, in_loop=True))
         # beyond the L2 cache (50-60 MB on Hopper): what the kernels do with HBM when the size allows
         cases += [_sgld_case((4096, 3, 32, 32), device, backend), *_buffer_cases(10000, 8192, device, backend)]
     return cases

@@ -6,7 +6,7 @@ recorded once and replayed as one launch per iteration. What keeps a replay corr
 - static input/output buffers: ``x0`` (and ``y``) are copied into the captured input tensors and
   the result is copied out of the captured output;
 - parameters are updated in place by the optimiser, so the recorded kernels read the new weights;
-- the noise kernels read their (seed, offset) from a device tensor that each step advances on the
+- the noise kernels read their (seed, offset) from a device tensor that the loop advances on the
   device, so every replay draws fresh noise (no host value is baked into the graph);
 - the network is captured in eval mode with frozen parameters: no dropout and no weight-gradient
   kernels are recorded;

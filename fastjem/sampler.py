@@ -118,8 +118,8 @@ class SGLD:
 
     The update is the fused ``sgld_step_`` op: one pass over x and the gradient, the Gaussian drawn
     in the kernel from the sampler's device RNG state ``rng_state`` (int64 (seed, offset), advanced
-    on the device by every step, so a CUDA-graph replay draws fresh noise). ``seed`` None seeds it
-    from torch's generator. Samples are always fp32.
+    on the device past every step's counters, once per chain, so a CUDA-graph replay draws fresh noise).
+    ``seed`` None seeds it from torch's generator. Samples are always fp32.
 
     Two options common in other EBM samplers (off by default, as in JEM): ``grad_clip`` c clips dE/dx
     element-wise to [-c, c] before the step (Du & Mordatch's IGEBM), so no coordinate's drift exceeds
@@ -195,15 +195,31 @@ class SGLD:
         # inference_mode(False): called under torch.inference_mode() too (enable_grad alone cannot undo it)
         with torch.inference_mode(False), sampling_mode(model), torch.enable_grad():
             x = x0.detach().to(torch.float32).clone(memory_format=torch.contiguous_format)
-            for _ in range(self.n_steps):
-                x = self.step_(energy_fn, x)
+            rng = self.rng_for(x.device)
+            per_step = counters_for(x.numel())
+            x = self._chain(energy_fn, x, rng, 0, per_step)
+            self._advance_(rng, per_step)
         return x.detach()
+
+    def _chain(self, energy_fn: EnergyFn, x: torch.Tensor, rng: torch.Tensor, base: int, per_step: int
+               ) -> torch.Tensor:
+        """``n_steps`` steps on x, step t drawing the counters at ``base + t * per_step`` with the state left as it
+        is: the numbers of a state advanced by ``per_step`` at every step, one kernel a step (``sgld_step_``'s
+        ``advance=0``). The caller advances the state once (``_advance_``)."""
+        for t in range(self.n_steps):
+            x = self.step_(energy_fn, x, rng, base + t * per_step, 0)
+        return x
+
+    def _advance_(self, rng: torch.Tensor, per_step: int) -> None:
+        """The state moved past a chain's ``n_steps`` steps of ``per_step`` counters each."""
+        if self.n_steps:
+            rng[1:].add_(self.n_steps * per_step)
 
     def sample_parts(self, energy_for: Callable[[int, int], EnergyFn], x0: torch.Tensor, parts: int,
                      model: nn.Module | None = None) -> torch.Tensor:
         """``sample`` with the batch cut into ``parts`` blocks of rows, each its own chain: ``energy_for(start,
         stop)`` is the energy of rows [start, stop) (``row_energies``). Each block draws the noise the whole
-        batch draws for its rows (its own copy of the RNG state, moved as the one state moves), so where a row's
+        batch draws for its rows (the one RNG state, read by every block and moved once after them), so where a row's
         energy does not depend on the other rows (the network in eval mode, no batch statistics) this computes the
         chains ``sample`` computes: the same noise, the network's arithmetic on fewer rows. On CUDA each block
         runs on its own stream, joined before the result, so one block's kernels may fill the SMs another's leave
@@ -232,10 +248,10 @@ class SGLD:
             if (x.device, parts) not in self._streams:
                 self._streams[x.device, parts] = [torch.cuda.Stream(x.device) for _ in range(parts)]
             streams = self._streams[x.device, parts]
+        # every part reads the one state (none writes it); it moves once, after the join
         rng = self.rng_for(x.device)
-        copies = [rng.clone() for _ in range(parts)]
         bounds = part_bounds(rows, parts)
-        advance = counters_for(n)
+        per_step = counters_for(n)
         main = torch.cuda.current_stream(x.device) if streams is not None else None
         outs = []
         with sampling_mode(model), torch.enable_grad():
@@ -245,13 +261,11 @@ class SGLD:
                 with torch.cuda.stream(streams[k]) if main is not None else contextlib.nullcontext():
                     energy = energy_for(start, stop)
                     xk = x[start:stop].clone(memory_format=torch.contiguous_format)
-                    for _ in range(self.n_steps):
-                        xk = self.step_(energy, xk, copies[k], start * per_row // 4, advance)
-                    outs.append(xk)
+                    outs.append(self._chain(energy, xk, rng, start * per_row // 4, per_step))
             if main is not None:
                 for stream in streams:
                     main.wait_stream(stream)
-        rng.copy_(copies[0])
+        self._advance_(rng, per_step)
         return torch.cat(outs).detach()
 
     def state_dict(self) -> dict:

@@ -8,6 +8,13 @@ on the device, so the next call (or the next CUDA-graph replay) draws fresh nois
 A batch sampled in parts (independent chains over row blocks, each with its own copy of the state) draws the
 whole batch's noise: the part that starts at flat element ``4 * base`` passes ``base`` (its counters start
 there) and ``advance`` = the whole batch's ``ceil(n / 4)``, so every copy moves as the one state would.
+
+``advance=0`` leaves the state as it is, for a caller that advances it once for many calls: step t of a chain
+passes ``base = t * ceil(n / 4)`` and the loop adds ``steps * ceil(n / 4)`` at its end. The numbers are those of
+advancing at every step, and each step is one kernel instead of the kernel and the offset's add. At WRN batch
+sizes launches, not bytes, set the time: replayed from a CUDA graph on an H100, the op (two kernels) took 3.3 us at
+64x3x32x32 and the one-kernel ``buffer_write_`` of about as many bytes 1.7 us
+(bench/results/kernels-2026-11-27T192534-NVIDIA-H100-80GB-HBM3.json).
 """
 
 import torch
@@ -57,16 +64,18 @@ def _check_inputs(x: torch.Tensor, grad: torch.Tensor, rng_state: torch.Tensor, 
                          f"{x.device}, got {grad.dtype} {tuple(grad.shape)} on {grad.device}")
     if rng_state.shape != (2,) or rng_state.dtype != torch.int64 or rng_state.device != x.device:
         raise ValueError("sgld_step_: rng_state must be an int64 [2] (seed, offset) tensor on x's device")
-    if base < 0 or (advance is not None and advance < base + counters_for(x.numel())):
+    if base < 0 or (advance not in (None, 0) and advance < base + counters_for(x.numel())):
         raise ValueError(f"sgld_step_: base {base} and advance {advance} must cover this part's "
-                         f"{counters_for(x.numel())} counters (0 <= base, base + counters <= advance)")
+                         f"{counters_for(x.numel())} counters (0 <= base, base + counters <= advance; advance 0: "
+                         f"the caller advances the state)")
 
 
 def sgld_step_fwd(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor,
                   block: int | None = None, num_warps: int | None = None, base: int = 0,
                   advance: int | None = None) -> None:
     """Launch the kernel on flat x, then advance ``rng_state[1]`` by the counters used, or by ``advance``
-    (device op); ``base``: counters skipped before x's first element.
+    (device op; ``advance`` 0: not advanced, nothing more launched); ``base``: counters skipped before x's first
+    element.
 
     ``block`` (a power of two >= 4) and ``num_warps`` override the launch configuration (the kernel
     benchmark sweeps them); every configuration draws the same numbers: element i always takes word
@@ -88,16 +97,22 @@ def sgld_step_fwd(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: floa
         _sgld_step_kernel[(triton.cdiv(n, block),)](x, grad, rng_state, n, base, float(alpha), float(sigma),
                                                     BLOCK=block, **extra)
     # after the launch, on the same stream: the kernel has read the old offset
-    rng_state[1:].add_(counters_for(n) if advance is None else advance)
+    _advance_(rng_state, n, advance)
 
 
 def sgld_step_ref(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor,
                   base: int = 0, advance: int | None = None) -> None:
     """Spec: ``x += alpha * grad + sigma * normal_stream(rng_state, base)`` in place; advances the offset by the
-    counters used, or by ``advance``."""
+    counters used, or by ``advance`` (0: not at all)."""
     noise = normal_stream(rng_state, base, x.numel()).view(x.shape)
     x.copy_(x + alpha * grad.float() + sigma * noise)
-    rng_state[1:].add_(counters_for(x.numel()) if advance is None else advance)
+    _advance_(rng_state, x.numel(), advance)
+
+
+def _advance_(rng_state: torch.Tensor, n: int, advance: int | None) -> None:
+    """The offset moved past an n-element call's counters (``advance`` None), by ``advance``, or not (0)."""
+    if advance != 0:
+        rng_state[1:].add_(counters_for(n) if advance is None else advance)
 
 
 # sgld_step_ref compiled, made at the first call: traced, its Philox rounds take the PyTorch path, not NumPy's
@@ -160,6 +175,7 @@ def sgld_step_(
     ``rng_state`` (int64 [2] on x's device) is read on the device and advanced by ``ceil(x.numel() / 4)``.
     A part of a larger batch passes ``base`` (counters before its first element: that element's flat index / 4)
     and ``advance`` (the whole batch's counters), and draws the whole batch's noise for its elements.
+    ``advance=0`` leaves the state to the caller (a loop that advances it once: ``SGLD.sample``).
     """
     if x.requires_grad and torch.is_grad_enabled():
         raise ValueError("sgld_step_: x requires grad and is updated in place: pass x.detach() (SGLD.step_ does)")

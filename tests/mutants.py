@@ -155,13 +155,13 @@ MUTANTS = [
     ]),
     Mutant('parts-base-0', 'tests/test_parts.py tests/test_sampler.py', [
         ('fastjem/sampler.py',
-         'xk = self.step_(energy, xk, copies[k], start * per_row // 4, advance)',
-         'xk = self.step_(energy, xk, copies[k], 0, advance)'),
+         'outs.append(self._chain(energy, xk, rng, start * per_row // 4, per_step))',
+         'outs.append(self._chain(energy, xk, rng, 0, per_step))'),
     ]),
     Mutant('parts-no-advance', 'tests/test_parts.py tests/test_sampler.py', [
         ('fastjem/sampler.py',
-         '        rng.copy_(copies[0])\n',
-         ''),
+         '                    main.wait_stream(stream)\n        self._advance_(rng, per_step)\n',
+         '                    main.wait_stream(stream)\n'),
     ]),
     Mutant('overlap-no-sample-energy-l2', 'tests/test_overlap.py', [
         ('fastjem/train.py',
@@ -1554,6 +1554,29 @@ MUTANTS = [
     ]),
     Mutant('bf16-probe-under-callers-grad-mode', 'tests/test_engine.py -k bf16_probe', [
         ('fastjem/engine.py', '    with torch.inference_mode(False), torch.enable_grad():\n        x = torch.randn', '    if True:\n        x = torch.randn'),
+    ]),
+    Mutant('sgld-chain-advances-each-step', 'tests/test_sampler.py -k chain_is_the_op', [
+        ('fastjem/sampler.py',
+         'x = self.step_(energy_fn, x, rng, base + t * per_step, 0)',
+         'x = self.step_(energy_fn, x, rng, base, None)'),
+        ('fastjem/sampler.py',
+         '        if self.n_steps:\n            rng[1:].add_(self.n_steps * per_step)',
+         '        if False:\n            rng[1:].add_(self.n_steps * per_step)'),
+    ]),
+    Mutant('sgld-chain-base-fixed', 'tests/test_sampler.py -k chain_is_the_op', [
+        ('fastjem/sampler.py',
+         'x = self.step_(energy_fn, x, rng, base + t * per_step, 0)',
+         'x = self.step_(energy_fn, x, rng, base, 0)'),
+    ]),
+    Mutant('sgld-advance-0-advances', 'tests/test_kernels_sgld.py -k advance_0', [
+        ('kernels/sgld.py',
+         '    if advance != 0:\n        rng_state[1:].add_(counters_for(n) if advance is None else advance)',
+         '    if True:\n        rng_state[1:].add_(counters_for(n) if not advance else advance)'),
+    ]),
+    Mutant('sgld-advance-0-refused', 'tests/test_kernels_sgld.py -k advance_0', [
+        ('kernels/sgld.py',
+         'advance not in (None, 0) and advance <',
+         'advance is not None and advance <'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -72,6 +72,38 @@ def test_parts_of_a_batch_draw_the_whole_batch_noise(device, backend):
         sgld_step_(parts[1], grads[0][2:], 0.3, 0.1, copies[1], backend=backend, base=1, advance=2)
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["op", "compiled"])
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("device", DEVICES)
+def test_advance_0_leaves_the_state_and_draws_at_base(device, backend, compiled):
+    """advance=0 (a loop that moves the state once, SGLD.sample): the state is not touched, and step t with
+    base = t * counters draws bitwise what the op draws from a state advanced t times."""
+    skip_unless_runnable(device, backend)
+    if compiled and device != "cpu":
+        pytest.skip("sgld_step_compiled_ is the CPU engine's update")
+    from fastjem.kernels import sgld_step_compiled_
+
+    def step(*args, **kw):
+        if compiled:
+            return sgld_step_compiled_(*args, **kw)
+        return sgld_step_(*args, backend=backend, **kw)
+
+    gen = torch.Generator().manual_seed(8)
+    x = torch.randn(3, 2, 4, 4, generator=gen).to(device)
+    grads = [torch.randn(3, 2, 4, 4, generator=gen).to(device) for _ in range(3)]
+    stepped, moving = x.clone(), new_rng_state(40, device)
+    deferred, fixed = x.clone(), new_rng_state(40, device)
+    per_step = counters_for(x.numel())
+    for t, g in enumerate(grads):
+        step(stepped, g, 0.3, 0.2, moving)
+        step(deferred, g, 0.3, 0.2, fixed, base=t * per_step, advance=0)
+        assert fixed.tolist() == [40, 0]
+    assert torch.equal(deferred, stepped)
+    assert moving.tolist() == [40, 3 * per_step]
+    with pytest.raises(ValueError, match="must cover"):
+        step(deferred, grads[0], 0.3, 0.2, fixed, base=0, advance=per_step - 1)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_noise_matches_reference_stream(device):
     """The kernel's Gaussians are the reference's Philox + Box-Muller numbers, element by element."""

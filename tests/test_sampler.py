@@ -247,3 +247,42 @@ def test_a_loaded_rng_state_is_the_samplers_own_copy():
     t.load_state_dict(state)
     t.sample(lambda x: (x**2).sum(1), torch.randn(4, 2))
     assert torch.equal(state["rng_state"], kept)
+
+
+@pytest.mark.parametrize("how", ["sample", "parts", "compiled_update", "triton"])
+def test_a_chain_is_the_op_stepped_and_the_state_moves_once(monkeypatch, how):
+    """sample / sample_parts: bitwise the chain of sgld_step_ calls that each advance the state, ending in the same
+    state; yet every step is one kernel (advance=0, its counters at base t * per step) and the state moves once."""
+    import fastjem.kernels as kernels_mod
+    from fastjem.kernels.rng import counters_for
+    from kernel_utils import skip_unless_runnable
+
+    backend = "triton" if how == "triton" else "reference"
+    skip_unless_runnable("cpu", backend)
+    energy = lambda x: (0.5 * x**2 + x.sin()).flatten(1).sum(1)  # noqa: E731
+    x0 = torch.randn(6, 2, 4, 4)
+    expected, state = x0.clone(), new_rng_state(17)
+    for _ in range(3):
+        grad = torch.func.grad(lambda x: energy(x).sum())(expected)
+        kernels_mod.sgld_step_(expected, grad, -0.1, 0.05, state, backend=backend)
+    compiled = how == "compiled_update"
+    name = "sgld_step_compiled_" if compiled else "sgld_step_"
+    real, calls = getattr(kernels_mod, name), []
+
+    def spy(x, grad, alpha, sigma, rng, **kw):
+        calls.append((kw["base"], kw["advance"]))
+        return real(x, grad, alpha, sigma, rng, **kw)
+
+    monkeypatch.setattr(kernels_mod, name, spy)
+    sampler = SGLD(3, 0.1, 0.05, seed=17, backend=backend, compiled_update=compiled)
+    if how == "parts":
+        x = sampler.sample_parts(lambda s, e: energy, x0, 2)
+    else:
+        x = sampler.sample(energy, x0)
+    torch.testing.assert_close(x, expected, rtol=0, atol=1e-6 if compiled else 0)
+    assert sampler.rng_state.tolist() == state.tolist()
+    per_step, half = counters_for(x0.numel()), counters_for(x0[:3].numel())
+    bases = [t * per_step for t in range(3)]
+    if how == "parts":
+        bases += [half + b for b in bases]
+    assert calls == [(b, 0) for b in bases]
