@@ -13,7 +13,7 @@ there) and ``advance`` = the whole batch's ``ceil(n / 4)``, so every copy moves 
 passes ``base = t * ceil(n / 4)`` and the loop adds ``steps * ceil(n / 4)`` at its end. The numbers are those of
 advancing at every step, and each step is one kernel instead of the kernel and the offset's add. At WRN batch
 sizes launches, not bytes, set the time: replayed from a CUDA graph on an H100, the op (two kernels) took 3.3 us at
-64x3x32x32 and the one-kernel ``buffer_write_`` of about as many bytes 1.7 us
+64x3x32x32 and the one-kernel ``buffer_write_`` of two thirds of its bytes 1.7 us
 (bench/results/kernels-2026-11-27T192534-NVIDIA-H100-80GB-HBM3.json).
 """
 
@@ -132,7 +132,10 @@ def sgld_step_compiled_(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma
     global _compiled_step
     if _compiled_step is None:
         _compiled_step = torch.compile(sgld_step_ref, dynamic=False)
-    _compiled_step(x, grad, float(alpha), float(sigma), rng_state, int(base), None if advance is None else int(advance))
+    # base as a tensor: one graph for every step of a chain (SGLD.sample's step t passes base t * counters; an int
+    # would be a constant, compiled again for each step until dynamo's recompile limit, then run eagerly)
+    _compiled_step(x, grad, float(alpha), float(sigma), rng_state, torch.tensor(int(base), dtype=torch.int64),
+                   None if advance is None else int(advance))
 
 
 def _sgld_step_impl(

@@ -1471,8 +1471,8 @@ MUTANTS = [
     ]),
     Mutant('compiled-step-ignores-base', 'tests/test_kernels_sgld.py -k compiled_step', [
         ('kernels/sgld.py',
-         '    _compiled_step(x, grad, float(alpha), float(sigma), rng_state, int(base), None',
-         '    _compiled_step(x, grad, float(alpha), float(sigma), rng_state, 0, None'),
+         'rng_state, torch.tensor(int(base), dtype=torch.int64),',
+         'rng_state, torch.tensor(0, dtype=torch.int64),'),
     ]),
     Mutant('bench-own-sgld-parts-help', 'tests/test_cli.py -k bench_explains', [
         ('fastjem/cli.py', 'metavar="N", help=config_help("sgld_parts"))', 'metavar="N", help="N blocks of rows")'),
@@ -1577,6 +1577,11 @@ MUTANTS = [
         ('kernels/sgld.py',
          'advance not in (None, 0) and advance <',
          'advance is not None and advance <'),
+    ]),
+    Mutant('compiled-step-base-constant', 'tests/test_sampler.py -k compiles_its_update_once', [
+        ('kernels/sgld.py',
+         'rng_state, torch.tensor(int(base), dtype=torch.int64),',
+         'rng_state, int(base),'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -286,3 +286,16 @@ def test_a_chain_is_the_op_stepped_and_the_state_moves_once(monkeypatch, how):
     if how == "parts":
         bases += [half + b for b in bases]
     assert calls == [(b, 0) for b in bases]
+
+
+def test_a_chain_compiles_its_update_once():
+    """compiled_update: every step of a chain runs the one compiled graph, though each passes its own base (t *
+    counters); a longer chain compiles nothing more (an int base would be recompiled per step, then run eagerly)."""
+    from torch._dynamo.utils import counters
+
+    energy = lambda x: (x**2).sum(1)  # noqa: E731
+    x0 = torch.randn(3, 12)
+    SGLD(2, 0.1, 0.05, seed=1, compiled_update=True).sample(energy, x0)  # compiled here, or by an earlier test
+    before = counters["frames"]["ok"]
+    SGLD(12, 0.1, 0.05, seed=1, compiled_update=True).sample(energy, x0)
+    assert counters["frames"]["ok"] == before
