@@ -1583,6 +1583,27 @@ MUTANTS = [
          'rng_state, torch.tensor(int(base), dtype=torch.int64),',
          'rng_state, int(base),'),
     ]),
+    Mutant('cast-copy-not-compiled', 'tests/test_weights.py -k compiled_where', [
+        ('fastjem/weights.py', 'torch.compile(cast_copy.module, dynamic=False) if compiled else cast_copy.module', 'cast_copy.module'),
+    ]),
+    Mutant('bench-cast-copy-not-refreshed', 'tests/test_cli.py -k training_makes', [
+        ('fastjem/benchmark.py', '        if cast_copy is not None:\n            cast_copy.refresh_()\n', '        pass\n'),
+    ]),
+    Mutant('bench-parts-ignored', 'tests/test_cli.py -k training_makes', [
+        ('fastjem/benchmark.py', '    parts = min(engine.sgld_parts, cfg.batch_size)', '    parts = 1'),
+    ]),
+    Mutant('bench-no-warmup', 'tests/test_cli.py -k training_makes', [
+        ('fastjem/benchmark.py', '    for _ in range(max(1, warmup)):\n        call()\n', ''),
+    ]),
+    Mutant('eval-model-not-frozen', 'tests/test_eval.py -k eval_mode_and_frozen', [
+        ('fastjem/eval/core.py', '    for p in model.parameters():\n        p.requires_grad_(False)\n    buffer = None', '    buffer = None'),
+    ]),
+    Mutant('eval-model-train-mode', 'tests/test_eval.py -k eval_mode_and_frozen', [
+        ('fastjem/eval/core.py', '    model.to(dev).eval()', '    model.to(dev)'),
+    ]),
+    Mutant('refined-logits-unrefined', 'tests/test_eval.py -k refined_logits_are', [
+        ('fastjem/eval/core.py', '        xr = sgld_refine(model, x[s], n_steps, step_size, noise)', '        xr = x[s]'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -281,6 +281,29 @@ def test_bench_times_the_sampler_and_writes_json(tmp_path, capsys):
     assert "SGLD call" in capsys.readouterr().out
 
 
+def test_bench_times_the_sampling_call_training_makes_after_its_warm_up(tiny_config, monkeypatch):
+    """Each call the bench makes is training's sampling call: the cast copy refreshed from the weights (bf16), the
+    batch in the engine's parts; the warm-up calls come first, then one call sizes the windows, then the windows."""
+    import torch
+
+    from fastjem.benchmark import bench_sampler
+    from fastjem.sampler import SGLD
+    from fastjem.weights import CastCopy
+
+    refreshes, parts = [], []
+    refresh, sample_parts = CastCopy.refresh_, SGLD.sample_parts
+    monkeypatch.setattr(CastCopy, "refresh_", lambda self: (refreshes.append(1), refresh(self))[1])
+    monkeypatch.setattr(SGLD, "sample_parts",
+                        lambda self, energy_for, x0, n, model=None: (parts.append(n),
+                                                                     sample_parts(self, energy_for, x0, n, model))[1])
+    cfg = tiny_config.replace(precision="bf16", sgld_parts=2, batch_size=4, sgld_steps=2)
+    r = bench_sampler(cfg, torch.device("cpu"), num_classes=10, channels=1, size=8, seconds=0.2, warmup=3)
+    assert "SGLD weights cast once" in r["engine"] and "SGLD in 2 parts" in r["engine"]
+    calls = 3 + 1 + r["windows"] * r["calls_per_window"]
+    assert len(parts) == calls and set(parts) == {2}
+    assert len(refreshes) == 1 + calls  # the copy's own first refresh, then one a call
+
+
 def test_bench_sweeps_batch_sizes_into_a_table_json_and_plot(tmp_path, capsys):
     import json
 

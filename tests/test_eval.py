@@ -648,6 +648,38 @@ def test_run_chains_is_sgld_refine_in_batches():
     assert torch.equal(run_chains(model, x0, 0, 0.5, 0.1), x0)
 
 
+def test_refined_logits_are_the_logits_of_the_refined_inputs():
+    from fastjem.eval.core import predict_logits, refined_logits
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Flatten(), nn.Linear(12, 5), nn.Tanh(), nn.Linear(5, 3)).requires_grad_(False)
+    x = torch.randn(7, 3, 2, 2)
+    torch.manual_seed(1)
+    got = refined_logits(model, x, 3, 0.5, 0.1, batch_size=3)
+    torch.manual_seed(1)
+    want = torch.cat([model(sgld_refine(model, x[i:i + 3], 3, 0.5, 0.1)) for i in (0, 3, 6)])
+    assert torch.equal(got, want) and not torch.allclose(got, predict_logits(model, x), atol=1e-3)
+    assert torch.equal(refined_logits(model, x, 0, 0.5, 0.1), predict_logits(model, x))
+
+
+def test_a_loaded_network_is_in_eval_mode_and_frozen(tmp_path):
+    """load_model hands over the network in eval mode, its parameters frozen: batch norm uses its running statistics
+    (an image's logits do not depend on its batch, and evaluating changes no statistic), and no gradient reaches a
+    parameter when an evaluation differentiates through the network (attacks, refinement)."""
+    from fastjem.eval import load_model
+    from fastjem.eval.core import predict_logits
+    from fastjem.train import Trainer
+
+    Trainer(TrainConfig(**{**TINY, "norm": "batch"}), out_dir=tmp_path / "bn", progress=False,
+            log=lambda *a: None).fit()
+    em = load_model(tmp_path / "bn", device="cpu")
+    assert not em.model.training and not any(p.requires_grad for p in em.model.parameters())
+    x, _ = em.test_set(limit=64, progress=False)
+    state = {k: v.clone() for k, v in em.model.state_dict().items()}
+    torch.testing.assert_close(predict_logits(em.model, x[:5]), predict_logits(em.model, x)[:5])
+    assert all(torch.equal(state[k], v) for k, v in em.model.state_dict().items())
+
+
 def test_test_noise_is_gaussian_of_its_std_and_the_same_for_a_seed(runs):
     """--test-noise (the authors' evaluation adds N(0, 0.03^2) to test images): the test set is the images plus
     that noise, the same for a seed, another for another seed, none at 0."""

@@ -111,6 +111,17 @@ def test_unsupported_models_keep_autocast_and_say_why():
     assert sampling_network(model, model, cast=False, compiled=False) == (model, model, None, None)
 
 
+def test_the_cast_copy_is_compiled_where_the_engine_compiles_the_network():
+    """With compile on, SGLD calls a compiled cast copy (on CUDA the graph replays it), not the eager copy or the
+    trained network's compiled wrapper; with compile off, the copy itself."""
+    model = _wrn()
+    sgld_model, sgld_net, cc, why = sampling_network(model, model, cast=True, compiled=True)
+    assert why is None and sgld_model is cc.module
+    assert isinstance(sgld_net, torch._dynamo.eval_frame.OptimizedModule) and sgld_net._orig_mod is cc.module
+    sgld_model, sgld_net, cc, why = sampling_network(model, model, cast=True, compiled=False)
+    assert sgld_net is cc.module is sgld_model
+
+
 def test_engine_casts_once_only_under_bf16():
     cpu = torch.device("cpu")
     assert resolve_engine(TrainConfig(precision="bf16"), cpu, False).cast_weights_once
