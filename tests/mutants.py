@@ -1604,6 +1604,9 @@ MUTANTS = [
     Mutant('refined-logits-unrefined', 'tests/test_eval.py -k refined_logits_are', [
         ('fastjem/eval/core.py', '        xr = sgld_refine(model, x[s], n_steps, step_size, noise)', '        xr = x[s]'),
     ]),
+    Mutant('augment-crop-misses-last-shift', 'tests/test_data.py -k uniform_over_all', [
+        ('fastjem/data.py', '        ox = torch.randint(0, 2 * pad + 1, (b, 1), device=x.device, generator=generator)', '        ox = torch.randint(0, 2 * pad, (b, 1), device=x.device, generator=generator)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -83,6 +83,27 @@ def test_random_crop_is_a_window_of_the_reflect_padded_image():
     assert len(offsets) > 10  # crops vary
 
 
+def test_crop_shifts_are_uniform_over_all_of_the_padding():
+    """Each of the 2 pad + 1 shifts on each axis is drawn equally often, the outermost ones included, and the two
+    axes independently (chi-square tests, alpha 1e-4)."""
+    from scipy.stats import chisquare
+
+    torch.manual_seed(1)
+    n, pad, size = 3000, 2, 6
+    x = torch.randn(n, 1, size, size)
+    out = augment(x, pad=pad, flip=False, noise=0.0)
+    padded = torch.nn.functional.pad(x, (pad,) * 4, mode="reflect")
+    shifts = 2 * pad + 1
+    counts = torch.zeros(shifts, shifts)
+    for oy in range(shifts):
+        for ox in range(shifts):
+            window = padded[:, :, oy:oy + size, ox:ox + size]
+            counts[oy, ox] = (out == window).flatten(1).all(1).sum()
+    assert counts.sum() == n  # every image is one window of its padded self
+    for observed in (counts.sum(1), counts.sum(0), counts.flatten()):
+        assert chisquare(observed.numpy()).pvalue > 1e-4, observed
+
+
 def test_flip_happens_about_half_the_time_and_noise_has_the_right_std():
     torch.manual_seed(0)
     x = torch.randn(4000, 1, 4, 4)
