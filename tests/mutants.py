@@ -1607,6 +1607,18 @@ MUTANTS = [
     Mutant('augment-crop-misses-last-shift', 'tests/test_data.py -k uniform_over_all', [
         ('fastjem/data.py', '        ox = torch.randint(0, 2 * pad + 1, (b, 1), device=x.device, generator=generator)', '        ox = torch.randint(0, 2 * pad, (b, 1), device=x.device, generator=generator)'),
     ]),
+    Mutant('convert-unknown-key-dropped', 'tests/test_convert.py -k not_the_authors_wrn', [
+        ('fastjem/convert.py', '            raise CheckpointError(f"the authors\' state dict holds {key!r}, which has no place in the Wide-ResNet")', '            continue'),
+    ]),
+    Mutant('convert-non-tensor-values-read', 'tests/test_convert.py -k not_the_authors_wrn', [
+        ('fastjem/convert.py', '    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):', '    if not isinstance(state, dict):'),
+    ]),
+    Mutant('convert-unequal-groups-unchecked', 'tests/test_convert.py -k not_the_authors_wrn', [
+        ('fastjem/convert.py', '    if sorted(counts) != [1, 2, 3] or len(set(counts.values())) != 1:', '    if sorted(counts) != [1, 2, 3]:'),
+    ]),
+    Mutant('convert-width-unchecked', 'tests/test_convert.py -k not_the_authors_wrn', [
+        ('fastjem/convert.py', '    if rem:\n        raise CheckpointError("the first residual', '    if False:\n        raise CheckpointError("the first residual'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

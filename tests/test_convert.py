@@ -144,6 +144,34 @@ def test_dataparallel_prefix_no_buffer_and_classifier_only(tmp_path):
     assert not em.config.generative and em.buffer is None and em.label == "classifier-only"
 
 
+def test_a_state_dict_that_is_not_the_authors_wrn_is_refused_by_what_it_holds(tmp_path):
+    """Nothing is guessed or dropped: a layer their Wide-ResNet lacks, a value that is not a tensor, groups of
+    unequal depth or a width that is not 16 k are each refused with a message that names it, and nothing is
+    written."""
+    _authors_file(tmp_path / "plain.pt")
+    obj = torch.load(tmp_path / "plain.pt", weights_only=True)
+
+    def refused(edit, match):
+        state = dict(obj["model_state_dict"])
+        edit(state)
+        torch.save({**obj, "model_state_dict": state}, tmp_path / "bad.pt")
+        with pytest.raises(CheckpointError, match=match):
+            import_jem(tmp_path / "bad.pt", tmp_path / "out.pt")
+        assert not (tmp_path / "out.pt").exists()
+
+    def deeper_third_group(state):
+        for key in [k for k in state if k.startswith("f.layer3.0.")]:
+            state[key.replace("layer3.0.", "layer3.1.")] = state[key]
+
+    def narrower_first_group(state):
+        state["f.layer1.0.conv1.weight"] = state["f.layer1.0.conv1.weight"][:15]
+
+    refused(lambda state: state.update({"f.extra.weight": torch.zeros(3)}), "holds 'f.extra.weight', which has no")
+    refused(lambda state: state.update({"f.conv1.weight": 3}), "not a state dict of tensors")
+    refused(deeper_third_group, "not three of equal length")
+    refused(narrower_first_group, "width is not a multiple of 16")
+
+
 def test_conversion_errors_say_what_to_do(tmp_path, tiny_config):
     _authors_file(tmp_path / "inst.pt", norm="instance")
     with pytest.raises(ConfigError, match="--norm instance or --norm layer"):
