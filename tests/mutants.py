@@ -1619,6 +1619,9 @@ MUTANTS = [
     Mutant('convert-width-unchecked', 'tests/test_convert.py -k not_the_authors_wrn', [
         ('fastjem/convert.py', '    if rem:\n        raise CheckpointError("the first residual', '    if False:\n        raise CheckpointError("the first residual'),
     ]),
+    Mutant('class-gaussians-biased-covariance', 'tests/test_buffer.py -k bessel', [
+        ('fastjem/buffer.py', '            cov = centred.T @ centred / (len(xk) - 1)', '            cov = centred.T @ centred / len(xk)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -94,6 +94,21 @@ def _class_data(n_per_class=4000, seed=0):
     return torch.cat(xs).view(-1, 1, 2, 2), torch.cat(ys), means, factors @ factors.transpose(1, 2)
 
 
+def test_class_gaussians_fit_the_sample_covariance_with_bessels_correction():
+    """Each class's covariance is its sample covariance over n - 1, plus eps I: with three images a class, the
+    estimate over n would be a third smaller."""
+    from fastjem.buffer import ClassGaussians
+
+    x = torch.rand(6, 1, 1, 2, generator=torch.Generator().manual_seed(0)) * 2 - 1
+    y = torch.tensor([0, 1, 0, 1, 0, 1])
+    g = ClassGaussians(x, y, 2, eps=1e-4)
+    for k in range(2):
+        xk = x[y == k].view(-1, 2).double()
+        want = torch.cov(xk.T) + 1e-4 * torch.eye(2, dtype=torch.float64)
+        torch.testing.assert_close((g.factor[k] @ g.factor[k].T).double(), want, rtol=1e-5, atol=1e-7)
+        torch.testing.assert_close(g.mean[k].double(), xk.mean(0), rtol=1e-6, atol=1e-7)
+
+
 def test_class_gaussians_fit_each_class_and_draw_its_law():
     from fastjem.buffer import ClassGaussians
 
