@@ -1622,6 +1622,9 @@ MUTANTS = [
     Mutant('class-gaussians-biased-covariance', 'tests/test_buffer.py -k bessel', [
         ('fastjem/buffer.py', '            cov = centred.T @ centred / (len(xk) - 1)', '            cov = centred.T @ centred / len(xk)'),
     ]),
+    Mutant('eval-runs-population-sd', 'tests/test_history.py -k diverged_seed', [
+        ('fastjem/eval/history.py', 'statistics.stdev(v) if len(v) > 1 else None', 'statistics.pstdev(v) if len(v) > 1 else None'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -85,7 +85,7 @@ def test_history_headlines_hold_only_the_tasks_measures():
 
 def test_a_diverged_seed_does_not_turn_its_combinations_mean_into_nan(tmp_path):
     """In a sweep's comparison, a run whose number is NaN (diverged) is left out of its combination's mean and
-    spread: the others' finite mean stands."""
+    spread: the others' finite mean and sample standard deviation stand."""
     import json
 
     from fastjem.eval.history import compare_runs
@@ -101,6 +101,8 @@ def test_a_diverged_seed_does_not_turn_its_combinations_mean_into_nan(tmp_path):
     result = compare_runs("accuracy", reports, runs, tmp_path / "out")
     (group,) = result["groups"]
     assert group["runs"] == 3 and group["test acc"][0] == pytest.approx(0.85)
+    # the spread is the sample standard deviation (over n - 1), as fastjem sweep's table gives it
+    assert group["test acc"][1] == pytest.approx(0.1 / 2 ** 0.5)
 
 
 def test_a_folder_of_checkpoints_is_taken_in_iteration_order(tiny_config, tmp_path):
