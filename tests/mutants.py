@@ -1625,6 +1625,9 @@ MUTANTS = [
     Mutant('eval-runs-population-sd', 'tests/test_history.py -k diverged_seed', [
         ('fastjem/eval/history.py', 'statistics.stdev(v) if len(v) > 1 else None', 'statistics.pstdev(v) if len(v) > 1 else None'),
     ]),
+    Mutant('guard-gap-one-sign', 'tests/test_guard.py -k flags_each_bound', [
+        ('fastjem/guard.py', '            bad = bad | ((e_s - e_d).abs() > self.gap_bound)', '            bad = bad | ((e_s - e_d) > self.gap_bound)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

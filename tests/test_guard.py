@@ -44,7 +44,8 @@ def test_healthy_run_is_bit_identical_with_the_guard_on_or_off(guarded, tmp_path
 @pytest.mark.parametrize("e_data,e_sample,bad", [
     (1.0, 2.0, False),       # healthy
     (1.0, 1.0 + 60.0, True),  # a gap of 60 > --gap-bound 50 with both energies within --energy-bound 100
-    (-30.0, 25.0, True),     # the gap in the other direction
+    (-30.0, 25.0, True),     # energies of both signs
+    (30.0, -25.0, True),     # the samples' energy 55 below the data's: the gap in the other direction
     (120.0, 125.0, True),    # energies beyond --energy-bound with a small gap
     (80.0, 120.0, True),     # the samples' energy alone beyond it (data's within, gap 40 within)
     (-118.0, -120.0, True),
