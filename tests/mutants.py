@@ -1628,6 +1628,9 @@ MUTANTS = [
     Mutant('guard-gap-one-sign', 'tests/test_guard.py -k flags_each_bound', [
         ('fastjem/guard.py', '            bad = bad | ((e_s - e_d).abs() > self.gap_bound)', '            bad = bad | ((e_s - e_d) > self.gap_bound)'),
     ]),
+    Mutant('output-path-folder-unchecked', 'tests/test_export.py -k wrong_suffix', [
+        ('fastjem/checkpoint.py', '    if path.is_dir():\n        raise ConfigError(f"{path} is a folder: give', '    if False:\n        raise ConfigError(f"{path} is a folder: give'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

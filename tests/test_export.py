@@ -41,6 +41,11 @@ def test_export_writes_a_program_with_free_batch_size_and_its_metadata(run, caps
 def test_export_refuses_a_wrong_suffix_and_a_network_it_cannot_build(run, tmp_path, capsys):
     assert main(["export", str(run), "--out", str(tmp_path / "model.onnx")]) == 1
     assert "must end in .pt2" in capsys.readouterr().err
+    # a folder named like the file, with or without --force: said as such, not "exists" or an OSError at the rename
+    (tmp_path / "folder.pt2").mkdir()
+    for force in ([], ["--force"]):
+        assert main(["export", str(run), "--out", str(tmp_path / "folder.pt2"), *force]) == 1
+        assert "is a folder: give the exported file" in capsys.readouterr().err
     ckpt = torch.load(run / "checkpoint.pt", weights_only=False)
     ckpt["custom"] = {"model": "mine.Net", "data": False}
     torch.save(ckpt, tmp_path / "custom.pt")
