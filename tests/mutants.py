@@ -1631,6 +1631,18 @@ MUTANTS = [
     Mutant('output-path-folder-unchecked', 'tests/test_export.py -k wrong_suffix', [
         ('fastjem/checkpoint.py', '    if path.is_dir():\n        raise ConfigError(f"{path} is a folder: give', '    if False:\n        raise ConfigError(f"{path} is a folder: give'),
     ]),
+    Mutant('fid-fresh-chains-not-matched', 'tests/test_contracts.py -k scores_the_samples', [
+        ('fastjem/eval/tasks.py', '        x0 = torch.rand((min(n_fid, len(real)), *em.sample_shape), device=em.device) * 2 - 1', '        x0 = torch.rand((n_fid, *em.sample_shape), device=em.device) * 2 - 1'),
+    ]),
+    Mutant('fid-source-buffer-falls-back', 'tests/test_contracts.py -k scores_the_samples', [
+        ('fastjem/eval/tasks.py', '    if source == "buffer" and em.buffer is None:', '    if False:'),
+    ]),
+    Mutant('fid-classifier-score-of-real', 'tests/test_contracts.py -k scores_the_samples', [
+        ('fastjem/eval/tasks.py', '        probs = torch.softmax(predict_logits(em.model, fake, run.batch_size), 1)', '        probs = torch.softmax(predict_logits(em.model, real, run.batch_size), 1)'),
+    ]),
+    Mutant('accuracy-headline-refined', 'tests/test_contracts.py -k step_size_and_noise_given', [
+        ('fastjem/eval/tasks.py', '    results["acc"], results["nll"] = results["plain"]["acc"], results["plain"]["nll"]', '    results["acc"], results["nll"] = results[key]["acc"], results[key]["nll"]'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

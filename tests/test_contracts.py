@@ -68,6 +68,29 @@ def test_fid_source_fresh_samples_fresh_chains(jem_run, tmp_path):
     assert rep["results"]["samples"] == "fresh 1 steps" and rep["results"]["n_fake"] == 16
 
 
+def test_fid_scores_the_samples_it_is_asked_for(jem_run, tmp_path):
+    """fid: fresh chains are as many as the real images compared (--n-fid at most); the classifier score is the
+    samples' (here the buffer's rows), not the test images'; --source buffer on a run without a buffer is refused,
+    not answered with fresh chains."""
+    from fastjem.errors import ConfigError
+    from fastjem.eval import load_model, tasks
+    from fastjem.eval.core import predict_logits
+    from fastjem.eval.metrics import inception_score_from_probs
+    from fastjem.train import Trainer
+
+    common = dict(features_model="classifier", device="cpu", progress=False, n_test=16, batch_size=64)
+    rep = tasks.fid(jem_run, source="fresh", n_fid=64, n_steps=1, out_dir=tmp_path / "fresh", **common)
+    assert rep["results"]["n_real"] == rep["results"]["n_fake"] == 16
+    rep = tasks.fid(jem_run, source="buffer", n_fid=32, out_dir=tmp_path / "buffer", **common)
+    em = load_model(jem_run, "cpu")
+    probs = torch.softmax(predict_logits(em.model, em.buffer_rows(32)), 1)
+    assert rep["results"]["n_fake"] == 32
+    assert rep["results"]["classifier_score"] == pytest.approx(inception_score_from_probs(probs)[0])
+    Trainer(TrainConfig(**TINY, px_weight=0.0), out_dir=tmp_path / "clf", progress=False, log=lambda *a: None).fit()
+    with pytest.raises(ConfigError, match="no replay buffer.*use --source fresh"):
+        tasks.fid(tmp_path / "clf", source="buffer", n_fid=32, out_dir=tmp_path / "none", **common)
+
+
 def test_torchmetrics_gets_images_in_0_1():
     """torchmetrics' FID and Inception score get images in [0, 1], grey expanded to RGB."""
     from fastjem.eval import tasks
@@ -156,6 +179,11 @@ def test_accuracy_takes_the_step_size_and_noise_given(jem_run, tmp_path):
     r = rep["results"]
     assert (rep["settings"]["step_size"], rep["settings"]["noise"]) == (0.0, 0.0)
     assert r["refined_2"]["nll"] == pytest.approx(r["plain"]["nll"], abs=1e-6)
+    # refined far from the input (the tiny run's energy is nearly flat), the headline accuracy and NLL stay plain
+    r = tasks.accuracy(jem_run, n_steps=2, step_size=1e3, noise=0.5, out_dir=tmp_path / "far", device="cpu",
+                       progress=False, n_test=32, batch_size=64)["results"]
+    assert r["refined_2"]["nll"] != pytest.approx(r["plain"]["nll"], abs=1e-3)
+    assert (r["acc"], r["nll"]) == (r["plain"]["acc"], r["plain"]["nll"])
 
 
 def test_bench_chains_per_second_counts_the_batch(tmp_path):
