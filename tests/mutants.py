@@ -1643,6 +1643,15 @@ MUTANTS = [
     Mutant('accuracy-headline-refined', 'tests/test_contracts.py -k step_size_and_noise_given', [
         ('fastjem/eval/tasks.py', '    results["acc"], results["nll"] = results["plain"]["acc"], results["plain"]["nll"]', '    results["acc"], results["nll"] = results[key]["acc"], results[key]["nll"]'),
     ]),
+    Mutant('sweep-grid-key-twice', 'tests/test_sweep.py -k each_options_type', [
+        ('fastjem/sweep.py', '        if name in grid:\n            raise ConfigError(f"--grid {key} is given twice")', '        if False:\n            raise ConfigError(f"--grid {key} is given twice")'),
+    ]),
+    Mutant('sweep-seeds-repeated', 'tests/test_sweep.py -k keeps_its_seeds', [
+        ('fastjem/sweep.py', '    if not seeds or len(set(seeds)) != len(seeds):', '    if not seeds:'),
+    ]),
+    Mutant('sweep-other-seeds-unnoticed', 'tests/test_sweep.py -k keeps_its_seeds', [
+        ('fastjem/sweep.py', '    if saved.get("seeds") != spec["seeds"]:', '    if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -26,6 +26,24 @@ def test_grid_values_take_each_options_type():
                          ("sgld_steps=5,,20", "an empty value in '5,,20'"), ("=5", "OPTION=V1")):
         with pytest.raises(ConfigError, match=message):
             parse_grid([bad])
+    with pytest.raises(ConfigError, match="--grid lr is given twice"):
+        parse_grid(["lr=1e-4", "lr=3e-4"])
+
+
+def test_seeds_are_distinct_and_a_sweep_folder_keeps_its_seeds(tmp_path):
+    """A seed given twice is refused as such (not as two runs sharing a folder), and a sweep folder made with other
+    seeds is refused, naming both lists, before anything is written."""
+    from fastjem.config import TrainConfig
+    from fastjem.sweep import check_spec, plan, spec_of
+
+    base, grid = TrainConfig(preset="test"), {"sgld_steps": [1, 2]}
+    with pytest.raises(ConfigError, match="--seeds must be one or more distinct seeds"):
+        plan(base, grid, [1, 1], tmp_path)
+    check_spec(tmp_path, spec_of(base, grid, [1, 2]))
+    saved = (tmp_path / "sweep.json").read_text()
+    with pytest.raises(ConfigError, match=r"seeds: \[1, 2\] there, \[1, 3\] here"):
+        check_spec(tmp_path, spec_of(base, grid, [1, 3]))
+    assert (tmp_path / "sweep.json").read_text() == saved
 
 
 def test_sweep_runs_every_combination_skips_finished_runs_and_resumes_a_partial_one(tmp_path, capsys):
