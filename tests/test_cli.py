@@ -292,10 +292,17 @@ def test_bench_times_the_sampling_call_training_makes_after_its_warm_up(tiny_con
 
     refreshes, parts = [], []
     refresh, sample_parts = CastCopy.refresh_, SGLD.sample_parts
-    monkeypatch.setattr(CastCopy, "refresh_", lambda self: (refreshes.append(1), refresh(self))[1])
-    monkeypatch.setattr(SGLD, "sample_parts",
-                        lambda self, energy_for, x0, n, model=None: (parts.append(n),
-                                                                     sample_parts(self, energy_for, x0, n, model))[1])
+
+    def counted_refresh(self):
+        refreshes.append(1)
+        return refresh(self)
+
+    def recorded_parts(self, energy_for, x0, n, model=None):
+        parts.append(n)
+        return sample_parts(self, energy_for, x0, n, model)
+
+    monkeypatch.setattr(CastCopy, "refresh_", counted_refresh)
+    monkeypatch.setattr(SGLD, "sample_parts", recorded_parts)
     cfg = tiny_config.replace(precision="bf16", sgld_parts=2, batch_size=4, sgld_steps=2)
     r = bench_sampler(cfg, torch.device("cpu"), num_classes=10, channels=1, size=8, seconds=0.2, warmup=3)
     assert "SGLD weights cast once" in r["engine"] and "SGLD in 2 parts" in r["engine"]
