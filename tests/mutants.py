@@ -1652,6 +1652,33 @@ MUTANTS = [
     Mutant('sweep-other-seeds-unnoticed', 'tests/test_sweep.py -k keeps_its_seeds', [
         ('fastjem/sweep.py', '    if saved.get("seeds") != spec["seeds"]:', '    if False:'),
     ]),
+    Mutant('wrn-depth-4-accepted', 'tests/test_models.py -k bad_depth', [
+        ('fastjem/models/wrn.py', ' or depth < 10', ''),
+    ]),
+    Mutant('wrn-unknown-norm-identity', 'tests/test_models.py -k bad_depth', [
+        ('fastjem/models/wrn.py', '    raise ValueError(f"unknown norm', '    return nn.Identity()\n    raise ValueError(f"unknown norm'),
+    ]),
+    Mutant('curves-no-config-generative', 'tests/test_curves.py -k classifier_only', [
+        ('fastjem/curves.py', '        return any(r.get("e_sample", 0.0) != 0.0 for r in train)', '        return True'),
+    ]),
+    Mutant('curves-title-no-setup', 'tests/test_curves.py -k title', [
+        ('fastjem/curves.py', '        title += f": {cfg.get(\'dataset\')}, {cfg.get(\'arch\')}, batch {cfg.get(\'batch_size\')}"', '        pass'),
+    ]),
+    Mutant('curves-mean-test-of-some-seeds', 'tests/test_curves.py -k until_every_seed', [
+        ('fastjem/curves.py', '        if all(tests):', '        if any(tests):'),
+    ]),
+    Mutant('board-config-at-each-resume', 'tests/test_board.py -k rollback', [
+        ('fastjem/board.py', '            if iteration == 0 and config is not None:', '            if config is not None:'),
+    ]),
+    Mutant('grid-not-square', 'tests/test_eval.py -k figures_grid', [
+        ('fastjem/eval/plots.py', '    nrow = nrow or int(math.ceil(math.sqrt(len(x))))', '    nrow = nrow or 8'),
+    ]),
+    Mutant('robustness-linf-axis-unscaled', 'tests/test_eval.py -k figures_grid', [
+        ('fastjem/eval/plots.py', 'eps = [p[0] * (255 if norm == "linf" else 1) for p in pts]', 'eps = [p[0] for p in pts]'),
+    ]),
+    Mutant('image-unknown-suffix-as-png', 'tests/test_eval.py -k figures_grid', [
+        ('fastjem/eval/plots.py', '        return Image.registered_extensions()[path.suffix.lower()]', '        return Image.registered_extensions().get(path.suffix.lower(), "PNG")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

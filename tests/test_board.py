@@ -76,6 +76,8 @@ def test_a_rollback_and_a_resume_leave_one_value_per_iteration(tiny_config, tmp_
     # metrics.jsonl too: the records past the checkpoint a resume continues from go (they are logged again)
     assert [r["iter"] for r in records(run) if "loss" in r] == [2, 4, 6, 8]
     assert [s for s, _ in scalars(board(run), "loss/total")] == [2, 4, 6, 8]
+    # the options are written once, by the run that started at iteration 0, not again by each resume
+    assert [e.step for e in board(run).Tensors("config/text_summary")] == [0]
 
 
 def test_without_the_tensorboard_package_the_run_says_what_to_install(tiny_config, tmp_path, monkeypatch):

@@ -55,6 +55,9 @@ def test_plot_errors_say_what_to_give(tmp_path, capsys):
 def test_classifier_only_runs_are_not_drawn_with_sample_energies(tmp_path):
     _write(tmp_path / "metrics.jsonl", [_train(2), _train(4)])
     assert read_metrics(tmp_path).generative  # no config: a sample energy was logged
+    _write(tmp_path / "metrics.jsonl", [{**_train(2), "e_sample": 0.0}, {**_train(4), "e_sample": 0.0}])
+    assert not read_metrics(tmp_path).generative  # no config, and no sample energy ever logged
+    _write(tmp_path / "metrics.jsonl", [_train(2), _train(4)])
     (tmp_path / "config.json").write_text(json.dumps({"px_weight": 0.0, "pxy_weight": 0.0}))
     assert not read_metrics(tmp_path).generative
     (tmp_path / "config.json").write_text(json.dumps({"px_weight": 1.0, "pxy_weight": 0.0}))
@@ -213,3 +216,40 @@ def test_runs_of_one_name_are_two_lines_and_the_best_marker_is_the_last_kept(tmp
     assert sorted(seen["runs"]) == [str(tmp_path / "a" / "run"), str(tmp_path / "b" / "run")]
     assert any("best.pt (iteration 8)" in label for label in labels)
     assert not any("best.pt (iteration 4)" in label for label in labels)
+
+
+def test_plot_names_the_run_and_its_setup_in_the_title(tmp_path, monkeypatch):
+    run = tmp_path / "myrun"
+    run.mkdir()
+    _write(run / "metrics.jsonl", [_train(2), _train(4)])
+    figures = []
+    monkeypatch.setattr("fastjem.eval.plots._save", lambda fig, path, tight=False: figures.append(fig) or path)
+    plot_run(run)
+    assert figures[-1]._suptitle.get_text() == "myrun"  # no config.json: the folder's name alone
+    (run / "config.json").write_text(json.dumps({"dataset": "digits", "arch": "convnet", "batch_size": 32}))
+    plot_run(run)
+    assert figures[-1]._suptitle.get_text() == "myrun: digits, convnet, batch 32"
+
+
+def test_a_sweeps_mean_leaves_out_the_test_mark_until_every_seed_has_one(tmp_path, monkeypatch):
+    """Mid-sweep, one seed finished (a test accuracy logged) and the other still running: --mean draws the curves
+    and leaves the test mark out rather than averaging one seed or failing."""
+    from fastjem.config import TrainConfig
+    from fastjem.sweep import check_spec, run_name, spec_of
+
+    check_spec(tmp_path / "sw", spec_of(TrainConfig(preset="test"), {"lr": [1e-3]}, [1, 2]))
+    for seed in (1, 2):
+        run = tmp_path / "sw" / run_name({"lr": 1e-3}, seed)
+        run.mkdir()
+        done = [{"iter": 4, "test_acc": 0.7}] if seed == 1 else []
+        _write(run / "metrics.jsonl", [_train(2), _train(4)] + done)
+    figures = []
+    monkeypatch.setattr("fastjem.eval.plots._save", lambda fig, path, tight=False: figures.append(fig) or path)
+    assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 0
+    acc_ax = figures[0].axes[1]
+    assert not acc_ax.containers  # no error bars: no validation, and the test mark waits for seed 2
+    (tmp_path / "sw" / run_name({"lr": 1e-3}, 2) / "metrics.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in [_train(2), _train(4), {"iter": 4, "test_acc": 0.8}]))
+    assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 0
+    (test,) = figures[1].axes[1].containers
+    assert list(test.lines[0].get_ydata()) == pytest.approx([0.75])

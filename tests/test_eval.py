@@ -1044,3 +1044,27 @@ def test_sample_takes_the_step_size_and_noise_given_else_the_checkpoints(runs, t
     em.config = em.config.replace(sgld_step_size=0.5, sgld_noise=0.002)
     drawn = draw.draw(em, 2, n_steps=1)
     assert (drawn.settings["step_size"], drawn.settings["noise"]) == (0.5, 0.002)
+
+
+def test_figures_grid_layout_robustness_axis_and_image_formats(tmp_path, monkeypatch):
+    """A grid is square by default (9 images: 3 x 3) with small images enlarged to 32 px; the robustness figure's
+    L-inf axis is in the k/255 units --linf-eps takes (L2 as given); an image path with a suffix Pillow does not know
+    is refused, saying to use .png."""
+    from fastjem.eval import plots
+
+    grid = plots.grid_tensor(torch.zeros(9, 1, 8, 8))
+    assert grid.shape == (3, 3 * 32 + 4 * 2, 3 * 32 + 4 * 2)  # make_grid's 2 px of padding around each image
+    assert plots.grid_tensor(torch.zeros(9, 1, 8, 8), nrow=9).shape[2] == 9 * 32 + 10 * 2
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda fig, path, tight=False: figures.append(fig) or path)
+    plots.robustness_curves({"linf": {"no refinement": [(0.0, 0.9), (2 / 255, 0.5), (8 / 255, 0.1)]},
+                             "l2": {"no refinement": [(0.0, 0.9), (0.5, 0.4)]}}, tmp_path / "r.png", "t")
+    linf, l2 = figures[0].axes
+    assert list(linf.lines[0].get_xdata()) == pytest.approx([0.0, 2.0, 8.0])
+    assert list(l2.lines[0].get_xdata()) == pytest.approx([0.0, 0.5])
+    assert "k/255" in linf.get_xlabel()
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match=r"unknown image file extension '\.xyz'.*use \.png"):
+        plots.image_grid(torch.zeros(4, 1, 8, 8), tmp_path / "grid.xyz")
+    assert not (tmp_path / "grid.xyz").exists()
+    assert plots.pil_format(tmp_path / "grid") == "PNG" and plots.pil_format(tmp_path / "g.JPG") == "JPEG"

@@ -75,9 +75,13 @@ def test_batch_norm_running_statistics_mostly_follow_the_last_batch():
     torch.testing.assert_close(bn.running_var, 0.1 + 0.9 * x.var(dim=(0, 2, 3), unbiased=True))
 
 
-def test_wrn_rejects_bad_depth():
+def test_wrn_rejects_bad_depth_and_unknown_norms():
     with pytest.raises(ValueError, match="6n\\+4"):
         WideResNet(20, 1)
+    with pytest.raises(ValueError, match="n >= 1"):  # 6 * 0 + 4: no block at all
+        WideResNet(4, 1)
+    with pytest.raises(ValueError, match="unknown norm 'group'"):
+        WideResNet(10, 1, norm="group")
 
 
 def test_wrn_sample_is_independent_of_batch_without_batch_norm():
