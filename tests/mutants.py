@@ -1679,6 +1679,45 @@ MUTANTS = [
     Mutant('image-unknown-suffix-as-png', 'tests/test_eval.py -k figures_grid', [
         ('fastjem/eval/plots.py', '        return Image.registered_extensions()[path.suffix.lower()]', '        return Image.registered_extensions().get(path.suffix.lower(), "PNG")'),
     ]),
+    Mutant('bench-windows-not-alternated', 'tests/test_bench.py -k alternates_the_windows', [
+        ('bench/steps_per_sec.py', '    for w in range(args.windows):\n        for r in runners if w % 2 == 0 else runners[::-1]:', '    for w in range(args.windows):\n        for r in runners:'),
+    ]),
+    Mutant('bench-sgld-step-with-buffer', 'tests/test_bench.py -k alternates_the_windows', [
+        ('bench/steps_per_sec.py', '"sgld_step": (c["sample"] - c["buffer"]) / max(1, args.sgld_steps),', '"sgld_step": c["sample"] / max(1, args.sgld_steps),'),
+    ]),
+    Mutant('bench-train-rest-with-data', 'tests/test_bench.py -k alternates_the_windows', [
+        ('bench/steps_per_sec.py', '"train_step_rest": iter_ms - c["sample"] - c["data"],', '"train_step_rest": iter_ms - c["sample"],'),
+    ]),
+    Mutant('bench-window-from-compiling-call', 'tests/test_bench.py -k alternates_the_windows', [
+        ('bench/steps_per_sec.py', 'round(args.window_s / warm[-1])', 'round(args.window_s / warm[0])'),
+    ]),
+    Mutant('bench-spread-not-relative', 'tests/test_bench.py -k alternates_the_windows', [
+        ('bench/steps_per_sec.py', '"it_per_s_spread_pct": 100 * (max(ips) - min(ips)) / med,', '"it_per_s_spread_pct": 100 * (max(ips) - min(ips)),'),
+    ]),
+    Mutant('bench-overhead-whole-first-call', 'tests/test_bench.py -k alternates_the_windows', [
+        ('bench/steps_per_sec.py', '"compile_and_warmup_overhead_s": r.result["first_iter_s"] - iter_ms / 1e3,', '"compile_and_warmup_overhead_s": r.result["first_iter_s"],'),
+    ]),
+    Mutant('bench-gate-passes-unmoved-chains', 'tests/test_bench.py -k vacuous', [
+        ('bench/steps_per_sec.py', '        if not out["sgld_moved"] > 0:', '        if False:'),
+    ]),
+    Mutant('bench-gate-ignores-chains', 'tests/test_bench.py -k vacuous', [
+        ('bench/steps_per_sec.py', '        if not out["sgld_max_abs_diff"] <= 1e-4:', '        if False:'),
+    ]),
+    Mutant('bench-gate-ignores-gradients', 'tests/test_bench.py -k vacuous', [
+        ('bench/steps_per_sec.py', '        if not normwise <= 1e-3:', '        if False:'),
+    ]),
+    Mutant('bench-window-without-its-flags', 'tests/test_bench.py -k alternates_the_windows', [
+        ('bench/steps_per_sec.py', '            r.enter()\n            n = r.result["iters_per_window"]', '            n = r.result["iters_per_window"]'),
+    ]),
+    Mutant('bench-table-ratio-not-ratio', 'tests/test_bench.py -k table_sets', [
+        ('bench/steps_per_sec.py', "x{e['it_per_s_median'] / ref:.2f}", "x{e['it_per_s_median']:.2f}"),
+    ]),
+    Mutant('bench-components-unwarmed', 'tests/test_bench.py -k alternates_the_windows', [
+        ('bench/steps_per_sec.py', '        for fn in (r.sample, r.buffer_roundtrip, r.draw):\n            timed(fn, 1, device)', '        for fn in ():\n            timed(fn, 1, device)'),
+    ]),
+    Mutant('bench-components-without-flags', 'tests/test_bench.py -k alternates_the_windows', [
+        ('bench/steps_per_sec.py', '            r.enter()\n            comp[r.name]["sample"]', '            comp[r.name]["sample"]'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

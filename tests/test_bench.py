@@ -89,6 +89,46 @@ def test_equivalence_gate_refuses_a_wrong_loss(tiny_config, tmp_path, monkeypatc
     assert not bad["passed"] and "losses differ" in bad["detail"]
 
 
+def test_equivalence_gate_refuses_other_chains_other_gradients_and_a_vacuous_check(tiny_config, tmp_path,
+                                                                                     monkeypatch):
+    """The gate's other two checks bite too: chains 1e-3 off the reference's, and a gradient off with the loss's value
+    unchanged; and a gate whose chains did not move (no step size) checks nothing, so it does not pass."""
+    from env_info import write_synthetic_imagefolder
+
+    data = write_synthetic_imagefolder(tmp_path / "data", per_class=3, size=8)
+    base = tiny_config.replace(dataset="imagefolder", data_dir=str(data), arch="wrn", compile=False)
+    still = steps_per_sec.equivalence_check(base.replace(sgld_step_size=0.0), tmp_path / "still", 4,
+                                            torch.device("cpu"))
+    assert not still["passed"] and "did not move the chains" in still["detail"], still
+    sample, loss = Trainer.sample, Trainer.loss
+    with monkeypatch.context() as m:
+        m.setattr(Trainer, "sample", lambda self, *a, **kw: sample(self, *a, **kw) + 1e-3)
+        off = steps_per_sec.equivalence_check(base, tmp_path / "chains", 4, torch.device("cpu"))
+    assert not off["passed"] and "SGLD chains differ" in off["detail"], off
+
+    def same_value_other_gradient(self, *args, **kw):
+        value, parts = loss(self, *args, **kw)
+        w = next(self.model.parameters())
+        return value + 0.1 * (w.sum() - w.sum().detach()), parts
+
+    monkeypatch.setattr(Trainer, "loss", same_value_other_gradient)
+    grad = steps_per_sec.equivalence_check(base, tmp_path / "grad", 4, torch.device("cpu"))
+    assert not grad["passed"] and "gradients differ" in grad["detail"] and "losses differ" not in grad["detail"], grad
+
+
+def test_the_table_sets_each_engine_against_the_fp32_reference():
+    def engine(ips, precision):
+        return {"precision": precision, "it_per_s_median": ips, "it_per_s_min": ips, "it_per_s_max": ips, "mfu": None,
+                "components_ms": {"iteration": 1e3 / ips, "sgld_step": 1.0, "buffer": 1.0, "data": 1.0}}
+
+    rep = {"device": {"name": "CPU", "type": "cpu"}, "versions": {"torch": "2"}, "date": "today", "git": {"sha": "a"},
+           "configs": [{"name": "wrn-10-2", "batch_size": 16, "engines": {
+               "reference-ieee": engine(0.5, "fp32"), "fastjem-matched": engine(0.75, "fp32"),
+               "fastjem-default": engine(2.0, "bf16")}}]}
+    rows = [ln for ln in steps_per_sec.markdown_table(rep).splitlines() if ln.startswith("| wrn-10-2 ")]
+    assert [row.split(" | ")[-2] for row in rows] == ["x1.00", "x1.50", "x4.00"]
+
+
 def test_the_reference_is_the_papers_algorithm_in_its_parts():
     """The eager reference the speed-ups are measured against does all the work fastjem does (the equivalence gate
     runs it with no noise and no resets): SGLD adds noise of its std, ~reinit_prob of the drawn chains restart
@@ -781,3 +821,83 @@ def test_a_reference_worker_that_dies_is_an_error_not_a_hang(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240)
     assert done.returncode != 0
     assert "RuntimeError: the reference-ieee worker process failed to start (exit code 1" in done.stderr
+
+
+def test_run_config_alternates_the_windows_and_derives_the_components_from_its_timings(tmp_path, monkeypatch):
+    """run_config with engines that cost known seconds: the warm-up (its first, compiling call included) runs engine
+    by engine and sizes the windows from its last call; the timed windows alternate the engines, reversed every other
+    window, each engine's flags set before each window; the components follow one untimed call of each; and the
+    numbers derive from the times as documented (an SGLD step is the sampler call less the buffer round trip, over
+    the steps)."""
+    from types import SimpleNamespace
+
+    log = []
+    iter_s = {"reference-ieee": 2.0, "fastjem-matched": 1.0, "fastjem-default": 0.5}
+    part_s = {"sample": 0.8, "buffer": 0.1, "draw": 0.2}
+    windows, warmup, window_s = 3, 2, 12.0
+
+    def runner(name, *_):
+        calls = {"step": 0}
+
+        def step():
+            k, calls["step"] = calls["step"], calls["step"] + 1
+            log.append((name, "step"))
+            if k == 0:
+                return 5.0  # the first call compiles
+            if k < warmup:
+                return iter_s[name]
+            per_window = round(window_s / iter_s[name])
+            return iter_s[name] * (1 + 0.1 * ((k - warmup) // per_window))  # each window 10% slower than the last
+
+        def part(what):
+            return lambda: log.append((name, what)) or part_s[what] * iter_s[name]
+
+        kind = name.split("-")[0]
+        return steps_per_sec.Runner(name, kind, "fp32", step, part("sample"), part("buffer"), part("draw"),
+                                    lambda: log.append((name, "enter")))
+
+    monkeypatch.setattr(steps_per_sec, "reference_worker_runner", runner)
+    monkeypatch.setattr(steps_per_sec, "fastjem_runner", runner)
+    monkeypatch.setattr(steps_per_sec, "timed", lambda fn, n, device: sum(fn() for _ in range(n)))
+    monkeypatch.setattr(steps_per_sec, "load_arrays", lambda *a: SimpleNamespace(train_x=None, train_y=None))
+    monkeypatch.setattr(steps_per_sec, "count_flops", lambda *a: {"per_iter": 1e9})
+    monkeypatch.setattr(steps_per_sec, "cpu_matmul_ceiling", lambda *a: None)
+    args = steps_per_sec.parse_args(["--device", "cpu", "--warmup", str(warmup), "--windows", str(windows),
+                                     "--window-s", str(window_s), "--component-reps", "2", "--buffer-size", "100"])
+    assert args.reference_process and args.batch_size == 16 and args.sgld_steps == 20
+    out = steps_per_sec.run_config("wrn-10-2", args, torch.device("cpu"), tmp_path, tmp_path / "runs", True)
+
+    runs = []  # the log with repeats collapsed: (engine, what, times)
+    for entry in log:
+        if runs and runs[-1][:2] == entry:
+            runs[-1] = (*entry, runs[-1][2] + 1)
+        else:
+            runs.append((*entry, 1))
+    order = ["reference-ieee", "fastjem-matched", "fastjem-default"]
+    n = {e: round(window_s / iter_s[e]) for e in order}  # from the warm-up's last call, not its compiling first
+    want = [(e, what, k) for e in order for what, k in (("enter", 1), ("step", warmup))]
+    for w in range(windows):
+        want += [(e, what, k) for e in (order if w % 2 == 0 else order[::-1])
+                 for what, k in (("enter", 1), ("step", n[e]))]
+    parts = [("sample", 1), ("buffer", 1), ("draw", 1)]
+    want += [(e, what, k) for e in order for what, k in [("enter", 1), *parts]]  # one untimed call of each
+    for w in range(args.component_reps):
+        want += [(e, what, k) for e in (order if w % 2 == 0 else order[::-1]) for what, k in [("enter", 1), *parts]]
+    assert runs == want
+
+    for name, e in out["engines"].items():
+        s = iter_s[name]
+        assert e["warmup_iter_s"] == [5.0, s] and e["iters_per_window"] == n[name]
+        assert e["window_it_per_s"] == pytest.approx([1 / (s * (1 + 0.1 * w)) for w in range(windows)])
+        assert e["it_per_s_median"] == pytest.approx(1 / (1.1 * s))
+        assert e["it_per_s_spread_pct"] == pytest.approx(100 * 1.1 * (1 - 1 / 1.2))
+        assert e["compile_and_warmup_overhead_s"] == pytest.approx(5.0 - 1.1 * s)
+        comp = e["components_ms"]
+        assert comp["iteration"] == pytest.approx(1100 * s)
+        assert comp["sample"] == pytest.approx(800 * s) and comp["buffer"] == pytest.approx(100 * s)
+        assert comp["sgld_step"] == pytest.approx((800 - 100) * s / 20)
+        assert comp["data"] == pytest.approx(200 * s)
+        assert comp["train_step_rest"] == pytest.approx((1100 - 800 - 200) * s)
+    assert out["ratios"]["default"] == pytest.approx(4.0) and out["ratios"]["matched"] == pytest.approx(2.0)
+    assert out["paired_ratios"]["default"] == {"median": pytest.approx(4.0), "min": pytest.approx(4.0),
+                                               "max": pytest.approx(4.0), "pairs": windows}
