@@ -1718,6 +1718,18 @@ MUTANTS = [
     Mutant('bench-components-without-flags', 'tests/test_bench.py -k alternates_the_windows', [
         ('bench/steps_per_sec.py', '            r.enter()\n            comp[r.name]["sample"]', '            comp[r.name]["sample"]'),
     ]),
+    Mutant('data-fit-no-antialias', 'tests/test_data.py -k fit_size', [
+        ('fastjem/data.py', 'antialias=scale < 1)', 'antialias=False)'),
+    ]),
+    Mutant('data-fit-truncates', 'tests/test_data.py -k fit_size', [
+        ('fastjem/data.py', '        x = flat.round_().clamp_(0, 255)', '        x = flat.clamp_(0, 255)'),
+    ]),
+    Mutant('data-pad-not-rescaled', 'tests/test_data.py -k unpacked_offline', [
+        ('fastjem/data.py', 'pad=round(arrays.info.pad * image_size / old)))', 'pad=arrays.info.pad))'),
+    ]),
+    Mutant('data-mismatch-ignores-size', 'tests/test_data.py -k stand_for', [
+        ('fastjem/data.py', '    keys = ("num_classes", "channels", "image_size")\n    if all', '    keys = ("num_classes", "channels")\n    if all'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

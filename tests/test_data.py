@@ -387,6 +387,9 @@ def test_torchvision_cifar_archive_is_unpacked_offline(tmp_path, monkeypatch):
     (root / "cifar-10-batches-py" / "test_batch").unlink()
     assert torch.equal(load_arrays("cifar10", root).test_x, torch.from_numpy(batches["test_batch"]["data"]).view(
         4, 3, 32, 32))
+    # --image-size on a named dataset: the images resized, and the crop's padding with them (32 px padded 4, 16 px 2)
+    half = load_arrays("cifar10", root, image_size=16)
+    assert half.train_x.shape == (4, 3, 16, 16) and (a.info.pad, half.info.pad) == (4, 2)
 
 
 def test_the_jpeg_copy_of_cifar10_loads_from_its_tarballs(cifar10_tarballs):
@@ -414,6 +417,40 @@ def test_fit_size_scales_the_shorter_side_and_crops_the_centre():
     flat = torch.full((2, 1, 6, 10), 77, dtype=torch.uint8)
     assert fit_size(flat, 12).shape == (2, 1, 12, 12) and fit_size(flat, 12).eq(77).all()  # enlarged, constant kept
     assert torch.equal(fit_size(flat[0, :, :6, :6], 6), flat[0, :, :6, :6])
+
+
+def test_fit_size_shrinks_with_an_antialiasing_filter_and_rounds_to_the_nearest_level():
+    """Shrinking averages what it drops (a checkerboard of 0 and 255 shrunk 3x is mid-grey, where plain bilinear
+    sampling would hit single squares and keep 0 and 255), and the uint8 result is the nearest level, not a
+    truncation: the exact values of the antialiased bilinear interpolation, rounded."""
+    from fastjem.data import fit_size
+
+    board = ((torch.arange(24).view(-1, 1) + torch.arange(24)) % 2 * 255).to(torch.uint8).expand(2, 3, 24, 24)
+    grey = fit_size(board, 8).float()
+    assert (grey - 127.5).abs().max() <= 2
+    x = torch.randint(0, 256, (2, 3, 20, 30), generator=torch.Generator().manual_seed(0), dtype=torch.uint8)
+    for size in (8, 26):  # shrunk (antialiased) and enlarged
+        h, w = round(20 * size / 20), max(size, round(30 * size / 20))
+        exact = torch.nn.functional.interpolate(x.float(), size=(h, w), mode="bilinear", align_corners=False,
+                                                antialias=size < 20)
+        left = (w - size) // 2
+        want = exact.round().clamp(0, 255).to(torch.uint8)[..., :size, left:left + size]
+        assert torch.equal(fit_size(x, size), want), size
+        assert not torch.equal(fit_size(x, size), exact.to(torch.uint8)[..., :size, left:left + size])  # truncation
+
+
+def test_data_that_differs_in_classes_channels_or_image_size_cannot_stand_for_the_training_data():
+    from dataclasses import replace
+
+    from fastjem.data import dataset_mismatch
+
+    trained = load_arrays("digits").info
+    assert dataset_mismatch(trained, replace(trained, name="other", classes=tuple("abcdefghij"))) is None
+    for key, value in (("num_classes", 5), ("channels", 3), ("image_size", 16)):
+        why = dataset_mismatch(trained, replace(trained, **{key: value}))
+        assert why == ("it was trained on digits (num_classes 10, channels 1, image_size 8); data= holds digits ("
+                       + ", ".join(f"{k} {value if k == key else getattr(trained, k)}"
+                                   for k in ("num_classes", "channels", "image_size")) + ")"), key
 
 
 def test_mixed_sizes_need_image_size_and_train_with_it(tmp_path):
