@@ -486,13 +486,21 @@ def _class_difference(train: list[str], held_out: list[str]) -> str:
                      + [f"only in the held-out split: {', '.join(only_held)}"] * bool(only_held))
 
 
+def _webp_with_exif(data: bytes) -> bool:
+    """A WebP file that carries EXIF (the extended header's VP8X chunk, its flags byte's EXIF bit)."""
+    return data[:4] == b"RIFF" and data[8:16] == b"WEBPVP8X" and len(data) > 20 and bool(data[20] & 0x08)
+
+
 def read_image(data: bytes, name: str = "an image") -> torch.Tensor:
     """An encoded image -> uint8 [3, H, W]: torchvision's decoders (JPEG, PNG, GIF, WebP), Pillow for the rest
-    (and for what those refuse); the same pixels as Pillow's convert("RGB"), but 16-bit images are rounded to
-    8 bits where Pillow clips them."""
+    (and for what those refuse, and for WebP with EXIF, whose orientation torchvision does not apply); the same
+    pixels as Pillow's convert("RGB"), but 16-bit images are rounded to 8 bits where Pillow clips them. Turned as
+    the EXIF orientation says, as image viewers show it."""
     if not data:
         raise DataNotFoundError(f"{name} is empty (0 bytes): remove or replace it")
     try:
+        if _webp_with_exif(data):
+            raise ValueError("torchvision's WebP decoder ignores the EXIF orientation: Pillow's path turns it")
         from torchvision.io import ImageReadMode, decode_image
 
         # turned as the camera's EXIF orientation says, as image viewers show it
@@ -611,9 +619,9 @@ def _decode(items: list[tuple[Path, int]], desc: str, size: int = 0, progress: b
     return _stack(images, [label for _, label in items], [str(path) for path, _ in items])
 
 
-# 3: EXIF orientation applied, 16-bit TIFFs rounded; 2: a folder's test split by a hash of each image's path (1: a
-# seeded shuffle of the whole list)
-IMAGEFOLDER_CACHE_VERSION = 3
+# 4: WebP files' EXIF orientation applied; 3: EXIF orientation applied, 16-bit TIFFs rounded; 2: a folder's test split
+# by a hash of each image's path (1: a seeded shuffle of the whole list)
+IMAGEFOLDER_CACHE_VERSION = 4
 
 
 def _split_off_test(items: list, keys: list[str]) -> tuple[list, list]:

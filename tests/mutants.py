@@ -1730,6 +1730,18 @@ MUTANTS = [
     Mutant('data-mismatch-ignores-size', 'tests/test_data.py -k stand_for', [
         ('fastjem/data.py', '    keys = ("num_classes", "channels", "image_size")\n    if all', '    keys = ("num_classes", "channels")\n    if all'),
     ]),
+    Mutant('data-webp-exif-unturned', 'tests/test_data.py -k exif', [
+        ('fastjem/data.py', '        if _webp_with_exif(data):', '        if False:'),
+    ]),
+    Mutant('data-pillow-exif-unturned', 'tests/test_data.py -k exif', [
+        ('fastjem/data.py', '            im = ImageOps.exif_transpose(im)\n', ''),
+    ]),
+    Mutant('data-16bit-png-floored', 'tests/test_data.py -k exif', [
+        ('fastjem/data.py', '            x = ((x.int() * 255 + 32767) // 65535).to(torch.uint8)', '            x = (x.int() * 255 // 65535).to(torch.uint8)'),
+    ]),
+    Mutant('data-suffix-case-sensitive', 'tests/test_data.py -k exif', [
+        ('fastjem/data.py', 'f.lower().endswith(IMAGE_SUFFIXES)', 'f.endswith(IMAGE_SUFFIXES)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -811,9 +811,10 @@ def test_a_link_that_makes_one_image_two_is_refused(tmp_path, monkeypatch):
 
 
 def test_exif_orientation_sixteen_bit_tiffs_and_more_extensions(tmp_path, monkeypatch):
-    """A phone photo stored sideways with an EXIF orientation loads as viewers show it (it loaded rotated); a
-    16-bit TIFF is rounded to 8 bits (Pillow's fallback clipped it to white); .jfif and .ppm files are images (they
-    were skipped without a word)."""
+    """A phone photo stored sideways with an EXIF orientation loads as viewers show it (it loaded rotated; a WebP did
+    until it was sent to Pillow's decoder); a 16-bit TIFF or PNG is rounded to 8 bits (Pillow's fallback clipped it
+    to white); .jfif and .ppm files are images (they were skipped without a word), and so are files whose suffix a
+    camera wrote in capitals (.PNG)."""
     from fastjem.data import read_image
 
     monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
@@ -823,18 +824,24 @@ def test_exif_orientation_sixteen_bit_tiffs_and_more_extensions(tmp_path, monkey
     exif[0x0112] = 6  # shown turned 90 degrees clockwise: 8 wide, 16 tall, the red rows on the right
     import io
 
-    for fmt in ("JPEG", "PNG"):
+    for fmt in ("JPEG", "PNG", "TIFF", "WEBP"):  # TIFF by Pillow; WebP too (torchvision's decoder did not turn it)
         buf = io.BytesIO()
-        Image.fromarray(stored).save(buf, format=fmt, exif=exif)
+        Image.fromarray(stored).save(buf, format=fmt, exif=exif, **({"lossless": True} if fmt == "WEBP" else {}))
         x = read_image(buf.getvalue(), fmt)
         assert tuple(x.shape) == (3, 16, 8), fmt
         assert x[0, :, -3:].float().mean() > 200 and x[0, :, :3].float().mean() < 60, fmt
     buf = io.BytesIO()
     Image.fromarray(np.full((4, 4), 32896, dtype=np.uint16)).save(buf, format="TIFF")
     assert set(read_image(buf.getvalue(), "tiff").unique().tolist()) == {128}
+    buf = io.BytesIO()
+    Image.fromarray(np.full((4, 4), 33096, dtype=np.uint16)).save(buf, format="PNG")  # torchvision's decoder: uint16
+    assert set(read_image(buf.getvalue(), "png").unique().tolist()) == {129}  # 128.78, rounded
+    buf = io.BytesIO()
+    Image.fromarray(stored).save(buf, format="WEBP", lossless=True)  # no EXIF: torchvision's decoder, same pixels
+    assert torch.equal(read_image(buf.getvalue(), "webp"), torch.from_numpy(stored).permute(2, 0, 1))
     for c in ("a", "b"):
         (tmp_path / "more" / c).mkdir(parents=True)
-        for i, ext in enumerate((".jfif", ".ppm", ".png")):
+        for i, ext in enumerate((".jfif", ".ppm", ".PNG")):
             Image.fromarray(np.full((4, 4, 3), 50 * i, np.uint8)).save(tmp_path / "more" / c / f"{i}{ext}",
                                                                       format="JPEG" if ext == ".jfif" else None)
     a = load_arrays("imagefolder", tmp_path / "more")
