@@ -1742,6 +1742,42 @@ MUTANTS = [
     Mutant('data-suffix-case-sensitive', 'tests/test_data.py -k exif', [
         ('fastjem/data.py', 'f.lower().endswith(IMAGE_SUFFIXES)', 'f.endswith(IMAGE_SUFFIXES)'),
     ]),
+    Mutant('config-width-zero-ok', 'tests/test_train.py -k "bad_hyper or unknown_key"', [
+        ('fastjem/config.py', 'positive = ["batch_size", "buffer_size", "lr", "log_every", "width"]', 'positive = ["batch_size", "buffer_size", "lr", "log_every"]'),
+    ]),
+    Mutant('config-image-size-negative-ok', 'tests/test_train.py -k "bad_hyper or unknown_key"', [
+        ('fastjem/config.py', '"epochs", "image_size", "sgld_parts"]', '"epochs", "sgld_parts"]'),
+    ]),
+    Mutant('config-dropout-one-ok', 'tests/test_train.py -k "bad_hyper or unknown_key"', [
+        ('fastjem/config.py', '        if self.dropout >= 1.0:', '        if self.dropout > 1.0:'),
+    ]),
+    Mutant('config-no-length-ok', 'tests/test_train.py -k "bad_hyper or unknown_key"', [
+        ('fastjem/config.py', '        if self.epochs <= 0 and self.iters <= 0:', '        if False:'),
+    ]),
+    Mutant('config-no-loss-ok', 'tests/test_train.py -k "bad_hyper or unknown_key"', [
+        ('fastjem/config.py', '        if self.pyx_weight == 0 and self.px_weight == 0 and self.pxy_weight == 0:', '        if False:'),
+    ]),
+    Mutant('config-depth-4-ok', 'tests/test_train.py -k "bad_hyper or unknown_key"', [
+        ('fastjem/config.py', 'if self.arch == "wrn" and ((self.depth - 4) % 6 != 0 or self.depth < 10):', 'if self.arch == "wrn" and (self.depth - 4) % 6 != 0:'),
+    ]),
+    Mutant('config-labels-per-class-zero-ok', 'tests/test_train.py -k "bad_hyper or unknown_key"', [
+        ('fastjem/config.py', '        if self.labels_per_class == 0 or self.labels_per_class < -1:', '        if False:'),
+    ]),
+    Mutant('config-val-size-minus-2-ok', 'tests/test_train.py -k "bad_hyper or unknown_key"', [
+        ('fastjem/config.py', '        if self.val_size < -1:', '        if False:'),
+    ]),
+    Mutant('config-negative-guard-counts-ok', 'tests/test_train.py -k "bad_hyper or unknown_key"', [
+        ('fastjem/config.py', '        for name in ("snapshot_every", "max_recoveries", "buffer_margin"):', '        for name in ():'),
+    ]),
+    Mutant('config-no-remedies-ok', 'tests/test_train.py -k "bad_hyper or unknown_key"', [
+        ('fastjem/config.py', '        if unknown or not self.remedies:', '        if unknown:'),
+    ]),
+    Mutant('config-imagefolder-without-dir-ok', 'tests/test_train.py -k "bad_hyper or unknown_key"', [
+        ('fastjem/config.py', '        if self.dataset == "imagefolder" and not self.data_dir:', '        if False:'),
+    ]),
+    Mutant('config-unknown-key-dropped', 'tests/test_train.py -k "bad_hyper or unknown_key"', [
+        ('fastjem/config.py', '        if unknown:\n            raise ConfigError(f"unknown config keys', '        if False:\n            raise ConfigError(f"unknown config keys'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

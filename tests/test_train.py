@@ -384,10 +384,25 @@ def test_existing_run_is_not_overwritten(tiny_config, tmp_path):
     ({"dataset": "mnist"}, "dataset"), ({"batch_size": 0}, "batch-size"), ({"sgld_noise": float("inf")}, "finite"),
     ({"energy_bound": 0.0}, "energy-bound must be > 0"), ({"gap_bound": 0.0}, "gap-bound must be > 0"),
     ({"momentum": 5.0}, r"momentum must be in \[0, 1\)"), ({"decay_rate": 0.0}, "decay-rate 0"),
+    ({"width": 0}, "width must be > 0"), ({"image_size": -1}, "image-size must be >= 0"),
+    ({"dropout": 1.0}, "dropout must be < 1"), ({"epochs": 0.0, "iters": -1}, "set a training length"),
+    ({"px_weight": 0.0, "pyx_weight": 0.0, "pxy_weight": 0.0}, "nothing to train"),
+    ({"depth": 4, "arch": "wrn"}, "6n\\+4 with n >= 1"), ({"labels_per_class": 0}, "labels-per-class"),
+    ({"labels_per_class": -2}, "labels-per-class"), ({"val_size": -2}, "val-size must be >= 0, or -1"),
+    ({"snapshot_every": -1}, "snapshot-every must be >= 0"), ({"max_recoveries": -1}, "max-recoveries must be"),
+    ({"buffer_margin": -1.0}, "buffer-margin must be"), ({"remedies": ()}, "remedies takes one or more"),
+    ({"dataset": "imagefolder", "data_dir": ""}, "needs --data-dir"),
 ])
 def test_bad_hyperparameters_are_refused(change, match):
     with pytest.raises(ConfigError, match=match):
         TrainConfig(**change).validate()
+
+
+def test_a_config_dict_with_an_unknown_key_is_refused():
+    cfg = TrainConfig(preset="test").to_dict()
+    assert TrainConfig.from_dict(cfg) == TrainConfig(preset="test")
+    with pytest.raises(ConfigError, match="unknown config keys: sgld_step, typo"):
+        TrainConfig.from_dict({**cfg, "typo": 1, "sgld_step": 2})
 
 
 def test_presets_validate():
