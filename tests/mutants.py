@@ -1778,6 +1778,42 @@ MUTANTS = [
     Mutant('config-unknown-key-dropped', 'tests/test_train.py -k "bad_hyper or unknown_key"', [
         ('fastjem/config.py', '        if unknown:\n            raise ConfigError(f"unknown config keys', '        if False:\n            raise ConfigError(f"unknown config keys'),
     ]),
+    Mutant('convert-import-flags-on-other-file-ok', 'tests/test_cli.py -k "mistakes_are_refused or torchrun"', [
+        ('fastjem/cli.py', '        if given:\n            raise ConfigError(f"{\' \'.join(given)} describe(s) an authors\' checkpoint being imported; {src} is not one")', '        if False:\n            raise ConfigError(f"{\' \'.join(given)} describe(s) an authors\' checkpoint being imported; {src} is not one")'),
+    ]),
+    Mutant('runs-json-beside-csv-ok', 'tests/test_cli.py -k "mistakes_are_refused or torchrun"', [
+        ('fastjem/cli.py', '    if args.json and args.format not in ("text", "json"):\n        raise ConfigError(f"--json is --format json: it cannot be given with --format {args.format}")', '    if False:\n        raise ConfigError(f"--json is --format json: it cannot be given with --format {args.format}")'),
+    ]),
+    Mutant('runs-combinations-of-non-sweeps-ok', 'tests/test_cli.py -k "mistakes_are_refused or torchrun"', [
+        ('fastjem/cli.py', '        if missing or fmt == "json":\n            raise ConfigError("--combinations takes sweep folders (fastjem sweep --out-dir) and text, md or csv (the "', '        if False:\n            raise ConfigError("--combinations takes sweep folders (fastjem sweep --out-dir) and text, md or csv (the "'),
+    ]),
+    Mutant('data-negative-image-size-ok', 'tests/test_cli.py -k "mistakes_are_refused or torchrun"', [
+        ('fastjem/cli.py', '    if args.image_size < 0:\n        raise ConfigError("--image-size must be >= 0")', '    if False:\n        raise ConfigError("--image-size must be >= 0")'),
+    ]),
+    Mutant('bench-zero-sgld-steps-ok', 'tests/test_cli.py -k "mistakes_are_refused or torchrun"', [
+        ('fastjem/cli.py', '        if getattr(args, name) is not None and getattr(args, name) <= 0:\n            raise ConfigError(f"--{name.replace(\'_\', \'-\')} must be > 0")', '        if False:\n            raise ConfigError(f"--{name.replace(\'_\', \'-\')} must be > 0")'),
+    ]),
+    Mutant('bench-precision-twice-ok', 'tests/test_cli.py -k "mistakes_are_refused or torchrun"', [
+        ('fastjem/cli.py', '    if len(set(args.precision)) < len(args.precision):\n        raise ConfigError(f"--precision lists a precision twice: {\' \'.join(args.precision)}")', '    if False:\n        raise ConfigError(f"--precision lists a precision twice: {\' \'.join(args.precision)}")'),
+    ]),
+    Mutant('train-resume-with-preset-ok', 'tests/test_cli.py -k "mistakes_are_refused or torchrun"', [
+        ('fastjem/cli.py', '    if args.resume and args.preset:\n        raise ConfigError("--preset starts a new run; --resume continues a saved one with its own config: give one "', '    if False:\n        raise ConfigError("--preset starts a new run; --resume continues a saved one with its own config: give one "'),
+    ]),
+    Mutant('torchrun-without-out-dir-ok', 'tests/test_cli.py -k "mistakes_are_refused or torchrun"', [
+        ('fastjem/cli.py', '        if int(os.environ.get("WORLD_SIZE", "1")) > 1 and not cfg.out_dir:\n            raise ConfigError("under torchrun every process must write to the same folder: pass --out-dir")', '        if False:\n            raise ConfigError("under torchrun every process must write to the same folder: pass --out-dir")'),
+    ]),
+    Mutant('sweep-resume-or-print-config-ok', 'tests/test_cli.py -k "mistakes_are_refused or torchrun"', [
+        ('fastjem/cli.py', '    if args.resume or args.print_config:\n        raise ConfigError("fastjem sweep continues itself (run the same command again) and has no --print-config; "', '    if False:\n        raise ConfigError("fastjem sweep continues itself (run the same command again) and has no --print-config; "'),
+    ]),
+    Mutant('sweep-seed-option-ok', 'tests/test_cli.py -k "mistakes_are_refused or torchrun"', [
+        ('fastjem/cli.py', '    if "seed" in overrides:\n        raise ConfigError("a sweep takes its seeds from --seeds, not --seed")', '    if False:\n        raise ConfigError("a sweep takes its seeds from --seeds, not --seed")'),
+    ]),
+    Mutant('plot-mean-of-two-folders-ok', 'tests/test_cli.py -k "mistakes_are_refused or torchrun"', [
+        ('fastjem/cli.py', '        if len(args.runs) != 1:\n            raise ConfigError("--mean takes one sweep folder")', '        if False:\n            raise ConfigError("--mean takes one sweep folder")'),
+    ]),
+    Mutant('plot-runs-without-out-ok', 'tests/test_cli.py -k "mistakes_are_refused or torchrun"', [
+        ('fastjem/cli.py', '        elif out is None:\n            raise ConfigError("several runs go into one figure: pass --out FILE.png")', '        elif False:\n            raise ConfigError("several runs go into one figure: pass --out FILE.png")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

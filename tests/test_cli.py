@@ -1,4 +1,5 @@
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -679,3 +680,39 @@ def test_a_config_files_nan_and_a_run_without_records_are_named(tmp_path, capsys
     (run / "config.json").write_text("{}")  # stopped before its first log line
     assert main(["plot", str(run)]) == 1
     assert f"{run} has no records yet (no metrics.jsonl)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args,match", [
+    (["convert", "{tmp}/run/checkpoint.pt", "--dataset", "cifar10"], "--dataset describe(s) an authors' checkpoint"),
+    (["runs", "{tmp}", "--json", "--format", "csv"], "--json is --format json: it cannot be given with --format csv"),
+    (["runs", "{tmp}", "--combinations"], "--combinations takes sweep folders"),
+    (["runs", "{tmp}", "--combinations", "--format", "json"], "--combinations takes sweep folders"),
+    (["data", "--image-size", "-1"], "--image-size must be >= 0"),
+    (["bench", "--sgld-steps", "0"], "--sgld-steps must be > 0"),
+    (["bench", "--batch-size", "8", "0"], "--batch-size must be > 0"),
+    (["bench", "--precision", "fp32", "bf16", "fp32"], "--precision lists a precision twice: fp32 bf16 fp32"),
+    (["train", "--resume", "{tmp}/run/checkpoint.pt", "--preset", "paper"], "--preset starts a new run"),
+    (["sweep", "--grid", "lr=1e-3,2e-3", "--resume", "{tmp}/run/checkpoint.pt"], "fastjem sweep continues itself"),
+    (["sweep", "--grid", "lr=1e-3,2e-3", "--print-config"], "fastjem sweep continues itself"),
+    (["sweep", "--grid", "lr=1e-3,2e-3", "--seed", "3"], "a sweep takes its seeds from --seeds, not --seed"),
+    (["plot", "{tmp}/a", "{tmp}/b", "--mean"], "--mean takes one sweep folder"),
+    (["plot", "{tmp}/a", "{tmp}/b"], "several runs go into one figure: pass --out FILE.png"),
+])
+def test_command_line_mistakes_are_refused_before_any_work(args, match, tmp_path, capsys):
+    """Each command's own refusals: one line saying what to give, exit status 1, nothing written or trained."""
+    for run in ("a", "b"):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "metrics.jsonl").write_text(json.dumps({"iter": 2, "loss": 1.0}) + "\n")
+    before = sorted(tmp_path.rglob("*"))
+    code = main([a.replace("{tmp}", str(tmp_path)) for a in args])
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith("fastjem: error:") and match in err, err
+    assert "Traceback" not in err and sorted(tmp_path.rglob("*")) == before
+
+
+def test_under_torchrun_a_run_needs_one_folder_for_every_process(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", *TINY]) == 1
+    assert "under torchrun every process must write to the same folder: pass --out-dir" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
