@@ -1814,6 +1814,9 @@ MUTANTS = [
     Mutant('plot-runs-without-out-ok', 'tests/test_cli.py -k "mistakes_are_refused or torchrun"', [
         ('fastjem/cli.py', '        elif out is None:\n            raise ConfigError("several runs go into one figure: pass --out FILE.png")', '        elif False:\n            raise ConfigError("several runs go into one figure: pass --out FILE.png")'),
     ]),
+    Mutant('buffer-labels-without-classes-ok', 'tests/test_buffer.py -k one_label_per_chain', [
+        ('fastjem/buffer.py', '        if self.num_classes is None:\n            raise ConfigError("class-conditional draws need a buffer built with num_classes")', '        if False:\n            raise ConfigError("class-conditional draws need a buffer built with num_classes")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -179,6 +179,8 @@ def test_class_draws_need_one_label_per_chain():
         buf.sample(4, torch.tensor([0.0, 1.0, 2.0, 3.0]))
     with pytest.raises(ConfigError, match="num_classes must be > 0"):
         ReplayBuffer(40, (3,), num_classes=0)
+    with pytest.raises(ConfigError, match="class-conditional draws need a buffer built with num_classes"):
+        ReplayBuffer(40, (3,)).sample(4, torch.tensor([0, 1, 2, 3]))  # labels for a buffer without class blocks
 
 
 def test_unconditional_restarts_of_a_class_blocked_buffer_draw_their_blocks_class():
