@@ -1817,6 +1817,42 @@ MUTANTS = [
     Mutant('buffer-labels-without-classes-ok', 'tests/test_buffer.py -k one_label_per_chain', [
         ('fastjem/buffer.py', '        if self.num_classes is None:\n            raise ConfigError("class-conditional draws need a buffer built with num_classes")', '        if False:\n            raise ConfigError("class-conditional draws need a buffer built with num_classes")'),
     ]),
+    Mutant('grid-bool-other-word-ok', 'tests/test_sweep.py -k grid_values', [
+        ('fastjem/sweep.py', '            if low not in ("true", "false", "on", "off", "1", "0", "yes", "no"):\n                raise ValueError(text)', '            if False:\n                raise ValueError(text)'),
+    ]),
+    Mutant('grid-empty-ok', 'tests/test_sweep.py -k grid_values', [
+        ('fastjem/sweep.py', '    if not grid:\n        raise ConfigError("--grid needs at least one OPTION=V1,V2,...")', '    if False:\n        raise ConfigError("--grid needs at least one OPTION=V1,V2,...")'),
+    ]),
+    Mutant('sweep-json-without-grid-ok', 'tests/test_sweep.py -k seeds_are', [
+        ('fastjem/sweep.py', '        if not isinstance(saved, dict) or not isinstance(saved.get("grid"), dict):\n            raise ConfigError(f"{path} is not a sweep description (no grid): give another --out-dir")', '        if False:\n            raise ConfigError(f"{path} is not a sweep description (no grid): give another --out-dir")'),
+    ]),
+    Mutant('runs-unknown-sort-key-ok', 'tests/test_runs.py -k sorting', [
+        ('fastjem/runs.py', '    if key not in SORT_KEYS:\n        raise ConfigError(f"--sort must be one of {\', \'.join(SORT_KEYS)}; got {key!r}")', '    if False:\n        raise ConfigError(f"--sort must be one of {\', \'.join(SORT_KEYS)}; got {key!r}")'),
+    ]),
+    Mutant('convert-folder-read-as-file', 'tests/test_convert.py -k conversion_errors', [
+        ('fastjem/convert.py', '    if not path.is_file():\n        raise CheckpointError(f"{path} does not exist" if not path.exists() else f"{path} is not a file")', '    if False:\n        raise CheckpointError(f"{path} does not exist" if not path.exists() else f"{path} is not a file")'),
+    ]),
+    Mutant('convert-other-net-described', 'tests/test_convert.py -k conversion_errors', [
+        ('fastjem/convert.py', '    if "class_output.weight" not in state or "f.conv1.weight" not in state:\n        found = ", ".join(sorted(state)[:6])\n        raise CheckpointError("the state dict is not the authors\' CCF Wide-ResNet (no \'f.conv1.weight\' or "', '    if False:\n        found = ", ".join(sorted(state)[:6])\n        raise CheckpointError("the state dict is not the authors\' CCF Wide-ResNet (no \'f.conv1.weight\' or "'),
+    ]),
+    Mutant('convert-unknown-dataset-ok', 'tests/test_convert.py -k conversion_errors', [
+        ('fastjem/convert.py', '    if dataset not in JEM_DATASETS:\n        raise ConfigError(f"--dataset must be one the authors\' code trains on ({\', \'.join(JEM_DATASETS)}), got "', '    if False:\n        raise ConfigError(f"--dataset must be one the authors\' code trains on ({\', \'.join(JEM_DATASETS)}), got "'),
+    ]),
+    Mutant('convert-buffer-shape-unchecked', 'tests/test_convert.py -k conversion_errors', [
+        ('fastjem/convert.py', '        if buffer.dim() != 4 or tuple(buffer.shape[1:]) != shape:\n            raise CheckpointError(f"{src}: the replay buffer has shape {tuple(buffer.shape)}, not [N, {shape[0]}, "', '        if False:\n            raise CheckpointError(f"{src}: the replay buffer has shape {tuple(buffer.shape)}, not [N, {shape[0]}, "'),
+    ]),
+    Mutant('auroc-empty-side-ok', 'tests/test_eval.py -k metrics_refuse', [
+        ('fastjem/eval/metrics.py', '    if len(pos) == 0 or len(neg) == 0:\n        raise ValueError("AUROC needs at least one positive and one negative score")', '    if False:\n        raise ValueError("AUROC needs at least one positive and one negative score")'),
+    ]),
+    Mutant('ece-zero-bins-ok', 'tests/test_eval.py -k metrics_refuse', [
+        ('fastjem/eval/metrics.py', '    if n_bins < 1:\n        raise ValueError("n_bins must be >= 1")', '    if False:\n        raise ValueError("n_bins must be >= 1")'),
+    ]),
+    Mutant('ece-unequal-lengths-ok', 'tests/test_eval.py -k metrics_refuse', [
+        ('fastjem/eval/metrics.py', '    if len(conf) != len(hit) or len(conf) == 0:\n        raise ValueError("confidence and correct must be non-empty and of equal length")', '    if False:\n        raise ValueError("confidence and correct must be non-empty and of equal length")'),
+    ]),
+    Mutant('feature-statistics-of-one-ok', 'tests/test_eval.py -k metrics_refuse', [
+        ('fastjem/eval/metrics.py', '    if len(f) < 2:\n        raise ValueError("feature statistics need at least 2 samples")', '    if False:\n        raise ValueError("feature statistics need at least 2 samples")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

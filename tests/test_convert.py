@@ -182,6 +182,17 @@ def test_conversion_errors_say_what_to_do(tmp_path, tiny_config):
     _authors_file(tmp_path / "c100.pt", n_classes=100)
     with pytest.raises(ConfigError, match="give the --dataset it was trained on"):
         import_jem(tmp_path / "c100.pt", dataset="svhn")
+    with pytest.raises(ConfigError, match="--dataset must be one the authors' code trains on"):
+        import_jem(tmp_path / "plain.pt", dataset="mnist")
+    with pytest.raises(CheckpointError, match="is not a file"):
+        import_jem(tmp_path)
+    obj = torch.load(tmp_path / "plain.pt", weights_only=True)
+    torch.save({**obj, "replay_buffer": obj["replay_buffer"][:, :, :16]}, tmp_path / "small.pt")
+    with pytest.raises(CheckpointError, match=r"the replay buffer has shape \(\d+, 3, 16, 32\), not \[N, 3, 32, 32\]"):
+        import_jem(tmp_path / "small.pt")
+    torch.save({"model_state_dict": {"conv.weight": torch.zeros(3)}}, tmp_path / "net.pt")
+    with pytest.raises(CheckpointError, match="not the authors' CCF Wide-ResNet"):
+        import_jem(tmp_path / "net.pt")
     torch.save({"weights": torch.zeros(3)}, tmp_path / "other.pt")
     assert not is_jem_file(tmp_path / "other.pt") and is_jem_file(tmp_path / "plain.pt")
     with pytest.raises(CheckpointError, match="lacks 'model_state_dict'"):

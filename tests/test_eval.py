@@ -1046,6 +1046,23 @@ def test_sample_takes_the_step_size_and_noise_given_else_the_checkpoints(runs, t
     assert (drawn.settings["step_size"], drawn.settings["noise"]) == (0.5, 0.002)
 
 
+def test_metrics_refuse_inputs_they_cannot_score():
+    from fastjem.eval.metrics import feature_statistics
+
+    with pytest.raises(ValueError, match="at least one positive and one negative"):
+        auroc(torch.tensor([]), torch.tensor([1.0]))
+    with pytest.raises(ValueError, match="at least one positive and one negative"):
+        auroc(torch.tensor([1.0]), torch.tensor([]))
+    with pytest.raises(ValueError, match="n_bins must be >= 1"):
+        expected_calibration_error(torch.tensor([0.5]), torch.tensor([True]), n_bins=0)
+    with pytest.raises(ValueError, match="non-empty and of equal length"):
+        expected_calibration_error(torch.tensor([0.5, 0.6]), torch.tensor([True]))
+    with pytest.raises(ValueError, match="non-empty and of equal length"):
+        expected_calibration_error(torch.tensor([]), torch.tensor([]))
+    with pytest.raises(ValueError, match="at least 2 samples"):
+        feature_statistics(torch.ones(1, 4))
+
+
 def test_figures_grid_layout_robustness_axis_and_image_formats(tmp_path, monkeypatch):
     """A grid is square by default (9 images: 3 x 3) with small images enlarged to 32 px; the robustness figure's
     L-inf axis is in the k/255 units --linf-eps takes (L2 as given); an image path with a suffix Pillow does not know

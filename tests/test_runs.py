@@ -7,6 +7,7 @@ import pytest
 
 from fastjem.cli import main
 from fastjem.curves import read_metrics
+from fastjem.errors import ConfigError
 from fastjem.runs import find_runs, run_row, sort_rows
 from fastjem.train import Trainer
 
@@ -68,6 +69,8 @@ def test_sorting_puts_the_best_first_and_runs_without_the_measure_last():
     assert [r["run"] for r in sort_rows(rows, "test_acc")] == ["c", "b", "a"]
     assert [r["run"] for r in sort_rows(rows, "it_per_s")] == ["a", "b", "c"]
     assert [r["run"] for r in sort_rows(rows, "run")] == ["a", "b", "c"]
+    with pytest.raises(ConfigError, match="--sort must be one of run, .*; got 'speed'"):
+        sort_rows(rows, "speed")
 
 
 def test_no_runs_is_a_clear_error(tmp_path, capsys):

@@ -23,11 +23,14 @@ def test_grid_values_take_each_options_type():
         "sgld_steps=5+lr=0.0003+decay_epochs=50:100+seed=2"
     for bad, message in (("nope=1,2", "no such option"), ("seed=1,2", "--seeds"), ("sgld_steps=a", "not a int"),
                          ("lr", "OPTION=V1"), ("sgld_steps=5,5", "repeated"), ("out_dir=a,b", "not a training"),
-                         ("sgld_steps=5,,20", "an empty value in '5,,20'"), ("=5", "OPTION=V1")):
+                         ("sgld_steps=5,,20", "an empty value in '5,,20'"), ("=5", "OPTION=V1"),
+                         ("augment=on,maybe", "not a bool")):
         with pytest.raises(ConfigError, match=message):
             parse_grid([bad])
     with pytest.raises(ConfigError, match="--grid lr is given twice"):
         parse_grid(["lr=1e-4", "lr=3e-4"])
+    with pytest.raises(ConfigError, match="--grid needs at least one OPTION=V1,V2"):
+        parse_grid([])
 
 
 def test_seeds_are_distinct_and_a_sweep_folder_keeps_its_seeds(tmp_path):
@@ -44,6 +47,12 @@ def test_seeds_are_distinct_and_a_sweep_folder_keeps_its_seeds(tmp_path):
     with pytest.raises(ConfigError, match=r"seeds: \[1, 2\] there, \[1, 3\] here"):
         check_spec(tmp_path, spec_of(base, grid, [1, 3]))
     assert (tmp_path / "sweep.json").read_text() == saved
+    # a sweep.json that is JSON but no sweep's (a list, an object without a grid): refused, left as it is
+    for other in ("[1, 2]", '{"seeds": [1, 2]}'):
+        (tmp_path / "sweep.json").write_text(other)
+        with pytest.raises(ConfigError, match="is not a sweep description \\(no grid\\): give another --out-dir"):
+            check_spec(tmp_path, spec_of(base, grid, [1, 2]))
+        assert (tmp_path / "sweep.json").read_text() == other
 
 
 def test_sweep_runs_every_combination_skips_finished_runs_and_resumes_a_partial_one(tmp_path, capsys):
