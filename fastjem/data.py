@@ -491,28 +491,33 @@ def _webp_with_exif(data: bytes) -> bool:
     return data[:4] == b"RIFF" and data[8:16] == b"WEBPVP8X" and len(data) > 20 and bool(data[20] & 0x08)
 
 
-def read_image(data: bytes, name: str = "an image") -> torch.Tensor:
-    """An encoded image -> uint8 [3, H, W]: torchvision's decoders (JPEG, PNG, GIF, WebP), Pillow for the rest
-    (and for what those refuse, and for WebP with EXIF, whose orientation torchvision does not apply); the same
-    pixels as Pillow's convert("RGB"), but 16-bit images are rounded to 8 bits where Pillow clips them. Turned as
-    the EXIF orientation says, as image viewers show it."""
-    if not data:
-        raise DataNotFoundError(f"{name} is empty (0 bytes): remove or replace it")
+def _torchvision_decode(data: bytes) -> torch.Tensor | None:
+    """uint8 [3, H, W] from torchvision's decoders (JPEG, PNG, GIF, WebP), turned as the EXIF orientation says; None
+    where they cannot decode the file, or would not turn it (a WebP with EXIF: its orientation is not applied)."""
+    if _webp_with_exif(data):
+        return None
     try:
-        if _webp_with_exif(data):
-            raise ValueError("torchvision's WebP decoder ignores the EXIF orientation: Pillow's path turns it")
         from torchvision.io import ImageReadMode, decode_image
 
-        # turned as the camera's EXIF orientation says, as image viewers show it
         x = decode_image(torch.frombuffer(bytearray(data), dtype=torch.uint8), mode=ImageReadMode.RGB,
                          apply_exif_orientation=True)
-        if x.dim() == 3 and x.dtype == torch.uint16:
-            # 16-bit PNG: rounded to 8 bits (Pillow's convert("RGB") would clip it to white)
-            x = ((x.int() * 255 + 32767) // 65535).to(torch.uint8)
-        if x.dtype == torch.uint8 and x.dim() == 3:
-            return x
     except (ImportError, RuntimeError, ValueError):
-        pass
+        return None
+    if x.dim() == 3 and x.dtype == torch.uint16:
+        # 16-bit PNG: rounded to 8 bits (Pillow's convert("RGB") would clip it to white)
+        x = ((x.int() * 255 + 32767) // 65535).to(torch.uint8)
+    return x if x.dtype == torch.uint8 and x.dim() == 3 else None
+
+
+def read_image(data: bytes, name: str = "an image") -> torch.Tensor:
+    """An encoded image -> uint8 [3, H, W], turned as the camera's EXIF orientation says (as image viewers show it):
+    torchvision's decoders where they can (``_torchvision_decode``), Pillow for the rest; the same pixels as Pillow's
+    convert("RGB"), but 16-bit images are rounded to 8 bits where Pillow clips them."""
+    if not data:
+        raise DataNotFoundError(f"{name} is empty (0 bytes): remove or replace it")
+    x = _torchvision_decode(data)
+    if x is not None:
+        return x
     import io
 
     from PIL import Image, ImageOps, UnidentifiedImageError

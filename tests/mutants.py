@@ -1731,13 +1731,13 @@ MUTANTS = [
         ('fastjem/data.py', '    keys = ("num_classes", "channels", "image_size")\n    if all', '    keys = ("num_classes", "channels")\n    if all'),
     ]),
     Mutant('data-webp-exif-unturned', 'tests/test_data.py -k exif', [
-        ('fastjem/data.py', '        if _webp_with_exif(data):', '        if False:'),
+        ('fastjem/data.py', '    if _webp_with_exif(data):\n        return None', '    if False:\n        return None'),
     ]),
     Mutant('data-pillow-exif-unturned', 'tests/test_data.py -k exif', [
         ('fastjem/data.py', '            im = ImageOps.exif_transpose(im)\n', ''),
     ]),
     Mutant('data-16bit-png-floored', 'tests/test_data.py -k exif', [
-        ('fastjem/data.py', '            x = ((x.int() * 255 + 32767) // 65535).to(torch.uint8)', '            x = (x.int() * 255 // 65535).to(torch.uint8)'),
+        ('fastjem/data.py', '        x = ((x.int() * 255 + 32767) // 65535).to(torch.uint8)', '        x = (x.int() * 255 // 65535).to(torch.uint8)'),
     ]),
     Mutant('data-suffix-case-sensitive', 'tests/test_data.py -k exif', [
         ('fastjem/data.py', 'f.lower().endswith(IMAGE_SUFFIXES)', 'f.endswith(IMAGE_SUFFIXES)'),
