@@ -1853,6 +1853,39 @@ MUTANTS = [
     Mutant('feature-statistics-of-one-ok', 'tests/test_eval.py -k metrics_refuse', [
         ('fastjem/eval/metrics.py', '    if len(f) < 2:\n        raise ValueError("feature statistics need at least 2 samples")', '    if False:\n        raise ValueError("feature statistics need at least 2 samples")'),
     ]),
+    Mutant('eval-no-ood-images-ok', 'tests/test_eval.py -k negative_test_count', [
+        ('fastjem/eval/cli.py', '    if args.n_ood <= 0 or args.n_test < 0:\n        raise ConfigError("--n-ood must be > 0 and --n-test >= 0")', '    if False:\n        raise ConfigError("--n-ood must be > 0 and --n-test >= 0")'),
+    ]),
+    Mutant('eval-zero-batch-ok', 'tests/test_eval.py -k before_loading', [
+        ('fastjem/eval/tasks.py', '        if batch_size <= 0:\n            raise ConfigError(f"--batch-size must be > 0, got {batch_size}")', '        if False:\n            raise ConfigError(f"--batch-size must be > 0, got {batch_size}")'),
+    ]),
+    Mutant('eval-negative-test-noise-ok', 'tests/test_eval.py -k before_loading', [
+        ('fastjem/eval/tasks.py', '        if test_noise is not None and not 0 <= test_noise < math.inf:\n            raise ConfigError(f"--test-noise must be a finite number >= 0, got {test_noise}")', '        if False:\n            raise ConfigError(f"--test-noise must be a finite number >= 0, got {test_noise}")'),
+    ]),
+    Mutant('eval-accuracy-negative-steps-ok', 'tests/test_eval.py -k before_loading', [
+        ('fastjem/eval/tasks.py', '    if n_steps < 0:\n        raise ConfigError(f"--n-steps must be >= 0, got {n_steps}")', '    if False:\n        raise ConfigError(f"--n-steps must be >= 0, got {n_steps}")'),
+    ]),
+    Mutant('eval-calibration-bins-unbounded', 'tests/test_eval.py -k before_loading', [
+        ('fastjem/eval/tasks.py', '    if not 1 <= n_bins <= 1000:\n        raise ConfigError(f"--bins must be between 1 and 1000, got {n_bins} (15 to 20 bins is usual)")', '    if False:\n        raise ConfigError(f"--bins must be between 1 and 1000, got {n_bins} (15 to 20 bins is usual)")'),
+    ]),
+    Mutant('eval-ood-without-sets-ok', 'tests/test_eval.py -k before_loading', [
+        ('fastjem/eval/tasks.py', '    if not sets:\n        raise ConfigError("--ood needs at least one OOD set")', '    if False:\n        raise ConfigError("--ood needs at least one OOD set")'),
+    ]),
+    Mutant('eval-samples-counts-unchecked', 'tests/test_eval.py -k before_loading', [
+        ('fastjem/eval/tasks.py', '    if n_steps < 0 or n_samples <= 0 or per_class <= 0:\n        raise ConfigError("--n-steps must be >= 0 and --n-samples, --per-class > 0")', '    if False:\n        raise ConfigError("--n-steps must be >= 0 and --n-samples, --per-class > 0")'),
+    ]),
+    Mutant('eval-samples-unknown-init-ok', 'tests/test_eval.py -k before_loading', [
+        ('fastjem/eval/tasks.py', '    if init not in INITS:\n        raise ConfigError(f"--init must be one of {\', \'.join(INITS)}, got {init!r}")', '    if False:\n        raise ConfigError(f"--init must be one of {\', \'.join(INITS)}, got {init!r}")'),
+    ]),
+    Mutant('eval-robustness-unknown-norm-ok', 'tests/test_eval.py -k before_loading', [
+        ('fastjem/eval/tasks.py', '        if norm not in NORMS:\n            raise ConfigError(f"unknown norm {norm!r}; choose from {\', \'.join(NORMS)}")', '        if False:\n            raise ConfigError(f"unknown norm {norm!r}; choose from {\', \'.join(NORMS)}")'),
+    ]),
+    Mutant('eval-robustness-bad-eps-ok', 'tests/test_eval.py -k before_loading', [
+        ('fastjem/eval/tasks.py', '    if not all(0 <= e < math.inf for e in (*linf_eps, *l2_eps)) or any(n < 0 for n in refine_steps) or pgd_steps < 1:\n        raise ConfigError("epsilons must be finite numbers >= 0, refinement steps >= 0 and --pgd-steps >= 1")', '    if False:\n        raise ConfigError("epsilons must be finite numbers >= 0, refinement steps >= 0 and --pgd-steps >= 1")'),
+    ]),
+    Mutant('eval-fid-unknown-source-ok', 'tests/test_eval.py -k before_loading', [
+        ('fastjem/eval/tasks.py', '    if source not in ("auto", "buffer", "fresh"):\n        raise ConfigError(f"--source must be auto, buffer or fresh, got {source!r}")', '    if False:\n        raise ConfigError(f"--source must be auto, buffer or fresh, got {source!r}")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1046,6 +1046,39 @@ def test_sample_takes_the_step_size_and_noise_given_else_the_checkpoints(runs, t
     assert (drawn.settings["step_size"], drawn.settings["noise"]) == (0.5, 0.002)
 
 
+@pytest.mark.parametrize("task,kwargs,match", [
+    ("accuracy", {"batch_size": 0}, "--batch-size must be > 0"),
+    ("accuracy", {"test_noise": -0.1}, "--test-noise must be a finite number >= 0"),
+    ("accuracy", {"test_noise": float("inf")}, "--test-noise must be a finite number >= 0"),
+    ("accuracy", {"n_steps": -1}, "--n-steps must be >= 0"),
+    ("calibration", {"n_bins": 0}, "--bins must be between 1 and 1000"),
+    ("calibration", {"n_bins": 1001}, "--bins must be between 1 and 1000"),
+    ("ood", {"sets": ()}, "--ood needs at least one OOD set"),
+    ("samples", {"n_steps": -1}, "--n-steps must be >= 0 and --n-samples, --per-class > 0"),
+    ("samples", {"n_samples": 0}, "--n-steps must be >= 0 and --n-samples, --per-class > 0"),
+    ("samples", {"per_class": 0}, "--n-steps must be >= 0 and --n-samples, --per-class > 0"),
+    ("samples", {"init": "zeros"}, "--init must be one of"),
+    ("robustness", {"norms": ("l1",)}, "unknown norm 'l1'"),
+    ("robustness", {"linf_eps": (-0.1,)}, "epsilons must be finite numbers >= 0"),
+    ("robustness", {"refine_steps": (0, -1)}, "refinement steps >= 0"),
+    ("robustness", {"pgd_steps": 0}, "--pgd-steps >= 1"),
+    ("fid", {"features_model": "classifier", "source": "train"}, "--source must be auto, buffer or fresh"),
+])
+def test_eval_tasks_refuse_bad_options_before_loading_anything(task, kwargs, match, tmp_path):
+    """Each task checks its options first: the error names the option, not the (here missing) checkpoint."""
+    from fastjem.eval import tasks
+
+    with pytest.raises(ConfigError, match=re.escape(match)):
+        getattr(tasks, task)(tmp_path / "missing.pt", **kwargs)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_eval_ood_refuses_no_ood_images_or_a_negative_test_count(tmp_path, capsys):
+    for flag, value in (("--n-ood", "0"), ("--n-test", "-1")):
+        assert main(["eval", str(tmp_path / "missing.pt"), "ood", flag, value]) == 1
+        assert "--n-ood must be > 0 and --n-test >= 0" in capsys.readouterr().err
+
+
 def test_metrics_refuse_inputs_they_cannot_score():
     from fastjem.eval.metrics import feature_statistics
 
