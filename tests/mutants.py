@@ -1886,6 +1886,18 @@ MUTANTS = [
     Mutant('eval-fid-unknown-source-ok', 'tests/test_eval.py -k before_loading', [
         ('fastjem/eval/tasks.py', '    if source not in ("auto", "buffer", "fresh"):\n        raise ConfigError(f"--source must be auto, buffer or fresh, got {source!r}")', '    if False:\n        raise ConfigError(f"--source must be auto, buffer or fresh, got {source!r}")'),
     ]),
+    Mutant('cuda-without-cuda-ok', "tests/test_custom.py -k 'named_parts or cuda_without'", [
+        ('fastjem/train.py', '    if name == "cuda" and not torch.cuda.is_available():\n        raise ConfigError("--device cuda was asked for but CUDA is not available; use --device cpu or auto")', '    if False:\n        raise ConfigError("--device cuda was asked for but CUDA is not available; use --device cpu or auto")'),
+    ]),
+    Mutant('resume-with-model-for-config-network-ok', "tests/test_custom.py -k 'named_parts or cuda_without'", [
+        ('fastjem/train.py', '    if model is not None and not custom.get("model"):\n        raise CheckpointError(f"{path} trained the network its config describes; resume it without model=")', '    if False:\n        raise CheckpointError(f"{path} trained the network its config describes; resume it without model=")'),
+    ]),
+    Mutant('trainer-without-folder-ok', "tests/test_custom.py -k 'named_parts or cuda_without'", [
+        ('fastjem/train.py', '        if self.out_dir is None:\n            raise ConfigError("an output folder is needed (--out-dir)")', '        if False:\n            raise ConfigError("an output folder is needed (--out-dir)")'),
+    ]),
+    Mutant('data-of-other-size-than-asked-ok', "tests/test_custom.py -k 'named_parts or cuda_without'", [
+        ('fastjem/train.py', '            if cfg.image_size and cfg.image_size != data.info.image_size:\n                raise ConfigError(f"--image-size {cfg.image_size} asked, but data= holds {data.info.image_size}-pixel "', '            if False:\n                raise ConfigError(f"--image-size {cfg.image_size} asked, but data= holds {data.info.image_size}-pixel "'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

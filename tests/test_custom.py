@@ -161,3 +161,33 @@ def test_bench_times_your_own_network(tiny_config):
     assert r["flops_per_step"] == counter.get_total_flops()
     assert all(torch.equal(a, b) for a, b in zip(before, net.parameters()))  # the caller's module is untouched
     assert net.body[0].weight.is_contiguous()  # not turned channels_last
+
+
+def test_a_run_of_named_parts_resumes_without_model_or_data_and_sizes_must_agree(digits_as_floats, tiny_config,
+                                                                                  tmp_path):
+    """A run whose network its config describes, on a named dataset, resumes without model= and data= (given, they
+    would silently stand in for what it trained); data= of another size than --image-size asks is refused; a
+    Trainer without a folder to write to is refused; nothing is written by any of them."""
+    Trainer(tiny_config.replace(iters=1), out_dir=tmp_path / "run", progress=False, log=lambda *a: None).fit()
+    ckpt = tmp_path / "run" / "checkpoint.pt"
+    before = ckpt.read_bytes()
+    data = arrays_from_tensors(*digits_as_floats[0])
+    with pytest.raises(CheckpointError, match="trained the network its config describes; resume it without model="):
+        Trainer(resume_config(ckpt), resume=ckpt, progress=False, model=TinyNet())
+    with pytest.raises(CheckpointError, match="trained with dataset='digits' .*cannot continue as another"):
+        Trainer(resume_config(ckpt), resume=ckpt, progress=False, data=data)
+    assert ckpt.read_bytes() == before
+    with pytest.raises(ConfigError, match="--image-size 16 asked, but data= holds 8-pixel images"):
+        Trainer(tiny_config.replace(image_size=16), out_dir=tmp_path / "sized", progress=False, data=data)
+    with pytest.raises(ConfigError, match=r"an output folder is needed \(--out-dir\)"):
+        Trainer(tiny_config, progress=False)
+    assert not (tmp_path / "sized").exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a machine without CUDA")
+def test_asking_for_cuda_without_it_says_what_to_use():
+    from fastjem.train import resolve_device
+
+    with pytest.raises(ConfigError, match="--device cuda was asked for but CUDA is not available; use --device cpu"):
+        resolve_device("cuda")
+    assert resolve_device("auto").type == "cpu"
