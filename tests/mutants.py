@@ -1898,6 +1898,15 @@ MUTANTS = [
     Mutant('data-of-other-size-than-asked-ok', "tests/test_custom.py -k 'named_parts or cuda_without'", [
         ('fastjem/train.py', '            if cfg.image_size and cfg.image_size != data.info.image_size:\n                raise ConfigError(f"--image-size {cfg.image_size} asked, but data= holds {data.info.image_size}-pixel "', '            if False:\n                raise ConfigError(f"--image-size {cfg.image_size} asked, but data= holds {data.info.image_size}-pixel "'),
     ]),
+    Mutant('eval-python-data-reloaded-by-name', 'tests/test_custom.py -k data_given_in_python', [
+        ('fastjem/eval/core.py', '        if self.custom_data:\n            raise ConfigError(f"{self.path} was trained on data given in Python (\\"{self.info.name}\\"): pass it again "', '        if False:\n            raise ConfigError(f"{self.path} was trained on data given in Python (\\"{self.info.name}\\"): pass it again "'),
+    ]),
+    Mutant('eval-buffer-rows-without-buffer', 'tests/test_custom.py -k data_given_in_python', [
+        ('fastjem/eval/core.py', '        if self.buffer is None:\n            raise ConfigError(f"{self.path} has no replay buffer ({self.label})")', '        if False:\n            raise ConfigError(f"{self.path} has no replay buffer ({self.label})")'),
+    ]),
+    Mutant('interpolations-of-one-image-ok', 'tests/test_eval.py -k metrics_refuse', [
+        ('fastjem/eval/ood.py', '    if len(x) < 2:\n        raise ValueError("interpolations need at least two images")', '    if False:\n        raise ValueError("interpolations need at least two images")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -191,3 +191,19 @@ def test_asking_for_cuda_without_it_says_what_to_use():
     with pytest.raises(ConfigError, match="--device cuda was asked for but CUDA is not available; use --device cpu"):
         resolve_device("cuda")
     assert resolve_device("auto").type == "cpu"
+
+
+def test_a_run_on_data_given_in_python_is_evaluated_on_that_data_and_a_classifier_has_no_buffer(digits_as_floats,
+                                                                                             tiny_config, tmp_path):
+    """Evaluating a run trained on data= without giving it again is refused, naming how to pass it (the run's own
+    data cannot be reloaded by name); a classifier-only run has no replay buffer to draw rows from."""
+    data = arrays_from_tensors(*digits_as_floats[0])
+    Trainer(tiny_config.replace(iters=1), out_dir=tmp_path / "own", progress=False, log=lambda *a: None,
+            data=data).fit()
+    with pytest.raises(ConfigError, match=r"was trained on data given in Python .*load_model\(path, data=\.\.\.\)"):
+        load_model(tmp_path / "own").arrays()
+    assert load_model(tmp_path / "own", data=data).arrays() is data
+    Trainer(tiny_config.replace(iters=1, px_weight=0.0), out_dir=tmp_path / "clf", progress=False,
+            log=lambda *a: None).fit()
+    with pytest.raises(ConfigError, match="has no replay buffer"):
+        load_model(tmp_path / "clf").buffer_rows(4)

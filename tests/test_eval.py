@@ -1094,6 +1094,8 @@ def test_metrics_refuse_inputs_they_cannot_score():
         expected_calibration_error(torch.tensor([]), torch.tensor([]))
     with pytest.raises(ValueError, match="at least 2 samples"):
         feature_statistics(torch.ones(1, 4))
+    with pytest.raises(ValueError, match="interpolations need at least two images"):
+        interpolate_pairs(torch.zeros(1, 1, 8, 8), 4)
 
 
 def test_figures_grid_layout_robustness_axis_and_image_formats(tmp_path, monkeypatch):
