@@ -14,6 +14,14 @@ def _write(path, records, torn_tail=False):
     path.write_text(text + ('{"iter": 9, "lo' if torn_tail else ""))
 
 
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures the plot functions draw, kept instead of written."""
+    figures = []
+    monkeypatch.setattr("fastjem.eval.plots._save", lambda fig, path, tight=False: figures.append(fig) or path)
+    return figures
+
+
 def _train(it, loss=1.0):
     return {"iter": it, "loss": loss, "ce": loss, "acc": 0.5, "e_data": 0.0, "e_sample": 0.1, "it_per_s": 10.0,
             "lr": 1e-3}
@@ -218,20 +226,18 @@ def test_runs_of_one_name_are_two_lines_and_the_best_marker_is_the_last_kept(tmp
     assert not any("best.pt (iteration 4)" in label for label in labels)
 
 
-def test_plot_names_the_run_and_its_setup_in_the_title(tmp_path, monkeypatch):
+def test_plot_names_the_run_and_its_setup_in_the_title(tmp_path, drawn):
     run = tmp_path / "myrun"
     run.mkdir()
     _write(run / "metrics.jsonl", [_train(2), _train(4)])
-    figures = []
-    monkeypatch.setattr("fastjem.eval.plots._save", lambda fig, path, tight=False: figures.append(fig) or path)
     plot_run(run)
-    assert figures[-1]._suptitle.get_text() == "myrun"  # no config.json: the folder's name alone
+    assert drawn[-1]._suptitle.get_text() == "myrun"  # no config.json: the folder's name alone
     (run / "config.json").write_text(json.dumps({"dataset": "digits", "arch": "convnet", "batch_size": 32}))
     plot_run(run)
-    assert figures[-1]._suptitle.get_text() == "myrun: digits, convnet, batch 32"
+    assert drawn[-1]._suptitle.get_text() == "myrun: digits, convnet, batch 32"
 
 
-def test_a_sweeps_mean_leaves_out_the_test_mark_until_every_seed_has_one(tmp_path, monkeypatch):
+def test_a_sweeps_mean_leaves_out_the_test_mark_until_every_seed_has_one(tmp_path, drawn):
     """Mid-sweep, one seed finished (a test accuracy logged) and the other still running: --mean draws the curves
     and leaves the test mark out rather than averaging one seed or failing."""
     from fastjem.config import TrainConfig
@@ -243,13 +249,11 @@ def test_a_sweeps_mean_leaves_out_the_test_mark_until_every_seed_has_one(tmp_pat
         run.mkdir()
         done = [{"iter": 4, "test_acc": 0.7}] if seed == 1 else []
         _write(run / "metrics.jsonl", [_train(2), _train(4)] + done)
-    figures = []
-    monkeypatch.setattr("fastjem.eval.plots._save", lambda fig, path, tight=False: figures.append(fig) or path)
     assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 0
-    acc_ax = figures[0].axes[1]
+    acc_ax = drawn[0].axes[1]
     assert not acc_ax.containers  # no error bars: no validation, and the test mark waits for seed 2
-    (tmp_path / "sw" / run_name({"lr": 1e-3}, 2) / "metrics.jsonl").write_text(
-        "".join(json.dumps(r) + "\n" for r in [_train(2), _train(4), {"iter": 4, "test_acc": 0.8}]))
+    _write(tmp_path / "sw" / run_name({"lr": 1e-3}, 2) / "metrics.jsonl", [_train(2), _train(4),
+                                                                          {"iter": 4, "test_acc": 0.8}])
     assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 0
-    (test,) = figures[1].axes[1].containers
+    (test,) = drawn[1].axes[1].containers
     assert list(test.lines[0].get_ydata()) == pytest.approx([0.75])

@@ -430,7 +430,7 @@ def test_fit_size_shrinks_with_an_antialiasing_filter_and_rounds_to_the_nearest_
     assert (grey - 127.5).abs().max() <= 2
     x = torch.randint(0, 256, (2, 3, 20, 30), generator=torch.Generator().manual_seed(0), dtype=torch.uint8)
     for size in (8, 26):  # shrunk (antialiased) and enlarged
-        h, w = round(20 * size / 20), max(size, round(30 * size / 20))
+        h, w = size, round(30 * size / 20)  # the shorter side (20) scaled to size
         exact = torch.nn.functional.interpolate(x.float(), size=(h, w), mode="bilinear", align_corners=False,
                                                 antialias=size < 20)
         left = (w - size) // 2
