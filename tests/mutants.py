@@ -1907,6 +1907,27 @@ MUTANTS = [
     Mutant('interpolations-of-one-image-ok', 'tests/test_eval.py -k metrics_refuse', [
         ('fastjem/eval/ood.py', '    if len(x) < 2:\n        raise ValueError("interpolations need at least two images")', '    if False:\n        raise ValueError("interpolations need at least two images")'),
     ]),
+    Mutant('eval-checkpoint-without-dataset-ok', 'tests/test_eval.py -k more_bad_eval_input', [
+        ('fastjem/eval/core.py', '    if "dataset" not in ckpt:\n        raise CheckpointError(f"checkpoint {ckpt[\'path\']} lacks the dataset description: it is incomplete")', '    if False:\n        raise CheckpointError(f"checkpoint {ckpt[\'path\']} lacks the dataset description: it is incomplete")'),
+    ]),
+    Mutant('compiled-sgld-grad-x-ok', 'tests/test_kernels_sgld.py -k compiled_step_is', [
+        ('kernels/sgld.py', '    if x.requires_grad and torch.is_grad_enabled():\n        raise ValueError("sgld_step_compiled_: x requires grad and is updated in place: pass x.detach()")', '    if False:\n        raise ValueError("sgld_step_compiled_: x requires grad and is updated in place: pass x.detach()")'),
+    ]),
+    Mutant('buffer-op-any-buffer-ok', 'tests/test_kernels_buffer.py -k bad_reset', [
+        ('kernels/buffer.py', '    if buffer.dtype != torch.float32 or not buffer.is_contiguous() or buffer.dim() < 1:\n        shape = tuple(buffer.shape)\n        raise ValueError(f"buffer ops: buffer must be contiguous fp32 [N, *S], got {buffer.dtype} {shape}")', '    if False:\n        shape = tuple(buffer.shape)\n        raise ValueError(f"buffer ops: buffer must be contiguous fp32 [N, *S], got {buffer.dtype} {shape}")'),
+    ]),
+    Mutant('buffer-op-any-idx-ok', 'tests/test_kernels_buffer.py -k bad_reset', [
+        ('kernels/buffer.py', '    if idx.dim() != 1 or idx.dtype != torch.int64 or idx.device != buffer.device:\n        raise ValueError("buffer ops: idx must be an int64 [B] tensor on the buffer\'s device")', '    if False:\n        raise ValueError("buffer ops: idx must be an int64 [B] tensor on the buffer\'s device")'),
+    ]),
+    Mutant('buffer-write-any-shape-ok', 'tests/test_kernels_buffer.py -k bad_reset', [
+        ('kernels/buffer.py', '    if rows is not None and rows.shape != (idx.shape[0], *buffer.shape[1:]):\n        raise ValueError(f"buffer_write_: x must be [B, *S] = {(idx.shape[0], *buffer.shape[1:])}, got {rows.shape}")', '    if False:\n        raise ValueError(f"buffer_write_: x must be [B, *S] = {(idx.shape[0], *buffer.shape[1:])}, got {rows.shape}")'),
+    ]),
+    Mutant('lse-energy-int-logits-ok', 'tests/test_kernels_energy.py -k integer_dtype', [
+        ('kernels/energy.py', '    if logits.dtype not in _DTYPES:\n        raise TypeError(f"lse_energy: logits dtype must be one of {_DTYPES}, got {logits.dtype}")', '    if False:\n        raise TypeError(f"lse_energy: logits dtype must be one of {_DTYPES}, got {logits.dtype}")'),
+    ]),
+    Mutant('lse-energy-any-labels-ok', 'tests/test_kernels_energy.py -k integer_dtype', [
+        ('kernels/energy.py', '    if labels is not None and (labels.shape != logits.shape[:1] or labels.dtype != torch.int64):\n        got = f"{labels.dtype} {tuple(labels.shape)}"\n        raise ValueError(f"lse_energy: labels must be int64 [B={logits.shape[0]}], got {got}")', '    if False:\n        got = f"{labels.dtype} {tuple(labels.shape)}"\n        raise ValueError(f"lse_energy: labels must be int64 [B={logits.shape[0]}], got {got}")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -866,7 +866,11 @@ def test_more_bad_eval_input_gets_one_clear_error(runs, tmp_path, capsys):
     folder.mkdir()
     (folder / "iter_1.pt").write_bytes((runs / "jem" / "checkpoint.pt").read_bytes())
     torch.save(torch.zeros(3), folder / "stray.pt")
+    ckpt = torch.load(runs / "jem" / "checkpoint.pt", weights_only=False)
+    del ckpt["dataset"]
+    torch.save(ckpt, tmp_path / "no_dataset.pt")
     cases = [
+        ([str(tmp_path / "no_dataset.pt"), "accuracy", *FAST], "lacks the dataset description"),
         ([str(folder), "accuracy", *FAST], "not a fastjem checkpoint"),
         ([str(runs / "jem"), "fid", "--features-model", "classifier", *FAST, "--n-fid", "1"], "--n-fid must be >= 2"),
         ([str(runs / "jem"), "ood", "--ood", "interp", *FAST, "--n-test", "1"], "at least two test images"),

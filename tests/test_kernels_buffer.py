@@ -233,8 +233,9 @@ def test_indices_outside_the_buffer_read_nan_and_write_nothing():
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_bad_reset_probabilities_states_and_rows_are_refused_up_front(backend):
     """A reset probability outside [0, 1] (or NaN), an RNG state that is not int64 [2] (a float offset would stop
-    advancing past 2^24 counters and repeat the noise) and rows of another dtype or device: a ValueError that says
-    what to pass, on both backends, before anything is read or written."""
+    advancing past 2^24 counters and repeat the noise), rows of another dtype, device or shape, a buffer that is not
+    contiguous fp32 and indices that are not int64 [B] on its device: a ValueError that says what to pass, on both
+    backends, before anything is read or written."""
     skip_unless_runnable("cpu", backend)
     buf = torch.rand(10, 4)
     idx = torch.arange(3)
@@ -252,6 +253,16 @@ def test_bad_reset_probabilities_states_and_rows_are_refused_up_front(backend):
     with pytest.raises(ValueError, match="float tensor on the buffer's device"):
         buffer_write_(buf, idx, torch.zeros(3, 4, dtype=torch.int64), backend=backend)
     assert torch.equal(buf, before)
+    for bad_buf in (buf.double(), buf.t(), torch.tensor(1.0)):
+        with pytest.raises(ValueError, match=r"buffer must be contiguous fp32 \[N, \*S\]"):
+            buffer_write_(bad_buf, idx, torch.zeros(3, 4), backend=backend)
+    for bad_idx in (idx.int(), idx.view(3, 1), idx.to("meta")):
+        with pytest.raises(ValueError, match="idx must be an int64 \\[B\\] tensor on the buffer's device"):
+            buffer_sample(buf, bad_idx, 0.05, state, backend=backend)
+    for rows in (torch.zeros(2, 4), torch.zeros(3, 5), torch.zeros(3, 4, 1)):
+        with pytest.raises(ValueError, match=r"x must be \[B, \*S\] = \(3, 4\)"):
+            buffer_write_(buf, idx, rows, backend=backend)
+    assert torch.equal(buf, before) and state.tolist() == new_rng_state(0, "cpu").tolist()
     x0 = buffer_sample(buf, idx, 1.0, state, backend=backend)  # the bounds themselves are probabilities
     assert x0.shape == (3, 4) and buffer_sample(buf, idx, 0.0, state, backend=backend).equal(buf[idx])
 

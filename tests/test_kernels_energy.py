@@ -192,6 +192,20 @@ def test_labels_on_another_device_are_refused():
         lse_energy(torch.randn(2, 10), torch.zeros(2, dtype=torch.int64, device="meta"), backend="reference")
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_logits_of_an_integer_dtype_and_labels_not_int64_of_the_batch_are_refused(backend):
+    """Integer logits have no logsumexp gradient: a TypeError naming the dtypes taken. Labels must be int64 with one
+    per row: float or int32 labels, or a count other than the batch's, are a ValueError naming the shape wanted."""
+    skip_unless_runnable("cpu", backend)
+    with pytest.raises(TypeError, match="logits dtype must be one of"):
+        lse_energy(torch.zeros(3, 4, dtype=torch.int64), backend=backend)
+    logits = torch.randn(3, 4)
+    for labels in (torch.zeros(3), torch.zeros(3, dtype=torch.int32), torch.zeros(2, dtype=torch.int64),
+                   torch.zeros(3, 1, dtype=torch.int64)):
+        with pytest.raises(ValueError, match=r"labels must be int64 \[B=3\]"):
+            lse_energy(logits, labels, backend=backend)
+
+
 @pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_row_of_minus_inf_logits_has_infinite_energy(backend):

@@ -317,3 +317,5 @@ def test_compiled_step_is_the_reference_to_the_last_ulps():
     assert torch.equal(part, one[2:]) and s_part.tolist() == s_one.tolist()
     with pytest.raises(ValueError, match="contiguous"):
         sgld_step_compiled_(x.transpose(2, 3), grad, 0.3, 0.5, state)
+    with pytest.raises(ValueError, match="x requires grad .*x.detach"):
+        sgld_step_compiled_(x.clone().requires_grad_(True), grad, 0.3, 0.5, state)
