@@ -1928,6 +1928,21 @@ MUTANTS = [
     Mutant('lse-energy-any-labels-ok', 'tests/test_kernels_energy.py -k integer_dtype', [
         ('kernels/energy.py', '    if labels is not None and (labels.shape != logits.shape[:1] or labels.dtype != torch.int64):\n        got = f"{labels.dtype} {tuple(labels.shape)}"\n        raise ValueError(f"lse_energy: labels must be int64 [B={logits.shape[0]}], got {got}")', '    if False:\n        got = f"{labels.dtype} {tuple(labels.shape)}"\n        raise ValueError(f"lse_energy: labels must be int64 [B={logits.shape[0]}], got {got}")'),
     ]),
+    Mutant('graphed-sgld-on-cpu-ok', 'tests/test_iteration_graph.py -k cpu_tensors', [
+        ('fastjem/graphs.py', '        if not x0.is_cuda:\n            raise RuntimeError("GraphedSGLD needs CUDA tensors; use SGLD.sample on other devices")', '        if False:\n            raise RuntimeError("GraphedSGLD needs CUDA tensors; use SGLD.sample on other devices")'),
+    ]),
+    Mutant('graphed-iteration-on-cpu-ok', 'tests/test_iteration_graph.py -k cpu_tensors', [
+        ('fastjem/graphs.py', '        if device.type != "cuda":\n            raise RuntimeError("GraphedIteration needs a CUDA device; call the iteration eagerly elsewhere")', '        if False:\n            raise RuntimeError("GraphedIteration needs a CUDA device; call the iteration eagerly elsewhere")'),
+    ]),
+    Mutant('world-indivisible-batch-ok', 'tests/test_train.py -k cannot_share', [
+        ('fastjem/train.py', '        if cfg.batch_size % world or cfg.buffer_size % world:\n            raise ConfigError(f"with {world} processes, --batch-size ({cfg.batch_size}, the global batch) and "', '        if False:\n            raise ConfigError(f"with {world} processes, --batch-size ({cfg.batch_size}, the global batch) and "'),
+    ]),
+    Mutant('resume-on-another-world-ok', 'tests/test_train.py -k would_not_train', [
+        ('fastjem/train.py', '        if saved_world != self.dist.world:\n            raise CheckpointError(f"checkpoint {ckpt.get(\'path\', \'\')} was written by {saved_world} process(es); "', '        if False:\n            raise CheckpointError(f"checkpoint {ckpt.get(\'path\', \'\')} was written by {saved_world} process(es); "'),
+    ]),
+    Mutant('any-fault-kind-ok', 'tests/test_train.py -k fault_injection', [
+        ('fastjem/train.py', '        if kind not in ("nan", "lr"):\n            raise ValueError("fault kind must be \'nan\' or \'lr\'")', '        if False:\n            raise ValueError("fault kind must be \'nan\' or \'lr\'")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

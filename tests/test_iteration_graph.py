@@ -206,6 +206,18 @@ def test_state_snapshot_restores_in_place():
     assert torch.equal(torch.rand(3, generator=g), first)
 
 
+def test_graphs_of_cpu_tensors_are_refused_with_the_eager_call_to_use():
+    """A CUDA graph captures CUDA work only: built on CPU tensors, the sampler's and the iteration's graphs say to
+    call the eager loop, before any stream or capture is made."""
+    from fastjem.sampler import SGLD
+
+    net = torch.nn.Linear(4, 3)
+    with pytest.raises(RuntimeError, match="GraphedSGLD needs CUDA tensors; use SGLD.sample"):
+        fastjem.graphs.GraphedSGLD(SGLD(2, 1.0, 0.01), net, net, torch.zeros(2, 4))
+    with pytest.raises(RuntimeError, match="GraphedIteration needs a CUDA device; call the iteration eagerly"):
+        fastjem.graphs.GraphedIteration(dict, StateSnapshot([], []), torch.device("cpu"))
+
+
 def test_learning_rate_is_one_device_tensor_updated_in_place(tiny_config, tmp_path):
     t = Trainer(tiny_config.replace(ckpt_every=0), out_dir=tmp_path / "a", progress=False)
     lr_t = t.lr_t

@@ -498,6 +498,31 @@ def test_resume_is_refused_when_it_would_not_train_or_mix_runs(tiny_config, tmp_
         Trainer(resume_config(kept, {"iters": 6}), resume=kept, **quiet)
     Trainer(resume_config(kept, {"iters": 6}), out_dir=tmp_path / "branch", resume=kept, **quiet).fit()
     assert load_checkpoint(tmp_path / "branch")["iteration"] == 6
+    # a run written by two processes (its buffer and RNG states are per rank) resumes only on two
+    two = torch.load(ckpt, weights_only=False)
+    two["world_size"] = 2
+    torch.save(two, tmp_path / "two.pt")
+    with pytest.raises(CheckpointError, match=r"written by 2 process\(es\); .*--nproc-per-node 2\), not 1"):
+        Trainer(resume_config(tmp_path / "two.pt", {"iters": 6}), out_dir=tmp_path / "two", resume=tmp_path / "two.pt",
+                **quiet)
+
+
+def test_a_global_batch_or_buffer_that_the_processes_cannot_share_is_refused(tiny_config, tmp_path, monkeypatch):
+    """Each of the world's processes takes batch / world rows and buffer / world chains: sizes that do not divide
+    are refused before any work, naming both and the world size."""
+    import fastjem.train as train_mod
+    from fastjem.distributed import DistInfo
+
+    monkeypatch.setattr(train_mod, "init_from_env", lambda device: DistInfo(0, 2, 0))
+    for change in ({"batch_size": 5}, {"buffer_size": 33}):
+        with pytest.raises(ConfigError, match=r"with 2 processes, --batch-size \(.*\) must be divisible by 2"):
+            Trainer(tiny_config.replace(**change), out_dir=tmp_path / "run", progress=False)
+        assert not (tmp_path / "run").exists()
+
+
+def test_fault_injection_takes_only_the_faults_it_knows(tiny_config, tmp_path):
+    with pytest.raises(ValueError, match="fault kind must be 'nan' or 'lr'"):
+        Trainer(tiny_config, out_dir=tmp_path / "run", progress=False).inject_fault(3, "inf")
     assert not (tmp_path / "run" / "checkpoints" / "checkpoint.pt").exists()
 
 
