@@ -1943,6 +1943,18 @@ MUTANTS = [
     Mutant('any-fault-kind-ok', 'tests/test_train.py -k fault_injection', [
         ('fastjem/train.py', '        if kind not in ("nan", "lr"):\n            raise ValueError("fault kind must be \'nan\' or \'lr\'")', '        if False:\n            raise ValueError("fault kind must be \'nan\' or \'lr\'")'),
     ]),
+    Mutant('ece-bin-accuracy-over-two', 'tests/test_eval.py -k right_closed', [
+        ('fastjem/eval/metrics.py', '    acc_b = torch.where(nonempty, sum_hit / count.clamp_min(1), torch.full_like(count, float("nan")))', '    acc_b = torch.where(nonempty, sum_hit / count.clamp_min(2), torch.full_like(count, float("nan")))'),
+    ]),
+    Mutant('feature-stats-refuse-two', 'tests/test_eval.py -k metrics_refuse', [
+        ('fastjem/eval/metrics.py', '    if len(f) < 2:', '    if len(f) < 3:'),
+    ]),
+    Mutant('inception-one-split-std-1', 'tests/test_eval.py -k inception_score_takes', [
+        ('fastjem/eval/metrics.py', '    return t.mean().item(), (t.std().item() if len(t) > 1 else 0.0)', '    return t.mean().item(), (t.std().item() if len(t) > 1 else 1.0)'),
+    ]),
+    Mutant('calibration-report-numbers-nulled', 'tests/test_eval.py -k constructed_predictions', [
+        ('fastjem/eval/metrics.py', '        nan_to_none = lambda v: [None if x != x else x for x in v]', '        nan_to_none = lambda v: [None if x == x else x for x in v]'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -68,6 +68,11 @@ def test_ece_of_constructed_predictions():
     assert sum(r.count) == 250 and r.count[17] == 100 and r.count[11] == 100 and r.count[5] == 50
     assert r.accuracy[17] == pytest.approx(0.7) and r.confidence[11] == pytest.approx(0.6)
     assert np.isnan(r.accuracy[0])
+    # in the report an empty bin's accuracy and confidence are null (strict JSON has no NaN), the others numbers
+    d = json.loads(json.dumps(r.to_dict(), allow_nan=False))
+    assert d["accuracy"][0] is None and d["confidence"][0] is None
+    assert d["accuracy"][17] == pytest.approx(0.7) and d["confidence"][17] == pytest.approx(0.9)
+    assert d["count"] == r.count and d["edges"] == r.edges and d["ece"] == r.ece
     # With 1 bin the over- and under-confidence cancel: |mean acc - mean conf| = |155 - 165| / 250 = 0.04.
     assert expected_calibration_error(conf, correct, n_bins=1).ece == pytest.approx(0.04, abs=1e-12)
 
@@ -77,6 +82,9 @@ def test_ece_bins_are_right_closed_and_perfect_calibration_is_zero():
     conf = torch.tensor([0.5, 1.0, 0.0], dtype=torch.float64)
     r = expected_calibration_error(conf, torch.tensor([True, True, False]), n_bins=20)
     assert r.count[9] == 1 and r.count[19] == 1 and r.count[0] == 1
+    # a bin of one prediction: its accuracy is that prediction's hit, its confidence that prediction's confidence
+    assert [r.accuracy[b] for b in (0, 9, 19)] == [0.0, 1.0, 1.0]
+    assert [r.confidence[b] for b in (0, 9, 19)] == [0.0, 0.5, 1.0]
     assert r.ece == pytest.approx(1 / 3 * 0.5, abs=1e-12)
     g = torch.Generator().manual_seed(0)
     conf = torch.rand(200000, generator=g) * 0.5 + 0.5
@@ -395,7 +403,7 @@ def inception_weights(tmp_path_factory):
 def test_inception_score_takes_each_splits_own_marginal():
     """exp(E KL(p(y|x) || p(y))) with p(y) the marginal of each split, then mean and (unbiased) std over splits:
     a split of ten one-hot classes scores 10, a split of one class 1 (two one-class splits of different classes
-    score 1 each, where the pooled marginal would give 2); uniform predictions score 1."""
+    score 1 each, where the pooled marginal would give 2); uniform predictions score 1; one split has std 0."""
     from fastjem.eval import inception_score_from_probs
 
     eye = torch.eye(10)
@@ -405,6 +413,7 @@ def test_inception_score_takes_each_splits_own_marginal():
     assert mean == pytest.approx(5.5) and std == pytest.approx(4.5 * 2**0.5)
     assert inception_score_from_probs(eye.repeat(3, 1), splits=3) == pytest.approx((10.0, 0.0))
     assert inception_score_from_probs(torch.full((30, 10), 0.1), splits=3) == pytest.approx((1.0, 0.0))
+    assert inception_score_from_probs(eye, splits=1) == pytest.approx((10.0, 0.0))  # one split has no spread
 
 
 def test_match_shape_converts_channels_by_luma_and_resizes():
@@ -1098,6 +1107,8 @@ def test_metrics_refuse_inputs_they_cannot_score():
         expected_calibration_error(torch.tensor([]), torch.tensor([]))
     with pytest.raises(ValueError, match="at least 2 samples"):
         feature_statistics(torch.ones(1, 4))
+    mu, cov = feature_statistics(torch.tensor([[0.0, 1.0], [2.0, 5.0]]))  # two are enough (--n-fid 2)
+    assert mu.tolist() == [1.0, 3.0] and cov.tolist() == [[2.0, 4.0], [4.0, 8.0]]
     with pytest.raises(ValueError, match="interpolations need at least two images"):
         interpolate_pairs(torch.zeros(1, 1, 8, 8), 4)
 
