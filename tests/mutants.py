@@ -1955,6 +1955,84 @@ MUTANTS = [
     Mutant('calibration-report-numbers-nulled', 'tests/test_eval.py -k constructed_predictions', [
         ('fastjem/eval/metrics.py', '        nan_to_none = lambda v: [None if x != x else x for x in v]', '        nan_to_none = lambda v: [None if x == x else x for x in v]'),
     ]),
+    Mutant('device-sgd-default-weight-decay', 'tests/test_optim.py -k defaults', [
+        ('fastjem/optim.py', '                 weight_decay: float = 0.0, nesterov: bool = False):', '                 weight_decay: float = 1.0, nesterov: bool = False):'),
+    ]),
+    Mutant('device-sgd-default-nesterov', 'tests/test_optim.py -k defaults', [
+        ('fastjem/optim.py', '                 weight_decay: float = 0.0, nesterov: bool = False):', '                 weight_decay: float = 0.0, nesterov: bool = True):'),
+    ]),
+    Mutant('device-sgd-default-momentum', 'tests/test_optim.py -k defaults', [
+        ('fastjem/optim.py', 'lr: torch.Tensor, momentum: float = 0.0,', 'lr: torch.Tensor, momentum: float = 0.9,'),
+    ]),
+    Mutant('class-gaussians-refuse-two', 'tests/test_buffer.py -k fit_each_class', [
+        ('fastjem/buffer.py', '            if len(xk) < 2:', '            if len(xk) <= 2:'),
+    ]),
+    Mutant('sgld-default-21-steps', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/sampler.py', 'n_steps: int = 20', 'n_steps: int = 21'),
+    ]),
+    Mutant('sgld-default-step-2', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/sampler.py', 'step_size: float = 1.0', 'step_size: float = 2.0'),
+    ]),
+    Mutant('sgld-default-noise-doubled', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/sampler.py', 'noise: float = 0.01', 'noise: float = 0.02'),
+    ]),
+    Mutant('buffer-default-reinit-doubled', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/buffer.py', 'reinit_prob: float = 0.05', 'reinit_prob: float = 0.1'),
+    ]),
+    Mutant('wrn-default-depth-34', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/models/wrn.py', 'depth: int = 28', 'depth: int = 34'),
+    ]),
+    Mutant('wrn-default-widen-11', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/models/wrn.py', 'widen_factor: int = 10', 'widen_factor: int = 11'),
+    ]),
+    Mutant('wrn-default-11-classes', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/models/wrn.py', 'num_classes: int = 10', 'num_classes: int = 11'),
+    ]),
+    Mutant('wrn-default-4-channels', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/models/wrn.py', 'in_channels: int = 3', 'in_channels: int = 4'),
+    ]),
+    Mutant('wrn-default-dropout', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/models/wrn.py', 'dropout: float = 0.0', 'dropout: float = 0.5'),
+    ]),
+    Mutant('convnet-default-11-classes', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/models/convnet.py', 'num_classes: int = 10', 'num_classes: int = 11'),
+    ]),
+    Mutant('convnet-default-2-channels', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/models/convnet.py', 'in_channels: int = 1', 'in_channels: int = 2'),
+    ]),
+    Mutant('convnet-default-width-33', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/models/convnet.py', 'width: int = 32', 'width: int = 33'),
+    ]),
+    Mutant('convnet-default-dropout', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/models/convnet.py', 'dropout: float = 0.0', 'dropout: float = 0.5'),
+    ]),
+    Mutant('ece-default-21-bins', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/eval/metrics.py', 'n_bins: int = 20', 'n_bins: int = 21'),
+    ]),
+    Mutant('inception-default-11-splits', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/eval/metrics.py', 'splits: int = 10', 'splits: int = 11'),
+    ]),
+    Mutant('pgd-default-11-steps', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/eval/attacks.py', 'steps: int = 10', 'steps: int = 11'),
+    ]),
+    Mutant('pgd-default-no-random-start', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/eval/attacks.py', 'random_start: bool = True', 'random_start: bool = False'),
+    ]),
+    Mutant('pgd-default-hi-2', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/eval/attacks.py', 'hi: float = 1.0', 'hi: float = 2.0'),
+    ]),
+    Mutant('wrn-default-batch-norm', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/models/wrn.py', '                 norm: str = "none", dropout: float = 0.0):', '                 norm: str = "batch", dropout: float = 0.0):'),
+    ]),
+    Mutant('convnet-default-batch-norm', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/models/convnet.py', 'width: int = 32, norm: str = "none",', 'width: int = 32, norm: str = "batch",'),
+    ]),
+    Mutant('pgd-default-l2', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/eval/attacks.py', 'norm: str = "linf", steps: int = 10', 'norm: str = "l2", steps: int = 10'),
+    ]),
+    Mutant('sgld-default-clamp', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/sampler.py', 'clamp: tuple[float, float] | None = None', 'clamp: tuple[float, float] | None = (-1.0, 1.0)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -141,6 +141,8 @@ def test_class_gaussians_fit_each_class_and_draw_its_law():
     assert s.min() == -1.0 and s.max() == 1.0
     with pytest.raises(ConfigError, match="class 2 has 1 training image"):
         ClassGaussians(x[:8001], y[:8001], 3)
+    two = ClassGaussians(x[:8002], y[:8002], 3)  # two images of a class are enough: their mean, a rank-1 covariance
+    assert torch.allclose(two.mean[2], x[8000:8002].view(2, 4).mean(0))
 
 
 def test_buffer_starts_and_restarts_from_its_init():

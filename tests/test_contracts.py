@@ -400,3 +400,34 @@ def test_checkpoint_refusals_and_the_lock_naming_its_process(tmp_path):
         load_checkpoint(tmp_path / "part.pt")
     with folder_lock(tmp_path / ".lock", "busy"):
         assert lock_holder(tmp_path / ".lock") == f"pid {os.getpid()}"
+
+
+def test_parts_built_without_options_take_jems_settings():
+    """What a user imports and builds without options is JEM's setup (the paper's Table 4): SGLD of 20 steps of step
+    size 1 and noise 0.01, no gradient clipping or clamping; a replay buffer restarting 5% of the chains it hands
+    out; a WRN-28-10 for 10 classes of RGB images without norm or dropout (the small ConvNet: 10 classes of grey
+    images, width 32). And the evaluation parts default to what `fastjem eval` uses: a 20-bin ECE, an inception
+    score over 10 splits, a 10-step L-inf PGD from a random start in the model's pixel range [-1, 1]."""
+    import inspect
+
+    from torch import nn
+
+    from fastjem import SGLD, ReplayBuffer
+    from fastjem.eval import expected_calibration_error, inception_score_from_probs
+    from fastjem.eval.attacks import pgd_attack
+    from fastjem.models.convnet import ConvNet
+    from fastjem.models.wrn import WideResNet
+
+    s = SGLD()
+    assert (s.n_steps, s.step_size, s.noise, s.grad_clip, s.clamp) == (20, 1.0, 0.01, None, None)
+    assert ReplayBuffer(10, (1,)).reinit_prob == 0.05
+    for net, stem, last, convs in ((WideResNet(), 3, 640, 1 + 3 * 4 * 2 + 3), (ConvNet(), 1, 128, 3)):
+        conv = [m for m in net.modules() if isinstance(m, nn.Conv2d)]
+        assert len(conv) == convs and conv[0].in_channels == stem and net.fc.in_features == last
+        assert net.fc.out_features == 10
+        assert not any(isinstance(m, (nn.Dropout, nn.BatchNorm2d, nn.GroupNorm, nn.InstanceNorm2d, nn.LayerNorm))
+                       for m in net.modules())
+    assert expected_calibration_error(torch.tensor([0.5]), torch.tensor([True])).n_bins == 20
+    assert inspect.signature(inception_score_from_probs).parameters["splits"].default == 10
+    pgd = inspect.signature(pgd_attack).parameters
+    assert [pgd[k].default for k in ("norm", "steps", "random_start", "lo", "hi")] == ["linf", 10, True, -1.0, 1.0]

@@ -33,6 +33,15 @@ def test_device_sgd_follows_torch_sgd(weight_decay, momentum, nesterov):
     assert torch.equal(p2.detach(), before)
 
 
+def test_defaults_are_torch_sgds_plain_descent():
+    """Without options DeviceSGD is what torch.optim.SGD is without them: no momentum, no weight decay, no Nesterov."""
+    p = torch.nn.Parameter(torch.zeros(3))
+    mine = DeviceSGD([p], torch.tensor(0.1)).param_groups[0]
+    ref = torch.optim.SGD([p], lr=0.1).param_groups[0]
+    assert [mine[k] for k in ("momentum", "weight_decay", "nesterov")] == \
+        [ref[k] for k in ("momentum", "weight_decay", "nesterov")] == [0, 0, False]
+
+
 def test_state_dicts_load_both_ways_and_buffers_exist_from_the_start():
     net = torch.nn.Linear(4, 3)
     mine = DeviceSGD(net.parameters(), torch.tensor(0.1), momentum=0.9)
