@@ -2033,6 +2033,15 @@ MUTANTS = [
     Mutant('sgld-default-clamp', 'tests/test_contracts.py -k jems_settings', [
         ('fastjem/sampler.py', 'clamp: tuple[float, float] | None = None', 'clamp: tuple[float, float] | None = (-1.0, 1.0)'),
     ]),
+    Mutant('buffer-of-one-chain-refused', 'tests/test_buffer.py -k checks_its_settings', [
+        ('fastjem/buffer.py', '        if size <= 0:', '        if size <= 1:'),
+    ]),
+    Mutant('buffer-of-one-class-refused', 'tests/test_buffer.py -k checks_its_settings', [
+        ('fastjem/buffer.py', '        if num_classes is not None and num_classes <= 0:', '        if num_classes is not None and num_classes <= 1:'),
+    ]),
+    Mutant('unconditional-init-restarts-one-class', 'tests/test_buffer.py -k restarts_from_its_init', [
+        ('fastjem/buffer.py', '        if self.init is not None and y is None and self.num_classes is not None:', '        if self.init is not None or y is None and self.num_classes is not None:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -171,6 +171,11 @@ def test_buffer_starts_and_restarts_from_its_init():
     for k in range(3):
         rows = x0[reset & (labels == k)].view(-1, 4)
         assert torch.allclose(rows.mean(0), means[k], atol=0.03), k  # restarted from their class's Gaussian
+    # an unconditional buffer restarts from the mixture of the classes, not from one class
+    free = ReplayBuffer(3000, (1, 2, 2), reinit_prob=1.0, init=g, seed=5)
+    x_free = free.gather_and_reset(free.draw_indices(3000)).view(-1, 4)
+    counts = torch.bincount(torch.cdist(x_free, means).argmin(1), minlength=3).double()
+    assert float(((counts - 1000) ** 2 / 1000).sum()) < 13.8, counts  # chi-square, 2 dof, p = 0.001
 
 
 def test_class_draws_need_one_label_per_chain():
@@ -233,6 +238,9 @@ def test_the_buffer_checks_its_settings_and_holds_fp32_whatever_its_init_draws()
             ReplayBuffer(8, (2,), **kwargs)
     with pytest.raises(ConfigError, match="buffer size must be > 0"):
         ReplayBuffer(0, (2,))
+    # the smallest buffers are buffers: one chain; one class (a conditional buffer of a single block)
+    assert ReplayBuffer(1, (2,)).sample(3)[1].tolist() == [0, 0, 0]
+    assert ReplayBuffer(4, (2,), num_classes=1).draw_indices(6, torch.zeros(6, dtype=torch.int64)).max() <= 3
     with pytest.raises(ConfigError, match="use e.g. 102"):
         ReplayBuffer(100, (1,), num_classes=3)
     with pytest.raises(ConfigError, match="init made samples of shape"):
