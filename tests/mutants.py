@@ -2042,6 +2042,15 @@ MUTANTS = [
     Mutant('unconditional-init-restarts-one-class', 'tests/test_buffer.py -k restarts_from_its_init', [
         ('fastjem/buffer.py', '        if self.init is not None and y is None and self.num_classes is not None:', '        if self.init is not None or y is None and self.num_classes is not None:'),
     ]),
+    Mutant('counters-for-one-extra', 'tests/test_kernels_rng.py -k four_values', [
+        ('kernels/rng.py', '    return (n + 3) // 4', '    return (n + 4) // 4'),
+    ]),
+    Mutant('wrapping-multiply-high-word-shifted', 'tests/test_kernels_rng.py -k four_values', [
+        ('kernels/rng.py', '    return (p >> 32) & _MASK32, p & _MASK32', '    return (p >> 33) & _MASK32, p & _MASK32'),
+    ]),
+    Mutant('wrap-probe-inverted', 'tests/test_kernels_rng.py -k four_values', [
+        ('kernels/rng.py', '    return all(h == (_ROUND_A * v) >> 32 and l_ == (_ROUND_A * v) & _MASK32', '    return all(h != (_ROUND_A * v) >> 32 and l_ == (_ROUND_A * v) & _MASK32'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

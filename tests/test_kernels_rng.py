@@ -29,6 +29,15 @@ def test_philox_known_answers(monkeypatch, wraps):
         assert [int(o) for o in out] == list(expected), f"philox({inputs})"
 
 
+def test_counters_are_four_values_each_and_cpu_multiplies_wrap():
+    """A stream of n values takes ceil(n / 4) counters (an op advances the state's offset by that); int64
+    multiplication wraps on CPU, so the one-multiply path is taken there (its probe checks true 64-bit products)."""
+    assert [rng.counters_for(n) for n in (0, 1, 3, 4, 5, 8, 3072)] == [0, 1, 1, 1, 2, 2, 768]
+    assert rng._WRAPS
+    hi, lo = rng._mul32_wrap(rng._ROUND_A, torch.tensor([0xFFFFFFFF], dtype=torch.int64))
+    assert (hi.item() << 32) + lo.item() == rng._ROUND_A * 0xFFFFFFFF
+
+
 def test_counter_and_seed_split_into_32_bit_words():
     # a 64-bit counter feeds (lo, hi) and a 64-bit seed feeds the key (lo, hi), as tl.randint4x does
     counter, seed = (7 << 32) | 5, (3 << 32) | 11
