@@ -2051,6 +2051,12 @@ MUTANTS = [
     Mutant('wrap-probe-inverted', 'tests/test_kernels_rng.py -k four_values', [
         ('kernels/rng.py', '    return all(h == (_ROUND_A * v) >> 32 and l_ == (_ROUND_A * v) & _MASK32', '    return all(h != (_ROUND_A * v) >> 32 and l_ == (_ROUND_A * v) & _MASK32'),
     ]),
+    Mutant('instance-norm-without-affine', 'tests/test_models.py -k norm_choices', [
+        ('fastjem/models/wrn.py', '        return nn.InstanceNorm2d(channels, affine=True)', '        return nn.InstanceNorm2d(channels, affine=False)'),
+    ]),
+    Mutant('layer-norm-two-groups', 'tests/test_models.py -k norm_choices', [
+        ('fastjem/models/wrn.py', '        return nn.GroupNorm(1, channels)', '        return nn.GroupNorm(2, channels)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -62,6 +62,14 @@ def test_norm_choices(norm, cls):
     assert isinstance(m.blocks[0].norm1, cls)
     assert has_batch_norm(m) == (norm == "batch")
     assert m(torch.randn(2, 3, 16, 16)).shape == (2, 10)
+    norm1 = m.blocks[0].norm1
+    if norm in ("instance", "layer"):  # with a learnable per-channel scale and shift
+        assert [tuple(p.shape) for p in norm1.parameters()] == [(16,), (16,)]
+    if norm == "layer":  # one mean and variance per image, over all of (C, H, W)
+        h = torch.randn(2, 16, 5, 5) + torch.arange(16.0).view(1, 16, 1, 1)  # channels of different means
+        flat = h.flatten(1)
+        whole = (flat - flat.mean(1, keepdim=True)) / (flat.var(1, unbiased=False, keepdim=True) + 1e-5).sqrt()
+        torch.testing.assert_close(norm1(h).flatten(1), whole, rtol=0, atol=1e-5)
 
 
 def test_batch_norm_running_statistics_mostly_follow_the_last_batch():
