@@ -2057,6 +2057,15 @@ MUTANTS = [
     Mutant('layer-norm-two-groups', 'tests/test_models.py -k norm_choices', [
         ('fastjem/models/wrn.py', '        return nn.GroupNorm(1, channels)', '        return nn.GroupNorm(2, channels)'),
     ]),
+    Mutant('wrn-no-shortcut-at-stride-1', 'tests/test_models.py -k branch_to_its', [
+        ('fastjem/models/wrn.py', '        if stride != 1 or in_ch != out_ch:', '        if stride != 1 and in_ch != out_ch:'),
+    ]),
+    Mutant('wrn-residual-subtracted', 'tests/test_models.py -k branch_to_its', [
+        ('fastjem/models/wrn.py', '        return h + (x if self.shortcut is None else self.shortcut(x))', '        return h - (x if self.shortcut is None else self.shortcut(x))'),
+    ]),
+    Mutant('wrn-stem-as-wide-as-stage-1', 'tests/test_models.py -k branch_to_its', [
+        ('fastjem/models/wrn.py', '        self.conv1 = nn.Conv2d(in_channels, widths[0], 3, padding=1, bias=True)', '        self.conv1 = nn.Conv2d(in_channels, widths[1], 3, padding=1, bias=True)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -38,6 +38,21 @@ def test_wrn_block_structure():
     assert m.fc.in_features == 128
 
 
+def test_a_block_adds_its_branch_to_its_input_or_to_its_shortcut():
+    """A WRN block's output is its residual branch plus its input, through a 1x1 shortcut wherever the width or the
+    stride changes (also at stride 1: the first block widens the stem's 16 channels)."""
+    m = WideResNet(16, 2).eval()
+    assert m.conv1.out_channels == 16
+    x = torch.randn(2, 16, 8, 8)
+    for block in m.blocks[:3]:  # widens at stride 1; keeps width and size; widens at stride 2
+        branch = block.conv2(block.act(block.norm2(block.dropout(block.conv1(block.act(block.norm1(x)))))))
+        skip = x if block.shortcut is None else block.shortcut(x)
+        out = block(x)
+        assert torch.equal(out, branch + skip)
+        x = out
+    assert [b.shortcut is not None for b in m.blocks[:3]] == [True, False, True]
+
+
 def test_dropout_sits_between_a_blocks_two_convolutions():
     """JEM's block: norm -> LeakyReLU -> conv1 -> dropout -> norm -> LeakyReLU -> conv2: dropout takes conv1's
     output and hands it to the second norm (traced by hooks, in training mode where dropout acts)."""
