@@ -2066,6 +2066,15 @@ MUTANTS = [
     Mutant('wrn-stem-as-wide-as-stage-1', 'tests/test_models.py -k branch_to_its', [
         ('fastjem/models/wrn.py', '        self.conv1 = nn.Conv2d(in_channels, widths[0], 3, padding=1, bias=True)', '        self.conv1 = nn.Conv2d(in_channels, widths[1], 3, padding=1, bias=True)'),
     ]),
+    Mutant('wrn-stem-4x4', 'tests/test_models.py -k block_structure', [
+        ('fastjem/models/wrn.py', '        self.conv1 = nn.Conv2d(in_channels, widths[0], 3, padding=1, bias=True)', '        self.conv1 = nn.Conv2d(in_channels, widths[0], 4, padding=1, bias=True)'),
+    ]),
+    Mutant('wrn-stem-padding-2', 'tests/test_models.py -k block_structure', [
+        ('fastjem/models/wrn.py', '        self.conv1 = nn.Conv2d(in_channels, widths[0], 3, padding=1, bias=True)', '        self.conv1 = nn.Conv2d(in_channels, widths[0], 3, padding=2, bias=True)'),
+    ]),
+    Mutant('wrn-first-group-strided', 'tests/test_models.py -k block_structure', [
+        ('fastjem/models/wrn.py', '        for group, stride in zip(range(3), (1, 2, 2)):', '        for group, stride in zip(range(3), (2, 2, 2)):'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

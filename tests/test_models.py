@@ -32,6 +32,10 @@ def test_wrn_block_structure():
     assert blocks[3].shortcut is None
     assert all(c.bias is not None for c in m.modules() if isinstance(c, nn.Conv2d))
     assert [b.conv2.out_channels for b in blocks] == [32, 32, 64, 64, 128, 128]
+    assert [b.conv2.stride[0] for b in blocks] == [1, 1, 2, 1, 2, 1]  # the first group keeps the image size
+    convs = [c for c in m.modules() if isinstance(c, nn.Conv2d)]
+    assert all((c.kernel_size, c.padding) in (((3, 3), (1, 1)), ((1, 1), (0, 0))) for c in convs)
+    assert (m.conv1.kernel_size, m.conv1.stride) == ((3, 3), (1, 1))
     acts = [a for a in m.modules() if isinstance(a, nn.LeakyReLU)]
     assert acts and all(a.negative_slope == 0.2 for a in acts)
     assert isinstance(first_of_group2.dropout, nn.Dropout)
