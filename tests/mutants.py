@@ -2075,6 +2075,21 @@ MUTANTS = [
     Mutant('wrn-first-group-strided', 'tests/test_models.py -k block_structure', [
         ('fastjem/models/wrn.py', '        for group, stride in zip(range(3), (1, 2, 2)):', '        for group, stride in zip(range(3), (2, 2, 2)):'),
     ]),
+    Mutant('convnet-first-conv-4x4', 'tests/test_models.py -k convnet_and_build', [
+        ('fastjem/models/convnet.py', '            nn.Conv2d(in_channels, c, 3, padding=1), nn.LeakyReLU(LEAK),', '            nn.Conv2d(in_channels, c, 4, padding=1), nn.LeakyReLU(LEAK),'),
+    ]),
+    Mutant('convnet-second-conv-3c', 'tests/test_models.py -k convnet_and_build', [
+        ('fastjem/models/convnet.py', '            make_norm(norm, c), nn.Conv2d(c, 2 * c, 3, stride=2, padding=1), nn.LeakyReLU(LEAK),', '            make_norm(norm, c), nn.Conv2d(c, 3 * c, 3, stride=2, padding=1), nn.LeakyReLU(LEAK),'),
+    ]),
+    Mutant('convnet-dropout-off', 'tests/test_models.py -k norms_where_asked', [
+        ('fastjem/models/convnet.py', '            nn.Dropout(dropout) if dropout > 0 else nn.Identity(),', '            nn.Dropout(dropout) if dropout > 1 else nn.Identity(),'),
+    ]),
+    Mutant('convnet-second-norm-too-wide', 'tests/test_models.py -k norms_where_asked', [
+        ('fastjem/models/convnet.py', '            make_norm(norm, 2 * c), nn.Conv2d(2 * c, 4 * c, 3, stride=2, padding=1), nn.LeakyReLU(LEAK),', '            make_norm(norm, 3 * c), nn.Conv2d(2 * c, 4 * c, 3, stride=2, padding=1), nn.LeakyReLU(LEAK),'),
+    ]),
+    Mutant('convnet-fc-5c', 'tests/test_models.py -k convnet_and_build', [
+        ('fastjem/models/convnet.py', '        self.fc = nn.Linear(4 * c, num_classes)', '        self.fc = nn.Linear(5 * c, num_classes)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -120,6 +120,12 @@ def test_wrn_sample_is_independent_of_batch_without_batch_norm():
 def test_convnet_and_build_model():
     assert ConvNet(10, 1, 8)(torch.randn(3, 1, 8, 8)).shape == (3, 10)
     assert ConvNet(10, 1, 8)(torch.randn(3, 1, 28, 28)).shape == (3, 10)
+    # conv(c) -> conv(2c, stride 2) -> conv(4c, stride 2), each 3x3 with padding 1, then a Linear of the 4c features
+    net = ConvNet(10, 1, 8)
+    convs = [c for c in net.modules() if isinstance(c, nn.Conv2d)]
+    assert [(c.in_channels, c.out_channels, c.kernel_size, c.stride, c.padding) for c in convs] == [
+        (1, 8, (3, 3), (1, 1), (1, 1)), (8, 16, (3, 3), (2, 2), (1, 1)), (16, 32, (3, 3), (2, 2), (1, 1))]
+    assert net.fc.in_features == net.feature_dim == 32 and net.features(torch.randn(3, 1, 8, 8)).shape == (3, 32)
     assert isinstance(build_model("wrn", 10, 3, 10, 1), WideResNet)
     with pytest.raises(ValueError):
         build_model("vit", 10, 3)
@@ -140,11 +146,16 @@ def test_global_avg_pool_is_the_mean_and_keeps_the_gradient_layout():
 
 def test_convnet_uses_leaky_relu_and_norms_where_asked():
     """The conv net's activations are LeakyReLU(0.2) like the WRN's, and --norm puts a norm before each of its
-    convolutions but the first."""
+    convolutions but the first, with that convolution's input channels."""
     from fastjem.models import ConvNet
 
     m = ConvNet(10, 3, 8, norm="batch")
     acts = [a for a in m.modules() if isinstance(a, (nn.ReLU, nn.LeakyReLU))]
     assert acts and all(isinstance(a, nn.LeakyReLU) and a.negative_slope == 0.2 for a in acts)
-    assert sum(isinstance(n, nn.BatchNorm2d) for n in m.modules()) == 2
+    norms = [n for n in m.modules() if isinstance(n, nn.BatchNorm2d)]
+    assert [n.num_features for n in norms] == [8, 16]  # the channels of the convolution each one precedes
+    assert m(torch.randn(2, 3, 8, 8)).shape == (2, 10)
     assert not any(isinstance(n, nn.BatchNorm2d) for n in ConvNet(10, 3, 8).modules())
+    # --dropout puts one dropout of that rate in the net
+    drop = [d for d in ConvNet(10, 3, 8, dropout=0.5).modules() if isinstance(d, nn.Dropout)]
+    assert [d.p for d in drop] == [0.5]
