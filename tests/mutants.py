@@ -2090,6 +2090,12 @@ MUTANTS = [
     Mutant('convnet-fc-5c', 'tests/test_models.py -k convnet_and_build', [
         ('fastjem/models/convnet.py', '        self.fc = nn.Linear(4 * c, num_classes)', '        self.fc = nn.Linear(5 * c, num_classes)'),
     ]),
+    Mutant('sgld-default-compiled-update', 'tests/test_contracts.py -k jems_settings', [
+        ('fastjem/sampler.py', '                 clamp: tuple[float, float] | None = None, compiled_update: bool = False):', '                 clamp: tuple[float, float] | None = None, compiled_update: bool = True):'),
+    ]),
+    Mutant('sgld-zero-steps-refused', 'tests/test_sampler.py -k negative_step', [
+        ('fastjem/sampler.py', '        if n_steps < 0 or not (0 <= step_size < math.inf and 0 <= noise < math.inf):', '        if n_steps <= 0 or not (0 <= step_size < math.inf and 0 <= noise < math.inf):'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -420,6 +420,7 @@ def test_parts_built_without_options_take_jems_settings():
 
     s = SGLD()
     assert (s.n_steps, s.step_size, s.noise, s.grad_clip, s.clamp) == (20, 1.0, 0.01, None, None)
+    assert s.compiled_update is False  # the kernels' op; a CPU engine that compiles its step asks for it
     assert ReplayBuffer(10, (1,)).reinit_prob == 0.05
     for net, stem, last, convs in ((WideResNet(), 3, 640, 1 + 3 * 4 * 2 + 3), (ConvNet(), 1, 128, 3)):
         conv = [m for m in net.modules() if isinstance(m, nn.Conv2d)]

@@ -215,6 +215,11 @@ def test_a_negative_step_size_noise_or_step_count_is_refused():
     for args in ((5, -1.0), (5, 1.0, -0.01), (-1,)):
         with pytest.raises(ValueError):
             SGLD(*args)
+    # zero is a setting, not an error: no steps return the start (as a new fp32 tensor); no step size or noise stand
+    x0 = torch.randn(3, 4)
+    out = SGLD(0).sample(lambda x: (x ** 2).sum(1), x0)
+    assert torch.equal(out, x0) and out is not x0
+    SGLD(5, 0.0, 0.0)
 
 
 def test_the_clip_bounds_negative_gradients_too():
