@@ -2096,6 +2096,12 @@ MUTANTS = [
     Mutant('sgld-zero-steps-refused', 'tests/test_sampler.py -k negative_step', [
         ('fastjem/sampler.py', '        if n_steps < 0 or not (0 <= step_size < math.inf and 0 <= noise < math.inf):', '        if n_steps <= 0 or not (0 <= step_size < math.inf and 0 <= noise < math.inf):'),
     ]),
+    Mutant('sgld-clamp-of-a-point-ok', 'tests/test_sampler.py -k bad_clip', [
+        ('fastjem/sampler.py', '            if not clamp[0] < clamp[1]:', '            if not clamp[0] <= clamp[1]:'),
+    ]),
+    Mutant('sgld-rng-stays-behind', 'tests/test_sampler.py -k follows_the_chains', [
+        ('fastjem/sampler.py', '        elif self.rng_state.device != torch.device(device):', '        elif self.rng_state.device == torch.device(device):'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -178,6 +178,19 @@ def test_bad_clip_and_clamp_settings_are_refused():
         SGLD(grad_clip=0.0)
     with pytest.raises(ValueError, match="low < high"):
         SGLD(clamp=(1, -1))
+    with pytest.raises(ValueError, match="low < high"):
+        SGLD(clamp=(0.5, 0.5))  # a point is no range to sample in
+
+
+def test_the_rng_state_follows_the_chains_to_their_device():
+    """One sampler used on one device and then another (a run resumed elsewhere): its RNG state moves with the
+    chains (once; on the same device it is the same tensor, advanced in place)."""
+    s = SGLD(seed=11)
+    cpu = s.rng_for("cpu")
+    assert cpu.tolist() == [11, 0] and s.rng_for(torch.device("cpu")) is cpu
+    moved = s.rng_for("meta")
+    assert moved.device.type == "meta" and moved.dtype == torch.int64 and tuple(moved.shape) == (2,)
+    assert s.rng_state is moved and s.rng_for("meta") is moved
 
 
 def test_sampling_restores_each_submodules_own_mode():
