@@ -2102,6 +2102,9 @@ MUTANTS = [
     Mutant('sgld-rng-stays-behind', 'tests/test_sampler.py -k follows_the_chains', [
         ('fastjem/sampler.py', '        elif self.rng_state.device != torch.device(device):', '        elif self.rng_state.device == torch.device(device):'),
     ]),
+    Mutant('sgld-kernel-writes-past-the-end', 'tests/test_kernels_sgld.py -k own_elements', [
+        ('kernels/sgld.py', '        m_x = o_x < n', '        m_x = o_x <= n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

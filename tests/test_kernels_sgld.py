@@ -265,6 +265,23 @@ def test_bad_samples_and_gradients_are_refused_with_what_to_pass(backend):
     assert torch.equal(x.detach(), torch.ones(4, 8))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_kernel_writes_only_its_own_elements(device):
+    """x a view into a larger buffer, with a length that is no multiple of the block: the last block's lanes past
+    x's end are masked, so the buffer's elements after x keep their values (and the update is the reference's)."""
+    from fastjem.kernels import sgld
+
+    skip_unless_runnable(device, "triton")
+    big = torch.full((37 + 11,), 7.0, device=device)
+    x = big[:37]
+    grad = torch.ones(37 + 11, device=device)[:37]
+    ref = x.clone()
+    sgld.sgld_step_fwd(x, grad, 0.5, 0.1, new_rng_state(3, device), block=16)
+    sgld_step_ref(ref, grad, 0.5, 0.1, new_rng_state(3, device))
+    assert torch.equal(big[37:], torch.full((11,), 7.0, device=device))
+    assert_close(x, ref, 1e-5, 1e-6, "x")
+
+
 def test_a_strided_gradient_is_read_as_its_values():
     """The autograd gradient of a channels_last network can come back strided: the Triton update reads it by its
     values, not its storage (the reference's numbers, the same noise)."""
