@@ -2105,6 +2105,15 @@ MUTANTS = [
     Mutant('sgld-kernel-writes-past-the-end', 'tests/test_kernels_sgld.py -k own_elements', [
         ('kernels/sgld.py', '        m_x = o_x < n', '        m_x = o_x <= n'),
     ]),
+    Mutant('buffer-fresh-of-another-dtype-ok', 'tests/test_kernels_buffer.py -k fresh_rows', [
+        ('kernels/buffer.py', '                              or fresh.device != buffer.device):', '                              and fresh.device != buffer.device):'),
+    ]),
+    Mutant('buffer-sample-kernel-skips-one-row', 'tests/test_kernels_buffer.py -k batch_of_one', [
+        ('kernels/buffer.py', '    out = torch.empty((B, *buffer.shape[1:]), dtype=buffer.dtype, device=buffer.device)  # [B, *S]\n    if B == 0 or D == 0:', '    out = torch.empty((B, *buffer.shape[1:]), dtype=buffer.dtype, device=buffer.device)  # [B, *S]\n    if B == 1 or D == 0:'),
+    ]),
+    Mutant('buffer-write-kernel-skips-one-row', 'tests/test_kernels_buffer.py -k batch_of_one', [
+        ('kernels/buffer.py', '    B, D = idx.shape[0], _row_size(buffer)\n    if B == 0 or D == 0:', '    B, D = idx.shape[0], _row_size(buffer)\n    if B == 1 or D == 0:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -109,6 +109,24 @@ def test_write_round_trip(device, backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_batch_of_one_row_is_drawn_and_written_like_any_other(device, backend):
+    """B = 1, a single chain: the gather is the reference's, restarted or not, and the write lands."""
+    skip_unless_runnable(device, backend)
+    buf = _buffer(20, (3, 4, 4), device)
+    idx = torch.tensor([13], device=device)
+    for reset_prob in (0.0, 1.0):
+        state, state_ref = new_rng_state(4, device), new_rng_state(4, device)
+        x0 = buffer_sample(buf, idx, reset_prob, state, backend=backend)
+        assert_close(x0, buffer_sample_ref(buf, idx, reset_prob, state_ref), 0, 0, "x0")
+        assert state.tolist() == state_ref.tolist() == [4, 1 + counters_for(48)]
+    assert torch.equal(buffer_sample(buf, idx, 0.0, new_rng_state(0, device), backend=backend), buf[13:14])
+    row = torch.randn(1, 3, 4, 4, device=device)
+    buffer_write_(buf, idx, row, backend=backend)
+    assert torch.equal(buf[13:14], row)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_opcheck(backend):
     skip_unless_runnable("cpu", backend)
     buf, idx = _buffer(10, (2, 3), "cpu"), torch.tensor([3, 0, 3, 9])
@@ -159,8 +177,9 @@ def test_fresh_rows_replace_the_uniform_restarts_with_the_same_decisions(device,
     assert 0 < int(reset.sum()) < B or B == 3
     assert torch.equal(x0[reset], fresh[reset]) and torch.equal(x0[~reset], buf[idx][~reset])
     assert torch.equal(s_fresh, s_plain) and torch.equal(s_fresh, s_ref)
-    with pytest.raises(ValueError, match="fresh must be fp32"):
-        buffer_sample(buf, idx, 0.4, s_fresh, fresh=fresh[:1], backend=backend)
+    for bad in (fresh[:1], fresh.double()):
+        with pytest.raises(ValueError, match="fresh must be fp32"):
+            buffer_sample(buf, idx, 0.4, s_fresh, fresh=bad, backend=backend)
 
 
 @pytest.mark.gpu
