@@ -2114,6 +2114,12 @@ MUTANTS = [
     Mutant('buffer-write-kernel-skips-one-row', 'tests/test_kernels_buffer.py -k batch_of_one', [
         ('kernels/buffer.py', '    B, D = idx.shape[0], _row_size(buffer)\n    if B == 0 or D == 0:', '    B, D = idx.shape[0], _row_size(buffer)\n    if B == 1 or D == 0:'),
     ]),
+    Mutant('pgd-zero-steps-random-start', 'tests/test_contracts.py -k pgd_steps_start', [
+        ('fastjem/eval/attacks.py', '    if eps <= 0 or steps <= 0:', '    if eps <= 0 and steps <= 0:'),
+    ]),
+    Mutant('pgd-random-start-off-centre', 'tests/test_contracts.py -k pgd_steps_start', [
+        ('fastjem/eval/attacks.py', '        noise = torch.rand(x.shape, generator=generator).to(x.device) * 2 - 1  # U(-1, 1)', '        noise = torch.rand(x.shape, generator=generator).to(x.device) * 3 - 1  # U(-1, 1)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

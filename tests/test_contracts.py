@@ -289,6 +289,18 @@ def test_pgd_steps_start_and_project_as_documented():
     start = f.seen[0]  # the random start: uniform in the ball, not x
     assert start.abs().max() <= eps and start.abs().min() < eps / 2 and start.std() > eps / 4
     f.seen.clear()
+    many = torch.zeros(200, 1, 4, 4)
+    pgd_attack(f, many, torch.zeros(200, dtype=torch.long), eps, "linf", steps=1,
+               generator=torch.Generator().manual_seed(3))
+    start = f.seen[0]  # 3200 pixels of U(-eps, eps): centred (5 sd of the mean), almost none on the boundary
+    assert abs(start.mean().item()) < eps / 20 and (start.abs() == eps).float().mean() < 0.01
+    assert abs(start.std().item() - eps / 3 ** 0.5) < eps / 20
+    f.seen.clear()
+    # no steps, or no budget: the images themselves, without a random start
+    for no_attack in ({"steps": 0}, {"eps": 0.0}):
+        kwargs = {"eps": eps, "steps": 5, **no_attack}
+        assert torch.equal(pgd_attack(f, x + 0.3, y, kwargs.pop("eps"), "linf", **kwargs), x + 0.3)
+    assert not f.seen
     x = torch.zeros(200, 1, 4, 4)
     pgd_attack(f, x, torch.zeros(200, dtype=torch.long), eps, "l2", steps=1, generator=torch.Generator().manual_seed(2))
     radii = f.seen[0].flatten(1).norm(dim=1)  # L2 starts: a radius uniform in [0, eps]
