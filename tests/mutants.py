@@ -2120,6 +2120,12 @@ MUTANTS = [
     Mutant('pgd-random-start-off-centre', 'tests/test_contracts.py -k pgd_steps_start', [
         ('fastjem/eval/attacks.py', '        noise = torch.rand(x.shape, generator=generator).to(x.device) * 2 - 1  # U(-1, 1)', '        noise = torch.rand(x.shape, generator=generator).to(x.device) * 3 - 1  # U(-1, 1)'),
     ]),
+    Mutant('pgd-start-mirrored', 'tests/test_contracts.py -k pgd_steps_start', [
+        ('fastjem/eval/attacks.py', '    lo_t, hi_t = x.clamp(max=lo), x.clamp(min=hi)\n    delta = (torch.max(torch.min(x + delta, hi_t), lo_t) - x).detach()', '    lo_t, hi_t = x.clamp(max=lo), x.clamp(min=hi)\n    delta = (torch.max(torch.min(x - delta, hi_t), lo_t) - x).detach()'),
+    ]),
+    Mutant('pgd-start-offset-by-x', 'tests/test_contracts.py -k pgd_steps_start', [
+        ('fastjem/eval/attacks.py', '    lo_t, hi_t = x.clamp(max=lo), x.clamp(min=hi)\n    delta = (torch.max(torch.min(x + delta, hi_t), lo_t) - x).detach()', '    lo_t, hi_t = x.clamp(max=lo), x.clamp(min=hi)\n    delta = (torch.max(torch.min(x + delta, hi_t), lo_t) + x).detach()'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

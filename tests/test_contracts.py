@@ -289,12 +289,15 @@ def test_pgd_steps_start_and_project_as_documented():
     start = f.seen[0]  # the random start: uniform in the ball, not x
     assert start.abs().max() <= eps and start.abs().min() < eps / 2 and start.std() > eps / 4
     f.seen.clear()
-    many = torch.zeros(200, 1, 4, 4)
+    many = torch.full((200, 1, 4, 4), 0.3)
     pgd_attack(f, many, torch.zeros(200, dtype=torch.long), eps, "linf", steps=1,
                generator=torch.Generator().manual_seed(3))
-    start = f.seen[0]  # 3200 pixels of U(-eps, eps): centred (5 sd of the mean), almost none on the boundary
+    start = f.seen[0] - many  # 3200 pixels of U(-eps, eps): centred (5 sd of the mean), almost none on the boundary
     assert abs(start.mean().item()) < eps / 20 and (start.abs() == eps).float().mean() < 0.01
     assert abs(start.std().item() - eps / 3 ** 0.5) < eps / 20
+    # ... and added to the images: the generator's uniforms, scaled to the ball, from where each image is
+    drawn = torch.rand(many.shape, generator=torch.Generator().manual_seed(3)) * 2 - 1
+    torch.testing.assert_close(start, drawn * eps, rtol=0, atol=1e-6)
     f.seen.clear()
     # no steps, or no budget: the images themselves, without a random start
     for no_attack in ({"steps": 0}, {"eps": 0.0}):
