@@ -2126,6 +2126,12 @@ MUTANTS = [
     Mutant('pgd-start-offset-by-x', 'tests/test_contracts.py -k pgd_steps_start', [
         ('fastjem/eval/attacks.py', '    lo_t, hi_t = x.clamp(max=lo), x.clamp(min=hi)\n    delta = (torch.max(torch.min(x + delta, hi_t), lo_t) - x).detach()', '    lo_t, hi_t = x.clamp(max=lo), x.clamp(min=hi)\n    delta = (torch.max(torch.min(x + delta, hi_t), lo_t) + x).detach()'),
     ]),
+    Mutant('guard-probe-beyond-the-range', 'tests/test_guard.py -k papers_diagnosis', [
+        ('fastjem/guard.py', '        self.probe = (torch.rand(shape, generator=gen) * 2 - 1).to(trainer.device)', '        self.probe = (torch.rand(shape, generator=gen) * 3 - 1).to(trainer.device)'),
+    ]),
+    Mutant('guard-nan-buffer-energy-healthy', 'tests/test_guard.py -k papers_diagnosis', [
+        ('fastjem/guard.py', '            if not (math.isfinite(e_buf) and math.isfinite(e_uni)) or max(abs(e_buf), abs(e_uni)) > self.energy_bound:', '            if not (math.isfinite(e_buf) or math.isfinite(e_uni)) or max(abs(e_buf), abs(e_uni)) > self.energy_bound:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -473,6 +473,13 @@ def test_buffer_far_above_noise_is_the_papers_diagnosis(guarded, tmp_path):
     assert "far above fresh noise" in t.guard.reasons[0]
     t.guard.buffer_margin = diff + 1e-3
     assert t.guard.healthy() and t.guard.reasons == []
+    # the noise is U(-1, 1): centred, filling the range
+    probe = t.guard.probe
+    assert probe.min() >= -1 and probe.max() <= 1 and abs(probe.mean().item()) < 0.05
+    assert abs(probe.std().item() - 3 ** -0.5) < 0.02
+    # a NaN buffer energy beside a finite noise energy is out of bounds too (no margin can make it healthy)
+    t.buffer.data[0] = float("nan")
+    assert not t.guard.healthy() and "out-of-bound energies" in t.guard.reasons[0]
 
 
 def test_the_remedy_ladder_climbs_and_its_last_rung_repeats(guarded, tmp_path):
