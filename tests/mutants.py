@@ -2132,6 +2132,21 @@ MUTANTS = [
     Mutant('guard-nan-buffer-energy-healthy', 'tests/test_guard.py -k papers_diagnosis', [
         ('fastjem/guard.py', '            if not (math.isfinite(e_buf) and math.isfinite(e_uni)) or max(abs(e_buf), abs(e_uni)) > self.energy_bound:', '            if not (math.isfinite(e_buf) or math.isfinite(e_uni)) or max(abs(e_buf), abs(e_uni)) > self.energy_bound:'),
     ]),
+    Mutant('constant-images-off-range', 'tests/test_eval.py -k synthetic_ood', [
+        ('fastjem/eval/ood.py', '    colour = torch.rand((n, c, 1, 1), generator=generator) * 2 - 1', '    colour = torch.rand((n, c, 1, 1), generator=generator) / 2 - 1'),
+    ]),
+    Mutant('interpolations-of-two-images-refused', 'tests/test_eval.py -k synthetic_ood', [
+        ('fastjem/eval/ood.py', '    if len(x) < 2:', '    if len(x) < 3:'),
+    ]),
+    Mutant('interpolations-never-start-at-0', 'tests/test_eval.py -k synthetic_ood', [
+        ('fastjem/eval/ood.py', '    i = torch.randint(0, len(x), (n,), generator=generator)', '    i = torch.randint(1, len(x), (n,), generator=generator)'),
+    ]),
+    Mutant('match-shape-rgba-to-grey-by-luma', 'tests/test_eval.py -k match_shape', [
+        ('fastjem/eval/ood.py', '        if channels == 1 and x.shape[1] == 3:', '        if channels == 1 or x.shape[1] == 3:'),
+    ]),
+    Mutant('match-shape-corners-aligned', 'tests/test_eval.py -k match_shape', [
+        ('fastjem/eval/ood.py', '        x = F.interpolate(x, size=(size, size), mode="bilinear", align_corners=False, antialias=shrink)', '        x = F.interpolate(x, size=(size, size), mode="bilinear", align_corners=True, antialias=shrink)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

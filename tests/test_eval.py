@@ -10,6 +10,7 @@ import pytest
 import torch
 from kernel_utils import assert_gaussian_moments
 from torch import nn
+from torch.nn import functional as F
 
 from fastjem.cli import main
 from fastjem.config import TrainConfig
@@ -136,6 +137,12 @@ def test_synthetic_ood_sets_are_what_they_claim():
     assert u.min() >= -1 and u.max() <= 1 and abs(u.mean().item()) < 0.05 and abs(u.var().item() - 1 / 3) < 0.02
     c = constant_images(20, (3, 4, 4), g)
     assert (c == c[:, :, :1, :1]).all() and c.flatten(1).std(1).max() > 0.1
+    colours = constant_images(500, (3, 2, 2), g)[:, :, 0, 0]  # per-channel values U(-1, 1)
+    assert colours.min() >= -1 and colours.max() <= 1 and abs(colours.mean().item()) < 0.05
+    assert abs(colours.var().item() - 1 / 3) < 0.02
+    # two test images are enough: each mixture is of both, in either order, and both orders come up
+    _, i2, j2 = interpolate_pairs(x[:2], 50, torch.Generator().manual_seed(2))
+    assert set(zip(i2.tolist(), j2.tolist(), strict=True)) == {(0, 1), (1, 0)}
 
 
 # ------------------------------------------------------------------------------------ attacks, refinement
@@ -417,8 +424,8 @@ def test_inception_score_takes_each_splits_own_marginal():
 
 
 def test_match_shape_converts_channels_by_luma_and_resizes():
-    """RGB -> grey is ITU-R 601 luma (0.299, 0.587, 0.114); grey -> RGB copies the channel; other sizes are
-    resized to the model's; values stay in [-1, 1]."""
+    """RGB -> grey is ITU-R 601 luma (0.299, 0.587, 0.114); grey -> RGB copies the channel; other channel counts
+    are refused; other sizes are resized to the model's; values stay in [-1, 1]."""
     from fastjem.eval import match_shape
 
     rgb = torch.tensor([0.5, -0.2, 0.9]).view(1, 3, 1, 1).expand(2, 3, 8, 8)
@@ -431,6 +438,13 @@ def test_match_shape_converts_channels_by_luma_and_resizes():
     assert match_shape(torch.full((1, 1, 5, 5), 3.0), 1, 5).max() == 1.0
     with pytest.raises(Exception, match="cannot convert 2-channel"):
         match_shape(torch.zeros(1, 2, 4, 4), 3, 4)
+    with pytest.raises(Exception, match="cannot convert 4-channel"):
+        match_shape(torch.zeros(1, 4, 4, 4), 1, 4)
+    # resized bilinearly, pixel centres aligned, antialiased only when shrinking
+    img = torch.rand(2, 1, 12, 12, generator=torch.Generator().manual_seed(0)) * 2 - 1
+    for size, shrink in ((5, True), (20, False)):
+        expected = F.interpolate(img, size=(size, size), mode="bilinear", align_corners=False, antialias=shrink)
+        torch.testing.assert_close(match_shape(img, 1, size), expected.clamp(-1, 1))
 
 
 def test_fid_and_inception_score_through_torchmetrics_with_local_weights(runs, tmp_path, inception_weights,
