@@ -2147,6 +2147,9 @@ MUTANTS = [
     Mutant('match-shape-corners-aligned', 'tests/test_eval.py -k match_shape', [
         ('fastjem/eval/ood.py', '        x = F.interpolate(x, size=(size, size), mode="bilinear", align_corners=False, antialias=shrink)', '        x = F.interpolate(x, size=(size, size), mode="bilinear", align_corners=True, antialias=shrink)'),
     ]),
+    Mutant('match-shape-no-floor', 'tests/test_eval.py -k match_shape', [
+        ('fastjem/eval/ood.py', '    return x.clamp(-1, 1).contiguous()', '    return x.clamp(-2, 1).contiguous()'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

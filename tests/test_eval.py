@@ -436,6 +436,7 @@ def test_match_shape_converts_channels_by_luma_and_resizes():
     assert back.shape == (2, 3, 4, 4) and torch.equal(back[:, 0], back[:, 2])
     torch.testing.assert_close(back, torch.full((2, 3, 4, 4), 0.299 * 0.5 - 0.587 * 0.2 + 0.114 * 0.9))
     assert match_shape(torch.full((1, 1, 5, 5), 3.0), 1, 5).max() == 1.0
+    assert match_shape(torch.full((1, 1, 5, 5), -3.0), 1, 5).min() == -1.0
     with pytest.raises(Exception, match="cannot convert 2-channel"):
         match_shape(torch.zeros(1, 2, 4, 4), 3, 4)
     with pytest.raises(Exception, match="cannot convert 4-channel"):
