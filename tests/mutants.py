@@ -2150,6 +2150,9 @@ MUTANTS = [
     Mutant('match-shape-no-floor', 'tests/test_eval.py -k match_shape', [
         ('fastjem/eval/ood.py', '    return x.clamp(-1, 1).contiguous()', '    return x.clamp(-2, 1).contiguous()'),
     ]),
+    Mutant('ood-folder-luma-red-weight-off-by-one', 'tests/test_eval.py -k ood_image_folder_is_decoded', [
+        ('fastjem/eval/ood.py', '            x = ((x[0].int() * 19595 + x[1].int() * 38470 + x[2].int() * 7471 + 0x8000) >> 16).to(torch.uint8)[None]', '            x = ((x[0].int() * 19596 + x[1].int() * 38470 + x[2].int() * 7471 + 0x8000) >> 16).to(torch.uint8)[None]'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

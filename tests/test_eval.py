@@ -1007,6 +1007,12 @@ def test_an_ood_image_folder_is_decoded_and_resized_as_training_data_is(tmp_path
     luma = (200 * 19595 + 100 * 38470 + 50 * 7471 + 0x8000) >> 16
     assert grey.shape == (2, 1, 8, 8) and torch.equal(grey[1], to_float(torch.full((1, 8, 8), luma, dtype=torch.uint8)))
     assert luma == np.asarray(Image.fromarray(wide).convert("L"))[0, 8]
+    # and for every colour: 4096 random pixels, each Pillow's grey level exactly
+    noisy = np.random.default_rng(0).integers(0, 256, (64, 64, 3), dtype=np.uint8)
+    (tmp_path / "many").mkdir()
+    Image.fromarray(noisy).save(tmp_path / "many" / "noise.png")
+    pillow = torch.from_numpy(np.asarray(Image.fromarray(noisy).convert("L")).copy())[None]
+    assert torch.equal(load_image_folder(tmp_path / "many", 1, 1, 64)[0], to_float(pillow))
 
 
 def test_a_figure_that_cannot_be_written_costs_the_figure_not_the_report(runs, tmp_path, capsys, monkeypatch):
