@@ -2153,6 +2153,9 @@ MUTANTS = [
     Mutant('ood-folder-luma-red-weight-off-by-one', 'tests/test_eval.py -k ood_image_folder_is_decoded', [
         ('fastjem/eval/ood.py', '            x = ((x[0].int() * 19595 + x[1].int() * 38470 + x[2].int() * 7471 + 0x8000) >> 16).to(torch.uint8)[None]', '            x = ((x[0].int() * 19596 + x[1].int() * 38470 + x[2].int() * 7471 + 0x8000) >> 16).to(torch.uint8)[None]'),
     ]),
+    Mutant('ood-set-of-the-same-shape-refused', 'tests/test_contracts.py -k ood_sets_follow', [
+        ('fastjem/eval/ood.py', '        if any(a.test_x.shape == arrays.test_x.shape and torch.equal(a.test_x, arrays.test_x)', '        if any(a.test_x.shape == arrays.test_x.shape or torch.equal(a.test_x, arrays.test_x)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

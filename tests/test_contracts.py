@@ -332,6 +332,16 @@ def test_ood_sets_follow_n_and_the_seed_and_refuse_the_in_distribution_set(tmp_p
     assert torch.equal(x, digits[torch.randperm(len(digits), generator=torch.Generator().manual_seed(0))[:10]])
     with pytest.raises(OODSetError, match="in-distribution dataset of this checkpoint"):
         ood_set("digits", _fake_em("digits"), 10)
+    # in-distribution test images of the same shape but other pixels are another set: taken, not refused as a copy
+    from types import SimpleNamespace
+
+    raw = load_arrays("digits", "", False, progress=False).test_x
+    other = _fake_em()
+    other.loaded_arrays = lambda: [SimpleNamespace(test_x=255 - raw)]
+    assert torch.equal(ood_set("digits", other, 10, seed=0), x)
+    other.loaded_arrays = lambda: [SimpleNamespace(test_x=raw.clone())]
+    with pytest.raises(OODSetError, match="holds the same test images"):
+        ood_set("digits", other, 10, seed=0)
     from PIL import Image
 
     for i in range(20):  # image i is all grey level 10 * i
