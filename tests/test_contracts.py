@@ -295,7 +295,7 @@ def test_pgd_steps_start_and_project_as_documented():
     start = f.seen[0] - many  # 3200 pixels of U(-eps, eps): centred (5 sd of the mean), almost none on the boundary
     assert abs(start.mean().item()) < eps / 20 and (start.abs() == eps).float().mean() < 0.01
     assert abs(start.std().item() - eps / 3 ** 0.5) < eps / 20
-    # ... and added to the images: the generator's uniforms, scaled to the ball, from where each image is
+    # exactly: the generator's uniforms scaled to the ball, added to each image where it is
     drawn = torch.rand(many.shape, generator=torch.Generator().manual_seed(3)) * 2 - 1
     torch.testing.assert_close(start, drawn * eps, rtol=0, atol=1e-6)
     f.seen.clear()
