@@ -2156,6 +2156,12 @@ MUTANTS = [
     Mutant('ood-set-of-the-same-shape-refused', 'tests/test_contracts.py -k ood_sets_follow', [
         ('fastjem/eval/ood.py', '        if any(a.test_x.shape == arrays.test_x.shape and torch.equal(a.test_x, arrays.test_x)', '        if any(a.test_x.shape == arrays.test_x.shape or torch.equal(a.test_x, arrays.test_x)'),
     ]),
+    Mutant('runs-unfinished-run-without-model', 'tests/test_runs.py -k what_each_run_wrote', [
+        ('fastjem/runs.py', '        "model": (summary or {}).get("model") or model, "kind": kind,', '        "model": (summary or {}).get("model") and model, "kind": kind,'),
+    ]),
+    Mutant('runs-markdown-rule-after-first-row', 'tests/test_runs.py -k markdown', [
+        ('fastjem/runs.py', '        lines.insert(1, "|" + "|".join("---" for _ in head) + "|")', '        lines.insert(2, "|" + "|".join("---" for _ in head) + "|")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -36,6 +36,7 @@ def test_rows_say_what_each_run_wrote(runs):
     assert run_row(root / "base")["kind"] == "classifier" and run_row(root / "base")["test_acc"] == base["test_acc"]
     cut = run_row(root / "cut")
     assert cut["status"] == "stopped (6/6)" and cut["test_acc"] is None and cut["iteration"] == 6
+    assert (cut["model"], cut["kind"]) == ("ConvNet(width 8)", "JEM")  # from its config, with no summary.json
 
 
 def test_a_run_without_its_config_says_less_not_something_wrong(runs, tmp_path):
@@ -189,3 +190,10 @@ def test_csv_keeps_its_header_row():
     from fastjem.runs import render_table
 
     assert render_table(["run", "test acc"], [["a", "0.5"]], "csv").splitlines() == ["run,test acc", "a,0.5"]
+
+
+def test_a_markdown_table_has_its_header_row_then_the_rule():
+    from fastjem.runs import render_table
+
+    assert render_table(["run", "test acc"], [["a", "0.5"], ["b", "0.6"]], "md").splitlines() == [
+        "| run | test acc |", "|---|---|", "| a | 0.5 |", "| b | 0.6 |"]
