@@ -326,7 +326,8 @@ def test_ood_sets_follow_n_and_the_seed_and_refuse_the_in_distribution_set(tmp_p
     em = _fake_em()
     a, b = ood_set("uniform", em, 8, seed=0), ood_set("uniform", em, 8, seed=1)
     assert torch.equal(a, ood_set("uniform", em, 8, seed=0)) and not torch.equal(a, b)
-    digits = to_float(load_arrays("digits", "", False, progress=False).test_x)
+    raw = load_arrays("digits", "", False, progress=False).test_x
+    digits = to_float(raw)
     x = ood_set("digits", em, 10, seed=0)
     assert len(x) == 10 and not torch.equal(x, digits[:10])  # a random subset of the test set, not its first 10
     assert torch.equal(x, digits[torch.randperm(len(digits), generator=torch.Generator().manual_seed(0))[:10]])
@@ -335,7 +336,6 @@ def test_ood_sets_follow_n_and_the_seed_and_refuse_the_in_distribution_set(tmp_p
     # in-distribution test images of the same shape but other pixels are another set: taken, not refused as a copy
     from types import SimpleNamespace
 
-    raw = load_arrays("digits", "", False, progress=False).test_x
     other = _fake_em()
     other.loaded_arrays = lambda: [SimpleNamespace(test_x=255 - raw)]
     assert torch.equal(ood_set("digits", other, 10, seed=0), x)
