@@ -2162,6 +2162,69 @@ MUTANTS = [
     Mutant('runs-markdown-rule-after-first-row', 'tests/test_runs.py -k markdown', [
         ('fastjem/runs.py', '        lines.insert(1, "|" + "|".join("---" for _ in head) + "|")', '        lines.insert(2, "|" + "|".join("---" for _ in head) + "|")'),
     ]),
+    Mutant('curves-loss-in-the-energy-panel', 'tests/test_curves.py -k each_panel', [
+        ('fastjem/curves.py', 'axes[0, 0].plot(it, col("loss")', 'axes[1, 0].plot(it, col("loss")'),
+    ]),
+    Mutant('curves-lr-axis-for-overlays', 'tests/test_curves.py -k "each_panel or overlay_of_more"', [
+        ('fastjem/curves.py', 'single = len(runs) == 1', 'single = len(runs) != 1'),
+    ]),
+    Mutant('curves-no-classifier-only-note', 'tests/test_curves.py -k each_panel', [
+        ('fastjem/curves.py', '    generative = False\n', '    generative = True\n'),
+    ]),
+    Mutant('curves-four-runs-one-legend', 'tests/test_curves.py -k overlay_of_more', [
+        ('fastjem/curves.py', 'many = len(runs) > 4', 'many = len(runs) >= 4'),
+    ]),
+    Mutant('curves-six-runs-take-tab20', 'tests/test_curves.py -k overlay_of_more', [
+        ('fastjem/curves.py', 'COLOURS if len(runs) <= len(COLOURS)', 'COLOURS if len(runs) < len(COLOURS)'),
+    ]),
+    Mutant('curves-reads-lines-without-iter', 'tests/test_curves.py -k keeps_the_iterations', [
+        ('fastjem/curves.py', 'if not isinstance(r, dict) or "iter" not in r:', 'if not isinstance(r, dict) and "iter" not in r:'),
+    ]),
+    Mutant('curves-no-records-needs-both-files', 'tests/test_curves.py -k errors_say', [
+        ('fastjem/curves.py', '.exists() or (path.parent / "config.json").exists()', '.exists() and (path.parent / "config.json").exists()'),
+    ]),
+    Mutant('curves-missing-sample-energy-is-generative', 'tests/test_curves.py -k classifier_only_runs', [
+        ('fastjem/curves.py', 'r.get("e_sample", 0.0) != 0.0', 'r.get("e_sample", 1.0) != 0.0'),
+    ]),
+    Mutant('curves-sd-of-one-seed', 'tests/test_curves.py -k one_seed', [
+        ('fastjem/curves.py', 'if len(v) > 1 else 0.0', 'if len(v) >= 1 else 0.0'),
+    ]),
+    Mutant('curves-sweep-speed-in-energy-panel', 'tests/test_curves.py -k one_seed', [
+        ('fastjem/curves.py', '(axes[1, 1], "it_per_s", "-")', '(axes[1, 0], "it_per_s", "-")'),
+    ]),
+    Mutant('curves-sweep-no-classifier-only-note', 'tests/test_curves.py -k one_seed', [
+        ('fastjem/curves.py', 'drawn, generative, seeds = [], False, set()', 'drawn, generative, seeds = [], True, set()'),
+    ]),
+    Mutant('curves-sweep-six-take-tab20', 'tests/test_curves.py -k palette_takes', [
+        ('fastjem/curves.py', 'COLOURS if len(groups) <= len(COLOURS)', 'COLOURS if len(groups) < len(COLOURS)'),
+    ]),
+    Mutant('curves-overlay-always-by-path', 'tests/test_curves.py -k by_their_folders', [
+        ('fastjem/curves.py', 'if len(set(labels)) < len(labels):', 'if len(set(labels)) <= len(labels):'),
+    ]),
+    Mutant('config-guard-off-by-default', 'tests/test_train.py -k bare_config', [
+        ('fastjem/config.py', 'guard: bool = _opt(True,', 'guard: bool = _opt(False,'),
+    ]),
+    Mutant('config-check-every-default', 'tests/test_train.py -k bare_config', [
+        ('fastjem/config.py', 'check_every: int = _opt(25,', 'check_every: int = _opt(26,'),
+    ]),
+    Mutant('config-fused-forward-off-by-default', 'tests/test_train.py -k bare_config', [
+        ('fastjem/config.py', 'fused_forward: bool = _opt(True,', 'fused_forward: bool = _opt(False,'),
+    ]),
+    Mutant('curves-divergence-key-in-energy-panel', 'tests/test_curves.py -k each_panel', [
+        ('fastjem/curves.py', 'axes[0, 0].plot([], [], color=colour, ls=":"', 'axes[1, 0].plot([], [], color=colour, ls=":"'),
+    ]),
+    Mutant('config-iters-zero-taken', 'tests/test_train.py -k bad_hyperparameters', [
+        ('fastjem/config.py', 'if self.iters == 0 or self.iters < -1:', 'if self.iters == 0 and self.iters < -1:'),
+    ]),
+    Mutant('config-momentum-one-taken', 'tests/test_train.py -k bad_hyperparameters', [
+        ('fastjem/config.py', 'if not self.momentum < 1:', 'if not self.momentum <= 1:'),
+    ]),
+    Mutant('config-quick-preset-unmeasured', 'tests/test_readme.py -k quick_preset', [
+        ('fastjem/config.py', 'warmup_iters=100, lr=1e-3,', 'warmup_iters=100, lr=2e-3,'),
+    ]),
+    Mutant('config-file-takes-boolean-epochs', 'tests/test_contracts.py -k boolean_integers', [
+        ('fastjem/config.py', 'isinstance(v, element) and not isinstance(v, bool)', 'isinstance(v, element) or not isinstance(v, bool)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -249,6 +249,9 @@ def test_a_config_file_keeps_no_out_dir_and_no_boolean_integers(tmp_path):
     (tmp_path / "c.json").write_text(json.dumps({"iters": True}))
     with pytest.raises(ConfigError, match="iters must be int"):
         options_from_file(tmp_path / "c.json")
+    (tmp_path / "c.json").write_text(json.dumps({"decay_epochs": [True, 50]}))  # nor in a list of epochs
+    with pytest.raises(ConfigError, match="decay_epochs must be tuple"):
+        options_from_file(tmp_path / "c.json")
 
 
 # --- the fourth hunt (Session 20): attacks, OOD sets, drawing, metrics, checkpoints ---------------------------------

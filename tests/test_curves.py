@@ -30,7 +30,8 @@ def _train(it, loss=1.0):
 def test_read_metrics_keeps_the_iterations_the_final_model_went_through(tmp_path):
     records = [_train(2), _train(4), {"iter": 4, "val_acc": 0.6}, _train(6, loss=9.0), {"iter": 6, "val_acc": 0.1},
                {"event": "divergence", "iter": 6, "rolled_back_to": 4},
-               _train(6, loss=0.5), _train(8), {"iter": 8, "val_acc": 0.7, "test_acc": 0.71}]
+               _train(6, loss=0.5), _train(8), {"iter": 8, "val_acc": 0.7, "test_acc": 0.71},
+               {"loss": 3.0}, [8, 1.0]]  # lines that are not records (no iteration) are passed over
     _write(tmp_path / "metrics.jsonl", records, torn_tail=True)
     m = read_metrics(tmp_path)
     assert [r["iter"] for r in m.train] == [2, 4, 6, 8]
@@ -58,6 +59,12 @@ def test_plot_errors_say_what_to_give(tmp_path, capsys):
     (tmp_path / "metrics.jsonl").write_text("")
     with pytest.raises(ConfigError, match="no training records"):
         plot_run(tmp_path)
+    for made in ("config.json", "checkpoint.pt"):  # a run that stopped before its first log line, either way
+        run = tmp_path / made.split(".")[0]
+        run.mkdir()
+        (run / made).write_text("{}")
+        with pytest.raises(ConfigError, match="stopped before its first log line"):
+            read_metrics(run)
 
 
 def test_classifier_only_runs_are_not_drawn_with_sample_energies(tmp_path):
@@ -65,6 +72,8 @@ def test_classifier_only_runs_are_not_drawn_with_sample_energies(tmp_path):
     assert read_metrics(tmp_path).generative  # no config: a sample energy was logged
     _write(tmp_path / "metrics.jsonl", [{**_train(2), "e_sample": 0.0}, {**_train(4), "e_sample": 0.0}])
     assert not read_metrics(tmp_path).generative  # no config, and no sample energy ever logged
+    _write(tmp_path / "metrics.jsonl", [{"iter": 2, "loss": 1.0}])
+    assert not read_metrics(tmp_path).generative  # nor any energy at all
     _write(tmp_path / "metrics.jsonl", [_train(2), _train(4)])
     (tmp_path / "config.json").write_text(json.dumps({"px_weight": 0.0, "pxy_weight": 0.0}))
     assert not read_metrics(tmp_path).generative
@@ -257,3 +266,122 @@ def test_a_sweeps_mean_leaves_out_the_test_mark_until_every_seed_has_one(tmp_pat
     assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 0
     (test,) = drawn[1].axes[1].containers
     assert list(test.lines[0].get_ydata()) == pytest.approx([0.75])
+
+
+def _panel(ax):
+    """{label: y values} of the lines an axis draws."""
+    return {line.get_label(): list(line.get_ydata()) for line in ax.get_lines() if line.get_label()[0] != "_"}
+
+
+def test_each_panel_draws_its_own_records(tmp_path, drawn):
+    """One run: loss and cross-entropy top left; batch, validation, best.pt and test accuracy top right; data and
+    sample energies bottom left; it/s bottom right with the learning rate on its own axis; a legend on every
+    panel but the speed one. A classifier-only run says so where the energies would be."""
+    from fastjem.curves import plot_curves
+
+    rows = [{"iter": i, "loss": 2.0 / i, "ce": 1.0 / i, "acc": 0.1 * i, "e_data": -i, "e_sample": i, "it_per_s": 7 + i,
+             "lr": 1e-3 * i} for i in (2, 4)]
+    rows += [{"iter": 2, "val_acc": 0.3, "best": True}, {"iter": 4, "val_acc": 0.35, "test_acc": 0.4},
+             {"event": "divergence", "iter": 3, "rolled_back_to": 2}]
+    _write(tmp_path / "metrics.jsonl", rows)
+    plot_curves(read_metrics(tmp_path), tmp_path / "c.png")
+    loss, acc, energy, speed, lr = drawn[-1].axes
+    # the divergence: a dotted line at its iteration on every panel, named in the loss panel's legend
+    for ax in (loss, acc, energy, speed):
+        assert [list(line.get_xdata()) for line in ax.get_lines() if line.get_linestyle() == ":"][0] == [3, 3]
+    assert "divergence, rolled back" in [t.get_text() for t in loss.get_legend().get_texts()]
+    assert _panel(loss) == {"loss": [1.0, 0.5], "cross-entropy": [0.5, 0.25], "divergence, rolled back": []}
+    assert _panel(acc) == {"train (batch)": [0.2, 0.4], "validation": [0.3, 0.35], "best.pt (iteration 2)": [0.3],
+                           "test 0.4000": [0.4]}
+    assert _panel(energy) == {"data": [-2, -4], "SGLD samples": [2, 4]} and not energy.texts
+    assert _panel(speed) == {"it/s": [9, 11]} and [list(line.get_ydata()) for line in lr.get_lines()] == [[2e-3, 4e-3]]
+    assert [ax.get_legend() is not None for ax in (loss, acc, energy, speed)] == [True, True, True, False]
+    assert [ax.get_ylabel() for ax in (loss, acc, energy, speed, lr)] == [
+        "loss", "accuracy", "mean energy E(x) = -LSE f(x)", "iterations / s", "learning rate"]
+    (tmp_path / "config.json").write_text(json.dumps({"px_weight": 0.0, "pxy_weight": 0.0}))
+    plot_curves(read_metrics(tmp_path), tmp_path / "c.png")
+    energy = drawn[-1].axes[2]
+    assert not _panel(energy) and [t.get_text() for t in energy.texts] == ["classifier only: no samples"]
+
+
+@pytest.mark.parametrize("n", [4, 5, 6, 7])
+def test_an_overlay_of_more_than_four_runs_has_one_legend_beside_the_panels(tmp_path, drawn, n):
+    """Up to four runs: a legend on each panel, speed included. More: one legend of the runs beside the panels and
+    a key of the line styles. Up to six runs take the palette's colours; more take tab20's."""
+    from fastjem.curves import plot_curves
+    from fastjem.eval.plots import COLOURS
+
+    runs = {f"r{k}": read_metrics(_run(tmp_path / f"r{k}")) for k in range(n)}
+    plot_curves(runs, tmp_path / "c.png")
+    fig = drawn[-1]
+    loss, acc, energy, speed = fig.axes
+    assert len(fig.legends) == (n > 4) and all(ax.get_legend() is not None for ax in (loss, acc, energy))
+    assert (speed.get_legend() is not None) == (n <= 4) and len(fig.axes) == 4  # no learning-rate axis in an overlay
+    if n > 4:
+        assert [t.get_text() for t in fig.legends[0].get_texts()] == list(runs)
+        assert [t.get_text() for t in loss.get_legend().get_texts()] == ["loss", "cross-entropy"]
+        assert [t.get_text() for t in energy.get_legend().get_texts()] == ["data", "SGLD samples"]
+        assert [t.get_text() for t in acc.get_legend().get_texts()] == ["train (batch)", "validation", "best.pt",
+                                                                        "test"]
+    colours = [line.get_color() for line in loss.get_lines()[::2]]  # each run's loss, then its cross-entropy
+    import matplotlib.pyplot as plt
+
+    assert colours == (list(COLOURS[:n]) if n <= len(COLOURS) else [plt.get_cmap("tab20")(k) for k in range(n)])
+
+
+def _run(folder):
+    folder.mkdir()
+    _write(folder / "metrics.jsonl", [_train(2), _train(4)])
+    return folder
+
+
+def test_a_sweep_of_one_seed_has_its_mean_without_a_band(tmp_path, drawn):
+    """One seed per combination: the mean is that seed's curve and the ± sd band has no width (the sample sd of one
+    value is undefined; it is drawn as 0, not an error)."""
+    from fastjem.config import TrainConfig
+    from fastjem.sweep import check_spec, run_name, spec_of
+
+    check_spec(tmp_path / "sw", spec_of(TrainConfig(preset="test"), {"lr": [1e-3]}, [1]))
+    _run(tmp_path / "sw" / run_name({"lr": 1e-3}, 1))
+    assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 0
+    loss_ax = drawn[0].axes[0]
+    assert list(loss_ax.lines[0].get_ydata()) == [1.0, 1.0]
+    assert set(loss_ax.collections[0].get_paths()[0].vertices[:, 1]) == {1.0}
+    assert [t.get_text() for t in drawn[0].legends[0].get_texts()] == ["lr=0.001 (n=1)"]
+    # the other panels: batch accuracy, data and sample energies, it/s
+    _, acc, energy, speed = drawn[0].axes
+    assert [list(line.get_ydata()) for line in acc.lines] == [[0.5, 0.5]]
+    assert [(list(line.get_ydata()), line.get_linestyle()) for line in energy.lines] == [
+        ([0.0, 0.0], "-"), ([0.1, 0.1], "--")] and not energy.texts
+    assert [list(line.get_ydata()) for line in speed.lines] == [[10.0, 10.0]]
+    # a classifier-only sweep: no energies, and the panel says why
+    (tmp_path / "sw" / run_name({"lr": 1e-3}, 1) / "config.json").write_text(json.dumps({"px_weight": 0.0}))
+    assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 0
+    energy = drawn[1].axes[2]
+    assert not energy.lines and [t.get_text() for t in energy.texts] == ["classifier only: no samples"]
+
+
+@pytest.mark.parametrize("n", [6, 7])
+def test_a_sweeps_mean_of_more_combinations_than_the_palette_takes_tab20(tmp_path, drawn, n):
+    import matplotlib.pyplot as plt
+
+    from fastjem.config import TrainConfig
+    from fastjem.eval.plots import COLOURS
+    from fastjem.sweep import check_spec, run_name, spec_of
+
+    lrs = [1e-3 * (k + 1) for k in range(n)]
+    check_spec(tmp_path / "sw", spec_of(TrainConfig(preset="test"), {"lr": lrs}, [1]))
+    for lr in lrs:
+        _run(tmp_path / "sw" / run_name({"lr": lr}, 1))
+    assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 0
+    colours = [line.get_color() for line in drawn[0].axes[0].lines]
+    assert colours == (list(COLOURS) if n <= len(COLOURS) else [plt.get_cmap("tab20")(k) for k in range(n)])
+
+
+def test_an_overlay_names_runs_by_their_folders(tmp_path, drawn):
+    """Runs of distinct folder names are labelled by the names alone (two of one name, by their paths)."""
+    from fastjem.curves import plot_runs
+
+    plot_runs([_run(tmp_path / "a"), _run(tmp_path / "b")], tmp_path / "c.png")
+    assert [line.get_label() for line in drawn[0].axes[0].get_lines()] == [
+        "a: loss", "a: cross-entropy", "b: loss", "b: cross-entropy"]

@@ -44,3 +44,23 @@ def test_readme_counts_the_mutants_there_are():
     spec.loader.exec_module(mutants)
     said = re.search(r"\((\d+) mutants:", README.read_text())
     assert said and int(said.group(1)) == len(mutants.MUTANTS)
+
+
+def test_the_quick_preset_is_the_one_its_figures_were_measured_with():
+    """The README quotes the quick preset's wall time and accuracy from bench/results/quick-*.json: the newest of
+    those ran the preset as it now is, in every option that sets what is trained (data, model, objective, sampler,
+    optimiser). A change to the preset needs a new measurement."""
+    import json
+    from dataclasses import fields
+
+    from fastjem.config import PRESETS, TrainConfig
+
+    results = sorted((README.parent / "bench" / "results").glob("quick-*.json"))
+    newest = json.loads(results[-1].read_text())
+    assert newest["preset"] == "quick" and not newest["smoke"]
+    quick = PRESETS["quick"].to_dict()
+    trained = [f.name for f in fields(TrainConfig) if f.metadata["group"] in ("data", "model", "objective", "sampler",
+                                                                              "optim")]
+    assert len(trained) > 30
+    measured = {name: newest["config"][name] for name in trained}
+    assert measured == {name: list(v) if isinstance(v, tuple) else v for name, v in ((n, quick[n]) for n in trained)}

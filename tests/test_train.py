@@ -391,12 +391,31 @@ def test_existing_run_is_not_overwritten(tiny_config, tmp_path):
     ({"labels_per_class": -2}, "labels-per-class"), ({"val_size": -2}, "val-size must be >= 0, or -1"),
     ({"snapshot_every": -1}, "snapshot-every must be >= 0"), ({"max_recoveries": -1}, "max-recoveries must be"),
     ({"buffer_margin": -1.0}, "buffer-margin must be"), ({"remedies": ()}, "remedies takes one or more"),
-    ({"dataset": "imagefolder", "data_dir": ""}, "needs --data-dir"),
+    ({"dataset": "imagefolder", "data_dir": ""}, "needs --data-dir"), ({"iters": 0}, "iters must be > 0"),
+    ({"iters": -2}, "iters must be > 0"), ({"momentum": 1.0}, r"momentum must be in \[0, 1\)"),
 ])
 def test_bad_hyperparameters_are_refused(change, match):
     with pytest.raises(ConfigError, match=match):
         TrainConfig(**change).validate()
 
+
+@pytest.mark.parametrize("change", [
+    {"batch_size": 1, "buffer_size": 1, "log_every": 1, "width": 1, "lr": 1e-12},
+    {name: 0 for name in ("energy_l2", "sgld_steps", "sgld_step_size", "sgld_noise", "data_noise", "test_noise",
+                          "px_weight", "pxy_weight", "weight_decay", "warmup_iters", "eval_every", "ckpt_every",
+                          "sample_every", "ckpt_keep_every", "max_minutes", "momentum", "image_size", "sgld_parts",
+                          "snapshot_every", "max_recoveries", "buffer_margin")},
+    {"decay_rate": 0.0, "decay_epochs": ()}, {"epochs": 0.0, "iters": 1}, {"epochs": 0.5, "iters": -1},
+    {"reinit_prob": 0.0, "dropout": 0.0}, {"reinit_prob": 1.0, "dropout": 0.99}, {"momentum": 0.99},
+    {"sgld_parts": 8, "batch_size": 8}, {"labels_per_class": 1, "val_size": 0}, {"labels_per_class": -1},
+    {"val_size": -1}, {"check_every": 1, "energy_bound": 1e-6, "gap_bound": 1e-6}, {"decay_epochs": (0, 0.5)},
+    {"depth": 10}, {"arch": "convnet", "depth": 12}, {"dataset": "imagefolder", "data_dir": "x"},
+    {"px_weight": 0.0, "pxy_weight": 0.0}, {"pyx_weight": 0.0, "pxy_weight": 1.0, "px_weight": 0.0},
+    {"remedies": ("lr",)},
+])
+def test_options_at_the_edge_of_their_range_are_taken(change):
+    """The other side of each refusal: every bound is where the help text puts it, not one step inside."""
+    assert TrainConfig(**change).validate() == TrainConfig(**change)
 
 def test_a_config_dict_with_an_unknown_key_is_refused():
     cfg = TrainConfig(preset="test").to_dict()
@@ -419,6 +438,30 @@ def test_presets_validate():
     for cfg in (PRESETS["quick"], TrainConfig()):
         assert (cfg.sgld_step_size, cfg.sgld_noise, cfg.reinit_prob) == (1.0, 0.01, 0.05)
 
+
+def test_a_bare_config_trains_jem_on_the_fast_paths_with_the_guard_on():
+    """What a run gets for every option it does not set (a preset sets only some): JEM's objective and data
+    handling, every fast path on where the device allows, the guard on with the README's numbers (snapshots every
+    250 iterations, on the checkpoints every 500), and the run-level defaults `fastjem train --help` prints."""
+    d = TrainConfig().to_dict()
+
+    def of(*names):
+        return tuple(d[n] for n in names)
+
+    assert of("px_weight", "pyx_weight", "pxy_weight", "energy_l2", "class_cond_px", "buffer_init") == (
+        1.0, 1.0, 0.0, 0.0, False, "uniform")
+    assert of("optimizer", "momentum", "weight_decay", "iters", "arch", "norm", "dropout", "init_weights") == (
+        "adam", 0.9, 0.0, -1, "wrn", "none", 0.0, "")
+    assert of("dataset", "download", "image_size", "val_size", "labels_per_class", "augment", "data_noise",
+              "test_noise") == ("digits", False, 0, -1, -1, True, 0.03, 0.0)
+    assert of("precision", "compile", "kernels", "cuda_graph", "iteration_graph", "fused_forward", "overlap_data",
+              "cast_weights_once", "sgld_parts", "cpu_malloc") == (
+        "auto", "auto", "auto", True, True, True, False, True, 0, True)
+    assert of("guard", "check_every", "snapshot_every", "max_recoveries", "energy_bound", "gap_bound",
+              "buffer_margin", "remedies") == (True, 25, 250, 3, 1e4, 1e4, 100.0, ("sgld_steps", "lr", "energy_l2"))
+    assert of("seed", "device", "log_every", "eval_every", "ckpt_every", "sample_every", "max_minutes",
+              "ckpt_keep_every", "tensorboard", "keep_best", "preset") == (
+        1, "auto", 25, 0, 500, 0, 0.0, 0, False, True, "custom")
 
 def test_init_weights_starts_a_new_run_from_another_runs_network(tiny_config, tmp_path):
     base = Trainer(tiny_config.replace(iters=6, px_weight=0.0), out_dir=tmp_path / "base", progress=False)
