@@ -2225,6 +2225,93 @@ MUTANTS = [
     Mutant('config-file-takes-boolean-epochs', 'tests/test_contracts.py -k boolean_integers', [
         ('fastjem/config.py', 'isinstance(v, element) and not isinstance(v, bool)', 'isinstance(v, element) or not isinstance(v, bool)'),
     ]),
+    Mutant('engine-bf16-needs-hopper', 'tests/test_engine.py -k tensor_cores', [
+        ('fastjem/engine.py', 'if major >= 8:', 'if major > 8:'),
+    ]),
+    Mutant('engine-iteration-graph-by-default', 'tests/test_engine.py -k by_hand', [
+        ('fastjem/engine.py', '    iteration_graph: bool = False', '    iteration_graph: bool = True'),
+    ]),
+    Mutant('engine-cudnn-autotune-off', 'tests/test_engine.py -k by_hand', [
+        ('fastjem/engine.py', 'torch.backends.cudnn.benchmark = True', 'torch.backends.cudnn.benchmark = False'),
+    ]),
+    Mutant('engine-compile-needs-every-compiler', 'tests/test_engine.py -k by_hand', [
+        ('fastjem/engine.py', 'shutil.which("g++") or shutil.which("c++")', 'shutil.which("g++") and shutil.which("c++")'),
+    ]),
+    Mutant('engine-cuda-compiles-without-triton', 'tests/test_engine.py -k by_hand', [
+        ('fastjem/engine.py', 'return False, "triton is not installed"', 'return True, ""'),
+    ]),
+    Mutant('data-shows-six-classes', 'tests/test_data.py -k first_five', [
+        ('fastjem/data.py', 'classes[:5]', 'classes[:6]'),
+    ]),
+    Mutant('engine-square-kernels-assumed', 'tests/test_parts.py -k conv_layers', [
+        ('fastjem/engine.py', 'k = conv.kernel_size[0] * conv.kernel_size[1]', 'k = conv.kernel_size[1] * conv.kernel_size[1]'),
+    ]),
+    Mutant('engine-square-outputs-assumed', 'tests/test_parts.py -k conv_layers', [
+        ('fastjem/engine.py', 'pixels = out.shape[2] * out.shape[3]', 'pixels = out.shape[3] * out.shape[3]'),
+    ]),
+    Mutant('engine-fractional-tiles', 'tests/test_parts.py -k wave_tail', [
+        ('fastjem/engine.py', 'waves = -(-batch * layer.pixels // rows)', 'waves = -(-batch * layer.pixels / rows)'),
+    ]),
+    Mutant('engine-split-above-the-tenth', 'tests/test_parts.py -k tenth', [
+        ('fastjem/engine.py', 'return 2 if wave_tail(layers, batch, sms) >= SPLIT_TAIL else 1', 'return 2 if wave_tail(layers, batch, sms) > SPLIT_TAIL else 1'),
+    ]),
+    Mutant('engine-parts-note-says-split-for-one', 'tests/test_parts.py -k auto_parts_follow', [
+        ('fastjem/engine.py', '("(a second block fills them)" if parts > 1 else', '("(a second block fills them)" if parts < 1 else'),
+    ]),
+    Mutant('engine-parts-off-noted-for-one-part', 'tests/test_parts.py -k multiple_of_4', [
+        ('fastjem/engine.py', 'if engine.sgld_parts <= 1 or sample_numel % 4 == 0:', 'if engine.sgld_parts < 1 or sample_numel % 4 == 0:'),
+    ]),
+    Mutant('data-crop-off-centre', 'tests/test_data.py -k middle_of', [
+        ('fastjem/data.py', 'top, left = (h - size) // 2, (w - size) // 2', 'top, left = (h - size) // 2, (w - size) // 3'),
+    ]),
+    Mutant('engine-cuda-compiles-the-cpu-sgld-step', 'tests/test_engine.py -k only_what', [
+        ('fastjem/engine.py', 'if engine.device.type != "cpu" or cfg.compile == "off":', 'if engine.device.type != "cpu" and cfg.compile == "off":'),
+    ]),
+    Mutant('engine-sgld-compile-above-the-threshold', 'tests/test_engine.py -k only_what', [
+        ('fastjem/engine.py', 'elif flops >= SGLD_COMPILE_FLOPS:', 'elif flops > SGLD_COMPILE_FLOPS:'),
+    ]),
+    Mutant('engine-notes-a-graph-turned-off-by-hand', 'tests/test_engine.py -k only_what', [
+        ('fastjem/engine.py', 'if graph and device.type != "cuda":', 'if graph or device.type != "cuda":'),
+    ]),
+    Mutant('engine-notes-an-iteration-graph-turned-off-by-hand', 'tests/test_engine.py -k only_what', [
+        ('fastjem/engine.py', 'if whole and not graph:', 'if whole or not graph:'),
+    ]),
+    Mutant('engine-iteration-graph-off-says-why-backwards', 'tests/test_engine.py -k only_what', [
+        ('fastjem/engine.py', 'why = "not on a CUDA device" if device.type != "cuda" else', 'why = "not on a CUDA device" if device.type == "cuda" else'),
+    ]),
+    Mutant('data-tensors-unflipped-by-default', 'tests/test_custom.py -k defaults_and_edges', [
+        ('fastjem/data.py', 'name: str = "tensors", flip: bool = True', 'name: str = "tensors", flip: bool = False'),
+    ]),
+    Mutant('data-tensors-hold-out-5001', 'tests/test_custom.py -k defaults_and_edges', [
+        ('fastjem/data.py', 'min(5000, len(train_y) // 10)', 'min(5001, len(train_y) // 10)'),
+    ]),
+    Mutant('data-tensors-pad-a-ninth', 'tests/test_custom.py -k defaults_and_edges', [
+        ('fastjem/data.py', 'size // 8 if pad is None', 'size // 9 if pad is None'),
+    ]),
+    Mutant('data-tensors-classes-from-train-only', 'tests/test_custom.py -k defaults_and_edges', [
+        ('fastjem/data.py', 'int(max(train_y.max(), test_y.max())) + 1', 'int(train_y.max()) + 1'),
+    ]),
+    Mutant('engine-iteration-graph-kept-without-a-graph', 'tests/test_engine.py -k device_allows', [
+        ('fastjem/engine.py', '        notes.append(f"iteration graph off: {why} (the same iteration runs eagerly)")\n        whole = False', '        notes.append(f"iteration graph off: {why} (the same iteration runs eagerly)")\n        whole = True'),
+    ]),
+    Mutant('engine-iteration-graph-off-everywhere', 'tests/test_engine.py -k device_allows', [
+        ('fastjem/engine.py', 'elif whole and distributed:', 'elif whole or distributed:'),
+    ]),
+    Mutant('engine-cpu-triton-without-the-interpreter', 'tests/test_engine.py -k device_allows', [
+        ('fastjem/engine.py', 'elif kernels == "triton" and (triton is None or (device.type != "cuda" and not interpreter_on())):', 'elif kernels == "triton" and (triton is None and (device.type != "cuda" and not interpreter_on())):'),
+    ]),
+    Mutant('engine-malloc-tuned-off-cpu', 'tests/test_engine.py -k device_allows', [
+        ('fastjem/engine.py', 'malloc = cfg.cpu_malloc and device.type == "cpu"', 'malloc = cfg.cpu_malloc and device.type != "cpu"'),
+    ]),
+    Mutant('engine-fused-forward-always-off', 'tests/test_engine.py -k device_allows', [
+        ('fastjem/engine.py', 'if fused and has_batch_norm:', 'if fused or has_batch_norm:'),
+    ]),
+    Mutant('engine-one-part-noted-as-blocks', 'tests/test_engine.py -k device_allows', [
+        ('fastjem/engine.py', 'if cfg.sgld_parts > 1 and device.type != "cuda":', 'if cfg.sgld_parts >= 1 and device.type != "cuda":'),
+    ]),
+    Mutant('engine-iteration-graph-kept-under-data-parallelism', 'tests/test_engine.py -k device_allows', [
+        ('fastjem/engine.py', '"loop is still graphed")\n        whole = False', '"loop is still graphed")\n        whole = True'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -48,6 +48,25 @@ def test_arrays_from_tensors_keeps_the_images_and_labels(digits_as_floats):
     assert torch.equal(arrays_from_tensors(ref.train_x, ty, ref.test_x, vy).train_x, ref.train_x)  # uint8 as is
 
 
+
+def test_arrays_from_tensors_defaults_and_edges():
+    """Without options: flips on, a pad of an eighth of the side, a tenth of train held out (at most 5000), the
+    classes counted from the largest label of either split and named by index. Floats at exactly 0 and 1 are taken
+    and round to the nearest level; an empty label set passes the range check."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, 256, (50, 3, 16, 16), generator=g, dtype=torch.uint8)
+    data = arrays_from_tensors(x, torch.zeros(50, dtype=torch.long), x[:4], torch.tensor([0, 1, 2, 3]))
+    info = data.info
+    assert (info.name, info.flip, info.pad, info.default_val_size, info.num_classes, info.classes) == (
+        "tensors", True, 2, 5, 4, ("0", "1", "2", "3"))
+    big = torch.zeros(50010, 1, 8, 8, dtype=torch.uint8)
+    assert arrays_from_tensors(big, torch.zeros(50010, dtype=torch.long), big[:1],
+                               torch.zeros(1, dtype=torch.long)).info.default_val_size == 5000
+    levels = torch.tensor([0.0, 1.0, 0.5, 0.2]).view(1, 1, 2, 2)
+    got = arrays_from_tensors(levels, [0], levels, [0]).train_x.flatten().tolist()
+    assert got == [0, 255, 128, 51]  # 127.5 rounds to even: 128; 51.0 stays
+    assert len(arrays_from_tensors(x, torch.zeros(50, dtype=torch.long), x[:0], torch.zeros(0, dtype=torch.long),
+                                   classes=["a"]).test_y) == 0
 @pytest.mark.parametrize("change,match", [
     (lambda tx, ty, vx, vy: (tx[0], ty, vx, vy), r"images \[N, C, H, W\]"),
     (lambda tx, ty, vx, vy: (tx[..., :7], ty, vx, vy), "square images"),

@@ -419,6 +419,15 @@ def test_fit_size_scales_the_shorter_side_and_crops_the_centre():
     assert torch.equal(fit_size(flat[0, :, :6, :6], 6), flat[0, :, :6, :6])
 
 
+def test_fit_size_crops_the_middle_of_the_longer_side():
+    """A 4 x 10 image to 4 x 4 keeps columns 3-6, and a 10 x 4 one rows 3-6: (10 - 4) // 2 cut on each side."""
+    from fastjem.data import fit_size
+
+    wide = torch.arange(10, dtype=torch.uint8).expand(1, 4, 10)
+    assert torch.equal(fit_size(wide, 4)[0, 0], torch.tensor([3, 4, 5, 6], dtype=torch.uint8))
+    assert torch.equal(fit_size(wide.transpose(1, 2), 4)[0, :, 0], torch.tensor([3, 4, 5, 6], dtype=torch.uint8))
+
+
 def test_fit_size_shrinks_with_an_antialiasing_filter_and_rounds_to_the_nearest_level():
     """Shrinking averages what it drops (a checkerboard of 0 and 255 shrunk 3x is mid-grey, where plain bilinear
     sampling would hit single squares and keep 0 and 255), and the uint8 result is the nearest level, not a
@@ -786,6 +795,14 @@ def test_index_named_class_folders_take_their_numbers_as_labels(tmp_path, monkey
     # named by index on one side only: not comparable (SVHN's 0..9 against its digits' names), as before
     assert not class_names_differ([str(c) for c in range(10)], [f"c{c}" for c in range(10)])
     assert class_names_differ(["cat", "dog"], ["dog", "cat"])
+
+
+def test_messages_show_the_first_five_class_names():
+    from fastjem.data import shown_classes
+
+    names = [f"c{i}" for i in range(6)]
+    assert shown_classes(names[:5]) == "c0, c1, c2, c3, c4"
+    assert shown_classes(names) == "c0, c1, c2, c3, c4, ..."
 
 
 def test_a_link_that_makes_one_image_two_is_refused(tmp_path, monkeypatch):

@@ -612,3 +612,115 @@ def test_bench_sampler_samples_with_the_compiled_gradient_as_training_does(monke
         out[compile_] = call()
     assert calls == [(4, 3, 8, 8)] * 2
     torch.testing.assert_close(out["on"], out["off"], rtol=0, atol=1e-5)
+
+
+def test_bf16_on_cuda_follows_the_tensor_cores_and_elsewhere_is_refused(monkeypatch):
+    """fast_bf16 on CUDA: compute capability 8.0 (Ampere) and up have bf16 tensor cores, 7.x does not; a device
+    that is neither CUDA nor CPU has no known fast path. The capability is the device's (read without a GPU)."""
+    from fastjem.engine import fast_bf16
+
+    monkeypatch.delenv("FASTJEM_ASSUME_NO_BF16", raising=False)
+    for capability, fast in (((8, 0), True), ((9, 0), True), ((7, 5), False)):
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None, c=capability: c)
+        ok, why = fast_bf16(torch.device("cuda"))
+        assert ok is fast and f"compute capability {capability[0]}.{capability[1]} has" in why
+        assert ("no bf16 tensor cores" in why) is not fast
+    assert fast_bf16(torch.device("meta")) == (False, "no bf16 fast path known for meta")
+
+
+def test_an_engine_built_by_hand_has_no_extras_and_describes_what_it_has(monkeypatch):
+    """Engine(...) with only the required fields: no iteration graph, malloc tuning, overlap, cast-once weights,
+    parts or compiled SGLD step, and its description lists exactly what is on."""
+    import dataclasses
+    import shutil
+    import sys
+
+    from fastjem.engine import Engine, compile_available
+
+    bare = Engine(CPU, "fp32", False, False, "reference", False)
+    assert bare.describe() == "precision fp32, compile off, CUDA graph off, kernels reference, fused forward off"
+    full = dataclasses.replace(bare, cuda_graph=True, iteration_graph=True, cpu_malloc=True, overlap_data=True,
+                               cast_weights_once=True, sgld_parts=2, compile_sgld=True, fused_forward=True)
+    assert full.describe() == ("precision fp32, compile SGLD step only, CUDA graph iteration, kernels reference, "
+                               "fused forward on, data gradient overlapped, SGLD weights cast once, SGLD in 2 parts, "
+                               "CPU malloc tuned")
+    assert dataclasses.replace(bare, cuda_graph=True).describe().startswith(
+        "precision fp32, compile off, CUDA graph SGLD loop,")
+    # cuDNN autotuning is on for every CUDA engine (flags settable without a GPU)
+    benchmark = torch.backends.cudnn.benchmark
+    try:
+        torch.backends.cudnn.benchmark = False
+        dataclasses.replace(bare, device=torch.device("cuda")).apply_backend_flags()
+        assert torch.backends.cudnn.benchmark is True
+    finally:
+        torch.backends.cudnn.benchmark = benchmark
+    # inductor's CPU backend takes any one of the three compilers; CUDA needs triton
+    for present, ok in ((("clang++",), True), (("g++",), True), ((), False)):
+        monkeypatch.setattr(shutil, "which", lambda name, present=present: f"/usr/bin/{name}" if name in present
+                            else None)
+        assert compile_available(CPU) == (ok, "" if ok else "no C++ compiler found for inductor's CPU backend")
+    assert compile_available(torch.device("cuda")) == (True, "")
+    monkeypatch.setitem(sys.modules, "triton", None)  # import triton raises ImportError
+    assert compile_available(torch.device("cuda")) == (False, "triton is not installed")
+
+
+def test_the_engine_notes_only_what_it_turned_off(monkeypatch):
+    """A graph the user turned off is not noted as turned off; an iteration graph dropped on CUDA for
+    --no-cuda-graph says so (on a CPU, that there is no CUDA device)."""
+    import fastjem.engine as engine_mod
+    from fastjem.engine import fit_cpu_sgld_compile
+    from fastjem.models import build_model
+
+    off = TrainConfig(cuda_graph=False, iteration_graph=False, precision="fp32", compile="off", kernels="reference")
+    for device in (CPU, torch.device("cuda")):
+        assert not any("graph off" in n for n in resolve_engine(off, device, has_batch_norm=False).notes)
+    no_graph = off.replace(iteration_graph=True)
+    assert "iteration graph off: --no-cuda-graph (the same iteration runs eagerly)" in resolve_engine(
+        no_graph, torch.device("cuda"), has_batch_norm=False).notes
+    assert "iteration graph off: not on a CUDA device (the same iteration runs eagerly)" in resolve_engine(
+        no_graph, CPU, has_batch_norm=False).notes
+    # the CPU's compiled SGLD step: never on CUDA (which graphs the compiled network); on a CPU from the threshold on
+    model = build_model("convnet", 10, 1, width=4)
+    cfg = TrainConfig(arch="convnet", width=4, compile="on", batch_size=8)
+    cuda_engine = resolve_engine(cfg.replace(precision="fp32", kernels="reference"), torch.device("cuda"), False)
+    assert fit_cpu_sgld_compile(cuda_engine, (1, 8, 8), cfg, model) is cuda_engine
+    auto = cfg.replace(compile="auto")
+    engine = resolve_engine(auto, CPU, has_batch_norm=False)
+    flops = 2 * 8 * sum(layer.flops for layer in engine_mod.conv_layers(model, (1, 8, 8)))
+    monkeypatch.setattr(engine_mod, "compile_available", lambda device: (True, ""))  # a machine without g++ too
+    monkeypatch.setattr(engine_mod, "SGLD_COMPILE_FLOPS", flops)
+    assert fit_cpu_sgld_compile(engine, (1, 8, 8), auto, model).compile_sgld
+    monkeypatch.setattr(engine_mod, "SGLD_COMPILE_FLOPS", flops + 1)
+    assert not fit_cpu_sgld_compile(engine, (1, 8, 8), auto, model).compile_sgld
+
+
+def test_the_engine_keeps_what_the_device_allows(monkeypatch):
+    """What resolve_engine leaves on where nothing stands in the way, and each thing it turns off with its note: the
+    iteration graph on CUDA (off under data parallelism), triton kernels on a CPU only under the interpreter, the
+    CPU malloc tuning only on a CPU, the fused forward unless batch norm, SGLD parts on a CPU run in turn."""
+    cuda = torch.device("cuda")
+    cfg = TrainConfig(precision="fp32", compile="off", kernels="reference")
+    on_cuda = resolve_engine(cfg, cuda, has_batch_norm=False)
+    assert on_cuda.iteration_graph and on_cuda.cuda_graph and not any("iteration graph" in n for n in on_cuda.notes)
+    assert not on_cuda.cpu_malloc and on_cuda.fused_forward
+    shared = resolve_engine(cfg, cuda, has_batch_norm=False, distributed=True)
+    assert not shared.iteration_graph and shared.cuda_graph
+    assert any(n.startswith("iteration graph off: data parallel") for n in shared.notes)
+    for device in (CPU, cuda):
+        assert not resolve_engine(cfg.replace(cuda_graph=False), device, has_batch_norm=False).iteration_graph
+    assert not resolve_engine(cfg, CPU, has_batch_norm=False).iteration_graph
+    assert not any("kernels" in n for n in resolve_engine(cfg, CPU, has_batch_norm=False).notes)
+    for interpreted, kept in ((False, "reference"), (True, "triton")):
+        monkeypatch.setattr("fastjem.kernels._dispatch.interpreter_on", lambda on=interpreted: on)
+        eng = resolve_engine(cfg.replace(kernels="triton"), CPU, has_batch_norm=False)
+        assert eng.kernels == kept
+        assert any("TRITON_INTERPRET is not set" in n for n in eng.notes) is not interpreted
+    assert not resolve_engine(cfg.replace(cpu_malloc=False), CPU, has_batch_norm=False).cpu_malloc
+    assert resolve_engine(cfg, CPU, has_batch_norm=False).fused_forward
+    bn = resolve_engine(cfg, CPU, has_batch_norm=True)
+    assert not bn.fused_forward and any(n.startswith("fused forward off: batch norm") for n in bn.notes)
+    assert not any("fused forward off" in n for n in resolve_engine(cfg.replace(fused_forward=False), CPU,
+                                                                       has_batch_norm=False).notes)
+    for parts, noted in ((1, False), (2, True)):
+        eng = resolve_engine(cfg.replace(sgld_parts=parts), CPU, has_batch_norm=False)
+        assert eng.sgld_parts == parts and any(n.startswith("SGLD parts: the") for n in eng.notes) is noted

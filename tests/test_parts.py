@@ -93,6 +93,19 @@ def test_wave_tail_counts_idle_sms_in_last_waves():
     assert wave_tail([big, ConvLayer(64, 128, 1)], 64, 132) == pytest.approx(3 / 4 * (1 - (160 / 132) / 2))
     assert wave_tail([ConvLayer(64, 640, 1)], 64, 132) > wave_tail([ConvLayer(64, 640, 1)], 128, 132)
     assert wave_tail([], 64, 132) == 0.0
+    # tiles are whole: 64 rows of 10 pixels are 2.5 tiles of 256, so 3 (1.5 waves on 2 SMs)
+    assert wave_tail([ConvLayer(10, 64, 1)], 64, 2) == pytest.approx(1 - 1.5 / 2)
+
+
+def test_auto_parts_split_at_a_tenth_of_the_time_in_last_waves():
+    """A share of exactly SPLIT_TAIL splits: a layer of 1.5 waves (a quarter idle) weighing 2 beside a full one
+    weighing 3 is 0.5 / 5 = 0.1 of the time."""
+    from fastjem.engine import SPLIT_TAIL, ConvLayer, auto_sgld_parts, wave_tail
+
+    layers = [ConvLayer(12, 64, 2), ConvLayer(8, 64, 3)]  # 3 and 2 tiles of 256 x 64 at 64 rows, on 2 SMs
+    assert wave_tail(layers, 64, 2) == SPLIT_TAIL == 0.1
+    assert auto_sgld_parts(torch.device("cuda"), layers, 64, 2) == 2
+    assert auto_sgld_parts(torch.device("cuda"), layers[1:], 64, 2) == 1
 
 
 def test_conv_layers_read_the_network_without_changing_it():
@@ -113,6 +126,10 @@ def test_conv_layers_read_the_network_without_changing_it():
     # a block's first conv widens at the input's size, its second strides (this WRN's blocks)
     assert {(c.pixels, c.channels) for c in layers[1:]} == {(32 * 32, 32), (32 * 32, 64), (16 * 16, 64),
                                                             (16 * 16, 128), (8 * 8, 128)}
+    # an oblong kernel on an oblong image: its own height and width each, and the groups' share of the inputs
+    net = torch.nn.Sequential(torch.nn.Conv2d(4, 6, (1, 3), groups=2), torch.nn.Flatten())
+    (layer,) = conv_layers(net, (4, 5, 8))
+    assert (layer.pixels, layer.channels, layer.flops) == (5 * 6, 6, 2 * (1 * 3 * 4 // 2) * 6 * 5 * 6)
 
 
 @pytest.mark.parametrize("depth, width, batch, parts", [(28, 10, 64, 2), (16, 8, 64, 1), (10, 2, 64, 1),
@@ -131,6 +148,8 @@ def test_auto_parts_follow_the_convolutions_waves(depth, width, batch, parts):
     fitted = fit_sgld_parts(resolve_engine(cfg, cuda, False), (3, 32, 32), cfg, model, sms=132)
     assert fitted.sgld_parts == parts
     assert f"SGLD parts auto -> {parts}" in fitted.notes[-1] and "of the 132 SMs" in fitted.notes[-1]
+    assert fitted.notes[-1].endswith("(a second block fills them)" if parts > 1 else
+                                     "(under 10%: a split costs more)")
     assert auto_sgld_parts(cuda, conv_layers(model, (3, 32, 32)), batch, 132) == parts
     # a data-parallel rank's share of the batch is what its SGLD call runs: WRN-28-10's 64 rows over 2 ranks
     if (depth, width, batch) == (28, 10, 128):
@@ -252,5 +271,6 @@ def test_bench_turns_parts_off_where_a_sample_is_not_a_multiple_of_4_elements():
     assert engine.sgld_parts == 2 and fit_sgld_parts(engine, (3, 8, 8)) is engine
     one = fit_sgld_parts(engine, (3, 7, 7))
     assert one.sgld_parts == 1 and "147 elements are not a multiple of 4" in one.notes[-1]
+    assert fit_sgld_parts(one, (3, 7, 7)) is one  # already one part: nothing to turn off, nothing noted
     r = bench_sampler(cfg, torch.device("cpu"), size=7, seconds=0.0, warmup=1)
     assert r["input"] == [3, 7, 7] and any("SGLD parts off" in n for n in r["engine_notes"])
