@@ -2312,6 +2312,27 @@ MUTANTS = [
     Mutant('engine-iteration-graph-kept-under-data-parallelism', 'tests/test_engine.py -k device_allows', [
         ('fastjem/engine.py', '"loop is still graphed")\n        whole = False', '"loop is still graphed")\n        whole = True'),
     ]),
+    Mutant('engine-mallopt-parameters-swapped', 'tests/test_engine.py -k three_thresholds', [
+        ('fastjem/engine.py', 'M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3', 'M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -3, -2'),
+    ]),
+    Mutant('engine-malloc-tuned-without-glibc', 'tests/test_engine.py -k three_thresholds', [
+        ('fastjem/engine.py', 'return libc is not None and all(', 'return libc is not None or all('),
+    ]),
+    Mutant('engine-malloc-tuned-when-mallopt-fails', 'tests/test_engine.py -k three_thresholds', [
+        ('fastjem/engine.py', 'libc.mallopt(param, value) == 1', 'libc.mallopt(param, value) != 1'),
+    ]),
+    Mutant('engine-glibc-only-off-linux', 'tests/test_engine.py -k three_thresholds', [
+        ('fastjem/engine.py', 'if platform.system() != "Linux":', 'if platform.system() == "Linux":'),
+    ]),
+    Mutant('data-device-data-unaugmented-by-default', 'tests/test_data.py -k jems_noise', [
+        ('fastjem/data.py', 'augment: bool = True, data_noise: float = 0.03):', 'augment: bool = False, data_noise: float = 0.03):'),
+    ]),
+    Mutant('data-device-data-noise-default', 'tests/test_data.py -k jems_noise', [
+        ('fastjem/data.py', 'augment: bool = True, data_noise: float = 0.03):', 'augment: bool = True, data_noise: float = 0.06):'),
+    ]),
+    Mutant('data-pad-of-one-uncropped', 'tests/test_data.py -k window_of', [
+        ('fastjem/data.py', 'if pad > 0:', 'if pad > 1:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

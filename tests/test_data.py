@@ -81,6 +81,13 @@ def test_random_crop_is_a_window_of_the_reflect_padded_image():
         assert hits, f"image {i} is not a crop"
         offsets.update(hits)
     assert len(offsets) > 10  # crops vary
+    # a pad of one crops too, at all 3 x 3 shifts
+    out = augment(x, pad=1, flip=False, noise=0.0)
+    padded = torch.nn.functional.pad(x, (1, 1, 1, 1), mode="reflect")
+    shifts = {next((oy, ox) for oy in range(3) for ox in range(3) if torch.equal(out[i], padded[i, :, oy:oy + 6,
+                                                                                               ox:ox + 6]))
+              for i in range(64)}
+    assert len(shifts) == 9
 
 
 def test_crop_shifts_are_uniform_over_all_of_the_padding():
@@ -102,6 +109,17 @@ def test_crop_shifts_are_uniform_over_all_of_the_padding():
     assert counts.sum() == n  # every image is one window of its padded self
     for observed in (counts.sum(1), counts.sum(0), counts.flatten()):
         assert chisquare(observed.numpy()).pvalue > 1e-4, observed
+
+
+def test_device_data_built_without_options_augments_with_jems_noise():
+    """DeviceData(arrays, device): the dataset's default validation split, all labels, augmentation on, and
+    the training images' N(0, 0.03^2) noise (what TrainConfig gives a run)."""
+    from fastjem.config import TrainConfig
+
+    data = DeviceData(load_arrays("digits"), torch.device("cpu"))
+    assert data.augment_enabled is TrainConfig().augment is True
+    assert data.data_noise == TrainConfig().data_noise == 0.03
+    assert len(data.val_y) == 180 and len(data.labelled) == len(data.train_y)
 
 
 def test_flip_happens_about_half_the_time_and_noise_has_the_right_std():

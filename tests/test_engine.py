@@ -724,3 +724,33 @@ def test_the_engine_keeps_what_the_device_allows(monkeypatch):
     for parts, noted in ((1, False), (2, True)):
         eng = resolve_engine(cfg.replace(sgld_parts=parts), CPU, has_batch_norm=False)
         assert eng.sgld_parts == parts and any(n.startswith("SGLD parts: the") for n in eng.notes) is noted
+
+
+def test_the_cpu_malloc_tuning_sets_glibcs_three_thresholds(monkeypatch):
+    """mallopt(M_MMAP_THRESHOLD = -3, 32 MB), (M_TRIM_THRESHOLD = -1, 1 GB), (M_TOP_PAD = -2, 64 MB): malloc.h's
+    parameter numbers. Applied only where every call succeeds (mallopt returns 1) and there is a glibc; glibc is
+    looked for on Linux only."""
+    import platform
+
+    import fastjem.engine as engine_mod
+
+    class FakeGlibc:
+        def __init__(self, ok):
+            self.ok, self.calls = ok, []
+
+        def mallopt(self, param, value):
+            self.calls.append((param, value))
+            return self.ok
+
+    libc = FakeGlibc(1)
+    monkeypatch.setattr(engine_mod, "_glibc", lambda: (libc, ""))
+    assert engine_mod.tune_cpu_malloc() is True
+    assert sorted(libc.calls) == [(-3, 32 << 20), (-2, 64 << 20), (-1, 1 << 30)]
+    monkeypatch.setattr(engine_mod, "_glibc", lambda: (FakeGlibc(0), ""))
+    assert engine_mod.tune_cpu_malloc() is False
+    monkeypatch.setattr(engine_mod, "_glibc", lambda: (None, "no libc.so.6"))
+    assert engine_mod.tune_cpu_malloc() is False
+    assert engine_mod.cpu_malloc_available() == (False, "no libc.so.6")
+    monkeypatch.undo()
+    monkeypatch.setattr(platform, "system", lambda: "Darwin")
+    assert engine_mod._glibc() == (None, "not Linux (Darwin)")
