@@ -2333,6 +2333,15 @@ MUTANTS = [
     Mutant('data-pad-of-one-uncropped', 'tests/test_data.py -k window_of', [
         ('fastjem/data.py', 'if pad > 0:', 'if pad > 1:'),
     ]),
+    Mutant('engine-probe-first-conv-takes-the-second-weight', 'tests/test_engine.py -k probe_times', [
+        ('fastjem/engine.py', 'F.leaky_relu(F.conv2d(x, weights[0], padding=1), 0.2)', 'F.leaky_relu(F.conv2d(x, weights[1], padding=1), 0.2)'),
+    ]),
+    Mutant('engine-probe-pads-two', 'tests/test_engine.py -k probe_times', [
+        ('fastjem/engine.py', 'F.leaky_relu(F.conv2d(x, weights[0], padding=1), 0.2)', 'F.leaky_relu(F.conv2d(x, weights[0], padding=2), 0.2)'),
+    ]),
+    Mutant('engine-cpu-model-without-a-fallback', 'tests/test_engine.py -k platforms_names', [
+        ('fastjem/engine.py', 'return platform.processor() or platform.machine()', 'return platform.processor() and platform.machine()'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

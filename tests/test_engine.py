@@ -108,6 +108,14 @@ def test_the_bf16_probe_times_bf16_convolutions_against_fp32_ones():
         assert grads[bf16].dtype == torch.float32 and grads[bf16].shape == x.shape
         # two convolutions forward, and their input gradients
         assert mode.seen and set(mode.seen) == {torch.bfloat16 if bf16 else torch.float32}, mode.seen
+    # the step as modules: conv 3x3 (padding 1) -> LeakyReLU(0.2) -> conv 3x3, no biases, the first weight first
+    net = torch.nn.Sequential(torch.nn.Conv2d(8, 8, 3, padding=1, bias=False), torch.nn.LeakyReLU(0.2),
+                              torch.nn.Conv2d(8, 8, 3, padding=1, bias=False)).double()
+    with torch.no_grad():
+        net[0].weight.copy_(weights[0])
+        net[2].weight.copy_(weights[1])
+    xd = x.double().requires_grad_(True)
+    assert torch.allclose(exact, torch.autograd.grad(net(xd).sum(), xd)[0], rtol=1e-10, atol=1e-12)
     assert torch.allclose(grads[False].double(), exact, rtol=1e-5, atol=1e-6)
     assert torch.allclose(grads[True].double(), exact, rtol=0.05, atol=0.05 * exact.abs().max().item())
     assert not torch.equal(grads[True], grads[False])
@@ -754,3 +762,24 @@ def test_the_cpu_malloc_tuning_sets_glibcs_three_thresholds(monkeypatch):
     monkeypatch.undo()
     monkeypatch.setattr(platform, "system", lambda: "Darwin")
     assert engine_mod._glibc() == (None, "not Linux (Darwin)")
+
+
+def test_the_cpu_model_falls_back_to_the_platforms_names(monkeypatch):
+    """Without /proc/cpuinfo (macOS, Windows): platform.processor(), or platform.machine() where that is empty."""
+    import builtins
+    import platform
+
+    from fastjem.engine import cpu_model
+
+    real_open = builtins.open
+
+    def no_cpuinfo(path, *a, **k):
+        if path == "/proc/cpuinfo":
+            raise FileNotFoundError(path)
+        return real_open(path, *a, **k)
+
+    monkeypatch.setattr(builtins, "open", no_cpuinfo)
+    monkeypatch.setattr(platform, "machine", lambda: "arm64")
+    for processor, named in (("Apple M2", "Apple M2"), ("", "arm64")):
+        monkeypatch.setattr(platform, "processor", lambda p=processor: p)
+        assert cpu_model() == named
