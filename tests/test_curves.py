@@ -308,6 +308,8 @@ def test_each_panel_draws_its_own_records(tmp_path, drawn):
 def test_an_overlay_of_more_than_four_runs_has_one_legend_beside_the_panels(tmp_path, drawn, n):
     """Up to four runs: a legend on each panel, speed included. More: one legend of the runs beside the panels and
     a key of the line styles. Up to six runs take the palette's colours; more take tab20's."""
+    import matplotlib.pyplot as plt
+
     from fastjem.curves import plot_curves
     from fastjem.eval.plots import COLOURS
 
@@ -324,8 +326,6 @@ def test_an_overlay_of_more_than_four_runs_has_one_legend_beside_the_panels(tmp_
         assert [t.get_text() for t in acc.get_legend().get_texts()] == ["train (batch)", "validation", "best.pt",
                                                                         "test"]
     colours = [line.get_color() for line in loss.get_lines()[::2]]  # each run's loss, then its cross-entropy
-    import matplotlib.pyplot as plt
-
     assert colours == (list(COLOURS[:n]) if n <= len(COLOURS) else [plt.get_cmap("tab20")(k) for k in range(n)])
 
 
@@ -363,6 +363,7 @@ def test_a_sweep_of_one_seed_has_its_mean_without_a_band(tmp_path, drawn):
 
 @pytest.mark.parametrize("n", [6, 7])
 def test_a_sweeps_mean_of_more_combinations_than_the_palette_takes_tab20(tmp_path, drawn, n):
+    """As an overlay: six combinations take the palette's six colours, seven take tab20's."""
     import matplotlib.pyplot as plt
 
     from fastjem.config import TrainConfig
