@@ -2342,6 +2342,12 @@ MUTANTS = [
     Mutant('engine-cpu-model-without-a-fallback', 'tests/test_engine.py -k platforms_names', [
         ('fastjem/engine.py', 'return platform.processor() or platform.machine()', 'return platform.processor() and platform.machine()'),
     ]),
+    Mutant('engine-probe-times-swapped', 'tests/test_engine.py -k milliseconds_per_step', [
+        ('fastjem/engine.py', 'return statistics.median(times[False]), statistics.median(times[True])', 'return statistics.median(times[True]), statistics.median(times[False])'),
+    ]),
+    Mutant('engine-probe-times-per-call', 'tests/test_engine.py -k milliseconds_per_step', [
+        ('fastjem/engine.py', 'times[bf16].append((time.perf_counter() - start) * 1e3 / reps)', 'times[bf16].append((time.perf_counter() - start) * 1e3)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -783,3 +783,17 @@ def test_the_cpu_model_falls_back_to_the_platforms_names(monkeypatch):
     for processor, named in (("Apple M2", "Apple M2"), ("", "arm64")):
         monkeypatch.setattr(platform, "processor", lambda p=processor: p)
         assert cpu_model() == named
+
+
+def test_the_bf16_probe_reports_each_precisions_milliseconds_per_step(monkeypatch):
+    """On a clock that a fp32 step moves by 4 ms and a bf16 step by 1 ms: (4.0, 1.0), fp32 first, per step."""
+    import fastjem.engine as engine_mod
+
+    clock = [0.0]
+
+    def step(x, weights, bf16):
+        clock[0] += 0.001 if bf16 else 0.004
+
+    monkeypatch.setattr(engine_mod, "bf16_probe_step", step)
+    monkeypatch.setattr(engine_mod.time, "perf_counter", lambda: clock[0])
+    assert engine_mod.time_bf16_probe(rounds=3, reps=2) == pytest.approx((4.0, 1.0))
