@@ -2348,6 +2348,33 @@ MUTANTS = [
     Mutant('engine-probe-times-per-call', 'tests/test_engine.py -k milliseconds_per_step', [
         ('fastjem/engine.py', 'times[bf16].append((time.perf_counter() - start) * 1e3 / reps)', 'times[bf16].append((time.perf_counter() - start) * 1e3)'),
     ]),
+    Mutant('train-agreement-of-other-sizes', 'tests/test_train.py -k cosine_and_norm', [
+        ('fastjem/train.py', 'if a.numel() != b.numel():', 'if a.numel() == b.numel():'),
+    ]),
+    Mutant('train-agreement-of-one-zero-vector', 'tests/test_train.py -k cosine_and_norm', [
+        ('fastjem/train.py', 'if a.numel() == 0 or na == nb == 0.0:', 'if a.numel() == 0 or na == 0.0:'),
+    ]),
+    Mutant('train-agreement-ratio-inverted', 'tests/test_train.py -k cosine_and_norm', [
+        ('fastjem/train.py', 'nb / na if na > 0 else float("inf")', 'na / nb if nb > 0 else float("inf")'),
+    ]),
+    Mutant('train-agreement-zero-start-ratio', 'tests/test_train.py -k cosine_and_norm', [
+        ('fastjem/train.py', 'nb / na if na > 0 else float("inf")', 'nb / na if na > 0 else 0.0'),
+    ]),
+    Mutant('train-flat-of-nothing-is-one-zero', 'tests/test_train.py -k cosine_and_norm', [
+        ('fastjem/train.py', '        return torch.zeros(0)', '        return torch.zeros(1)'),
+    ]),
+    Mutant('train-evaluate-counts-misses', 'tests/test_train.py -k noiseless_unless', [
+        ('fastjem/train.py', 'correct += (logits.argmax(1) == y[i:i + batch_size]).sum()', 'correct += (logits.argmax(1) != y[i:i + batch_size]).sum()'),
+    ]),
+    Mutant('train-evaluate-noisy-by-default', 'tests/test_train.py -k noiseless_unless', [
+        ('fastjem/train.py', 'noise: float = 0.0, seed: int = 0) -> dict:', 'noise: float = 0.03, seed: int = 0) -> dict:'),
+    ]),
+    Mutant('train-sgld-batch-of-channels', 'tests/test_train.py -k class_conditional_and_pxy', [
+        ('fastjem/train.py', '        b = x_lab.shape[0]\n        parts = {}', '        b = x_lab.shape[1]\n        parts = {}'),
+    ]),
+    Mutant('train-class-cond-px-from-class-zero', 'tests/test_train.py -k class_conditional_and_pxy', [
+        ('fastjem/train.py', '            y_q = torch.randint(0, self.num_classes, (b,), device=self.device) if cfg.class_cond_px else None\n            if x_q is None:', '            y_q = torch.randint(0, 1, (b,), device=self.device) if cfg.class_cond_px else None\n            if x_q is None:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -54,8 +54,16 @@ def test_class_conditional_and_pxy_terms_run(tiny_config, tmp_path):
     cfg = tiny_config.replace(class_cond_px=True, pxy_weight=1.0, buffer_size=100)
     t = Trainer(cfg, out_dir=tmp_path, progress=False)
     assert t.buffer.num_classes == 10
+    asked = []
+    real = t.sample
+    t.sample = lambda b, y=None: asked.append((b, None if y is None else y.clone())) or real(b, y)
     parts = t.train_step()
     assert torch.isfinite(parts["loss"])
+    # a batch of SGLD chains as large as the labelled batch for each term: p(x)'s from classes drawn uniformly, and
+    # p(x, y)'s from the labelled batch's own classes
+    (b_px, y_px), (b_pxy, y_pxy) = asked
+    assert b_px == b_pxy == cfg.batch_size and t.last_samples.shape == (cfg.batch_size, *t.data.sample_shape)
+    assert len(y_px.unique()) > 1 and not torch.equal(y_px, y_pxy)
 
 
 @pytest.mark.parametrize("class_cond_px", [False, True])
@@ -708,3 +716,41 @@ def test_a_resume_refuses_every_option_that_changes_what_is_computed(tiny_config
         with pytest.raises(CheckpointError, match=f"cannot change --{option.replace('_', '-')} "):
             resume_config(ckpt, {option: value})
     assert resume_config(ckpt, {"log_every": 1, "iters": 5}).iters == 5  # how, not what: allowed
+
+
+def test_the_iteration_graph_check_compares_vectors_by_cosine_and_norm_ratio():
+    """_agreement(a, b): the cosine and |b| / |a| of two flattened states; equal for two empty or two zero
+    vectors, infinite where only a is zero, undefined (nan) where their sizes differ. _flat joins tensors as fp32."""
+    import math
+
+    from fastjem.train import _agreement, _flat
+
+    assert _agreement(torch.tensor([3.0, 4.0]), torch.tensor([6.0, 8.0])) == pytest.approx((1.0, 2.0))
+    assert _agreement(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 0.5])) == pytest.approx((0.0, 0.5))
+    assert _agreement(torch.tensor([1.0, 1.0]), torch.tensor([-1.0, -1.0])) == pytest.approx((-1.0, 1.0))
+    assert _agreement(torch.zeros(0), torch.zeros(0)) == (1.0, 1.0)
+    assert _agreement(torch.zeros(3), torch.zeros(3)) == (1.0, 1.0)
+    assert _agreement(torch.zeros(2), torch.tensor([1.0, 0.0]))[1] == math.inf
+    assert all(math.isnan(v) for v in _agreement(torch.ones(2), torch.ones(3)))
+    flat = _flat([torch.ones(2, 2, dtype=torch.bfloat16), torch.tensor([5.0])])
+    assert flat.dtype == torch.float32 and flat.tolist() == [1.0, 1.0, 1.0, 1.0, 5.0]
+    assert _flat([]).numel() == 0
+
+
+def test_evaluate_is_noiseless_unless_asked_and_batches_do_not_change_it():
+    """evaluate(model, x, y): accuracy and mean NLL of the clean images, in any batch size; noise only when given."""
+    import torch.nn.functional as F
+
+    from fastjem.data import to_float
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, 256, (23, 1, 4, 4), generator=g, dtype=torch.uint8)
+    y = torch.randint(0, 3, (23,), generator=g)
+    model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 3))
+    with torch.no_grad():
+        logits = model(to_float(x))
+    want = {"acc": (logits.argmax(1) == y).float().mean().item(), "nll": F.cross_entropy(logits, y).item(), "n": 23}
+    for batch in (500, 7):
+        got = evaluate(model, x, y, batch_size=batch)
+        assert got["n"] == 23 and got["acc"] == pytest.approx(want["acc"]) and got["nll"] == pytest.approx(want["nll"])
+    assert evaluate(model, x, y, noise=1.0)["nll"] != pytest.approx(want["nll"])
