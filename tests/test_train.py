@@ -425,6 +425,7 @@ def test_options_at_the_edge_of_their_range_are_taken(change):
     """The other side of each refusal: every bound is where the help text puts it, not one step inside."""
     assert TrainConfig(**change).validate() == TrainConfig(**change)
 
+
 def test_a_config_dict_with_an_unknown_key_is_refused():
     cfg = TrainConfig(preset="test").to_dict()
     assert TrainConfig.from_dict(cfg) == TrainConfig(preset="test")
@@ -449,8 +450,9 @@ def test_presets_validate():
 
 def test_a_bare_config_trains_jem_on_the_fast_paths_with_the_guard_on():
     """What a run gets for every option it does not set (a preset sets only some): JEM's objective and data
-    handling, every fast path on where the device allows, the guard on with the README's numbers (snapshots every
-    250 iterations, on the checkpoints every 500), and the run-level defaults `fastjem train --help` prints."""
+    handling, the engine's fast paths (graphs, fused forward, cast-once weights, automatic parts; the data-gradient
+    overlap is opt-in), the guard on with the README's numbers (snapshots every 250 iterations, on the checkpoints
+    every 500), and the run-level defaults `fastjem train --help` prints."""
     d = TrainConfig().to_dict()
 
     def of(*names):
@@ -470,6 +472,7 @@ def test_a_bare_config_trains_jem_on_the_fast_paths_with_the_guard_on():
     assert of("seed", "device", "log_every", "eval_every", "ckpt_every", "sample_every", "max_minutes",
               "ckpt_keep_every", "tensorboard", "keep_best", "preset") == (
         1, "auto", 25, 0, 500, 0, 0.0, 0, False, True, "custom")
+
 
 def test_init_weights_starts_a_new_run_from_another_runs_network(tiny_config, tmp_path):
     base = Trainer(tiny_config.replace(iters=6, px_weight=0.0), out_dir=tmp_path / "base", progress=False)
