@@ -527,13 +527,28 @@ def test_cpu_malloc_tuning_stops_page_faults_on_reused_activations():
     assert not resolve_engine(TrainConfig(cpu_malloc=False), CPU, has_batch_norm=False).cpu_malloc
 
 
+def _fake_cpuinfo(monkeypatch, text):
+    """/proc/cpuinfo reads as ``text``; None: it does not exist (macOS, Windows). Other files open as usual."""
+    import builtins
+    import io
+
+    real_open = builtins.open
+
+    def fake_open(path, *a, **k):
+        if path != "/proc/cpuinfo":
+            return real_open(path, *a, **k)
+        if text is None:
+            raise FileNotFoundError(path)
+        return io.StringIO(text)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+
+
 def test_the_cpu_paths_of_the_engines_choices(monkeypatch):
     """What the hunt found no test of: kernels auto is the reference on a CPU (even with the interpreter on), an
     unusable compiler turns compile off with its note, FASTJEM_ASSUME_NO_BF16 and a torch without oneDNN keep fp32
     on an AMX CPU, TF32 is set only for --precision tf32 on CUDA (flags settable without a GPU), the engine that
     names the CPU malloc tuning applies it, and /proc/cpuinfo's flags line is parsed."""
-    import builtins
-    import io
     import shutil
 
     import fastjem.engine as engine_mod
@@ -568,10 +583,7 @@ def test_the_cpu_paths_of_the_engines_choices(monkeypatch):
     assert not tuned
     Engine(CPU, "fp32", False, False, "reference", False, cpu_malloc=True).apply_backend_flags()
     assert tuned == [1]
-    real_open = builtins.open
-    cpuinfo = "processor\t: 0\nflags\t\t: fpu sse2 avx512_bf16 amx_tile amx_bf16\n"
-    monkeypatch.setattr(builtins, "open", lambda path, *a, **k: io.StringIO(cpuinfo) if path == "/proc/cpuinfo"
-                        else real_open(path, *a, **k))
+    _fake_cpuinfo(monkeypatch, "processor\t: 0\nflags\t\t: fpu sse2 avx512_bf16 amx_tile amx_bf16\n")
     assert cpu_bf16_flags() == ["amx_bf16", "avx512_bf16"]
 
 
@@ -674,7 +686,8 @@ def test_an_engine_built_by_hand_has_no_extras_and_describes_what_it_has(monkeyp
 
 def test_the_engine_notes_only_what_it_turned_off(monkeypatch):
     """A graph the user turned off is not noted as turned off; an iteration graph dropped on CUDA for
-    --no-cuda-graph says so (on a CPU, that there is no CUDA device)."""
+    --no-cuda-graph says so (on a CPU, that there is no CUDA device). The CPU's compiled SGLD step is never turned
+    on for a CUDA engine, and under auto from SGLD_COMPILE_FLOPS on, the threshold included."""
     import fastjem.engine as engine_mod
     from fastjem.engine import fit_cpu_sgld_compile
     from fastjem.models import build_model
@@ -716,15 +729,14 @@ def test_the_engine_keeps_what_the_device_allows(monkeypatch):
     assert any(n.startswith("iteration graph off: data parallel") for n in shared.notes)
     for device in (CPU, cuda):
         assert not resolve_engine(cfg.replace(cuda_graph=False), device, has_batch_norm=False).iteration_graph
-    assert not resolve_engine(cfg, CPU, has_batch_norm=False).iteration_graph
-    assert not any("kernels" in n for n in resolve_engine(cfg, CPU, has_batch_norm=False).notes)
+    on_cpu = resolve_engine(cfg, CPU, has_batch_norm=False)
+    assert not on_cpu.iteration_graph and on_cpu.fused_forward and not any("kernels" in n for n in on_cpu.notes)
     for interpreted, kept in ((False, "reference"), (True, "triton")):
         monkeypatch.setattr("fastjem.kernels._dispatch.interpreter_on", lambda on=interpreted: on)
         eng = resolve_engine(cfg.replace(kernels="triton"), CPU, has_batch_norm=False)
         assert eng.kernels == kept
         assert any("TRITON_INTERPRET is not set" in n for n in eng.notes) is not interpreted
     assert not resolve_engine(cfg.replace(cpu_malloc=False), CPU, has_batch_norm=False).cpu_malloc
-    assert resolve_engine(cfg, CPU, has_batch_norm=False).fused_forward
     bn = resolve_engine(cfg, CPU, has_batch_norm=True)
     assert not bn.fused_forward and any(n.startswith("fused forward off: batch norm") for n in bn.notes)
     assert not any("fused forward off" in n for n in resolve_engine(cfg.replace(fused_forward=False), CPU,
@@ -766,19 +778,11 @@ def test_the_cpu_malloc_tuning_sets_glibcs_three_thresholds(monkeypatch):
 
 def test_the_cpu_model_falls_back_to_the_platforms_names(monkeypatch):
     """Without /proc/cpuinfo (macOS, Windows): platform.processor(), or platform.machine() where that is empty."""
-    import builtins
     import platform
 
     from fastjem.engine import cpu_model
 
-    real_open = builtins.open
-
-    def no_cpuinfo(path, *a, **k):
-        if path == "/proc/cpuinfo":
-            raise FileNotFoundError(path)
-        return real_open(path, *a, **k)
-
-    monkeypatch.setattr(builtins, "open", no_cpuinfo)
+    _fake_cpuinfo(monkeypatch, None)
     monkeypatch.setattr(platform, "machine", lambda: "arm64")
     for processor, named in (("Apple M2", "Apple M2"), ("", "arm64")):
         monkeypatch.setattr(platform, "processor", lambda p=processor: p)

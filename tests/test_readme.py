@@ -63,4 +63,4 @@ def test_the_quick_preset_is_the_one_its_figures_were_measured_with():
                                                                               "optim")]
     assert len(trained) > 30
     measured = {name: newest["config"][name] for name in trained}
-    assert measured == {name: list(v) if isinstance(v, tuple) else v for name, v in ((n, quick[n]) for n in trained)}
+    assert measured == json.loads(json.dumps({name: quick[name] for name in trained}))  # tuples as JSON lists
