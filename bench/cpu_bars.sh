@@ -7,7 +7,8 @@
 # 1. bench/steps_per_sec.py on the CPU (WRN-10-2, batch 16, 20 SGLD steps: the issue's bar, fastjem against the
 #    eager reference, matched and at default precision);
 # 2. bench/sgld_study.py on the CPU at the default precision: the SGLD step's variants (compiled against eager,
-#    channels_last against NCHW, weights cast once against autocast at each forward);
+#    its graph called from C++ against from Python, channels_last against NCHW, weights cast once against autocast
+#    at each forward);
 # 3. bench/profile_step.py on the CPU: where an SGLD step's time goes, by operator category, for fastjem at
 #    default and matched precision and for the reference (what a missed bar is explained with).
 # The process is pinned (taskset) to one hardware thread on each of N physical cores: two threads of one core
@@ -37,7 +38,7 @@ echo "cpu_bars: pinned to CPUs $CPUS (one per physical core), $CORES threads, de
   "results to $OUT_DIR"
 smoke=()
 [[ -n ${SMOKE:-} ]] && smoke=(--smoke)
-variants=default,eager-step,cast-each-step,nchw
+variants=default,eager-step,py-wrapper,cast-each-step,nchw
 [[ -n ${SMOKE:-} ]] && variants=default,eager-step,nchw
 # DRY_RUN=1: say the commands, run none
 run() {

@@ -20,7 +20,9 @@ graph on CUDA), and varies one knob at a time against the default:
 - ``no-compile``: the eager network;
 - ``nchw``: contiguous (NCHW) weights and inputs;
 - ``eager-step`` (CPU): each SGLD step eager, where the default compiles it as the CPU engine does (its input
-  gradient as one graph and its update, ``--cpu-compile``: auto compiles where a step computes >= 1 GFLOP).
+  gradient as one graph and its update, ``--cpu-compile``: auto compiles where a step computes >= 1 GFLOP);
+- ``py-wrapper`` (CPU): the compiled SGLD gradient's graph called from inductor's generated Python, where the
+  default calls it from its C++ wrapper (``compiled_input_grad``'s ``cpp_wrapper``).
 
 Each variant starts from the same weights, chains and noise state; its samples are compared with the
 default's (max abs difference: bf16 rounding may differ between algorithms). Also measured once: a large
@@ -85,8 +87,9 @@ VARIANTS = {
     "no-compile": {"compile": False},
     "nchw": {"channels_last": False},
     "eager-step": {"compile_step": False},
+    "py-wrapper": {"cpp_wrapper": False},
 }
-CPU_ONLY = ("eager-step",)
+CPU_ONLY = ("eager-step", "py-wrapper")
 
 
 def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Tensor) -> tuple[dict, torch.Tensor]:
@@ -127,7 +130,8 @@ def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Ten
         graphed = GraphedSGLD(sampler, net, model, x_start, autocast=autocast, backend=args.kernels, parts=parts)
         run = lambda: graphed(x_start)  # noqa: E731
     else:
-        grad = compiled_input_grad(model, autocast=autocast) if compile_step else None
+        grad = compiled_input_grad(model, autocast=autocast, cpp_wrapper=opts.get("cpp_wrapper", True)) \
+            if compile_step else None
         energy_for = row_energies(net, autocast=autocast, backend=args.kernels, input_grad=grad)
         run = lambda: sampler.sample_parts(energy_for, x_start, parts, model=model)  # noqa: E731
 

@@ -97,20 +97,24 @@ def row_energies(model: nn.Module, y: torch.Tensor | None = None, *,
 
 
 def compiled_input_grad(model: nn.Module, *,
-                        autocast: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
-                        ) -> InputGrad:
+                        autocast: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
+                        cpp_wrapper: bool = True) -> InputGrad:
     """``grad(x, y)``: dE/dx of ``model_energy``'s energies as one compiled graph, ``torch.compile`` of
     ``torch.func.grad``: forward and input gradient together, nothing saved between graphs, no weight gradient.
     What a CPU engine samples with (``Engine.compile_sgld``). The energy is ``lse_energy_ref``, the same formula in
     PyTorch ops (a ``torch.func`` transform of the registered op fails inside ``torch.compile``:
-    pytorch/pytorch#170834); the gradient agrees with autograd's to fp32 rounding."""
+    pytorch/pytorch#170834); the gradient agrees with autograd's to fp32 rounding.
+
+    ``cpp_wrapper``: inductor's C++ wrapper, the graph's convolution calls and loops run from C++ rather than from
+    generated Python: the same kernels and numbers, a few percent of a WRN-10-2 step less on a CPU
+    (``bench/sgld_study.py``'s ``py-wrapper`` variant), about 10 s more to compile the first time."""
 
     def energy_sum(x: torch.Tensor, y: torch.Tensor | None) -> torch.Tensor:
         with autocast():
             logits = model(x)
         return kernels.lse_energy_ref(logits, y).sum()
 
-    return torch.compile(torch.func.grad(energy_sum), dynamic=False)
+    return torch.compile(torch.func.grad(energy_sum), dynamic=False, options={"cpp_wrapper": cpp_wrapper})
 
 
 class SGLD:
