@@ -4,7 +4,9 @@ Ops are grouped into categories (convolution forward, convolution input-gradient
 activations and other elementwise work, fastjem's fused kernels, copies and layout changes, the rest)
 and each category's share of the profiled time is reported; the full top-op table goes to the JSON.
 On CUDA the device (kernel) time is what counts, and the sampler runs unGraphed so the profiler sees
-every kernel (replaying a graph runs the same kernels); on CPU it is the operators' own CPU time.
+every kernel (replaying a graph runs the same kernels); on CPU it is the operators' own CPU time, and a compiled
+SGLD gradient is called from inductor's Python wrapper, not from the C++ one the engine calls it from: the same
+kernels, which the profiler does not see when C++ calls them (torch 2.14: the convolutions' input gradients vanish).
 
     python bench/profile_step.py                         # CUDA: WRN-28-10, batch 64; CPU: WRN-10-2, batch 16
     python bench/profile_step.py --device cpu --smoke   # the harness end to end in seconds
@@ -168,8 +170,10 @@ def main(argv=None) -> int:
             engine_desc = "reference eager (fp32, parameters requiring grad, NCHW)"
         elif name in ("default", "matched"):
             cfg = base if name == "default" else base.replace(precision="fp32")
-            call, engine = build_sampler_call(cfg, device)
+            call, engine = build_sampler_call(cfg, device, cpp_wrapper=False)
             engine_desc = engine.describe()
+            if engine.compile_sgld:
+                engine_desc += " (SGLD gradient's graph called from Python, to be profiled)"
         else:
             p.error(f"unknown engine {name!r}")
         result = profile(call, device, args.reps, args.rows)

@@ -61,14 +61,15 @@ def _sync(device: torch.device) -> None:
 
 
 def build_sampler_call(cfg: TrainConfig, device: torch.device, num_classes: int = 10, channels: int = 3,
-                       size: int = 32, model: nn.Module | None = None):
+                       size: int = 32, model: nn.Module | None = None, cpp_wrapper: bool = True):
     """(call, engine): ``call()`` runs ``cfg.sgld_steps`` SGLD steps on a fixed random batch, as training would
     (the engine resolved for ``device``; replayed from a CUDA graph when the engine has one). ``model``: your own
-    network (a copy is timed) in place of the one ``cfg`` describes."""
+    network (a copy is timed) in place of the one ``cfg`` describes. ``cpp_wrapper`` False: a CPU engine's compiled
+    SGLD gradient called from Python (``engine_networks``), as a profile needs it."""
     torch.manual_seed(cfg.seed)
     model = _network(cfg, num_classes, channels, model).to(device)
     engine = resolve_engine(cfg, device, has_batch_norm(model))
-    nets = engine_networks(engine, model, (channels, size, size), cfg)
+    nets = engine_networks(engine, model, (channels, size, size), cfg, cpp_wrapper=cpp_wrapper)
     engine, cast_copy = nets.engine, nets.cast_copy
     sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise, seed=cfg.seed, backend=engine.kernels,
                    compiled_update=engine.compile_sgld)

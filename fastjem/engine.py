@@ -512,12 +512,13 @@ def quiet_cpu_compile() -> None:
 
 
 def engine_networks(engine: Engine, model: nn.Module, sample_shape: tuple[int, ...], cfg: TrainConfig,
-                    rows: int | None = None) -> Networks:
+                    rows: int | None = None, cpp_wrapper: bool = True) -> Networks:
     """``model`` as ``engine`` runs it: the backend flags set, channels_last weights (cuDNN and oneDNN convolutions
     are faster in NHWC; the module is changed in place), compiled when the engine compiles, the sampling network
     (under bf16 a copy with the weights cast once per call, ``fastjem.weights``), and the engine fitted to the
     network: its SGLD parts and, on a CPU, its compiled SGLD step, at ``rows`` chains per call (default
-    ``cfg.batch_size``)."""
+    ``cfg.batch_size``), its graph called from inductor's C++ wrapper unless ``cpp_wrapper`` is False (what
+    ``bench/profile_step.py`` profiles: torch.profiler does not see the C++ wrapper's operator calls)."""
     engine.apply_backend_flags()
     model = model.to(memory_format=torch.channels_last)
     # the compiled wrapper shares the module's parameters; ``model`` stays the plain module
@@ -530,5 +531,6 @@ def engine_networks(engine: Engine, model: nn.Module, sample_shape: tuple[int, .
     if engine.device.type == "cpu" and (engine.compile or engine.compile_sgld):
         quiet_cpu_compile()
     # on a CPU: each SGLD step's input gradient as one compiled graph, over the module SGLD freezes
-    grad = compiled_input_grad(sgld_model, autocast=engine.autocast) if engine.compile_sgld else None
+    grad = compiled_input_grad(sgld_model, autocast=engine.autocast, cpp_wrapper=cpp_wrapper) \
+        if engine.compile_sgld else None
     return Networks(engine, model, net, sgld_model, sgld_net, cast_copy, grad)

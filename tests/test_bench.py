@@ -530,6 +530,21 @@ def test_profile_step_smoke(tmp_path):
             assert engine["categories"][category]["ms_per_call"] > 0, (category, engine["categories"])
 
 
+def test_profile_step_sees_the_compiled_gradients_convolutions(tmp_path, monkeypatch, capsys):
+    """Where a CPU engine compiles its SGLD gradient, the profile calls the graph from inductor's Python wrapper:
+    called from the C++ one the engine uses, the convolutions' input gradients were missing from the profile."""
+    import profile_step
+
+    import fastjem.engine as engine_mod
+
+    monkeypatch.setattr(engine_mod, "SGLD_COMPILE_FLOPS", 0)  # WRN-10-1 compiled as WRN-10-2 is
+    assert profile_step.main(["--device", "cpu", "--smoke", "--engines", "matched", "--out", str(tmp_path)]) == 0
+    (path,) = tmp_path.glob("*.json")
+    matched = json.loads(path.read_text())["engines"]["matched"]
+    assert "compile SGLD step" in matched["engine"] and "called from Python, to be profiled" in matched["engine"]
+    assert matched["categories"]["conv input-gradient"]["ms_per_call"] > 0, matched["categories"]
+
+
 def test_report_refuses_what_would_empty_the_readmes_results(tmp_path, capsys):
     """A --results folder that does not exist or holds no results was an empty table written over the README's
     measured results; a missing --readme or an --unpack file that is not a gpu_suite JSON was a traceback; a

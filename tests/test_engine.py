@@ -458,8 +458,9 @@ def test_trainer_samples_with_the_compiled_gradient_on_cpu(tmp_path, monkeypatch
     calls = []
     real = engine_mod.compiled_input_grad
 
-    def spy(model, autocast):
-        grad = real(model, autocast=autocast)
+    def spy(model, autocast, cpp_wrapper):
+        assert cpp_wrapper  # training calls the graph from inductor's C++ wrapper
+        grad = real(model, autocast=autocast, cpp_wrapper=cpp_wrapper)
 
         def counted(x, y):
             calls.append(x.shape)
@@ -612,26 +613,30 @@ cpp.warning("another warning")
 
 
 def test_bench_sampler_samples_with_the_compiled_gradient_as_training_does(monkeypatch):
+    """build_sampler_call samples with the compiled gradient where training does, called from the C++ wrapper as
+    training calls it, or from Python when asked (what bench/profile_step.py profiles): the same samples."""
     import fastjem.benchmark as benchmark
     import fastjem.engine as engine_mod
 
-    calls = []
+    calls, wrappers = [], []
     real = engine_mod.compiled_input_grad
 
-    def spy(model, autocast):
-        grad = real(model, autocast=autocast)
+    def spy(model, autocast, cpp_wrapper):
+        wrappers.append(cpp_wrapper)
+        grad = real(model, autocast=autocast, cpp_wrapper=cpp_wrapper)
         return lambda x, y: calls.append(x.shape) or grad(x, y)
 
     monkeypatch.setattr(engine_mod, "compiled_input_grad", spy)
     out = {}
-    for compile_ in ("on", "off"):
+    for compile_, cpp in (("on", True), ("off", True), ("on", False)):
         cfg = TrainConfig(arch="wrn", depth=10, width=1, batch_size=4, sgld_steps=2, seed=5, compile=compile_,
                           precision="fp32")
-        call, engine = benchmark.build_sampler_call(cfg, CPU, size=8)
+        call, engine = benchmark.build_sampler_call(cfg, CPU, size=8, cpp_wrapper=cpp)
         assert engine.compile_sgld == (compile_ == "on")
-        out[compile_] = call()
-    assert calls == [(4, 3, 8, 8)] * 2
-    torch.testing.assert_close(out["on"], out["off"], rtol=0, atol=1e-5)
+        out[compile_, cpp] = call()
+    assert calls == [(4, 3, 8, 8)] * 4 and wrappers == [True, False]
+    torch.testing.assert_close(out["on", True], out["off", True], rtol=0, atol=1e-5)
+    assert torch.equal(out["on", True], out["on", False])
 
 
 def test_bf16_on_cuda_follows_the_tensor_cores_and_elsewhere_is_refused(monkeypatch):
