@@ -2375,6 +2375,21 @@ MUTANTS = [
     Mutant('train-class-cond-px-from-class-zero', 'tests/test_train.py -k class_conditional_and_pxy', [
         ('fastjem/train.py', '            y_q = torch.randint(0, self.num_classes, (b,), device=self.device) if cfg.class_cond_px else None\n            if x_q is None:', '            y_q = torch.randint(0, 1, (b,), device=self.device) if cfg.class_cond_px else None\n            if x_q is None:'),
     ]),
+    Mutant('sgld-grad-python-wrapper', 'tests/test_sampler.py -k cpp_wrapper', [
+        ('fastjem/sampler.py',
+         '                        cpp_wrapper: bool = True) -> InputGrad:',
+         '                        cpp_wrapper: bool = False) -> InputGrad:'),
+    ]),
+    Mutant('engine-networks-ignores-cpp-wrapper', 'tests/test_engine.py -k bench_sampler_samples_with_the_compiled', [
+        ('fastjem/engine.py',
+         '    grad = compiled_input_grad(sgld_model, autocast=engine.autocast, cpp_wrapper=cpp_wrapper) \\\n',
+         '    grad = compiled_input_grad(sgld_model, autocast=engine.autocast, cpp_wrapper=True) \\\n'),
+    ]),
+    Mutant('profile-step-cpp-wrapper', 'tests/test_bench.py -k compiled_gradients_conv', [
+        ('bench/profile_step.py',
+         'call, engine = build_sampler_call(cfg, device, cpp_wrapper=False)',
+         'call, engine = build_sampler_call(cfg, device, cpp_wrapper=True)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
