@@ -2390,6 +2390,26 @@ MUTANTS = [
          'call, engine = build_sampler_call(cfg, device, cpp_wrapper=False)',
          'call, engine = build_sampler_call(cfg, device, cpp_wrapper=True)'),
     ]),
+    Mutant('probe-cache-max-time', 'tests/test_engine.py -k cached_probe', [
+        ('fastjem/engine.py',
+         '        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms):',
+         '        if max(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms):'),
+    ]),
+    Mutant('probe-cache-zero-time', 'tests/test_engine.py -k cached_probe', [
+        ('fastjem/engine.py',
+         '        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms):',
+         '        if min(fp32_ms, bf16_ms) >= 0 and math.isfinite(fp32_ms + bf16_ms):'),
+    ]),
+    Mutant('probe-cache-sub-ms-timed-over', 'tests/test_engine.py -k cached_probe', [
+        ('fastjem/engine.py',
+         '        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms):',
+         '        if min(fp32_ms, bf16_ms) > 1 and math.isfinite(fp32_ms + bf16_ms):'),
+    ]),
+    Mutant('probe-cache-infinite-time', 'tests/test_engine.py -k cached_probe', [
+        ('fastjem/engine.py',
+         '        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms):',
+         '        if min(fp32_ms, bf16_ms) > 0 or math.isfinite(fp32_ms + bf16_ms):'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -82,6 +82,27 @@ def test_the_cpu_bf16_probe_is_timed_once_per_cpu_torch_and_thread_count(monkeyp
     assert (fp32_ms, bf16_ms) == (9.0, 3.0) and "not cached" in where and len(timed) == 5
 
 
+def test_a_cached_probe_entry_is_used_only_when_both_times_are_positive_and_finite(monkeypatch, tmp_path):
+    """An entry of this CPU's key is taken as it is when both its times are positive and finite, however short (a
+    fast CPU's probe takes well under a millisecond); a zero, negative or infinite time, a missing one or an entry
+    that is not a mapping is timed over and replaced."""
+    import json
+
+    from fastjem.engine import cpu_bf16_flags, cpu_bf16_probe, cpu_model
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path))
+    monkeypatch.setattr("fastjem.engine.time_bf16_probe", lambda: (5.0, 2.5))
+    key = f"{cpu_model()} | {' '.join(cpu_bf16_flags())} | torch {torch.__version__} | {torch.get_num_threads()} threads"
+    path = tmp_path / "cpu-bf16-probe.json"
+    path.write_text(json.dumps({key: {"fp32_ms": 0.4, "bf16_ms": 0.25}}))
+    assert cpu_bf16_probe()[:2] == (0.4, 0.25)
+    for entry in ({"fp32_ms": 0.0, "bf16_ms": 1.0}, {"fp32_ms": 1.0, "bf16_ms": -1.0}, {"fp32_ms": 1.0, "bf16_ms": 1e400},
+                  {"fp32_ms": 1.0}, [1.0, 2.0]):
+        path.write_text(json.dumps({key: entry}))
+        assert cpu_bf16_probe()[:2] == (5.0, 2.5), entry
+        assert json.loads(path.read_text())[key]["fp32_ms"] == 5.0
+
+
 def test_the_bf16_probe_times_bf16_convolutions_against_fp32_ones():
     """The probe's two steps compute the same input gradient, one with its convolutions in bf16 and one in fp32; its
     timing returns two positive times and leaves the global random stream where it was (training seeds it)."""
