@@ -92,12 +92,13 @@ def test_a_cached_probe_entry_is_used_only_when_both_times_are_positive_and_fini
 
     monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path))
     monkeypatch.setattr("fastjem.engine.time_bf16_probe", lambda: (5.0, 2.5))
-    key = f"{cpu_model()} | {' '.join(cpu_bf16_flags())} | torch {torch.__version__} | {torch.get_num_threads()} threads"
+    threads = torch.get_num_threads()
+    key = f"{cpu_model()} | {' '.join(cpu_bf16_flags())} | torch {torch.__version__} | {threads} threads"
     path = tmp_path / "cpu-bf16-probe.json"
     path.write_text(json.dumps({key: {"fp32_ms": 0.4, "bf16_ms": 0.25}}))
     assert cpu_bf16_probe()[:2] == (0.4, 0.25)
-    for entry in ({"fp32_ms": 0.0, "bf16_ms": 1.0}, {"fp32_ms": 1.0, "bf16_ms": -1.0}, {"fp32_ms": 1.0, "bf16_ms": 1e400},
-                  {"fp32_ms": 1.0}, [1.0, 2.0]):
+    for entry in ({"fp32_ms": 0.0, "bf16_ms": 1.0}, {"fp32_ms": 1.0, "bf16_ms": -1.0},
+                  {"fp32_ms": 1.0, "bf16_ms": 1e400}, {"fp32_ms": 1.0}, [1.0, 2.0]):
         path.write_text(json.dumps({key: entry}))
         assert cpu_bf16_probe()[:2] == (5.0, 2.5), entry
         assert json.loads(path.read_text())[key]["fp32_ms"] == 5.0
