@@ -2410,6 +2410,21 @@ MUTANTS = [
          '        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms):',
          '        if min(fp32_ms, bf16_ms) > 0 or math.isfinite(fp32_ms + bf16_ms):'),
     ]),
+    Mutant('cpu-adam-fused', 'tests/test_train.py -k bitwise_as_with_a_float', [
+        ('fastjem/train.py',
+         '{"capturable": cuda, "foreach": False, "fused": cuda}',
+         '{"capturable": cuda, "foreach": False, "fused": True}'),
+    ]),
+    Mutant('cpu-trainer-thinks-cuda', 'tests/test_train.py -k bitwise_as_with_a_float', [
+        ('fastjem/train.py',
+         '        cuda = self.device.type == "cuda"\n        self.lr_t',
+         '        cuda = self.device.type != "cuda"\n        self.lr_t'),
+    ]),
+    Mutant('buffer-init-informative-inverted', 'tests/test_train.py -k informative_buffer', [
+        ('fastjem/train.py',
+         'if self.cfg.buffer_init != "informative":',
+         'if self.cfg.buffer_init == "informative":'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -325,6 +325,45 @@ def test_resume_continues_exactly(tiny_config, tmp_path, buffer_init, optimizer)
     assert torch.equal(full.buffer.data, resumed.buffer.data)
 
 
+def test_the_informative_buffer_starts_from_the_class_gaussians(tiny_config, tmp_path):
+    """--buffer-init informative fills the buffer (and restarts its chains) from a Gaussian per class fitted to the
+    labelled training images, whose mean is the data's (digits: mostly dark background, far below 0); uniform
+    keeps U(-1, 1), mean 0."""
+    from fastjem.buffer import ClassGaussians
+
+    said = []
+    uniform = Trainer(tiny_config, out_dir=tmp_path / "u", progress=False, log=lambda *a: None)
+    informative = Trainer(tiny_config.replace(buffer_init="informative"), out_dir=tmp_path / "i", progress=False,
+                          log=lambda *a: said.append(" ".join(map(str, a))))
+    assert uniform.buffer.init is None and isinstance(informative.buffer.init, ClassGaussians)
+    assert any("informative initialisation" in line for line in said)
+    labelled = informative.data.labelled
+    data_mean = to_float(informative.data.train_x[labelled]).mean().item()
+    assert data_mean < -0.3
+    assert abs(uniform.buffer.data.mean().item()) < 0.02
+    assert abs(informative.buffer.data.mean().item() - data_mean) < 0.05
+
+
+def test_on_cpu_adam_with_the_device_lr_steps_bitwise_as_with_a_float_lr(tiny_config, tmp_path):
+    """On a CPU the learning rate lives in an fp64 tensor read by the single-tensor Adam: bitwise the steps of
+    torch's Adam given the same rate as a number (the fused CPU kernel, or the CUDA settings, differ)."""
+    t = Trainer(tiny_config.replace(weight_decay=1e-4), out_dir=tmp_path, progress=False, log=lambda *a: None)
+    mine = list(t.model.parameters())
+    theirs = [p.detach().clone().requires_grad_(True) for p in mine]
+    reference = torch.optim.Adam(theirs, lr=3e-4, weight_decay=1e-4)
+    start = params(t.model)
+    gen = torch.Generator().manual_seed(0)
+    t._set_lr(3e-4)
+    for _ in range(3):
+        for p, q in zip(mine, theirs):
+            p.grad = torch.randn(p.shape, generator=gen)
+            q.grad = p.grad.clone()
+        t.optimizer.step()
+        reference.step()
+    assert all(torch.equal(p, q) for p, q in zip(mine, theirs))
+    assert not torch.equal(params(t.model), start)  # the steps moved the weights
+
+
 def test_resume_refuses_a_different_architecture(tiny_config, tmp_path):
     Trainer(tiny_config.replace(iters=2), out_dir=tmp_path, progress=False).fit()
     with pytest.raises(CheckpointError, match="width"):
