@@ -2425,6 +2425,36 @@ MUTANTS = [
          'if self.cfg.buffer_init != "informative":',
          'if self.cfg.buffer_init == "informative":'),
     ]),
+    Mutant('metrics-summed-not-averaged', 'tests/test_train.py -k logged_metrics_are_the_means', [
+        ('fastjem/train.py',
+         'acc = self._acc / max(1, self._acc_n)',
+         'acc = self._acc / min(1, self._acc_n)'),
+    ]),
+    Mutant('metrics-window-not-reset', 'tests/test_train.py -k logged_metrics_are_the_means', [
+        ('fastjem/train.py',
+         '        self._acc.zero_()\n        self._acc_n = 0\n        return out',
+         '        self._acc.zero_()\n        self._acc_n = 1\n        return out'),
+    ]),
+    Mutant('old-checkpoint-two-processes', 'tests/test_train.py -k resumed_at_its_end_holds', [
+        ('fastjem/train.py',
+         'saved_world = int(ckpt.get("world_size", 1))',
+         'saved_world = int(ckpt.get("world_size", 2))'),
+    ]),
+    Mutant('resume-drops-last-samples', 'tests/test_train.py -k resumed_at_its_end_holds', [
+        ('fastjem/train.py',
+         '        if local.get("last_samples") is not None:',
+         '        if local.get("last_samples") is None:'),
+    ]),
+    Mutant('resume-at-iteration-1-keeps-peak-lr', 'tests/test_train.py -k resumed_at_its_end_holds', [
+        ('fastjem/train.py',
+         '        if self.iteration > 0:\n            # the rate the last step used',
+         '        if self.iteration > 1:\n            # the rate the last step used'),
+    ]),
+    Mutant('resume-lr-of-next-step', 'tests/test_train.py -k resumed_at_its_end_holds', [
+        ('fastjem/train.py',
+         'learning_rate(self.cfg, self.iteration - 1, self.iters_per_epoch)',
+         'learning_rate(self.cfg, self.iteration + 1, self.iters_per_epoch)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -364,6 +364,44 @@ def test_on_cpu_adam_with_the_device_lr_steps_bitwise_as_with_a_float_lr(tiny_co
     assert not torch.equal(params(t.model), start)  # the steps moved the weights
 
 
+def test_the_logged_metrics_are_the_means_over_the_iterations_since_the_last_read(tiny_config, tmp_path):
+    """read_metrics: each metric's mean over the iterations since the last read (one host sync a window), then the
+    window starts again: a window of one iteration is that iteration's values."""
+    from fastjem.train import METRIC_NAMES
+
+    t = Trainer(tiny_config, out_dir=tmp_path, progress=False, log=lambda *a: None)
+    steps = [{k: float(v) for k, v in t.train_step().items()} for _ in range(3)]
+    got = t.read_metrics()
+    for name in ("loss", "ce", "acc", "e_data", "e_sample"):
+        assert name in METRIC_NAMES
+        assert got[name] == pytest.approx(sum(s[name] for s in steps) / 3, rel=1e-5, abs=1e-6), name
+    assert got["gap"] == pytest.approx(got["e_sample"] - got["e_data"])
+    one = {k: float(v) for k, v in t.train_step().items()}
+    again = t.read_metrics()
+    assert all(again[name] == pytest.approx(one[name], rel=1e-5, abs=1e-6) for name in ("loss", "ce", "e_data"))
+
+
+@pytest.mark.parametrize("iters", [1, 3])
+def test_a_run_resumed_at_its_end_holds_the_state_the_finished_run_held(tiny_config, tmp_path, iters):
+    """Resumed at its last iteration (no step left to set them), a run holds the learning rate its last step used,
+    its metric window and its last samples as the finished run held them; a checkpoint written before the
+    world_size key existed loads as one process's."""
+    done = Trainer(tiny_config.replace(iters=iters, log_every=2), out_dir=tmp_path, progress=False,
+                   log=lambda *a: None)
+    done.fit()
+    ckpt = tmp_path / "checkpoint.pt"
+    resumed = Trainer(resume_config(ckpt), out_dir=tmp_path, resume=ckpt, progress=False, log=lambda *a: None)
+    assert resumed.iteration == iters
+    assert resumed.lr_t.item() == done.lr_t.item() != tiny_config.lr  # still in warm-up: below the peak rate
+    assert resumed.optimizer.param_groups[0]["lr"] is resumed.lr_t
+    assert torch.equal(resumed._acc, done._acc) and resumed._acc_n == done._acc_n
+    assert torch.equal(resumed.last_samples, done.last_samples)
+    state = load_checkpoint(ckpt)
+    del state["world_size"]
+    resumed.load_state(state)
+    assert resumed.iteration == iters
+
+
 def test_resume_refuses_a_different_architecture(tiny_config, tmp_path):
     Trainer(tiny_config.replace(iters=2), out_dir=tmp_path, progress=False).fit()
     with pytest.raises(CheckpointError, match="width"):
