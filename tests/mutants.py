@@ -2455,6 +2455,11 @@ MUTANTS = [
          'learning_rate(self.cfg, self.iteration - 1, self.iters_per_epoch)',
          'learning_rate(self.cfg, self.iteration + 1, self.iters_per_epoch)'),
     ]),
+    Mutant('resume-keeps-best-of-a-gone-best-pt', 'tests/test_best.py -k keeps_its_best_record', [
+        ('fastjem/train.py',
+         'self.best = ckpt.get("best") if same_folder and (self.out_dir / "best.pt").exists() else None',
+         'self.best = ckpt.get("best") if same_folder or (self.out_dir / "best.pt").exists() else None'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -103,6 +103,20 @@ def test_best_pt_resumes_into_another_folder_only(tiny_config, tmp_path, capsys)
     assert (run / "checkpoint.pt").read_bytes() == latest
 
 
+def test_a_resumed_run_keeps_its_best_record_only_while_best_pt_is_there(tiny_config, tmp_path):
+    """Resumed in its folder, a run keeps the best record its checkpoint holds while best.pt is there; with best.pt
+    gone the record goes too (the next validation starts a new best.pt)."""
+    cfg = tiny_config.replace(iters=4, eval_every=2)
+    Trainer(cfg, out_dir=tmp_path, progress=False, log=lambda *a: None).fit()
+    ckpt = tmp_path / "checkpoint.pt"
+    record = load_checkpoint(ckpt)["best"]
+    assert record is not None and (tmp_path / "best.pt").exists()
+    more = resume_config(ckpt, {"iters": 6})
+    assert Trainer(more, out_dir=tmp_path, resume=ckpt, progress=False, log=lambda *a: None).best == record
+    (tmp_path / "best.pt").unlink()
+    assert Trainer(more, out_dir=tmp_path, resume=ckpt, progress=False, log=lambda *a: None).best is None
+
+
 def test_curves_mark_what_best_pt_holds(tiny_config, tmp_path):
     from fastjem.curves import read_metrics
 
