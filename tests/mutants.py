@@ -2460,6 +2460,11 @@ MUTANTS = [
          'self.best = ckpt.get("best") if same_folder and (self.out_dir / "best.pt").exists() else None',
          'self.best = ckpt.get("best") if same_folder or (self.out_dir / "best.pt").exists() else None'),
     ]),
+    Mutant('replica-warning-when-equal', 'tests/test_distributed.py -k per_rank_buffers', [
+        ('fastjem/train.py',
+         'if len(set(state["replica_checksums"])) != 1:',
+         'if len(set(state["replica_checksums"])) == 1:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
