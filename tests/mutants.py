@@ -2465,6 +2465,31 @@ MUTANTS = [
          'if len(set(state["replica_checksums"])) != 1:',
          'if len(set(state["replica_checksums"])) == 1:'),
     ]),
+    Mutant('digits-ink-scale-doubled', 'tests/test_data.py -k digits_splits', [
+        ('fastjem/data.py',
+         'np.rint(digits.images * (255.0 / 16.0))',
+         'np.rint(digits.images * (510.0 / 16.0))'),
+    ]),
+    Mutant('digits-flipped', 'tests/test_data.py -k digits_splits', [
+        ('fastjem/data.py',
+         'info = DatasetInfo("digits", 10, 1, 8, 0, False, 180,',
+         'info = DatasetInfo("digits", 10, 1, 8, 0, True, 180,'),
+    ]),
+    Mutant('svhn-flipped', 'tests/test_data.py -k torchvision_sets_become', [
+        ('fastjem/data.py',
+         'info = DatasetInfo("svhn", 10, 3, 32, 4, False, 5000,',
+         'info = DatasetInfo("svhn", 10, 3, 32, 4, True, 5000,'),
+    ]),
+    Mutant('svhn-no-crop-padding', 'tests/test_data.py -k torchvision_sets_become', [
+        ('fastjem/data.py',
+         'info = DatasetInfo("svhn", 10, 3, 32, 4, False, 5000,',
+         'info = DatasetInfo("svhn", 10, 3, 32, 0, False, 5000,'),
+    ]),
+    Mutant('named-folder-pad-at-least-2', 'tests/test_data.py', [
+        ('fastjem/data.py',
+         'pad = max(1, round(4 * info.image_size / 32))',
+         'pad = max(2, round(4 * info.image_size / 32))'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

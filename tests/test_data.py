@@ -10,10 +10,57 @@ from fastjem.data import DeviceData, augment, load_arrays, to_float
 from fastjem.errors import DataNotFoundError
 
 
+def test_the_torchvision_sets_become_arrays_with_their_layout_and_defaults(tmp_path, monkeypatch):
+    """What torchvision's CIFAR and SVHN classes hand over (stand-ins here: the real ones need the published files)
+    becomes uint8 NCHW arrays (CIFAR's NHWC permuted), int64 labels and each set's defaults: 10 or 100 classes, 3 x
+    32 x 32, crop padding 4, flips for CIFAR but not for SVHN's digits, 5000 validation images, the class names."""
+    import numpy as np
+    import torchvision
+
+    from fastjem.data import DatasetInfo
+
+    class FakeSVHN:
+        def __init__(self, root, split, download):
+            n = 6 if split == "train" else 4
+            self.data = np.full((n, 3, 32, 32), 7 if split == "train" else 9, np.uint8)
+            self.labels = np.arange(n) % 10
+
+    class FakeCIFAR:
+        classes = [f"class{k}" for k in range(10)]
+
+        def __init__(self, root, train, download):
+            n = 5 if train else 3
+            self.data = np.zeros((n, 32, 32, 3), np.uint8) + np.arange(3, dtype=np.uint8)  # channel c holds c
+            self.targets = [k % 10 for k in range(n)]
+
+    class FakeCIFAR100(FakeCIFAR):
+        classes = [f"class{k}" for k in range(100)]
+
+    monkeypatch.setattr(torchvision.datasets, "SVHN", FakeSVHN)
+    monkeypatch.setattr(torchvision.datasets, "CIFAR10", FakeCIFAR)
+    monkeypatch.setattr(torchvision.datasets, "CIFAR100", FakeCIFAR100)
+    svhn = load_arrays("svhn", tmp_path)
+    assert svhn.info == DatasetInfo("svhn", 10, 3, 32, 4, False, 5000, tuple("0123456789"))
+    assert svhn.train_x.shape == (6, 3, 32, 32) and svhn.test_x.shape == (4, 3, 32, 32)
+    assert int(svhn.train_x.max()) == 7 and int(svhn.test_x.min()) == 9
+    assert svhn.train_y.dtype == torch.int64 and svhn.train_y.tolist() == [0, 1, 2, 3, 4, 5]
+    for name, k in (("cifar10", 10), ("cifar100", 100)):
+        a = load_arrays(name, tmp_path)
+        assert a.info == DatasetInfo(name, k, 3, 32, 4, True, 5000, tuple(f"class{i}" for i in range(k)))
+        assert a.train_x.shape == (5, 3, 32, 32) and a.test_x.shape == (3, 3, 32, 32) and a.train_x.is_contiguous()
+        assert all(int(a.train_x[:, c].min()) == int(a.train_x[:, c].max()) == c for c in range(3))
+        assert a.test_y.dtype == torch.int64 and a.test_y.tolist() == [0, 1, 2]
+
+
 def test_digits_splits_are_fixed_and_disjoint():
     a = load_arrays("digits")
     assert a.train_x.dtype == torch.uint8 and a.train_x.shape[1:] == (1, 8, 8)
     assert len(a.train_y) + len(a.test_y) == 1797
+    # scikit-learn's 0..16 ink levels spread over the whole 0..255 range; ten classes named 0-9, no flips (a
+    # mirrored digit is another glyph), no crop padding on 8 pixels
+    assert set(a.train_x.unique().tolist()) == {round(k * 255 / 16) for k in range(17)}  # 0, 16, 32, ..., 255
+    assert a.info.classes == tuple("0123456789") and a.info.num_classes == 10
+    assert not a.info.flip and a.info.pad == 0 and a.info.default_val_size == 180
     # the validation split and the labelled subset are fixed: the same whatever the run's seed
     torch.manual_seed(1)
     d1 = DeviceData(a, torch.device("cpu"), labels_per_class=10)
@@ -233,6 +280,9 @@ def test_cifar10_from_a_train_test_image_folder(tmp_path):
         validation_size(a.info, 20, 20)
     svhn = load_arrays("svhn", tmp_path / "cifar")
     assert svhn.info.name == "svhn" and not svhn.info.flip
+    # the torchvision layout's 4-pixel crop padding at 32 pixels, scaled with --image-size, never below 1
+    assert load_arrays("cifar10", tmp_path / "cifar", image_size=16).info.pad == 2
+    assert load_arrays("cifar10", tmp_path / "cifar", image_size=8).info.pad == 1
     # ten class folders are not CIFAR-100: refused, not trained on as a 10-class "cifar100"
     with pytest.raises(DataNotFoundError, match=r"cifar100 has 100 classes, but .* holds 10 \(c0, c1.*--dataset it"):
         load_arrays("cifar100", tmp_path / "cifar")
