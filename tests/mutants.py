@@ -2490,6 +2490,21 @@ MUTANTS = [
          'pad = max(1, round(4 * info.image_size / 32))',
          'pad = max(2, round(4 * info.image_size / 32))'),
     ]),
+    Mutant('cifar-not-flipped', 'tests/test_data.py -k torchvision_sets_become', [
+        ('fastjem/data.py',
+         'info = DatasetInfo(name, k, 3, 32, 4, True, 5000, tuple(train.classes))',
+         'info = DatasetInfo(name, k, 3, 32, 4, False, 5000, tuple(train.classes))'),
+    ]),
+    Mutant('cifar100-ten-classes', 'tests/test_data.py -k torchvision_sets_become', [
+        ('fastjem/data.py',
+         'k = 10 if name == "cifar10" else 100',
+         'k = 10'),
+    ]),
+    Mutant('download-hint-inverted', 'tests/test_data.py -k torchvision_sets_become', [
+        ('fastjem/data.py',
+         'hint = "" if not download else',
+         'hint = "" if download else'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

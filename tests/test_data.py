@@ -51,6 +51,17 @@ def test_the_torchvision_sets_become_arrays_with_their_layout_and_defaults(tmp_p
         assert all(int(a.train_x[:, c].min()) == int(a.train_x[:, c].max()) == c for c in range(3))
         assert a.test_y.dtype == torch.int64 and a.test_y.tolist() == [0, 1, 2]
 
+    class Offline(FakeSVHN):
+        def __init__(self, root, split, download):
+            raise RuntimeError("no route to host" if download else "Dataset not found or corrupted.")
+
+    monkeypatch.setattr(torchvision.datasets, "SVHN", Offline)
+    with pytest.raises(DataNotFoundError) as missing:
+        load_arrays("svhn", tmp_path)
+    assert "svhn was not found in" in str(missing.value) and "download failed" not in str(missing.value)
+    with pytest.raises(DataNotFoundError, match=r"\(download failed: no route to host\)"):
+        load_arrays("svhn", tmp_path, download=True)
+
 
 def test_digits_splits_are_fixed_and_disjoint():
     a = load_arrays("digits")
