@@ -2505,6 +2505,11 @@ MUTANTS = [
          'hint = "" if not download else',
          'hint = "" if download else'),
     ]),
+    Mutant('lone-split-any-folder', 'tests/test_data.py -k missing_dataset_says', [
+        ('fastjem/data.py',
+         '    return root.is_dir() and any((root / s).is_dir() and any(p.is_dir() for p in (root / s).iterdir())',
+         '    return root.is_dir() or any((root / s).is_dir() and any(p.is_dir() for p in (root / s).iterdir())'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

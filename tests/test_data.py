@@ -316,10 +316,14 @@ def test_cifar10_class_names_are_not_taken_for_another_dataset(tmp_path):
 
 @pytest.mark.parametrize("name", ["cifar10", "cifar100", "svhn"])
 def test_missing_dataset_says_what_to_do(name, tmp_path):
-    with pytest.raises(DataNotFoundError) as err:
-        load_arrays(name, tmp_path / "empty")
-    msg = str(err.value)
-    assert "--download" in msg and "--data-dir" in msg and str(tmp_path / "empty") in msg
+    """A folder that does not exist, or exists empty (made for the data, not yet filled), says where the data goes
+    and how to fetch it."""
+    (tmp_path / "made").mkdir()
+    for folder in (tmp_path / "empty", tmp_path / "made"):
+        with pytest.raises(DataNotFoundError) as err:
+            load_arrays(name, folder)
+        msg = str(err.value)
+        assert "--download" in msg and "--data-dir" in msg and f"{name} was not found in {folder}" in msg
 
 
 def test_imagefolder_errors(tmp_path):
