@@ -2510,6 +2510,16 @@ MUTANTS = [
          '    return root.is_dir() and any((root / s).is_dir() and any(p.is_dir() for p in (root / s).iterdir())',
          '    return root.is_dir() or any((root / s).is_dir() and any(p.is_dir() for p in (root / s).iterdir())'),
     ]),
+    Mutant('hidden-folders-are-classes', 'tests/test_data.py -k read_before_archives', [
+        ('fastjem/data.py',
+         '    return any(p.is_dir() and not _hidden(p.name) for p in root.iterdir())',
+         '    return any(p.is_dir() and _hidden(p.name) for p in root.iterdir())'),
+    ]),
+    Mutant('any-file-is-an-archive', 'tests/test_data.py -k read_before_archives', [
+        ('fastjem/data.py',
+         'if p.is_file() and p.name.lower().endswith(ARCHIVE_SUFFIXES)\n',
+         'if p.is_file() or p.name.lower().endswith(ARCHIVE_SUFFIXES)\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -401,6 +401,20 @@ def test_an_archive_of_class_folders_is_split_as_the_folder_is(tmp_path):
     _same_arrays(load_arrays("imagefolder", tmp_path / "packed"), load_arrays("imagefolder", tmp_path / "unpacked"))
 
 
+def test_class_folders_are_read_before_archives_beside_them_and_hidden_folders_are_not_classes(tmp_path):
+    """A folder of class folders is read as such, an archive beside it (a backup, say) left alone; a folder whose only
+    subfolder is hidden (.ipynb_checkpoints) has no class folders, so its archive is read; a stray file is not an
+    archive."""
+    _write_folder(tmp_path / "other", ("x", "y"), n=6)
+    _write_folder(tmp_path / "classes", ("a", "b"), n=6)
+    _archive(tmp_path / "other", tmp_path / "classes" / "backup.tar.gz")
+    assert load_arrays("imagefolder", tmp_path / "classes").info.classes == ("a", "b")
+    (tmp_path / "packed" / ".ipynb_checkpoints").mkdir(parents=True)
+    (tmp_path / "packed" / "notes.txt").write_text("where these images came from")
+    _archive(tmp_path / "other", tmp_path / "packed" / "imgs.tar.gz")
+    assert load_arrays("imagefolder", tmp_path / "packed").info.classes == ("x", "y")
+
+
 def test_archives_are_decoded_once(tmp_path, monkeypatch):
     _write_folder(tmp_path / "unpacked", ("a", "b"), n=3)
     (tmp_path / "packed").mkdir()
