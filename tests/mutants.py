@@ -2520,6 +2520,21 @@ MUTANTS = [
          'if p.is_file() and p.name.lower().endswith(ARCHIVE_SUFFIXES)\n',
          'if p.is_file() or p.name.lower().endswith(ARCHIVE_SUFFIXES)\n'),
     ]),
+    Mutant('png16-divides-by-65536', 'tests/test_data.py -k sixteen_bit', [
+        ('fastjem/data.py',
+         'x = ((x.int() * 255 + 32767) // 65535).to(torch.uint8)',
+         'x = ((x.int() * 255 + 32767) // 65536).to(torch.uint8)'),
+    ]),
+    Mutant('tiff16-divides-by-65536', 'tests/test_data.py -k sixteen_bit', [
+        ('fastjem/data.py',
+         'grey = (np.asarray(im).astype(np.int64) * 255 + 32767) // 65535',
+         'grey = (np.asarray(im).astype(np.int64) * 255 + 32767) // 65536'),
+    ]),
+    Mutant('tiff16-four-channels', 'tests/test_data.py -k sixteen_bit', [
+        ('fastjem/data.py',
+         '.unsqueeze(0).expand(3, -1, -1).contiguous()',
+         '.unsqueeze(0).expand(4, -1, -1).contiguous()'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -950,6 +950,12 @@ def test_exif_orientation_sixteen_bit_tiffs_and_more_extensions(tmp_path, monkey
     buf = io.BytesIO()
     Image.fromarray(np.full((4, 4), 33096, dtype=np.uint16)).save(buf, format="PNG")  # torchvision's decoder: uint16
     assert set(read_image(buf.getvalue(), "png").unique().tolist()) == {129}  # 128.78, rounded
+    # 32768 is 127.502 in 8 bits: 128, where dividing by 65536 instead of 65535 gave 127 (both decoders)
+    for fmt in ("PNG", "TIFF"):
+        buf = io.BytesIO()
+        Image.fromarray(np.full((4, 4), 32768, dtype=np.uint16)).save(buf, format=fmt)
+        x = read_image(buf.getvalue(), fmt)
+        assert x.shape == (3, 4, 4) and x.dtype == torch.uint8 and set(x.unique().tolist()) == {128}, fmt
     buf = io.BytesIO()
     Image.fromarray(stored).save(buf, format="WEBP", lossless=True)  # no EXIF: torchvision's decoder, same pixels
     assert torch.equal(read_image(buf.getvalue(), "webp"), torch.from_numpy(stored).permute(2, 0, 1))
