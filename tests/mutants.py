@@ -2535,6 +2535,21 @@ MUTANTS = [
          '.unsqueeze(0).expand(3, -1, -1).contiguous()',
          '.unsqueeze(0).expand(4, -1, -1).contiguous()'),
     ]),
+    Mutant('decode-drops-chunks-in-flight', 'tests/test_data.py -k chunks_in_flight', [
+        ('fastjem/data.py',
+         '                images = pending.popleft().result()\n                out += images\n                bar.update(len(images))\n        while pending:',
+         '                images = pending.popleft().result()\n                bar.update(len(images))\n        while pending:'),
+    ]),
+    Mutant('bad-files-more-at-ten', 'tests/test_data.py -k chunks_in_flight', [
+        ('fastjem/data.py',
+         'more = f" (and {len(bad) - 10} more)" if len(bad) > 10 else ""',
+         'more = f" (and {len(bad) - 10} more)" if len(bad) >= 10 else ""'),
+    ]),
+    Mutant('bad-files-eleven-named', 'tests/test_data.py -k chunks_in_flight', [
+        ('fastjem/data.py',
+         '"\\n  ".join(bad[:10]))',
+         '"\\n  ".join(bad[:11]))'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

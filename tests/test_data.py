@@ -924,6 +924,32 @@ def test_a_link_that_makes_one_image_two_is_refused(tmp_path, monkeypatch):
         load_arrays("imagefolder", tmp_path / "split")
 
 
+def test_many_images_decode_in_order_with_chunks_in_flight(monkeypatch):
+    """More images than the chunks in flight at once (256 a chunk, two per decoding thread): each comes back in
+    the order given, fitted to the size asked, and the bad ones are named at the end, ten and a count of the rest."""
+    import io
+
+    import fastjem.data as data_mod
+
+    monkeypatch.setattr(data_mod, "_decode_threads", lambda: 1)  # so 3 chunks, 513 images, are more than in flight
+    encoded = []
+    for i in range(700):
+        buf = io.BytesIO()
+        Image.fromarray(np.full((4, 4, 3), i % 251, np.uint8)).save(buf, format="PNG")
+        encoded.append((f"img{i}.png", buf.getvalue()))
+    out = data_mod._decode_many(iter(encoded), "test", size=2, total=len(encoded), progress=False)
+    assert len(out) == 700 and all(x.shape == (3, 2, 2) for x in out)
+    assert [int(x[0, 0, 0]) for x in out] == [i % 251 for i in range(700)]
+    bad = [(f"bad{i}.png", b"not an image") for i in range(11)]
+    with pytest.raises(DataNotFoundError) as ten:
+        data_mod._decode_many(iter(encoded[:300] + bad[:10]), "test", progress=False)
+    assert str(ten.value).startswith("10 file(s) could not be read as images:\n  bad0") and "bad9" in str(ten.value)
+    with pytest.raises(DataNotFoundError) as eleven:
+        data_mod._decode_many(iter(encoded[:300] + bad), "test", progress=False)
+    said = str(eleven.value)
+    assert said.startswith("11 file(s) could not be read as images (and 1 more):\n  bad0") and "bad10" not in said
+
+
 def test_exif_orientation_sixteen_bit_tiffs_and_more_extensions(tmp_path, monkeypatch):
     """A phone photo stored sideways with an EXIF orientation loads as viewers show it (it loaded rotated; a WebP did
     until it was sent to Pillow's decoder); a 16-bit TIFF or PNG is rounded to 8 bits (Pillow's fallback clipped it
