@@ -2550,6 +2550,21 @@ MUTANTS = [
          '"\\n  ".join(bad[:10]))',
          '"\\n  ".join(bad[:11]))'),
     ]),
+    Mutant('split-test-takes-largest-hash', 'tests/test_data.py -k smallest_hash', [
+        ('fastjem/data.py',
+         'chosen = {min(members, key=digest.__getitem__)}',
+         'chosen = {max(members, key=digest.__getitem__)}'),
+    ]),
+    Mutant('split-train-keeps-smallest-hash', 'tests/test_data.py -k smallest_hash', [
+        ('fastjem/data.py',
+         'chosen.discard(max(members, key=digest.__getitem__))',
+         'chosen.discard(min(members, key=digest.__getitem__))'),
+    ]),
+    Mutant('archive-dot-member-hidden', 'tests/test_data.py -k archive_of_class_folders_is_split', [
+        ('fastjem/data.py',
+         'parts = [q for q in name.split("/") if q and q != "."]',
+         'parts = [q for q in name.split("/") if q or q != "."]'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

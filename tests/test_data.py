@@ -399,6 +399,10 @@ def test_an_archive_of_class_folders_is_split_as_the_folder_is(tmp_path):
     (tmp_path / "packed").mkdir()
     _archive(tmp_path / "unpacked", tmp_path / "packed" / "imgs.tar.gz")
     _same_arrays(load_arrays("imagefolder", tmp_path / "packed"), load_arrays("imagefolder", tmp_path / "unpacked"))
+    # members named ./a/0.png, as `tar czf imgs.tar.gz .` names them: "." is no hidden folder
+    (tmp_path / "dotted").mkdir()
+    _archive(tmp_path / "unpacked", tmp_path / "dotted" / "imgs.tar.gz", prefix="./")
+    _same_arrays(load_arrays("imagefolder", tmp_path / "dotted"), load_arrays("imagefolder", tmp_path / "unpacked"))
 
 
 def test_class_folders_are_read_before_archives_beside_them_and_hidden_folders_are_not_classes(tmp_path):
@@ -922,6 +926,26 @@ def test_a_link_that_makes_one_image_two_is_refused(tmp_path, monkeypatch):
     os.symlink(tmp_path / "split" / "train" / "a" / "1.png", tmp_path / "split" / "test" / "a" / "x.png")
     with pytest.raises(DataNotFoundError, match=r"test/a/x.png is the training file .*train/a/1.png"):
         load_arrays("imagefolder", tmp_path / "split")
+
+
+def test_a_small_class_gives_its_smallest_hash_to_the_test_set_and_keeps_its_largest():
+    """A class whose images all miss the hash's one-in-six gives the image of smallest hash to the test set; one
+    whose images all hit it keeps the image of largest hash for training: fixed picks, so that adding an image of a
+    larger (smaller) hash moves no other image between the splits."""
+    import hashlib
+
+    from fastjem.data import SPLIT_SEED, _split_off_test
+
+    def digest(key):
+        return int.from_bytes(hashlib.sha1(f"{SPLIT_SEED}:{key}".encode()).digest()[:8], "big")
+
+    keys = [f"c/{i}.png" for i in range(200)]
+    miss = [k for k in keys if digest(k) % 6][:3]
+    hit = [k for k in keys if digest(k) % 6 == 0][:3]
+    train, test = _split_off_test([(k, 0) for k in miss], miss)
+    assert [k for k, _ in test] == [min(miss, key=digest)] and len(train) == 2
+    train, test = _split_off_test([(k, 1) for k in hit], hit)
+    assert [k for k, _ in train] == [max(hit, key=digest)] and len(test) == 2
 
 
 def test_many_images_decode_in_order_with_chunks_in_flight(monkeypatch):
