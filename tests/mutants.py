@@ -2565,6 +2565,16 @@ MUTANTS = [
          'parts = [q for q in name.split("/") if q and q != "."]',
          'parts = [q for q in name.split("/") if q or q != "."]'),
     ]),
+    Mutant('archive-reads-non-images', 'tests/test_data.py -k archive_of_class_folders_is_split', [
+        ('fastjem/data.py',
+         'if (len(parts) < 2 or not parts[-1].lower().endswith(IMAGE_SUFFIXES)',
+         'if (len(parts) < 2 and not parts[-1].lower().endswith(IMAGE_SUFFIXES)'),
+    ]),
+    Mutant('archive-reads-hidden-members', 'tests/test_data.py -k archive_of_class_folders_is_split', [
+        ('fastjem/data.py',
+         '                        or any(map(_hidden, parts))):',
+         '                        and any(map(_hidden, parts))):'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -399,7 +399,12 @@ def test_an_archive_of_class_folders_is_split_as_the_folder_is(tmp_path):
     (tmp_path / "packed").mkdir()
     _archive(tmp_path / "unpacked", tmp_path / "packed" / "imgs.tar.gz")
     _same_arrays(load_arrays("imagefolder", tmp_path / "packed"), load_arrays("imagefolder", tmp_path / "unpacked"))
-    # members named ./a/0.png, as `tar czf imgs.tar.gz .` names them: "." is no hidden folder
+    # members named ./a/0.png, as `tar czf imgs.tar.gz .` names them: "." is no hidden folder; files that are not
+    # images and hidden ones (macOS's ._ files and __MACOSX/) are skipped in an archive as in the folder
+    (tmp_path / "unpacked" / "a" / "notes.txt").write_text("not an image")
+    (tmp_path / "unpacked" / "a" / "._0.png").write_bytes(b"AppleDouble metadata, not a PNG")
+    (tmp_path / "unpacked" / "__MACOSX" / "a").mkdir(parents=True)
+    (tmp_path / "unpacked" / "__MACOSX" / "a" / "._1.png").write_bytes(b"AppleDouble metadata, not a PNG")
     (tmp_path / "dotted").mkdir()
     _archive(tmp_path / "unpacked", tmp_path / "dotted" / "imgs.tar.gz", prefix="./")
     _same_arrays(load_arrays("imagefolder", tmp_path / "dotted"), load_arrays("imagefolder", tmp_path / "unpacked"))
