@@ -2575,6 +2575,11 @@ MUTANTS = [
          '                        or any(map(_hidden, parts))):',
          '                        and any(map(_hidden, parts))):'),
     ]),
+    Mutant('imagefolder-cache-needs-its-parent', 'tests/test_data.py -k no_cache_folder_exists', [
+        ('fastjem/data.py',
+         '            cache.parent.mkdir(parents=True, exist_ok=True)\n            # temporary files',
+         '            cache.parent.mkdir(parents=False, exist_ok=True)\n            # temporary files'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -424,6 +424,20 @@ def test_class_folders_are_read_before_archives_beside_them_and_hidden_folders_a
     assert load_arrays("imagefolder", tmp_path / "packed").info.classes == ("x", "y")
 
 
+def test_the_decoded_folder_is_cached_where_no_cache_folder_exists_yet(tmp_path, monkeypatch):
+    """A fresh machine has no ~/.cache/fastjem/cache: the first load makes the folders and keeps the decoded images
+    there, and the next load reads them back."""
+    import fastjem.data as data_mod
+
+    cache = tmp_path / "home" / ".cache" / "fastjem" / "cache"
+    monkeypatch.setenv("FASTJEM_CACHE", str(cache))
+    _write_folder(tmp_path / "imgs", ("a", "b"), n=6)
+    first = load_arrays("imagefolder", tmp_path / "imgs")
+    assert len(list(cache.glob("imagefolder-*.pt"))) == 1
+    monkeypatch.setattr(data_mod, "_decode_many", lambda *a, **k: pytest.fail("decoded again, not read back"))
+    _same_arrays(load_arrays("imagefolder", tmp_path / "imgs"), first)
+
+
 def test_archives_are_decoded_once(tmp_path, monkeypatch):
     _write_folder(tmp_path / "unpacked", ("a", "b"), n=3)
     (tmp_path / "packed").mkdir()
