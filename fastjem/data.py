@@ -629,6 +629,11 @@ def _decode(items: list[tuple[Path, int]], desc: str, size: int = 0, progress: b
 IMAGEFOLDER_CACHE_VERSION = 4
 
 
+def split_hash(key: str) -> int:
+    """The hash ``_split_off_test`` splits a folder by: of the image's key, under the fixed SPLIT_SEED."""
+    return int.from_bytes(hashlib.sha1(f"{SPLIT_SEED}:{key}".encode()).digest()[:8], "big")
+
+
 def _split_off_test(items: list, keys: list[str]) -> tuple[list, list]:
     """A folder without train/ and test/: about a sixth of each class's images is the test set, picked by a hash of
     each image's ``key`` (its class and path within the class folder), not by the run's seed nor by the other files:
@@ -637,7 +642,7 @@ def _split_off_test(items: list, keys: list[str]) -> tuple[list, list]:
     (its smallest hash) and keeps at least one for training (its largest); a class of one image trains. Items keep
     their order (class by class)."""
     labels = [item[1] for item in items]
-    digest = [int.from_bytes(hashlib.sha1(f"{SPLIT_SEED}:{k}".encode()).digest()[:8], "big") for k in keys]
+    digest = [split_hash(k) for k in keys]
     test = set()
     for label in set(labels):
         members = [i for i, y in enumerate(labels) if y == label]

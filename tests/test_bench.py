@@ -530,7 +530,7 @@ def test_profile_step_smoke(tmp_path):
             assert engine["categories"][category]["ms_per_call"] > 0, (category, engine["categories"])
 
 
-def test_profile_step_sees_the_compiled_gradients_convolutions(tmp_path, monkeypatch, capsys):
+def test_profile_step_sees_the_compiled_gradients_convolutions(tmp_path, monkeypatch):
     """Where a CPU engine compiles its SGLD gradient, the profile calls the graph from inductor's Python wrapper:
     called from the C++ one the engine uses, the convolutions' input gradients were missing from the profile."""
     import profile_step

@@ -951,12 +951,8 @@ def test_a_small_class_gives_its_smallest_hash_to_the_test_set_and_keeps_its_lar
     """A class whose images all miss the hash's one-in-six gives the image of smallest hash to the test set; one
     whose images all hit it keeps the image of largest hash for training: fixed picks, so that adding an image of a
     larger (smaller) hash moves no other image between the splits."""
-    import hashlib
-
-    from fastjem.data import SPLIT_SEED, _split_off_test
-
-    def digest(key):
-        return int.from_bytes(hashlib.sha1(f"{SPLIT_SEED}:{key}".encode()).digest()[:8], "big")
+    from fastjem.data import _split_off_test
+    from fastjem.data import split_hash as digest
 
     keys = [f"c/{i}.png" for i in range(200)]
     miss = [k for k in keys if digest(k) % 6][:3]
