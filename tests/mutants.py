@@ -2580,6 +2580,21 @@ MUTANTS = [
          '            cache.parent.mkdir(parents=True, exist_ok=True)\n            # temporary files',
          '            cache.parent.mkdir(parents=False, exist_ok=True)\n            # temporary files'),
     ]),
+    Mutant('cast-refused-engine-keeps-flag', 'tests/test_weights.py -k unsupported', [
+        ('fastjem/engine.py',
+         'engine = replace(engine, cast_weights_once=False, notes=engine.notes + (why,))',
+         'engine = replace(engine, notes=engine.notes + (why,))'),
+    ]),
+    Mutant('cast-refused-no-note', 'tests/test_weights.py -k unsupported', [
+        ('fastjem/engine.py',
+         'engine = replace(engine, cast_weights_once=False, notes=engine.notes + (why,))',
+         'engine = replace(engine, cast_weights_once=False)'),
+    ]),
+    Mutant('quiet-compile-only-when-both', 'tests/test_engine.py -k no_cuda_runtime', [
+        ('fastjem/engine.py',
+         '(engine.compile or engine.compile_sgld):\n        quiet_cpu_compile()',
+         '(engine.compile and engine.compile_sgld):\n        quiet_cpu_compile()'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

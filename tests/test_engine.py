@@ -612,23 +612,27 @@ def test_the_cpu_paths_of_the_engines_choices(monkeypatch):
 
 def test_a_cpu_engine_that_compiles_keeps_torchs_no_cuda_runtime_warning_out_of_the_output():
     """Inductor's first compile on a machine without a GPU printed "No CUDA runtime is found, using CUDA_HOME=..."
-    (torch.utils.cpp_extension, at import): an engine that compiles on a CPU drops that line, and only that one."""
+    (torch.utils.cpp_extension, at import): an engine that compiles on a CPU, be it only its SGLD gradient (compile
+    auto), drops that line, and only that one."""
     code = """
 import logging
 import torch
+import fastjem.engine
 from fastjem.config import TrainConfig
 from fastjem.engine import engine_networks, resolve_engine
 from fastjem.models import build_model
 cpp = logging.getLogger("torch.utils.cpp_extension")
-cfg = TrainConfig(arch="wrn", depth=10, width=1, batch_size=2, compile=COMPILE, device="cpu")
+fastjem.engine.SGLD_COMPILE_FLOPS = 0  # compile auto compiles the SGLD gradient, not the network
+cfg = TrainConfig(arch="wrn", depth=10, width=1, batch_size=2, compile=MODE, device="cpu")
 model = build_model("wrn", 10, 3, 10, 1)
-engine_networks(resolve_engine(cfg, torch.device("cpu"), False), model, (3, 8, 8), cfg)
+nets = engine_networks(resolve_engine(cfg, torch.device("cpu"), False), model, (3, 8, 8), cfg)
+assert (nets.engine.compile, nets.engine.compile_sgld) == EXPECTED, nets.engine
 cpp.warning("No CUDA runtime is found, using CUDA_HOME='%s'", "/usr/local")
 cpp.warning("another warning")
 """
-    for compile_, dropped in (("'on'", True), ("'off'", False)):
-        proc = subprocess.run([sys.executable, "-c", code.replace("COMPILE", compile_)], capture_output=True,
-                              text=True, timeout=300)
+    for compile_, compiled, dropped in (("'auto'", (False, True), True), ("'off'", (False, False), False)):
+        proc = subprocess.run([sys.executable, "-c", code.replace("MODE", compile_)
+                               .replace("EXPECTED", repr(compiled))], capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert ("No CUDA runtime is found" in proc.stderr) != dropped, proc.stderr
         assert "another warning" in proc.stderr

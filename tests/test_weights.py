@@ -12,7 +12,7 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from fastjem.config import TrainConfig
-from fastjem.engine import resolve_engine
+from fastjem.engine import engine_networks, resolve_engine
 from fastjem.models import build_model
 from fastjem.train import Trainer
 from fastjem.weights import CastCopy, cast_copy_unsupported, sampling_network
@@ -103,6 +103,14 @@ def test_unsupported_models_keep_autocast_and_say_why():
         CastCopy(model)
     sgld_model, sgld_net, cc, why = sampling_network(model, model, cast=True, compiled=False)
     assert sgld_model is model and sgld_net is model and cc is None and "cast at every forward" in why
+    # the engine that asked for the copy turns it off, and says why, where training and the benchmark read it
+    cfg = TrainConfig(precision="bf16", compile="off", batch_size=2)
+    engine = resolve_engine(cfg, torch.device("cpu"), has_batch_norm=False)
+    assert engine.cast_weights_once
+    nets = engine_networks(engine, model, (3, 32, 32), cfg)
+    assert not nets.engine.cast_weights_once and nets.cast_copy is None and nets.sgld_model is model
+    assert nets.engine.notes[:len(engine.notes)] == engine.notes
+    assert any("cast at every forward" in note and "parametrized" in note for note in nets.engine.notes)
     hooked = _wrn()
     hooked.fc.register_forward_hook(lambda m, i, o: o)
     assert "hooks" in cast_copy_unsupported(hooked)
