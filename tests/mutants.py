@@ -2595,6 +2595,71 @@ MUTANTS = [
          '(engine.compile or engine.compile_sgld):\n        quiet_cpu_compile()',
          '(engine.compile and engine.compile_sgld):\n        quiet_cpu_compile()'),
     ]),
+    Mutant('folder-pad-at-most-one', 'tests/test_data.py -k an_eighth', [
+        ('fastjem/data.py',
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,\n                       min(5000, len(ty) // 10), tuple(classes))',
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, min(1, size // 8), True,\n                       min(5000, len(ty) // 10), tuple(classes))'),
+    ]),
+    Mutant('folder-pad-at-least-two', 'tests/test_data.py -k an_eighth', [
+        ('fastjem/data.py',
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,\n                       min(5000, len(ty) // 10), tuple(classes))',
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(2, size // 8), True,\n                       min(5000, len(ty) // 10), tuple(classes))'),
+    ]),
+    Mutant('folder-pad-a-ninth', 'tests/test_data.py -k an_eighth', [
+        ('fastjem/data.py',
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,\n                       min(5000, len(ty) // 10), tuple(classes))',
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 9), True,\n                       min(5000, len(ty) // 10), tuple(classes))'),
+    ]),
+    Mutant('folder-no-flip', 'tests/test_data.py -k an_eighth', [
+        ('fastjem/data.py',
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,\n                       min(5000, len(ty) // 10), tuple(classes))',
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), False,\n                       min(5000, len(ty) // 10), tuple(classes))'),
+    ]),
+    Mutant('folder-val-at-least-5000', 'tests/test_data.py -k an_eighth', [
+        ('fastjem/data.py',
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,\n                       min(5000, len(ty) // 10), tuple(classes))',
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,\n                       max(5000, len(ty) // 10), tuple(classes))'),
+    ]),
+    Mutant('folder-val-an-eleventh', 'tests/test_data.py -k an_eighth', [
+        ('fastjem/data.py',
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,\n                       min(5000, len(ty) // 10), tuple(classes))',
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,\n                       min(5000, len(ty) // 11), tuple(classes))'),
+    ]),
+    Mutant('draw-never-first-image', 'tests/test_data.py -k uniformly', [
+        ('fastjem/data.py',
+         'ip = torch.randint(0, self.n_train,',
+         'ip = torch.randint(1, self.n_train,'),
+    ]),
+    Mutant('draw-never-last-image', 'tests/test_data.py -k uniformly', [
+        ('fastjem/data.py',
+         'ip = torch.randint(0, self.n_train,',
+         'ip = torch.randint(0, self.n_train - 1,'),
+    ]),
+    Mutant('draw-never-first-labelled', 'tests/test_data.py -k uniformly', [
+        ('fastjem/data.py',
+         'il = self.labelled[torch.randint(0, len(self.labelled),',
+         'il = self.labelled[torch.randint(1, len(self.labelled),'),
+    ]),
+    Mutant('labels-per-class-needs-one-spare', 'tests/test_data.py -k all_of_a_class', [
+        ('fastjem/data.py',
+         'if len(members) < per_class:',
+         'if len(members) <= per_class:'),
+    ]),
+    Mutant('noaug-noise-divided', 'tests/test_data.py -k noise_alone', [
+        ('fastjem/data.py',
+         'x = x + self.data_noise * torch.randn(x.shape, device=x.device, generator=generator)',
+         'x = x + self.data_noise / torch.randn(x.shape, device=x.device, generator=generator)'),
+    ]),
+    Mutant('noaug-noise-only-above-one', 'tests/test_data.py -k noise_alone', [
+        ('fastjem/data.py',
+         'if self.data_noise > 0:',
+         'if self.data_noise > 1:'),
+    ]),
+    Mutant('noaug-noise-uniform', 'tests/test_data.py -k noise_alone', [
+        ('fastjem/data.py',
+         'x = x + self.data_noise * torch.randn(x.shape, device=x.device, generator=generator)',
+         'x = x + self.data_noise * torch.rand(x.shape, device=x.device, generator=generator)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

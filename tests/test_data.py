@@ -108,6 +108,55 @@ def test_each_labelled_image_is_drawn_with_its_own_label():
         assert set(code[:, 1, 0, 0].tolist()) <= allowed and len(allowed) == (250 if per_class < 0 else 30)
 
 
+
+def _class_coded_arrays(n_train=40, n_test=10, classes=4):
+    """Images whose channels hold their class and their index, labels cycling over ``classes``."""
+    from fastjem.data import arrays_from_tensors
+
+    n = n_train + n_test
+    y = torch.arange(n) % classes
+    x = torch.stack([y * 25, torch.arange(n) % 256, torch.zeros(n, dtype=torch.long)], 1).to(torch.uint8)
+    x = x[:, :, None, None].expand(n, 3, 8, 8).contiguous()
+    return arrays_from_tensors(x[:n_train], y[:n_train], x[n_train:], y[n_train:],
+                               classes=[str(k) for k in range(classes)], pad=1)
+
+
+def test_batches_draw_every_training_image_and_every_labelled_one_uniformly():
+    """draw_indices: x_p's indices uniform over the whole training split, x_lab's over the labelled subset (with
+    replacement; a chi-square test over 40 000 draws each, so a skipped first or last image fails)."""
+    from scipy.stats import chisquare
+
+    data = DeviceData(_class_coded_arrays(), torch.device("cpu"), val_size=0, labels_per_class=5, data_noise=0.0)
+    assert data.n_train == 40 and len(data.labelled) == 20
+    gen = torch.Generator().manual_seed(0)
+    ip, il = zip(*(data.draw_indices(4000, gen) for _ in range(10)))
+    ip, il = torch.cat(ip), torch.cat(il)
+    counts = torch.bincount(ip, minlength=40)
+    assert len(counts) == 40 and chisquare(counts.numpy()).pvalue > 1e-4, counts
+    assert set(il.tolist()) <= set(data.labelled.tolist())
+    counts = torch.bincount(il, minlength=40)[data.labelled]
+    assert chisquare(counts.numpy()).pvalue > 1e-4, counts
+
+
+def test_labels_per_class_may_take_all_of_a_class():
+    """--labels-per-class up to the smallest class's training images: all of them labelled; one more is refused,
+    naming the class."""
+    arrays = _class_coded_arrays()  # 10 training images per class
+    data = DeviceData(arrays, torch.device("cpu"), val_size=0, labels_per_class=10)
+    assert sorted(data.labelled.tolist()) == list(range(40))
+    with pytest.raises(DataNotFoundError, match="--labels-per-class 11: class 0 has only 10 training images"):
+        DeviceData(arrays, torch.device("cpu"), val_size=0, labels_per_class=11)
+
+
+def test_without_augmentation_the_training_images_get_their_noise_alone():
+    """--no-augment: no crop, no flip, the images plus N(0, data_noise^2) (JEM's data noise), nothing with noise 0."""
+    data = DeviceData(_class_coded_arrays(), torch.device("cpu"), val_size=0, augment=False, data_noise=0.03)
+    x_u8 = data.train_x.repeat(50, 1, 1, 1)
+    diff = data.prepare(x_u8, torch.Generator().manual_seed(0)) - to_float(x_u8)
+    assert abs(diff.mean().item()) < 1e-3 and abs(diff.std().item() - 0.03) < 5e-4
+    data.data_noise = 0.0
+    assert torch.equal(data.prepare(x_u8, torch.Generator().manual_seed(0)), to_float(x_u8))
+
 def test_the_training_data_order_follows_the_seed(tiny_config, tmp_path):
     """The batches a run draws come from its own generator seeded by --seed: the same seed, the same batches;
     another seed, other batches (the splits stay fixed either way)."""
@@ -787,6 +836,16 @@ def test_named_dataset_folders_scale_the_crop_padding_with_the_image_size(tmp_pa
     _write_folder(tmp_path / "cifar" / "train", classes, n=2, size=32)
     _write_folder(tmp_path / "cifar" / "test", classes, n=1, size=32)
     assert [load_arrays("cifar10", tmp_path / "cifar", image_size=s).info.pad for s in (16, 32, 64)] == [2, 4, 8]
+
+
+def test_an_image_folder_pads_an_eighth_flips_and_holds_out_a_tenth(tmp_path):
+    """A generic folder's augmentation and split defaults: reflect padding of an eighth of the image size (at least
+    one pixel), horizontal flips, a validation split of a tenth of the training images."""
+    _write_folder(tmp_path / "f", ("a", "b"), n=30, size=8)
+    for size, pad in ((8, 1), (32, 4), (64, 8)):
+        a = load_arrays("imagefolder", tmp_path / "f", image_size=size)
+        assert (a.info.image_size, a.info.pad, a.info.flip) == (size, pad, True)
+        assert len(a.train_y) >= 44 and a.info.default_val_size == len(a.train_y) // 10
 
 
 def test_hidden_files_and_odd_entries_are_not_data(tmp_path):
