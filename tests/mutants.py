@@ -2660,6 +2660,21 @@ MUTANTS = [
          'x = x + self.data_noise * torch.randn(x.shape, device=x.device, generator=generator)',
          'x = x + self.data_noise * torch.rand(x.shape, device=x.device, generator=generator)'),
     ]),
+    Mutant('dist-time-limit-coded-as-a-signal', 'tests/test_distributed.py -k time_limit', [
+        ('fastjem/train.py',
+         'code = max_over_ranks(0 if mine is None else 1 if mine == "time limit" else 2 + int(mine),',
+         'code = max_over_ranks(0 if mine is None else 2 if mine == "time limit" else 2 + int(mine),'),
+    ]),
+    Mutant('dist-time-limit-does-not-stop', 'tests/test_distributed.py -k time_limit', [
+        ('fastjem/train.py',
+         'stopping = code > 0\n',
+         'stopping = code > 1\n'),
+    ]),
+    Mutant('dist-time-limit-read-as-a-signal', 'tests/test_distributed.py -k time_limit', [
+        ('fastjem/train.py',
+         'stop["signal"] = "time limit" if code == 1 else code - 2',
+         'stop["signal"] = "time limit" if code == 2 else code - 2'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -70,7 +70,8 @@ def test_jem_with_per_rank_buffers_keeps_replicas_identical_and_resumes(tmp_path
 
 
 # Run under torchrun: a fault on rank 1 only. "lr": its learning rate x1e6 for one iteration, so its replica
-# alone blows up and its guard alone sees it; "stop": a SIGINT to rank 1 alone after its third iteration.
+# alone blows up and its guard alone sees it; "stop": a SIGINT to rank 1 alone after its third iteration; "time":
+# rank 1's clock alone passes the --max-minutes deadline after its third iteration.
 ONE_RANK_FAULT = '''
 import atexit, json, os, signal, sys
 from pathlib import Path
@@ -87,7 +88,7 @@ out.mkdir(parents=True, exist_ok=True)
 atexit.register(lambda: (out / f"exit{rank}").write_text(json.dumps({"group_left": dist.is_initialized()})))
 cfg = TrainConfig(dataset="digits", arch="convnet", width=8, batch_size=16, sgld_steps=3, buffer_size=200, device="cpu",
                   compile="off", iters=12, log_every=2, check_every=2, snapshot_every=2, seed=3, warmup_iters=5,
-                  lr=1e-3, ckpt_every=0)
+                  lr=1e-3, ckpt_every=0, max_minutes=1000.0 if kind == "time" else 0.0)
 t = Trainer(cfg, out_dir=out, progress=False)
 if rank == 1 and kind == "lr":
     t.inject_fault(5, "lr")
@@ -97,6 +98,15 @@ if rank == 1 and kind == "stop":
         parts = step()
         if t.iteration == 3:
             os.kill(os.getpid(), signal.SIGINT)
+        return parts
+    t.train_step = train_step
+if rank == 1 and kind == "time":
+    import time
+    step, clock = t.train_step, time.monotonic
+    def train_step():
+        parts = step()
+        if t.iteration == 3:
+            time.monotonic = lambda: clock() + 1e6
         return parts
     t.train_step = train_step
 summary = t.fit()
@@ -161,6 +171,15 @@ def test_a_stop_signal_on_one_rank_stops_every_rank_at_the_same_check(tmp_path):
     assert [r["stopped_by"] for r in ranks] == ["SIGINT", "SIGINT"]
     assert ranks[0]["params"] == ranks[1]["params"]
     assert load_checkpoint(tmp_path / "stop" / "checkpoint.pt")["iteration"] == 4
+
+
+def test_a_time_limit_reached_on_one_rank_stops_every_rank_at_the_same_check(tmp_path):
+    """--max-minutes passed on rank 1 alone after iteration 3: both ranks stop at the next check (iteration 4),
+    both for the time limit, with one checkpoint there."""
+    ranks = run_one_rank_fault(tmp_path, "time")
+    assert [(r["interrupted"], r["iteration"], r["stopped_by"]) for r in ranks] == [(True, 4, "time limit")] * 2
+    assert ranks[0]["params"] == ranks[1]["params"]
+    assert load_checkpoint(tmp_path / "time" / "checkpoint.pt")["iteration"] == 4
 
 
 # Run under torchrun: "ref" trains 24 iterations with a NaN loss injected at iteration 23 (the guard rolls back to
