@@ -834,3 +834,29 @@ def test_evaluate_is_noiseless_unless_asked_and_batches_do_not_change_it():
         got = evaluate(model, x, y, batch_size=batch)
         assert got["n"] == 23 and got["acc"] == pytest.approx(want["acc"]) and got["nll"] == pytest.approx(want["nll"])
     assert evaluate(model, x, y, noise=1.0)["nll"] != pytest.approx(want["nll"])
+
+
+def test_each_log_record_holds_its_windows_rate_speed_and_progress(tiny_config, tmp_path, monkeypatch, capsys):
+    """A metrics record every log_every iterations: lr is the rate the record's last step trained with (during
+    warm-up lr * it / warmup_iters), it_per_s the window's iterations over its time (a clock that moves 0.25 s a
+    step: 4 it/s over a window of 2), and the progress bar counts one per iteration up to the total."""
+    import fastjem.train as train_mod
+
+    clock = [1000.0]
+    monkeypatch.setattr(train_mod.time, "perf_counter", lambda: clock[0])
+    t = Trainer(tiny_config.replace(iters=8, log_every=2, warmup_iters=10), out_dir=tmp_path, progress=True)
+    step = t.train_step
+
+    def timed_step():
+        clock[0] += 0.25
+        return step()
+
+    t.train_step = timed_step
+    t.fit()
+    logged = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    logged = [r for r in logged if "loss" in r]
+    assert [r["iter"] for r in logged] == [2, 4, 6, 8]
+    assert [r["lr"] for r in logged] == pytest.approx([1e-3 * it / 10 for it in (2, 4, 6, 8)], rel=1e-12)
+    assert [r["it_per_s"] for r in logged] == pytest.approx([4.0] * 4, rel=1e-9)
+    err = capsys.readouterr().err
+    assert "8/8" in err and "/8 " in err and not any(f"{n}/8" in err for n in (9, 10, 16))
