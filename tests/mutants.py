@@ -2695,6 +2695,11 @@ MUTANTS = [
          'lr=learning_rate(cfg, it - 1, self.iters_per_epoch) * self.recovery.lr_scale)',
          'lr=learning_rate(cfg, it, self.iters_per_epoch) * self.recovery.lr_scale)'),
     ]),
+    Mutant('last-iteration-unchecked-off-the-grid', 'tests/test_guard.py -k off_the_check_grid', [
+        ('fastjem/train.py',
+         'check_due = it % cfg.check_every == 0 or ckpt_due or it == self.total_iters',
+         'check_due = it % cfg.check_every == 0 or ckpt_due'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -91,6 +91,17 @@ def test_injected_fault_is_recovered_and_training_continues(kind, guarded, tmp_p
     assert ckpt["recovery"]["recoveries"] == 1 and ckpt["iteration"] == 40
 
 
+
+def test_a_fault_in_the_last_iteration_off_the_check_grid_is_recovered(guarded, tmp_path):
+    """The last iteration is always checked, on the check_every grid or not: a NaN loss there (iteration 13 of 13,
+    checks every 2) is rolled back and trained again, not logged as a divergence that ends the run."""
+    t = Trainer(guarded.replace(iters=13), out_dir=tmp_path, progress=False, log=lambda *a: None)
+    t.inject_fault(12, "nan")  # the step from iteration 12 to 13
+    summary = t.fit()
+    assert summary["recoveries"] == 1 and summary["iteration"] == 13 and math.isfinite(summary["test_nll"])
+    div, train = events(tmp_path)
+    assert [d["iter"] for d in div] == [13] and train[-1]["iter"] == 13 and math.isfinite(train[-1]["loss"])
+
 def test_gives_up_after_max_recoveries_keeping_the_last_good_checkpoint(guarded, tmp_path):
     t = Trainer(guarded.replace(iters=40, max_recoveries=1, ckpt_every=4), out_dir=tmp_path, progress=False)
     t.inject_fault(9, "nan")
