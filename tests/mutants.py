@@ -2700,6 +2700,11 @@ MUTANTS = [
          'check_due = it % cfg.check_every == 0 or ckpt_due or it == self.total_iters',
          'check_due = it % cfg.check_every == 0 or ckpt_due'),
     ]),
+    Mutant('best-off-says-kept', 'tests/test_best.py -k switched_off', [
+        ('fastjem/train.py',
+         '        if not (self.cfg.keep_best and self.cfg.eval_every):\n            return False',
+         '        if not (self.cfg.keep_best and self.cfg.eval_every):\n            return True'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -50,6 +50,8 @@ def test_without_validation_or_when_switched_off_no_best_pt(tiny_config, tmp_pat
                       progress=False).fit()
     assert not (tmp_path / "a" / "best.pt").exists() and not (tmp_path / "b" / "best.pt").exists()
     assert summary["best"] is None
+    # and no record says a best state was kept
+    assert [r["best"] for r in val_records(tmp_path / "b")] == [False, False]
 
 
 def test_an_unhealthy_state_never_becomes_best_and_a_rollback_remembers_best(tiny_config, tmp_path):
