@@ -2705,6 +2705,11 @@ MUTANTS = [
          '        if not (self.cfg.keep_best and self.cfg.eval_every):\n            return False',
          '        if not (self.cfg.keep_best and self.cfg.eval_every):\n            return True'),
     ]),
+    Mutant('board-left-open-on-an-error', 'tests/test_board.py -k fails_still', [
+        ('fastjem/train.py',
+         'if self.board is not None and (stopping or self.iteration < self.total_iters):',
+         'if self.board is not None and stopping:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

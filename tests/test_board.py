@@ -47,6 +47,19 @@ def test_scalars_validation_samples_and_config_reach_tensorboard(tiny_config, tm
     assert "config/text_summary" in ea.Tags()["tensors"]
 
 
+
+def test_a_run_that_fails_still_writes_what_it_logged_to_tensorboard(tiny_config, tmp_path):
+    """A run stopped by an error (a divergence without the guard) closes its event file on the way out: what it
+    logged before is on disk at once, not waiting for the writer's next timed flush."""
+    from fastjem.train import DivergedError
+
+    t = Trainer(tiny_config.replace(iters=12, log_every=2, guard=False, tensorboard=True), out_dir=tmp_path,
+                progress=False)
+    t.inject_fault(6, "nan")  # the step to iteration 7; the record of 8 finds the loss NaN, logs it and stops
+    with pytest.raises(DivergedError):
+        t.fit()
+    assert [s for s, _ in scalars(board(tmp_path), "loss/total")] == [2, 4, 6, 8]
+
 def test_a_rollback_and_a_resume_leave_one_value_per_iteration(tiny_config, tmp_path):
     # a NaN at iteration 13 is found at the check of 14 and rolled back to the snapshot of 8: 10 and 12 run twice
     cfg = tiny_config.replace(iters=20, check_every=2, snapshot_every=8, log_every=2, lr=5e-3, tensorboard=True,
