@@ -2710,6 +2710,36 @@ MUTANTS = [
          'if self.board is not None and (stopping or self.iteration < self.total_iters):',
          'if self.board is not None and stopping:'),
     ]),
+    Mutant('recover-sampler-not-reseeded', 'tests/test_guard.py -k new_sgld_and_buffer', [
+        ('fastjem/train.py',
+         '        self.sampler.rng_state[0] += salt\n',
+         ''),
+    ]),
+    Mutant('recover-buffer-not-reseeded', 'tests/test_guard.py -k new_sgld_and_buffer', [
+        ('fastjem/train.py',
+         '        self.buffer.rng_state[0] += salt\n',
+         ''),
+    ]),
+    Mutant('recover-sampler-offset-shifted', 'tests/test_guard.py -k new_sgld_and_buffer', [
+        ('fastjem/train.py',
+         '        self.sampler.rng_state[0] += salt\n',
+         '        self.sampler.rng_state[1] += salt\n'),
+    ]),
+    Mutant('recover-buffer-offset-shifted', 'tests/test_guard.py -k new_sgld_and_buffer', [
+        ('fastjem/train.py',
+         '        self.buffer.rng_state[0] += salt\n',
+         '        self.buffer.rng_state[1] += salt\n'),
+    ]),
+    Mutant('recover-keeps-the-metric-window', 'tests/test_guard.py -k new_sgld_and_buffer', [
+        ('fastjem/train.py',
+         '        self._acc.zero_()\n        self._acc_n = 0\n        desc',
+         '        desc'),
+    ]),
+    Mutant('recover-window-count-off-by-one', 'tests/test_guard.py -k new_sgld_and_buffer', [
+        ('fastjem/train.py',
+         '        self._acc.zero_()\n        self._acc_n = 0\n        desc',
+         '        self._acc.zero_()\n        self._acc_n = 1\n        desc'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -264,6 +264,25 @@ def test_each_rank_reseeds_its_own_stream_after_a_recovery(guarded, tmp_path):
     assert not torch.equal(draws[0], draws[1])
 
 
+
+def test_a_recovery_draws_new_sgld_and_buffer_noise_and_starts_a_new_metric_window(guarded, tmp_path):
+    """After a rollback the sampler's and the buffer's Philox streams take new seeds at the snapshot's offsets (new
+    noise, not the abandoned attempt's stream again or shifted), and the metrics logged next are of the steps after
+    the rollback alone (not of those before the snapshot either)."""
+    t = Trainer(guarded.replace(iters=8), out_dir=tmp_path, progress=False, log=lambda *a: None)
+    t.train_step()
+    t.guard.take_snapshot()  # with a window under way, which the rollback restores
+    before = t.sampler.rng_state.clone(), t.buffer.rng_state.clone()
+    for _ in range(2):
+        t.train_step()  # the abandoned attempt
+    t.guard.reasons = ["test"]
+    t.recover()
+    for state, old in zip((t.sampler.rng_state, t.buffer.rng_state), before):
+        assert state[0] != old[0] and state[1] == old[1], (state, old)
+    one = {k: float(v) for k, v in t.train_step().items()}
+    got = t.read_metrics()
+    assert all(got[name] == pytest.approx(one[name], rel=1e-5, abs=1e-6) for name in ("loss", "ce", "acc", "e_data"))
+
 # ------------------------------------------------------------------ a kill around the guard's rollbacks, resumed
 class _Killed(Exception):
     """A process killed at this point: nothing after it runs (fit's normal end, which writes a checkpoint, never
