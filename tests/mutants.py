@@ -2735,6 +2735,11 @@ MUTANTS = [
          '        self._acc.zero_()\n        self._acc_n = 0\n        desc',
          '        self._acc.zero_()\n        self._acc_n = 1\n        desc'),
     ]),
+    Mutant('no-validation-says-best-kept', 'tests/test_cli.py -k no_validation_set', [
+        ('fastjem/train.py',
+         '            return {"acc": None, "nll": None}, False',
+         '            return {"acc": None, "nll": None}, True'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -522,7 +522,7 @@ def test_no_validation_set_reports_none_not_zero(tmp_path, capsys):
     assert json.loads((run / "summary.json").read_text())["val_acc"] is None
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert not any("val_acc" in r for r in records) and any("test_acc" in r for r in records)
-    assert not (run / "best.pt").exists()
+    assert not (run / "best.pt").exists() and [r["best"] for r in records if "test_acc" in r] == [False]
     assert run_row(run)["val_acc"] is None and run_row(run)["status"] == "done"
     from fastjem.curves import read_metrics
 
