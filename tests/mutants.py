@@ -2740,6 +2740,16 @@ MUTANTS = [
          '            return {"acc": None, "nll": None}, False',
          '            return {"acc": None, "nll": None}, True'),
     ]),
+    Mutant('summary-names-the-module-not-the-class', 'tests/test_custom.py -k own_network_and_data', [
+        ('fastjem/train.py',
+         '"model": self.custom["model"].rsplit(".", 1)[-1] if',
+         '"model": self.custom["model"].rsplit(".", 1)[0] if'),
+    ]),
+    Mutant('classifier-only-draws-a-grid-at-the-end', 'tests/test_train.py -k classifier_only_never', [
+        ('fastjem/train.py',
+         'samples = self.save_samples("samples.png") if cfg.generative and self.dist.is_main else None',
+         'samples = self.save_samples("samples.png") if self.dist.is_main else None'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -94,7 +94,7 @@ def test_own_network_and_data_train_resume_exactly_and_evaluate(digits_as_floats
     net = TinyNet()
     whole = Trainer(cfg, out_dir=tmp_path / "whole", progress=False, model=net, data=data)
     assert whole.model is net  # the user's module is trained in place
-    whole.fit()
+    assert whole.fit()["model"] == "TinyNet"  # its class, not its module's path or the config's default WRN
     saved = json.loads((tmp_path / "whole" / "config.json").read_text())
     assert saved["dataset"] == "tensors"
     ckpt = load_checkpoint(tmp_path / "whole")

@@ -48,6 +48,9 @@ def test_classifier_only_never_samples(tiny_config, tmp_path):
         t.train_step()
     assert torch.equal(b0, t.buffer.data)
     assert not torch.equal(p0, params(t.model))
+    # nor at its end: no sample grid
+    summary = Trainer(tiny_config.replace(px_weight=0.0, iters=2), out_dir=tmp_path / "run", progress=False).fit()
+    assert summary["samples"] is None and not (tmp_path / "run" / "samples.png").exists()
 
 
 def test_class_conditional_and_pxy_terms_run(tiny_config, tmp_path):
