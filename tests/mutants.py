@@ -2750,6 +2750,11 @@ MUTANTS = [
          'samples = self.save_samples("samples.png") if cfg.generative and self.dist.is_main else None',
          'samples = self.save_samples("samples.png") if self.dist.is_main else None'),
     ]),
+    Mutant('resume-keeps-a-give-up-record', 'tests/test_guard.py -k gives_up', [
+        ('fastjem/train.py',
+         'if record.get("event") == "divergence" and record.get("action") == "recover":',
+         'if record.get("event") == "divergence":'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -102,6 +102,7 @@ def test_a_fault_in_the_last_iteration_off_the_check_grid_is_recovered(guarded, 
     div, train = events(tmp_path)
     assert [d["iter"] for d in div] == [13] and train[-1]["iter"] == 13 and math.isfinite(train[-1]["loss"])
 
+
 def test_gives_up_after_max_recoveries_keeping_the_last_good_checkpoint(guarded, tmp_path):
     t = Trainer(guarded.replace(iters=40, max_recoveries=1, ckpt_every=4), out_dir=tmp_path, progress=False)
     t.inject_fault(9, "nan")
@@ -114,6 +115,11 @@ def test_gives_up_after_max_recoveries_keeping_the_last_good_checkpoint(guarded,
     assert all(torch.isfinite(v).all() for v in ckpt["model"].values())
     div, _ = events(tmp_path)
     assert [d["action"] for d in div] == ["recover", "stop"]
+    # resumed from that checkpoint, the run continues its records from there: the rollback stays, the stop goes
+    Trainer(resume_config(tmp_path / "checkpoint.pt", {"iters": 12}), resume=tmp_path / "checkpoint.pt",
+            progress=False).fit()
+    div, train = events(tmp_path)
+    assert [d["action"] for d in div] == ["recover"] and train[-1]["iter"] == 12
 
 
 def test_without_the_guard_a_fault_stops_the_run_and_the_checkpoint_is_kept(guarded, tmp_path):
