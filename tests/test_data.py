@@ -108,7 +108,6 @@ def test_each_labelled_image_is_drawn_with_its_own_label():
         assert set(code[:, 1, 0, 0].tolist()) <= allowed and len(allowed) == (250 if per_class < 0 else 30)
 
 
-
 def _class_coded_arrays(n_train=40, n_test=10, classes=4):
     """Images whose channels hold their class and their index, labels cycling over ``classes``."""
     from fastjem.data import arrays_from_tensors
@@ -156,6 +155,7 @@ def test_without_augmentation_the_training_images_get_their_noise_alone():
     assert abs(diff.mean().item()) < 1e-3 and abs(diff.std().item() - 0.03) < 5e-4
     data.data_noise = 0.0
     assert torch.equal(data.prepare(x_u8, torch.Generator().manual_seed(0)), to_float(x_u8))
+
 
 def test_the_training_data_order_follows_the_seed(tiny_config, tmp_path):
     """The batches a run draws come from its own generator seeded by --seed: the same seed, the same batches;

@@ -91,7 +91,6 @@ def test_injected_fault_is_recovered_and_training_continues(kind, guarded, tmp_p
     assert ckpt["recovery"]["recoveries"] == 1 and ckpt["iteration"] == 40
 
 
-
 def test_a_fault_in_the_last_iteration_off_the_check_grid_is_recovered(guarded, tmp_path):
     """The last iteration is always checked, on the check_every grid or not: a NaN loss there (iteration 13 of 13,
     checks every 2) is rolled back and trained again, not logged as a divergence that ends the run."""
@@ -270,7 +269,6 @@ def test_each_rank_reseeds_its_own_stream_after_a_recovery(guarded, tmp_path):
     assert not torch.equal(draws[0], draws[1])
 
 
-
 def test_a_recovery_draws_new_sgld_and_buffer_noise_and_starts_a_new_metric_window(guarded, tmp_path):
     """After a rollback the sampler's and the buffer's Philox streams take new seeds at the snapshot's offsets (new
     noise, not the abandoned attempt's stream again or shifted), and the metrics logged next are of the steps after
@@ -288,6 +286,7 @@ def test_a_recovery_draws_new_sgld_and_buffer_noise_and_starts_a_new_metric_wind
     one = {k: float(v) for k, v in t.train_step().items()}
     got = t.read_metrics()
     assert all(got[name] == pytest.approx(one[name], rel=1e-5, abs=1e-6) for name in ("loss", "ce", "acc", "e_data"))
+
 
 # ------------------------------------------------------------------ a kill around the guard's rollbacks, resumed
 class _Killed(Exception):
