@@ -4,6 +4,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from kernel_utils import assert_gaussian_moments
 from PIL import Image
 
 from fastjem.data import DeviceData, augment, load_arrays, to_float
@@ -86,17 +87,29 @@ def test_digits_splits_are_fixed_and_disjoint():
     assert dup <= 2  # digits has a couple of exact duplicate images; a leaked split would give 180
 
 
+def _class_coded_arrays(y: torch.Tensor, n_train: int, pad: int = 1):
+    """8x8 images whose first channel holds their class (25 * label) and second their index (mod 256), labels ``y``
+    (classes 0 .. max), the first ``n_train`` for training and the rest for test."""
+    from fastjem.data import arrays_from_tensors
+
+    n = len(y)
+    x = torch.stack([y * 25, torch.arange(n) % 256, torch.zeros(n, dtype=torch.long)], 1).to(torch.uint8)
+    x = x[:, :, None, None].expand(n, 3, 8, 8).contiguous()
+    return arrays_from_tensors(x[:n_train], y[:n_train], x[n_train:], y[n_train:],
+                               classes=[str(k) for k in range(int(y.max()) + 1)], pad=pad)
+
+
+def _four_classes():
+    """40 training images, 10 of each of 4 classes, and 10 test images."""
+    return _class_coded_arrays(torch.arange(50) % 4, 40)
+
+
 def test_each_labelled_image_is_drawn_with_its_own_label():
     """draw pairs x_lab with the label of the same training image (and x_p is drawn apart from it): images whose
     first channel encodes their class and second their index, drawn through the crops and flips, give back the
     labels drawn with them; with --labels-per-class, x_lab comes from the labelled subset only."""
-    from fastjem.data import arrays_from_tensors
-
-    gen = torch.Generator().manual_seed(0)
-    y = torch.randint(0, 10, (300,), generator=gen)
-    x = torch.stack([y * 25, torch.arange(300) % 256, torch.zeros(300, dtype=torch.long)], 1).to(torch.uint8)
-    x = x[:, :, None, None].expand(300, 3, 8, 8).contiguous()
-    arrays = arrays_from_tensors(x[:250], y[:250], x[250:], y[250:], classes=[str(k) for k in range(10)], pad=2)
+    y = torch.randint(0, 10, (300,), generator=torch.Generator().manual_seed(0))
+    arrays = _class_coded_arrays(y, 250, pad=2)
     for per_class in (-1, 3):
         data = DeviceData(arrays, torch.device("cpu"), val_size=0, labels_per_class=per_class, data_noise=0.0)
         x_p, x_lab, y_lab = data.draw(512, torch.Generator().manual_seed(1))
@@ -108,24 +121,12 @@ def test_each_labelled_image_is_drawn_with_its_own_label():
         assert set(code[:, 1, 0, 0].tolist()) <= allowed and len(allowed) == (250 if per_class < 0 else 30)
 
 
-def _class_coded_arrays(n_train=40, n_test=10, classes=4):
-    """Images whose channels hold their class and their index, labels cycling over ``classes``."""
-    from fastjem.data import arrays_from_tensors
-
-    n = n_train + n_test
-    y = torch.arange(n) % classes
-    x = torch.stack([y * 25, torch.arange(n) % 256, torch.zeros(n, dtype=torch.long)], 1).to(torch.uint8)
-    x = x[:, :, None, None].expand(n, 3, 8, 8).contiguous()
-    return arrays_from_tensors(x[:n_train], y[:n_train], x[n_train:], y[n_train:],
-                               classes=[str(k) for k in range(classes)], pad=1)
-
-
 def test_batches_draw_every_training_image_and_every_labelled_one_uniformly():
     """draw_indices: x_p's indices uniform over the whole training split, x_lab's over the labelled subset (with
     replacement; a chi-square test over 40 000 draws each, so a skipped first or last image fails)."""
     from scipy.stats import chisquare
 
-    data = DeviceData(_class_coded_arrays(), torch.device("cpu"), val_size=0, labels_per_class=5, data_noise=0.0)
+    data = DeviceData(_four_classes(), torch.device("cpu"), val_size=0, labels_per_class=5, data_noise=0.0)
     assert data.n_train == 40 and len(data.labelled) == 20
     gen = torch.Generator().manual_seed(0)
     ip, il = zip(*(data.draw_indices(4000, gen) for _ in range(10)))
@@ -140,7 +141,7 @@ def test_batches_draw_every_training_image_and_every_labelled_one_uniformly():
 def test_labels_per_class_may_take_all_of_a_class():
     """--labels-per-class up to the smallest class's training images: all of them labelled; one more is refused,
     naming the class."""
-    arrays = _class_coded_arrays()  # 10 training images per class
+    arrays = _four_classes()  # 10 training images per class
     data = DeviceData(arrays, torch.device("cpu"), val_size=0, labels_per_class=10)
     assert sorted(data.labelled.tolist()) == list(range(40))
     with pytest.raises(DataNotFoundError, match="--labels-per-class 11: class 0 has only 10 training images"):
@@ -149,10 +150,10 @@ def test_labels_per_class_may_take_all_of_a_class():
 
 def test_without_augmentation_the_training_images_get_their_noise_alone():
     """--no-augment: no crop, no flip, the images plus N(0, data_noise^2) (JEM's data noise), nothing with noise 0."""
-    data = DeviceData(_class_coded_arrays(), torch.device("cpu"), val_size=0, augment=False, data_noise=0.03)
+    data = DeviceData(_four_classes(), torch.device("cpu"), val_size=0, augment=False, data_noise=0.03)
     x_u8 = data.train_x.repeat(50, 1, 1, 1)
     diff = data.prepare(x_u8, torch.Generator().manual_seed(0)) - to_float(x_u8)
-    assert abs(diff.mean().item()) < 1e-3 and abs(diff.std().item() - 0.03) < 5e-4
+    assert_gaussian_moments(diff, 0.03)
     data.data_noise = 0.0
     assert torch.equal(data.prepare(x_u8, torch.Generator().manual_seed(0)), to_float(x_u8))
 
