@@ -2755,6 +2755,16 @@ MUTANTS = [
          'if record.get("event") == "divergence" and record.get("action") == "recover":',
          'if record.get("event") == "divergence":'),
     ]),
+    Mutant('branch-from-a-kept-checkpoint-loses-its-records', 'tests/test_cli.py -k kept_checkpoint_starts', [
+        ('fastjem/train.py',
+         'if folder.name == "checkpoints" and not (folder / "metrics.jsonl").exists():',
+         'if folder.name != "checkpoints" and not (folder / "metrics.jsonl").exists():'),
+    ]),
+    Mutant('branch-from-any-subfolder-takes-its-parents-records', 'tests/test_cli.py -k kept_checkpoint_starts', [
+        ('fastjem/train.py',
+         'if folder.name == "checkpoints" and not (folder / "metrics.jsonl").exists():',
+         'if folder.name == "checkpoints" or not (folder / "metrics.jsonl").exists():'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

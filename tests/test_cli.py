@@ -144,6 +144,28 @@ def test_resume_into_another_folder_leaves_the_run_it_continues(finished_run, tm
     assert "--preset starts a new run" in capsys.readouterr().err
 
 
+def test_a_run_continued_from_a_kept_checkpoint_starts_with_its_runs_records(tmp_path):
+    run = tmp_path / "run"
+    assert main(["train", "--iters", "4", "--ckpt-keep-every", "2", "--out-dir", str(run), *TINY]) == 0
+    first = (run / "metrics.jsonl").read_text().splitlines(keepends=True)
+    kept = run / "checkpoints" / "iter_0000002.pt"
+    assert kept.exists()
+    # checkpoints/iter_N.pt belongs to the run above that folder: its records up to N come along
+    branch = tmp_path / "branch"
+    assert main(["train", "--resume", str(kept), "--out-dir", str(branch), "--iters", "4", "--no-progress"]) == 0
+    lines = (branch / "metrics.jsonl").read_text().splitlines(keepends=True)
+    assert lines[0] == first[0] and json.loads(lines[0])["iter"] == 2
+    assert [json.loads(line)["iter"] for line in lines if "loss" in line] == [2, 4]
+    # only a folder named checkpoints is a run's: a checkpoint copied into another subfolder brings no records
+    copied = run / "saved" / "iter_0000002.pt"
+    copied.parent.mkdir()
+    copied.write_bytes(kept.read_bytes())
+    bare = tmp_path / "bare"
+    assert main(["train", "--resume", str(copied), "--out-dir", str(bare), "--iters", "4", "--no-progress"]) == 0
+    assert [json.loads(line)["iter"] for line in (bare / "metrics.jsonl").read_text().splitlines()
+            if "loss" in line] == [4]
+
+
 def test_unreadable_checkpoint_is_refused_and_kept(tmp_path, capsys):
     bad = tmp_path / "checkpoint.pt"
     bad.write_bytes(b"\x00garbage")
