@@ -2765,6 +2765,41 @@ MUTANTS = [
          'if folder.name == "checkpoints" and not (folder / "metrics.jsonl").exists():',
          'if folder.name == "checkpoints" or not (folder / "metrics.jsonl").exists():'),
     ]),
+    Mutant('time-limit-in-seconds-not-minutes', 'tests/test_guard.py -k time_limit_stops_after', [
+        ('fastjem/train.py',
+         'deadline = time.monotonic() + 60 * cfg.max_minutes if cfg.max_minutes > 0 else math.inf',
+         'deadline = time.monotonic() + cfg.max_minutes if cfg.max_minutes > 0 else math.inf'),
+    ]),
+    Mutant('time-limit-reached-one-step-late', 'tests/test_guard.py -k time_limit_stops_after', [
+        ('fastjem/train.py',
+         'if time.monotonic() >= deadline and stop["signal"] is None:',
+         'if time.monotonic() > deadline and stop["signal"] is None:'),
+    ]),
+    Mutant('time-limit-under-a-minute-ignored', 'tests/test_guard.py -k time_limit_stops_after', [
+        ('fastjem/train.py',
+         'deadline = time.monotonic() + 60 * cfg.max_minutes if cfg.max_minutes > 0 else math.inf',
+         'deadline = time.monotonic() + 60 * cfg.max_minutes if cfg.max_minutes > 1 else math.inf'),
+    ]),
+    Mutant('resume-keeps-the-next-steps-tensorboard-values', 'tests/test_board.py -k one_value_per_iteration', [
+        ('fastjem/train.py',
+         'self.iteration + 1 if self.iteration else 0',
+         'self.iteration + 2 if self.iteration else 0'),
+    ]),
+    Mutant('bar-takes-a-custom-log', 'tests/test_guard.py -k custom_log_gets', [
+        ('fastjem/train.py',
+         'if self.progress and log is print:',
+         'if self.progress:'),
+    ]),
+    Mutant('branch-from-a-bare-checkpoint-reads-missing-records', 'tests/test_cli.py -k kept_checkpoint_starts', [
+        ('fastjem/train.py',
+         'return records if records.exists() and folder != self.out_dir.resolve() else None',
+         'return records if folder != self.out_dir.resolve() else None'),
+    ]),
+    Mutant('keep-every-keeps-the-wrong-iterations', 'tests/test_cli.py -k kept_checkpoint_starts', [
+        ('fastjem/train.py',
+         'keep_due = bool(cfg.ckpt_keep_every) and it % cfg.ckpt_keep_every == 0',
+         'keep_due = bool(cfg.ckpt_keep_every) and it % cfg.ckpt_keep_every == 1'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

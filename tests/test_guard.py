@@ -214,6 +214,38 @@ def test_max_minutes_stops_cleanly_and_the_run_resumes(tiny_config, tmp_path):
     assert not done.get("interrupted") and done["iteration"] == summary["iteration"] + 3
 
 
+def test_the_time_limit_stops_after_the_iteration_that_reaches_it(tiny_config, tmp_path, monkeypatch):
+    """--max-minutes against the monotonic clock, in minutes: a clock that moves 5 s a step reaches a half-minute limit
+    with the 6th step, after which the run stops (not sooner, not one later)."""
+    import fastjem.train as train_mod
+
+    clock = [1000.0]
+    monkeypatch.setattr(train_mod.time, "monotonic", lambda: clock[0])
+    t = Trainer(tiny_config.replace(iters=20, max_minutes=0.5), out_dir=tmp_path, progress=False,
+                log=lambda *a: None)
+    step = t.train_step
+
+    def timed_step():
+        clock[0] += 5.0
+        return step()
+
+    t.train_step = timed_step
+    summary = t.fit()
+    assert summary["interrupted"] and summary["stopped_by"] == "time limit" and summary["iteration"] == 6
+
+
+def test_a_custom_log_gets_the_loops_lines_with_the_bar_on(guarded, tmp_path, capsys):
+    """The live bar takes over print only: a log function of the caller's own still receives what the loop logs
+    (here a rollback) while the bar runs."""
+    lines = []
+    t = Trainer(guarded.replace(iters=16), out_dir=tmp_path, progress=True,
+                log=lambda *a: lines.append(" ".join(map(str, a))))
+    t.inject_fault(9, "nan")
+    assert t.fit()["recoveries"] == 1
+    assert any("Rolled back to iteration" in line for line in lines)
+    assert "Rolled back" not in capsys.readouterr().out
+
+
 def test_a_blow_up_in_the_update_just_before_a_snapshot_is_not_snapshotted(guarded, tmp_path):
     """The learning-rate fault at iteration 13 blows the parameters up in the update that ends iteration 14, a
     check at which a snapshot is due (snapshot_every 2). No loss has been computed from those parameters yet,
