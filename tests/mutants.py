@@ -2800,6 +2800,96 @@ MUTANTS = [
          'keep_due = bool(cfg.ckpt_keep_every) and it % cfg.ckpt_keep_every == 0',
          'keep_due = bool(cfg.ckpt_keep_every) and it % cfg.ckpt_keep_every == 1'),
     ]),
+    Mutant('history-of-a-run-folder', 'tests/test_history.py -k iteration_order', [
+        ('fastjem/eval/history.py',
+         'if not path.is_dir() or (path / "checkpoint.pt").exists():',
+         'if not path.is_dir() and (path / "checkpoint.pt").exists():'),
+    ]),
+    Mutant('history-reads-any-digits-as-the-iteration', 'tests/test_history.py -k iteration_order', [
+        ('fastjem/eval/history.py',
+         'if p.stem.startswith("iter_") and digits:',
+         'if digits:'),
+    ]),
+    Mutant('comparison-keys-of-the-second-run', 'tests/test_eval.py -k one_run_per_combination', [
+        ('fastjem/eval/history.py',
+         'keys = [k for k in rows[0] if k not in ("run", "dataset")] if rows else []',
+         'keys = [k for k in rows[-1] if k not in ("run", "dataset")] if len(rows) > 1 else []'),
+    ]),
+    Mutant('comparison-spread-of-one-run', 'tests/test_eval.py -k one_run_per_combination', [
+        ('fastjem/eval/history.py',
+         'statistics.stdev(v) if len(v) > 1 else None',
+         'statistics.stdev(v) if len(v) > 1 else 0.0'),
+    ]),
+    Mutant('comparison-table-drops-numbers', 'tests/test_eval.py -k how_many_more', [
+        ('fastjem/eval/history.py',
+         '*(f"{r[k]:.4f}" if k in r else "-" for k in keys)] for r in result["rows"]]',
+         '*("-" for k in keys)] for r in result["rows"]]'),
+    ]),
+    Mutant('comparison-says-more-when-none', 'tests/test_eval.py -k how_many_more', [
+        ('fastjem/eval/history.py',
+         'return table + (f"\\n(+{more} more in the JSON)" if more > 0 else "")',
+         'return table + f"\\n(+{more} more in the JSON)"'),
+    ]),
+    Mutant('history-headline-without-robustness', 'tests/test_history.py -k headlines', [
+        ('fastjem/eval/history.py',
+         'elif task == "robustness":',
+         'elif task != "robustness":'),
+    ]),
+    Mutant('history-headline-without-fid', 'tests/test_history.py -k headlines', [
+        ('fastjem/eval/history.py',
+         'elif task == "fid":',
+         'elif task == "FID":'),
+    ]),
+    Mutant('history-keys-of-the-second-checkpoint', 'tests/test_history.py -k history_plot', [
+        ('fastjem/eval/history.py',
+         'keys = [k for k in rows[0] if k not in ("iteration", "checkpoint")] if rows else []',
+         'keys = [k for k in rows[-1] if k not in ("iteration", "checkpoint")] if len(rows) > 1 else []'),
+    ]),
+    Mutant('history-plot-panel-cap', 'tests/test_history.py -k history_plot', [
+        ('fastjem/eval/history.py',
+         'keys = history["keys"][:12]',
+         'keys = history["keys"][:13]'),
+    ]),
+    Mutant('history-plot-one-row', 'tests/test_history.py -k history_plot', [
+        ('fastjem/eval/history.py',
+         'cols = min(3, max(1, len(keys)))',
+         'cols = max(1, len(keys))'),
+    ]),
+    Mutant('history-plot-flattens-a-moving-number', 'tests/test_history.py -k history_plot', [
+        ('fastjem/eval/history.py',
+         'if finite and max(finite) - min(finite) < 0.01:',
+         'if finite and max(finite) - min(finite) < 0.02:'),
+    ]),
+    Mutant('history-plot-flat-number-off-centre', 'tests/test_history.py -k history_plot', [
+        ('fastjem/eval/history.py',
+         'mid = (max(finite) + min(finite)) / 2',
+         'mid = min(finite)'),
+    ]),
+    Mutant('history-plot-all-nan-number', 'tests/test_history.py -k history_plot', [
+        ('fastjem/eval/history.py',
+         'if finite and max(finite) - min(finite) < 0.01:',
+         'if max(finite) - min(finite) < 0.01:'),
+    ]),
+    Mutant('history-plot-offset-labels', 'tests/test_history.py -k history_plot', [
+        ('fastjem/eval/history.py',
+         'ax.ticklabel_format(axis="y", useOffset=False, style="plain")',
+         'ax.ticklabel_format(axis="y", style="plain")'),
+    ]),
+    Mutant('history-table-drops-numbers', 'tests/test_history.py -k history_table', [
+        ('fastjem/eval/history.py',
+         'rows = [[str(r["iteration"]), *(f"{r[k]:.4f}" if k in r else "-" for k in keys)] for r in history["rows"]]',
+         'rows = [[str(r["iteration"]), *("-" for k in keys)] for r in history["rows"]]'),
+    ]),
+    Mutant('history-table-says-more-when-none', 'tests/test_history.py -k history_table', [
+        ('fastjem/eval/history.py',
+         'f"\\n(+{more} more in the JSON and the plot)" if more > 0 else "")',
+         'f"\\n(+{more} more in the JSON and the plot)" if more >= 0 else "")'),
+    ]),
+    Mutant('history-table-left-aligned', 'tests/test_history.py -k history_table', [
+        ('fastjem/eval/history.py',
+         'return text_table(["iteration", *keys], rows, right=True) + (',
+         'return text_table(["iteration", *keys], rows) + ('),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

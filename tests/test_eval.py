@@ -803,6 +803,36 @@ def test_eval_on_a_folder_of_runs_compares_them(runs, tmp_path, capsys):
     assert "one task at a time" in capsys.readouterr().err
 
 
+def test_a_sweep_with_one_run_per_combination_reports_it_without_a_spread(runs, tmp_path, capsys):
+    import shutil
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(runs / "jem", sweep / "lr_0.001-seed_0", ignore=shutil.ignore_patterns("eval"))
+    lr = json.loads((runs / "jem" / "config.json").read_text())["lr"]
+    (sweep / "sweep.json").write_text(json.dumps({"grid": {"lr": [lr]}, "seeds": [0]}))
+    out = tmp_path / "cmp"
+    assert main(["eval", str(sweep), "accuracy", "--out-dir", str(out), *FAST]) == 0
+    cmp = _report(out / "accuracy_runs.json")
+    acc = _report(out / "lr_0.001-seed_0" / "accuracy.json")["results"]["plain"]["acc"]
+    assert [r["plain acc"] for r in cmp["rows"]] == [acc]
+    assert cmp["groups"] == [{"lr": str(lr), "runs": 1, "plain acc": [acc, None],
+                              "plain NLL": [cmp["rows"][0]["plain NLL"], None]}]
+    assert "±" not in capsys.readouterr().out
+
+
+def test_the_comparison_table_shows_each_runs_numbers_and_says_how_many_more_the_json_holds():
+    from fastjem.eval.history import format_comparison
+
+    keys = ["k1", "k2", "k3", "k4", "k5"]
+    rows = [{"run": "a", "dataset": "d", **{k: 0.5 + i / 10 for i, k in enumerate(keys)}},
+            {"run": "b", "dataset": "d", "k1": 0.25}]
+    text = format_comparison({"rows": rows, "keys": keys, "groups": None}).splitlines()
+    assert text[-1] == "(+1 more in the JSON)"
+    a, b = (next(line.split() for line in text if line.startswith(r)) for r in "ab")
+    assert a == ["a", "0.5000", "0.6000", "0.7000", "0.8000"] and b == ["b", "0.2500", "-", "-", "-"]
+    assert "more in the JSON" not in format_comparison({"rows": rows, "keys": keys[:4], "groups": None})
+
+
 # ------------------------------------------------------------------------------------------ review fixes
 def test_ece_bins_fp32_confidences_on_their_own_edges_and_refuses_nonsense():
     """fp32 0.3 is the fp32 edge 0.3 (it closes bin 5 of 20), though it lies above the fp64 0.3."""

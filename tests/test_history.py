@@ -81,6 +81,77 @@ def test_history_headlines_hold_only_the_tasks_measures():
                                     "AUROC uniform grad_norm": 0.7}
     acc = {"results": {"n": 360, "plain": {"n_steps": 0, "acc": 0.9, "nll": 0.3}, "acc": 0.9, "nll": 0.3}}
     assert headline("accuracy", acc) == {"plain acc": 0.9, "plain NLL": 0.3}
+    # the evaluated model's ECE under one key; a compared model's under its name
+    cal = {"checkpoint": "a.pt", "results": {"models": [{"checkpoint": "a.pt", "name": "a", "ece": 0.05},
+                                                         {"checkpoint": "b.pt", "name": "base", "ece": 0.1}]}}
+    assert headline("calibration", cal) == {"ECE": 0.05, "ECE base": 0.1}
+    rob = {"results": {"accuracy": {"linf": {"0": [{"eps": 0.0, "acc": 0.9}, {"eps": 8 / 255, "acc": 0.3}]},
+                                    "l2": {"10": [{"eps": 0.5, "acc": 0.6}]}}}}
+    assert headline("robustness", rob) == {"linf refine=0 eps=0 acc": 0.9, "linf refine=0 eps=0.0314 acc": 0.3,
+                                           "l2 refine=10 eps=0.5 acc": 0.6}
+    assert headline("fid", {"results": {"fid": 42.0, "n": 1000}}) == {"FID": 42.0}
+
+
+def test_the_history_table_shows_each_checkpoints_numbers_and_says_how_many_more_there_are():
+    from fastjem.eval.history import format_history
+
+    keys = [f"n{i}" for i in range(7)]
+    rows = [{"iteration": 4, **{k: 0.5 + i / 10 for i, k in enumerate(keys)}}, {"iteration": 12, "n0": 0.25}]
+    text = format_history({"rows": rows, "keys": keys}).splitlines()
+    assert text[0].split() == ["iteration", *keys[:6]] and text[-1] == "(+1 more in the JSON and the plot)"
+    # numbers right-aligned under their headings
+    assert text[2] == "        4  0.5000  0.6000  0.7000  0.8000  0.9000  1.0000"
+    assert text[3] == "       12  0.2500       -       -       -       -       -"
+    assert "more in the JSON" not in format_history({"rows": rows, "keys": keys[:6]})
+
+
+def test_the_history_plot_draws_each_number_against_iteration_three_panels_a_row(tmp_path, monkeypatch):
+    """A panel per number (the first twelve), three a row, each the number's values at the checkpoints' iterations
+    (a gap where a checkpoint lacks it); a number that barely moves is drawn flat, not as noise blown up."""
+    import math
+
+    import fastjem.eval.plots as plots
+    from fastjem.eval.history import plot_history
+
+    figs = []
+    save = plots._save
+
+    def keep(fig, path, tight=False):
+        figs.append(fig)
+        return save(fig, path, tight)
+
+    monkeypatch.setattr(plots, "_save", keep)
+    keys = [f"n{i}" for i in range(14)]
+    rows = [{"iteration": it, "checkpoint": f"iter_{it}.pt", **{k: it / 100 + j for j, k in enumerate(keys)}}
+            for it in (4, 8, 12)]
+    del rows[1]["n0"]
+    for r, flat, moving in zip(rows, (0.9, 0.902, 0.904), (0.5, 0.51, 0.515)):
+        r["n1"], r["n2"], r["n3"] = flat, moving, math.nan  # n3: a number that was NaN throughout (a diverged run)
+    assert plot_history({"task": "accuracy", "rows": rows, "keys": keys}, tmp_path / "h.png").stat().st_size > 0
+    axes = figs[-1].axes
+    assert [ax.get_title() for ax in axes] == keys[:12]
+    assert [(ax.get_subplotspec().rowspan.start, ax.get_subplotspec().colspan.start) for ax in axes] == \
+        [divmod(i, 3) for i in range(12)]
+    for ax, key in zip(axes, keys):
+        x, y = ax.lines[0].get_data()
+        assert list(x) == [4, 8, 12]
+        assert [v if math.isfinite(v) else None for v in y] == [r.get(key) if key != "n3" else None for r in rows]
+    assert axes[1].get_ylim() == pytest.approx((0.902 - 0.005, 0.902 + 0.005), abs=1e-9)
+    assert not any(ax.yaxis.get_major_formatter().get_useOffset() for ax in axes)  # 0.902, not 2e-3 + 0.9
+    lo, hi = axes[2].get_ylim()
+    assert lo < 0.5 and hi > 0.515  # a number that moves 0.015 is drawn on its own scale, every point in view
+    # two numbers: two panels in one row; none: one empty panel, hidden
+    plot_history({"task": "fid", "rows": rows, "keys": keys[:2]}, tmp_path / "h2.png")
+    assert [(ax.get_subplotspec().rowspan.start, ax.get_subplotspec().colspan.start) for ax in figs[-1].axes] == \
+        [(0, 0), (0, 1)]
+    plot_history({"task": "fid", "rows": rows, "keys": []}, tmp_path / "h0.png")
+    assert len(figs[-1].axes) == 1 and not figs[-1].axes[0].axison
+    # a history of one checkpoint
+    from fastjem.eval.history import write_history
+
+    one = write_history("fid", [{"iteration": 4, "checkpoint": "iter_4.pt", "results": {"fid": 42.0}}], tmp_path)
+    assert one["keys"] == ["FID"] and one["rows"] == [{"iteration": 4, "checkpoint": "iter_4.pt", "FID": 42.0}]
+    assert os.path.exists(one["json"]) and os.path.exists(one["png"])
 
 
 def test_a_diverged_seed_does_not_turn_its_combinations_mean_into_nan(tmp_path):
@@ -116,8 +187,12 @@ def test_a_folder_of_checkpoints_is_taken_in_iteration_order(tiny_config, tmp_pa
     (tmp_path / "ckpts").mkdir()
     for it in (10, 1, 3):
         (tmp_path / "ckpts" / f"iter_{it}.pt").write_bytes(b"")  # ordered by name: never opened
-    shutil.copy(tmp_path / "run" / "checkpoint.pt", tmp_path / "ckpts" / "mid.pt")  # iteration 2
-    assert [p.name for p in checkpoint_history(tmp_path / "ckpts")] == ["iter_1.pt", "mid.pt", "iter_3.pt",
+    # iteration 2, under a name whose digits are not an iteration
+    shutil.copy(tmp_path / "run" / "checkpoint.pt", tmp_path / "ckpts" / "backup7.pt")
+    assert [p.name for p in checkpoint_history(tmp_path / "ckpts")] == ["iter_1.pt", "backup7.pt", "iter_3.pt",
                                                                          "iter_10.pt"]
+    # a run folder, or a checkpoint file, is one checkpoint: no history
+    assert checkpoint_history(tmp_path / "run") is None
+    assert checkpoint_history(tmp_path / "run" / "checkpoint.pt") is None
     rep = {"results": {"conditional": {"fraction_classified_as_target": 0.7}}}
     assert headline("samples", rep) == {"conditional samples classified as their class": 0.7}
