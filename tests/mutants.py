@@ -2890,6 +2890,11 @@ MUTANTS = [
          'return text_table(["iteration", *keys], rows, right=True) + (',
          'return text_table(["iteration", *keys], rows) + ('),
     ]),
+    Mutant('refine-climbs-the-unconditional-energy', 'tests/test_eval.py -k climbs', [
+        ('fastjem/eval/core.py',
+         'energy = -torch.logsumexp(logits, 1) if y is None else -logits.gather(1, y.view(-1, 1)).squeeze(1)',
+         'energy = torch.logsumexp(logits, 1) if y is None else -logits.gather(1, y.view(-1, 1)).squeeze(1)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

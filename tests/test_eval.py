@@ -657,6 +657,20 @@ def test_cli_sample_bad_input_is_a_clear_error(runs, capsys, args, message):
     assert message in capsys.readouterr().err
 
 
+def test_sgld_refine_climbs_log_p_x_or_log_p_x_y_as_the_gradient_says():
+    """One step without noise on logits W x: x + step * W^T softmax(W x) (up -log-sum-exp, i.e. down the energy),
+    and with labels x + step * W[y]."""
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Flatten(), nn.Linear(12, 5, bias=False))
+    w = net[1].weight.detach().double()
+    x = torch.randn(4, 3, 2, 2)
+    flat = x.flatten(1).double()
+    got = sgld_refine(net, x, 1, 0.3, 0.0).flatten(1).double()
+    assert torch.allclose(got, flat + 0.3 * torch.softmax(flat @ w.T, 1) @ w, atol=1e-5)
+    y = torch.tensor([0, 3, 4, 1])
+    assert torch.allclose(sgld_refine(net, x, 1, 0.3, 0.0, y=y).flatten(1).double(), flat + 0.3 * w[y], atol=1e-5)
+
+
 def test_run_chains_is_sgld_refine_in_batches():
     from fastjem.eval.core import run_chains, sgld_refine
 
