@@ -114,13 +114,8 @@ def test_the_history_plot_draws_each_number_against_iteration_three_panels_a_row
     from fastjem.eval.history import plot_history
 
     figs = []
-    save = plots._save
-
-    def keep(fig, path, tight=False):
-        figs.append(fig)
-        return save(fig, path, tight)
-
-    monkeypatch.setattr(plots, "_save", keep)
+    save = plots._save  # still written: the figure is kept to read back its panels
+    monkeypatch.setattr(plots, "_save", lambda fig, path, tight=False: figs.append(fig) or save(fig, path, tight))
     keys = [f"n{i}" for i in range(14)]
     rows = [{"iteration": it, "checkpoint": f"iter_{it}.pt", **{k: it / 100 + j for j, k in enumerate(keys)}}
             for it in (4, 8, 12)]
