@@ -2895,6 +2895,26 @@ MUTANTS = [
          'energy = -torch.logsumexp(logits, 1) if y is None else -logits.gather(1, y.view(-1, 1)).squeeze(1)',
          'energy = torch.logsumexp(logits, 1) if y is None else -logits.gather(1, y.view(-1, 1)).squeeze(1)'),
     ]),
+    Mutant('sample-count-default-not-as-said', 'tests/test_cli.py::test_every_help_default_is_the_parsers_own', [
+        ('fastjem/eval/cli.py',
+         'p.add_argument("-n", "--n", type=int64, default=100,',
+         'p.add_argument("-n", "--n", type=int64, default=101,'),
+    ]),
+    Mutant('sample-steps-default-not-as-said', 'tests/test_cli.py::test_every_help_default_is_the_parsers_own', [
+        ('fastjem/eval/cli.py',
+         'p.add_argument("--n-steps", type=int64, default=100,',
+         'p.add_argument("--n-steps", type=int64, default=10,'),
+    ]),
+    Mutant('fid-count-default-not-as-said', 'tests/test_cli.py::test_every_help_default_is_the_parsers_own', [
+        ('fastjem/eval/cli.py',
+         'g.add_argument("--n-fid", type=int64, default=10000,',
+         'g.add_argument("--n-fid", type=int64, default=5000,'),
+    ]),
+    Mutant('sample-progress-inverted', 'tests/test_eval.py::test_cli_sample_shows_its_progress_unless_told_not_to', [
+        ('fastjem/eval/cli.py',
+         'args.batch_size, args.device, args.seed, progress=not args.no_progress)',
+         'args.batch_size, args.device, args.seed, progress=args.no_progress)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

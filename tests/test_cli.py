@@ -43,6 +43,45 @@ def test_bench_explains_the_engine_options_as_train_does():
     assert parser.parse_args(["bench"]).compile == "auto"
 
 
+def test_every_help_default_is_the_parsers_own():
+    """Each '(default: X)' that names a value says the value the parser really uses, in every command; a default
+    resolved later (None) or spelled in words is left to the test of its command."""
+    import argparse
+    import re
+
+    from fastjem.cli import build_parser
+
+    worded = {("eval", "n_test"): (0, "all"), ("eval", "norms"): (["linf", "l2"], "both"),
+              ("runs", "runs"): (["runs"], "runs/"), ("sample", "classes"): (None, "unconditional"),
+              ("runs", "sort"): ("run", "run name")}
+    checked, seen_worded = [], set()
+
+    def walk(parser, command):
+        for a in parser._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for name, sub in a.choices.items():
+                    walk(sub, name)
+                continue
+            said = re.search(r"\(default: ([^);]*)", a.help or "")
+            if said is None or a.default is argparse.SUPPRESS:  # train's options: the config's own, tested there
+                continue
+            said = said.group(1).split(" = ")[0].split(", ")[0]
+            if (command, a.dest) in worded:
+                assert (a.default, said) == worded[command, a.dest], (command, a.dest)
+                seen_worded.add((command, a.dest))
+            elif a.default is not None and re.fullmatch(r"[\w.-]+( [\w.-]+)*", said):
+                real = " ".join(map(str, a.default)) if isinstance(a.default, list) else str(a.default)
+                assert said == real, (command, a.option_strings, said, a.default)
+                checked.append((command, a.dest))
+
+    walk(build_parser(), "fastjem")
+    assert seen_worded == set(worded)
+    for expected in [("sample", "n"), ("sample", "n_steps"), ("sample", "batch_size"), ("sample", "seed"),
+                     ("eval", "batch_size"), ("eval", "n_ood"), ("eval", "refine_steps"), ("eval", "init"),
+                     ("eval", "n_fid"), ("bench", "sgld_parts"), ("sweep", "seeds"), ("export", "device")]:
+        assert expected in checked, expected
+
+
 def test_version_names_fastjem_torch_and_triton():
     import torch
 

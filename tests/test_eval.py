@@ -586,6 +586,15 @@ def test_cli_sample_unconditional_writes_arrays_grid_and_keeps_what_exists(runs,
     assert main(["sample", str(ckpt), "-n", "4", "--out", str(pt), "--force", *SAMPLE]) == 0  # samples: replaced
 
 
+def test_cli_sample_shows_its_progress_unless_told_not_to(runs, tmp_path, capsys):
+    """The bar counts SGLD steps on stderr; --no-progress keeps stderr quiet."""
+    args = ["sample", str(runs / "jem"), "-n", "4", "--n-steps", "3", "--device", "cpu"]
+    assert main([*args, "--out", str(tmp_path / "a.npz")]) == 0
+    assert "SGLD" in capsys.readouterr().err
+    assert main([*args, "--out", str(tmp_path / "b.npz"), "--no-progress"]) == 0
+    assert "SGLD" not in capsys.readouterr().err
+
+
 def test_sample_is_seeded_and_starts_where_asked(runs):
     from fastjem.eval import draw
     from fastjem.eval.core import load_model
