@@ -2915,6 +2915,11 @@ MUTANTS = [
          'args.batch_size, args.device, args.seed, progress=not args.no_progress)',
          'args.batch_size, args.device, args.seed, progress=args.no_progress)'),
     ]),
+    Mutant('export-check-smallest-difference', 'tests/test_export.py::test_export_refuses_a_program_that_computes_something_else', [
+        ('fastjem/export.py',
+         'diff = float((want - got).abs().max() / ',
+         'diff = float((want - got).abs().mean() / '),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
