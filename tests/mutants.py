@@ -2920,6 +2920,26 @@ MUTANTS = [
          'diff = float((want - got).abs().max() / ',
          'diff = float((want - got).abs().mean() / '),
     ]),
+    Mutant('board-failed-writer-left-open', 'tests/test_board.py::test_the_log_purges_from_any_later_step_logs_numbers_only_and_rewrites_purged_images', [
+        ('fastjem/board.py',
+         '            if self.writer is not None:\n                with contextlib.suppress(Exception):',
+         '            if self.writer is None:\n                with contextlib.suppress(Exception):'),
+    ]),
+    Mutant('board-no-purge-from-iteration-1', 'tests/test_board.py::test_the_log_purges_from_any_later_step_logs_numbers_only_and_rewrites_purged_images', [
+        ('fastjem/board.py',
+         'purge_step=iteration if iteration > 0 else None',
+         'purge_step=iteration if iteration > 1 else None'),
+    ]),
+    Mutant('board-any-value-a-scalar', 'tests/test_board.py::test_the_log_purges_from_any_later_step_logs_numbers_only_and_rewrites_purged_images', [
+        ('fastjem/board.py',
+         'if tag is not None and isinstance(value, (int, float)) and not isinstance(value, bool):',
+         'if tag is not None and not isinstance(value, bool):'),
+    ]),
+    Mutant('board-purged-image-not-rewritten', 'tests/test_board.py::test_the_log_purges_from_any_later_step_logs_numbers_only_and_rewrites_purged_images', [
+        ('fastjem/board.py',
+         'if step < iteration}',
+         'if step <= iteration}'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -99,3 +99,64 @@ def test_without_the_tensorboard_package_the_run_says_what_to_install(tiny_confi
         Trainer(tiny_config.replace(tensorboard=True), out_dir=tmp_path / "run", progress=False)
     assert not (tmp_path / "run").exists()
     Trainer(tiny_config.replace(iters=2), out_dir=tmp_path / "run", progress=False).fit()  # off: not needed
+
+
+class RecordingWriter:
+    """Stands in for SummaryWriter: what TensorBoardLog asks of it, in order; add_scalar fails once told to."""
+
+    calls: list = []
+    fail = False
+
+    def __init__(self, folder, purge_step=None, flush_secs=120):
+        self.calls.append(("open", purge_step))
+
+    def add_scalar(self, tag, value, step):
+        if RecordingWriter.fail:
+            raise OSError(28, "No space left on device")
+        self.calls.append(("scalar", tag, value, step))
+
+    def add_image(self, tag, grid, step):
+        self.calls.append(("image", tag, step))
+
+    def add_text(self, tag, text, step):
+        self.calls.append(("text", tag, step))
+
+    def close(self):
+        self.calls.append(("close",))
+
+
+def test_the_log_purges_from_any_later_step_logs_numbers_only_and_rewrites_purged_images(tmp_path, monkeypatch):
+    """Opened at iteration 1 or later it purges from there (at 0 there is nothing to purge); only known metrics with
+    a number (not a bool, not None) become scalars; a rewind to N rewrites an image logged at N (purged with it); a
+    failed write closes the writer and stops logging."""
+    import torch
+
+    import fastjem.board as board_module
+
+    monkeypatch.setattr(board_module, "_summary_writer", lambda: RecordingWriter)
+    monkeypatch.setattr(RecordingWriter, "calls", [])
+    log = board_module.TensorBoardLog(tmp_path, 0, config={"lr": 1e-4})
+    assert RecordingWriter.calls == [("open", None), ("text", "config", 0)]
+    board_module.TensorBoardLog(tmp_path, 1, config={"lr": 1e-4})  # a resume: no config again
+    assert RecordingWriter.calls[2:] == [("open", 1)]
+    del RecordingWriter.calls[:]
+    log.scalars(5, {"iter": 5, "loss": 1.5, "acc": 1, "gap": None, "val_acc": True, "e_data": "nan?"})
+    assert RecordingWriter.calls == [("scalar", "loss/total", 1.5, 5), ("scalar", "accuracy/train_batch", 1, 5)]
+    grid = torch.zeros(3, 4, 4)
+    log.image("samples", grid, 4)
+    log.image("samples", grid, 5)
+    log.image("samples", grid, 5)  # once per iteration
+    log.rewind(5, "rolled back")
+    log.image("samples", grid, 5)  # purged with step 5: written again
+    assert RecordingWriter.calls[2:] == [("image", "samples", 4), ("image", "samples", 5), ("close",), ("open", 5),
+                                         ("text", "events", 5), ("image", "samples", 5)]
+    del RecordingWriter.calls[:]
+    warned = []
+    log._warn = warned.append
+    monkeypatch.setattr(RecordingWriter, "fail", True)
+    log.scalars(6, {"loss": 1.0})
+    assert RecordingWriter.calls == [("close",)] and log.writer is None
+    assert len(warned) == 1 and "No space left on device" in warned[0] and "metrics.jsonl" in warned[0]
+    log.scalars(7, {"loss": 1.0})
+    log.close()
+    assert RecordingWriter.calls == [("close",)] and len(warned) == 1
