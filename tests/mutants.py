@@ -2940,6 +2940,26 @@ MUTANTS = [
          'if step < iteration}',
          'if step <= iteration}'),
     ]),
+    Mutant('reliability-bars-overlap', 'tests/test_eval.py::test_reliability_diagram_and_score_histograms_draw_the_numbers', [
+        ('fastjem/eval/plots.py',
+         'left = [e + width * k / n for e in r.edges[:-1]]',
+         'left = [e - width * k / n for e in r.edges[:-1]]'),
+    ]),
+    Mutant('reliability-empty-bin-nan', 'tests/test_eval.py::test_reliability_diagram_and_score_histograms_draw_the_numbers', [
+        ('fastjem/eval/plots.py',
+         'acc = [a if a == a else 0.0 for a in r.accuracy]',
+         'acc = list(r.accuracy)'),
+    ]),
+    Mutant('histogram-range-to-the-top-only', 'tests/test_eval.py::test_reliability_diagram_and_score_histograms_draw_the_numbers', [
+        ('fastjem/eval/plots.py',
+         'lo, hi = values.min().item(), values.max().item()',
+         'lo, hi = values.min().item(), values[0].item()'),
+    ]),
+    Mutant('histogram-flat-bins-of-width-0', 'tests/test_eval.py::test_reliability_diagram_and_score_histograms_draw_the_numbers', [
+        ('fastjem/eval/plots.py',
+         '        lo, hi = lo - 0.5, hi + 0.5\n    bins = torch.linspace(lo, hi, 51, dtype=torch.float64).tolist()',
+         '        hi = lo + 1e-6\n    bins = torch.linspace(lo, hi, 51).tolist()'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -63,9 +63,9 @@ def score_histograms(scores: dict[str, dict[str, torch.Tensor]], in_name: str, s
     fig, ax = plt.subplots(figsize=(6, 4))
     values = torch.cat([s[score_name] for s in scores.values()])
     lo, hi = values.min().item(), values.max().item()
-    if hi <= lo:
-        hi = lo + 1e-6
-    bins = torch.linspace(lo, hi, 51).tolist()
+    if hi <= lo:  # every score the same: a unit-wide range around it (a 1e-6 one had bins of width 0 in fp32)
+        lo, hi = lo - 0.5, hi + 0.5
+    bins = torch.linspace(lo, hi, 51, dtype=torch.float64).tolist()
     for k, (name, s) in enumerate(scores.items()):
         label = f"{name} (in-distribution)" if name == in_name else f"{name} (AUROC {aurocs[name]:.3f})"
         ax.hist(s[score_name].numpy(), bins=bins, alpha=0.5, density=True, label=label, color=COLOURS[k % len(COLOURS)])
