@@ -2960,6 +2960,11 @@ MUTANTS = [
          '        lo, hi = lo - 0.5, hi + 0.5\n    bins = torch.linspace(lo, hi, 51, dtype=torch.float64).tolist()',
          '        hi = lo + 1e-6\n    bins = torch.linspace(lo, hi, 51).tolist()'),
     ]),
+    Mutant('grid-not-mapped-to-0-1', 'tests/test_eval.py::test_figures_grid_layout_robustness_axis_and_image_formats', [
+        ('fastjem/eval/plots.py',
+         'return make_grid(x, nrow=nrow, normalize=True,',
+         'return make_grid(x, nrow=nrow, normalize=False,'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1197,6 +1197,10 @@ def test_figures_grid_layout_robustness_axis_and_image_formats(tmp_path, monkeyp
     grid = plots.grid_tensor(torch.zeros(9, 1, 8, 8))
     assert grid.shape == (3, 3 * 32 + 4 * 2, 3 * 32 + 4 * 2)  # make_grid's 2 px of padding around each image
     assert plots.grid_tensor(torch.zeros(9, 1, 8, 8), nrow=9).shape[2] == 9 * 32 + 10 * 2
+    # [-1, 1] to [0, 1], beyond it clamped, white between the images; 16 px enlarged twice
+    grid = plots.grid_tensor(torch.tensor([-3.0, -1.0, 0.0, 3.0]).reshape(4, 1, 1, 1).expand(4, 1, 16, 16), nrow=4)
+    assert grid.shape == (3, 32 + 2 * 2, 4 * 32 + 5 * 2)
+    assert [grid[0, 2, 2 + 34 * k].item() for k in range(4)] == [0.0, 0.0, 0.5, 1.0] and grid[:, 0].eq(1).all()
     figures = []
     monkeypatch.setattr(plots, "_save", lambda fig, path, tight=False: figures.append(fig) or path)
     plots.robustness_curves({"linf": {"no refinement": [(0.0, 0.9), (2 / 255, 0.5), (8 / 255, 0.1)]},
