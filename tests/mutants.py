@@ -2965,6 +2965,21 @@ MUTANTS = [
          'return make_grid(x, nrow=nrow, normalize=True,',
          'return make_grid(x, nrow=nrow, normalize=False,'),
     ]),
+    Mutant('dist-nccl-on-a-cpu-run', 'tests/test_distributed.py::test_joining_the_group_picks_the_backend_and_the_local_gpu', [
+        ('fastjem/distributed.py',
+         'use_cuda = device_name != "cpu" and torch.cuda.is_available()',
+         'use_cuda = torch.cuda.is_available()'),
+    ]),
+    Mutant('dist-gpu-not-the-local-rank', 'tests/test_distributed.py::test_joining_the_group_picks_the_backend_and_the_local_gpu', [
+        ('fastjem/distributed.py',
+         'local_rank = int(os.environ.get("LOCAL_RANK", "0"))',
+         'local_rank = int(os.environ.get("LOCAL_RANK", "0")) * 0'),
+    ]),
+    Mutant('dist-group-not-destroyed-at-exit', 'tests/test_distributed.py::test_joining_the_group_picks_the_backend_and_the_local_gpu', [
+        ('fastjem/distributed.py',
+         '        atexit.register(_destroy_if_initialized)\n',
+         ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -241,3 +241,30 @@ def test_a_resumed_data_parallel_run_rolls_back_where_the_uninterrupted_one_does
     logs = [[{k: v for k, v in json.loads(line).items() if k != "it_per_s"}
              for line in (tmp_path / d / "metrics.jsonl").read_text().splitlines()] for d in ("ref", "run")]
     assert logs[0] == logs[1]
+
+
+@pytest.mark.parametrize("device, cuda, backend", [("cpu", True, "gloo"), ("auto", True, "nccl"),
+                                                   ("cuda", True, "nccl"), ("auto", False, "gloo")])
+def test_joining_the_group_picks_the_backend_and_the_local_gpu(monkeypatch, device, cuda, backend):
+    """torchrun's environment: NCCL on the process's own GPU (LOCAL_RANK) when the run uses CUDA, gloo on a CPU run
+    even where a GPU is present; the group this call made is destroyed at exit. One process: no group at all."""
+    import fastjem.distributed as d
+
+    made, exits = [], []
+    monkeypatch.setattr(d.dist, "is_initialized", lambda: False)
+    monkeypatch.setattr(d.dist, "init_process_group", lambda name: made.append(name))
+    monkeypatch.setattr(d.torch.cuda, "is_available", lambda: cuda)
+    monkeypatch.setattr(d.torch.cuda, "set_device", lambda i: made.append(("gpu", i)))
+    monkeypatch.setattr(d.atexit, "register", exits.append)
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    assert d.init_from_env(device) == d.DistInfo(0, 1, 0) and not made and not exits
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    monkeypatch.setenv("RANK", "3")
+    monkeypatch.delenv("LOCAL_RANK", raising=False)
+    assert d.init_from_env(device) == d.DistInfo(3, 4, 0)
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    info = d.init_from_env(device)
+    assert (info.rank, info.world, info.local_rank, info.enabled, info.is_main) == (3, 4, 1, True, False)
+    gpu = [("gpu", 0)] if backend == "nccl" else []
+    assert made == gpu + [backend] + [("gpu", 1)] * bool(gpu) + [backend]
+    assert exits == [d._destroy_if_initialized] * 2
