@@ -2980,6 +2980,16 @@ MUTANTS = [
          '        atexit.register(_destroy_if_initialized)\n',
          ''),
     ]),
+    Mutant('release-missing-minor-not-0', 'tests/test_kernels_dispatch.py::test_version_release_and_power_of_2_helpers', [
+        ('kernels/_dispatch.py',
+         'return (numbers + [0, 0])[0], (numbers + [0, 0])[1]',
+         'return (numbers + [0, 0])[0], (numbers + [1, 1])[1]'),
+    ]),
+    Mutant('power-of-2-one-too-far', 'tests/test_kernels_dispatch.py::test_version_release_and_power_of_2_helpers', [
+        ('kernels/_dispatch.py',
+         'return 1 if n <= 1 else 1 << (n - 1).bit_length()',
+         'return 1 if n <= 1 else 1 << n.bit_length()'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

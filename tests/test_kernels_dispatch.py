@@ -204,3 +204,14 @@ def test_the_backend_block_is_restored_after_an_error_and_names_are_checked(monk
     assert kernels.get_backend() == "auto"
     monkeypatch.setenv("TRITON_INTERPRET", "true")
     assert _dispatch.interpreter_on()
+
+
+def test_version_release_and_power_of_2_helpers():
+    """(major, minor) of any version string, a missing part 0 (the interpreter check compares them); the block
+    size helper gives the smallest power of 2 at or above n (1 for n <= 1)."""
+    release = _dispatch._release
+    assert [release(v) for v in ("3.6.0", "2.4.0rc1", "3.10.1", "3", "", "2.11.0+cu130")] == [
+        (3, 6), (2, 4), (3, 10), (3, 0), (0, 0), (2, 11)]
+    assert _dispatch.interpreter_problem("3", "2.4") is not None and _dispatch.interpreter_problem("3.7", "2.4") is None
+    assert [_dispatch.next_power_of_2(n) for n in (0, 1, 2, 3, 4, 5, 64, 65, 1000)] == [1, 1, 2, 4, 4, 8, 64, 128,
+                                                                                          1024]
