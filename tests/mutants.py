@@ -1281,7 +1281,7 @@ MUTANTS = [
         ('fastjem/eval/draw.py', '    elif classes == list(range(em.num_classes)):', '    elif False:'),
     ]),
     Mutant('draw-negative-step', 'tests/test_contracts.py -k drawing_starts', [
-        ('fastjem/eval/draw.py', '    if not (0 <= a < math.inf and 0 <= s < math.inf):', '    if not (a < math.inf and s < math.inf):'),
+        ('fastjem/eval/draw.py', '           if v is not None and not 0 <= v < math.inf]', '           if v is not None and not v < math.inf]'),
     ]),
     Mutant('sqrtm-no-clip', 'tests/test_contracts.py -k fid_and', [
         ('fastjem/eval/metrics.py', '    return (v * w.clamp_min(0).sqrt()) @ v.T', '    return (v * w.sqrt()) @ v.T'),
@@ -2989,6 +2989,56 @@ MUTANTS = [
         ('kernels/_dispatch.py',
          'return 1 if n <= 1 else 1 << (n - 1).bit_length()',
          'return 1 if n <= 1 else 1 << n.bit_length()'),
+    ]),
+    Mutant('sample-one-chain-refused', 'tests/test_eval.py -k batches_of_one', [
+        ('fastjem/eval/draw.py',
+         '    if n <= 0 or n_steps < 0 or batch_size <= 0:',
+         '    if n <= 1 or n_steps < 0 or batch_size <= 0:'),
+    ]),
+    Mutant('sample-zero-batch-accepted', 'tests/test_eval.py -k bad_input_is', [
+        ('fastjem/eval/draw.py',
+         '    if n <= 0 or n_steps < 0 or batch_size <= 0:',
+         '    if n <= 0 or n_steps < 0 or batch_size < 0:'),
+    ]),
+    Mutant('sample-negative-steps-alone-accepted', 'tests/test_eval.py -k bad_input_is', [
+        ('fastjem/eval/draw.py',
+         '    if n <= 0 or n_steps < 0 or batch_size <= 0:',
+         '    if n <= 0 or n_steps < 0 and batch_size <= 0:'),
+    ]),
+    Mutant('sample-buffer-skips-first-row', 'tests/test_eval.py -k batches_of_one', [
+        ('fastjem/eval/draw.py',
+         '        return em.buffer[torch.randint(0, len(em.buffer), (n,), device=em.device)]',
+         '        return em.buffer[torch.randint(1, len(em.buffer), (n,), device=em.device)]'),
+    ]),
+    Mutant('draw-default-steps-differ', 'tests/test_eval.py -k draw_defaults', [
+        ('fastjem/eval/draw.py',
+         '         n_steps: int = 100, init',
+         '         n_steps: int = 50, init'),
+    ]),
+    Mutant('draw-default-seed-differs', 'tests/test_eval.py -k draw_defaults', [
+        ('fastjem/eval/draw.py',
+         'device: str = "auto", seed: int = 0,',
+         'device: str = "auto", seed: int = 1,'),
+    ]),
+    Mutant('sample-infinite-step-accepted', 'tests/test_eval.py -k bad_input_is', [
+        ('fastjem/eval/draw.py',
+         '           if v is not None and not 0 <= v < math.inf]',
+         '           if v is not None and not 0 <= v <= math.inf]'),
+    ]),
+    Mutant('sample-step-checked-after-output', 'tests/test_eval.py -k bad_step_size_before', [
+        ('fastjem/eval/cli.py',
+         '    draw.check_sgld(args.step_size, args.noise)\n',
+         ''),
+    ]),
+    Mutant('grid-two-per-class-when-crowded', 'tests/test_contracts.py -k conditional_grid', [
+        ('fastjem/eval/draw.py',
+         '    per_row = min(n, max(1, max_images // k))',
+         '    per_row = min(n, max(2, max_images // k))'),
+    ]),
+    Mutant('grid-rows-shape-from-channels', 'tests/test_contracts.py -k conditional_grid', [
+        ('fastjem/eval/draw.py',
+         '    rows = drawn.x.view(k, n, *drawn.x.shape[1:])[:, :per_row]',
+         '    rows = drawn.x.view(k, n, *drawn.x.shape[2:])[:, :per_row]'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -368,12 +368,15 @@ def test_a_conditional_grid_has_a_row_per_class(monkeypatch):
     got = {}
     monkeypatch.setattr(plots, "image_grid", lambda x, path, nrow=None: got.update(x=x, nrow=nrow) or path)
     k, n = 10, 20
-    x = torch.arange(k).repeat_interleave(n).float().view(-1, 1, 1, 1).expand(-1, 1, 2, 2)  # class c's images: c
+    x = torch.arange(k).repeat_interleave(n).float().view(-1, 1, 1, 1).expand(-1, 3, 2, 2)  # class c's images: c
     drawn = draw.Drawn(x, torch.arange(k).repeat_interleave(n), torch.zeros(k * n), torch.zeros(k * n),
                        {"n": n, "classes": list(range(k))})
     draw.save_grid(drawn, "grid.png", max_images=100)
     assert got["nrow"] == 10 and len(got["x"]) == 100
     assert got["x"][:, 0, 0, 0].view(10, 10).tolist() == [[c] * 10 for c in range(10)]
+    # more classes than max_images: one image of each class still, in a column
+    draw.save_grid(drawn, "grid.png", max_images=5)
+    assert got["nrow"] == 1 and got["x"][:, 0, 0, 0].tolist() == list(range(10))
     unconditional = draw.Drawn(x[:150], None, torch.zeros(150), torch.zeros(150), {"n": 150, "classes": None})
     draw.save_grid(unconditional, "grid.png", max_images=100)
     assert len(got["x"]) == 100

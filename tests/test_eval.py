@@ -596,6 +596,42 @@ def test_cli_sample_shows_its_progress_unless_told_not_to(runs, tmp_path, capsys
     assert "SGLD" not in capsys.readouterr().err
 
 
+def test_sample_refuses_a_bad_step_size_before_it_loads_or_minds_the_output(runs, tmp_path, capsys):
+    kept = tmp_path / "kept.npz"
+    kept.write_bytes(b"earlier samples")
+    assert main(["sample", str(tmp_path / "missing"), "--step-size", "-0.5", "--out", str(kept), *SAMPLE]) == 1
+    assert "got --step-size -0.5" in capsys.readouterr().err and kept.read_bytes() == b"earlier samples"
+
+
+def test_sample_draws_one_chain_in_batches_of_one_and_starts_on_every_buffer_row(runs, tmp_path):
+    from fastjem.eval import draw
+    from fastjem.eval.core import load_model
+
+    out = tmp_path / "one.npz"
+    assert main(["sample", str(runs / "jem"), "-n", "1", "--batch-size", "1", "--out", str(out), *SAMPLE]) == 0
+    with np.load(out) as f:
+        assert f["x"].shape == (1, 1, 8, 8)
+    # chain starts are drawn uniformly from all the buffer's rows, the first and last included
+    em = load_model(runs / "jem", "cpu")
+    em.buffer = torch.arange(4.0).view(4, 1, 1, 1).expand(4, 1, 8, 8).clone()
+    starts = draw.draw(em, 200, n_steps=0, init="buffer").x[:, 0, 0, 0]
+    assert torch.bincount(starts.long(), minlength=4).min() > 20  # 50 expected per row
+
+
+def test_draw_defaults_are_fastjem_samples(runs):
+    """A library call draw(checkpoint) samples as the command does without options."""
+    import inspect
+
+    from fastjem.cli import build_parser
+    from fastjem.eval import draw
+
+    args = build_parser().parse_args(["sample", "ckpt"])
+    for name, p in inspect.signature(draw.draw).parameters.items():
+        if p.default is not inspect.Parameter.empty and name != "progress":  # the library is quiet by default
+            assert p.default == getattr(args, name), name
+    assert args.no_progress is False
+
+
 def test_sample_is_seeded_and_starts_where_asked(runs):
     from fastjem.eval import draw
     from fastjem.eval.core import load_model
@@ -661,6 +697,11 @@ def test_cli_sample_class_conditional_pt(runs, tmp_path):
     (["--class", "three"], "class indices or 'all'"),
     (["--out", "samples.png"], ".npz or .pt"),
     (["-n", "0"], "must be > 0"),
+    (["--batch-size", "0"], "--batch-size must be > 0"),
+    (["--n-steps", "-1"], "--n-steps >= 0"),
+    (["--step-size", "inf"], "--step-size and --noise must be finite numbers >= 0, got --step-size inf\n"),
+    (["--noise", "inf", "--step-size", "-1"], "finite numbers >= 0, got --step-size -1.0, --noise inf\n"),
+    (["--noise", "nan"], "finite numbers >= 0, got --noise nan\n"),
 ])
 def test_cli_sample_bad_input_is_a_clear_error(runs, capsys, args, message):
     assert main(["sample", str(runs / "jem"), *SAMPLE, *args]) == 1

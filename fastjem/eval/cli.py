@@ -293,6 +293,7 @@ def run_sample(args: argparse.Namespace) -> int:
     from fastjem.eval.core import load_model
 
     draw.check_counts(args.n, args.n_steps, args.batch_size)
+    draw.check_sgld(args.step_size, args.noise)
     if args.out is not None:
         draw.check_output(args.out, args.force)
     em = load_model(args.checkpoint, args.device)

@@ -76,6 +76,14 @@ def check_counts(n: int, n_steps: int, batch_size: int) -> None:
         raise ConfigError("--n and --batch-size must be > 0 and --n-steps >= 0")
 
 
+def check_sgld(step_size: float | None, noise: float | None) -> None:
+    """The SGLD step size and noise given (None: the checkpoint's, checked once resolved)."""
+    bad = [f"{flag} {v}" for flag, v in (("--step-size", step_size), ("--noise", noise))
+           if v is not None and not 0 <= v < math.inf]
+    if bad:
+        raise ConfigError(f"--step-size and --noise must be finite numbers >= 0, got {', '.join(bad)}")
+
+
 INITS = ("auto", "buffer", "noise", "informative")
 
 
@@ -120,8 +128,7 @@ def draw(checkpoint: str | os.PathLike | EvalModel, n: int = 100, classes: list[
     a, s = em.energy_params()
     a = a if step_size is None else step_size
     s = s if noise is None else noise
-    if not (0 <= a < math.inf and 0 <= s < math.inf):
-        raise ConfigError(f"--step-size and --noise must be finite numbers >= 0, got {a} and {s}")
+    check_sgld(a, s)
     torch.manual_seed(seed)
     target = None
     if classes is not None:
@@ -171,7 +178,8 @@ def save(drawn: Drawn, path: str | os.PathLike, overwrite: bool = False) -> Path
 
 
 def save_grid(drawn: Drawn, path: str | os.PathLike, max_images: int = 100) -> Path:
-    """A picture of the samples: at most ``max_images``; one row per class for conditional samples."""
+    """A picture of the samples: at most ``max_images``; one row per class for conditional samples (one image of
+    each class at least)."""
     n = drawn.settings["n"]
     if drawn.target is None:
         return plots.image_grid(drawn.x[:max_images], path)
