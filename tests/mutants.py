@@ -3040,6 +3040,16 @@ MUTANTS = [
          '    rows = drawn.x.view(k, n, *drawn.x.shape[1:])[:, :per_row]',
          '    rows = drawn.x.view(k, n, *drawn.x.shape[2:])[:, :per_row]'),
     ]),
+    Mutant('sweep-mean-test-of-earlier-end', 'tests/test_curves.py -k test_mark', [
+        ('fastjem/curves.py',
+         '        tests = [[e["test_acc"] for e in m.evals if "test_acc" in e][-1:] for m in ms]',
+         '        tests = [[e["test_acc"] for e in m.evals if "test_acc" in e][:1] for m in ms]'),
+    ]),
+    Mutant('sweep-mean-test-at-first-iteration', 'tests/test_curves.py -k test_mark', [
+        ('fastjem/curves.py',
+         '            axes[0, 1].errorbar([max(its)], mean',
+         '            axes[0, 1].errorbar([min(its)], mean'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -261,11 +261,12 @@ def test_a_sweeps_mean_leaves_out_the_test_mark_until_every_seed_has_one(tmp_pat
     assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 0
     acc_ax = drawn[0].axes[1]
     assert not acc_ax.containers  # no error bars: no validation, and the test mark waits for seed 2
-    _write(tmp_path / "sw" / run_name({"lr": 1e-3}, 2) / "metrics.jsonl", [_train(2), _train(4),
-                                                                          {"iter": 4, "test_acc": 0.8}])
+    # seed 2 finished at iteration 2 and was resumed to 4 (fastjem train --resume --iters 4): its last test counts
+    _write(tmp_path / "sw" / run_name({"lr": 1e-3}, 2) / "metrics.jsonl", [_train(2), {"iter": 2, "test_acc": 0.1},
+                                                                          _train(4), {"iter": 4, "test_acc": 0.8}])
     assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 0
     (test,) = drawn[1].axes[1].containers
-    assert list(test.lines[0].get_ydata()) == pytest.approx([0.75])
+    assert list(test.lines[0].get_xdata()) == [4] and list(test.lines[0].get_ydata()) == pytest.approx([0.75])
 
 
 def _panel(ax):
