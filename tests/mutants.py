@@ -3050,6 +3050,16 @@ MUTANTS = [
          '            axes[0, 1].errorbar([max(its)], mean',
          '            axes[0, 1].errorbar([min(its)], mean'),
     ]),
+    Mutant('curves-waiting-named-diverged', 'tests/test_curves.py -k little_or_nothing', [
+        ('fastjem/curves.py',
+         '    waiting = [label for label in empty if label not in diverged]',
+         '    waiting = [label for label in empty if label in diverged]'),
+    ]),
+    Mutant('curves-classifier-note-off-panel', 'tests/test_curves.py -k each_panel', [
+        ('fastjem/curves.py',
+         '        axes[1, 0].text(0.5, 0.5, "classifier only: no samples", ha="center", va="center",\n                        transform=axes[1, 0].transAxes)\n    axes[0, 0].set_ylabel("loss")',
+         '        axes[1, 0].text(0.5, 0.5, "classifier only: no samples", ha="center", va="center",\n                        transform=axes[1, 1].transAxes)\n    axes[0, 0].set_ylabel("loss")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

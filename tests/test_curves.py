@@ -131,10 +131,11 @@ def test_plot_output_paths_and_runs_with_little_or_nothing_logged(tmp_path, caps
     monkeypatch.setattr("fastjem.eval.plots._save", lambda fig, path, tight=False: said.append(
         (fig._suptitle.get_text(), tight, [t.get_text() for t in fig.legends[0].get_texts()])))
     plot_curves({**{f"sgld_steps=5+buffer_init=informative+seed={k}": read_metrics(tmp_path / "sw" / f"r{k}")
-                    for k in range(5)}, "lr=50+seed=1": read_metrics(tmp_path / "div")}, tmp_path / "x.png")
+                    for k in range(5)}, "lr=50+seed=1": read_metrics(tmp_path / "div"),
+                 "lr=1+seed=1": read_metrics(tmp_path / "sw" / "none")}, tmp_path / "x.png")
     monkeypatch.undo()
     title, tight, labels = said[0]
-    assert "not plotted, diverged before any record: lr=50+seed=1" in title
+    assert title == "not plotted, diverged before any record: lr=50+seed=1; not plotted, no records yet: lr=1+seed=1"
     # more than four runs: one legend of the runs beside the panels, and the saved image grows to hold it
     assert tight and len(labels) == 5
     capsys.readouterr()
@@ -303,6 +304,7 @@ def test_each_panel_draws_its_own_records(tmp_path, drawn):
     plot_curves(read_metrics(tmp_path), tmp_path / "c.png")
     energy = drawn[-1].axes[2]
     assert not _panel(energy) and [t.get_text() for t in energy.texts] == ["classifier only: no samples"]
+    assert energy.texts[0].get_transform() is energy.transAxes  # in the middle of its own panel
 
 
 @pytest.mark.parametrize("n", [4, 5, 6, 7])
@@ -360,6 +362,7 @@ def test_a_sweep_of_one_seed_has_its_mean_without_a_band(tmp_path, drawn):
     assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 0
     energy = drawn[1].axes[2]
     assert not energy.lines and [t.get_text() for t in energy.texts] == ["classifier only: no samples"]
+    assert energy.texts[0].get_transform() is energy.transAxes
 
 
 @pytest.mark.parametrize("n", [6, 7])
