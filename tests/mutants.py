@@ -3060,6 +3060,21 @@ MUTANTS = [
          '        axes[1, 0].text(0.5, 0.5, "classifier only: no samples", ha="center", va="center",\n                        transform=axes[1, 0].transAxes)\n    axes[0, 0].set_ylabel("loss")',
          '        axes[1, 0].text(0.5, 0.5, "classifier only: no samples", ha="center", va="center",\n                        transform=axes[1, 1].transAxes)\n    axes[0, 0].set_ylabel("loss")'),
     ]),
+    Mutant('eval-library-fid-default-differs', 'tests/test_eval.py -k defaults_are', [
+        ('fastjem/eval/tasks.py',
+         '        n_fid: int = 10000, n_steps: int = 100, **common) -> dict:',
+         '        n_fid: int = 5000, n_steps: int = 100, **common) -> dict:'),
+    ]),
+    Mutant('eval-library-pgd-default-differs', 'tests/test_eval.py -k defaults_are', [
+        ('fastjem/eval/tasks.py',
+         '               pgd_steps: int = 10, n_attack: int = 500, **common) -> dict:',
+         '               pgd_steps: int = 20, n_attack: int = 500, **common) -> dict:'),
+    ]),
+    Mutant('eval-library-batch-default-differs', 'tests/test_eval.py -k defaults_are', [
+        ('fastjem/eval/tasks.py',
+         '    def __init__(self, task: str, checkpoint, out_dir=None, batch_size: int = 500,',
+         '    def __init__(self, task: str, checkpoint, out_dir=None, batch_size: int = 256,'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -618,7 +618,7 @@ def test_sample_draws_one_chain_in_batches_of_one_and_starts_on_every_buffer_row
     assert torch.bincount(starts.long(), minlength=4).min() > 20  # 50 expected per row
 
 
-def test_draw_defaults_are_fastjem_samples(runs):
+def test_draw_defaults_are_fastjem_samples():
     """A library call draw(checkpoint) samples as the command does without options."""
     import inspect
 
@@ -630,6 +630,27 @@ def test_draw_defaults_are_fastjem_samples(runs):
         if p.default is not inspect.Parameter.empty and name != "progress":  # the library is quiet by default
             assert p.default == getattr(args, name), name
     assert args.no_progress is False
+
+
+@pytest.mark.parametrize("task", ["accuracy", "calibration", "ood", "samples", "robustness", "fid"])
+def test_each_tasks_defaults_are_fastjem_evals(task):
+    """A library call tasks.<task>(checkpoint) evaluates as `fastjem eval CHECKPOINT <task>` without options."""
+    import inspect
+
+    from fastjem.cli import build_parser
+    from fastjem.eval import tasks
+    from fastjem.eval.cli import _task_options
+
+    args = build_parser().parse_args(["eval", "ckpt", task])
+    params = inspect.signature(getattr(tasks, task)).parameters
+    for name, value in _task_options(args)[task].items():
+        assert params[name].default == value, name
+    common = inspect.signature(tasks._Run).parameters
+    for name in ("batch_size", "device", "data_dir", "download", "seed", "test_noise", "n_test", "out_dir"):
+        assert common[name].default == getattr(args, name), name
+    assert common["progress"].default is not args.no_progress
+    if task == "ood":  # no --ood: the synthetic sets
+        assert args.ood is None and params["sets"].default == tasks.SYNTHETIC_SETS
 
 
 def test_sample_is_seeded_and_starts_where_asked(runs):
