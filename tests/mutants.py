@@ -3075,6 +3075,26 @@ MUTANTS = [
          '    def __init__(self, task: str, checkpoint, out_dir=None, batch_size: int = 500,',
          '    def __init__(self, task: str, checkpoint, out_dir=None, batch_size: int = 256,'),
     ]),
+    Mutant('sweep-empty-values-message', 'tests/test_sweep.py -k each_options_type', [
+        ('fastjem/sweep.py',
+         '        if not sep or not values or not name:',
+         '        if not sep and not values or not name:'),
+    ]),
+    Mutant('sweep-spec-ignores-base', 'tests/test_sweep.py -k holds_one_grid', [
+        ('fastjem/sweep.py',
+         '    options = {k: v for k, v in base.to_dict().items() if k not in ("out_dir", "seed", *MACHINE_OPTIONS)}',
+         '    options = {k: v for k, v in base.to_dict().items() if k in ("out_dir", "seed", *MACHINE_OPTIONS)}'),
+    ]),
+    Mutant('sweep-spec-keeps-machine', 'tests/test_sweep.py -k holds_one_grid', [
+        ('fastjem/sweep.py',
+         '    options = {k: v for k, v in base.to_dict().items() if k not in ("out_dir", "seed", *MACHINE_OPTIONS)}',
+         '    options = {k: v for k, v in base.to_dict().items() if k not in ("out_dir", "seed")}'),
+    ]),
+    Mutant('sweep-epoch-length-from-second', 'tests/test_sweep.py -k epoch_based', [
+        ('fastjem/sweep.py',
+         '    length = cfg.iters if cfg.iters > 0 else (finished[0]["iteration"] if finished else None)',
+         '    length = cfg.iters if cfg.iters > 0 else (finished[-1]["iteration"] if len(finished) > 1 else None)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -23,7 +23,7 @@ def test_grid_values_take_each_options_type():
         "sgld_steps=5+lr=0.0003+decay_epochs=50:100+seed=2"
     for bad, message in (("nope=1,2", "no such option"), ("seed=1,2", "--seeds"), ("sgld_steps=a", "not a int"),
                          ("lr", "OPTION=V1"), ("sgld_steps=5,5", "repeated"), ("out_dir=a,b", "not a training"),
-                         ("sgld_steps=5,,20", "an empty value in '5,,20'"), ("=5", "OPTION=V1"),
+                         ("sgld_steps=5,,20", "an empty value in '5,,20'"), ("=5", "OPTION=V1"), ("lr=", "OPTION=V1"),
                          ("augment=on,maybe", "not a bool")):
         with pytest.raises(ConfigError, match=message):
             parse_grid([bad])
@@ -160,6 +160,24 @@ def test_a_dry_run_says_how_long_each_run_has_left_from_the_speeds_measured_in_t
     assert capsys.readouterr().out.splitlines()[-1].startswith("training time to go: not known yet")
 
 
+def test_an_epoch_based_runs_time_to_go_takes_its_length_from_a_finished_run_of_its_combination():
+    from fastjem.config import TrainConfig
+    from fastjem.sweep import _time_to_go
+
+    cfg = TrainConfig(preset="test").replace(iters=-1, epochs=2.0)
+    combo = {"lr": 1e-3}
+    runs = [(f"lr=0.001+seed={s}", combo, cfg) for s in (1, 2, 3)]
+    states = dict(zip([n for n, _, _ in runs], ("done", "partial", "new")))
+    rows = {"lr=0.001+seed=1": {"it_per_s": 2.0, "iteration": 40, "status": "done"},
+            "lr=0.001+seed=2": {"it_per_s": 1.0, "iteration": 10, "status": "stopped"}}
+    basis = "the speed of 1 finished run(s) of this combination"
+    assert _time_to_go("lr=0.001+seed=3", combo, cfg, runs, states, rows) == (20.0, 40, 2.0, basis)
+    assert _time_to_go("lr=0.001+seed=2", combo, cfg, runs, states, rows) == (15.0, 30, 2.0, basis)
+    # no finished run: the speed is known from the stopped one, the length is not
+    states["lr=0.001+seed=1"] = "partial"
+    assert _time_to_go("lr=0.001+seed=3", combo, cfg, runs, states, rows) is None
+
+
 def test_a_run_that_diverges_beyond_recovery_is_marked_and_the_sweep_goes_on(tmp_path, capsys, monkeypatch):
     from fastjem.train import DivergedError, Trainer
 
@@ -204,6 +222,12 @@ def test_a_sweep_folder_holds_one_grid_in_its_order_and_bad_folders_are_refused(
     with pytest.raises(ConfigError, match="grid: sgld-steps=1,2 lr=0.001,0.002 there, lr=0.001,0.002 sgld-steps=1,2 "
                                           "here"):
         check_spec(tmp_path / "sw", spec_of(base, {"lr": [1e-3, 2e-3], "sgld_steps": [1, 2]}, [1]))
+    # another base option is another sweep; another machine to run it on is the same sweep
+    with pytest.raises(ConfigError, match=r"holds another sweep .*: batch_size: 64 there, 32 here\. Give another"):
+        check_spec(tmp_path / "sw", spec_of(base.replace(batch_size=32), {"sgld_steps": [1, 2], "lr": [1e-3, 2e-3]},
+                                            [1]))
+    check_spec(tmp_path / "sw", spec_of(base.replace(device="cpu", data_dir="/elsewhere"),
+                                        {"sgld_steps": [1, 2], "lr": [1e-3, 2e-3]}, [1]))
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "sweep.json").write_text("{not json")
     with pytest.raises(ConfigError, match="not a sweep description"):
