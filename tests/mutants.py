@@ -3095,6 +3095,11 @@ MUTANTS = [
          '    length = cfg.iters if cfg.iters > 0 else (finished[0]["iteration"] if finished else None)',
          '    length = cfg.iters if cfg.iters > 0 else (finished[-1]["iteration"] if len(finished) > 1 else None)'),
     ]),
+    Mutant('sweep-folder-parent-not-made', 'tests/test_sweep.py -k max_minutes', [
+        ('fastjem/sweep.py',
+         '    check_spec(folder, spec, write=False)\n    try:\n        folder.mkdir(parents=True, exist_ok=True)',
+         '    check_spec(folder, spec, write=False)\n    try:\n        folder.mkdir(parents=False, exist_ok=True)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

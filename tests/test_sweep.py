@@ -265,7 +265,9 @@ def test_max_minutes_bounds_the_whole_sweep(tmp_path, capsys, monkeypatch):
         return {"test_acc": 0.5, "iteration": 6}
 
     monkeypatch.setattr(Trainer, "fit", fit)
-    args = ["sweep", "--grid", "sgld-steps=1,2,3", "--out-dir", str(tmp_path / "sw"), "--max-minutes", "1", *TINY]
+    # into a folder whose parent is not made yet (a first sweep into runs/abl)
+    args = ["sweep", "--grid", "sgld-steps=1,2,3", "--out-dir", str(tmp_path / "runs" / "abl"), "--max-minutes", "1",
+            *TINY]
     assert main(args) == 0
     assert given == [pytest.approx(1.0), pytest.approx(20 / 60)]
     assert "sweep stopped before sgld_steps=3+seed=1: time limit of 1 min" in capsys.readouterr().out
