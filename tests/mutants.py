@@ -3100,6 +3100,31 @@ MUTANTS = [
          '    check_spec(folder, spec, write=False)\n    try:\n        folder.mkdir(parents=True, exist_ok=True)',
          '    check_spec(folder, spec, write=False)\n    try:\n        folder.mkdir(parents=False, exist_ok=True)'),
     ]),
+    Mutant('sweep-delete-hint-on-done', 'tests/test_sweep.py -k diverges_beyond', [
+        ('fastjem/sweep.py',
+         '                                                                  if state == "diverged" else ""))',
+         '                                                                  if state != "diverged" else ""))'),
+    ]),
+    Mutant('sweep-starts-a-run-with-no-time-left', 'tests/test_sweep.py -k max_minutes', [
+        ('fastjem/sweep.py',
+         '        if left <= 0:',
+         '        if left < 0:'),
+    ]),
+    Mutant('sweep-pace-from-clock-sum', 'tests/test_sweep.py -k max_minutes', [
+        ('fastjem/sweep.py',
+         '        took.append(time.monotonic() - t0)',
+         '        took.append(time.monotonic())'),
+    ]),
+    Mutant('sweep-duration-hour-boundary', 'tests/test_sweep.py -k durations', [
+        ('fastjem/sweep.py',
+         '    if seconds >= 3600:',
+         '    if seconds > 3600:'),
+    ]),
+    Mutant('sweep-mean-of-missing-numbers', 'tests/test_sweep.py -k one_seed', [
+        ('fastjem/sweep.py',
+         '    vals = [r[key] for r in rows if r.get(key) is not None and math.isfinite(r[key])]',
+         '    vals = [r[key] for r in rows if key in r and r[key] is not None]'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -205,7 +205,9 @@ def test_a_run_that_diverges_beyond_recovery_is_marked_and_the_sweep_goes_on(tmp
     # not run again (its checkpoint would resume into the same divergence)
     monkeypatch.setattr(Trainer, "fit", real_fit)
     assert main(args) == 0
-    assert "sgld_steps=1+seed=2: diverged, skipped" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"sgld_steps=1+seed=2: diverged, skipped (delete {folder / 'sgld_steps=1+seed=2'} to run it again)" in out
+    assert "sgld_steps=1+seed=1: done, skipped\n" in out
     from fastjem.runs import run_row
 
     (folder / "sgld_steps=1+seed=2" / "metrics.jsonl").write_text(json.dumps({"iter": 2, "loss": 1.0}) + "\n")
@@ -259,9 +261,9 @@ def test_max_minutes_bounds_the_whole_sweep(tmp_path, capsys, monkeypatch):
     given = []
     monkeypatch.setattr(time, "monotonic", lambda: clock[0])
 
-    def fit(self):  # each run takes 40 s of the sweep's 60
+    def fit(self):  # each run takes 30 s of the sweep's 60
         given.append(self.cfg.max_minutes)
-        clock[0] += 40
+        clock[0] += 30
         return {"test_acc": 0.5, "iteration": 6}
 
     monkeypatch.setattr(Trainer, "fit", fit)
@@ -269,8 +271,19 @@ def test_max_minutes_bounds_the_whole_sweep(tmp_path, capsys, monkeypatch):
     args = ["sweep", "--grid", "sgld-steps=1,2,3", "--out-dir", str(tmp_path / "runs" / "abl"), "--max-minutes", "1",
             *TINY]
     assert main(args) == 0
-    assert given == [pytest.approx(1.0), pytest.approx(20 / 60)]
-    assert "sweep stopped before sgld_steps=3+seed=1: time limit of 1 min" in capsys.readouterr().out
+    # the third would start with no time left (0 minutes would mean no limit for it)
+    assert given == [pytest.approx(1.0), pytest.approx(0.5)]
+    out = capsys.readouterr().out
+    assert "sweep stopped before sgld_steps=3+seed=1: time limit of 1 min" in out
+    assert "sgld_steps=1+seed=1: test accuracy 0.5000 in 0m30s (sweep: 0m30s so far; 2 to go, about 1m00s at this " \
+           "pace)" in out
+
+
+def test_durations_read_in_minutes_below_an_hour_and_hours_from_one():
+    from fastjem.sweep import _duration
+
+    assert [_duration(s) for s in (0, 59.4, 61, 3599.4, 3600, 7260)] == ["0m00s", "0m59s", "1m01s", "59m59s", "1h00m",
+                                                                         "2h01m"]
 
 
 def test_a_run_stopped_inside_a_sweep_names_the_sweep_command_not_a_train_resume(tmp_path, capsys):
@@ -305,6 +318,8 @@ def test_one_seed_has_no_spread_to_report():
     from fastjem.sweep import _mean_std, format_summary
 
     assert _mean_std([{"a": 0.5}], "a") == (0.5, None)
+    # a run without the number (no validation set) or with a NaN one does not count
+    assert _mean_std([{"a": 0.5}, {"a": None}, {}, {"a": float("nan")}], "a") == (0.5, None)
     assert _mean_std([{"a": 0.5}, {"a": 0.7}], "a")[1] == pytest.approx(statistics.stdev([0.5, 0.7]))
     group = {"lr": "0.001", "runs": 1, "done": 1, "diverged": 0, "test_acc": 0.9, "test_acc_std": None,
              "val_acc": 0.8, "val_acc_std": None, "it_per_s": 2.0, "recoveries": 0}
