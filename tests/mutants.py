@@ -3125,6 +3125,51 @@ MUTANTS = [
          '    vals = [r[key] for r in rows if r.get(key) is not None and math.isfinite(r[key])]',
          '    vals = [r[key] for r in rows if key in r and r[key] is not None]'),
     ]),
+    Mutant('samples-task-one-sample-refused', 'tests/test_eval.py -k network_says', [
+        ('fastjem/eval/tasks.py',
+         '    if n_steps < 0 or n_samples <= 0 or per_class <= 0:',
+         '    if n_steps < 0 or n_samples <= 1 or per_class <= 0:'),
+    ]),
+    Mutant('samples-by-class-least-confident-first', 'tests/test_eval.py -k network_says', [
+        ('fastjem/eval/tasks.py',
+         '            top = members[conf[members].argsort(descending=True)[:per_class]]',
+         '            top = members[conf[members].argsort(descending=False)[:per_class]]'),
+    ]),
+    Mutant('samples-by-class-other-members', 'tests/test_eval.py -k network_says', [
+        ('fastjem/eval/tasks.py',
+         '            members = torch.nonzero(pred == c).squeeze(1)',
+         '            members = torch.nonzero(pred != c).squeeze(1)'),
+    ]),
+    Mutant('samples-padding-too-long', 'tests/test_eval.py -k network_says', [
+        ('fastjem/eval/tasks.py',
+         '                row = torch.cat([row, torch.ones(per_class - len(row), *shape, device=dev)])',
+         '                row = torch.cat([row, torch.ones(per_class - len(row) + 1, *shape, device=dev)])'),
+    ]),
+    Mutant('samples-kept-confidence-of-least', 'tests/test_eval.py -k network_says', [
+        ('fastjem/eval/tasks.py',
+         '                                      "mean_confidence_kept": [conf[pred == c].sort(descending=True).values[',
+         '                                      "mean_confidence_kept": [conf[pred == c].sort(descending=False).values['),
+    ]),
+    Mutant('samples-mean-max-prob-is-min', 'tests/test_eval.py -k network_says', [
+        ('fastjem/eval/tasks.py',
+         '             "mean_max_prob": probs.max(1).values.mean().item(),',
+         '             "mean_max_prob": probs.min(1).values.mean().item(),'),
+    ]),
+    Mutant('samples-target-fraction-inverted', 'tests/test_eval.py -k network_says', [
+        ('fastjem/eval/tasks.py',
+         '            d["fraction_classified_as_target"] = (probs.argmax(1) == target).float().mean().item()',
+         '            d["fraction_classified_as_target"] = (probs.argmax(1) != target).float().mean().item()'),
+    ]),
+    Mutant('samples-fresh-starts-off-range', 'tests/test_eval.py -k network_says', [
+        ('fastjem/eval/tasks.py',
+         '    x0 = torch.rand((n_samples, *shape), device=dev) * 2 - 1',
+         '    x0 = torch.rand((n_samples, *shape), device=dev) * 2 - 0.9'),
+    ]),
+    Mutant('samples-has-buffer-inverted', 'tests/test_eval.py -k network_says', [
+        ('fastjem/eval/tasks.py',
+         '                "init": init, "has_buffer": em.buffer is not None}',
+         '                "init": init, "has_buffer": em.buffer is None}'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

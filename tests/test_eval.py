@@ -868,6 +868,56 @@ def test_samples_task_starts_conditional_chains_where_asked(runs, tmp_path):
         samples(runs / "clf", init="buffer", out_dir=tmp_path / "c", progress=False, device="cpu")
 
 
+def test_samples_task_reports_what_the_network_says_of_each_grid(runs, tmp_path, monkeypatch):
+    """On a network whose class c claims images of mean level c/10 - 0.45, and a buffer of known levels: the
+    buffer-by-class grid keeps each class's most confident rows first and pads short rows white; the fresh chains
+    start on U(-1, 1); each grid's numbers are what the network says of that grid's images."""
+    from fastjem.eval import plots, tasks
+    from fastjem.eval.core import load_model
+
+    class Levels(nn.Module):
+        def forward(self, x):
+            return -200 * (x.flatten(1).mean(1, keepdim=True) - (torch.arange(10.0) / 10 - 0.45)) ** 2
+
+    em = load_model(runs / "jem", "cpu")
+    em.model = Levels()
+    em.buffer = torch.tensor([-0.44, -0.45, -0.42, -0.47, -0.43, -0.15]).view(-1, 1, 1, 1).expand(-1, 1, 8, 8).clone()
+    grids = {}
+    monkeypatch.setattr(plots, "image_grid", lambda x, path, nrow=None: grids.update({Path(path).name: x}) or path)
+    rep = tasks.samples(em, n_steps=0, n_samples=50, per_class=3, init="noise", out_dir=tmp_path, progress=False,
+                        n_test=16)
+    res = rep["results"]
+    conf, pred = torch.softmax(Levels()(em.buffer), 1).max(1)
+    assert pred.tolist() == [0, 0, 0, 0, 0, 3]
+    top = conf[:5].argsort(descending=True)[:3]
+    assert res["buffer_by_class"]["kept_per_class"] == [3, 0, 0, 1, 0, 0, 0, 0, 0, 0]
+    assert res["buffer_by_class"]["mean_confidence_kept"][0] == pytest.approx(conf[top].mean().item())
+    assert res["buffer_by_class"]["mean_confidence_kept"][3] == pytest.approx(conf[5].item())
+    assert res["buffer_by_class"]["mean_confidence_kept"][1] is None
+    by_class = grids["samples_buffer_by_class.png"]
+    assert by_class.shape == (30, 1, 8, 8) and torch.equal(by_class[:3], em.buffer[top])
+    assert (by_class[3:9] == 1).all() and torch.equal(by_class[9], em.buffer[5]) and (by_class[10:12] == 1).all()
+    fresh = grids["samples_fresh.png"]  # no steps: the starts themselves
+    assert fresh.min() >= -1 and fresh.max() <= 1
+    assert abs(fresh.mean().item()) < 0.05 and abs(fresh.std().item() - 3 ** -0.5) < 0.03  # 3200 draws of U(-1, 1)
+    for name, key in (("samples_fresh.png", "fresh"), ("samples_buffer.png", "buffer")):
+        logits = Levels()(grids[name] if key == "fresh" else em.buffer)
+        probs = torch.softmax(logits, 1)
+        assert res[key]["mean_max_prob"] == pytest.approx(probs.max(1).values.mean().item())
+        assert res[key]["mean_logpx"] == pytest.approx(torch.logsumexp(logits, 1).mean().item())
+        assert res[key]["predicted_class_histogram"] == torch.bincount(probs.argmax(1), minlength=10).tolist()
+    y = torch.arange(10).repeat_interleave(3)
+    probs = torch.softmax(Levels()(grids["samples_conditional.png"]), 1)
+    fraction = (probs.argmax(1) == y).float().mean().item()
+    assert res["conditional"]["fraction_classified_as_target"] == pytest.approx(fraction) and fraction != 0.5
+    assert res["conditional"]["mean_p_target"] == pytest.approx(probs[torch.arange(30), y].mean().item())
+    assert rep["settings"]["has_buffer"] is True
+    # one sample of each kind is enough
+    one = tasks.samples(em, n_steps=0, n_samples=1, per_class=1, init="noise", out_dir=tmp_path, progress=False,
+                        n_test=16)
+    assert one["results"]["fresh"]["n"] == 1 and one["results"]["conditional"]["n"] == 10
+
+
 def test_eval_on_a_folder_of_runs_compares_them(runs, tmp_path, capsys):
     out = tmp_path / "cmp"
     assert main(["eval", str(runs), "ood", "--ood", "uniform", "--n-ood", "20", "--out-dir", str(out), *FAST]) == 0
