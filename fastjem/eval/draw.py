@@ -77,7 +77,8 @@ def check_counts(n: int, n_steps: int, batch_size: int) -> None:
 
 
 def check_sgld(step_size: float | None, noise: float | None) -> None:
-    """The SGLD step size and noise given (None: the checkpoint's, checked once resolved)."""
+    """Refuse a step size or noise that is negative, infinite or NaN, naming which (None: the checkpoint's own,
+    checked once resolved)."""
     bad = [f"{flag} {v}" for flag, v in (("--step-size", step_size), ("--noise", noise))
            if v is not None and not 0 <= v < math.inf]
     if bad:
