@@ -3170,6 +3170,36 @@ MUTANTS = [
          '                "init": init, "has_buffer": em.buffer is not None}',
          '                "init": init, "has_buffer": em.buffer is None}'),
     ]),
+    Mutant('accuracy-one-step-not-refined', 'tests/test_eval.py -k accuracy_and_calibration_report', [
+        ('fastjem/eval/tasks.py',
+         '    steps = [0] + ([n_steps] if n_steps > 0 else [])',
+         '    steps = [0] + ([n_steps] if n_steps > 1 else [])'),
+    ]),
+    Mutant('accuracy-counts-the-wrong', 'tests/test_eval.py -k accuracy_and_calibration_report', [
+        ('fastjem/eval/tasks.py',
+         '        results[key] = {"n_steps": k, "acc": (logits.argmax(1) == y).float().mean().item(),',
+         '        results[key] = {"n_steps": k, "acc": (logits.argmax(1) != y).float().mean().item(),'),
+    ]),
+    Mutant('calibration-one-bin-refused', 'tests/test_eval.py -k accuracy_and_calibration_report', [
+        ('fastjem/eval/tasks.py',
+         '    if not 1 <= n_bins <= 1000:',
+         '    if not 1 < n_bins <= 1000:'),
+    ]),
+    Mutant('calibration-least-confidence', 'tests/test_eval.py -k accuracy_and_calibration_report', [
+        ('fastjem/eval/tasks.py',
+         '        conf, pred = probs.max(1)\n        r = expected_calibration_error(',
+         '        conf, pred = probs.min(1)\n        r = expected_calibration_error('),
+    ]),
+    Mutant('calibration-ece-of-the-wrong', 'tests/test_eval.py -k accuracy_and_calibration_report', [
+        ('fastjem/eval/tasks.py',
+         '        r = expected_calibration_error(conf, pred == y, n_bins)',
+         '        r = expected_calibration_error(conf, pred != y, n_bins)'),
+    ]),
+    Mutant('calibration-headline-of-the-compared', 'tests/test_eval.py -k accuracy_and_calibration_report', [
+        ('fastjem/eval/tasks.py',
+         '    results = {"n": len(y), "ece": entries[0]["ece"], "models": entries}',
+         '    results = {"n": len(y), "ece": entries[-1]["ece"], "models": entries}'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -918,6 +918,38 @@ def test_samples_task_reports_what_the_network_says_of_each_grid(runs, tmp_path,
     assert one["results"]["fresh"]["n"] == 1 and one["results"]["conditional"]["n"] == 10
 
 
+def test_accuracy_and_calibration_report_what_the_network_says_of_the_test_images(runs, tmp_path):
+    """On two fixed linear networks: accuracy and NLL of p(y|x) (refinement with step size and noise 0 changes
+    nothing), and each model's calibration entry; with one bin, ECE is |accuracy - mean confidence|."""
+    from fastjem.eval import tasks
+    from fastjem.eval.core import load_model
+
+    torch.manual_seed(0)
+    ems = [load_model(runs / "jem", "cpu"), load_model(runs / "jem", "cpu")]
+    for em, scale in zip(ems, (1.0, 0.2)):
+        em.model = nn.Sequential(nn.Flatten(), nn.Linear(64, 10)).requires_grad_(False)
+        em.model[1].weight.mul_(scale)
+    x, y = ems[0].test_set("", False, 64, 0.0, 0, False)
+    common = {"n_test": 64, "test_noise": 0.0, "progress": False}
+    rep = tasks.accuracy(ems[0], n_steps=1, step_size=0.0, noise=0.0, out_dir=tmp_path / "a", **common)["results"]
+    logits = ems[0].model(x)
+    acc, nll = (logits.argmax(1) == y).float().mean().item(), F.cross_entropy(logits, y).item()
+    assert 0.05 < acc < 0.95 and rep["acc"] == pytest.approx(acc) and rep["nll"] == pytest.approx(nll)
+    assert rep["refined_1"] == pytest.approx({"n_steps": 1, "acc": acc, "nll": nll})
+    for bins in (1, 1000):
+        rep = tasks.calibration(ems[0], n_bins=bins, compare=ems[1], out_dir=tmp_path / "c", **common)["results"]
+        assert [m["ece"] for m in rep["models"]][0] == rep["ece"]
+        for em, entry in zip(ems, rep["models"]):
+            probs = torch.softmax(em.model(x), 1)
+            conf, pred = probs.max(1)
+            assert entry["acc"] == pytest.approx((pred == y).float().mean().item())
+            assert entry["mean_confidence"] == pytest.approx(conf.mean().item())
+            assert entry["nll"] == pytest.approx(F.cross_entropy(em.model(x), y).item())
+            if bins == 1:
+                assert entry["ece"] == pytest.approx(abs(entry["acc"] - entry["mean_confidence"]))
+        assert rep["models"][0]["ece"] != pytest.approx(rep["models"][1]["ece"])
+
+
 def test_eval_on_a_folder_of_runs_compares_them(runs, tmp_path, capsys):
     out = tmp_path / "cmp"
     assert main(["eval", str(runs), "ood", "--ood", "uniform", "--n-ood", "20", "--out-dir", str(out), *FAST]) == 0
