@@ -3200,6 +3200,46 @@ MUTANTS = [
          '    results = {"n": len(y), "ece": entries[0]["ece"], "models": entries}',
          '    results = {"n": len(y), "ece": entries[-1]["ece"], "models": entries}'),
     ]),
+    Mutant('summary-accuracy-rows-acc-twice', 'tests/test_eval.py -k summary_table_has', [
+        ('fastjem/eval/tasks.py',
+         '                    rows.append((task, f"{key} acc / NLL", f"{v[\'acc\']:.4f} / {v[\'nll\']:.4f}"))',
+         '                    rows.append((task, f"{key} acc / NLL", f"{v[\'acc\']:.4f} / {v[\'acc\']:.4f}"))'),
+    ]),
+    Mutant('summary-ece-not-percent', 'tests/test_eval.py -k summary_table_has', [
+        ('fastjem/eval/tasks.py',
+         'f"{100 * m[\'ece\']:.2f}%"',
+         'f"{m[\'ece\']:.2f}%"'),
+    ]),
+    Mutant('summary-ood-skip-reason-repeats-set', 'tests/test_eval.py -k summary_table_has', [
+        ('fastjem/eval/tasks.py',
+         '"skipped: " + why.removeprefix(f"OOD set {name}: ")',
+         '"skipped: " + why'),
+    ]),
+    Mutant('summary-grids-list-every-file', 'tests/test_eval.py -k summary_table_has', [
+        ('fastjem/eval/tasks.py',
+         '", ".join(Path(f).name for f in rep["files"] if f.endswith(".png"))',
+         '", ".join(Path(f).name for f in rep["files"])'),
+    ]),
+    Mutant('summary-linf-eps-raw', 'tests/test_eval.py -k summary_table_has', [
+        ('fastjem/eval/tasks.py',
+         'f"{_eps_text(norm, p[\'eps\'])}:{p[\'acc\']:.2f}" for p in pts)))',
+         'f"{p[\'eps\']:.3g}:{p[\'acc\']:.2f}" for p in pts)))'),
+    ]),
+    Mutant('summary-no-inception-score', 'tests/test_eval.py -k summary_table_has', [
+        ('fastjem/eval/tasks.py',
+         '            if "inception_score" in r:',
+         '            if "inception_score" not in r:'),
+    ]),
+    Mutant('summary-table-metric-width-of-values', 'tests/test_eval.py -k summary_table_has', [
+        ('fastjem/eval/tasks.py',
+         '    w1 = max([len(r[1]) for r in rows] + [6])',
+         '    w1 = max([len(r[2]) for r in rows] + [6])'),
+    ]),
+    Mutant('summary-table-empty-header-narrow', 'tests/test_eval.py -k summary_table_has', [
+        ('fastjem/eval/tasks.py',
+         '    w0 = max([len(r[0]) for r in rows] + [4])',
+         '    w0 = max([len(r[0]) for r in rows] + [0])'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

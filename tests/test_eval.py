@@ -950,6 +950,42 @@ def test_accuracy_and_calibration_report_what_the_network_says_of_the_test_image
         assert rep["models"][0]["ece"] != pytest.approx(rep["models"][1]["ece"])
 
 
+def test_the_summary_table_has_each_tasks_headline_numbers():
+    from fastjem.eval.tasks import format_table, summary_rows
+
+    reports = {
+        "accuracy": {"results": {"n": 10, "plain": {"n_steps": 0, "acc": 0.9, "nll": 0.31234},
+                                 "refined_5": {"n_steps": 5, "acc": 0.85, "nll": 0.4}, "acc": 0.9, "nll": 0.31234}},
+        "calibration": {"results": {"models": [{"n_bins": 20, "name": "jem", "ece": 0.01234},
+                                               {"n_bins": 20, "name": "base", "ece": 0.05}]}},
+        "ood": {"results": {"auroc": {"uniform": {"logpx": 0.99, "maxprob": 0.8, "grad_norm": 0.7}},
+                            "skipped": {"svhn": "OOD set svhn: not found in /data"}}},
+        "samples": {"results": {"conditional": {"fraction_classified_as_target": 0.95}},
+                    "files": ["/e/samples_fresh.png", "/e/samples_conditional.png", "/e/samples.json"]},
+        "robustness": {"results": {"caution": "moved far", "accuracy": {
+            "linf": {"0": [{"eps": 0.0, "acc": 0.9}, {"eps": 8 / 255, "acc": 0.5}]}, "l2": {"10": [{"eps": 0.5,
+                                                                                                 "acc": 0.6}]}}}},
+        "fid": {"results": {"features": "inception", "fid": 35.12345, "inception_score": 7.5}},
+    }
+    assert summary_rows(reports) == [
+        ("accuracy", "plain acc / NLL", "0.9000 / 0.3123"), ("accuracy", "refined_5 acc / NLL", "0.8500 / 0.4000"),
+        ("calibration", "ECE (20 bins) jem", "1.23%"), ("calibration", "ECE (20 bins) base", "5.00%"),
+        ("ood", "AUROC vs uniform (logpx / maxprob / grad)", "0.990 / 0.800 / 0.700"),
+        ("ood", "svhn", "skipped: not found in /data"),
+        ("samples", "conditional samples classified as their class", "0.950"),
+        ("samples", "grids", "samples_fresh.png, samples_conditional.png"),
+        ("robustness", "caution", "moved far"), ("robustness", "linf refine=0: acc at eps", "0/255:0.90 8/255:0.50"),
+        ("robustness", "l2 refine=10: acc at eps", "0.5:0.60"),
+        ("fid", "FID (inception)", "35.123"), ("fid", "Inception score", "7.500")]
+    rows = summary_rows({"fid": {"skipped": "no feature extractor"}, "robustness": {"results": {
+        "caution": None, "accuracy": {}}}})
+    assert rows == [("fid", "skipped", "no feature extractor")]
+    assert format_table([("ood", "AUROC vs svhn", "0.9"), ("accuracy", "acc", "0.5")]).splitlines() == [
+        "task      metric         value", "--------  -------------  -----", "ood       AUROC vs svhn  0.9",
+        "accuracy  acc            0.5"]
+    assert format_table([]).splitlines() == ["task  metric  value", "----  ------  -----"]
+
+
 def test_eval_on_a_folder_of_runs_compares_them(runs, tmp_path, capsys):
     out = tmp_path / "cmp"
     assert main(["eval", str(runs), "ood", "--ood", "uniform", "--n-ood", "20", "--out-dir", str(out), *FAST]) == 0

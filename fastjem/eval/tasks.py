@@ -669,7 +669,7 @@ def summary_rows(reports: dict) -> list[tuple[str, str, str]]:
                 rows.append((task, "caution", r["caution"]))
             for norm, by_n in r["accuracy"].items():
                 for n, pts in by_n.items():
-                        # L-inf epsilons as they were given: k/255
+                    # L-inf epsilons as they were given: k/255
                     rows.append((task, f"{norm} refine={n}: acc at eps", " ".join(
                         f"{_eps_text(norm, p['eps'])}:{p['acc']:.2f}" for p in pts)))
         elif task == "fid":
