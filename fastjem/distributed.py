@@ -10,6 +10,7 @@ states, so a run resumes exactly on the same world size.
 from __future__ import annotations
 
 import atexit
+import importlib
 import os
 from dataclasses import dataclass
 
@@ -43,6 +44,12 @@ def init_from_env(device_name: str) -> DistInfo:
     if not dist.is_initialized():
         if use_cuda:
             torch.cuda.set_device(local_rank)
+        # torch._dynamo, imported after the group exists (torch.optim imports it with the first optimiser), keeps
+        # references to the default group out of destroy_process_group's reach: the group, and gloo's threads,
+        # would then live on to interpreter shutdown whatever the exit handler below does. Imported first, it
+        # never sees a group.
+        importlib.import_module("torch._dynamo")
+
         dist.init_process_group("nccl" if use_cuda else "gloo")
         # A group left to interpreter shutdown can abort the process (gloo's worker threads still hold
         # tensors when Python is torn down: "terminate called without an active exception", SIGABRT),

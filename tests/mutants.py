@@ -3240,6 +3240,11 @@ MUTANTS = [
          '    w0 = max([len(r[0]) for r in rows] + [4])',
          '    w0 = max([len(r[0]) for r in rows] + [0])'),
     ]),
+    Mutant('d-dynamo-after-group', 'tests/test_distributed.py -k divergence_on_one_rank', [
+        ('fastjem/distributed.py',
+         '        importlib.import_module("torch._dynamo")\n',
+         ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

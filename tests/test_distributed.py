@@ -84,12 +84,22 @@ kind, out = sys.argv[1], Path(sys.argv[2])
 rank = int(os.environ["RANK"])
 out.mkdir(parents=True, exist_ok=True)
 (out / f"pid{rank}").write_text(str(os.getpid()))  # torchrun starts each worker in a session of its own
+def gloo_threads():
+    names = []
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            names.append((task / "comm").read_text().strip())
+        except FileNotFoundError:  # a thread that ended meanwhile
+            pass
+    return sum(name in ("gloo_tcp_loop", "pt_gloo_runloop") for name in names)
 # registered before the Trainer joins the group, so it runs after fastjem's own exit handler (last in, first out)
-atexit.register(lambda: (out / f"exit{rank}").write_text(json.dumps({"group_left": dist.is_initialized()})))
+atexit.register(lambda: (out / f"exit{rank}").write_text(json.dumps({"group_left": dist.is_initialized(),
+                                                                     "gloo_threads": gloo_threads()})))
 cfg = TrainConfig(dataset="digits", arch="convnet", width=8, batch_size=16, sgld_steps=3, buffer_size=200, device="cpu",
                   compile="off", iters=12, log_every=2, check_every=2, snapshot_every=2, seed=3, warmup_iters=5,
                   lr=1e-3, ckpt_every=0, max_minutes=1000.0 if kind == "time" else 0.0)
 t = Trainer(cfg, out_dir=out, progress=False)
+joined_threads = gloo_threads()  # what the exit check counts exists
 if rank == 1 and kind == "lr":
     t.inject_fault(5, "lr")
 if rank == 1 and kind == "stop":
@@ -114,7 +124,8 @@ params = torch.cat([p.detach().flatten() for p in t.model.parameters()])
 (out / f"rank{rank}.json").write_text(json.dumps({
     "iteration": t.iteration, "recoveries": t.recovery.recoveries, "interrupted": bool(summary.get("interrupted")),
     "stopped_by": summary.get("stopped_by"),
-    "finite": bool(params.isfinite().all()), "params": params.double().sum().item()}))
+    "finite": bool(params.isfinite().all()), "params": params.double().sum().item(),
+    "gloo_threads": joined_threads}))
 '''
 
 
@@ -146,9 +157,13 @@ def run_one_rank_fault(tmp_path, kind, timeout=120):
                         + log_path.read_text()[-3000:])
     assert proc.returncode == 0, log_path.read_text()[-3000:]
     # the script never destroys the process group: fastjem must, before Python's shutdown, or gloo's threads
-    # can abort the process there
-    assert [json.loads((out / f"exit{r}").read_text()) for r in (0, 1)] == [{"group_left": False}] * 2
-    return [json.loads((out / f"rank{r}.json").read_text()) for r in (0, 1)]
+    # can abort the process there; and destroyed for real, its threads joined, not just forgotten by
+    # torch.distributed while something else still holds it
+    assert [json.loads((out / f"exit{r}").read_text()) for r in (0, 1)] == [{"group_left": False,
+                                                                          "gloo_threads": 0}] * 2
+    ranks = [json.loads((out / f"rank{r}.json").read_text()) for r in (0, 1)]
+    assert all(r["gloo_threads"] > 0 for r in ranks)  # while in the group
+    return ranks
 
 
 def test_a_divergence_on_one_rank_rolls_every_rank_back(tmp_path):
@@ -248,6 +263,8 @@ def test_a_resumed_data_parallel_run_rolls_back_where_the_uninterrupted_one_does
 def test_joining_the_group_picks_the_backend_and_the_local_gpu(monkeypatch, device, cuda, backend):
     """torchrun's environment: NCCL on the process's own GPU (LOCAL_RANK) when the run uses CUDA, gloo on a CPU run
     even where a GPU is present; the group this call made is destroyed at exit. One process: no group at all."""
+    import torch._dynamo  # noqa: F401  (imported here, its own exit handler is registered before the count)
+
     import fastjem.distributed as d
 
     made, exits = [], []
