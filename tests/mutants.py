@@ -3245,6 +3245,21 @@ MUTANTS = [
          '        importlib.import_module("torch._dynamo")\n',
          ''),
     ]),
+    Mutant('eval-ood-skips-by-default', 'tests/test_eval.py -k missing_set_unless', [
+        ('fastjem/eval/tasks.py',
+         '        skip_missing: bool = False, **common) -> dict:',
+         '        skip_missing: bool = True, **common) -> dict:'),
+    ]),
+    Mutant('eval-ood-skip-reason-second-line', 'tests/test_eval.py -k missing_set_unless', [
+        ('fastjem/eval/tasks.py',
+         'skipped[name] = str(err).splitlines()[0]',
+         'skipped[name] = str(err).splitlines()[-1]'),
+    ]),
+    Mutant('eval-ood-std-needs-three', 'tests/test_eval.py -k missing_set_unless', [
+        ('fastjem/eval/tasks.py',
+         'v.std().item() if v.numel() > 1 else math.nan',
+         'v.std().item() if v.numel() > 2 else math.nan'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -2,6 +2,7 @@
 differentiable refinement, FID, and the CLI end to end on a tiny checkpoint."""
 
 import json
+import math
 import re
 import warnings
 from pathlib import Path
@@ -948,6 +949,26 @@ def test_accuracy_and_calibration_report_what_the_network_says_of_the_test_image
             if bins == 1:
                 assert entry["ece"] == pytest.approx(abs(entry["acc"] - entry["mean_confidence"]))
         assert rep["models"][0]["ece"] != pytest.approx(rep["models"][1]["ece"])
+
+
+def test_the_ood_task_raises_for_a_missing_set_unless_told_to_skip_it(runs, tmp_path):
+    """The library's ood() raises for a dataset OOD set that is not here (only ``--ood all`` skips them); told to
+    skip, it records the error's first line as the reason and scores the rest, each score's spread over its
+    images."""
+    from fastjem.eval import tasks
+    from fastjem.eval.ood import OODSetMissing
+
+    common = {"n_test": 64, "n_ood": 2, "ood_data_dir": tmp_path / "none", "device": "cpu", "progress": False,
+              "batch_size": 64}
+    with pytest.raises(OODSetMissing) as err:
+        tasks.ood(runs / "jem", sets=("uniform", "cifar100"), out_dir=tmp_path / "a", **common)
+    assert not (tmp_path / "a" / "ood.json").exists()
+    rep = tasks.ood(runs / "jem", sets=("uniform", "cifar100"), skip_missing=True, out_dir=tmp_path / "b",
+                    **common)["results"]
+    assert "\n" in str(err.value) and rep["skipped"] == {"cifar100": str(err.value).splitlines()[0]}
+    assert list(rep["auroc"]) == ["uniform"] and rep["auroc"]["uniform"]["n"] == 2
+    stats = rep["score_stats"]["uniform"]
+    assert set(stats) == set(tasks.SCORES) and all(math.isfinite(v["std"]) and v["std"] > 0 for v in stats.values())
 
 
 def test_the_summary_table_has_each_tasks_headline_numbers():
