@@ -3260,6 +3260,46 @@ MUTANTS = [
          'v.std().item() if v.numel() > 1 else math.nan',
          'v.std().item() if v.numel() > 2 else math.nan'),
     ]),
+    Mutant('eval-robust-n-attack-one-means-all', 'tests/test_eval.py -k robustness_task_reports', [
+        ('fastjem/eval/tasks.py',
+         '    if 0 < n_attack < len(y):',
+         '    if 1 < n_attack < len(y):'),
+    ]),
+    Mutant('eval-robust-n-attack-zero-subsets', 'tests/test_eval.py -k robustness_task_reports', [
+        ('fastjem/eval/tasks.py',
+         '    if 0 < n_attack < len(y):',
+         '    if 0 <= n_attack < len(y):'),
+    ]),
+    Mutant('eval-robust-counts-misses', 'tests/test_eval.py -k robustness_task_reports', [
+        ('fastjem/eval/tasks.py',
+         'correct += (pipeline(x_adv).argmax(1) == y[sl]).sum().item()',
+         'correct += (pipeline(x_adv).argmax(1) != y[sl]).sum().item()'),
+    ]),
+    Mutant('eval-robust-count-starts-at-one', 'tests/test_eval.py -k robustness_task_reports', [
+        ('fastjem/eval/tasks.py',
+         '                correct = 0\n',
+         '                correct = 1\n'),
+    ]),
+    Mutant('eval-robust-moves-of-no-refinement', 'tests/test_eval.py -k robustness_task_reports', [
+        ('fastjem/eval/tasks.py',
+         '        if n > 0 and str(n) not in moves:',
+         '        if n >= 0 and str(n) not in moves:'),
+    ]),
+    Mutant('eval-robust-max-move-is-min', 'tests/test_eval.py -k robustness_task_reports', [
+        ('fastjem/eval/tasks.py',
+         '"max_abs_change": change.max().item()',
+         '"max_abs_change": change.min().item()'),
+    ]),
+    Mutant('eval-robust-report-no-random-start', 'tests/test_eval.py -k robustness_task_reports', [
+        ('fastjem/eval/tasks.py',
+         '"random_start": True,',
+         '"random_start": False,'),
+    ]),
+    Mutant('eval-robust-inf-eps-accepted', 'tests/test_eval.py -k refuse_bad_options_before', [
+        ('fastjem/eval/tasks.py',
+         'if not all(0 <= e < math.inf for e in',
+         'if not all(0 <= e <= math.inf for e in'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

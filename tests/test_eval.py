@@ -971,6 +971,34 @@ def test_the_ood_task_raises_for_a_missing_set_unless_told_to_skip_it(runs, tmp_
     assert set(stats) == set(tasks.SCORES) and all(math.isfinite(v["std"]) and v["std"] > 0 for v in stats.values())
 
 
+def test_the_robustness_task_reports_what_the_attacked_network_says(runs, tmp_path):
+    """On a fixed linear network: at epsilon 0 the accuracy is the clean accuracy (no refinement), a large L-inf
+    ball lowers it, --n-attack takes that many test images (0: all of them), and the refinement's change is
+    measured once per refinement length > 0, its largest per-pixel change above the mean."""
+    from fastjem.eval import tasks
+    from fastjem.eval.core import load_model
+
+    torch.manual_seed(0)
+    em = load_model(runs / "jem", "cpu")
+    em.model = nn.Sequential(nn.Flatten(), nn.Linear(64, 10)).requires_grad_(False)
+    x, y = em.test_set("", False, 64, 0.0, 0, False)
+    clean = (em.model(x).argmax(1) == y).float().mean().item()
+    common = {"n_test": 64, "test_noise": 0.0, "progress": False, "batch_size": 64}
+    rep = tasks.robustness(em, norms=("linf", "l2"), linf_eps=(0.0, 0.5), l2_eps=(0.0,), refine_steps=(0, 1, 1),
+                           pgd_steps=2, n_attack=0, out_dir=tmp_path / "a", **common)
+    acc, settings = rep["results"]["accuracy"], rep["settings"]
+    assert settings["n_attack"] == 64 and settings["random_start"] is True
+    assert 0.05 < clean < 0.95 and acc["linf"]["0"][0] == {"eps": 0.0, "eps_255": 0.0, "acc": pytest.approx(clean)}
+    assert acc["l2"]["0"] == [{"eps": 0.0, "acc": pytest.approx(clean)}]
+    assert acc["linf"]["0"][1]["acc"] < clean - 0.05 and 0 <= acc["linf"]["1"][0]["acc"] <= 1
+    moves = rep["results"]["refinement_change"]
+    assert list(moves) == ["1"] and 0 < moves["1"]["mean_abs_change"] < moves["1"]["max_abs_change"]
+    one = tasks.robustness(em, norms=("l2",), l2_eps=(0.0,), refine_steps=(0,), pgd_steps=1, n_attack=1,
+                           out_dir=tmp_path / "b", **common)
+    assert one["settings"]["n_attack"] == 1 and one["results"]["accuracy"]["l2"]["0"][0]["acc"] in (0.0, 1.0)
+    assert one["results"]["refinement_change"] == {}
+
+
 def test_the_summary_table_has_each_tasks_headline_numbers():
     from fastjem.eval.tasks import format_table, summary_rows
 
@@ -1349,6 +1377,7 @@ def test_sample_takes_the_step_size_and_noise_given_else_the_checkpoints(runs, t
     ("samples", {"init": "zeros"}, "--init must be one of"),
     ("robustness", {"norms": ("l1",)}, "unknown norm 'l1'"),
     ("robustness", {"linf_eps": (-0.1,)}, "epsilons must be finite numbers >= 0"),
+    ("robustness", {"l2_eps": (0.5, math.inf)}, "epsilons must be finite numbers >= 0"),
     ("robustness", {"refine_steps": (0, -1)}, "refinement steps >= 0"),
     ("robustness", {"pgd_steps": 0}, "--pgd-steps >= 1"),
     ("fid", {"features_model": "classifier", "source": "train"}, "--source must be auto, buffer or fresh"),
