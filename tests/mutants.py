@@ -3300,6 +3300,51 @@ MUTANTS = [
          'if not all(0 <= e < math.inf for e in',
          'if not all(0 <= e <= math.inf for e in'),
     ]),
+    Mutant('eval-fid-module-spec-ignored', 'tests/test_eval.py -k fid_features_from_a_module', [
+        ('fastjem/eval/tasks.py',
+         '    if ":" in spec:',
+         '    if ":" not in spec:'),
+    ]),
+    Mutant('eval-fid-module-spec-splits-twice', 'tests/test_eval.py -k fid_features_from_a_module', [
+        ('fastjem/eval/tasks.py',
+         'module_name, attr = spec.split(":", 1)',
+         'module_name, attr = spec.split(":", 2)'),
+    ]),
+    Mutant('eval-fid-instance-taken-for-class', 'tests/test_eval.py -k fid_features_from_a_module', [
+        ('fastjem/eval/tasks.py',
+         'if isinstance(obj, type) and issubclass(obj, torch.nn.Module):',
+         'if isinstance(obj, type) or issubclass(obj, torch.nn.Module):'),
+    ]),
+    Mutant('eval-fid-torchscript-not-loaded', 'tests/test_eval.py -k fid_features_from_a_module', [
+        ('fastjem/eval/tasks.py',
+         '            return torch.jit.load(spec, map_location=em.device).eval()',
+         '            raise RuntimeError(spec)'),
+    ]),
+    Mutant('eval-fid-fresh-starts-half-range', 'tests/test_eval.py -k fid_features_from_a_module', [
+        ('fastjem/eval/tasks.py',
+         'device=em.device) * 2 - 1\n        fake = _chains(',
+         'device=em.device) - 1\n        fake = _chains('),
+    ]),
+    Mutant('eval-fid-two-samples-refused', 'tests/test_eval.py -k fid_features_from_a_module', [
+        ('fastjem/eval/tasks.py',
+         '    if n_fid < 2 or n_steps < 0:',
+         '    if n_fid <= 2 or n_steps < 0:'),
+    ]),
+    Mutant('eval-fid-one-sample-with-no-steps', 'tests/test_eval.py -k fid_features_from_a_module', [
+        ('fastjem/eval/tasks.py',
+         '    if n_fid < 2 or n_steps < 0:',
+         '    if n_fid < 2 and n_steps < 0:'),
+    ]),
+    Mutant('eval-fid-two-test-images-refused', 'tests/test_eval.py -k fid_features_from_a_module', [
+        ('fastjem/eval/tasks.py',
+         '    if len(real) < 2:',
+         '    if len(real) <= 2:'),
+    ]),
+    Mutant('eval-fid-inception-unclipped', 'tests/test_contracts.py -k torchmetrics_gets', [
+        ('fastjem/eval/tasks.py',
+         'to01 = lambda t: ((t.clamp(-1, 1) + 1) / 2)',
+         'to01 = lambda t: ((t + 1) / 2)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -92,7 +92,8 @@ def test_fid_scores_the_samples_it_is_asked_for(jem_run, tmp_path):
 
 
 def test_torchmetrics_gets_images_in_0_1():
-    """torchmetrics' FID and Inception score get images in [0, 1], grey expanded to RGB."""
+    """torchmetrics' FID and Inception score get images in [0, 1], grey expanded to RGB; a sample that SGLD took
+    outside [-1, 1] is clipped to it first."""
     from fastjem.eval import tasks
 
     seen = {"real": [], "fake": []}
@@ -113,9 +114,10 @@ def test_torchmetrics_gets_images_in_0_1():
 
     real = torch.rand(4, 3, 8, 8) * 2 - 1
     fake = torch.rand(4, 1, 8, 8) * 2 - 1
+    fake[0, 0, :2, 0] = torch.tensor([-1.7, 1.4])
     tasks._torchmetrics_inception("unused", real, fake, 2, (Fid(), IS()))
     assert torch.allclose(torch.cat(seen["real"]), (real + 1) / 2)
-    assert torch.allclose(torch.cat(seen["fake"]), ((fake + 1) / 2).expand(-1, 3, -1, -1))
+    assert torch.allclose(torch.cat(seen["fake"]), ((fake.clamp(-1, 1) + 1) / 2).expand(-1, 3, -1, -1))
 
 
 def test_export_of_a_data_parallel_run_keeps_every_ranks_buffer(jem_run, tmp_path, monkeypatch):

@@ -999,6 +999,88 @@ def test_the_robustness_task_reports_what_the_attacked_network_says(runs, tmp_pa
     assert one["results"]["refinement_change"] == {}
 
 
+FEATURE_MODULE = """
+import torch
+
+
+class EveryFourth(torch.nn.Module):
+    def forward(self, x):
+        return x.flatten(1)[:, ::4]
+
+
+every_fourth = EveryFourth()
+
+
+def first_rows(x):
+    return x.flatten(1)[:, :12]
+
+
+RESOLUTION = 3
+seen = []
+
+
+def recorded(x):
+    seen.append(x.clone())
+    return x.flatten(1)[:, :12]
+"""
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit:FutureWarning")  # torch 2.14 deprecates TorchScript
+def test_fid_features_from_a_module_class_instance_function_or_torchscript_file(runs, tmp_path, monkeypatch):
+    """--features-model 'module:name' takes an nn.Module class (built with no arguments), an nn.Module or a
+    function, and a path a TorchScript file: FID is then the Frechet distance of those features of the test images
+    and of the buffer rows; what is none of these is refused, saying what is expected."""
+    from fastjem.eval import tasks
+    from fastjem.eval.core import load_model
+    from fastjem.eval.metrics import feature_statistics, frechet_distance
+
+    (tmp_path / "fjfeatures.py").write_text(FEATURE_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    scripted = tmp_path / "every_fourth.pt"
+    torch.jit.save(torch.jit.script(nn.Sequential(nn.Flatten(), nn.Identity())), scripted)
+    em = load_model(runs / "jem", "cpu")
+    real, _ = em.test_set("", False, 32, 0.0, 0, False)
+    fake = em.buffer_rows(24)
+    common = {"n_test": 32, "test_noise": 0.0, "progress": False, "batch_size": 16, "device": "cpu",
+              "source": "buffer", "n_fid": 24}
+
+    def expected(fn):
+        return frechet_distance(*feature_statistics(fn(real)), *feature_statistics(fn(fake)))
+
+    for spec, fn, dim in (("fjfeatures:EveryFourth", lambda x: x.flatten(1)[:, ::4], 16),
+                          ("fjfeatures:every_fourth", lambda x: x.flatten(1)[:, ::4], 16),
+                          ("fjfeatures:first_rows", lambda x: x.flatten(1)[:, :12], 12),
+                          (str(scripted), lambda x: x.flatten(1), 64)):
+        rep = tasks.fid(runs / "jem", features_model=spec, out_dir=tmp_path / "out", **common)["results"]
+        assert rep["features"] == spec and rep["feature_dim"] == dim and rep["n_fake"] == 24
+        assert rep["fid"] == pytest.approx(expected(fn), rel=1e-6)
+    # fresh chains of no steps: the features see the test images, then the chains' U(-1, 1) starts
+    import fjfeatures
+
+    rep = tasks.fid(runs / "jem", features_model="fjfeatures:recorded", out_dir=tmp_path / "out",
+                    **{**common, "source": "fresh", "n_steps": 0})["results"]
+    starts = torch.cat(fjfeatures.seen[2:4])
+    assert rep["samples"] == "fresh 0 steps" and torch.equal(torch.cat(fjfeatures.seen[:2]), real)
+    assert starts.shape == (24, *real.shape[1:]) and -1 <= starts.min() < -0.99 and 0.99 < starts.max() <= 1
+    # two images each: the fewest a covariance needs
+    two = tasks.fid(runs / "jem", features_model="fjfeatures:first_rows", out_dir=tmp_path / "out",
+                    **{**common, "n_test": 2, "n_fid": 2})["results"]
+    assert two["n_real"] == two["n_fake"] == 2 and math.isfinite(two["fid"])
+    for fewer, match in (({"n_fid": 1, "n_steps": 0}, "--n-fid must be >= 2"),
+                         ({"n_test": 1}, "it needs 2 test images or more, --n-test gives 1")):
+        with pytest.raises(ConfigError, match=re.escape(match)):
+            tasks.fid(runs / "jem", features_model="fjfeatures:first_rows", out_dir=tmp_path / "few",
+                      **{**common, **fewer})
+    (tmp_path / "notes.txt").write_text("not a network")
+    for spec, match in (("fjfeatures:missing", "cannot import --features-model fjfeatures:missing"),
+                        ("fjfeatures:first_rows:x", "cannot import --features-model fjfeatures:first_rows:x"),
+                        ("fjfeatures:RESOLUTION", "expected 'classifier', a TorchScript file, or 'module.path:name'"),
+                        ("every_fourth", "expected 'classifier', a TorchScript file, or 'module.path:name'"),
+                        (str(tmp_path / "notes.txt"), "notes.txt is not a TorchScript file")):
+        with pytest.raises(tasks.FIDUnavailableError, match=re.escape(match)):
+            tasks.fid(runs / "jem", features_model=spec, out_dir=tmp_path / "bad", **common)
+
+
 def test_the_summary_table_has_each_tasks_headline_numbers():
     from fastjem.eval.tasks import format_table, summary_rows
 
