@@ -3345,6 +3345,46 @@ MUTANTS = [
          'to01 = lambda t: ((t.clamp(-1, 1) + 1) / 2)',
          'to01 = lambda t: ((t + 1) / 2)'),
     ]),
+    Mutant('eval-all-task-options-dropped', 'tests/test_eval.py -k run_all_runs_each', [
+        ('fastjem/eval/tasks.py',
+         '    opts = task_options or {}\n',
+         '    opts = task_options and {}\n'),
+    ]),
+    Mutant('eval-all-sets-all-not-expanded', 'tests/test_eval.py -k run_all_runs_each', [
+        ('fastjem/eval/tasks.py',
+         '    if "all" in sets:\n',
+         '    if "all" not in sets:\n'),
+    ]),
+    Mutant('eval-all-sets-folder-dropped', 'tests/test_eval.py -k run_all_runs_each', [
+        ('fastjem/eval/tasks.py',
+         'if s != "all" and s not in every)',
+         'if s != "all" and s in every)'),
+    ]),
+    Mutant('eval-all-sets-keep-all', 'tests/test_eval.py -k run_all_runs_each', [
+        ('fastjem/eval/tasks.py',
+         'if s != "all" and s not in every)',
+         'if s != "all" or s not in every)'),
+    ]),
+    Mutant('eval-all-folder-unknown', 'tests/test_eval.py -k run_all_runs_each', [
+        ('fastjem/eval/tasks.py',
+         'if s not in OOD_SETS and not Path(s).is_dir()]',
+         'if s not in OOD_SETS and Path(s).is_dir()]'),
+    ]),
+    Mutant('eval-all-fid-skipped-with-extractor', 'tests/test_eval.py -k run_all_runs_each', [
+        ('fastjem/eval/tasks.py',
+         'if task == "fid" and inception_weights is None and features_model is None:',
+         'if task == "fid" and inception_weights is None and features_model is not None:'),
+    ]),
+    Mutant('eval-all-fid-skip-reason-last-line', 'tests/test_eval.py -k run_all_runs_each', [
+        ('fastjem/eval/tasks.py',
+         '            reports[task] = {"skipped": str(err).splitlines()[0]}',
+         '            reports[task] = {"skipped": str(err).splitlines()[-1]}'),
+    ]),
+    Mutant('eval-all-log-done-for-skipped', 'tests/test_eval.py -k run_all_runs_each', [
+        ('fastjem/eval/tasks.py',
+         'if "skipped" not in reports[task] else',
+         'if "skipped" in reports[task] else'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

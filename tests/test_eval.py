@@ -1081,6 +1081,55 @@ def test_fid_features_from_a_module_class_instance_function_or_torchscript_file(
             tasks.fid(runs / "jem", features_model=spec, out_dir=tmp_path / "bad", **common)
 
 
+def test_run_all_runs_each_task_with_its_options_on_the_ood_sets_asked_for(runs, tmp_path, monkeypatch):
+    """eval all (tasks.run_all, each task stubbed): every task gets the common options and its own; the OOD sets
+    are every built-in set but the run's own dataset, 'all' among them adds the folders named beside it, missing
+    sets skipped; FID is skipped with no extractor, or with the first line of why it cannot run; one line per task;
+    all.json names the checkpoint."""
+    from fastjem.eval import tasks
+
+    calls: dict = {}
+
+    def stub(task):
+        def job(em, **kw):
+            calls[task] = kw
+            return {"results": {}}
+        return job
+
+    for task in ("accuracy", "calibration", "ood", "samples", "robustness"):
+        monkeypatch.setattr(tasks, task, stub(task))
+
+    def fid(em, **kw):
+        calls["fid"] = kw
+        raise tasks.FIDUnavailableError("no torchmetrics here\n  - pip install it")
+
+    monkeypatch.setattr(tasks, "fid", fid)
+    monkeypatch.setattr(tasks, "summary_rows", lambda reports: [["task", "metric", "value"]])
+    monkeypatch.setattr(tasks, "markdown_report", lambda em, reports, out_dir: "# report\n")
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    every = tasks.SYNTHETIC_SETS + tuple(d for d in tasks.DATASET_SETS if d != "digits")
+    assert len(every) > len(tasks.SYNTHETIC_SETS)
+    out, lines = tmp_path / "out", []
+    reports = tasks.run_all(runs / "jem", ood_sets=("uniform", "all", str(folder)), features_model="classifier",
+                            task_options={"accuracy": {"n_steps": 3}}, log=lines.append, device="cpu", out_dir=out,
+                            n_test=8)
+    common = {"out_dir": out, "n_test": 8}
+    assert calls["accuracy"] == {"n_steps": 3, **common} and calls["samples"] == common
+    assert calls["ood"] == {"sets": every + (str(folder),), "skip_missing": True, **common}
+    assert calls["fid"] == {"inception_weights": None, "features_model": "classifier", **common}
+    assert reports["fid"] == {"skipped": "no torchmetrics here"}
+    assert lines == [f"  {t}: done" for t in ("accuracy", "calibration", "ood", "samples", "robustness")] + [
+        "  fid: skipped"]
+    assert json.loads((out / "all.json").read_text()) == {"checkpoint": str((runs / "jem" / "checkpoint.pt").resolve()),
+                                                          "summary": [["task", "metric", "value"]]}
+    assert (out / "report.md").read_text() == "# report\n"
+    calls.clear()
+    reports = tasks.run_all(runs / "jem", log=lines.append, device="cpu", out_dir=out)
+    assert calls["ood"]["sets"] == every and "fid" not in calls
+    assert reports["fid"] == {"skipped": "no --inception-weights or --features-model given"}
+
+
 def test_the_summary_table_has_each_tasks_headline_numbers():
     from fastjem.eval.tasks import format_table, summary_rows
 
