@@ -3385,6 +3385,51 @@ MUTANTS = [
          'if "skipped" not in reports[task] else',
          'if "skipped" in reports[task] else'),
     ]),
+    Mutant('cli-data-width-shortest-name', 'tests/test_cli.py -k tabulates_classes', [
+        ('fastjem/cli.py',
+         'width = max(len(c) for c in r["classes"]) if r["classes"] else 5',
+         'width = min(len(c) for c in r["classes"]) if r["classes"] else 5'),
+    ]),
+    Mutant('cli-data-truncates-24-classes', 'tests/test_cli.py -k tabulates_classes', [
+        ('fastjem/cli.py',
+         'if i == 20 and r["num_classes"] > 24:',
+         'if i == 20 and r["num_classes"] >= 24:'),
+    ]),
+    Mutant('cli-data-truncates-after-21', 'tests/test_cli.py -k tabulates_classes', [
+        ('fastjem/cli.py',
+         'if i == 20 and r["num_classes"] > 24:',
+         'if i == 21 and r["num_classes"] > 24:'),
+    ]),
+    Mutant('cli-data-unnamed-class-indexed', 'tests/test_cli.py -k tabulates_classes', [
+        ('fastjem/cli.py',
+         'name = r["classes"][i] if i < len(r["classes"]) else str(i)',
+         'name = r["classes"][i] if i <= len(r["classes"]) else str(i)'),
+    ]),
+    Mutant('cli-data-empty-classes-counted', 'tests/test_cli.py -k tabulates_classes', [
+        ('fastjem/cli.py',
+         'counts = [c for c in r["train_per_class"] if c > 0]',
+         'counts = [c for c in r["train_per_class"] if c >= 0]'),
+    ]),
+    Mutant('cli-data-imbalance-at-twice', 'tests/test_cli.py -k tabulates_classes', [
+        ('fastjem/cli.py',
+         'elif max(counts) > 2 * min(counts):',
+         'elif max(counts) >= 2 * min(counts):'),
+    ]),
+    Mutant('cli-data-imbalance-never', 'tests/test_cli.py -k tabulates_classes', [
+        ('fastjem/cli.py',
+         'elif max(counts) > 2 * min(counts):',
+         'elif max(counts) > 3 * min(counts):'),
+    ]),
+    Mutant('cli-data-grid-other-classes', 'tests/test_cli.py -k tabulates_classes', [
+        ('fastjem/cli.py',
+         'rows = [arrays.train_x[arrays.train_y == c][:8]',
+         'rows = [arrays.train_x[arrays.train_y != c][:8]'),
+    ]),
+    Mutant('cli-data-grid-every-class', 'tests/test_cli.py -k tabulates_classes', [
+        ('fastjem/cli.py',
+         'for c in range(min(10, r["num_classes"]))]',
+         'for c in range(max(10, r["num_classes"]))]'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

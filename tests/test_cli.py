@@ -475,6 +475,60 @@ def test_data_command_reports_what_is_wrong_with_a_folder(tmp_path, capsys):
     assert "name an image file" in capsys.readouterr().err
 
 
+def test_data_command_tabulates_classes_notes_gaps_and_imbalance_and_grids_a_row_per_class(tmp_path, capsys,
+                                                                                          monkeypatch):
+    """fastjem data's class table (the names' width; a class without a name by its index; the first 20 rows of more
+    than 24 classes), its notes (classes without training images; more than twice as many images in one class as
+    in another) and its grid (the first 8 training images of each of the first 10 classes, blanks after)."""
+    from types import SimpleNamespace
+
+    import torch
+
+    import fastjem.data
+    import fastjem.eval.plots
+    from fastjem.data import to_float
+
+    def summary(classes, train, names=None):
+        names = [f"c{i}" for i in range(classes)] if names is None else names
+        return {"dataset": "made", "shape": [1, 8, 8], "num_classes": classes, "pixel_mean": [12.0],
+                "train": sum(train), "val": 0, "test": classes, "augmentation": {"pad": 0, "flip": False},
+                "train_per_class": train, "test_per_class": [1] * classes, "classes": names}
+
+    y = torch.cat([torch.full((9,), 0), torch.arange(1, 25).repeat_interleave(3)])
+    images = SimpleNamespace(train_x=torch.randint(0, 256, (len(y), 1, 8, 8), dtype=torch.uint8), train_y=y)
+    grids = []
+    monkeypatch.setattr(fastjem.data, "load_arrays", lambda *a, **k: images)
+    monkeypatch.setattr(fastjem.eval.plots, "image_grid", lambda x, path, nrow: grids.append((x, nrow)) or path)
+
+    def table(r, *flags):
+        monkeypatch.setattr(fastjem.data, "summarize", lambda arrays, val_size: r)
+        assert main(["data", *flags]) == 0
+        return capsys.readouterr().out.splitlines()[4:]
+
+    # 25 classes, one named at length, one with 21 images to the others' 10: imbalanced
+    r = summary(25, [10] * 24 + [21])
+    r["classes"][3] = "a_long_name"
+    out = table(r, "--grid", str(tmp_path / "g.png"))
+    assert out[0] == "  class        train+val    test" and out[1] == "  c0                  10       1"
+    assert out[4] == "  a_long_name         10       1" and out[20] == "  c19                 10       1"
+    assert out[21:24] == ["  ... 5 more classes", "  note: classes are imbalanced (10 to 21 training images)",
+                          f"  grid          {tmp_path / 'g.png'} (a row per class)"]
+    (x, nrow), = grids
+    rows = x.view(10, 8, 1, 8, 8)
+    assert nrow == 8 and torch.equal(rows[0], to_float(images.train_x[:8]))
+    for c in range(1, 10):
+        assert torch.equal(rows[c, :3], to_float(images.train_x[y == c])) and (rows[c, 3:] == -1).all()
+    # 24 classes: every row; twice as many images in one class is not yet imbalance
+    out = table(summary(24, [10] * 23 + [20]))
+    assert len(out) == 25 and out[-1] == "  c23         20       1"
+    # a class without training images, one without a name; no names at all
+    out = table(summary(3, [5, 0, 1], names=["cat", "dog"]))
+    assert out == ["  class  train+val    test", "  cat          5       1", "  dog          0       1",
+                   "  2            1       1", "  note: 1 classes have no training images"]
+    out = table(summary(2, [4, 4], names=[]))
+    assert out == ["  class  train+val    test", "  0              4       1", "  1              4       1"]
+
+
 def as_json(obj):
     import json
 
