@@ -3430,6 +3430,21 @@ MUTANTS = [
          'for c in range(min(10, r["num_classes"]))]',
          'for c in range(max(10, r["num_classes"]))]'),
     ]),
+    Mutant('cli-env-no-gpu-line-missing', 'tests/test_cli.py -k test_env_reports', [
+        ('fastjem/cli.py',
+         '    if not r["gpus"]:\n        print("GPU     none',
+         '    if r["gpus"]:\n        print("GPU     none'),
+    ]),
+    Mutant('cli-env-no-amx-without-flags', 'tests/test_cli.py -k test_env_reports', [
+        ('fastjem/cli.py',
+         '(" (no AMX)" if flags and "amx_bf16" not in flags else "")',
+         '(" (no AMX)" if flags or "amx_bf16" not in flags else "")'),
+    ]),
+    Mutant('cli-env-triton-installed-inverted', 'tests/test_cli.py -k test_env_reports', [
+        ('fastjem/cli.py',
+         '"triton": {"installed": triton is not None,',
+         '"triton": {"installed": triton is None,'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

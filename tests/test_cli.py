@@ -606,10 +606,19 @@ def test_env_reports_the_machine_and_the_default_engine_with_why(capsys, monkeyp
     assert "fastjem train on cpu (defaults): precision fp32" in out and "AVX512-BF16 but no AMX" in out
     assert "ran x0.80 the speed of fp32 here (5.00 against 4.00 ms; probe cached in X)" in out
     assert "SGLD gradient: a run compiles it as one graph where a step computes at least 1 GFLOP" in out
-    monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: ["amx_bf16", "avx512_bf16"])
+    assert "\nGPU     none (torch sees no CUDA device)\n" in out
+    from fastjem.kernels._dispatch import interpreter_on, triton
+
+    here = ", and here on CPU tensors under TRITON_INTERPRET=1" if interpreter_on() else ""
+    assert f"\nTriton  {'installed' if triton else 'not installed'}; kernels run on CUDA{here}\n" in out
+    for flags, line in (([], "none"), (["amx_bf16", "avx512_bf16"], "amx_bf16, avx512_bf16")):
+        monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda flags=flags: flags)
+        assert main(["env"]) == 0
+        assert f"\n        bf16 instructions: {line}\n" in capsys.readouterr().out
     assert main(["env", "--json"]) == 0
     r = json.loads(capsys.readouterr().out)
     assert r["cpu"]["bf16_flags"] == ["amx_bf16", "avx512_bf16"] and r["cpu"]["logical_cpus"] >= 1
+    assert r["gpus"] == [] and r["triton"] == {"installed": triton is not None, "interpreter": interpreter_on()}
     assert r["engines"]["cpu"]["engine"].startswith("precision bf16")
     assert any("AMX-BF16" in n for n in r["engines"]["cpu"]["notes"])
 
