@@ -3445,6 +3445,16 @@ MUTANTS = [
          '"triton": {"installed": triton is not None,',
          '"triton": {"installed": triton is None,'),
     ]),
+    Mutant('cli-export-ten-classes-trailed', 'tests/test_export.py -k free_batch_size', [
+        ('fastjem/cli.py',
+         '+ (" ..." if len(m["classes"]) > 10 else ""))',
+         '+ (" ..." if len(m["classes"]) >= 10 else ""))'),
+    ]),
+    Mutant('cli-convert-norm-none-passed', 'tests/test_convert.py -k cli_convert_then', [
+        ('fastjem/cli.py',
+         '(f" --norm {r[\'norm\']}" if r["norm"] != "none" else "")',
+         '(f" --norm {r[\'norm\']}" if r["norm"] == "none" else "")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -294,7 +294,11 @@ def test_cli_convert_then_eval_sample_export_train_and_back(tmp_path, capsys):
     # and the fine-tuned run goes back to the authors' format, loadable by their network
     capsys.readouterr()
     assert main(["convert", str(run)]) == 0
-    assert "in the authors' format" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "in the authors' format" in out
+    # their evaluation script's flags for this network (their default norm: none, so no --norm)
+    assert (f"  use     python eval_wrn_ebm.py --load_path {run / 'checkpoint-jem.pt'} --depth 10 --width 1  "
+            "(in github.com/wgrathwohl/JEM)\n") in out
     saved = torch.load(run / "checkpoint-jem.pt", weights_only=True)
     theirs = AuthorsCCF(10, 1)
     theirs.load_state_dict(saved["model_state_dict"])

@@ -21,6 +21,8 @@ def test_export_writes_a_program_with_free_batch_size_and_its_metadata(run, caps
     out = capsys.readouterr().out
     path = run / "model.pt2"
     assert f"to {path}" in out and "largest relative difference" in out
+    classes = read_meta(path)["classes"]
+    assert len(classes) == 10 and f"  output  logits [B, 10]; classes {', '.join(classes)}\n" in out  # all ten shown
     net = load_exported(path)
     em = load_model(run, "cpu")
     x_test = em.test_set()[0]
