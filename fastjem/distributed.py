@@ -34,7 +34,9 @@ class DistInfo:
 
 
 def init_from_env(device_name: str) -> DistInfo:
-    """Join the process group that torchrun describes in the environment (no-op for one process)."""
+    """Join the process group that torchrun describes in the environment (no-op for one process). A group the
+    caller made before is used as it is, and left to the caller to destroy (import torch._dynamo before making it,
+    as this function does, or destroy_process_group cannot free it: see below)."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world <= 1:
         return DistInfo()
