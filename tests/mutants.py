@@ -3455,6 +3455,11 @@ MUTANTS = [
          '(f" --norm {r[\'norm\']}" if r["norm"] != "none" else "")',
          '(f" --norm {r[\'norm\']}" if r["norm"] == "none" else "")'),
     ]),
+    Mutant('cli-plot-sweep-ignores-out', 'tests/test_curves.py', [
+        ('fastjem/cli.py',
+         '            if out is None and len(args.runs) == 1:',
+         '            if out is None or len(args.runs) == 1:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

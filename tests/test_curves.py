@@ -114,6 +114,10 @@ def test_plot_output_paths_and_runs_with_little_or_nothing_logged(tmp_path, caps
     # a sweep's folder with a run that logged nothing: the others are drawn, the empty one named in the title
     assert main(["plot", str(tmp_path / "sw")]) == 0
     assert (tmp_path / "sw" / "curves.png").stat().st_size > 20000
+    # --out given: the figure goes there, not into the sweep's folder
+    (tmp_path / "sw" / "curves.png").unlink()
+    assert main(["plot", str(tmp_path / "sw"), "--out", str(tmp_path / "sweep.png")]) == 0
+    assert (tmp_path / "sweep.png").exists() and not (tmp_path / "sw" / "curves.png").exists()
     # one record: drawn as a marker (a line through one point draws nothing)
     two = plot_run(tmp_path / "sw" / "r0", tmp_path / "two.png")
     one = plot_run(tmp_path / "sw" / "one", tmp_path / "one.png")
