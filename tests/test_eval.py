@@ -654,6 +654,14 @@ def test_each_tasks_defaults_are_fastjem_evals(task):
         assert args.ood is None and params["sets"].default == tasks.SYNTHETIC_SETS
 
 
+def _linear_network(em, scale: float = 1.0):
+    """``em`` with its network replaced by a fixed linear one (8 x 8 images -> 10 logits), whose answers a test can
+    work out; drawn from torch's generator, so seed it first."""
+    em.model = nn.Sequential(nn.Flatten(), nn.Linear(64, 10)).requires_grad_(False)
+    em.model[1].weight.mul_(scale)
+    return em
+
+
 def test_sample_is_seeded_and_starts_where_asked(runs):
     from fastjem.eval import draw
     from fastjem.eval.core import load_model
@@ -693,7 +701,7 @@ def test_conditional_chains_reach_their_class(runs):
 
     em = load_model(runs / "jem", "cpu")
     torch.manual_seed(0)
-    em.model = nn.Sequential(nn.Flatten(), nn.Linear(64, 10)).requires_grad_(False)
+    _linear_network(em)
     cond = draw.draw(em, 5, list(range(10)), n_steps=20, init="noise")
     assert torch.equal(cond.pred, cond.target)
     free = draw.draw(em, 50, None, n_steps=20, init="noise")
@@ -927,9 +935,7 @@ def test_accuracy_and_calibration_report_what_the_network_says_of_the_test_image
 
     torch.manual_seed(0)
     ems = [load_model(runs / "jem", "cpu"), load_model(runs / "jem", "cpu")]
-    for em, scale in zip(ems, (1.0, 0.2)):
-        em.model = nn.Sequential(nn.Flatten(), nn.Linear(64, 10)).requires_grad_(False)
-        em.model[1].weight.mul_(scale)
+    ems = [_linear_network(em, scale) for em, scale in zip(ems, (1.0, 0.2))]
     x, y = ems[0].test_set("", False, 64, 0.0, 0, False)
     common = {"n_test": 64, "test_noise": 0.0, "progress": False}
     rep = tasks.accuracy(ems[0], n_steps=1, step_size=0.0, noise=0.0, out_dir=tmp_path / "a", **common)["results"]
@@ -979,8 +985,7 @@ def test_the_robustness_task_reports_what_the_attacked_network_says(runs, tmp_pa
     from fastjem.eval.core import load_model
 
     torch.manual_seed(0)
-    em = load_model(runs / "jem", "cpu")
-    em.model = nn.Sequential(nn.Flatten(), nn.Linear(64, 10)).requires_grad_(False)
+    em = _linear_network(load_model(runs / "jem", "cpu"))
     x, y = em.test_set("", False, 64, 0.0, 0, False)
     clean = (em.model(x).argmax(1) == y).float().mean().item()
     common = {"n_test": 64, "test_noise": 0.0, "progress": False, "batch_size": 64}
