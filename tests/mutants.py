@@ -3460,6 +3460,36 @@ MUTANTS = [
          '            if out is None and len(args.runs) == 1:',
          '            if out is None or len(args.runs) == 1:'),
     ]),
+    Mutant('fid-export-not-chunked', 'tests/test_eval.py -k torch_export', [
+        ('fastjem/eval/tasks.py',
+         '        step = self.max_batch or len(x)\n',
+         '        step = len(x)\n'),
+    ]),
+    Mutant('fid-export-short-chunk-not-padded', 'tests/test_eval.py -k torch_export', [
+        ('fastjem/eval/tasks.py',
+         '            if n < self.min_batch:\n',
+         '            if False:\n'),
+    ]),
+    Mutant('fid-export-padding-kept', 'tests/test_eval.py -k torch_export', [
+        ('fastjem/eval/tasks.py',
+         '            features.append(torch.as_tensor(self.module(chunk))[:n])\n',
+         '            features.append(torch.as_tensor(self.module(chunk)))\n'),
+    ]),
+    Mutant('fid-export-read-as-torchscript', 'tests/test_eval.py -k torch_export', [
+        ('fastjem/eval/tasks.py',
+         '        if _is_exported_program(spec):\n',
+         '        if False:\n'),
+    ]),
+    Mutant('fid-export-upper-bound-ignored', 'tests/test_eval.py -k torch_export', [
+        ('fastjem/eval/tasks.py',
+         '            self.max_batch = int(upper) if math.isfinite(upper) else None\n',
+         '            self.max_batch = None\n'),
+    ]),
+    Mutant('fid-export-lower-bound-ignored', 'tests/test_eval.py -k torch_export', [
+        ('fastjem/eval/tasks.py',
+         '            self.min_batch = max(int(bounds.lower), 1)\n',
+         '            self.min_batch = 1\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1079,11 +1079,83 @@ def test_fid_features_from_a_module_class_instance_function_or_torchscript_file(
     (tmp_path / "notes.txt").write_text("not a network")
     for spec, match in (("fjfeatures:missing", "cannot import --features-model fjfeatures:missing"),
                         ("fjfeatures:first_rows:x", "cannot import --features-model fjfeatures:first_rows:x"),
-                        ("fjfeatures:RESOLUTION", "expected 'classifier', a TorchScript file, or 'module.path:name'"),
-                        ("every_fourth", "expected 'classifier', a TorchScript file, or 'module.path:name'"),
-                        (str(tmp_path / "notes.txt"), "notes.txt is not a TorchScript file")):
+                        ("fjfeatures:RESOLUTION", "expected 'classifier', a torch.export or TorchScript file, or"),
+                        ("every_fourth", "expected 'classifier', a torch.export or TorchScript file, or"),
+                        (str(tmp_path / "notes.txt"), "notes.txt is neither a torch.export program nor a")):
         with pytest.raises(tasks.FIDUnavailableError, match=re.escape(match)):
             tasks.fid(runs / "jem", features_model=spec, out_dir=tmp_path / "bad", **common)
+
+
+class _EveryFourth(nn.Module):
+    def forward(self, x):
+        return x.flatten(1)[:, ::4]
+
+
+def test_fid_features_from_a_torch_export_file_of_fixed_dynamic_or_bounded_batch(runs, tmp_path):
+    """--features-model FILE (torch.export.save) with its batch dimension fixed, dynamic, or dynamic within
+    bounds: the images go in chunks the program accepts (a short chunk padded, the padding's features dropped), so
+    the features and FID equal those of the same network called directly; a program that does not take one image
+    tensor, or a damaged archive, is refused saying why."""
+    import zipfile
+
+    from fastjem.eval import tasks
+    from fastjem.eval.core import load_model
+    from fastjem.eval.metrics import feature_statistics, frechet_distance
+
+    em = load_model(runs / "jem", "cpu")
+    real, _ = em.test_set("", False, 30, 0.0, 0, False)
+    net = _EveryFourth()
+    expected = frechet_distance(*feature_statistics(net(real)), *feature_statistics(net(em.buffer_rows(22))))
+    image = torch.zeros(8, *real.shape[1:])
+    dim = torch.export.Dim
+    # 30 images in batches of 16 (16 + 14), each cut to what the program takes: 8s (the last padded from 6);
+    # whole; at most 12, at least 5 (16 = 12 + 4 -> 5, 14 = 12 + 2 -> 5)
+    for name, dynamic, fed in (("fixed", None, [8, 8, 8, 8]), ("dynamic", {"x": {0: dim("b")}}, [16, 14]),
+                               ("bounded", {"x": {0: dim("b", min=5, max=12)}}, [12, 5, 12, 5])):
+        path = tmp_path / f"{name}.pt2"
+        torch.export.save(torch.export.export(net, (image,), dynamic_shapes=dynamic), path)
+        extractor = tasks.load_feature_model(str(path), em)
+        sizes = []
+        extractor.module.register_forward_pre_hook(lambda _, args, sizes=sizes: sizes.append(len(args[0])))
+        features = tasks.extract_features(extractor, real, 16)
+        assert sizes == fed and torch.equal(features, net(real).double()), name
+        rep = tasks.fid(runs / "jem", features_model=str(path), out_dir=tmp_path / "out", n_test=30, n_fid=22,
+                        test_noise=0.0, progress=False, batch_size=16, device="cpu", source="buffer")["results"]
+        assert rep["feature_dim"] == 16 and rep["fid"] == pytest.approx(expected, rel=1e-6), name
+
+    class TwoInputs(nn.Module):
+        def forward(self, x, y):
+            return x.flatten(1) + y.flatten(1)
+
+    two = tmp_path / "two.pt2"
+    torch.export.save(torch.export.export(TwoInputs(), (image, image)), two)
+    damaged = tmp_path / "damaged.pt2"
+    with zipfile.ZipFile(tmp_path / "fixed.pt2") as src, zipfile.ZipFile(damaged, "w") as dst:
+        for item in src.namelist():
+            if not item.endswith(".json"):
+                dst.writestr(item, src.read(item))
+    for path, match in ((two, "the exported program must take one input, images [B, C, H, W]; it takes "
+                              f"{list(image.shape)}, {list(image.shape)}"),
+                        (damaged, "damaged.pt2 could not be loaded by torch.export.load")):
+        with pytest.raises(tasks.FIDUnavailableError, match=re.escape(match)):
+            tasks.load_feature_model(str(path), em)
+
+
+@pytest.mark.gpu
+def test_a_torch_export_feature_file_saved_on_the_cpu_runs_on_cuda(runs, tmp_path):
+    """CUDA: a program exported on the CPU is moved to the checkpoint's device; its features of CUDA images match
+    the network's on the CPU."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    from fastjem.eval import tasks
+    from fastjem.eval.core import load_model
+
+    em = load_model(runs / "jem", "cuda")
+    real, _ = em.test_set("", False, 30, 0.0, 0, False)
+    path = tmp_path / "fixed.pt2"
+    torch.export.save(torch.export.export(_EveryFourth(), (torch.zeros(8, *real.shape[1:]),)), path)
+    features = tasks.extract_features(tasks.load_feature_model(str(path), em), real, 16)
+    assert real.is_cuda and torch.equal(features, _EveryFourth()(real.cpu()).double())
 
 
 def test_run_all_runs_each_task_with_its_options_on_the_ood_sets_asked_for(runs, tmp_path, monkeypatch):

@@ -117,7 +117,8 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
                    help="local Inception v3 weights, torch-fidelity's weights-inception-2015-12-05-6726825d.pth, for "
                         "FID / Inception score via torchmetrics (pip install 'torchmetrics[image]')")
     g.add_argument("--features-model", default=None, metavar="SPEC",
-                   help="any feature extractor: 'module.path:name', a TorchScript file, or 'classifier' (this "
+                   help="any feature extractor: 'module.path:name', a file from torch.export.save (fixed or dynamic "
+                        "batch) or torch.jit.save, or 'classifier' (this "
                         "network's own features); images in [-1, 1] -> [B, D]")
     g.add_argument("--source", default="auto", choices=("auto", "buffer", "fresh"),
                    help="which samples FID scores (default: auto = the buffer when there is one)")

@@ -437,8 +437,9 @@ def _eps_text(norm: str, eps: float) -> str:
 
 # --------------------------------------------------------------------------------------------------- fid
 def load_feature_model(spec: str, em: EvalModel):
-    """A feature extractor from ``spec``: 'classifier' (this checkpoint's own penultimate features), a TorchScript
-    file, or 'module.path:name' naming an nn.Module class, an nn.Module, or a function images -> [B, D]."""
+    """A feature extractor from ``spec``: 'classifier' (this checkpoint's own penultimate features), a file saved by
+    torch.export.save or torch.jit.save, or 'module.path:name' naming an nn.Module class, an nn.Module, or a
+    function images -> [B, D]."""
     import importlib
 
     if spec == "classifier":
@@ -446,11 +447,14 @@ def load_feature_model(spec: str, em: EvalModel):
             raise FIDUnavailableError("this network has no .features(); pass another --features-model")
         return em.model.features
     if Path(spec).is_file():
+        if _is_exported_program(spec):
+            return ExportedFeatures(spec, em.device)
         try:
             return torch.jit.load(spec, map_location=em.device).eval()
         except Exception as err:
-            raise FIDUnavailableError(f"--features-model {spec} is not a TorchScript file ({err}); save one with "
-                                      "torch.jit.save(torch.jit.script(model), PATH), or use module:name") from err
+            raise FIDUnavailableError(f"--features-model {spec} is neither a torch.export program nor a "
+                                      f"TorchScript file ({err}); save one with torch.export.save("
+                                      "torch.export.export(model, (images,)), PATH), or use module:name") from err
     if ":" in spec:
         module_name, attr = spec.split(":", 1)
         try:
@@ -464,8 +468,65 @@ def load_feature_model(spec: str, em: EvalModel):
             return obj.to(em.device).eval()
         if callable(obj):
             return obj
-    raise FIDUnavailableError(f"--features-model {spec!r}: expected 'classifier', a TorchScript file, or "
-                              "'module.path:name'")
+    raise FIDUnavailableError(f"--features-model {spec!r}: expected 'classifier', a torch.export or TorchScript "
+                              "file, or 'module.path:name'")
+
+
+def _is_exported_program(path: str) -> bool:
+    """Whether ``path`` is an archive written by torch.export.save (a zip holding an 'archive_format' record;
+    TorchScript files are zips too, without one)."""
+    import zipfile
+
+    if not zipfile.is_zipfile(path):
+        return False
+    with zipfile.ZipFile(path) as archive:
+        return any(name.rsplit("/", 1)[-1] == "archive_format" for name in archive.namelist())
+
+
+class ExportedFeatures:
+    """A feature extractor saved by torch.export.save, called in batches its batch dimension accepts.
+
+    An exported program keeps the batch size it was traced at unless the export marked dimension 0 dynamic, and a
+    dynamic one may still have bounds: images are fed in chunks of at most the upper bound, and a chunk under the
+    lower bound is padded by repeating its last image, the padding's features dropped. The program is moved to
+    ``device`` (torch.export.passes.move_to_device_pass).
+    """
+
+    def __init__(self, path: str, device: torch.device):
+        from torch.export.passes import move_to_device_pass
+
+        try:
+            program = torch.export.load(path)
+        except Exception as err:  # noqa: BLE001 - a damaged archive fails anywhere in deserialising
+            raise FIDUnavailableError(f"--features-model {path} could not be loaded by torch.export.load "
+                                      f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}); "
+                                      "export it again with this torch") from err
+        inputs = [node for node in program.graph.nodes
+                  if node.op == "placeholder" and node.name in program.graph_signature.user_inputs]
+        if len(inputs) != 1 or len(inputs[0].meta["val"].shape) != 4:
+            raise FIDUnavailableError(f"--features-model {path}: the exported program must take one input, images "
+                                      "[B, C, H, W]; it takes " + ", ".join(
+                                          str(list(node.meta["val"].shape)) for node in inputs))
+        batch = inputs[0].meta["val"].shape[0]
+        if isinstance(batch, torch.SymInt):
+            bounds = program.range_constraints[batch.node.expr]
+            self.min_batch = max(int(bounds.lower), 1)
+            upper = float(bounds.upper)  # torch's int_oo says is_finite; as a float it is inf
+            self.max_batch = int(upper) if math.isfinite(upper) else None
+        else:
+            self.min_batch = self.max_batch = int(batch)
+        self.module = move_to_device_pass(program, device).module()
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        step = self.max_batch or len(x)
+        features = []
+        for start in range(0, len(x), step):
+            chunk = x[start:start + step]
+            n = len(chunk)
+            if n < self.min_batch:
+                chunk = torch.cat([chunk, chunk[-1:].expand(self.min_batch - n, *chunk.shape[1:])])
+            features.append(torch.as_tensor(self.module(chunk))[:n])
+        return torch.cat(features)
 
 
 @torch.no_grad()
@@ -530,7 +591,8 @@ def fid(checkpoint, inception_weights: str | None = None, features_model: str | 
             "FID needs a feature extractor and none was given.\n"
             f"  - standard FID / Inception score: download the Inception weights ({INCEPTION_WEIGHTS_URL}) and pass "
             "--inception-weights PATH (needs: pip install 'torchmetrics[image]');\n"
-            "  - any feature extractor: --features-model 'module.path:name' or a TorchScript file (images in [-1, 1] "
+            "  - any feature extractor: --features-model 'module.path:name', or a file saved by torch.export.save or "
+            "torch.jit.save (images in [-1, 1] "
             "-> [B, D]); --features-model classifier uses this checkpoint's own network (not comparable across "
             "models)")
     if inception_weights is not None and not Path(inception_weights).is_file():
