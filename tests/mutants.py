@@ -3490,6 +3490,36 @@ MUTANTS = [
          '            self.min_batch = max(int(bounds.lower), 1)\n',
          '            self.min_batch = 1\n'),
     ]),
+    Mutant('train-depth-error-names-wrong-source', 'tests/test_cli.py -k bad_input_gets', [
+        ('fastjem/cli.py',
+         '        source = ("--arch" if "arch" in overrides else',
+         '        source = ("--arch" if "arch" not in overrides else'),
+    ]),
+    Mutant('train-resume-print-config-blanks-folder', 'tests/test_cli.py -k round_trip', [
+        ('fastjem/cli.py',
+         '        if not args.resume and "out_dir" not in overrides:\n',
+         '        if "out_dir" not in overrides:\n'),
+    ]),
+    Mutant('train-progress-flag-inverted', 'tests/test_cli.py -k end_to_end_in_a_subprocess', [
+        ('fastjem/cli.py',
+         '    trainer = Trainer(cfg, out_dir=out_dir, resume=args.resume, progress=not args.no_progress)\n',
+         '    trainer = Trainer(cfg, out_dir=out_dir, resume=args.resume, progress=args.no_progress)\n'),
+    ]),
+    Mutant('train-elapsed-time-wrong', 'tests/test_cli.py -k end_to_end_in_a_subprocess', [
+        ('fastjem/cli.py',
+         '    elapsed = time.perf_counter() - start\n',
+         '    elapsed = time.perf_counter() + start\n'),
+    ]),
+    Mutant('sweep-grid-not-required', 'tests/test_cli.py -k without_a_grid', [
+        ('fastjem/cli.py',
+         'p.add_argument("--grid", nargs="+", action="extend", required=True,',
+         'p.add_argument("--grid", nargs="+", action="extend", required=False,'),
+    ]),
+    Mutant('sweep-progress-flag-inverted', 'tests/test_sweep.py -k progress_bar', [
+        ('fastjem/cli.py',
+         '    result = run_sweep(base, grid, args.seeds, folder, progress=not args.no_progress)\n',
+         '    result = run_sweep(base, grid, args.seeds, folder, progress=args.no_progress)\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

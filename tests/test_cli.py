@@ -1,8 +1,10 @@
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 from dataclasses import fields
 
 import pytest
@@ -47,7 +49,6 @@ def test_every_help_default_is_the_parsers_own():
     """Each '(default: X)' that names a value says the value the parser really uses, in every command; a default
     resolved later (None) or spelled in words is left to the test of its command."""
     import argparse
-    import re
 
     from fastjem.cli import build_parser
 
@@ -94,16 +95,22 @@ def test_version_names_fastjem_torch_and_triton():
 
 
 def test_train_end_to_end_in_a_subprocess(tmp_path):
+    start = time.perf_counter()
     out = run_cli("train", "--iters", "6", "--out-dir", str(tmp_path / "run"), *TINY)
+    wall = time.perf_counter() - start
     assert out.returncode == 0, out.stderr
     assert "test accuracy" in out.stdout
+    # the time it says it trained: within the command's own
+    assert 0 < float(re.search(r"done: 6 iterations in ([0-9.]+) s", out.stdout).group(1)) < wall
+    assert "it/s" not in out.stderr  # --no-progress: no bar
     for name in ("checkpoint.pt", "metrics.jsonl", "samples.png", "curves.png"):
         assert str(tmp_path / "run" / name) in out.stdout
         assert (tmp_path / "run" / name).exists()
     # and it resumes from the command line
-    out = run_cli("train", "--resume", str(tmp_path / "run" / "checkpoint.pt"), "--iters", "8", "--no-progress")
+    out = run_cli("train", "--resume", str(tmp_path / "run" / "checkpoint.pt"), "--iters", "8")
     assert out.returncode == 0, out.stderr
     assert "done: 8 iterations" in out.stdout
+    assert re.search(r"8/8 \[.*it/s", out.stderr), out.stderr  # the progress bar, shown unless --no-progress
     from fastjem.curves import read_metrics
 
     # the resumed run's curves go on from where the first part stopped
@@ -127,7 +134,9 @@ def finished_run(tmp_path):
     (["--sgld-steps", "-3"], "sgld-steps"),
     (["--reinit-prob", "2"], "reinit-prob"),
     (["--dataset", "imagefolder"], "--data-dir"),
-    (["--depth", "16"], "--arch wrn"),  # the quick preset's network is the convnet: a depth would be ignored
+    # the quick preset's network is the convnet: a depth would be ignored; the error names where the network came from
+    (["--depth", "16"], "but this run's network is convnet (from the quick preset): add --arch wrn"),
+    (["--arch", "convnet", "--depth", "16"], "but this run's network is convnet (from --arch): add --arch wrn"),
     (["--iters", "0"], "--iters must be > 0"),  # not the preset's epochs instead
     (["--iters", "-5"], "--iters must be > 0"),
 ])
@@ -146,6 +155,13 @@ def test_unknown_choices_are_refused(args, capsys):
         main(["train", *args])
     assert exc.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_a_sweep_without_a_grid_is_refused_by_the_parser(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["sweep", "--seeds", "1", "2"])
+    assert exc.value.code == 2
+    assert "the following arguments are required: --grid" in capsys.readouterr().err
 
 
 def test_resume_with_another_architecture_is_refused(finished_run, capsys):
@@ -562,6 +578,9 @@ def test_print_config_and_config_files_round_trip(tmp_path, capsys):
     assert main(["train", "--config", str(run / "checkpoint.pt"), "--print-config"]) == 0
     assert json.loads(capsys.readouterr().out)["seed"] == 9
     assert load_checkpoint(run)["config"]["sgld_steps"] == 3
+    # what a resume would run: the saved config, the run's own folder (not blanked as a new run's is), the override
+    assert main(["train", "--resume", str(run / "checkpoint.pt"), "--iters", "5", "--print-config"]) == 0
+    assert json.loads(capsys.readouterr().out) == {**used, "iters": 5}
     # a file that sets only some options: the rest come from --preset
     (tmp_path / "part.json").write_text('{"lr": 0.0005, "decay_epochs": [10, 20]}')
     assert main(["train", "--config", str(tmp_path / "part.json"), "--print-config"]) == 0

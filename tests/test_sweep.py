@@ -1,6 +1,7 @@
 """fastjem sweep: the grid, the run folders, continuing an interrupted sweep, and the per-combination table."""
 
 import json
+import re
 import statistics
 
 import pytest
@@ -310,6 +311,14 @@ def test_a_run_killed_before_its_first_checkpoint_starts_over_with_clean_records
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["iter"] for r in records if "loss" in r] == [2, 4, 6] and all(r.get("loss") != 9.0 for r in records)
     assert not (run / "best.pt").exists() and not (run / "checkpoints").exists()
+
+
+def test_each_run_of_a_sweep_shows_its_progress_bar_unless_no_progress(tmp_path, capsys):
+    shown = [a for a in TINY if a != "--no-progress"]
+    assert main(["sweep", "--grid", "sgld-steps=1", "--out-dir", str(tmp_path / "bars"), *shown]) == 0
+    assert re.search(r"6/6 \[.*it/s", capsys.readouterr().err)
+    assert main(["sweep", "--grid", "sgld-steps=1", "--out-dir", str(tmp_path / "quiet"), *TINY]) == 0
+    assert "it/s" not in capsys.readouterr().err
 
 
 def test_one_seed_has_no_spread_to_report():
