@@ -3520,6 +3520,26 @@ MUTANTS = [
          '    result = run_sweep(base, grid, args.seeds, folder, progress=not args.no_progress)\n',
          '    result = run_sweep(base, grid, args.seeds, folder, progress=args.no_progress)\n'),
     ]),
+    Mutant('cli-broken-pipe-status-1', 'tests/test_cli.py -k goes_away', [
+        ('fastjem/cli.py',
+         '            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the interpreter\'s final flush goes here\n        return 0\n',
+         '            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the interpreter\'s final flush goes here\n        return 1\n'),
+    ]),
+    Mutant('cli-broken-pipe-not-caught', 'tests/test_cli.py -k goes_away', [
+        ('fastjem/cli.py',
+         '    except BrokenPipeError:\n',
+         '    except ZeroDivisionError:\n'),
+    ]),
+    Mutant('cli-eexist-on-a-folder-called-a-file', 'tests/test_cli.py -k output_folder_that_is_a_file', [
+        ('fastjem/cli.py',
+         '                p.exists() and not p.is_dir() for p in',
+         '                p.exists() for p in'),
+    ]),
+    Mutant('cli-ctrl-c-status', 'tests/test_cli.py -k ctrl_c', [
+        ('fastjem/cli.py',
+         '        print("fastjem: interrupted", file=sys.stderr)\n        return 130\n',
+         '        print("fastjem: interrupted", file=sys.stderr)\n        return 1\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
