@@ -13,6 +13,12 @@ def test_wheel_contains_kernels_subpackage_and_runs(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "fastjem/kernels/__init__.py" in names
     assert any(n.endswith("entry_points.txt") for n in names)
+    # the license: an SPDX expression from setuptools >= 77 (the table form is deprecated there), the older field before
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()
+    import setuptools
+
+    spdx = int(setuptools.__version__.split(".")[0]) >= 77
+    assert ("License-Expression: MIT" if spdx else "License: MIT") in metadata.splitlines()
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     code = ("import fastjem, fastjem.kernels, fastjem.models; "
