@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from fastjem.errors import CheckpointError, ConfigError
+from fastjem.errors import CheckpointError, ConfigError, error_line
 
 FORMAT = "fastjem-checkpoint"
 VERSION = 1
@@ -203,7 +203,7 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
                               "permissions and its disk)") from err
     except Exception as err:
         raise CheckpointError(f"cannot read checkpoint {path}: it is truncated, corrupted or not a torch file "
-                              f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})") from err
+                              f"({error_line(err)})") from err
     if isinstance(ckpt, dict) and "model_state_dict" in ckpt and "format" not in ckpt:
         raise CheckpointError(f"{path} is a checkpoint of the authors' JEM code (model_state_dict + replay_buffer): "
                               f"convert it first with `fastjem convert {path}`")

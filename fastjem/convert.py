@@ -30,7 +30,7 @@ import torch
 from fastjem.checkpoint import FORMAT, VERSION, atomic_save, load_checkpoint, output_path
 from fastjem.config import TrainConfig, get_preset
 from fastjem.data import DatasetInfo
-from fastjem.errors import CheckpointError, ConfigError
+from fastjem.errors import CheckpointError, ConfigError, error_line
 
 JEM_KEYS = ("model_state_dict", "replay_buffer")
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
@@ -74,8 +74,8 @@ def read_jem(path: str | os.PathLike) -> dict:
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:
-        raise CheckpointError(f"cannot read {path} as a checkpoint of the authors' JEM code ({type(err).__name__}: "
-                              f"{str(err).splitlines()[0] if str(err) else ''})") from err
+        raise CheckpointError(f"cannot read {path} as a checkpoint of the authors' JEM code "
+                              f"({error_line(err)})") from err
     if not is_jem_checkpoint(obj):
         raise CheckpointError(f"{path} is not a checkpoint of the authors' JEM code: it lacks 'model_state_dict' "
                               "(their train_wrn_ebm.py saves {'model_state_dict': ..., 'replay_buffer': ...})")

@@ -1,6 +1,12 @@
 """Errors that the CLI turns into one clear message and a non-zero exit."""
 
 
+def error_line(err: BaseException) -> str:
+    """An exception as one line for a message: its type and the first line of its text ('OSError: ...')."""
+    text = str(err)
+    return f"{type(err).__name__}: {text.splitlines()[0] if text else ''}"
+
+
 class FastJEMError(Exception):
     """Base class: a user-facing problem with a message that says what to do."""
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 from fastjem.checkpoint import atomic_write_bytes, output_path
-from fastjem.errors import ConfigError
+from fastjem.errors import ConfigError, error_line
 
 META = "fastjem.json"
 
@@ -45,8 +45,7 @@ def export_classifier(checkpoint, out: str | os.PathLike | None = None, overwrit
     try:
         program = torch.export.export(net, (example,), dynamic_shapes=({0: batch},))
     except Exception as err:  # noqa: BLE001 - say which network did not export, and why, in one line
-        raise ConfigError(f"{em.path}: torch.export could not trace the network ({type(err).__name__}: "
-                          f"{str(err).splitlines()[0] if str(err) else ''})") from err
+        raise ConfigError(f"{em.path}: torch.export could not trace the network ({error_line(err)})") from err
     meta = {
         "format": "fastjem-export/1", "input": {"shape": ["B", c, s, s], "range": [-1.0, 1.0], "dtype": "float32",
                                                  "pixels": "x = 2 * uint8 / 255 - 1"},

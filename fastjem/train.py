@@ -62,7 +62,7 @@ from fastjem.distributed import (
     max_over_ranks,
 )
 from fastjem.engine import Engine, engine_networks, resolve_engine
-from fastjem.errors import CheckpointError, ConfigError, FastJEMError
+from fastjem.errors import CheckpointError, ConfigError, FastJEMError, error_line
 from fastjem.guard import DivergenceGuard, RecoveryState
 from fastjem.models import build_model, has_batch_norm
 from fastjem.optim import DeviceSGD
@@ -676,9 +676,8 @@ class Trainer:
         except Exception as err:  # noqa: BLE001 - any capture failure falls back to the eager iteration
             snapshot.restore()
             self._iteration_graph_failed = True
-            first_line = str(err).splitlines()[0] if str(err) else ""
-            self.log(f"engine: iteration graph off: {type(err).__name__}: {first_line} (the SGLD graph and the eager "
-                     "iteration run instead)")
+            self.log(f"engine: iteration graph off: {error_line(err)} (the SGLD graph and the eager iteration run "
+                     "instead)")
             return None
         finally:
             self._inline_sgld = False

@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from fastjem.checkpoint import atomic_write_text
-from fastjem.errors import ConfigError, FastJEMError, FastJEMWarning
+from fastjem.errors import ConfigError, FastJEMError, FastJEMWarning, error_line
 from fastjem.eval import plots
 from fastjem.eval.attacks import NORMS, pgd_attack
 from fastjem.eval.core import (
@@ -499,7 +499,7 @@ class ExportedFeatures:
             program = torch.export.load(path)
         except Exception as err:  # noqa: BLE001 - a damaged archive fails anywhere in deserialising
             raise FIDUnavailableError(f"--features-model {path} could not be loaded by torch.export.load "
-                                      f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}); "
+                                      f"({error_line(err)}); "
                                       "export it again with this torch") from err
         inputs = [node for node in program.graph.nodes
                   if node.op == "placeholder" and node.name in program.graph_signature.user_inputs]
@@ -558,7 +558,7 @@ def _inception_metrics(weights: str, device: torch.device):
                                   "pip install -U 'torchmetrics[image]'") from err
     except Exception as err:  # noqa: BLE001 - a damaged or wrong file fails in torch.load or load_state_dict
         raise FIDUnavailableError(f"--inception-weights {weights} could not be read as the Inception v3 weights "
-                                  f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}); download "
+                                  f"({error_line(err)}); download "
                                   f"them again from {INCEPTION_WEIGHTS_URL}") from err
     return fid_metric.to(device), is_metric.to(device)
 
