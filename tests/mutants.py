@@ -3540,6 +3540,31 @@ MUTANTS = [
          '        print("fastjem: interrupted", file=sys.stderr)\n        return 130\n',
          '        print("fastjem: interrupted", file=sys.stderr)\n        return 1\n'),
     ]),
+    Mutant('version-drops-cuda-build', 'tests/test_cli.py -k version_names', [
+        ('fastjem/cli.py',
+         'cuda = torch.version.cuda or "none"',
+         'cuda = torch.version.cuda and "none"'),
+    ]),
+    Mutant('no-command-not-an-error', 'tests/test_cli.py -k no_command', [
+        ('fastjem/cli.py',
+         'sub = parser.add_subparsers(dest="command", required=True)',
+         'sub = parser.add_subparsers(dest="command", required=False)'),
+    ]),
+    Mutant('env-gpu-memory-not-gib', 'tests/test_cli.py -k env_lists_every_gpu', [
+        ('fastjem/cli.py',
+         '"memory_gib": round(props.total_memory / 2**30, 1)',
+         '"memory_gib": round(props.total_memory / 10**9, 1)'),
+    ]),
+    Mutant('env-engine-for-second-gpu', 'tests/test_cli.py -k env_lists_every_gpu', [
+        ('fastjem/cli.py',
+         '([torch.device("cuda", 0)] if cuda else [])',
+         '([torch.device("cuda", 1)] if cuda else [])'),
+    ]),
+    Mutant('env-engine-assumes-batch-norm', 'tests/test_cli.py -k env_lists_every_gpu', [
+        ('fastjem/cli.py',
+         'engine = resolve_engine(TrainConfig(device=device.type), device, has_batch_norm=False)',
+         'engine = resolve_engine(TrainConfig(device=device.type), device, has_batch_norm=True)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

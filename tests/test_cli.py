@@ -92,6 +92,14 @@ def test_version_names_fastjem_torch_and_triton():
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith(f"fastjem {fastjem.__version__} (torch {torch.__version__}, triton ")
     assert f"CUDA available: {torch.cuda.is_available()}" in out.stdout
+    assert f"CUDA build {torch.version.cuda or 'none'}," in out.stdout  # a CPU-only torch says none
+
+
+def test_no_command_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([])
+    assert exit_.value.code == 2
+    assert "the following arguments are required: command" in capsys.readouterr().err
 
 
 def test_a_reader_that_goes_away_ends_the_command_quietly():
@@ -675,6 +683,47 @@ def test_env_reports_the_machine_and_the_default_engine_with_why(capsys, monkeyp
     assert r["gpus"] == [] and r["triton"] == {"installed": triton is not None, "interpreter": interpreter_on()}
     assert r["engines"]["cpu"]["engine"].startswith("precision bf16")
     assert any("AMX-BF16" in n for n in r["engines"]["cpu"]["notes"])
+
+
+def test_env_lists_every_gpu_with_its_memory_and_resolves_the_engine_of_the_first(capsys, monkeypatch):
+    """On a CPU machine with CUDA faked: each GPU's line (memory in GiB to one decimal), and the CUDA engine resolved
+    for device 0 with the default network (which has no batch norm)."""
+    import json
+    from types import SimpleNamespace
+
+    import torch
+
+    import fastjem.engine
+
+    gib = 2**30
+    props = [SimpleNamespace(name="NVIDIA H200", major=9, minor=0, total_memory=int(139.81 * gib)),
+             SimpleNamespace(name="NVIDIA A100", major=8, minor=0, total_memory=int(39.38 * gib))]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: len(props))
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: props[i])
+    real, calls = fastjem.engine.resolve_engine, []
+
+    def resolve(cfg, device, has_batch_norm, distributed=False):
+        if device.type == "cpu":
+            return real(cfg, device, has_batch_norm, distributed)
+        calls.append((cfg.device, device, has_batch_norm))
+        return SimpleNamespace(describe=lambda: "precision bf16 (faked)", notes=("a cuda note",))
+
+    monkeypatch.setattr(fastjem.engine, "resolve_engine", resolve)
+    assert main(["env"]) == 0
+    out = capsys.readouterr().out
+    assert "\nGPU 0   NVIDIA H200, compute capability 9.0, 139.8 GiB\n" in out
+    assert "\nGPU 1   NVIDIA A100, compute capability 8.0, 39.4 GiB\n" in out
+    assert "GPU     none" not in out
+    assert "fastjem train on cuda (defaults): precision bf16 (faked)\n  - a cuda note\n  - SGLD parts:" in out
+    assert calls == [("cuda", torch.device("cuda", 0), False)]
+    from fastjem.config import TrainConfig
+    from fastjem.models import build_model, has_batch_norm
+
+    cfg = TrainConfig()  # what the report assumes of the default network:
+    assert not has_batch_norm(build_model(cfg.arch, 10, 1, cfg.depth, cfg.width, cfg.norm, cfg.dropout))
+    assert main(["env", "--json"]) == 0
+    assert [g["memory_gib"] for g in json.loads(capsys.readouterr().out)["gpus"]] == [139.8, 39.4]
 
 
 @pytest.mark.gpu
