@@ -3565,6 +3565,11 @@ MUTANTS = [
          'engine = resolve_engine(TrainConfig(device=device.type), device, has_batch_norm=False)',
          'engine = resolve_engine(TrainConfig(device=device.type), device, has_batch_norm=True)'),
     ]),
+    Mutant('export-ellipsis-after-eleven', 'tests/test_export.py -k marks_more', [
+        ('fastjem/cli.py',
+         '(" ..." if len(m["classes"]) > 10 else "")',
+         '(" ..." if len(m["classes"]) > 11 else "")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

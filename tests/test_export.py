@@ -40,6 +40,18 @@ def test_export_writes_a_program_with_free_batch_size_and_its_metadata(run, caps
     assert main(["export", str(run), "--force"]) == 0
 
 
+def test_export_names_ten_classes_and_marks_more(monkeypatch, capsys):
+    """The output line shows at most ten class names, and `...` when there are more (CIFAR-100's hundred)."""
+    for k in (10, 11, 100):
+        meta = {"model": "WRN-28-10", "dataset": "x", "iteration": 1, "num_classes": k,
+                "classes": [f"c{i}" for i in range(k)], "input": {"shape": ["B", 3, 32, 32], "pixels": "x"}}
+        monkeypatch.setattr("fastjem.export.export_classifier",
+                            lambda *args, meta=meta: {"meta": meta, "path": "m.pt2", "max_relative_difference": 0.0})
+        assert main(["export", "run"]) == 0
+        shown = ", ".join(f"c{i}" for i in range(10))
+        assert f"  output  logits [B, {k}]; classes {shown}{' ...' if k > 10 else ''}\n" in capsys.readouterr().out
+
+
 def test_export_refuses_a_wrong_suffix_and_a_network_it_cannot_build(run, tmp_path, capsys):
     assert main(["export", str(run), "--out", str(tmp_path / "model.onnx")]) == 1
     assert "must end in .pt2" in capsys.readouterr().err
