@@ -3570,6 +3570,46 @@ MUTANTS = [
          '(" ..." if len(m["classes"]) > 10 else "")',
          '(" ..." if len(m["classes"]) > 11 else "")'),
     ]),
+    Mutant('bench-default-steps-not-twenty', 'tests/test_cli.py -k bench_defaults', [
+        ('fastjem/cli.py',
+         'p.add_argument("--sgld-steps", type=int64, default=20)',
+         'p.add_argument("--sgld-steps", type=int64, default=10)'),
+    ]),
+    Mutant('bench-cpu-defaults-are-cudas', 'tests/test_cli.py -k bench_defaults', [
+        ('fastjem/cli.py',
+         'get_preset("quick").width if args.arch == "convnet" else pick(None, 10, 2))',
+         'get_preset("quick").width if args.arch == "convnet" else pick(None, 10, 10))'),
+    ]),
+    Mutant('bench-cuda-default-batch-is-cpus', 'tests/test_cli.py -k bench_defaults', [
+        ('fastjem/cli.py',
+         'pick(args.batch_size, [64], [16])',
+         'pick(args.batch_size, [16], [16])'),
+    ]),
+    Mutant('bench-times-the-iteration-graph', 'tests/test_cli.py -k bench_defaults', [
+        ('fastjem/cli.py',
+         'iteration_graph=False,  # the sampler alone: its own graph',
+         'iteration_graph=True,  # the sampler alone: its own graph'),
+    ]),
+    Mutant('bench-size-one-refused', 'tests/test_cli.py -k bench_defaults', [
+        ('fastjem/cli.py',
+         'if getattr(args, name) is not None and getattr(args, name) <= 0:',
+         'if getattr(args, name) is not None and getattr(args, name) <= 1:'),
+    ]),
+    Mutant('bench-out-parents-not-made', 'tests/test_cli.py -k bench_defaults', [
+        ('fastjem/cli.py',
+         'Path(target).parent.mkdir(parents=True, exist_ok=True)',
+         'Path(target).parent.mkdir(parents=False, exist_ok=True)'),
+    ]),
+    Mutant('bench-zero-seconds-accepted', 'tests/test_cli.py -k mistakes', [
+        ('fastjem/cli.py',
+         'if not 0 < args.seconds < math.inf:',
+         'if not 0 <= args.seconds <= math.inf:'),
+    ]),
+    Mutant('bench-batch-checked-after-output', 'tests/test_cli.py -k mistakes', [
+        ('fastjem/cli.py',
+         'if args.batch_size is not None and min(args.batch_size) <= 0:',
+         'if args.batch_size is not None and max(args.batch_size) <= 0:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -476,6 +476,46 @@ def test_bench_times_the_sampler_in_parts(tmp_path, capsys):
     assert "more than the batch size" in capsys.readouterr().err
 
 
+def test_bench_defaults_are_the_documented_ones_on_each_device(tmp_path, monkeypatch, capsys):
+    """Without size options: WRN-10-2, batch 16 on a CPU and WRN-28-10, batch 64 on CUDA (faked here), 20 SGLD
+    steps on 32 x 32 x 3 images of 10 classes, 10 timed seconds, seed 0, the sampler alone (not the iteration's
+    graph); the conv net takes the quick preset's width. The timing itself is faked: what reaches it is the test.
+    Sizes of 1 are valid, and --out's missing folders are made before the timing."""
+    import json
+
+    import torch
+
+    from fastjem.config import get_preset
+
+    calls = []
+
+    def fake(cfg, device, num_classes, channels, size, seconds):
+        calls.append((cfg, device, num_classes, channels, size, seconds))
+        return {"batch_size": cfg.batch_size, "device": str(device)}
+
+    monkeypatch.setattr("fastjem.benchmark.bench_sampler", fake)
+    monkeypatch.setattr("fastjem.benchmark.print_result", lambda r: None)
+    assert main(["bench", "--device", "cpu"]) == 0
+    cfg, device, *rest = calls.pop()
+    assert (cfg.arch, cfg.depth, cfg.width, cfg.batch_size, cfg.sgld_steps, cfg.seed) == ("wrn", 10, 2, 16, 20, 0)
+    assert device == torch.device("cpu") and rest == [10, 3, 32, 10.0]
+    assert not cfg.iteration_graph and cfg.device == "cpu"
+    with monkeypatch.context() as m:
+        m.setattr("fastjem.train.resolve_device", lambda name: torch.device("cuda"))
+        assert main(["bench"]) == 0
+    cfg, device, *rest = calls.pop()
+    assert (cfg.depth, cfg.width, cfg.batch_size, device, cfg.device) == (28, 10, 64, torch.device("cuda"), "cuda")
+    assert not cfg.iteration_graph and rest == [10, 3, 32, 10.0]
+    assert main(["bench", "--arch", "convnet", "--device", "cpu"]) == 0
+    assert calls.pop()[0].width == get_preset("quick").width
+    out = tmp_path / "new" / "deeper" / "r.json"
+    assert main(["bench", "--device", "cpu", "--sgld-steps", "1", "--image-size", "1", "--channels", "1",
+                 "--num-classes", "1", "--batch-size", "1", "--out", str(out)]) == 0
+    cfg, device, *rest = calls.pop()
+    assert (cfg.sgld_steps, cfg.batch_size, rest) == (1, 1, [1, 1, 1, 10.0])
+    assert json.loads(out.read_text()) == {"batch_size": 1, "device": "cpu"}
+
+
 def test_bench_refuses_bad_sizes(capsys):
     assert main(["bench", "--batch-size", "0", "--device", "cpu"]) == 1
     assert "--batch-size must be > 0" in capsys.readouterr().err
@@ -916,7 +956,10 @@ def test_a_config_files_nan_and_a_run_without_records_are_named(tmp_path, capsys
     (["runs", "{tmp}", "--combinations", "--format", "json"], "--combinations takes sweep folders"),
     (["data", "--image-size", "-1"], "--image-size must be >= 0"),
     (["bench", "--sgld-steps", "0"], "--sgld-steps must be > 0"),
-    (["bench", "--batch-size", "8", "0"], "--batch-size must be > 0"),
+    (["bench", "--batch-size", "8", "0", "--out", "{tmp}/new/r.json"], "--batch-size must be > 0"),
+    (["bench", "--image-size", "0", "--out", "{tmp}/new/r.json"], "--image-size must be > 0"),
+    (["bench", "--seconds", "0"], "--seconds must be a finite number > 0, got 0.0"),
+    (["bench", "--seconds", "inf"], "--seconds must be a finite number > 0, got inf"),
     (["bench", "--precision", "fp32", "bf16", "fp32"], "--precision lists a precision twice: fp32 bf16 fp32"),
     (["train", "--resume", "{tmp}/run/checkpoint.pt", "--preset", "paper"], "--preset starts a new run"),
     (["sweep", "--grid", "lr=1e-3,2e-3", "--resume", "{tmp}/run/checkpoint.pt"], "fastjem sweep continues itself"),
