@@ -96,8 +96,10 @@ def config_help(name: str) -> str:
 def int64(text: str) -> int:
     """An integer option, at most what torch takes (64 bits): a larger one ended in a C++ traceback."""
     value = int(text)
-    if not -(2**63) < value < 2**63:
+    if value >= 2**63:
         raise argparse.ArgumentTypeError(f"{text} is too large (at most {2**63 - 1})")
+    if value < -(2**63):
+        raise argparse.ArgumentTypeError(f"{text} is too small (at least {-(2**63)})")
     return value
 
 

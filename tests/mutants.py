@@ -3610,6 +3610,41 @@ MUTANTS = [
          'if args.batch_size is not None and min(args.batch_size) <= 0:',
          'if args.batch_size is not None and max(args.batch_size) <= 0:'),
     ]),
+    Mutant('eval-cli-batch-not-the-librarys', 'tests/test_eval.py -k librarys', [
+        ('fastjem/eval/cli.py',
+         'g.add_argument("--batch-size", type=int64, default=500, help="evaluation batch size (default: 500)")',
+         'g.add_argument("--batch-size", type=int64, default=256, help="evaluation batch size (default: 500)")'),
+    ]),
+    Mutant('eval-cli-refine-steps-not-the-librarys', 'tests/test_eval.py -k librarys', [
+        ('fastjem/eval/cli.py',
+         'default=[0, 1, 10], metavar="N"',
+         'default=[0, 10], metavar="N"'),
+    ]),
+    Mutant('eval-cli-fid-chain-length-not-the-librarys', 'tests/test_eval.py -k librarys', [
+        ('fastjem/eval/cli.py',
+         '"n_steps": 100 if args.n_steps is None else args.n_steps},',
+         '"n_steps": 20 if args.n_steps is None else args.n_steps},'),
+    ]),
+    Mutant('eval-one-ood-image-refused', 'tests/test_eval.py -k librarys', [
+        ('fastjem/eval/cli.py',
+         'if args.n_ood <= 0 or args.n_test < 0:',
+         'if args.n_ood <= 1 or args.n_test < 0:'),
+    ]),
+    Mutant('sample-cli-steps-not-the-librarys', 'tests/test_eval.py -k sample_command_defaults', [
+        ('fastjem/eval/cli.py',
+         'p.add_argument("--n-steps", type=int64, default=100, help="SGLD steps per chain (default: 100)")',
+         'p.add_argument("--n-steps", type=int64, default=50, help="SGLD steps per chain (default: 100)")'),
+    ]),
+    Mutant('int64-minimum-refused', 'tests/test_cli.py -k beyond_64', [
+        ('fastjem/cli.py',
+         'if value < -(2**63):',
+         'if value <= -(2**63):'),
+    ]),
+    Mutant('preset-table-lists-every-option', 'tests/test_cli.py -k explains_every', [
+        ('fastjem/cli.py',
+         'if getattr(cfg, f.name) != getattr(base, f.name) and f.name != "preset"}',
+         'if f.name != "preset"}'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

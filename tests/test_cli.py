@@ -28,6 +28,18 @@ def test_train_help_explains_every_option():
             assert "--" + f.name.replace("_", "-") in out.stdout, f.name
     for extra in ("--preset", "--resume", "--classifier-only", "quick", "paper"):
         assert extra in out.stdout
+    # the presets' table: each preset's line lists exactly the options it sets away from the defaults
+    from fastjem.config import PRESETS
+
+    table = out.stdout.split("presets (an option given on the command line overrides the preset):\n")[1]
+    base = TrainConfig()
+    for name, cfg in PRESETS.items():
+        line = next(row for row in table.splitlines() if row.startswith(f"  {name:7s} "))
+        for f in fields(cfg):
+            value = getattr(cfg, f.name)
+            differs = value != getattr(base, f.name) and f.name != "preset"
+            assert (re.search(f" {f.name}=", line) is not None) == differs, (name, f.name)
+            assert not differs or f" {f.name}={value}" in line, (name, f.name)
 
 
 def test_bench_explains_the_engine_options_as_train_does():
@@ -919,6 +931,12 @@ def test_numbers_beyond_64_bits_and_runs_beyond_memory_get_one_line(tmp_path, ca
         with pytest.raises(SystemExit):
             main(args)
         assert "is too large (at most 9223372036854775807)" in capsys.readouterr().err, args
+    from fastjem.cli import int64
+
+    assert int64(str(2**63 - 1)) == 2**63 - 1 and int64(str(-(2**63))) == -(2**63)  # the whole int64 range
+    with pytest.raises(SystemExit):
+        main(["train", "--seed", str(-(2**63) - 1)])
+    assert "is too small (at least -9223372036854775808)" in capsys.readouterr().err
 
     def fit(self):
         raise RuntimeError("[enforce fail at alloc_cpu.cpp:127] DefaultCPUAllocator: can't allocate memory: you "

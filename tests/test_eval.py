@@ -494,6 +494,76 @@ def test_fid_reads_its_inception_weights_before_it_samples(runs, tmp_path, capsy
     assert str(bad) in err and "sampled first" not in err and "Traceback" not in err
 
 
+class _Reached(Exception):
+    """Raised by a stand-in task: the command got as far as calling it."""
+
+
+def test_the_command_lines_defaults_are_the_librarys(monkeypatch, tmp_path):
+    """`fastjem eval CKPT TASK` without options calls each task with the defaults its function in
+    fastjem.eval.tasks has (one set of defaults for the command line and the library, the ones the help states),
+    and `all` hands every task those same options."""
+    import inspect
+
+    from fastjem.eval import tasks
+
+    def defaults(fn, skip=()):
+        return {k: p.default for k, p in inspect.signature(fn).parameters.items()
+                if p.default is not inspect.Parameter.empty and k not in skip}
+
+    common = defaults(tasks._Run.__init__)
+    names = ("accuracy", "calibration", "ood", "samples", "robustness", "fid")
+    library = {name: {**defaults(getattr(tasks, name)), **common} for name in names}
+    library["ood"]["skip_missing"] = False
+    seen = {}
+
+    def stand_in(name):
+        def call(checkpoint, **kwargs):
+            seen[name] = kwargs
+            raise _Reached
+        return call
+
+    for name in (*names, "run_all"):
+        monkeypatch.setattr(tasks, name, stand_in(name))
+    checkpoint = str(tmp_path / "c.pt")
+    for name in names:
+        with pytest.raises(_Reached):
+            main(["eval", checkpoint, name])
+        given = {k: tuple(v) if isinstance(v, list) else v for k, v in seen.pop(name).items()}
+        assert given == {k: library[name][k] for k in given}, name
+        assert set(given) >= set(library[name]) - {"step_size", "noise", "compare", "inception_weights",
+                                                     "features_model"}, name
+    with pytest.raises(_Reached):
+        main(["eval", checkpoint, "all"])
+    every = seen.pop("run_all")
+    assert {k: every[k] for k in common} == common
+    for name, opts in every["task_options"].items():
+        assert opts == {k: library[name][k] for k in opts}, name
+    assert set(every["task_options"]) == set(names)
+    with pytest.raises(_Reached):  # the smallest valid counts
+        main(["eval", checkpoint, "ood", "--n-ood", "1", "--n-test", "0"])
+
+
+def test_sample_command_defaults_are_the_librarys(runs, monkeypatch, tmp_path):
+    """`fastjem sample CKPT` draws with fastjem.eval.draw.draw's own defaults (100 samples, 100 steps, batches of
+    500, seed 0, ...), with a progress bar."""
+    import inspect
+
+    from fastjem.eval import draw
+
+    sig, seen = inspect.signature(draw.draw), {}
+
+    def stand_in(*args, **kwargs):
+        seen.update(sig.bind(*args, **kwargs).arguments)
+        raise _Reached
+
+    monkeypatch.setattr(draw, "draw", stand_in)
+    with pytest.raises(_Reached):
+        main(["sample", str(runs / "jem"), "--out", str(tmp_path / "s.npz")])
+    library = {k: p.default for k, p in sig.parameters.items() if p.default is not inspect.Parameter.empty}
+    assert seen.pop("progress") is True and library.pop("progress") is False
+    assert {k: seen[k] for k in library} == library
+
+
 @pytest.mark.parametrize("args,match", [
     (["accuracy", "--compare", "{clf}"], "--compare is for calibration: the accuracy task does not use it"),
     (["calibration", "--n-steps", "5"], "--n-steps is for accuracy and samples and fid"),
