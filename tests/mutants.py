@@ -3645,6 +3645,16 @@ MUTANTS = [
          'if getattr(cfg, f.name) != getattr(base, f.name) and f.name != "preset"}',
          'if f.name != "preset"}'),
     ]),
+    Mutant('step-alone-without-state', 'tests/test_sampler.py -k step_alone', [
+        ('fastjem/sampler.py',
+         '        rng = self.rng_for(x.device) if rng is None else rng\n',
+         '        rng = rng\n'),
+    ]),
+    Mutant('class-gaussians-to-stays', 'tests/test_buffer.py -k move_to_a_device', [
+        ('fastjem/buffer.py',
+         '        self.mean, self.factor = self.mean.to(device), self.factor.to(device)\n',
+         '        pass\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -249,3 +249,16 @@ def test_the_buffer_checks_its_settings_and_holds_fp32_whatever_its_init_draws()
     assert buf.data.dtype == torch.float32
     x0, _ = buf.sample(8)
     assert x0.dtype == torch.float32
+
+
+def test_class_gaussians_move_to_a_device_and_draw_there():
+    """`ClassGaussians.to(device)` moves the fitted means and factors (in place, returning itself for chaining),
+    and draws happen on that device (the meta device stands in for a GPU here)."""
+    from fastjem.buffer import ClassGaussians
+
+    x = torch.rand(30, 1, 4, 4) * 2 - 1
+    g = ClassGaussians(x, torch.arange(30) % 3, 3)
+    assert g.to("meta") is g
+    assert g.mean.device.type == "meta" and g.factor.device.type == "meta"
+    drawn = g.draw(5, torch.tensor([0, 1, 2, 0, 1]))
+    assert drawn.device.type == "meta" and drawn.shape == (5, 1, 4, 4)

@@ -340,3 +340,17 @@ def test_a_chain_compiles_its_update_once():
     before = counters["frames"]["ok"]
     SGLD(12, 0.1, 0.05, seed=1, compiled_update=True).sample(energy, x0)
     assert counters["frames"]["ok"] == before
+
+
+def test_step_alone_draws_the_noise_sample_draws():
+    """`step_` called on its own (no state given) uses the sampler's state and moves it on: n calls are
+    `sample` with n steps, number for number, and leave the state where `sample` leaves it."""
+    energy = lambda x: 0.5 * (x**2).sum(dim=1)  # noqa: E731
+    x0 = torch.randn(64, 5, generator=torch.Generator().manual_seed(0))
+    whole = SGLD(3, 0.1, 0.3, seed=7)
+    expected = whole.sample(energy, x0)
+    stepped, x = SGLD(3, 0.1, 0.3, seed=7), x0.clone()
+    for _ in range(3):
+        x = stepped.step_(energy, x)
+    assert torch.equal(x, expected) and torch.equal(stepped.rng_state, whole.rng_state)
+    assert not torch.equal(expected, SGLD(3, 0.1, 0.3, seed=8).sample(energy, x0))  # the noise is in it
