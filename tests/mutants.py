@@ -3655,6 +3655,11 @@ MUTANTS = [
          '        self.mean, self.factor = self.mean.to(device), self.factor.to(device)\n',
          '        pass\n'),
     ]),
+    Mutant('buffer-state-load-keeps-own-rng', 'tests/test_buffer.py -k round_trip', [
+        ('fastjem/buffer.py',
+         '            self.rng_state.copy_(state["rng_state"])\n',
+         '            pass\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -69,9 +69,16 @@ def test_write_back_puts_samples_at_their_indices():
 
 
 def test_state_dict_round_trip_and_shape_check():
-    a, b = ReplayBuffer(8, (2,)), ReplayBuffer(8, (2,))
+    a, b = ReplayBuffer(8, (2,), reinit_prob=0.5, seed=1), ReplayBuffer(8, (2,), reinit_prob=0.5, seed=2)
+    a.sample(4)  # a's state moved on from its seed
     b.load_state_dict(a.state_dict())
     assert torch.equal(a.data, b.data)
+    # the restart draws continue too: the next samples (indices from torch's generator, restarts from the state)
+    torch.manual_seed(0)
+    xa, ia = a.sample(8)
+    torch.manual_seed(0)
+    xb, ib = b.sample(8)
+    assert torch.equal(ia, ib) and torch.equal(xa, xb) and not torch.equal(xa, a.data[ia])  # some rows restarted
     with pytest.raises(ConfigError):
         ReplayBuffer(9, (2,)).load_state_dict(a.state_dict())
     # the same shape, read as other class blocks
