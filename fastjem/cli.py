@@ -94,7 +94,7 @@ def config_help(name: str) -> str:
 
 
 def int64(text: str) -> int:
-    """An integer option, at most what torch takes (64 bits): a larger one ended in a C++ traceback."""
+    """An integer option within what torch takes (signed 64 bits): one beyond ended in a C++ traceback."""
     value = int(text)
     if value >= 2**63:
         raise argparse.ArgumentTypeError(f"{text} is too large (at most {2**63 - 1})")

@@ -506,9 +506,9 @@ def test_the_command_lines_defaults_are_the_librarys(monkeypatch, tmp_path):
 
     from fastjem.eval import tasks
 
-    def defaults(fn, skip=()):
+    def defaults(fn):
         return {k: p.default for k, p in inspect.signature(fn).parameters.items()
-                if p.default is not inspect.Parameter.empty and k not in skip}
+                if p.default is not inspect.Parameter.empty}
 
     common = defaults(tasks._Run.__init__)
     names = ("accuracy", "calibration", "ood", "samples", "robustness", "fid")
