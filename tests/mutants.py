@@ -3660,6 +3660,21 @@ MUTANTS = [
          '            self.rng_state.copy_(state["rng_state"])\n',
          '            pass\n'),
     ]),
+    Mutant('naming-swallows-a-named-error', 'tests/test_disk.py -k small_parts', [
+        ('fastjem/checkpoint.py',
+         '        if err.filename is not None:\n            raise\n',
+         '        if err.filename is not None:\n            pass\n'),
+    ]),
+    Mutant('atomic-file-leaves-folder-fd-open', 'tests/test_disk.py -k small_parts', [
+        ('fastjem/checkpoint.py',
+         '    finally:\n        os.close(dir_fd)\n',
+         '    finally:\n        pass\n'),
+    ]),
+    Mutant('run-lock-appends-its-holder', 'tests/test_disk.py -k small_parts', [
+        ('fastjem/checkpoint.py',
+         '            f.seek(0)\n            f.truncate()\n',
+         '            f.seek(0)\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -187,3 +187,40 @@ def test_a_benchmark_result_is_replaced_whole_or_not_at_all(tmp_path, monkeypatc
     with pytest.raises(OSError, match="No space left"):
         write_result({"it_per_s": 2.0}, path)
     assert json.loads(path.read_text()) == {"it_per_s": 1.0} and [p.name for p in tmp_path.iterdir()] == ["bench.json"]
+
+
+def test_the_small_parts_of_atomic_writes_and_the_run_lock(tmp_path, monkeypatch):
+    """naming leaves an OSError that names its file as it is (not swallowed); atomic_write_bytes writes the bytes
+    and no write leaves a file descriptor open; the umask falls back to 022 where /proc cannot say it; the run lock
+    replaces a longer holder's line with this process's, and runs its block unguarded where flock does not exist."""
+    import os
+    import sys
+
+    from fastjem import checkpoint
+
+    with pytest.raises(OSError) as raised, checkpoint.naming(tmp_path / "written"):
+        raise OSError(2, "No such file or directory", "other")
+    assert raised.value.filename == "other"
+    def open_fds():  # Linux says; elsewhere this part is not checked
+        return len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
+
+    fds = open_fds()
+    for _ in range(20):
+        checkpoint.atomic_write_bytes(b"\x00\x01data", tmp_path / "b.bin")
+    assert (tmp_path / "b.bin").read_bytes() == b"\x00\x01data" and open_fds() == fds
+    lock = tmp_path / ".lock"
+    lock.write_text("pid 123456789012")
+    with checkpoint.folder_lock(lock, "busy: {holder}"):
+        assert lock.read_text() == f"pid {os.getpid()}"
+    ran = []
+    with monkeypatch.context() as m:
+        m.setitem(sys.modules, "fcntl", None)  # `import fcntl` raises ImportError, as on Windows
+        with checkpoint.folder_lock(tmp_path / "other.lock", "busy: {holder}"):
+            ran.append(True)
+    assert ran == [True]
+
+    def unreadable(*args, **kwargs):
+        raise OSError(13, "Permission denied")
+
+    monkeypatch.setattr(checkpoint, "open", unreadable, raising=False)
+    assert checkpoint._umask() == 0o022
