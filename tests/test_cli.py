@@ -769,7 +769,6 @@ def test_env_lists_every_gpu_with_its_memory_and_resolves_the_engine_of_the_firs
     assert "GPU     none" not in out
     assert "fastjem train on cuda (defaults): precision bf16 (faked)\n  - a cuda note\n  - SGLD parts:" in out
     assert calls == [("cuda", torch.device("cuda", 0), False)]
-    from fastjem.config import TrainConfig
     from fastjem.models import build_model, has_batch_norm
 
     cfg = TrainConfig()  # what the report assumes of the default network:

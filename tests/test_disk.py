@@ -201,6 +201,7 @@ def test_the_small_parts_of_atomic_writes_and_the_run_lock(tmp_path, monkeypatch
     with pytest.raises(OSError) as raised, checkpoint.naming(tmp_path / "written"):
         raise OSError(2, "No such file or directory", "other")
     assert raised.value.filename == "other"
+
     def open_fds():  # Linux says; elsewhere this part is not checked
         return len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
 
