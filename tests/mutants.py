@@ -3675,6 +3675,16 @@ MUTANTS = [
          '            f.seek(0)\n            f.truncate()\n',
          '            f.seek(0)\n'),
     ]),
+    Mutant('checkpoint-missing-not-said', 'tests/test_contracts.py -k lock_naming', [
+        ('fastjem/checkpoint.py',
+         '        raise CheckpointError(f"checkpoint {path} does not exist")\n',
+         '        pass  # not said\n'),
+    ]),
+    Mutant('checkpoint-stranger-not-refused', 'tests/test_contracts.py -k lock_naming', [
+        ('fastjem/checkpoint.py',
+         '        raise CheckpointError(f"{path} is not a fastjem checkpoint")\n',
+         '        pass  # not refused\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -424,6 +424,12 @@ def test_checkpoint_refusals_and_the_lock_naming_its_process(tmp_path):
 
     with pytest.raises(CheckpointError, match="folder without checkpoint.pt"):
         load_checkpoint(tmp_path)
+    with pytest.raises(CheckpointError, match=r"checkpoint .*missing\.pt does not exist"):
+        load_checkpoint(tmp_path / "missing.pt")
+    for i, stranger in enumerate(([1, 2], {"format": "other", "config": {}, "model": {}, "iteration": 1})):
+        torch.save(stranger, tmp_path / f"stranger{i}.pt")
+        with pytest.raises(CheckpointError, match="is not a fastjem checkpoint"):
+            load_checkpoint(tmp_path / f"stranger{i}.pt")
     good = {"format": FORMAT, "config": {}, "model": {}, "iteration": 1, "version": 1}
     torch.save({**good, "version": 99}, tmp_path / "new.pt")
     with pytest.raises(CheckpointError, match="written by a newer fastjem"):
