@@ -23,6 +23,7 @@ PRECISIONS = ("auto", "fp32", "tf32", "bf16")
 KERNELS = ("auto", "triton", "reference")
 COMPILE_MODES = ("auto", "on", "off")
 BUFFER_INITS = ("uniform", "informative")
+REMEDIES = ("sgld_steps", "lr", "energy_l2")  # the divergence guard's remedy ladder's rungs
 
 
 def _opt(default, help, choices=None, group="training"):
@@ -145,7 +146,7 @@ class TrainConfig:
     gap_bound: float = _opt(1e4, "a data/sample energy gap of larger magnitude counts as divergence", group="guard")
     buffer_margin: float = _opt(100.0, "replay-buffer energy this far above fresh U(-1, 1) noise's counts as "
                                 "divergence (the paper's diagnosis)", group="guard")
-    remedies: tuple = _opt(("sgld_steps", "lr", "energy_l2"), "the remedy ladder, one rung per recovery (the last "
+    remedies: tuple = _opt(REMEDIES, "the remedy ladder, one rung per recovery (the last "
                            "repeats): sgld_steps (x2), lr (x0.5), energy_l2 (0.1, then x2)", group="guard")
     # run
     seed: int = _opt(1, "random seed", group="run")
@@ -225,9 +226,9 @@ class TrainConfig:
                               "(--decay-epochs): give a rate > 0 (the paper's is 0.3), or no --decay-epochs")
         if not self.momentum < 1:
             raise ConfigError(f"--momentum must be in [0, 1), got {self.momentum}")
-        unknown = [r for r in self.remedies if r not in ("sgld_steps", "lr", "energy_l2")]
+        unknown = [r for r in self.remedies if r not in REMEDIES]
         if unknown or not self.remedies:
-            raise ConfigError(f"--remedies takes one or more of sgld_steps, lr, energy_l2; got {list(self.remedies)}")
+            raise ConfigError(f"--remedies takes one or more of {', '.join(REMEDIES)}; got {list(self.remedies)}")
         if any(not isinstance(e, (int, float)) or not 0 <= e < math.inf for e in self.decay_epochs):
             raise ConfigError(f"--decay-epochs must be finite numbers >= 0, got {self.decay_epochs}")
         if self.dataset == "imagefolder" and not self.data_dir:

@@ -33,8 +33,6 @@ import torch
 
 from fastjem.sampler import eval_mode
 
-REMEDIES = ("sgld_steps", "lr", "energy_l2")
-
 
 @dataclass
 class RecoveryState:

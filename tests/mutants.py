@@ -3685,6 +3685,16 @@ MUTANTS = [
          '        raise CheckpointError(f"{path} is not a fastjem checkpoint")\n',
          '        pass  # not refused\n'),
     ]),
+    Mutant('guard-snapshot-keeps-the-flag', 'tests/test_guard.py -k flag_clear', [
+        ('fastjem/guard.py',
+         '        self.snapshot = _clone(self.trainer.state_dict())\n        self.flag.zero_()\n',
+         '        self.snapshot = _clone(self.trainer.state_dict())\n'),
+    ]),
+    Mutant('guard-rollback-keeps-the-flag', 'tests/test_guard.py -k flag_clear', [
+        ('fastjem/guard.py',
+         '        self.trainer.load_state(_clone(self.snapshot))\n        self.flag.zero_()\n',
+         '        self.trainer.load_state(_clone(self.snapshot))\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

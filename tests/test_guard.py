@@ -62,6 +62,27 @@ def test_guard_flags_each_bound(guarded, tmp_path, e_data, e_sample, bad):
         assert "|gap| > 50" in t.guard.reasons[0]
 
 
+def test_a_snapshot_and_a_rollback_each_start_with_the_flag_clear(guarded, tmp_path):
+    """The flag covers what happened since the last good state: taking a snapshot clears it, and rolling back to one
+    clears it too (the rolled-back state is good, whatever the flag held); the rollback restores the parameters and
+    says the snapshot's iteration."""
+    t = Trainer(guarded, out_dir=tmp_path, progress=False)
+    bad = {"loss": torch.tensor(float("nan"))}
+    t.guard.observe(bad)
+    t.guard.take_snapshot()
+    assert not bool(t.guard.flag)
+    before = params(t.model).clone()
+    with torch.no_grad():
+        for p in t.model.parameters():
+            p.add_(1.0)
+    t.iteration = 7
+    t.guard.observe(bad)
+    assert bool(t.guard.flag)
+    assert t.guard.restore_snapshot() == 0
+    assert not bool(t.guard.flag) and t.guard.healthy()
+    assert torch.equal(params(t.model), before)
+
+
 def test_a_non_finite_parameter_is_unhealthy_with_the_flag_clear(guarded, tmp_path):
     """One parameter tensor of many holding an inf (and the losses fine) is enough."""
     t = Trainer(guarded, out_dir=tmp_path, progress=False)
