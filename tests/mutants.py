@@ -3695,6 +3695,16 @@ MUTANTS = [
          '        self.trainer.load_state(_clone(self.snapshot))\n        self.flag.zero_()\n',
          '        self.trainer.load_state(_clone(self.snapshot))\n'),
     ]),
+    Mutant('pgd-start-not-clamped', 'tests/test_eval.py -k valid_images', [
+        ('fastjem/eval/attacks.py',
+         '    lo_t, hi_t = x.clamp(max=lo), x.clamp(min=hi)\n    delta = (torch.max(torch.min(x + delta, hi_t), lo_t) - x).detach()\n',
+         '    lo_t, hi_t = x.clamp(max=lo), x.clamp(min=hi)\n'),
+    ]),
+    Mutant('pgd-input-not-detached', 'tests/test_eval.py -k valid_images', [
+        ('fastjem/eval/attacks.py',
+         '    x = x.detach()\n',
+         '    pass  # x kept as given\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

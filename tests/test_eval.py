@@ -1395,6 +1395,28 @@ def test_pgd_stays_in_the_ball_for_inputs_outside_the_pixel_range(digits_classif
     assert (x_adv >= x.clamp(max=-1.0)).all() and (x_adv <= x.clamp(min=1.0)).all()
 
 
+@pytest.mark.parametrize("norm", ["linf", "l2"])
+def test_pgd_shows_the_classifier_valid_images_only_and_returns_them_detached(digits_classifier, norm):
+    """Every image the attacked classifier sees, the random start's included, is in the pixel range (a JEM's
+    refinement must not start from an impossible image), and what comes back holds no graph to the input, also when
+    there is nothing to attack (eps 0)."""
+    net, x, y = digits_classifier
+    x = x.clamp(-0.9, 0.9)  # near the range's ends, so that a start of eps 0.5 crosses them
+    seen = []
+
+    def watched(z):
+        seen.append((z.min().item(), z.max().item()))
+        return net(z)
+
+    x_adv = pgd_attack(watched, x, y, 0.5, norm, steps=2, generator=torch.Generator().manual_seed(0))
+    assert len(seen) == 2 and all(lo >= -1 and hi <= 1 for lo, hi in seen), seen
+    assert x_adv.min() >= -1 and x_adv.max() <= 1
+    xg = x.clone().requires_grad_(True)
+    for eps in (0.0, 0.1):
+        out = pgd_attack(net, xg, y, eps, norm, steps=1)
+        assert not out.requires_grad and out.grad_fn is None
+
+
 def _strict_json(path):
     def refuse(name):
         raise ValueError(f"{name} is not JSON")
