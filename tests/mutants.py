@@ -3705,6 +3705,11 @@ MUTANTS = [
          '    x = x.detach()\n',
          '    pass  # x kept as given\n'),
     ]),
+    Mutant('ece-bool-confidence-not-converted', 'tests/test_eval.py -k own_edges', [
+        ('fastjem/eval/metrics.py',
+         '        raw = raw.double()\n',
+         '        pass  # bool or integer kept\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

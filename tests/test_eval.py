@@ -1370,6 +1370,13 @@ def test_ece_bins_fp32_confidences_on_their_own_edges_and_refuses_nonsense():
     conf = torch.tensor([0.3, 0.35, 0.6, 0.1], dtype=torch.float32)
     r = expected_calibration_error(conf, torch.ones(4, dtype=torch.bool), n_bins=20)
     assert [b for b in range(20) if r.count[b]] == [1, 5, 6, 11]
+    # integer or bool confidences (0 or 1, a hard classifier's) bin as the same numbers in floating point do
+    hits = torch.tensor([True, False, False, True])
+    as_float = expected_calibration_error(torch.tensor([1.0, 1.0, 0.0, 1.0]), hits, 4)
+    assert as_float.count == [1, 0, 0, 3] and as_float.ece == pytest.approx(1 / 4)
+    for dtype in (torch.int64, torch.bool):
+        hard = expected_calibration_error(torch.tensor([1, 1, 0, 1], dtype=dtype), hits, 4)
+        assert (hard.count, hard.ece) == (as_float.count, as_float.ece), dtype
     for bad in (1.5, -0.2, float("nan")):
         with pytest.raises(ValueError, match=r"finite and in \[0, 1\]"):
             expected_calibration_error(torch.tensor([0.5, bad]), torch.tensor([True, False]))
