@@ -3710,6 +3710,11 @@ MUTANTS = [
          '        raw = raw.double()\n',
          '        pass  # bool or integer kept\n'),
     ]),
+    Mutant('fid-statistics-kept-in-their-dtype', 'tests/test_contracts.py -k fid_and_cal', [
+        ('fastjem/eval/metrics.py',
+         '    mu1, mu2, cov1, cov2 = (t.double() for t in (mu1, mu2, cov1, cov2))\n',
+         '    pass  # kept in their dtype\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

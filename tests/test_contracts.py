@@ -402,7 +402,13 @@ def test_drawing_starts_where_the_run_did_and_names_all_classes(jem_run, tmp_pat
 
 
 def test_fid_and_calibration_edge_cases():
-    from fastjem.eval.metrics import auroc, expected_calibration_error, fid_from_features, frechet_distance
+    from fastjem.eval.metrics import (
+        auroc,
+        expected_calibration_error,
+        feature_statistics,
+        fid_from_features,
+        frechet_distance,
+    )
 
     g = torch.Generator().manual_seed(0)
     f = torch.randn(10, 64, generator=g, dtype=torch.float64)  # fewer samples than dimensions: rank-deficient
@@ -411,6 +417,11 @@ def test_fid_and_calibration_edge_cases():
     assert shifted == shifted and shifted == pytest.approx(64 * 0.01, rel=1e-3)  # finite: ||0.1||^2 over 64 dims
     mu, cov = torch.zeros(3, dtype=torch.float64), torch.eye(3, dtype=torch.float64)
     assert frechet_distance(mu, cov, mu, cov) >= 0.0
+    # statistics given in fp32 are computed in fp64 all the same: near-equal sets' FID is a small difference of large
+    # traces, which fp32 arithmetic would get wrong in its fifth digit
+    a, b = torch.randn(400, 32, generator=g), torch.randn(400, 32, generator=g)
+    stats32 = [t.float() for t in (*feature_statistics(a), *feature_statistics(b))]
+    assert frechet_distance(*stats32) == frechet_distance(*(t.double() for t in stats32))
     r = expected_calibration_error(torch.rand(50, generator=g), torch.rand(50, generator=g) > 0.5, n_bins=20)
     assert r.edges == [b / 20 for b in range(21)]
     with pytest.raises(ValueError, match="at least one"):
