@@ -3715,6 +3715,11 @@ MUTANTS = [
          '    mu1, mu2, cov1, cov2 = (t.double() for t in (mu1, mu2, cov1, cov2))\n',
          '    pass  # kept in their dtype\n'),
     ]),
+    Mutant('ood-empty-folder-not-said', 'tests/test_eval.py -k decoded_and_resized', [
+        ('fastjem/eval/ood.py',
+         '        raise OODSetError(f"no images ({\', \'.join(IMAGE_SUFFIXES)}) found under {folder}")\n',
+         '        pass  # not said\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1582,7 +1582,7 @@ def test_an_ood_image_folder_is_decoded_and_resized_as_training_data_is(tmp_path
     from PIL import Image
 
     from fastjem.data import fit_size, to_float
-    from fastjem.eval.ood import load_image_folder
+    from fastjem.eval.ood import OODSetError, load_image_folder
 
     wide = np.zeros((8, 16, 3), np.uint8)
     wide[:, 4:12] = (200, 100, 50)  # the centre 8 x 8 is one colour; the sides are black
@@ -1603,6 +1603,12 @@ def test_an_ood_image_folder_is_decoded_and_resized_as_training_data_is(tmp_path
     Image.fromarray(noisy).save(tmp_path / "many" / "noise.png")
     pillow = torch.from_numpy(np.asarray(Image.fromarray(noisy).convert("L")).copy())[None]
     assert torch.equal(load_image_folder(tmp_path / "many", 1, 1, 64)[0], to_float(pillow))
+    # a folder without images (a note, a hidden image) says so, naming the suffixes it looks for
+    (tmp_path / "none").mkdir()
+    (tmp_path / "none" / "notes.txt").write_text("not an image")
+    Image.fromarray(wide).save(tmp_path / "none" / ".hidden.png")
+    with pytest.raises(OODSetError, match=r"no images \(.*\.png.*\) found under .*none"):
+        load_image_folder(str(tmp_path / "none"), 10, 3, 8)
 
 
 def test_a_figure_that_cannot_be_written_costs_the_figure_not_the_report(runs, tmp_path, capsys, monkeypatch):
