@@ -3720,6 +3720,11 @@ MUTANTS = [
          '        raise OODSetError(f"no images ({\', \'.join(IMAGE_SUFFIXES)}) found under {folder}")\n',
          '        pass  # not said\n'),
     ]),
+    Mutant('ood-interp-without-images-not-said', 'tests/test_eval.py -k refuse_inputs_they_cannot', [
+        ('fastjem/eval/ood.py',
+         '            raise ValueError("the interp set needs the in-distribution test images")\n',
+         '            pass  # not said\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

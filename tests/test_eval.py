@@ -1711,7 +1711,10 @@ def test_eval_ood_refuses_no_ood_images_or_a_negative_test_count(tmp_path, capsy
 
 
 def test_metrics_refuse_inputs_they_cannot_score():
+    from types import SimpleNamespace
+
     from fastjem.eval.metrics import feature_statistics
+    from fastjem.eval.ood import ood_set
 
     with pytest.raises(ValueError, match="at least one positive and one negative"):
         auroc(torch.tensor([]), torch.tensor([1.0]))
@@ -1729,6 +1732,8 @@ def test_metrics_refuse_inputs_they_cannot_score():
     assert mu.tolist() == [1.0, 3.0] and cov.tolist() == [[2.0, 4.0], [4.0, 8.0]]
     with pytest.raises(ValueError, match="interpolations need at least two images"):
         interpolate_pairs(torch.zeros(1, 1, 8, 8), 4)
+    with pytest.raises(ValueError, match="the interp set needs the in-distribution test images"):
+        ood_set("interp", SimpleNamespace(sample_shape=(1, 8, 8)), 4)
 
 
 def test_figures_grid_layout_robustness_axis_and_image_formats(tmp_path, monkeypatch):
