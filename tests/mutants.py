@@ -3725,6 +3725,11 @@ MUTANTS = [
          '            raise ValueError("the interp set needs the in-distribution test images")\n',
          '            pass  # not said\n'),
     ]),
+    Mutant('trainer-energy-ignores-the-label', 'tests/test_train.py -k trainers_energy', [
+        ('fastjem/train.py',
+         '        return model_energy(self.net, y, autocast=self.engine.autocast, backend=self.engine.kernels)\n',
+         '        return model_energy(self.net, None, autocast=self.engine.autocast, backend=self.engine.kernels)\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -26,6 +26,17 @@ def test_one_iteration_changes_parameters_and_buffer(tiny_config, tmp_path):
     assert all(torch.isfinite(v) for v in parts.values())
 
 
+def test_the_trainers_energy_is_the_networks_logsumexp_and_its_logit_given_a_label(tiny_config, tmp_path):
+    """Trainer.energy_fn, for sampling from a trainer's network with one's own sampler: E(x) = -logsumexp f(x), and
+    E(x, y) = -f(x)[y] given labels, of the network as it is now."""
+    t = Trainer(tiny_config, out_dir=tmp_path, progress=False)
+    x = torch.rand(5, *t.buffer.sample_shape, generator=torch.Generator().manual_seed(0)) * 2 - 1
+    y = torch.tensor([0, 3, 9, 1, 1])
+    logits = t.model(x).detach()
+    torch.testing.assert_close(t.energy_fn()(x), -logits.logsumexp(1))
+    torch.testing.assert_close(t.energy_fn(y)(x), -logits[torch.arange(5), y])
+
+
 def test_short_run_has_finite_loss_and_gap(tiny_config, tmp_path):
     t = Trainer(tiny_config.replace(iters=20), out_dir=tmp_path, progress=False)
     summary = t.fit()
