@@ -3730,6 +3730,11 @@ MUTANTS = [
          '        return model_energy(self.net, y, autocast=self.engine.autocast, backend=self.engine.kernels)\n',
          '        return model_energy(self.net, None, autocast=self.engine.autocast, backend=self.engine.kernels)\n'),
     ]),
+    Mutant('iteration-keeps-the-mode-it-finds', 'tests/test_train.py -k whatever_mode', [
+        ('fastjem/train.py',
+         '        loss, backward, optimiser step, divergence flag, metric sums."""\n        self.model.train()\n',
+         '        loss, backward, optimiser step, divergence flag, metric sums."""\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

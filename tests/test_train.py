@@ -37,6 +37,17 @@ def test_the_trainers_energy_is_the_networks_logsumexp_and_its_logit_given_a_lab
     torch.testing.assert_close(t.energy_fn(y)(x), -logits[torch.arange(5), y])
 
 
+def test_a_step_trains_the_network_in_training_mode_whatever_mode_it_was_left_in(tiny_config, tmp_path):
+    """A network put in eval mode between steps (to look at its samples, say) still trains as one: batch norm
+    normalises by the batch and updates its running statistics."""
+    t = Trainer(tiny_config.replace(norm="batch"), out_dir=tmp_path, progress=False)
+    t.model.eval()
+    norms = [m for m in t.model.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    before = [m.running_mean.clone() for m in norms]
+    t.train_step()
+    assert norms and all(not torch.equal(m.running_mean, b) for m, b in zip(norms, before))
+
+
 def test_short_run_has_finite_loss_and_gap(tiny_config, tmp_path):
     t = Trainer(tiny_config.replace(iters=20), out_dir=tmp_path, progress=False)
     summary = t.fit()
