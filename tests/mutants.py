@@ -3735,6 +3735,16 @@ MUTANTS = [
          '        loss, backward, optimiser step, divergence flag, metric sums."""\n        self.model.train()\n',
          '        loss, backward, optimiser step, divergence flag, metric sums."""\n'),
     ]),
+    Mutant('iteration-not-observed-by-the-guard', 'tests/test_guard.py -k reports_its_loss', [
+        ('fastjem/train.py',
+         '        if self.guard is not None:\n            self.guard.observe(parts)\n',
+         '        if self.guard is not None:\n            pass  # not observed\n'),
+    ]),
+    Mutant('nan-fault-loss-not-reported', 'tests/test_guard.py -k reports_its_loss', [
+        ('fastjem/train.py',
+         '                loss = loss * float("nan")\n                parts["loss"] = loss.detach()\n',
+         '                loss = loss * float("nan")\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -605,6 +605,21 @@ def test_the_guards_probe_leaves_batch_norm_statistics_alone(guarded, tmp_path):
     assert all(torch.equal(before[k], after[k]) for k in before) and t.model.training
 
 
+@pytest.mark.parametrize("overlap", [False, True])
+def test_each_iteration_reports_its_loss_to_the_flag(guarded, tmp_path, overlap):
+    """The iteration itself ORs its badness into the flag (before any check looks at the parameters): a NaN loss,
+    with the data's and the samples' energies still finite, raises it, and the step returns that NaN loss; a healthy
+    step leaves it clear. Alike with the data half's backward overlapped."""
+    t = Trainer(guarded.replace(overlap_data=overlap), out_dir=tmp_path, progress=False)
+    assert t.engine.overlap_data is overlap
+    t.train_step()
+    assert not bool(t.guard.flag)
+    t.inject_fault(t.iteration, "nan")
+    parts = t.train_step()
+    assert math.isnan(parts["loss"].item()) and math.isfinite(parts["e_data"].item())
+    assert math.isfinite(parts["e_sample"].item()) and bool(t.guard.flag)
+
+
 def test_a_non_finite_loss_alone_raises_the_flag(guarded, tmp_path):
     """A classifier-only run logs no energies: its non-finite loss is what the guard sees."""
     t = Trainer(guarded, out_dir=tmp_path, progress=False)
