@@ -3745,6 +3745,16 @@ MUTANTS = [
          '                loss = loss * float("nan")\n                parts["loss"] = loss.detach()\n',
          '                loss = loss * float("nan")\n'),
     ]),
+    Mutant('sgld-graph-key-ignores-conditioning', 'tests/test_train.py -k captured_once', [
+        ('fastjem/train.py',
+         '            key = (tuple(x0.shape), y is not None)\n',
+         '            key = tuple(x0.shape)\n'),
+    ]),
+    Mutant('sgld-graph-captured-every-call', 'tests/test_train.py -k captured_once', [
+        ('fastjem/train.py',
+         '            if key not in self._graphs:\n                self._graphs[key] = self.nets.graphed(',
+         '            if True:\n                self._graphs[key] = self.nets.graphed('),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

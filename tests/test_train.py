@@ -48,6 +48,34 @@ def test_a_step_trains_the_network_in_training_mode_whatever_mode_it_was_left_in
     assert norms and all(not torch.equal(m.running_mean, b) for m, b in zip(norms, before))
 
 
+def test_the_graphed_sampler_is_captured_once_per_batch_shape_and_conditioning(tiny_config, tmp_path, monkeypatch):
+    """Where the engine graphs SGLD (CUDA), run_sgld replays one captured graph per batch shape and per conditioning
+    (E(x) or E(x, y)), built on first use and reused after; what it returns is the replay's output. Capture and replay
+    faked here (a CPU has no CUDA graphs; the gpu tier replays real ones)."""
+    import dataclasses
+
+    t = Trainer(tiny_config, out_dir=tmp_path, progress=False)
+    t.engine = dataclasses.replace(t.engine, cuda_graph=True)
+    captured, replayed = [], []
+
+    def graphed(sampler, x0, y, parts):
+        captured.append((tuple(x0.shape), y is not None, parts))
+        number = len(captured)
+
+        def replay(x, y_now):
+            replayed.append(number)
+            return x + number
+
+        return replay
+
+    monkeypatch.setattr(t.nets, "graphed", graphed)
+    x4, x8, y4 = torch.zeros(4, 1, 8, 8), torch.zeros(8, 1, 8, 8), torch.zeros(4, dtype=torch.long)
+    for (x, y), graph in zip(((x4, None), (x4, None), (x8, None), (x4, y4), (x4, None), (x4, y4)), (1, 1, 2, 3, 1, 3)):
+        assert torch.equal(t.run_sgld(x, y), x + graph)
+    assert [c[:2] for c in captured] == [((4, 1, 8, 8), False), ((8, 1, 8, 8), False), ((4, 1, 8, 8), True)]
+    assert replayed == [1, 1, 2, 3, 1, 3]
+
+
 def test_short_run_has_finite_loss_and_gap(tiny_config, tmp_path):
     t = Trainer(tiny_config.replace(iters=20), out_dir=tmp_path, progress=False)
     summary = t.fit()
