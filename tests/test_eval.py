@@ -1408,7 +1408,7 @@ def test_pgd_shows_the_classifier_valid_images_only_and_returns_them_detached(di
     refinement must not start from an impossible image), and what comes back holds no graph to the input, also when
     there is nothing to attack (eps 0)."""
     net, x, y = digits_classifier
-    x = x.clamp(-0.9, 0.9)  # near the range's ends, so that a start of eps 0.5 crosses them
+    x = x.clamp(-0.9, 0.9)  # near the range's ends, so that an L-inf start of eps 0.5 crosses them
     seen = []
 
     def watched(z):
