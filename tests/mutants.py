@@ -3755,6 +3755,11 @@ MUTANTS = [
          '            if key not in self._graphs:\n                self._graphs[key] = self.nets.graphed(',
          '            if True:\n                self._graphs[key] = self.nets.graphed('),
     ]),
+    Mutant('overlap-keeps-stale-last-samples', 'tests/test_overlap.py -k one_backward', [
+        ('fastjem/train.py',
+         '        x_q = self.sample(b, y_q)\n        self.last_samples = x_q\n',
+         '        x_q = self.sample(b, y_q)\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

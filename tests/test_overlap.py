@@ -48,6 +48,7 @@ def test_overlapped_backward_computes_the_one_backward(tiny_config, tmp_path, ex
     for a, c in zip(one.model.parameters(), two.model.parameters()):
         torch.testing.assert_close(c, a, rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(two.buffer.data, one.buffer.data, rtol=0, atol=1e-5)
+    torch.testing.assert_close(two.last_samples, one.last_samples, rtol=0, atol=1e-5)  # what samples.png shows
     assert torch.equal(two.sampler.rng_state, one.sampler.rng_state)
     assert torch.equal(two.buffer.rng_state, one.buffer.rng_state)
     assert torch.equal(two.data_gen.get_state(), one.data_gen.get_state())
