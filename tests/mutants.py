@@ -1492,6 +1492,9 @@ MUTANTS = [
     Mutant('suite-skip-cifar-keeps-its-reserve', 'tests/test_bench.py -k cpu_bars_beside', [
         ('bench/gpu_suite.sh', '[[ -n ${SKIP_CIFAR:-} ]] && STEPS_RESERVE=15\n', ''),
     ]),
+    Mutant('suite-skip-cifar-kernels-keep-its-reserve', 'tests/test_bench.py -k cpu_bars_beside', [
+        ('bench/gpu_suite.sh', '[[ -n ${SKIP_CIFAR:-} ]] && KERNELS_RESERVE=205\n', ''),
+    ]),
     Mutant('report-unpack-skips-cpu-steps', 'tests/test_bench.py -k cpu_bars_beside', [
         ('bench/report.py', '"profile", "cpu_steps", "cpu_sgld_study",', '"profile", "cpu_sgld_study",'),
     ]),
