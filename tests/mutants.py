@@ -3763,6 +3763,21 @@ MUTANTS = [
          '        x_q = self.sample(b, y_q)\n        self.last_samples = x_q\n',
          '        x_q = self.sample(b, y_q)\n'),
     ]),
+    Mutant('iteration-check-ignores-metrics', 'tests/test_iteration_graph.py -k one_thing_alone', [
+        ('fastjem/train.py', '                problems.append(f"{k} {float(v):.6g} (eager) vs {float(replayed[\'parts\'][k]):.6g} (graph)")', '                pass  # metrics not compared'),
+    ]),
+    Mutant('iteration-check-ignores-optimiser-state', 'tests/test_iteration_graph.py -k one_thing_alone', [
+        ('fastjem/train.py', '                problems.append(f"optimiser state {kind} differs (cosine {s_cos:.4f}, norm ratio {s_ratio:.4f})")', '                pass  # state not compared'),
+    ]),
+    Mutant('iteration-check-optimiser-state-in-one-vector', 'tests/test_iteration_graph.py -k one_thing_alone', [
+        ('fastjem/train.py', '                    kinds.setdefault(kind, []).append(v)', '                    kinds.setdefault("exp_avg", []).append(v)'),
+    ]),
+    Mutant('iteration-check-ignores-buffer', 'tests/test_iteration_graph.py -k one_thing_alone', [
+        ('fastjem/train.py', '            problems.append(f"replay buffer differs ({buf_diff:.3g} of its change)")', '            pass  # buffer not compared'),
+    ]),
+    Mutant('iteration-check-ignores-rng', 'tests/test_iteration_graph.py -k one_thing_alone', [
+        ('fastjem/train.py', '            problems.append("device RNG states advanced differently")', '            pass  # rng not compared'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

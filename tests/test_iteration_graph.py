@@ -181,6 +181,66 @@ def test_a_graph_that_doubles_the_update_is_refused(tiny_config, tmp_path, monke
     assert any("parameter update differs in size (norm ratio 2.0" in m for m in logs), logs
 
 
+class OneThingWrong(EagerReplay):
+    """A replay that runs the step, then gets one thing wrong that no other check sees: ``wrong(trainer, outputs)``
+    returns the outputs the replay reports."""
+
+    trainer: Trainer
+    wrong = None
+
+    def replay(self):
+        before = self.trainer.buffer.data.clone()
+        outputs = super().replay()
+        return type(self).wrong(self.trainer, outputs, before)
+
+
+def _metric_off(t, outputs, before):
+    """The replay reports a loss the iteration did not compute (a metric read from a stale buffer)."""
+    parts = dict(outputs["parts"])
+    parts["e_sample"] = parts["e_sample"] * 1.5 + parts["e_sample"].abs() + 1.0
+    return {**outputs, "parts": parts}
+
+
+def _optimizer_state_off(t, outputs, before):
+    """Adam's moments lost their update (an optimiser step whose state writes were not captured)."""
+    for state in t.optimizer.state.values():
+        state["exp_avg"].mul_(-1)
+    return outputs
+
+
+def _buffer_not_written(t, outputs, before):
+    """The final samples never written back to the replay buffer."""
+    t.buffer.data.copy_(before)
+    return outputs
+
+
+def _rng_off(t, outputs, before):
+    """The sampler's noise state advanced once too often (an advance baked into the graph twice)."""
+    t.sampler.rng_state[1:].add_(1)
+    return outputs
+
+
+@pytest.mark.parametrize("wrong,expected", [
+    (_metric_off, "e_sample"),
+    (_optimizer_state_off, "optimiser state exp_avg differs"),
+    (_buffer_not_written, "replay buffer differs (1 of its change)"),
+    (_rng_off, "device RNG states advanced differently"),
+])
+def test_a_graph_wrong_in_one_thing_alone_is_refused_for_it(tiny_config, tmp_path, monkeypatch, wrong, expected):
+    """Each of the check's comparisons refuses a replay on its own: the gradients and the update are right in each
+    of these, so only the metrics, the optimiser's state, the replay buffer or the device RNG state can tell."""
+    logs = []
+    t = Trainer(tiny_config, out_dir=tmp_path, progress=False, log=logs.append)
+    monkeypatch.setattr(fastjem.graphs, "GraphedIteration", OneThingWrong)
+    t.engine = dataclasses.replace(t.engine, iteration_graph=True)
+    OneThingWrong.trainer, OneThingWrong.wrong = t, staticmethod(wrong)
+    t.train_step()
+    line = next(m for m in logs if "iteration graph off" in m)
+    assert "iteration" not in t._graphs and t._iteration_graph_failed
+    # the one reason, alone
+    assert expected in line and line.count(";") == 0, line
+
+
 def test_a_capture_that_fails_midway_restores_the_state(tiny_config, tmp_path, monkeypatch):
     class FailsAfterWarmUp(EagerReplay):
         def __init__(self, step, snapshot, device, warmup=2):
