@@ -3778,6 +3778,9 @@ MUTANTS = [
     Mutant('iteration-check-ignores-rng', 'tests/test_iteration_graph.py -k one_thing_alone', [
         ('fastjem/train.py', '            problems.append("device RNG states advanced differently")', '            pass  # rng not compared'),
     ]),
+    Mutant('resume-forgets-the-rollback-file-name', 'tests/test_guard.py -k rolls_back_where', [
+        ('fastjem/train.py', '                self._snapshot_file = name\n', '                pass  # name not kept\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

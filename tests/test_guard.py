@@ -422,6 +422,11 @@ def test_a_resumed_run_rolls_back_where_the_uninterrupted_one_does(guarded, tmp_
     assert saved["iteration"] == 28 and saved["snapshot_file"] == f"rollback-{rolled[1]:07d}-r1.pt" != \
         "rollback-0000028-r1.pt"
     shutil.copytree(tmp_path / "run", tmp_path / "damaged")
+    # a resumed run killed again before its next checkpoint: the rollback file checkpoint.pt names is still there
+    # (the resume keeps its name, so the folder's tidying spares it)
+    shutil.copytree(tmp_path / "run", tmp_path / "twice")
+    _kill_after(Trainer(cfg, resume=tmp_path / "twice" / "checkpoint.pt", progress=False, log=lambda *a: None), 29)
+    assert (tmp_path / "twice" / saved_name(tmp_path / "twice")).is_file()
     resumed = Trainer(cfg, resume=tmp_path / "run" / "checkpoint.pt", progress=False, log=lambda *a: None)
     resumed.inject_fault(31, "nan")
     resumed.fit()
