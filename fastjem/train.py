@@ -1250,8 +1250,7 @@ class Trainer:
             ladder.energy_l2 = 0.1 if ladder.energy_l2 == 0 else 2 * ladder.energy_l2
         ladder.recoveries = n + 1
         self.recovery = ladder
-        self.sampler.n_steps = ladder.sgld_steps
-        self._graphs.clear()
+        self.sampler.n_steps = ladder.sgld_steps  # no graph since the rollback's load_state dropped them
         # a new seed: the rolled-back run must not walk into the same divergence
         salt = 7919 * (n + 1)
         torch.manual_seed(cfg.seed + salt + 104_729 * self.dist.rank)  # each rank its own stream, as at the start

@@ -3781,6 +3781,12 @@ MUTANTS = [
     Mutant('resume-forgets-the-rollback-file-name', 'tests/test_guard.py -k rolls_back_where', [
         ('fastjem/train.py', '                self._snapshot_file = name\n', '                pass  # name not kept\n'),
     ]),
+    Mutant('state-load-keeps-stale-graphs', 'tests/test_train.py -k captured_again', [
+        ('fastjem/train.py', '        self.sampler.n_steps = self.recovery.sgld_steps\n        self._graphs.clear()\n', '        self.sampler.n_steps = self.recovery.sgld_steps\n        pass  # graphs kept\n'),
+    ]),
+    Mutant('cross-device-resume-not-reseeded', 'tests/test_train.py -k another_kind_of_device', [
+        ('fastjem/train.py', '                self.data_gen.manual_seed(self.cfg.seed + 1_000_003 * (int(ckpt["iteration"]) + 1))\n', '                pass  # not reseeded\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -76,6 +76,42 @@ def test_the_graphed_sampler_is_captured_once_per_batch_shape_and_conditioning(t
     assert replayed == [1, 1, 2, 3, 1, 3]
 
 
+def test_graphed_samplers_are_captured_again_after_a_state_load_that_changes_the_chain(tiny_config, tmp_path,
+                                                                                     monkeypatch):
+    """A graph bakes in the number of SGLD steps: a state loaded (a resume, a rollback) whose recovery doubled the
+    steps, or a remedy that doubles them, must not replay a graph captured for the old count (faked capture, as
+    above)."""
+    import dataclasses
+
+    t = Trainer(tiny_config, out_dir=tmp_path, progress=False, log=lambda *a: None)
+    t.engine = dataclasses.replace(t.engine, cuda_graph=True)
+    steps = []
+
+    def graphed(sampler, x0, y, parts):
+        steps.append(sampler.n_steps)
+        return lambda x, y_now: x
+
+    monkeypatch.setattr(t.nets, "graphed", graphed)
+    x = torch.zeros(4, 1, 8, 8)
+    t.run_sgld(x, None)
+    state = t.state_dict()
+    state["recovery"]["sgld_steps"] = 2 * tiny_config.sgld_steps
+    t.load_state(state)
+    t.run_sgld(x, None)
+    assert steps == [tiny_config.sgld_steps, 2 * tiny_config.sgld_steps]
+    # the divergence guard's remedy: rolled back, then the steps doubled
+    g = Trainer(tiny_config.replace(check_every=2, remedies=("sgld_steps",)), out_dir=tmp_path / "g", progress=False,
+                log=lambda *a: None)
+    g.engine = dataclasses.replace(g.engine, cuda_graph=True)
+    monkeypatch.setattr(g.nets, "graphed", graphed)
+    g.out_dir.mkdir()
+    g.guard.take_snapshot()
+    g.run_sgld(x, None)
+    g.recover()
+    g.run_sgld(x, None)
+    assert steps[2:] == [tiny_config.sgld_steps, 2 * tiny_config.sgld_steps]
+
+
 def test_short_run_has_finite_loss_and_gap(tiny_config, tmp_path):
     t = Trainer(tiny_config.replace(iters=20), out_dir=tmp_path, progress=False)
     summary = t.fit()
@@ -745,6 +781,9 @@ def test_a_checkpoint_from_another_kind_of_device_resumes_with_a_note(tiny_confi
     said = []
     t = Trainer(resume_config(tmp_path / "run", {"iters": 4}), resume=tmp_path / "run", progress=False,
                 log=lambda *a: said.append(" ".join(map(str, a))))
+    # the new seed is the same on every rank (iteration 2's): the ranks' batches still partition the data
+    reseeded = torch.Generator().manual_seed(tiny_config.seed + 1_000_003 * 3)
+    assert torch.equal(t.data_gen.get_state(), reseeded.get_state())
     t.fit()
     assert t.iteration == 4 and any("another kind of device" in line for line in said)
 
