@@ -3787,6 +3787,12 @@ MUTANTS = [
     Mutant('cross-device-resume-not-reseeded', 'tests/test_train.py -k another_kind_of_device', [
         ('fastjem/train.py', '                self.data_gen.manual_seed(self.cfg.seed + 1_000_003 * (int(ckpt["iteration"]) + 1))\n', '                pass  # not reseeded\n'),
     ]),
+    Mutant('summary-without-the-samples-path', 'tests/test_train.py -k short_run_has', [
+        ('fastjem/train.py', '            return None\n        return path\n\n    def _log_jsonl', '            return None\n        return None\n\n    def _log_jsonl'),
+    ]),
+    Mutant('keep-checkpoint-says-not-where', 'tests/test_train.py -k short_run_has', [
+        ('fastjem/train.py', '        atomic_copy(path, dest)\n        return dest\n', '        atomic_copy(path, dest)\n        return None\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

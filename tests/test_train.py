@@ -124,6 +124,11 @@ def test_short_run_has_finite_loss_and_gap(tiny_config, tmp_path):
     assert 0 <= summary["test_acc"] <= 1
     for name in ("checkpoint.pt", "metrics.jsonl", "samples.png", "summary.json", "config.json"):
         assert (tmp_path / name).exists(), name
+    assert summary["samples"] == str(tmp_path / "samples.png")
+    # a copy of the checkpoint kept by hand goes where the kept ones go, and says where
+    kept = t.keep_checkpoint(tmp_path / "checkpoint.pt")
+    assert kept == tmp_path / "checkpoints" / "iter_0000020.pt"
+    assert kept.read_bytes() == (tmp_path / "checkpoint.pt").read_bytes()
 
 
 def test_classifier_only_never_samples(tiny_config, tmp_path):
