@@ -3793,6 +3793,12 @@ MUTANTS = [
     Mutant('keep-checkpoint-says-not-where', 'tests/test_train.py -k short_run_has', [
         ('fastjem/train.py', '        atomic_copy(path, dest)\n        return dest\n', '        atomic_copy(path, dest)\n        return None\n'),
     ]),
+    Mutant('run-log-without-engine-notes', 'tests/test_train.py -k names_the_engine', [
+        ('fastjem/train.py', '            self.log(f"engine: {note}")\n', '            pass  # notes not said\n'),
+    ]),
+    Mutant('run-log-without-engine-description', 'tests/test_train.py -k names_the_engine', [
+        ('fastjem/train.py', '        self.log(f"engine: {self.engine.describe()}")\n', '        pass  # engine not said\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

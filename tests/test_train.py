@@ -131,6 +131,19 @@ def test_short_run_has_finite_loss_and_gap(tiny_config, tmp_path):
     assert kept.read_bytes() == (tmp_path / "checkpoint.pt").read_bytes()
 
 
+def test_the_run_log_names_the_engine_and_its_notes(tiny_config, tmp_path):
+    """What the run is computed with, in its log: the engine's description and each of its notes (why a fast path
+    is off), once, under the line that names the data and the network."""
+    said = []
+    t = Trainer(tiny_config.replace(iters=2, log_every=1), out_dir=tmp_path, progress=False,
+                log=lambda *a: said.append(" ".join(map(str, a))))
+    t.fit()
+    assert t.engine.notes
+    expected = [f"engine: {note}" for note in t.engine.notes] + [f"engine: {t.engine.describe()}"]
+    assert said[0].startswith("fastjem: digits") and said[1:1 + len(expected)] == expected
+    assert sum(line.startswith("engine: ") for line in said) == len(expected)
+
+
 def test_classifier_only_never_samples(tiny_config, tmp_path):
     t = Trainer(tiny_config.replace(px_weight=0.0), out_dir=tmp_path, progress=False)
     b0 = t.buffer.data.clone()
