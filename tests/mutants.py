@@ -3799,6 +3799,9 @@ MUTANTS = [
     Mutant('run-log-without-engine-description', 'tests/test_train.py -k names_the_engine', [
         ('fastjem/train.py', '        self.log(f"engine: {self.engine.describe()}")\n', '        pass  # engine not said\n'),
     ]),
+    Mutant('metrics-speed-over-the-whole-run', 'tests/test_train.py -k windows_speed', [
+        ('fastjem/train.py', '                    t_window, it_window = now, it\n', '                    pass  # window not restarted\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -948,8 +948,9 @@ def test_evaluate_is_noiseless_unless_asked_and_batches_do_not_change_it():
 
 def test_each_log_record_holds_its_windows_speed_and_the_bar_counts_iterations(tiny_config, tmp_path, monkeypatch,
                                                                                capsys):
-    """A metrics record every log_every iterations: it_per_s is the window's iterations over its time (a clock that
-    moves 0.25 s a step: 4 it/s over a window of 2), and the progress bar counts one per iteration up to the total."""
+    """A metrics record every log_every iterations: it_per_s is the window's iterations over its time, not the run's
+    (a clock that moves 0.25 s a step for 4 steps, then 0.5 s: 4 it/s, then 2, over windows of 2), and the progress
+    bar counts one per iteration up to the total."""
     import fastjem.train as train_mod
 
     clock = [1000.0]
@@ -958,7 +959,7 @@ def test_each_log_record_holds_its_windows_speed_and_the_bar_counts_iterations(t
     step = t.train_step
 
     def timed_step():
-        clock[0] += 0.25
+        clock[0] += 0.25 if t.iteration < 4 else 0.5
         return step()
 
     t.train_step = timed_step
@@ -966,6 +967,6 @@ def test_each_log_record_holds_its_windows_speed_and_the_bar_counts_iterations(t
     logged = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     logged = [r for r in logged if "loss" in r]
     assert [r["iter"] for r in logged] == [2, 4, 6, 8]
-    assert [r["it_per_s"] for r in logged] == pytest.approx([4.0] * 4, rel=1e-9)
+    assert [r["it_per_s"] for r in logged] == pytest.approx([4.0, 4.0, 2.0, 2.0], rel=1e-9)
     err = capsys.readouterr().err
     assert "8/8" in err and "/8 " in err and not any(f"{n}/8" in err for n in (9, 10, 16))
