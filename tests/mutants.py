@@ -3802,6 +3802,15 @@ MUTANTS = [
     Mutant('metrics-speed-over-the-whole-run', 'tests/test_train.py -k windows_speed', [
         ('fastjem/train.py', '                    t_window, it_window = now, it\n', '                    pass  # window not restarted\n'),
     ]),
+    Mutant('bar-without-the-gap', 'tests/test_train.py -k windows_speed', [
+        ('fastjem/train.py', '                        post["gap"] = f"{m[\'gap\']:.3f}"\n', '                        pass  # no gap shown\n'),
+    ]),
+    Mutant('bar-without-metrics', 'tests/test_train.py -k windows_speed', [
+        ('fastjem/train.py', '                    bar.set_postfix(post, refresh=False)\n', '                    pass  # no postfix\n'),
+    ]),
+    Mutant('validation-line-not-shown', 'tests/test_train.py -k windows_speed', [
+        ('fastjem/train.py', '                    bar.write(f"iter {it}: val acc {val[\'acc\']:.4f}" + (" (best so far: best.pt)" if kept else ""))\n', '                    pass  # not shown\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -950,12 +950,12 @@ def test_each_log_record_holds_its_windows_speed_and_the_bar_counts_iterations(t
                                                                                capsys):
     """A metrics record every log_every iterations: it_per_s is the window's iterations over its time, not the run's
     (a clock that moves 0.25 s a step for 4 steps, then 0.5 s: 4 it/s, then 2, over windows of 2), and the progress
-    bar counts one per iteration up to the total."""
+    bar counts one per iteration up to the total and shows the metrics."""
     import fastjem.train as train_mod
 
     clock = [1000.0]
     monkeypatch.setattr(train_mod.time, "perf_counter", lambda: clock[0])
-    t = Trainer(tiny_config.replace(iters=8, log_every=2), out_dir=tmp_path, progress=True)
+    t = Trainer(tiny_config.replace(iters=8, log_every=2, eval_every=4), out_dir=tmp_path, progress=True)
     step = t.train_step
 
     def timed_step():
@@ -968,5 +968,9 @@ def test_each_log_record_holds_its_windows_speed_and_the_bar_counts_iterations(t
     logged = [r for r in logged if "loss" in r]
     assert [r["iter"] for r in logged] == [2, 4, 6, 8]
     assert [r["it_per_s"] for r in logged] == pytest.approx([4.0, 4.0, 2.0, 2.0], rel=1e-9)
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert "8/8" in err and "/8 " in err and not any(f"{n}/8" in err for n in (9, 10, 16))
+    # the bar shows the last record's loss, accuracy and energy gap; a validation prints its line above the bar
+    last = logged[-1]
+    assert f"loss={last['loss']:.3f}" in err and f"gap={last['gap']:.3f}" in err
+    assert "iter 4: val acc " in out
