@@ -3811,6 +3811,15 @@ MUTANTS = [
     Mutant('validation-line-not-shown', 'tests/test_train.py -k windows_speed', [
         ('fastjem/train.py', '                    bar.write(f"iter {it}: val acc {val[\'acc\']:.4f}" + (" (best so far: best.pt)" if kept else ""))\n', '                    pass  # not shown\n'),
     ]),
+    Mutant('stopped-unhealthy-state-saved', 'tests/test_guard.py -k keeps_the_remedy', [
+        ('fastjem/train.py', '                self.guard.restore_snapshot()\n            elif not stopping:', '                pass  # not restored\n            elif not stopping:'),
+    ]),
+    Mutant('fit-keeps-the-bar-log', 'tests/test_train.py -k gives_back', [
+        ('fastjem/train.py', '            bar.close()\n            self.log = log\n', '            bar.close()\n            pass  # log not given back\n'),
+    ]),
+    Mutant('fit-keeps-its-signal-handlers', 'tests/test_train.py -k gives_back', [
+        ('fastjem/train.py', '            for sig, handler in previous.items():\n                signal.signal(sig, handler)\n', '            for sig, handler in previous.items():\n                pass  # handlers not given back\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

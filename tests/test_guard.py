@@ -303,8 +303,12 @@ def test_a_stop_after_a_recovery_keeps_the_remedy(guarded, tmp_path):
 
     t.recover, t.train_step = recover_then_fault_again, step_then_preempt
     assert t.fit()["interrupted"]
-    saved = load_checkpoint(tmp_path)["recovery"]
+    ckpt = load_checkpoint(tmp_path)
+    saved = ckpt["recovery"]
     assert saved["recoveries"] == 1 and saved["sgld_steps"] == 2 * guarded.sgld_steps
+    # the checkpoint holds the rolled-back state, not the one the second fault made (the stop came between checks)
+    assert ckpt["iteration"] == recovered[0]
+    assert all(torch.isfinite(v).all() for v in ckpt["model"].values() if v.is_floating_point())
 
 
 def test_each_rank_reseeds_its_own_stream_after_a_recovery(guarded, tmp_path):

@@ -144,6 +144,25 @@ def test_the_run_log_names_the_engine_and_its_notes(tiny_config, tmp_path):
     assert sum(line.startswith("engine: ") for line in said) == len(expected)
 
 
+def test_fit_gives_back_the_log_and_the_signal_handlers(tiny_config, tmp_path, capsys):
+    """During fit, lines go above the live bar and SIGINT / SIGTERM stop at the next iteration; after it, the
+    trainer logs with print again and the process has the handlers it had (a notebook's Ctrl-C interrupts again)."""
+    import signal
+
+    def mine(signum, frame):
+        pass
+
+    before = signal.signal(signal.SIGTERM, mine)
+    try:
+        t = Trainer(tiny_config.replace(iters=2), out_dir=tmp_path, progress=True)
+        t.fit()
+        assert t.log is print
+        assert signal.getsignal(signal.SIGTERM) is mine
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def test_classifier_only_never_samples(tiny_config, tmp_path):
     t = Trainer(tiny_config.replace(px_weight=0.0), out_dir=tmp_path, progress=False)
     b0 = t.buffer.data.clone()
