@@ -3820,6 +3820,9 @@ MUTANTS = [
     Mutant('fit-keeps-its-signal-handlers', 'tests/test_train.py -k gives_back', [
         ('fastjem/train.py', '            for sig, handler in previous.items():\n                signal.signal(sig, handler)\n', '            for sig, handler in previous.items():\n                pass  # handlers not given back\n'),
     ]),
+    Mutant('best-unhealthy-says-null', 'tests/test_best.py -k unhealthy_state_never', [
+        ('fastjem/train.py', '            if unhealthy:\n                return False\n        self.best = {"iter": it, "val_acc": val_acc}', '            if unhealthy:\n                return None\n        self.best = {"iter": it, "val_acc": val_acc}'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -60,7 +60,7 @@ def test_an_unhealthy_state_never_becomes_best_and_a_rollback_remembers_best(tin
     for _ in range(2):
         t.train_step()
     t.guard.flag.fill_(True)  # what observe() sets when a loss or energy goes bad
-    assert not t.keep_if_best(2, 0.9)
+    assert t.keep_if_best(2, 0.9) is False  # what the validation record's "best" holds (false, not null)
     assert t.best is None and not (tmp_path / "best.pt").exists()
     t.guard.flag.zero_()
     assert t.keep_if_best(2, 0.9)
