@@ -3823,6 +3823,9 @@ MUTANTS = [
     Mutant('best-unhealthy-says-null', 'tests/test_best.py -k unhealthy_state_never', [
         ('fastjem/train.py', '            if unhealthy:\n                return False\n        self.best = {"iter": it, "val_acc": val_acc}', '            if unhealthy:\n                return None\n        self.best = {"iter": it, "val_acc": val_acc}'),
     ]),
+    Mutant('curves-failure-unsaid', 'tests/test_curves.py -k fail_to_draw', [
+        ('fastjem/train.py', '            self.log(f"warning: training curves not drawn: {type(err).__name__}: {err}")\n', '            pass  # not said\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -53,6 +53,21 @@ def test_training_writes_curves_and_plot_redraws_them(tiny_config, tmp_path, cap
     assert str(tmp_path / "again.png") in capsys.readouterr().out
 
 
+def test_curves_that_fail_to_draw_cost_a_warning_not_the_run(tiny_config, tmp_path, monkeypatch):
+    import fastjem.curves
+    from fastjem.train import Trainer
+
+    def broken(run_dir):
+        raise RuntimeError("no usable font")
+
+    monkeypatch.setattr(fastjem.curves, "plot_run", broken)
+    said = []
+    summary = Trainer(tiny_config.replace(iters=2), out_dir=tmp_path, progress=False,
+                      log=lambda *a: said.append(" ".join(map(str, a)))).fit()
+    assert summary["curves"] is None and (tmp_path / "summary.json").exists()
+    assert "warning: training curves not drawn: RuntimeError: no usable font" in said
+
+
 def test_plot_errors_say_what_to_give(tmp_path, capsys):
     assert main(["plot", str(tmp_path)]) == 1
     assert "a run folder holds metrics.jsonl" in capsys.readouterr().err
