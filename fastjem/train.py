@@ -693,10 +693,11 @@ class Trainer:
         order, and under bf16 a last-bit difference can move a rounding; a wrong graph (frozen noise, missing
         write-back, lost or doubled update, the optimiser reading other gradients) differs by far more than
         the tolerances below. Compared closely: the gradients the optimiser received and the optimiser's
-        state after its step, kind by kind (momenta, step counts). The parameters' change only in size: early in warm-up
-        an update is mostly under one ulp of its weight (SGD on digits at the first lr, 1e-7: 99.8% of the
-        elements within two ulps) or a sign (Adam's first step), so a weight's fp32 change is mostly
-        rounding, which gradients differing in their last bits flip (an H100 refused an honest graph so).
+        state after its step, kind by kind (momenta, step counts). The parameters' change only in size:
+        early in warm-up an update is mostly under one ulp of its weight (SGD on digits at the first lr,
+        1e-7: 99.8% of the elements within two ulps) or a sign (Adam's first step), so a weight's fp32
+        change is mostly rounding, which gradients differing in their last bits flip (an H100 refused an
+        honest graph so).
         """
         params = [p for p in self.model.parameters()]
         start = [p.detach().float().clone() for p in params]

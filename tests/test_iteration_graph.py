@@ -182,8 +182,8 @@ def test_a_graph_that_doubles_the_update_is_refused(tiny_config, tmp_path, monke
 
 
 class OneThingWrong(EagerReplay):
-    """A replay that runs the step, then gets one thing wrong that no other check sees: ``wrong(trainer, outputs)``
-    returns the outputs the replay reports."""
+    """A replay that runs the step, then gets one thing wrong that no other check sees: ``wrong(trainer, outputs,
+    buffer_before)`` returns the outputs the replay reports."""
 
     trainer: Trainer
     wrong = None

@@ -144,7 +144,7 @@ def test_the_run_log_names_the_engine_and_its_notes(tiny_config, tmp_path):
     assert sum(line.startswith("engine: ") for line in said) == len(expected)
 
 
-def test_fit_gives_back_the_log_and_the_signal_handlers(tiny_config, tmp_path, capsys):
+def test_fit_gives_back_the_log_and_the_signal_handlers(tiny_config, tmp_path):
     """During fit, lines go above the live bar and SIGINT / SIGTERM stop at the next iteration; after it, the
     trainer logs with print again and the process has the handlers it had (a notebook's Ctrl-C interrupts again)."""
     import signal
