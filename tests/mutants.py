@@ -3826,6 +3826,36 @@ MUTANTS = [
     Mutant('curves-failure-unsaid', 'tests/test_curves.py -k fail_to_draw', [
         ('fastjem/train.py', '            self.log(f"warning: training curves not drawn: {type(err).__name__}: {err}")\n', '            pass  # not said\n'),
     ]),
+    Mutant('data-unknown-name-unbound', 'tests/test_data.py -k unknown_dataset_name', [
+        ('fastjem/data.py', '        raise DataNotFoundError(f"unknown dataset {name!r}; choose digits, cifar10, cifar100, svhn or imagefolder")', '        pass  # not said'),
+    ]),
+    Mutant('data-svhn-files-not-seen', 'tests/test_data.py -k torchvision_sets', [
+        ('fastjem/data.py', '        return (root / "train_32x32.mat").is_file()', '        return None  # not looked'),
+    ]),
+    Mutant('data-cifar-files-not-seen', 'tests/test_data.py -k unpacked_offline', [
+        ('fastjem/data.py', '    return (root / TORCHVISION_FOLDERS[name]).is_dir() or (root / TORCHVISION_ARCHIVES[name]).is_file()', '    return None  # not looked'),
+    ]),
+    Mutant('data-split-folders-not-first', 'tests/test_data.py -k unpacked_offline', [
+        ('fastjem/data.py', '    return _split_folders(root) is not None', '    return None  # not looked'),
+    ]),
+    Mutant('data-16bit-left-to-pillow', 'tests/test_data.py -k pillows', [
+        ('fastjem/data.py', '        x = ((x.int() * 255 + 32767) // 65535).to(torch.uint8)', '        pass  # not rounded'),
+    ]),
+    Mutant('data-decoding-bar-drain-uncounted', 'tests/test_data.py -k decoding_bar_counts', [
+        ('fastjem/data.py', '            images = pending.popleft().result()\n            out += images\n            bar.update(len(images))\n    bad', '            images = pending.popleft().result()\n            out += images\n    bad'),
+    ]),
+    Mutant('data-decoding-bar-flight-uncounted', 'tests/test_data.py -k decoding_bar_counts', [
+        ('fastjem/data.py', '                out += images\n                bar.update(len(images))', '                out += images'),
+    ]),
+    Mutant('data-lone-image-tested', 'tests/test_data.py -k small_class_gives', [
+        ('fastjem/data.py', '        if len(members) == 1:\n            chosen = set()', '        if len(members) == 1:\n            pass  # kept as hashed'),
+    ]),
+    Mutant('data-walk-below-read-folders', 'tests/test_data.py -k reached_again', [
+        ('fastjem/data.py', '        if real in seen:\n            dirs[:] = []', '        if real in seen:\n            pass  # walked on'),
+    ]),
+    Mutant('data-bare-folder-per-class', 'tests/test_data.py -k imagefolder_errors', [
+        ('fastjem/data.py', '        raise DataNotFoundError(f"no images ({\', \'.join(IMAGE_SUFFIXES)}) under {folder}")', '        pass  # each class said empty'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

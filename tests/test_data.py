@@ -45,6 +45,11 @@ def test_the_torchvision_sets_become_arrays_with_their_layout_and_defaults(tmp_p
     assert svhn.train_x.shape == (6, 3, 32, 32) and svhn.test_x.shape == (4, 3, 32, 32)
     assert int(svhn.train_x.max()) == 7 and int(svhn.test_x.min()) == 9
     assert svhn.train_y.dtype == torch.int64 and svhn.train_y.tolist() == [0, 1, 2, 3, 4, 5]
+    # SVHN's train_32x32.mat beside an archive of something else: still SVHN, the archive not taken for images
+    (tmp_path / "svhn").mkdir()
+    (tmp_path / "svhn" / "train_32x32.mat").write_bytes(b"")
+    (tmp_path / "svhn" / "notes.zip").write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip
+    assert torch.equal(load_arrays("svhn", tmp_path / "svhn").train_x, svhn.train_x)
     for name, k in (("cifar10", 10), ("cifar100", 100)):
         a = load_arrays(name, tmp_path)
         assert a.info == DatasetInfo(name, k, 3, 32, 4, True, 5000, tuple(f"class{i}" for i in range(k)))
@@ -324,6 +329,30 @@ def test_decoding_bars_follow_progress(tmp_path, capsys):
     assert "decoding" in capsys.readouterr().err
 
 
+def test_the_decoding_bar_counts_every_image(monkeypatch):
+    """The bar reaches its total: the chunks taken while more are read (one thread: three chunks of 256 and more in
+    flight) and those drained at the end both count."""
+    import io
+
+    import tqdm
+
+    from fastjem.data import _decode_many
+
+    closed = []
+
+    class Counted(tqdm.tqdm):
+        def close(self):
+            closed.append((self.n, self.total))
+            super().close()
+
+    buf = io.BytesIO()
+    Image.fromarray(np.zeros((4, 4, 3), np.uint8)).save(buf, "PNG")
+    monkeypatch.setattr(tqdm, "tqdm", Counted)
+    monkeypatch.setattr("fastjem.data._decode_threads", lambda: 1)
+    out = _decode_many(((f"{i}.png", buf.getvalue()) for i in range(1000)), "test", total=1000)
+    assert len(out) == 1000 and set(closed) == {(1000, 1000)}
+
+
 def test_cifar10_from_a_train_test_image_folder(tmp_path):
     classes = [f"c{i}" for i in range(10)]
     _write_folder(tmp_path / "cifar" / "train", classes, n=2, size=32)
@@ -376,12 +405,23 @@ def test_missing_dataset_says_what_to_do(name, tmp_path):
         assert "--download" in msg and "--data-dir" in msg and f"{name} was not found in {folder}" in msg
 
 
+def test_an_unknown_dataset_name_lists_the_known_ones(tmp_path):
+    """load_arrays is public: a name it does not know (mnist) says which it does, not an unbound local."""
+    with pytest.raises(DataNotFoundError, match=r"unknown dataset 'mnist'; choose digits, cifar10, cifar100, svhn or "
+                                                r"imagefolder"):
+        load_arrays("mnist", tmp_path)
+
+
 def test_imagefolder_errors(tmp_path):
     with pytest.raises(DataNotFoundError, match="does not exist"):
         load_arrays("imagefolder", tmp_path / "nowhere")
     (tmp_path / "flat").mkdir()
     with pytest.raises(DataNotFoundError, match="class subfolders"):
         load_arrays("imagefolder", tmp_path / "flat")
+    (tmp_path / "bare" / "a").mkdir(parents=True)
+    (tmp_path / "bare" / "b").mkdir()
+    with pytest.raises(DataNotFoundError, match=r"^no images \(.*\) under .*bare$"):  # not each class named empty
+        load_arrays("imagefolder", tmp_path / "bare")
 
 
 def test_to_uint8_inverts_to_float():
@@ -560,6 +600,17 @@ def test_torchvision_cifar_archive_is_unpacked_offline(tmp_path, monkeypatch):
     # --image-size on a named dataset: the images resized, and the crop's padding with them (32 px padded 4, 16 px 2)
     half = load_arrays("cifar10", root, image_size=16)
     assert half.train_x.shape == (4, 3, 16, 16) and (a.info.pad, half.info.pad) == (4, 2)
+    # torchvision's files beside an archive of something else, or beside train/ alone: torchvision's set is read;
+    # beside train/ and test/ (a whole image-folder layout): the image folders are
+    _write_folder(tmp_path / "notes", ("docs",), n=0)
+    (tmp_path / "notes" / "docs" / "readme.txt").write_text("no images")
+    _archive(tmp_path / "notes", root / "notes.zip", fmt="zip")
+    assert torch.equal(load_arrays("cifar10", root).train_x, expected)
+    _write_folder(root / "train", tuple(f"c{i}" for i in range(10)), n=2)
+    assert torch.equal(load_arrays("cifar10", root).train_x, expected)
+    _write_folder(root / "test", tuple(f"c{i}" for i in range(10)), n=1)
+    folders = load_arrays("cifar10", root)
+    assert folders.train_x.shape == (20, 3, 8, 8) and folders.test_x.shape == (10, 3, 8, 8)
 
 
 def test_the_jpeg_copy_of_cifar10_loads_from_its_tarballs(cifar10_tarballs):
@@ -750,6 +801,11 @@ def test_decoded_pixels_are_pillows(kind):
         expected = ((deep * 255 + 32767) // 65535).to(torch.uint8).expand(3, 16, 20)
     assert x.dtype == torch.uint8 and x.shape == (3, 16, 20)
     assert torch.equal(x, expected)
+    if kind == "png-16bit":
+        # torchvision's decoder rounds it itself (it hands over uint16), not Pillow's slower path behind it
+        from fastjem.data import _torchvision_decode
+
+        assert torch.equal(_torchvision_decode(buf.getvalue()), expected)
 
 
 def test_a_data_dir_that_is_a_file_is_called_one(tmp_path):
@@ -1007,10 +1063,35 @@ def test_a_link_that_makes_one_image_two_is_refused(tmp_path, monkeypatch):
         load_arrays("imagefolder", tmp_path / "split")
 
 
+def test_a_folder_reached_again_is_not_walked_again(tmp_path, monkeypatch):
+    """Two links up from a class folder: each folder is read once, its second path not walked into (walking on
+    below a folder already read, to the kernel's 40-link limit, took 2^40 paths)."""
+    import os
+
+    from fastjem.data import image_files
+
+    _write_folder(tmp_path / "loop", ("a", "b"), n=1)
+    for name in ("up1", "up2"):
+        os.symlink(tmp_path / "loop", tmp_path / "loop" / "a" / name)
+    real, looked = os.path.realpath, []
+
+    def counted(path, *args, **kwargs):
+        looked.append(path)
+        assert len(looked) < 50, "the walk went on below folders it had read"
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os.path, "realpath", counted)
+    found = image_files(tmp_path / "loop" / "a")
+    monkeypatch.undo()
+    # b/ through whichever link the listing gave first
+    assert [p.relative_to(tmp_path / "loop" / "a").as_posix() for p in found] in (["0.png", "up1/b/0.png"],
+                                                                                  ["0.png", "up2/b/0.png"])
+
+
 def test_a_small_class_gives_its_smallest_hash_to_the_test_set_and_keeps_its_largest():
     """A class whose images all miss the hash's one-in-six gives the image of smallest hash to the test set; one
     whose images all hit it keeps the image of largest hash for training: fixed picks, so that adding an image of a
-    larger (smaller) hash moves no other image between the splits."""
+    larger (smaller) hash moves no other image between the splits. A class of one image trains."""
     from fastjem.data import _split_off_test
     from fastjem.data import split_hash as digest
 
@@ -1021,6 +1102,8 @@ def test_a_small_class_gives_its_smallest_hash_to_the_test_set_and_keeps_its_lar
     assert [k for k, _ in test] == [min(miss, key=digest)] and len(train) == 2
     train, test = _split_off_test([(k, 1) for k in hit], hit)
     assert [k for k, _ in train] == [max(hit, key=digest)] and len(test) == 2
+    # a class of one image trains, even where its hash hits
+    assert _split_off_test([(hit[0], 2)], hit[:1]) == ([(hit[0], 2)], [])
 
 
 def test_many_images_decode_in_order_with_chunks_in_flight(monkeypatch):
