@@ -821,7 +821,9 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
     if blob is None:
         tx, ty, vx, vy, classes = decode()
         if tx.shape[1:] != vx.shape[1:]:
-            raise DataNotFoundError(f"train images are {tuple(tx.shape[1:])} but test images {tuple(vx.shape[1:])}")
+            raise DataNotFoundError(f"{root}: the training images are {tx.shape[-1]}x{tx.shape[-2]} but the test "
+                                    f"images {vx.shape[-1]}x{vx.shape[-2]}: pass --image-size N to resize both on "
+                                    "load (shorter side to N, centre crop)")
         from fastjem.checkpoint import atomic_save
 
         try:

@@ -3856,6 +3856,9 @@ MUTANTS = [
     Mutant('data-bare-folder-per-class', 'tests/test_data.py -k imagefolder_errors', [
         ('fastjem/data.py', '        raise DataNotFoundError(f"no images ({\', \'.join(IMAGE_SUFFIXES)}) under {folder}")', '        pass  # each class said empty'),
     ]),
+    Mutant('data-split-sizes-unchecked', 'tests/test_data.py -k mixed_sizes', [
+        ('fastjem/data.py', '        if tx.shape[1:] != vx.shape[1:]:', '        if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -691,6 +691,13 @@ def test_mixed_sizes_need_image_size_and_train_with_it(tmp_path):
             Image.fromarray(rng.integers(0, 255, (h, w, 3), dtype=np.uint8)).save(tmp_path / "mixed" / c / f"{i}.png")
     with pytest.raises(DataNotFoundError, match="--image-size"):
         load_arrays("imagefolder", tmp_path / "mixed")
+    # each split of one size, but not the same: said before a run would meet it
+    _write_folder(tmp_path / "splits" / "train", ("a", "b"), n=3, size=8)
+    _write_folder(tmp_path / "splits" / "test", ("a", "b"), n=1, size=12)
+    with pytest.raises(DataNotFoundError, match=r"training images are 8x8 but the test images 12x12: pass "
+                                                r"--image-size N"):
+        load_arrays("imagefolder", tmp_path / "splits")
+    assert load_arrays("imagefolder", tmp_path / "splits", image_size=8).test_x.shape[1:] == (3, 8, 8)
     a = load_arrays("imagefolder", tmp_path / "mixed", image_size=8)
     assert a.train_x.shape[1:] == (3, 8, 8) and a.info.image_size == 8 and len(a.train_y) + len(a.test_y) == 12
     assert load_arrays("imagefolder", tmp_path / "mixed", image_size=6).train_x.shape[1:] == (3, 6, 6)  # own cache
