@@ -3859,6 +3859,9 @@ MUTANTS = [
     Mutant('data-split-sizes-unchecked', 'tests/test_data.py -k mixed_sizes', [
         ('fastjem/data.py', '        if tx.shape[1:] != vx.shape[1:]:', '        if False:'),
     ]),
+    Mutant('data-shard-not-kept', 'tests/test_data.py -k own_label', [
+        ('fastjem/data.py', '            return x_p[shard], x_lab[shard], y_lab[shard]', '            pass  # the whole batch'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -124,6 +124,10 @@ def test_each_labelled_image_is_drawn_with_its_own_label():
         assert not torch.equal(x_p, x_lab)
         allowed = set(data.train_x[data.labelled][:, 1, 0, 0].tolist())
         assert set(code[:, 1, 0, 0].tolist()) <= allowed and len(allowed) == (250 if per_class < 0 else 30)
+    # a data-parallel rank keeps its shard of the global batch that the same generator state draws
+    whole = data.draw(8, torch.Generator().manual_seed(2))
+    part = data.draw(8, torch.Generator().manual_seed(2), shard=slice(2, 4))
+    assert all(torch.equal(p, w[2:4]) for p, w in zip(part, whole))
 
 
 def test_batches_draw_every_training_image_and_every_labelled_one_uniformly():
