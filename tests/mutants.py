@@ -3862,6 +3862,24 @@ MUTANTS = [
     Mutant('data-shard-not-kept', 'tests/test_data.py -k own_label', [
         ('fastjem/data.py', '            return x_p[shard], x_lab[shard], y_lab[shard]', '            pass  # the whole batch'),
     ]),
+    Mutant('samples-no-test-data-line', 'tests/test_eval.py -k reports_what_the_network_says_of_each', [
+        ('fastjem/eval/tasks.py', '    results["test_data"] = describe(x_test)', '    pass  # not described'),
+    ]),
+    Mutant('eval-task-unseeded', 'tests/test_eval.py -k reports_what_the_network_says_of_each', [
+        ('fastjem/eval/tasks.py', '        torch.manual_seed(seed)', '        pass  # not seeded'),
+    ]),
+    Mutant('eval-report-no-version', 'tests/test_eval.py -k strict_json', [
+        ('fastjem/eval/tasks.py', '    return __version__', '    return None  # unknown'),
+    ]),
+    Mutant('eval-report-no-cpu-named', 'tests/test_eval.py -k strict_json', [
+        ('fastjem/eval/tasks.py', '    return f"cpu ({cpu_model()}, {os.cpu_count()} cores, {torch.get_num_threads()} threads)"', '    return "cpu"'),
+    ]),
+    Mutant('eval-json-tensor-raw', 'tests/test_eval.py -k hold_what_json', [
+        ('fastjem/eval/tasks.py', '        return _finite_json(obj.tolist())', '        return obj.tolist()'),
+    ]),
+    Mutant('eval-json-path-raw', 'tests/test_eval.py -k hold_what_json', [
+        ('fastjem/eval/tasks.py', '    if isinstance(obj, Path):\n        return str(obj)\n    return obj', '    return obj'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

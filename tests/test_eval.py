@@ -14,6 +14,7 @@ from kernel_utils import assert_gaussian_moments
 from torch import nn
 from torch.nn import functional as F
 
+import fastjem
 from fastjem.cli import main
 from fastjem.config import TrainConfig
 from fastjem.errors import ConfigError
@@ -979,7 +980,8 @@ def test_samples_task_reports_what_the_network_says_of_each_grid(runs, tmp_path,
     fresh = grids["samples_fresh.png"]  # no steps: the starts themselves
     assert fresh.min() >= -1 and fresh.max() <= 1
     assert abs(fresh.mean().item()) < 0.05 and abs(fresh.std().item() - 3 ** -0.5) < 0.03  # 3200 draws of U(-1, 1)
-    for key, images in (("fresh", fresh), ("buffer", em.buffer)):  # the buffer's numbers are of all of it
+    x_test, _ = em.test_set(limit=16, noise=em.config.test_noise, progress=False)  # what the grids compare with
+    for key, images in (("fresh", fresh), ("buffer", em.buffer), ("test_data", x_test)):  # the buffer's: all of it
         logits = Levels()(images)
         probs = torch.softmax(logits, 1)
         assert res[key]["mean_max_prob"] == pytest.approx(probs.max(1).values.mean().item())
@@ -995,6 +997,14 @@ def test_samples_task_reports_what_the_network_says_of_each_grid(runs, tmp_path,
     one = tasks.samples(em, n_steps=0, n_samples=1, per_class=1, init="noise", out_dir=tmp_path, progress=False,
                         n_test=16)
     assert one["results"]["fresh"]["n"] == 1 and one["results"]["conditional"]["n"] == 10
+    # the fresh chains' starts follow --seed (the global generator reseeded), whatever drew from it before
+    fresh_of = {}
+    for seed in (5, 5, 6):
+        torch.rand(7)
+        tasks.samples(em, n_steps=0, n_samples=8, per_class=1, init="noise", out_dir=tmp_path, progress=False,
+                      n_test=16, seed=seed)
+        fresh_of.setdefault(seed, []).append(grids["samples_fresh.png"])
+    assert torch.equal(*fresh_of[5]) and not torch.equal(fresh_of[5][0], fresh_of[6][0])
 
 
 def test_accuracy_and_calibration_report_what_the_network_says_of_the_test_images(runs, tmp_path):
@@ -1448,6 +1458,19 @@ def test_ood_folder_named_like_the_dataset_keeps_the_test_set_and_reports_are_st
     assert main(["eval", str(runs / "jem"), "ood", "--ood", "uniform", "--n-ood", "1", "--out-dir", str(alone),
                  *FAST]) == 0
     assert _strict_json(alone / "ood.json")["results"]["auroc"]["uniform"] == auc["uniform"]  # same positives
+    # what made the report: this fastjem, on this machine's CPU
+    assert rep["fastjem"] == fastjem.__version__ and re.fullmatch(r"cpu \(.+, \d+ cores, \d+ threads\)", rep["device"])
+
+
+def test_reports_hold_what_json_can():
+    """Tensors become their values, paths text, NaN and infinities null (strict JSON has none); what JSON cannot
+    hold is refused, not written as null."""
+    from fastjem.eval.tasks import _finite_json
+
+    held = _finite_json({"auc": torch.tensor([0.5, math.nan]), "where": Path("runs/x"), "inf": (math.inf, 1)})
+    assert held == {"auc": [0.5, None], "where": "runs/x", "inf": [None, 1]}
+    with pytest.raises(TypeError):
+        json.dumps(_finite_json({"fn": print}))
 
 
 def test_models_are_named_by_run_folder_or_file_also_when_given_relative(tmp_path, monkeypatch):

@@ -94,7 +94,7 @@ class _Run:
     def test_set(self) -> tuple[torch.Tensor, torch.Tensor]:
         return self.em.test_set(self.data_dir, self.download, self.n_test, self.test_noise, self.seed, self.progress)
 
-    def figure(self, name: str, draw) -> Path | None:
+    def figure(self, name: str, draw) -> None:
         """``draw(path)`` writes the figure ``name``. One that cannot be written (a full disk) costs a warning and
         that figure, never the numbers the task computed: the report is written and lists it as not written."""
         p = self.out_dir / name
@@ -104,9 +104,8 @@ class _Run:
             self.not_written.append(str(p))
             warnings.warn(f"{p} not written ({err.strerror or err}); the report is written without it",
                           FastJEMWarning, stacklevel=2)
-            return None
+            return
         self.files.append(str(p))
-        return p
 
     def finish(self, settings: dict, results: dict) -> dict:
         em = self.em
@@ -124,7 +123,7 @@ class _Run:
             "files": self.files + [str(self.out_dir / f"{self.task}.json")],
             **({"not_written": self.not_written} if self.not_written else {}),
         }
-        atomic_write_text(json.dumps(_finite_json(report), indent=2, default=_json_default, allow_nan=False),
+        atomic_write_text(json.dumps(_finite_json(report), indent=2, allow_nan=False),
                           self.out_dir / f"{self.task}.json")
         return report
 
@@ -144,7 +143,8 @@ def _device_name(device: torch.device) -> str:
 
 
 def _finite_json(obj):
-    """NaN / +-inf -> None (JSON has no such numbers), recursively, tensors' values included."""
+    """What JSON can hold, recursively: NaN / +-inf -> None (JSON has no such numbers), tensors -> their values,
+    paths -> text; anything else JSON cannot hold stays, for json.dumps to refuse."""
     if isinstance(obj, torch.Tensor):
         return _finite_json(obj.tolist())
     if isinstance(obj, float) and not math.isfinite(obj):
@@ -153,15 +153,9 @@ def _finite_json(obj):
         return {k: _finite_json(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_finite_json(v) for v in obj]
-    return obj
-
-
-def _json_default(obj):
-    if isinstance(obj, torch.Tensor):
-        return obj.tolist()
     if isinstance(obj, Path):
         return str(obj)
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+    return obj
 
 
 def _model_name(em: EvalModel) -> str:
