@@ -3880,6 +3880,15 @@ MUTANTS = [
     Mutant('eval-json-path-raw', 'tests/test_eval.py -k hold_what_json', [
         ('fastjem/eval/tasks.py', '    if isinstance(obj, Path):\n        return str(obj)\n    return obj', '    return obj'),
     ]),
+    Mutant('robustness-figure-label-uncautioned', 'tests/test_eval.py -k cautions_when', [
+        ('fastjem/eval/tasks.py', '                label += f" (inputs moved {moves[str(n)][\'mean_abs_change\']:.2g}/px: not robustness)"', '                pass  # not said'),
+    ]),
+    Mutant('robustness-figure-without-curves', 'tests/test_eval.py -k cautions_when', [
+        ('fastjem/eval/tasks.py', '            curves[norm][label] = pts', '            pass  # not drawn'),
+    ]),
+    Mutant('fid-classifier-without-features', 'tests/test_eval.py -k fixed_dynamic_or_bounded', [
+        ('fastjem/eval/tasks.py', '            raise FIDUnavailableError("this network has no .features(); pass another --features-model")', '            pass  # not said'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -343,12 +343,15 @@ def test_robustness_options_reach_the_attack_and_the_refinement(runs, tmp_path, 
     assert set(refiners) == {(2, 0.5, 0.02)}
 
 
-def test_robustness_cautions_when_the_refinement_leaves_the_image_range(runs, tmp_path, capsys):
+def test_robustness_cautions_when_the_refinement_leaves_the_image_range(runs, tmp_path, capsys, monkeypatch):
     """A refinement that throws clean images far out of [-1, 1] makes accuracy after it no measure of robustness:
-    the report records how far each refinement moved them and says so; a refinement that barely moves them does
-    not get the caution."""
+    the report records how far each refinement moved them and says so, and so does its curve's label in the figure;
+    a refinement that barely moves them does not get the caution. The figure's curves are the report's numbers."""
     from fastjem.checkpoint import load_checkpoint
+    from fastjem.eval import plots
 
+    drawn = {}
+    monkeypatch.setattr(plots, "robustness_curves", lambda curves, path, title: drawn.update(curves))
     ckpt = load_checkpoint(runs / "clf" / "checkpoint.pt")
     for name, step, noise in (("far", 50.0, 0.5), ("near", 1e-6, 0.0)):
         ckpt["config"].update(sgld_step_size=step, sgld_noise=noise)
@@ -361,8 +364,13 @@ def test_robustness_cautions_when_the_refinement_leaves_the_image_range(runs, tm
         moved = r["refinement_change"]["3"]["mean_abs_change"]
         if name == "far":
             assert moved > 0.5 and "not robustness" in r["caution"] and "is not robustness" in printed
+            label = f"3 SGLD steps (inputs moved {moved:.2g}/px: not robustness)"
         else:
             assert moved < 1e-3 and r["caution"] is None and "is not robustness" not in printed
+            label = "3 SGLD steps"
+        assert list(drawn["linf"]) == ["no refinement", label]
+        for n, curve in zip(("0", "3"), drawn["linf"].values()):
+            assert curve == [(p["eps"], p["acc"]) for p in r["accuracy"]["linf"][n]]
 
 
 def test_cli_all_prints_a_summary_table(runs, tmp_path, capsys):
@@ -1219,6 +1227,9 @@ def test_fid_features_from_a_torch_export_file_of_fixed_dynamic_or_bounded_batch
                         (damaged, "damaged.pt2 could not be loaded by torch.export.load")):
         with pytest.raises(tasks.FIDUnavailableError, match=re.escape(match)):
             tasks.load_feature_model(str(path), em)
+    em.model = nn.Sequential(nn.Flatten(), nn.Linear(64, 10))  # a classifier given in Python, without .features
+    with pytest.raises(tasks.FIDUnavailableError, match=r"no \.features\(\); pass another --features-model"):
+        tasks.load_feature_model("classifier", em)
 
 
 @pytest.mark.gpu
