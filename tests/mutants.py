@@ -3889,6 +3889,9 @@ MUTANTS = [
     Mutant('fid-classifier-without-features', 'tests/test_eval.py -k fixed_dynamic_or_bounded', [
         ('fastjem/eval/tasks.py', '            raise FIDUnavailableError("this network has no .features(); pass another --features-model")', '            pass  # not said'),
     ]),
+    Mutant('fid-buffer-source-without-buffer', 'tests/test_eval.py -k fid-no-buffer', [
+        ('fastjem/eval/tasks.py', '        raise ConfigError(f"{em.path} has no replay buffer ({em.label}): use --source fresh")', '        pass  # not said'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
