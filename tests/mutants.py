@@ -3892,6 +3892,9 @@ MUTANTS = [
     Mutant('fid-buffer-source-without-buffer', 'tests/test_eval.py -k fid-no-buffer', [
         ('fastjem/eval/tasks.py', '        raise ConfigError(f"{em.path} has no replay buffer ({em.label}): use --source fresh")', '        pass  # not said'),
     ]),
+    Mutant('report-md-without-headings', 'tests/test_eval.py -k test_cli_all_prints', [
+        ('fastjem/eval/tasks.py', '            lines += ["", f"## {task}", ""]', '            pass  # no heading'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

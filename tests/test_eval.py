@@ -391,6 +391,8 @@ def test_cli_all_prints_a_summary_table(runs, tmp_path, capsys):
     links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", report)
     assert "reliability.png" in links and "samples_fresh.png" in links
     assert all((out / link).exists() for link in links)
+    # each task's figures under its own heading (accuracy has none)
+    assert "\n## calibration\n\n![reliability](reliability.png)\n" in report and "## accuracy" not in report
     assert str(out / "report.md") in printed
     # one task again into that folder: its summaries are now stale, and the command says so
     assert main(["eval", str(runs / "jem"), "accuracy", "--out-dir", str(out), *FAST]) == 0
