@@ -3895,6 +3895,9 @@ MUTANTS = [
     Mutant('report-md-without-headings', 'tests/test_eval.py -k test_cli_all_prints', [
         ('fastjem/eval/tasks.py', '            lines += ["", f"## {task}", ""]', '            pass  # no heading'),
     ]),
+    Mutant('fid-inception-beside-features-dropped', 'tests/test_contracts.py -k fid_scores', [
+        ('fastjem/eval/tasks.py', '            results["inception"] = inc', '            pass  # dropped'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

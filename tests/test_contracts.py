@@ -68,10 +68,11 @@ def test_fid_source_fresh_samples_fresh_chains(jem_run, tmp_path):
     assert rep["results"]["samples"] == "fresh 1 steps" and rep["results"]["n_fake"] == 16
 
 
-def test_fid_scores_the_samples_it_is_asked_for(jem_run, tmp_path):
+def test_fid_scores_the_samples_it_is_asked_for(jem_run, tmp_path, monkeypatch):
     """fid: fresh chains are as many as the real images compared (--n-fid at most); the classifier score is the
-    samples' (here the buffer's rows), not the test images'; --source buffer on a run without a buffer is refused,
-    not answered with fresh chains."""
+    samples' (here the buffer's rows), not the test images'; with --inception-weights too, torchmetrics' numbers
+    sit under "inception" beside the feature model's; --source buffer on a run without a buffer is refused, not
+    answered with fresh chains."""
     from fastjem.errors import ConfigError
     from fastjem.eval import load_model, tasks
     from fastjem.eval.core import predict_logits
@@ -86,6 +87,15 @@ def test_fid_scores_the_samples_it_is_asked_for(jem_run, tmp_path):
     probs = torch.softmax(predict_logits(em.model, em.buffer_rows(32)), 1)
     assert rep["results"]["n_fake"] == 32
     assert rep["results"]["classifier_score"] == pytest.approx(inception_score_from_probs(probs)[0])
+    weights = tmp_path / "pt_inception.pth"
+    weights.write_bytes(b"a stand-in: the metrics are faked")
+    inception = {"fid": 12.5, "inception_score": 2.0, "inception_score_std": 0.1, "features": "Inception v3"}
+    monkeypatch.setattr(tasks, "_inception_metrics", lambda path, device: ("fid metric", "is metric"))
+    monkeypatch.setattr(tasks, "_torchmetrics_inception", lambda path, real, fake, batch, metrics: dict(inception))
+    both = tasks.fid(jem_run, inception_weights=str(weights), source="buffer", n_fid=32, out_dir=tmp_path / "both",
+                     **common)["results"]
+    assert both["inception"] == inception and both["features"] == "classifier"
+    assert both["fid"] == pytest.approx(rep["results"]["fid"])
     Trainer(TrainConfig(**TINY, px_weight=0.0), out_dir=tmp_path / "clf", progress=False, log=lambda *a: None).fit()
     with pytest.raises(ConfigError, match="no replay buffer.*use --source fresh"):
         tasks.fid(tmp_path / "clf", source="buffer", n_fid=32, out_dir=tmp_path / "none", **common)
