@@ -3898,6 +3898,21 @@ MUTANTS = [
     Mutant('fid-inception-beside-features-dropped', 'tests/test_contracts.py -k fid_scores', [
         ('fastjem/eval/tasks.py', '            results["inception"] = inc', '            pass  # dropped'),
     ]),
+    Mutant('eval-help-accuracy-group-merged', 'tests/test_eval.py -k under_its_heading', [
+        ('fastjem/eval/cli.py', '    g = p.add_argument_group("accuracy and samples")', '    pass  # the group before'),
+    ]),
+    Mutant('eval-help-calibration-group-merged', 'tests/test_eval.py -k under_its_heading', [
+        ('fastjem/eval/cli.py', '    g = p.add_argument_group("calibration")', '    pass  # the group before'),
+    ]),
+    Mutant('eval-help-ood-group-merged', 'tests/test_eval.py -k under_its_heading', [
+        ('fastjem/eval/cli.py', '    g = p.add_argument_group("ood")', '    pass  # the group before'),
+    ]),
+    Mutant('eval-help-robustness-group-merged', 'tests/test_eval.py -k under_its_heading', [
+        ('fastjem/eval/cli.py', '    g = p.add_argument_group("robustness")', '    pass  # the group before'),
+    ]),
+    Mutant('eval-help-fid-group-merged', 'tests/test_eval.py -k under_its_heading', [
+        ('fastjem/eval/cli.py', '    g = p.add_argument_group("fid")', '    pass  # the group before'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

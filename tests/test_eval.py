@@ -716,6 +716,22 @@ def test_draw_defaults_are_fastjem_samples():
     assert args.no_progress is False
 
 
+def test_eval_help_lists_each_tasks_options_under_its_heading(capsys):
+    """`fastjem eval --help`: the options in groups, each under the task(s) it serves."""
+    with pytest.raises(SystemExit):
+        main(["eval", "--help"])
+    text = capsys.readouterr().out
+    headings = ["common:", "accuracy and samples:", "calibration:", "ood:", "robustness:", "fid:", "tasks:"]
+    at = [text.index(f"\n{h}\n") for h in headings]
+    assert at == sorted(at)
+    groups = dict(zip(headings, (text[a:b] for a, b in zip(at, at[1:]))))
+    for heading, options in (("common:", ("--batch-size", "--seed")),
+                             ("accuracy and samples:", ("--n-steps", "--init")),
+                             ("calibration:", ("--bins", "--compare")), ("ood:", ("--ood-data-dir", "--n-ood")),
+                             ("robustness:", ("--norms", "--n-attack")), ("fid:", ("--inception-weights", "--n-fid"))):
+        assert all(f"  {o} " in groups[heading] for o in options), heading
+
+
 @pytest.mark.parametrize("task", ["accuracy", "calibration", "ood", "samples", "robustness", "fid"])
 def test_each_tasks_defaults_are_fastjem_evals(task):
     """A library call tasks.<task>(checkpoint) evaluates as `fastjem eval CHECKPOINT <task>` without options."""
