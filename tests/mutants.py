@@ -3913,6 +3913,30 @@ MUTANTS = [
     Mutant('eval-help-fid-group-merged', 'tests/test_eval.py -k under_its_heading', [
         ('fastjem/eval/cli.py', '    g = p.add_argument_group("fid")', '    pass  # the group before'),
     ]),
+    Mutant('sample-summary-no-logpx', 'tests/test_eval.py -k unconditional_writes', [
+        ('fastjem/eval/cli.py', '    print(f"  mean log p~(x)  {drawn.logpx.mean().item():.3f}")', '    pass  # not said'),
+    ]),
+    Mutant('sample-summary-no-histogram', 'tests/test_eval.py -k unconditional_writes', [
+        ('fastjem/eval/cli.py', '        print(f"  predicted classes {hist}")', '        pass  # not said'),
+    ]),
+    Mutant('sample-summary-no-target-rate', 'tests/test_eval.py -k class_conditional_pt', [
+        ('fastjem/eval/cli.py', '        print(f"  classified as their target class: {(drawn.pred == drawn.target).float().mean().item():.3f}")', '        pass  # not said'),
+    ]),
+    Mutant('sample-output-checked-late', 'tests/test_eval.py -k before_it_loads', [
+        ('fastjem/eval/cli.py', '    if args.out is not None:\n        draw.check_output(args.out, args.force)', '    if args.out is not None:\n        pass  # after loading'),
+    ]),
+    Mutant('eval-runs-progress-unsaid', 'tests/test_eval.py -k folder_of_runs_compares', [
+        ('fastjem/eval/cli.py', '        print(f"[{k + 1}/{len(runs)}] {run.name}", flush=True)', '        pass  # not said'),
+    ]),
+    Mutant('eval-runs-table-unprinted', 'tests/test_eval.py -k folder_of_runs_compares', [
+        ('fastjem/eval/cli.py', '    print(format_comparison(result))', '    pass  # not printed'),
+    ]),
+    Mutant('eval-history-progress-unsaid', 'tests/test_history.py', [
+        ('fastjem/eval/cli.py', '        print(f"[{k + 1}/{len(checkpoints)}] {path.name}", flush=True)', '        pass  # not said'),
+    ]),
+    Mutant('eval-history-where-unsaid', 'tests/test_history.py', [
+        ('fastjem/eval/cli.py', '    print(f"\\nper checkpoint: {out_root}/<checkpoint>/; history: {history[\'json\']}, {history[\'png\']}")', '    pass  # not said'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

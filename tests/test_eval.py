@@ -638,9 +638,14 @@ def test_cli_sample_unconditional_writes_arrays_grid_and_keeps_what_exists(runs,
     ckpt = runs / "jem" / "checkpoint.pt"
     assert main(["sample", str(runs / "jem"), "-n", "12", *SAMPLE]) == 0
     out = runs / "jem" / "sampled" / "unconditional.npz"  # the default place
-    assert str(out) in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert str(out) in printed
     with np.load(out) as f:
         arrays = {k: f[k] for k in f.files}
+    # the summary: what the network says of the samples saved
+    said = float(re.search(r"\n  mean log p~\(x\)  (\S+)\n", printed).group(1))
+    assert said == pytest.approx(float(arrays["logpx"].mean()), abs=1e-3)
+    assert f"\n  predicted classes {np.bincount(arrays['pred'], minlength=10).tolist()}\n" in printed
     assert set(arrays) == {"x", "images", "pred", "logpx"}
     x = torch.from_numpy(arrays["x"])
     assert x.shape == (12, 1, 8, 8) and x.dtype == torch.float32
@@ -685,6 +690,9 @@ def test_sample_refuses_a_bad_step_size_before_it_loads_or_minds_the_output(runs
     kept.write_bytes(b"earlier samples")
     assert main(["sample", str(tmp_path / "missing"), "--step-size", "-0.5", "--out", str(kept), *SAMPLE]) == 1
     assert "got --step-size -0.5" in capsys.readouterr().err and kept.read_bytes() == b"earlier samples"
+    # an --out that exists is refused before the checkpoint is looked for (and minutes of sampling)
+    assert main(["sample", str(tmp_path / "missing"), "--out", str(kept), *SAMPLE]) == 1
+    assert f"{kept} exists: pass --force" in capsys.readouterr().err and kept.read_bytes() == b"earlier samples"
 
 
 def test_sample_draws_one_chain_in_batches_of_one_and_starts_on_every_buffer_row(runs, tmp_path):
@@ -807,11 +815,13 @@ def test_conditional_chains_reach_their_class(runs):
     assert torch.bincount(free.pred, minlength=10).max() > 10  # not spread evenly over the classes
 
 
-def test_cli_sample_class_conditional_pt(runs, tmp_path):
+def test_cli_sample_class_conditional_pt(runs, tmp_path, capsys):
     out = tmp_path / "cond.pt"
     assert main(["sample", str(runs / "jem"), "--class", "all", "-n", "4", "--init", "noise", "--out", str(out),
                  "--no-progress", "--device", "cpu", "--n-steps", "20"]) == 0
     saved = torch.load(out)
+    hit = (saved["pred"] == saved["target"]).float().mean().item()
+    assert f"\n  classified as their target class: {hit:.3f}\n" in capsys.readouterr().out
     assert saved["target"].tolist() == [c for c in range(10) for _ in range(4)]
     assert saved["settings"]["classes"] == list(range(10)) and saved["settings"]["init"] == "noise"
     assert saved["x"].shape == (40, 1, 8, 8) and saved["images"].dtype == torch.uint8
@@ -1363,7 +1373,8 @@ def test_eval_on_a_folder_of_runs_compares_them(runs, tmp_path, capsys):
     for row in cmp["rows"]:  # each run's own report, in --out-dir/<run>/
         assert row["AUROC uniform logpx"] == _report(out / row["run"] / "ood.json")["results"]["auroc"]["uniform"][
             "logpx"]
-    assert "clf" in printed and "jem" in printed
+    assert "[1/2] clf" in printed and "[2/2] jem" in printed  # each run as it starts, then the comparison's table
+    assert re.search(r"\n *run .*AUROC uniform logpx", printed)
     assert f"per run: {out / '<run>' / 'ood.json'}" in printed  # where --out-dir put them
     assert all(r["dataset"] == "digits" for r in cmp["rows"]) and "dataset" not in printed  # one dataset: no column
     from fastjem.eval.history import format_comparison

@@ -65,6 +65,9 @@ def test_eval_over_the_checkpoint_history(tiny_config, tmp_path, capsys):
         assert row["plain acc"] == single["results"]["acc"] and single["iteration"] == row["iteration"]
     assert (out / "accuracy_history.png").exists()
     assert printed.count("\n") > 4 and "plain acc" in printed
+    # each checkpoint as it starts, and where the reports went
+    assert "[1/3] iter_0000004.pt\n" in printed and "[3/3] iter_0000012.pt\n" in printed
+    assert f"per checkpoint: {out}/<checkpoint>/; history: {out / 'accuracy_history.json'}, " in printed
     # one task at a time; a single checkpoint still works as before
     assert main(["eval", str(run / "checkpoints"), "all"]) == 1
     assert "one task at a time" in capsys.readouterr().err
