@@ -3937,6 +3937,18 @@ MUTANTS = [
     Mutant('eval-history-where-unsaid', 'tests/test_history.py', [
         ('fastjem/eval/cli.py', '    print(f"\\nper checkpoint: {out_root}/<checkpoint>/; history: {history[\'json\']}, {history[\'png\']}")', '    pass  # not said'),
     ]),
+    Mutant('history-folder-as-text', 'tests/test_history.py -k history_plot_draws', [
+        ('fastjem/eval/history.py', '''the reports of one task over checkpoints; returns the history."""
+    out_dir = Path(out_dir)''', '''the reports of one task over checkpoints; returns the history."""
+    pass  # taken as given'''),
+    ]),
+    Mutant('runs-folder-as-text', 'tests/test_history.py -k diverged_seed', [
+        ('fastjem/eval/history.py', '''    import statistics
+
+    out_dir = Path(out_dir)''', '''    import statistics
+
+    pass  # taken as given'''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -147,7 +147,8 @@ def test_the_history_plot_draws_each_number_against_iteration_three_panels_a_row
     # a history of one checkpoint
     from fastjem.eval.history import write_history
 
-    one = write_history("fid", [{"iteration": 4, "checkpoint": "iter_4.pt", "results": {"fid": 42.0}}], tmp_path)
+    # the folder may be given as text, as the signature allows
+    one = write_history("fid", [{"iteration": 4, "checkpoint": "iter_4.pt", "results": {"fid": 42.0}}], str(tmp_path))
     assert one["keys"] == ["FID"] and one["rows"] == [{"iteration": 4, "checkpoint": "iter_4.pt", "FID": 42.0}]
     assert os.path.exists(one["json"]) and os.path.exists(one["png"])
 
@@ -167,7 +168,8 @@ def test_a_diverged_seed_does_not_turn_its_combinations_mean_into_nan(tmp_path):
         (run / "config.json").write_text(json.dumps({"lr": 0.1, "seed": seed}))
         runs.append(run)
         reports.append({"dataset": "digits", "results": {"test": {"acc": acc, "nll": 1.0}}})
-    result = compare_runs("accuracy", reports, runs, tmp_path / "out")
+    result = compare_runs("accuracy", reports, runs, str(tmp_path / "out"))  # a folder given as text
+    assert os.path.exists(result["json"])
     (group,) = result["groups"]
     assert group["runs"] == 3 and group["test acc"][0] == pytest.approx(0.85)
     # the spread is the sample standard deviation (over n - 1), as fastjem sweep's table gives it
