@@ -3949,6 +3949,24 @@ MUTANTS = [
 
     pass  # taken as given'''),
     ]),
+    Mutant('draw-counts-unchecked', 'tests/test_eval.py -k library_draw_checks', [
+        ('fastjem/eval/draw.py', '    """``n`` unconditional samples, or ``n`` for each class in ``classes`` (class-major order)."""\n    check_counts(n, n_steps, batch_size)', '    """``n`` unconditional samples, or ``n`` for each class in ``classes`` (class-major order)."""\n    pass  # unchecked'),
+    ]),
+    Mutant('draw-init-checked-after-loading', 'tests/test_eval.py -k library_draw_checks', [
+        ('fastjem/eval/draw.py', '    if init not in INITS:\n        raise ConfigError(f"--init must be one of {\', \'.join(INITS)}, got {init!r}")\n    em = load_model(checkpoint, device)', '    em = load_model(checkpoint, device)'),
+    ]),
+    Mutant('resolve-init-unchecked', 'tests/test_eval.py -k library_draw_checks', [
+        ('fastjem/eval/draw.py', '    if init not in INITS:\n        raise ConfigError(f"--init must be one of {\', \'.join(INITS)}, got {init!r}")\n    if init == "buffer" and em.buffer is None:', '    if init == "buffer" and em.buffer is None:'),
+    ]),
+    Mutant('draw-sgld-unchecked', 'tests/test_eval.py -k library_draw_checks', [
+        ('fastjem/eval/draw.py', '    s = s if noise is None else noise\n    check_sgld(a, s)', '    s = s if noise is None else noise'),
+    ]),
+    Mutant('draw-all-classes-named-by-list', 'tests/test_eval.py -k library_draw_checks', [
+        ('fastjem/eval/draw.py', '        name = "all-classes"', '        pass  # named below'),
+    ]),
+    Mutant('draw-save-replaces', 'tests/test_eval.py -k library_draw_checks', [
+        ('fastjem/eval/draw.py', '    path = check_output(path, overwrite)\n    if path.suffix == ".pt":', '    path = Path(path)\n    if path.suffix == ".pt":'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

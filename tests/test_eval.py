@@ -710,6 +710,27 @@ def test_sample_draws_one_chain_in_batches_of_one_and_starts_on_every_buffer_row
     assert torch.bincount(starts.long(), minlength=4).min() > 20  # 50 expected per row
 
 
+def test_the_library_draw_checks_its_arguments_as_the_command_does(runs, tmp_path):
+    """fastjem.eval.draw / save called from Python: a bad count or --init is refused before the checkpoint is
+    loaded, a bad step size after (the checkpoint's own is the default), and an existing file is not replaced."""
+    from fastjem.eval import draw
+    from fastjem.eval.core import load_model
+
+    for kwargs, match in (({"n": 0}, "--n and --batch-size must be > 0"), ({"init": "zeros"}, "--init must be one")):
+        with pytest.raises(ConfigError, match=match):
+            draw.draw(tmp_path / "missing.pt", **kwargs)
+    with pytest.raises(ConfigError, match=r"finite numbers >= 0, got --step-size -1\.0"):
+        draw.draw(runs / "jem", step_size=-1.0, n_steps=1, device="cpu")
+    em = load_model(runs / "jem", "cpu")
+    with pytest.raises(ConfigError, match="--init must be one of"):
+        draw.resolve_init(em, "zeros")
+    assert draw.default_output(em, list(range(10))).name == "all-classes.npz"
+    drawn = draw.draw(em, n=2, n_steps=0)
+    out = draw.save(drawn, tmp_path / "two.npz")
+    with pytest.raises(ConfigError, match="exists: pass --force"):
+        draw.save(drawn, out)
+
+
 def test_draw_defaults_are_fastjem_samples():
     """A library call draw(checkpoint) samples as the command does without options."""
     import inspect
