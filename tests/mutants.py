@@ -3841,10 +3841,10 @@ MUTANTS = [
     Mutant('data-16bit-left-to-pillow', 'tests/test_data.py -k pillows', [
         ('fastjem/data.py', '        x = ((x.int() * 255 + 32767) // 65535).to(torch.uint8)', '        pass  # not rounded'),
     ]),
-    Mutant('data-decoding-bar-drain-uncounted', 'tests/test_data.py -k decoding_bar_counts', [
+    Mutant('data-decoding-bar-drain-uncounted', 'tests/test_data.py -k chunks_in_flight', [
         ('fastjem/data.py', '            images = pending.popleft().result()\n            out += images\n            bar.update(len(images))\n    bad', '            images = pending.popleft().result()\n            out += images\n    bad'),
     ]),
-    Mutant('data-decoding-bar-flight-uncounted', 'tests/test_data.py -k decoding_bar_counts', [
+    Mutant('data-decoding-bar-flight-uncounted', 'tests/test_data.py -k chunks_in_flight', [
         ('fastjem/data.py', '                out += images\n                bar.update(len(images))', '                out += images'),
     ]),
     Mutant('data-lone-image-tested', 'tests/test_data.py -k small_class_gives', [
@@ -3889,7 +3889,7 @@ MUTANTS = [
     Mutant('fid-classifier-without-features', 'tests/test_eval.py -k fixed_dynamic_or_bounded', [
         ('fastjem/eval/tasks.py', '            raise FIDUnavailableError("this network has no .features(); pass another --features-model")', '            pass  # not said'),
     ]),
-    Mutant('fid-buffer-source-without-buffer', 'tests/test_eval.py -k fid-no-buffer', [
+    Mutant('fid-buffer-source-without-buffer', 'tests/test_contracts.py -k fid_scores', [
         ('fastjem/eval/tasks.py', '        raise ConfigError(f"{em.path} has no replay buffer ({em.label}): use --source fresh")', '        pass  # not said'),
     ]),
     Mutant('report-md-without-headings', 'tests/test_eval.py -k test_cli_all_prints', [

@@ -333,30 +333,6 @@ def test_decoding_bars_follow_progress(tmp_path, capsys):
     assert "decoding" in capsys.readouterr().err
 
 
-def test_the_decoding_bar_counts_every_image(monkeypatch):
-    """The bar reaches its total: the chunks taken while more are read (one thread: three chunks of 256 and more in
-    flight) and those drained at the end both count."""
-    import io
-
-    import tqdm
-
-    from fastjem.data import _decode_many
-
-    closed = []
-
-    class Counted(tqdm.tqdm):
-        def close(self):
-            closed.append((self.n, self.total))
-            super().close()
-
-    buf = io.BytesIO()
-    Image.fromarray(np.zeros((4, 4, 3), np.uint8)).save(buf, "PNG")
-    monkeypatch.setattr(tqdm, "tqdm", Counted)
-    monkeypatch.setattr("fastjem.data._decode_threads", lambda: 1)
-    out = _decode_many(((f"{i}.png", buf.getvalue()) for i in range(1000)), "test", total=1000)
-    assert len(out) == 1000 and set(closed) == {(1000, 1000)}
-
-
 def test_cifar10_from_a_train_test_image_folder(tmp_path):
     classes = [f"c{i}" for i in range(10)]
     _write_folder(tmp_path / "cifar" / "train", classes, n=2, size=32)
@@ -1119,19 +1095,31 @@ def test_a_small_class_gives_its_smallest_hash_to_the_test_set_and_keeps_its_lar
 
 def test_many_images_decode_in_order_with_chunks_in_flight(monkeypatch):
     """More images than the chunks in flight at once (256 a chunk, two per decoding thread): each comes back in
-    the order given, fitted to the size asked, and the bad ones are named at the end, ten and a count of the rest."""
+    the order given, fitted to the size asked, and counted by the bar (the chunks taken while more are read and
+    those drained at the end), and the bad ones are named at the end, ten and a count of the rest."""
     import io
+
+    import tqdm
 
     import fastjem.data as data_mod
 
+    closed = []
+
+    class Counted(tqdm.tqdm):
+        def close(self):
+            closed.append((self.n, self.total))
+            super().close()
+
+    monkeypatch.setattr(tqdm, "tqdm", Counted)
     monkeypatch.setattr(data_mod, "_decode_threads", lambda: 1)  # so 3 chunks, 513 images, are more than in flight
     encoded = []
     for i in range(700):
         buf = io.BytesIO()
         Image.fromarray(np.full((4, 4, 3), i % 251, np.uint8)).save(buf, format="PNG")
         encoded.append((f"img{i}.png", buf.getvalue()))
-    out = data_mod._decode_many(iter(encoded), "test", size=2, total=len(encoded), progress=False)
+    out = data_mod._decode_many(iter(encoded), "test", size=2, total=len(encoded))
     assert len(out) == 700 and all(x.shape == (3, 2, 2) for x in out)
+    assert set(closed) == {(700, 700)}
     assert [int(x[0, 0, 0]) for x in out] == [i % 251 for i in range(700)]
     bad = [(f"bad{i}.png", b"not an image") for i in range(11)]
     with pytest.raises(DataNotFoundError) as ten:
