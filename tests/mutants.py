@@ -3967,6 +3967,15 @@ MUTANTS = [
     Mutant('draw-save-replaces', 'tests/test_eval.py -k library_draw_checks', [
         ('fastjem/eval/draw.py', '    path = check_output(path, overwrite)\n    if path.suffix == ".pt":', '    path = Path(path)\n    if path.suffix == ".pt":'),
     ]),
+    Mutant('eval-refine-pipeline-skips-refinement', 'tests/test_eval.py::test_refinement_is_differentiable_and_its_gradient_is_exact', [
+        ('fastjem/eval/core.py', '            x = sgld_refine(self.model, x, self.n_steps, self.step_size, self.noise, create_graph=keep_graph)', '            pass'),
+    ]),
+    Mutant('eval-run-chains-bar-not-counted', 'tests/test_eval.py::test_run_chains_is_sgld_refine_in_batches', [
+        ('fastjem/eval/core.py', '                bar.update(1)', '                pass'),
+    ]),
+    Mutant('eval-batches-bar-missing', 'tests/test_eval.py::test_refined_logits_are_the_logits_of_the_refined_inputs', [
+        ('fastjem/eval/core.py', '        starts = tqdm(starts, desc=desc, unit="batch", leave=False, dynamic_ncols=True)', '        pass'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -202,6 +202,7 @@ def test_refinement_is_differentiable_and_its_gradient_is_exact():
     # The gradient a detached refinement would give: the classifier's gradient at the refined point.
     x_ref = sgld_refine(net, x, 3, 200.0, 0.0).requires_grad_(True)
     assert (x_ref - x).abs().max() > 0.1
+    assert torch.allclose(pipeline(x), net(x_ref.detach()))  # it classifies the refined images, not x
     (grad_detached,) = torch.autograd.grad(nn.functional.cross_entropy(net(x_ref), y, reduction="sum"), x_ref)
     h = 1e-6
     worst_detached = 0.0
@@ -880,9 +881,27 @@ def test_sgld_refine_climbs_log_p_x_or_log_p_x_y_as_the_gradient_says():
     assert torch.allclose(sgld_refine(net, x, 1, 0.3, 0.0, y=y).flatten(1).double(), flat + 0.3 * w[y], atol=1e-5)
 
 
-def test_run_chains_is_sgld_refine_in_batches():
+def _counted_bars(monkeypatch) -> list:
+    """(count, total, desc) of each tqdm bar as it closes."""
+    import tqdm
+
+    closed = []
+
+    class Counted(tqdm.tqdm):
+        def close(self):
+            if not self.disable:
+                closed.append((self.n, self.total, self.desc))
+            super().close()
+
+    monkeypatch.setattr(tqdm, "tqdm", Counted)
+    return closed
+
+
+def test_run_chains_is_sgld_refine_in_batches(monkeypatch):
+    """... and with progress its bar counts every step of every batch."""
     from fastjem.eval.core import run_chains, sgld_refine
 
+    bars = _counted_bars(monkeypatch)
     torch.manual_seed(0)
     model = nn.Sequential(nn.Flatten(), nn.Linear(12, 5), nn.Tanh(), nn.Linear(5, 3)).requires_grad_(False)
     x0 = torch.randn(7, 3, 2, 2)
@@ -893,11 +912,16 @@ def test_run_chains_is_sgld_refine_in_batches():
     b = torch.cat([sgld_refine(model, x0[i:i + 3], 4, 0.5, 0.1, y=y[i:i + 3]) for i in (0, 3, 6)])
     assert torch.equal(a, b) and not torch.equal(a, x0)
     assert torch.equal(run_chains(model, x0, 0, 0.5, 0.1), x0)
+    assert bars == []
+    run_chains(model, x0, 4, 0.5, 0.1, batch_size=3, progress=True, desc="chains")
+    assert bars == [(12, 12, "chains")]  # 3 batches of 4 steps
 
 
-def test_refined_logits_are_the_logits_of_the_refined_inputs():
+def test_refined_logits_are_the_logits_of_the_refined_inputs(monkeypatch):
+    """... and with progress a bar counts the batches."""
     from fastjem.eval.core import predict_logits, refined_logits
 
+    bars = _counted_bars(monkeypatch)
     torch.manual_seed(0)
     model = nn.Sequential(nn.Flatten(), nn.Linear(12, 5), nn.Tanh(), nn.Linear(5, 3)).requires_grad_(False)
     x = torch.randn(7, 3, 2, 2)
@@ -907,6 +931,10 @@ def test_refined_logits_are_the_logits_of_the_refined_inputs():
     want = torch.cat([model(sgld_refine(model, x[i:i + 3], 3, 0.5, 0.1)) for i in (0, 3, 6)])
     assert torch.equal(got, want) and not torch.allclose(got, predict_logits(model, x), atol=1e-3)
     assert torch.equal(refined_logits(model, x, 0, 0.5, 0.1), predict_logits(model, x))
+    assert bars == []
+    refined_logits(model, x, 3, 0.5, 0.1, batch_size=3, progress=True, desc="refine")
+    predict_logits(model, x, batch_size=4, progress=True, desc="predict")
+    assert bars == [(3, 3, "refine"), (2, 2, "predict")]
 
 
 def test_a_loaded_network_is_in_eval_mode_and_frozen(tmp_path):
