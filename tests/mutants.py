@@ -3976,6 +3976,45 @@ MUTANTS = [
     Mutant('eval-batches-bar-missing', 'tests/test_eval.py::test_refined_logits_are_the_logits_of_the_refined_inputs', [
         ('fastjem/eval/core.py', '        starts = tqdm(starts, desc=desc, unit="batch", leave=False, dynamic_ncols=True)', '        pass'),
     ]),
+    Mutant('reliability-no-diagonal', 'tests/test_eval.py::test_reliability_diagram_and_score_histograms_draw_the_numbers', [
+        ('fastjem/eval/plots.py', '    ax.plot([0, 1], [0, 1], "k--", lw=1, label="perfect calibration")\n', ''),
+    ]),
+    Mutant('reliability-axes-unlabelled', 'tests/test_eval.py::test_reliability_diagram_and_score_histograms_draw_the_numbers', [
+        ('fastjem/eval/plots.py', '    ax.set_ylabel("accuracy")\n', ''),
+        ('fastjem/eval/plots.py', '    axc.set_ylabel("count")\n', ''),
+    ]),
+    Mutant('reliability-count-axis-linear', 'tests/test_eval.py::test_reliability_diagram_and_score_histograms_draw_the_numbers', [
+        ('fastjem/eval/plots.py', '    axc.set_yscale("log")\n', ''),
+    ]),
+    Mutant('reliability-no-legend', 'tests/test_eval.py::test_reliability_diagram_and_score_histograms_draw_the_numbers', [
+        ('fastjem/eval/plots.py', '    ax.legend(loc="upper left", fontsize=8)\n', ''),
+    ]),
+    Mutant('reliability-axis-not-0-1', 'tests/test_eval.py::test_reliability_diagram_and_score_histograms_draw_the_numbers', [
+        ('fastjem/eval/plots.py', '    ax.set_xlim(0, 1)\n    ax.set_ylim(0, 1)\n', ''),
+    ]),
+    Mutant('histogram-untitled', 'tests/test_eval.py::test_reliability_diagram_and_score_histograms_draw_the_numbers', [
+        ('fastjem/eval/plots.py', '    ax.set_title(f"OOD score {title}: higher = more in-distribution", fontsize=10)\n', ''),
+        ('fastjem/eval/plots.py', '    ax.set_xlabel(title)\n', ''),
+    ]),
+    Mutant('robustness-no-legend', 'tests/test_eval.py::test_figures_grid_layout_robustness_axis_and_image_formats', [
+        ('fastjem/eval/plots.py', '        ax.legend(fontsize=8)\n', ''),
+    ]),
+    Mutant('robustness-untitled', 'tests/test_eval.py::test_figures_grid_layout_robustness_axis_and_image_formats', [
+        ('fastjem/eval/plots.py', '    fig.suptitle(title, fontsize=10)\n', ''),
+        ('fastjem/eval/plots.py', '        ax.set_ylabel("accuracy under PGD")\n', ''),
+    ]),
+    Mutant('robustness-accuracy-axis-free', 'tests/test_eval.py::test_figures_grid_layout_robustness_axis_and_image_formats', [
+        ('fastjem/eval/plots.py', '        ax.set_ylim(0, 1)\n', ''),
+    ]),
+    Mutant('figure-text-path-refused', 'tests/test_eval.py::test_figures_take_text_paths_return_the_file_and_close_what_they_drew', [
+        ('fastjem/eval/plots.py', '    path = Path(path)\n    try:', '    try:'),
+    ]),
+    Mutant('grid-image-returns-none', 'tests/test_eval.py::test_figures_take_text_paths_return_the_file_and_close_what_they_drew', [
+        ('fastjem/eval/plots.py', '        save_image(grid, f, format=pil_format(path))\n    return path', '        save_image(grid, f, format=pil_format(path))\n    return None'),
+    ]),
+    Mutant('figure-left-open', 'tests/test_eval.py::test_figures_take_text_paths_return_the_file_and_close_what_they_drew', [
+        ('fastjem/eval/plots.py', '    finally:\n        plt.close(fig)\n', '    finally:\n        pass\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1868,12 +1868,36 @@ def test_figures_grid_layout_robustness_axis_and_image_formats(tmp_path, monkeyp
     linf, l2 = figures[0].axes
     assert list(linf.lines[0].get_xdata()) == pytest.approx([0.0, 2.0, 8.0])
     assert list(l2.lines[0].get_xdata()) == pytest.approx([0.0, 0.5])
-    assert "k/255" in linf.get_xlabel()
+    assert "k/255" in linf.get_xlabel() and l2.get_xlabel() == "L2 epsilon ([0, 1] pixel scale)"
+    assert figures[0]._suptitle.get_text() == "t"
+    for ax in (linf, l2):
+        assert ax.get_ylabel() == "accuracy under PGD" and ax.get_ylim() == (0, 1)
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == ["no refinement"]
+    plots._pyplot().close(figures[0])
     monkeypatch.undo()
     with pytest.raises(ValueError, match=r"unknown image file extension '\.xyz'.*use \.png"):
         plots.image_grid(torch.zeros(4, 1, 8, 8), tmp_path / "grid.xyz")
     assert not (tmp_path / "grid.xyz").exists()
     assert plots.pil_format(tmp_path / "grid") == "PNG" and plots.pil_format(tmp_path / "g.JPG") == "JPEG"
+
+
+def test_figures_take_text_paths_return_the_file_and_close_what_they_drew(tmp_path):
+    """Each figure function writes its PNG to a path given as text, returns it as a Path, and leaves no figure
+    open (a report draws dozens); a grid of images that still require grad saves too."""
+    from fastjem.eval import plots
+    from fastjem.eval.metrics import CalibrationResult
+
+    plt = plots._pyplot()
+    open_before = plt.get_fignums()
+    r = CalibrationResult(0.1, 2, [0.0, 0.5, 1.0], [1, 1], [0.0, 1.0], [0.4, 0.9], 0.1)
+    scores = {"a": {"s": torch.tensor([0.0, 1.0])}, "b": {"s": torch.tensor([2.0])}}
+    written = [plots.reliability_diagram([("jem", r)], str(tmp_path / "rel.png")),
+               plots.score_histograms(scores, "a", "s", "s", {"b": 0.0}, str(tmp_path / "h.png")),
+               plots.robustness_curves({"l2": {"x": [(0.0, 1.0)]}}, str(tmp_path / "r.png"), "t"),
+               plots.image_grid(torch.zeros(4, 1, 8, 8, requires_grad=True), str(tmp_path / "g.png"))]
+    assert written == [tmp_path / name for name in ("rel.png", "h.png", "r.png", "g.png")]
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in written)
+    assert plt.get_fignums() == open_before
 
 
 def test_reliability_diagram_and_score_histograms_draw_the_numbers(tmp_path, monkeypatch):
@@ -1896,6 +1920,11 @@ def test_reliability_diagram_and_score_histograms_draw_the_numbers(tmp_path, mon
     assert [p.get_height() for p in top.patches] == pytest.approx([0.0, 0.3, 0.6, 1.0, 0.0, 0.5, 0.5, 0.75])
     assert [p.get_height() for p in bottom.patches] == [0, 3, 5, 2, 1, 1, 4, 4]
     assert "jem ECE = 10.00%, baseline ECE = 5.00%" in top.get_title()
+    assert [t.get_text() for t in top.get_legend().get_texts()] == ["perfect calibration", "jem (ECE 10.00%)",
+                                                                    "baseline (ECE 5.00%)"]
+    assert list(top.lines[0].get_xdata()) == [0, 1] and list(top.lines[0].get_ydata()) == [0, 1]  # the diagonal
+    assert top.get_xlim() == (0, 1) and top.get_ylim() == (0, 1) and top.get_ylabel() == "accuracy"
+    assert (bottom.get_yscale(), bottom.get_xlabel(), bottom.get_ylabel()) == ("log", "confidence max p(y|x)", "count")
 
     scores = {"digits": {"logp": torch.tensor([1.0, 2.0, 3.0])}, "noise": {"logp": torch.tensor([-4.0, 0.0])}}
     plots.score_histograms(scores, "digits", "logp", "log p(x)", {"noise": 0.875}, tmp_path / "h.png")
@@ -1903,6 +1932,8 @@ def test_reliability_diagram_and_score_histograms_draw_the_numbers(tmp_path, mon
     assert len(ax.patches) == 2 * 50 and min(p.get_x() for p in ax.patches) == pytest.approx(-4.0)
     assert max(p.get_x() + p.get_width() for p in ax.patches) == pytest.approx(3.0)
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["digits (in-distribution)", "noise (AUROC 0.875)"]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("log p(x)", "density")
+    assert ax.get_title() == "OOD score log p(x): higher = more in-distribution"
     flat = {"digits": {"logp": torch.full((3,), 2.0)}, "noise": {"logp": torch.full((2,), 2.0)}}
     with warnings.catch_warnings():
         # no bins of width 0 (numpy's density divides by them); the figures left open are another warning
