@@ -4015,6 +4015,12 @@ MUTANTS = [
     Mutant('figure-left-open', 'tests/test_eval.py::test_figures_take_text_paths_return_the_file_and_close_what_they_drew', [
         ('fastjem/eval/plots.py', '    finally:\n        plt.close(fig)\n', '    finally:\n        pass\n'),
     ]),
+    Mutant('fid-sqrtm-not-symmetrised', 'tests/test_eval.py::test_fid_of_a_set_with_itself_is_zero_and_matches_the_diagonal_case', [
+        ('fastjem/eval/metrics.py', '    a = (a + a.T) / 2\n', ''),
+    ]),
+    Mutant('fid-statistics-in-their-own-dtype', 'tests/test_eval.py::test_fid_of_a_set_with_itself_is_zero_and_matches_the_diagonal_case', [
+        ('fastjem/eval/metrics.py', '    mu1, mu2, cov1, cov2 = (t.double() for t in (mu1, mu2, cov1, cov2))\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -232,6 +232,18 @@ def test_fid_of_a_set_with_itself_is_zero_and_matches_the_diagonal_case():
     v1, v2 = torch.tensor([1.0, 4.0, 9.0]), torch.tensor([4.0, 4.0, 1.0])
     expected = ((mu1 - mu2) ** 2).sum() + ((v1.sqrt() - v2.sqrt()) ** 2).sum()
     assert frechet_distance(mu1, torch.diag(v1), mu2, torch.diag(v2)) == pytest.approx(expected.item(), rel=1e-9)
+    # full covariances: statistics in fp32, or one set's fp32 and the other's fp64, are reduced in fp64 (these
+    # integer ones are exact in fp32), and a covariance asymmetric by round-off counts as its symmetric part
+    g = torch.Generator().manual_seed(0)
+    a, b = (torch.randint(-3, 4, (6, 6), generator=g).double() for _ in range(2))
+    c1, c2 = a @ a.T + torch.eye(6, dtype=torch.float64), b @ b.T
+    m1, m2 = torch.randint(-3, 4, (6,), generator=g).double(), torch.zeros(6, dtype=torch.float64)
+    exact = frechet_distance(m1, c1, m2, c2)
+    assert exact > 1.0
+    assert frechet_distance(m1.float(), c1.float(), m2.float(), c2.float()) == pytest.approx(exact, rel=1e-12)
+    assert frechet_distance(m1.float(), c1.float(), m2, c2) == pytest.approx(exact, rel=1e-12)
+    skew = 1e-3 * torch.randn(6, 6, generator=g, dtype=torch.float64)
+    assert frechet_distance(m1, c1 + skew - skew.T, m2, c2) == pytest.approx(exact, rel=1e-12)
 
 
 # -------------------------------------------------------------------------------------- tiny checkpoints
