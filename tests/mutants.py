@@ -4021,6 +4021,15 @@ MUTANTS = [
     Mutant('fid-statistics-in-their-own-dtype', 'tests/test_eval.py::test_fid_of_a_set_with_itself_is_zero_and_matches_the_diagonal_case', [
         ('fastjem/eval/metrics.py', '    mu1, mu2, cov1, cov2 = (t.double() for t in (mu1, mu2, cov1, cov2))\n', ''),
     ]),
+    Mutant('cast-copy-forgets-its-source', 'tests/test_weights.py::test_cast_copy_holds_autocasts_casts_and_keeps_the_rest', [
+        ('fastjem/weights.py', '        self.source = source\n', ''),
+    ]),
+    Mutant('export-output-checked-after-loading', 'tests/test_export.py::test_export_refuses_its_output_before_loading_the_checkpoint', [
+        ('fastjem/export.py', '    if out is not None:\n        out = _check_output(Path(out), overwrite)\n', ''),
+    ]),
+    Mutant('export-trace-failure-unexplained', 'tests/test_export.py::test_export_refuses_a_wrong_suffix_and_a_network_it_cannot_build', [
+        ('fastjem/export.py', '    except Exception as err:  # noqa: BLE001 - say which network did not export, and why, in one line\n        raise ConfigError(', '    except ImportError as err:\n        raise ConfigError('),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

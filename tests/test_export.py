@@ -1,11 +1,14 @@
 """fastjem export: the classifier as a torch.export program that computes what the network computes."""
 
+import copy
+
 import pytest
 import torch
 
 from fastjem.cli import main
+from fastjem.errors import ConfigError
 from fastjem.eval import load_model
-from fastjem.export import load_exported, read_meta
+from fastjem.export import export_classifier, load_exported, read_meta
 from fastjem.train import Trainer
 
 
@@ -66,6 +69,31 @@ def test_export_refuses_a_wrong_suffix_and_a_network_it_cannot_build(run, tmp_pa
     assert main(["export", str(tmp_path / "custom.pt")]) == 1
     assert "network given in Python (mine.Net)" in capsys.readouterr().err
     assert not (tmp_path / "model-custom.pt2").exists()
+    # given that network, but one whose output depends on its values in Python: torch.export cannot trace it
+    net = copy.deepcopy(load_model(run, "cpu").model)
+
+    class Untraceable(type(net)):
+        def forward(self, x):
+            out = super().forward(x)
+            return out if out.sum().item() > 0 else -out
+
+    net.__class__ = Untraceable
+    with pytest.raises(ConfigError, match=r"custom\.pt: torch\.export could not trace the network \(.+\)$"):
+        export_classifier(tmp_path / "custom.pt", tmp_path / "u.pt2", model=net)
+    assert not (tmp_path / "u.pt2").exists()
+
+
+def test_export_refuses_its_output_before_loading_the_checkpoint(run, tmp_path, monkeypatch):
+    """A wrong --out is said at once, without loading (and on a GPU run, moving) the checkpoint first."""
+    import fastjem.eval.core
+
+    monkeypatch.setattr(fastjem.eval.core, "load_model", lambda *a, **k: pytest.fail("loaded before --out was checked"))
+    (tmp_path / "m.pt2").write_bytes(b"kept")
+    with pytest.raises(ConfigError, match="pass --force"):
+        export_classifier(run, tmp_path / "m.pt2")
+    with pytest.raises(ConfigError, match=r"must end in \.pt2"):
+        export_classifier(run, str(tmp_path / "m.onnx"))
+    assert (tmp_path / "m.pt2").read_bytes() == b"kept"
 
 
 @pytest.mark.parametrize("wrong", ["scaled", "nan", "one"])

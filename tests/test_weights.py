@@ -43,6 +43,7 @@ def _wrn(norm="none"):
 def test_cast_copy_holds_autocasts_casts_and_keeps_the_rest(norm):
     model = _wrn(norm)
     cc = CastCopy(model)
+    assert cc.source is model and cc.module is not model and cc.dtype == BF16
     for (name, p), (_, q) in zip(model.named_parameters(), cc.module.named_parameters()):
         owner = cc.module.get_submodule(name.rsplit(".", 1)[0])
         if isinstance(owner, (nn.Conv2d, nn.Linear)):
