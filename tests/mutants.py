@@ -4030,6 +4030,21 @@ MUTANTS = [
     Mutant('export-trace-failure-unexplained', 'tests/test_export.py::test_export_refuses_a_wrong_suffix_and_a_network_it_cannot_build', [
         ('fastjem/export.py', '    except Exception as err:  # noqa: BLE001 - say which network did not export, and why, in one line\n        raise ConfigError(', '    except ImportError as err:\n        raise ConfigError('),
     ]),
+    Mutant('board-writer-unset-before-open', 'tests/test_board.py::test_a_tensorboard_folder_that_cannot_be_made_warns_once_and_the_log_stays_quiet', [
+        ('fastjem/board.py', '        self.writer = None\n        self._warn = warn', '        self._warn = warn'),
+    ]),
+    Mutant('runs-torn-checkpoint-breaks-the-row', 'tests/test_runs.py::test_a_run_stopped_between_log_lines_shows_its_checkpoints_iteration', [
+        ('fastjem/runs.py', "    except Exception:  # noqa: BLE001 - a torn or foreign file: the log's iteration stands\n        return 0", "    except Exception:  # noqa: BLE001 - a torn or foreign file: the log's iteration stands\n        return None"),
+    ]),
+    Mutant('runs-row-refuses-text-path', 'tests/test_runs.py::test_a_run_stopped_between_log_lines_shows_its_checkpoints_iteration', [
+        ('fastjem/runs.py', '    """What one run folder says about its run (None where it does not say)."""\n    folder = Path(folder)\n', '    """What one run folder says about its run (None where it does not say)."""\n'),
+    ]),
+    Mutant('runs-unknown-table-format-empty', 'tests/test_runs.py::test_csv_keeps_its_header_row', [
+        ('fastjem/runs.py', '    raise ConfigError(f"--format must be one of {\', \'.join(TABLE_FORMATS)} (or json); got {fmt!r}")', '    return ""'),
+    ]),
+    Mutant('runs-label-refuses-text-path', 'tests/test_runs.py::test_runs_of_sweeps_inside_the_folder_are_listed_with_their_sweeps_name', [
+        ('fastjem/runs.py', '    folder = Path(folder)\n    roots =', '    roots ='),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -160,3 +160,22 @@ def test_the_log_purges_from_any_later_step_logs_numbers_only_and_rewrites_purge
     log.scalars(7, {"loss": 1.0})
     log.close()
     assert RecordingWriter.calls == [("close",)] and len(warned) == 1
+
+
+def test_a_tensorboard_folder_that_cannot_be_made_warns_once_and_the_log_stays_quiet(tmp_path):
+    """A file where tensorboard/ should be: the writer never opens, one warning names the folder, and every later
+    call (scalars, images, rewind, close) is a no-op rather than an AttributeError in the middle of a run."""
+    import torch
+
+    from fastjem.board import TensorBoardLog
+
+    (tmp_path / "tensorboard").write_text("not a folder")
+    warned = []
+    log = TensorBoardLog(tmp_path / "tensorboard", 0, config={"lr": 1e-4}, warn=warned.append)
+    assert log.writer is None and len(warned) == 1 and "TensorBoard logging stopped" in warned[0]
+    assert "tensorboard" in log.failed
+    log.scalars(1, {"loss": 1.0})
+    log.image("samples", torch.zeros(3, 4, 4), 1)
+    log.rewind(0, "rolled back")
+    log.close()
+    assert len(warned) == 1 and (tmp_path / "tensorboard").read_text() == "not a folder"

@@ -124,6 +124,9 @@ def test_runs_of_sweeps_inside_the_folder_are_listed_with_their_sweeps_name(runs
         "abl/lr=0.001+seed=1", "other/lr=0.001+seed=1", "single"]
     assert main(["runs", str(tmp_path / "abl"), "--json"]) == 0  # the sweep itself: its runs by their names
     assert [r["run"] for r in json.loads(capsys.readouterr().out)] == ["lr=0.001+seed=1"]
+    from fastjem.runs import run_label
+
+    assert run_label(str(tmp_path / "abl" / "lr=0.001+seed=1"), [str(tmp_path)]) == "abl/lr=0.001+seed=1"
     # --json is --format json: beside another --format it was one of the two, silently
     assert main(["runs", str(tmp_path), "--json", "--format", "md"]) == 1
     assert "cannot be given with --format md" in capsys.readouterr().err
@@ -151,6 +154,9 @@ def test_a_run_stopped_between_log_lines_shows_its_checkpoints_iteration(tiny_co
 
     with folder_lock(tmp_path / "stopped" / ".lock", "busy"):
         assert run_row(tmp_path / "stopped")["status"] == "running (5/12)"
+    # a torn checkpoint (a copy cut short): the log's last iteration stands; the folder may be given as text
+    (tmp_path / "stopped" / "checkpoint.pt").write_bytes(b"torn")
+    assert run_row(str(tmp_path / "stopped"))["iteration"] == 4
     # started, nothing logged yet: listed at iteration 0, not left out
     (tmp_path / "new").mkdir()
     (tmp_path / "new" / "config.json").write_text(json.dumps(tiny_config.to_dict()))
@@ -190,6 +196,8 @@ def test_csv_keeps_its_header_row():
     from fastjem.runs import render_table
 
     assert render_table(["run", "test acc"], [["a", "0.5"]], "csv").splitlines() == ["run,test acc", "a,0.5"]
+    with pytest.raises(ConfigError, match=r"--format must be one of text, md, csv \(or json\); got 'html'"):
+        render_table(["run"], [["a"]], "html")
 
 
 def test_a_markdown_table_has_its_header_row_then_the_rule():
