@@ -32,7 +32,6 @@ from fastjem.config import TrainConfig, get_preset
 from fastjem.data import DatasetInfo
 from fastjem.errors import CheckpointError, ConfigError, error_line
 
-JEM_KEYS = ("model_state_dict", "replay_buffer")
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 # What fastjem.data.load_arrays reports for the datasets the authors trained on (pad 4, flips but not for SVHN,
 # 5000 held out); CIFAR-100's class names are the indices here (its data, when loaded, has the names)
