@@ -4045,6 +4045,21 @@ MUTANTS = [
     Mutant('runs-label-refuses-text-path', 'tests/test_runs.py::test_runs_of_sweeps_inside_the_folder_are_listed_with_their_sweeps_name', [
         ('fastjem/runs.py', '    folder = Path(folder)\n    roots =', '    roots ='),
     ]),
+    Mutant('convert-buffer-kept-in-its-dtype', 'tests/test_convert.py::test_a_half_precision_buffer_is_imported_in_fp32_and_sized_into_the_config', [
+        ('fastjem/convert.py', '        buffer = buffer.detach().float().contiguous()\n', ''),
+    ]),
+    Mutant('convert-buffer-size-left-at-the-preset', 'tests/test_convert.py::test_a_half_precision_buffer_is_imported_in_fp32_and_sized_into_the_config', [
+        ('fastjem/convert.py', '        cfg = cfg.replace(buffer_size=len(buffer))\n', ''),
+    ]),
+    Mutant('convert-read-jem-refuses-text-path', 'tests/test_convert.py::test_a_half_precision_buffer_is_imported_in_fp32_and_sized_into_the_config', [
+        ('fastjem/convert.py', '    ``weights_only=True`` (their files hold tensors only, so nothing in them is executed)."""\n    path = Path(path)\n', '    ``weights_only=True`` (their files hold tensors only, so nothing in them is executed)."""\n'),
+    ]),
+    Mutant('convert-unplaced-key-dropped', 'tests/test_convert.py::test_a_fastjem_key_with_no_place_in_the_authors_network_is_refused', [
+        ('fastjem/convert.py', '            raise CheckpointError(f"fastjem state dict key {key!r} has no place in the authors\' Wide-ResNet")', '            pass'),
+    ]),
+    Mutant('convert-unreadable-file-says-none', 'tests/test_convert.py::test_conversion_errors_say_what_to_do', [
+        ('fastjem/convert.py', '            continue\n    return False', '            continue\n    return None'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -126,6 +126,31 @@ def test_authors_checkpoint_converts_to_the_same_classifier_and_back(tmp_path, n
         assert torch.equal(theirs.eval().classify(x), want)
 
 
+def test_a_half_precision_buffer_is_imported_in_fp32_and_sized_into_the_config(tmp_path):
+    """The buffer is stored as fastjem keeps one (fp32) and the config's buffer size is the buffer's, not the
+    paper preset's 10000; read_jem takes a path as text."""
+    from fastjem.convert import read_jem
+
+    _, buf = _authors_file(tmp_path / "half.pt", buffer=12)
+    obj = torch.load(tmp_path / "half.pt", weights_only=True)
+    torch.save({**obj, "replay_buffer": buf.half()}, tmp_path / "half.pt")
+    assert read_jem(str(tmp_path / "half.pt"))["buffer"].dtype == torch.float16
+    r = import_jem(tmp_path / "half.pt")
+    saved = torch.load(r["path"], weights_only=True)
+    assert saved["buffer"]["data"].dtype == torch.float32 and torch.equal(saved["buffer"]["data"], buf.half().float())
+    assert r["buffer"] == (12, 3, 32, 32) and load_model(r["path"], "cpu").config.buffer_size == 12
+
+
+def test_a_fastjem_key_with_no_place_in_the_authors_network_is_refused():
+    from fastjem.convert import fastjem_to_jem_state
+    from fastjem.models.wrn import WideResNet
+
+    state = WideResNet(10, 1, 10, 3, "none").state_dict()
+    assert "class_output.weight" in fastjem_to_jem_state(state, 10)
+    with pytest.raises(CheckpointError, match=r"key 'extra\.weight' has no place in the authors' Wide-ResNet"):
+        fastjem_to_jem_state({**state, "extra.weight": torch.zeros(1)}, 10)
+
+
 def test_dataparallel_prefix_no_buffer_and_classifier_only(tmp_path):
     net, _ = _authors_file(tmp_path / "dp.pt", buffer=0, prefix="module.")
     # JEM++ (sndnyang/JEMPP) saves the same layout without the body's unused linear layer
@@ -194,7 +219,9 @@ def test_conversion_errors_say_what_to_do(tmp_path, tiny_config):
     with pytest.raises(CheckpointError, match="not the authors' CCF Wide-ResNet"):
         import_jem(tmp_path / "net.pt")
     torch.save({"weights": torch.zeros(3)}, tmp_path / "other.pt")
-    assert not is_jem_file(tmp_path / "other.pt") and is_jem_file(tmp_path / "plain.pt")
+    assert is_jem_file(tmp_path / "other.pt") is False and is_jem_file(tmp_path / "plain.pt") is True
+    (tmp_path / "text.pt").write_text("not a torch file")
+    assert is_jem_file(tmp_path / "text.pt") is False
     with pytest.raises(CheckpointError, match="lacks 'model_state_dict'"):
         import_jem(tmp_path / "other.pt")
     _, buf = _authors_file(tmp_path / "nan.pt")
