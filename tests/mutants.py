@@ -4060,6 +4060,9 @@ MUTANTS = [
     Mutant('convert-unreadable-file-says-none', 'tests/test_convert.py::test_conversion_errors_say_what_to_do', [
         ('fastjem/convert.py', '            continue\n    return False', '            continue\n    return None'),
     ]),
+    Mutant('philox-words-not-broadcast', 'tests/test_kernels_rng.py::test_philox_words_of_different_shapes_broadcast', [
+        ('kernels/rng.py', '    c0, c1, c2, c3 = torch.broadcast_tensors(c0, c1, c2, c3)\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -46,6 +46,15 @@ def test_counter_and_seed_split_into_32_bit_words():
     assert [int(g) for g in got] == [int(w) for w in want]
 
 
+def test_philox_words_of_different_shapes_broadcast():
+    """As tensor ops do: 0-d words against a vector of counters give what full-size zeros give."""
+    c0, zero = torch.arange(5, dtype=torch.int64), torch.zeros((), dtype=torch.int64)
+    k0, k1 = torch.tensor(11), torch.tensor(3)
+    got = rng.philox4x32_10(c0, zero, zero, zero, k0, k1)
+    want = rng.philox4x32_10(c0, *(torch.zeros(5, dtype=torch.int64) for _ in range(3)), k0, k1)
+    assert all(g.shape == (5,) and torch.equal(g, w) for g, w in zip(got, want, strict=True))
+
+
 def test_philox_words_of_a_counter_grid_equal_those_of_the_flat_counters():
     seed = torch.tensor((5 << 32) | 0x89ABCDEF)
     counters = torch.arange(24, dtype=torch.int64) + (3 << 32)
