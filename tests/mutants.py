@@ -4063,6 +4063,9 @@ MUTANTS = [
     Mutant('philox-words-not-broadcast', 'tests/test_kernels_rng.py::test_philox_words_of_different_shapes_broadcast', [
         ('kernels/rng.py', '    c0, c1, c2, c3 = torch.broadcast_tensors(c0, c1, c2, c3)\n', ''),
     ]),
+    Mutant('kernels-without-triton-unbound', 'tests/test_kernels_dispatch.py::test_without_triton_the_package_imports_and_runs_the_references', [
+        ('kernels/_dispatch.py', '    triton = None\n    tl = None\n', '    pass\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

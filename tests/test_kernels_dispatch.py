@@ -215,3 +215,25 @@ def test_version_release_and_power_of_2_helpers():
     assert _dispatch.interpreter_problem("3", "2.4") is not None and _dispatch.interpreter_problem("3.7", "2.4") is None
     assert [_dispatch.next_power_of_2(n) for n in (0, 1, 2, 3, 4, 5, 64, 65, 1000)] == [1, 1, 2, 4, 4, 8, 64, 128,
                                                                                           1024]
+
+
+def test_without_triton_the_package_imports_and_runs_the_references():
+    """A CPU-only install without triton: fastjem.kernels imports (triton and tl are None), auto picks the
+    references, and the ops compute, in a fresh interpreter where `import triton` fails."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['triton'] = None\n"
+        "import torch\n"
+        "import fastjem.kernels as k\n"
+        "from fastjem.kernels import _dispatch\n"
+        "assert _dispatch.triton is None and _dispatch.tl is None\n"
+        "assert not _dispatch.use_triton(torch.zeros(1))\n"
+        "x = torch.zeros(8)\n"
+        "k.sgld_step_(x, torch.ones(8), 1.0, 0.0, k.new_rng_state(0))\n"
+        "assert torch.equal(x, torch.ones(8)) and k.lse_energy(torch.zeros(2, 3)).shape == (2,)\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr[-2000:]
