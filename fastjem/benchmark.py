@@ -213,6 +213,5 @@ def plot_batch_scaling(results: list[dict], path: str | Path) -> Path:
 
 def write_result(r: dict | list[dict], path: str | Path) -> Path:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(json.dumps(r, indent=2) + "\n", path)  # a failed write leaves the old file whole
+    atomic_write_text(json.dumps(r, indent=2) + "\n", path)  # its folder made; a failed write leaves the old file whole
     return path

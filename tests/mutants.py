@@ -4066,6 +4066,45 @@ MUTANTS = [
     Mutant('kernels-without-triton-unbound', 'tests/test_kernels_dispatch.py::test_without_triton_the_package_imports_and_runs_the_references', [
         ('kernels/_dispatch.py', '    triton = None\n    tl = None\n', '    pass\n'),
     ]),
+    Mutant('bench-result-lines-missing', 'tests/test_cli.py::test_bench_prints_and_plots_what_it_measured', [
+        ('fastjem/benchmark.py', '    print(f"  engine          {r[\'engine\']}")\n', ''),
+        ('fastjem/benchmark.py', '        print(f"                  ({note})")\n', '        pass\n'),
+    ]),
+    Mutant('bench-warm-up-and-throughput-unsaid', 'tests/test_cli.py::test_bench_prints_and_plots_what_it_measured', [
+        ('fastjem/benchmark.py', '    print(f"  warm-up         {r[\'warmup_s\']:.1f} s (compilation, autotuning, graph capture)")\n', ''),
+        ('fastjem/benchmark.py', '    print(f"  throughput      {r[\'chains_per_s\']:.1f} chains/s advanced by {r[\'sgld_steps\']} steps")\n', ''),
+    ]),
+    Mutant('bench-scaling-heading-missing', 'tests/test_cli.py::test_bench_prints_and_plots_what_it_measured', [
+        ('fastjem/benchmark.py', '    print(f"\\n{results[0][\'model\']}, {results[0][\'sgld_steps\']} SGLD steps, on {results[0][\'device\']}:")\n', ''),
+    ]),
+    Mutant('bench-plot-throughput-line-missing', 'tests/test_cli.py::test_bench_prints_and_plots_what_it_measured', [
+        ('fastjem/benchmark.py', '        ax1.plot(x, [r["chains_per_s"] for r in line], "o-", label=label)\n', ''),
+    ]),
+    Mutant('bench-plot-step-time-line-missing', 'tests/test_cli.py::test_bench_prints_and_plots_what_it_measured', [
+        ('fastjem/benchmark.py', '        ax2.plot(x, [r["sgld_step_ms"] for r in line], "o-", label=label)\n', ''),
+    ]),
+    Mutant('bench-plot-unlabelled', 'tests/test_cli.py::test_bench_prints_and_plots_what_it_measured', [
+        ('fastjem/benchmark.py', '    ax1.set(ylabel=f"chains/s advanced by {rs[0][\'sgld_steps\']} steps", title="throughput")\n', ''),
+        ('fastjem/benchmark.py', '        ax.set_xlabel("batch size (chains)")\n', ''),
+    ]),
+    Mutant('bench-plot-no-legend', 'tests/test_cli.py::test_bench_prints_and_plots_what_it_measured', [
+        ('fastjem/benchmark.py', '        ax1.legend(title="precision")\n', '        pass\n'),
+    ]),
+    Mutant('bench-plot-linear-batch-axis', 'tests/test_cli.py::test_bench_prints_and_plots_what_it_measured', [
+        ('fastjem/benchmark.py', '        ax.set_xscale("log", base=2)\n', ''),
+    ]),
+    Mutant('bench-plot-ticks-not-the-sizes', 'tests/test_cli.py::test_bench_prints_and_plots_what_it_measured', [
+        ('fastjem/benchmark.py', '        ax.set_xticks(b, [str(x) for x in b])\n', ''),
+    ]),
+    Mutant('bench-plot-axis-not-from-0', 'tests/test_cli.py::test_bench_prints_and_plots_what_it_measured', [
+        ('fastjem/benchmark.py', '        ax.set_ylim(bottom=0)\n', ''),
+    ]),
+    Mutant('bench-plot-untitled', 'tests/test_cli.py::test_bench_prints_and_plots_what_it_measured', [
+        ('fastjem/benchmark.py', '    fig.suptitle(f"fastjem bench: {rs[0][\'model\']} on {rs[0][\'device\']} ({what})", fontsize=9)\n', ''),
+    ]),
+    Mutant('bench-write-result-returns-none', 'tests/test_cli.py::test_bench_prints_and_plots_what_it_measured', [
+        ('fastjem/benchmark.py', '    atomic_write_text(json.dumps(r, indent=2) + "\\n", path)  # its folder made; a failed write leaves the old file whole\n    return path', '    atomic_write_text(json.dumps(r, indent=2) + "\\n", path)  # its folder made; a failed write leaves the old file whole\n    return None'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1003,3 +1003,54 @@ def test_under_torchrun_a_run_needs_one_folder_for_every_process(tmp_path, capsy
     assert main(["train", *TINY]) == 1
     assert "under torchrun every process must write to the same folder: pass --out-dir" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+
+def test_bench_prints_and_plots_what_it_measured(tmp_path, monkeypatch, capsys):
+    """print_result's lines and the scaling table's heading; the scaling figure: chains/s and ms per step against
+    the batch size on a log-2 axis ticked at the sizes run, from 0 up, one line per precision (a legend when there
+    are several), titled with the model and device; write_result makes its folder and returns the file."""
+    import json
+
+    from fastjem import benchmark
+    from fastjem.eval import plots
+
+    def result(b, precision, ms):
+        return {"model": "WRN-10-1", "batch_size": b, "sgld_steps": 2, "input": [3, 8, 8], "device": "cpu X",
+                "engine": "precision fp32, eager", "engine_notes": ["no CUDA device"], "warmup_s": 1.5,
+                "sgld_call_ms": 2 * ms, "windows": 5, "sgld_call_ms_min": 2 * ms - 0.5,
+                "sgld_call_ms_max": 2 * ms + 0.5, "sgld_step_ms": ms, "flops_per_step": 3e9, "tflop_per_s": 0.5,
+                "chains_per_s": b / (2 * ms) * 1e3, "precision": precision, "precision_requested": precision}
+
+    rs = [result(2, "fp32", 1.0), result(8, "fp32", 2.0), result(2, "bf16", 0.5), result(8, "bf16", 1.5)]
+    benchmark.print_result(rs[0])
+    benchmark.print_scaling(rs)
+    out = capsys.readouterr().out
+    for line in ("fastjem bench: WRN-10-1, batch 2, 2 SGLD steps, input 3x8x8, on cpu X\n",
+                 "  engine          precision fp32, eager\n", "                  (no CUDA device)\n",
+                 "  warm-up         1.5 s (compilation, autotuning, graph capture)\n",
+                 "  SGLD call       2.00 ms (median of 5 windows, 1.50-2.50)\n",
+                 "  per step        1.000 ms, 3.0 GFLOP -> 0.50 TFLOP/s\n",
+                 "  throughput      1000.0 chains/s advanced by 2 steps\n", "\nWRN-10-1, 2 SGLD steps, on cpu X:\n"):
+        assert line in out, line
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda fig, path, tight=False: figures.append(fig) or path)
+    benchmark.plot_batch_scaling(rs, tmp_path / "s.png")
+    benchmark.plot_batch_scaling(rs[:2], tmp_path / "one.png")
+    ax1, ax2 = figures[0].axes
+    assert [line.get_label() for line in ax1.lines] == ["fp32", "bf16"] == [line.get_label() for line in ax2.lines]
+    assert list(ax1.lines[0].get_xdata()) == [2, 8] and list(ax1.lines[0].get_ydata()) == [1000.0, 2000.0]
+    assert list(ax2.lines[1].get_ydata()) == [0.5, 1.5]
+    assert (ax1.get_title(), ax1.get_ylabel()) == ("throughput", "chains/s advanced by 2 steps")
+    assert (ax2.get_title(), ax2.get_ylabel()) == ("step time", "ms per SGLD step")
+    for ax in (ax1, ax2):
+        assert ax.get_xscale() == "log" and list(ax.get_xticks()) == [2, 8] and ax.get_ylim()[0] == 0
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["2", "8"]
+        assert ax.get_xlabel() == "batch size (chains)"
+    assert [t.get_text() for t in ax1.get_legend().get_texts()] == ["fp32", "bf16"]
+    assert figures[0]._suptitle.get_text() == "fastjem bench: WRN-10-1 on cpu X (precisions fp32, bf16)"
+    assert figures[1].axes[0].get_legend() is None
+    assert figures[1]._suptitle.get_text() == "fastjem bench: WRN-10-1 on cpu X (precision fp32, eager)"
+    for fig in figures:
+        plots._pyplot().close(fig)
+    written = benchmark.write_result(rs, str(tmp_path / "new" / "dir" / "r.json"))
+    assert written == tmp_path / "new" / "dir" / "r.json" and json.loads(written.read_text()) == rs
