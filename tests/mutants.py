@@ -4105,6 +4105,9 @@ MUTANTS = [
     Mutant('bench-write-result-returns-none', 'tests/test_cli.py::test_bench_prints_and_plots_what_it_measured', [
         ('fastjem/benchmark.py', '    atomic_write_text(json.dumps(r, indent=2) + "\\n", path)  # its folder made; a failed write leaves the old file whole\n    return path', '    atomic_write_text(json.dumps(r, indent=2) + "\\n", path)  # its folder made; a failed write leaves the old file whole\n    return None'),
     ]),
+    Mutant('dist-replica-drift-unsaid', 'tests/test_distributed.py::test_rank_0_warns_when_the_replicas_differ_at_a_save', [
+        ('fastjem/train.py', '            if len(set(state["replica_checksums"])) != 1:\n', '            if False:\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
