@@ -4108,6 +4108,9 @@ MUTANTS = [
     Mutant('dist-replica-drift-unsaid', 'tests/test_distributed.py::test_rank_0_warns_when_the_replicas_differ_at_a_save', [
         ('fastjem/train.py', '            if len(set(state["replica_checksums"])) != 1:\n', '            if False:\n'),
     ]),
+    Mutant('wrn-feature-dim-missing', 'tests/test_models.py::test_convnet_and_build_model', [
+        ('fastjem/models/wrn.py', '        self.feature_dim = in_ch\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

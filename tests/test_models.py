@@ -126,7 +126,9 @@ def test_convnet_and_build_model():
     assert [(c.in_channels, c.out_channels, c.kernel_size, c.stride, c.padding) for c in convs] == [
         (1, 8, (3, 3), (1, 1), (1, 1)), (8, 16, (3, 3), (2, 2), (1, 1)), (16, 32, (3, 3), (2, 2), (1, 1))]
     assert net.fc.in_features == net.feature_dim == 32 and net.features(torch.randn(3, 1, 8, 8)).shape == (3, 32)
-    assert isinstance(build_model("wrn", 10, 3, 10, 1), WideResNet)
+    wrn = build_model("wrn", 10, 3, 10, 2)
+    assert isinstance(wrn, WideResNet) and wrn.feature_dim == wrn.fc.in_features == 128
+    assert wrn.features(torch.randn(2, 3, 8, 8)).shape == (2, 128)
     with pytest.raises(ValueError):
         build_model("vit", 10, 3)
 
