@@ -4111,6 +4111,12 @@ MUTANTS = [
     Mutant('wrn-feature-dim-missing', 'tests/test_models.py::test_convnet_and_build_model', [
         ('fastjem/models/wrn.py', '        self.feature_dim = in_ch\n', ''),
     ]),
+    Mutant('curves-missing-run-unsaid', 'tests/test_curves.py::test_plot_errors_say_what_to_give', [
+        ('fastjem/curves.py', '        raise ConfigError(f"{path} does not exist: give a fastjem run folder (the --out-dir of fastjem train)")', '        pass'),
+    ]),
+    Mutant('curves-iteration-axis-unlabelled', 'tests/test_curves.py::test_each_panel_draws_its_own_records', [
+        ('fastjem/curves.py', '    axes[1, 1].set_ylabel("iterations / s")\n    for ax in axes[1]:\n        ax.set_xlabel("iteration")', '    axes[1, 1].set_ylabel("iterations / s")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

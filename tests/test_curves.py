@@ -80,6 +80,9 @@ def test_plot_errors_say_what_to_give(tmp_path, capsys):
         (run / made).write_text("{}")
         with pytest.raises(ConfigError, match="stopped before its first log line"):
             read_metrics(run)
+    for gone in (tmp_path / "nope", tmp_path / "nope" / "metrics.jsonl"):  # a mistyped folder, or its file
+        with pytest.raises(ConfigError, match=r"nope(/metrics\.jsonl)? does not exist: give a fastjem run folder"):
+            read_metrics(gone)
 
 
 def test_classifier_only_runs_are_not_drawn_with_sample_energies(tmp_path):
@@ -319,6 +322,7 @@ def test_each_panel_draws_its_own_records(tmp_path, drawn):
     assert [ax.get_legend() is not None for ax in (loss, acc, energy, speed)] == [True, True, True, False]
     assert [ax.get_ylabel() for ax in (loss, acc, energy, speed, lr)] == [
         "loss", "accuracy", "mean energy E(x) = -LSE f(x)", "iterations / s", "learning rate"]
+    assert [ax.get_xlabel() for ax in (energy, speed)] == ["iteration", "iteration"]  # under the bottom panels
     (tmp_path / "config.json").write_text(json.dumps({"px_weight": 0.0, "pxy_weight": 0.0}))
     plot_curves(read_metrics(tmp_path), tmp_path / "c.png")
     energy = drawn[-1].axes[2]
