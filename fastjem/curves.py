@@ -243,7 +243,7 @@ def plot_sweep_mean(folder: str | os.PathLike, out: str | os.PathLike | None = N
     plt = _pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(10, 6.5), sharex=True)
     palette = COLOURS if len(groups) <= len(COLOURS) else [plt.get_cmap("tab20")(i % 20) for i in range(len(groups))]
-    drawn, generative, seeds = [], False, set()
+    drawn, generative = [], False
     for k, (label, runs) in enumerate(groups):
         ms = [_metrics_or_none(r) for r in runs if (r / "metrics.jsonl").exists()]
         ms = [m for m in ms if m.train]
@@ -251,7 +251,6 @@ def plot_sweep_mean(folder: str | os.PathLike, out: str | os.PathLike | None = N
             continue
         colour = palette[k]
         drawn.append((label, colour, len(ms)))
-        seeds.add(len(ms))
         rows = [{r["iter"]: r for r in m.train} for m in ms]
         its = sorted(set.intersection(*(set(r) for r in rows)))
         panels = [(axes[0, 0], "loss", "-"), (axes[0, 1], "acc", "-"), (axes[1, 1], "it_per_s", "-")]

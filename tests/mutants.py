@@ -4117,6 +4117,15 @@ MUTANTS = [
     Mutant('curves-iteration-axis-unlabelled', 'tests/test_curves.py::test_each_panel_draws_its_own_records', [
         ('fastjem/curves.py', '    axes[1, 1].set_ylabel("iterations / s")\n    for ax in axes[1]:\n        ax.set_xlabel("iteration")', '    axes[1, 1].set_ylabel("iterations / s")'),
     ]),
+    Mutant('curves-mean-counts-runs-without-records', 'tests/test_curves.py::test_a_sweep_of_one_seed_has_its_mean_without_a_band', [
+        ('fastjem/curves.py', '        ms = [m for m in ms if m.train]\n', ''),
+    ]),
+    Mutant('curves-mean-unlabelled', 'tests/test_curves.py::test_a_sweep_of_one_seed_has_its_mean_without_a_band', [
+        ('fastjem/curves.py', '        ax.set_ylabel(name, fontsize=9)\n', '        pass\n'),
+    ]),
+    Mutant('curves-mean-untitled', 'tests/test_curves.py::test_a_sweep_of_one_seed_has_its_mean_without_a_band', [
+        ('fastjem/curves.py', '    fig.suptitle(f"{folder.name}: each combination\'s mean over its seeds, band ± 1 sample sd", fontsize=10)\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -367,9 +367,16 @@ def test_a_sweep_of_one_seed_has_its_mean_without_a_band(tmp_path, drawn):
     from fastjem.config import TrainConfig
     from fastjem.sweep import check_spec, run_name, spec_of
 
-    check_spec(tmp_path / "sw", spec_of(TrainConfig(preset="test"), {"lr": [1e-3]}, [1]))
+    check_spec(tmp_path / "sw", spec_of(TrainConfig(preset="test"), {"lr": [1e-3]}, [1, 2]))
     _run(tmp_path / "sw" / run_name({"lr": 1e-3}, 1))
+    # the second seed has started but logged no training window yet: not counted, not drawn
+    (tmp_path / "sw" / run_name({"lr": 1e-3}, 2)).mkdir()
+    _write(tmp_path / "sw" / run_name({"lr": 1e-3}, 2) / "metrics.jsonl", [{"iter": 2, "val_acc": 0.9}])
     assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 0
+    assert drawn[0]._suptitle.get_text() == "sw: each combination's mean over its seeds, band ± 1 sample sd"
+    assert [ax.get_xlabel() for ax in drawn[0].axes] == ["", "", "iteration", "iteration"]
+    assert [ax.get_ylabel() for ax in drawn[0].axes] == ["loss", "accuracy (batch; o validation, * test)",
+                                                         "mean energy E(x) = -LSE f(x) (-- samples)", "iterations / s"]
     loss_ax = drawn[0].axes[0]
     assert list(loss_ax.lines[0].get_ydata()) == [1.0, 1.0]
     assert set(loss_ax.collections[0].get_paths()[0].vertices[:, 1]) == {1.0}
