@@ -39,6 +39,31 @@ def cifar10_tarballs():
 
 
 @pytest.fixture
+def counted_bars(monkeypatch) -> list:
+    """(count, total, desc) of each shown tqdm bar as it closes (tqdm.tqdm replaced for the test)."""
+    import tqdm
+
+    closed = []
+
+    class Counted(tqdm.tqdm):
+        def close(self):
+            if not self.disable:
+                closed.append((self.n, self.total, self.desc))
+            super().close()
+
+    monkeypatch.setattr(tqdm, "tqdm", Counted)
+    return closed
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures the plot functions draw, kept instead of written."""
+    figures = []
+    monkeypatch.setattr("fastjem.eval.plots._save", lambda fig, path, tight=False: figures.append(fig) or path)
+    return figures
+
+
+@pytest.fixture
 def tiny_config() -> TrainConfig:
     """A JEM on digits that runs an iteration in milliseconds."""
     return _tiny_config()

@@ -1005,7 +1005,7 @@ def test_under_torchrun_a_run_needs_one_folder_for_every_process(tmp_path, capsy
     assert not any(tmp_path.iterdir())
 
 
-def test_bench_prints_and_plots_what_it_measured(tmp_path, monkeypatch, capsys):
+def test_bench_prints_and_plots_what_it_measured(tmp_path, drawn, capsys):
     """print_result's lines and the scaling table's heading; the scaling figure: chains/s and ms per step against
     the batch size on a log-2 axis ticked at the sizes run, from 0 up, one line per precision (a legend when there
     are several), titled with the model and device; write_result makes its folder and returns the file."""
@@ -1032,8 +1032,7 @@ def test_bench_prints_and_plots_what_it_measured(tmp_path, monkeypatch, capsys):
                  "  per step        1.000 ms, 3.0 GFLOP -> 0.50 TFLOP/s\n",
                  "  throughput      1000.0 chains/s advanced by 2 steps\n", "\nWRN-10-1, 2 SGLD steps, on cpu X:\n"):
         assert line in out, line
-    figures = []
-    monkeypatch.setattr(plots, "_save", lambda fig, path, tight=False: figures.append(fig) or path)
+    figures = drawn
     benchmark.plot_batch_scaling(rs, tmp_path / "s.png")
     benchmark.plot_batch_scaling(rs[:2], tmp_path / "one.png")
     ax1, ax2 = figures[0].axes

@@ -14,14 +14,6 @@ def _write(path, records, torn_tail=False):
     path.write_text(text + ('{"iter": 9, "lo' if torn_tail else ""))
 
 
-@pytest.fixture
-def drawn(monkeypatch):
-    """The figures the plot functions draw, kept instead of written."""
-    figures = []
-    monkeypatch.setattr("fastjem.eval.plots._save", lambda fig, path, tight=False: figures.append(fig) or path)
-    return figures
-
-
 def _train(it, loss=1.0):
     return {"iter": it, "loss": loss, "ce": loss, "acc": 0.5, "e_data": 0.0, "e_sample": 0.1, "it_per_s": 10.0,
             "lr": 1e-3}

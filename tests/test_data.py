@@ -1093,24 +1093,14 @@ def test_a_small_class_gives_its_smallest_hash_to_the_test_set_and_keeps_its_lar
     assert _split_off_test([(hit[0], 2)], hit[:1]) == ([(hit[0], 2)], [])
 
 
-def test_many_images_decode_in_order_with_chunks_in_flight(monkeypatch):
+def test_many_images_decode_in_order_with_chunks_in_flight(monkeypatch, counted_bars):
     """More images than the chunks in flight at once (256 a chunk, two per decoding thread): each comes back in
     the order given, fitted to the size asked, and counted by the bar (the chunks taken while more are read and
     those drained at the end), and the bad ones are named at the end, ten and a count of the rest."""
     import io
 
-    import tqdm
-
     import fastjem.data as data_mod
 
-    closed = []
-
-    class Counted(tqdm.tqdm):
-        def close(self):
-            closed.append((self.n, self.total))
-            super().close()
-
-    monkeypatch.setattr(tqdm, "tqdm", Counted)
     monkeypatch.setattr(data_mod, "_decode_threads", lambda: 1)  # so 3 chunks, 513 images, are more than in flight
     encoded = []
     for i in range(700):
@@ -1119,7 +1109,7 @@ def test_many_images_decode_in_order_with_chunks_in_flight(monkeypatch):
         encoded.append((f"img{i}.png", buf.getvalue()))
     out = data_mod._decode_many(iter(encoded), "test", size=2, total=len(encoded))
     assert len(out) == 700 and all(x.shape == (3, 2, 2) for x in out)
-    assert set(closed) == {(700, 700)}
+    assert {(n, total) for n, total, _ in counted_bars} == {(700, 700)}
     assert [int(x[0, 0, 0]) for x in out] == [i % 251 for i in range(700)]
     bad = [(f"bad{i}.png", b"not an image") for i in range(11)]
     with pytest.raises(DataNotFoundError) as ten:

@@ -893,27 +893,11 @@ def test_sgld_refine_climbs_log_p_x_or_log_p_x_y_as_the_gradient_says():
     assert torch.allclose(sgld_refine(net, x, 1, 0.3, 0.0, y=y).flatten(1).double(), flat + 0.3 * w[y], atol=1e-5)
 
 
-def _counted_bars(monkeypatch) -> list:
-    """(count, total, desc) of each tqdm bar as it closes."""
-    import tqdm
-
-    closed = []
-
-    class Counted(tqdm.tqdm):
-        def close(self):
-            if not self.disable:
-                closed.append((self.n, self.total, self.desc))
-            super().close()
-
-    monkeypatch.setattr(tqdm, "tqdm", Counted)
-    return closed
-
-
-def test_run_chains_is_sgld_refine_in_batches(monkeypatch):
+def test_run_chains_is_sgld_refine_in_batches(counted_bars):
     """... and with progress its bar counts every step of every batch."""
     from fastjem.eval.core import run_chains, sgld_refine
 
-    bars = _counted_bars(monkeypatch)
+    bars = counted_bars
     torch.manual_seed(0)
     model = nn.Sequential(nn.Flatten(), nn.Linear(12, 5), nn.Tanh(), nn.Linear(5, 3)).requires_grad_(False)
     x0 = torch.randn(7, 3, 2, 2)
@@ -929,11 +913,11 @@ def test_run_chains_is_sgld_refine_in_batches(monkeypatch):
     assert bars == [(12, 12, "chains")]  # 3 batches of 4 steps
 
 
-def test_refined_logits_are_the_logits_of_the_refined_inputs(monkeypatch):
+def test_refined_logits_are_the_logits_of_the_refined_inputs(counted_bars):
     """... and with progress a bar counts the batches."""
     from fastjem.eval.core import predict_logits, refined_logits
 
-    bars = _counted_bars(monkeypatch)
+    bars = counted_bars
     torch.manual_seed(0)
     model = nn.Sequential(nn.Flatten(), nn.Linear(12, 5), nn.Tanh(), nn.Linear(5, 3)).requires_grad_(False)
     x = torch.randn(7, 3, 2, 2)
