@@ -155,16 +155,17 @@ def buffer_sample_fwd(buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float
     _check_inputs(buffer, idx, fresh=fresh, reset_prob=reset_prob, rng_state=rng_state)
     B, D = idx.shape[0], _row_size(buffer)
     out = torch.empty((B, *buffer.shape[1:]), dtype=buffer.dtype, device=buffer.device)  # [B, *S]
-    if B == 0 or D == 0:
-        return out
-    block_b, block_d = _launch_tiles(B, D, tiles)
-    grid = (triton.cdiv(B, block_b), triton.cdiv(D, block_d))
-    extra = {} if num_warps is None else {"num_warps": num_warps}
-    with device_of(buffer):
-        _buffer_sample_kernel[grid](
-            buffer, idx.contiguous(), out, rng_state, out if fresh is None else fresh.contiguous(), buffer.shape[0],
-            B, D, float(reset_prob), HAS_FRESH=fresh is not None, BLOCK_B=block_b, BLOCK_D=block_d, **extra,
-        )
+    if B > 0 and D > 0:
+        block_b, block_d = _launch_tiles(B, D, tiles)
+        grid = (triton.cdiv(B, block_b), triton.cdiv(D, block_d))
+        extra = {} if num_warps is None else {"num_warps": num_warps}
+        with device_of(buffer):
+            _buffer_sample_kernel[grid](
+                buffer, idx.contiguous(), out, rng_state, out if fresh is None else fresh.contiguous(),
+                buffer.shape[0], B, D, float(reset_prob), HAS_FRESH=fresh is not None, BLOCK_B=block_b,
+                BLOCK_D=block_d, **extra,
+            )
+    # rows of no elements still take their reset draws (counters offset + b), as the reference's do
     rng_state[1:].add_(B + B * counters_for(D))
     return out
 

@@ -4126,6 +4126,9 @@ MUTANTS = [
     Mutant('curves-mean-untitled', 'tests/test_curves.py::test_a_sweep_of_one_seed_has_its_mean_without_a_band', [
         ('fastjem/curves.py', '    fig.suptitle(f"{folder.name}: each combination\'s mean over its seeds, band ± 1 sample sd", fontsize=10)\n', ''),
     ]),
+    Mutant('buffer-kernel-empty-rows-skip-their-draws', 'tests/test_kernels_buffer.py::test_empty_batches_and_empty_rows_advance_the_state_as_the_reference', [
+        ('kernels/buffer.py', '    rng_state[1:].add_(B + B * counters_for(D))\n    return out\n', '    rng_state[1:].add_(B + B * counters_for(D) if D else 0)\n    return out\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

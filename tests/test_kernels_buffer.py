@@ -126,6 +126,23 @@ def test_a_batch_of_one_row_is_drawn_and_written_like_any_other(device, backend)
     assert torch.equal(buf[13:14], row)
 
 
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("device", DEVICES)
+def test_empty_batches_and_empty_rows_advance_the_state_as_the_reference(device, backend):
+    """No rows: nothing drawn, the state unmoved. Rows of no elements still take their B reset draws: the kernel
+    path returned early and left the state where the reference moves it by B, so the two drew different noise."""
+    skip_unless_runnable(device, backend)
+    for buf, idx in ((_buffer(10, (3, 4), device), torch.zeros(0, dtype=torch.int64, device=device)),
+                     (torch.ones(10, 0, device=device), torch.tensor([1, 2, 7], device=device))):
+        state, state_ref = new_rng_state(4, device), new_rng_state(4, device)
+        x0 = buffer_sample(buf, idx, 0.5, state, backend=backend)
+        assert x0.shape == buffer_sample_ref(buf, idx, 0.5, state_ref).shape == (len(idx), *buf.shape[1:])
+        assert state.tolist() == state_ref.tolist() == [4, len(idx)]
+        before = buf.clone()
+        buffer_write_(buf, idx, torch.zeros(len(idx), *buf.shape[1:], device=device), backend=backend)
+        assert torch.equal(buf, before)
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_opcheck(backend):
     skip_unless_runnable("cpu", backend)
