@@ -83,7 +83,8 @@ def sgld_step_fwd(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: floa
     """
     _check_inputs(x, grad, rng_state, base, advance)
     n = x.numel()
-    if n == 0:
+    if n == 0:  # nothing to launch; the state still moves by ``advance``, as the reference's does
+        _advance_(rng_state, n, advance)
         return
     grad = grad.contiguous()
     if block is None:

@@ -4129,6 +4129,9 @@ MUTANTS = [
     Mutant('buffer-kernel-empty-rows-skip-their-draws', 'tests/test_kernels_buffer.py::test_empty_batches_and_empty_rows_advance_the_state_as_the_reference', [
         ('kernels/buffer.py', '    rng_state[1:].add_(B + B * counters_for(D))\n    return out\n', '    rng_state[1:].add_(B + B * counters_for(D) if D else 0)\n    return out\n'),
     ]),
+    Mutant('sgld-kernel-empty-part-keeps-its-advance', 'tests/test_kernels_sgld.py::test_an_empty_part_moves_the_state_as_the_reference', [
+        ('kernels/sgld.py', '        _advance_(rng_state, n, advance)\n        return\n', '        return\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -157,6 +157,20 @@ def test_same_state_reproduces_and_offset_advances(device, backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("device", DEVICES)
+def test_an_empty_part_moves_the_state_as_the_reference(device, backend):
+    """A tensor of no elements launches nothing, yet its state moves as the reference's: by its (zero) counters,
+    or by the ``advance`` a part of a larger batch passes (the kernel path returned before advancing)."""
+    skip_unless_runnable(device, backend)
+    for advance, moved in ((None, 0), (0, 0), (8, 8)):
+        x = torch.zeros(0, 3, device=device)
+        state, state_ref = new_rng_state(2, device), new_rng_state(2, device)
+        sgld_step_(x, torch.zeros_like(x), 1.0, 0.1, state, backend=backend, advance=advance)
+        sgld_step_ref(x, torch.zeros_like(x), 1.0, 0.1, state_ref, advance=advance)
+        assert state.tolist() == state_ref.tolist() == [2, moved]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_update_scales_grad_and_noise(backend):
     skip_unless_runnable("cpu", backend)
     x0, grad = torch.randn(4000), torch.randn(4000)
