@@ -336,10 +336,8 @@ def _setup_context(ctx, inputs, output):
 
 def _backward(ctx, grad_energy, grad_row_max, grad_row_sumexp):
     logits, labels, row_max, row_sumexp = ctx.saved_tensors
-    grad_logits = None
-    if ctx.needs_input_grad[0]:
-        grad_logits = _lse_energy_backward_op(grad_energy, logits, labels, row_max, row_sumexp, ctx.backend)
-    return grad_logits, None, None
+    # called only when the logits need a gradient: the labels (int64) and the backend name cannot
+    return _lse_energy_backward_op(grad_energy, logits, labels, row_max, row_sumexp, ctx.backend), None, None
 
 
 _lse_energy_op.register_autograd(_backward, setup_context=_setup_context)

@@ -4132,6 +4132,9 @@ MUTANTS = [
     Mutant('sgld-kernel-empty-part-keeps-its-advance', 'tests/test_kernels_sgld.py::test_an_empty_part_moves_the_state_as_the_reference', [
         ('kernels/sgld.py', '        _advance_(rng_state, n, advance)\n        return\n', '        return\n'),
     ]),
+    Mutant('energy-transform-path-unchecked', 'tests/test_kernels_energy.py::test_bad_inputs_under_a_transform_get_the_same_errors', [
+        ('kernels/energy.py', '        _check_inputs(logits, labels)\n        return lse_energy_ref(logits, labels)\n', '        return lse_energy_ref(logits, labels)\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

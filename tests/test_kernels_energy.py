@@ -263,6 +263,30 @@ def test_torch_func_transforms_and_input_gradients_of_a_network(backend, labels_
     assert_close(dx, dx_ref, 1e-6, 1e-5, "dE/dx")
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bad_inputs_under_a_transform_get_the_same_errors(backend):
+    """Under torch.func the energy is the reference formula, which would take [B, K, ...] logits silently (a
+    logsumexp over dim 1 of each position) and fail on int32 labels with gather's message: the inputs are checked
+    first, as on every other path."""
+    skip_unless_runnable("cpu", backend)
+    with pytest.raises(ValueError, match=r"logits must be \[B, K\]"):
+        torch.func.grad(lambda z: lse_energy(z, backend=backend).sum())(torch.randn(2, 3, 4))
+    with pytest.raises(ValueError, match="labels must be int64"):
+        torch.func.grad(lambda z: lse_energy(z, torch.tensor([0, 1], dtype=torch.int32), backend=backend).sum())(
+            torch.randn(2, 3))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("labels_given", [False, True], ids=["marginal", "joint"])
+def test_an_empty_batch_has_empty_energies_and_gradients(backend, labels_given):
+    skip_unless_runnable("cpu", backend)
+    logits = torch.zeros(0, 10, requires_grad=True)
+    labels = torch.zeros(0, dtype=torch.int64) if labels_given else None
+    energy = lse_energy(logits, labels, backend=backend)
+    energy.sum().backward()
+    assert energy.shape == (0,) and logits.grad.shape == (0, 10)
+
+
 @pytest.mark.parametrize("path", ["eager", "registered-op"])
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("labels_given", [False, True], ids=["marginal", "joint"])
