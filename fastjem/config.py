@@ -8,7 +8,7 @@ which is what checkpoints store.
 from __future__ import annotations
 
 import math
-from dataclasses import MISSING, asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 
 from fastjem.errors import ConfigError
 
@@ -267,11 +267,6 @@ class TrainConfig:
 
 def _flag(name: str) -> str:
     return name.replace("_", "-")
-
-
-def default_of(name: str):
-    f = {f.name: f for f in fields(TrainConfig)}[name]
-    return f.default if f.default is not MISSING else f.default_factory()
 
 
 # Model fields that must match for a checkpoint to load into a network.

@@ -4135,6 +4135,27 @@ MUTANTS = [
     Mutant('energy-transform-path-unchecked', 'tests/test_kernels_energy.py::test_bad_inputs_under_a_transform_get_the_same_errors', [
         ('kernels/energy.py', '        _check_inputs(logits, labels)\n        return lse_energy_ref(logits, labels)\n', '        return lse_energy_ref(logits, labels)\n'),
     ]),
+    Mutant('config-decay-epochs-unchecked', 'tests/test_train.py::test_bad_hyperparameters_are_refused', [
+        ('fastjem/config.py', '        if any(not isinstance(e, (int, float)) or not 0 <= e < math.inf for e in self.decay_epochs):\n', '        if False:\n'),
+    ]),
+    Mutant('config-from-dict-keeps-lists', 'tests/test_train.py::test_a_config_dict_from_json_gets_tuples_and_stays_as_given', [
+        ('fastjem/config.py', '                d[key] = tuple(d[key])\n', '                pass\n'),
+    ]),
+    Mutant('config-from-dict-changes-the-callers-dict', 'tests/test_train.py::test_a_config_dict_from_json_gets_tuples_and_stays_as_given', [
+        ('fastjem/config.py', '        d = dict(d)\n', ''),
+    ]),
+    Mutant('config-compile-bool-kept', 'tests/test_train.py::test_compile_takes_a_boolean_from_python', [
+        ('fastjem/config.py', '            object.__setattr__(self, "compile", "on" if self.compile else "off")\n', '            pass\n'),
+    ]),
+    Mutant('config-unknown-preset-keyerror', 'tests/test_train.py::test_presets_validate', [
+        ('fastjem/config.py', '        raise ConfigError(f"unknown preset {name!r}; choose one of: {\', \'.join(PRESETS)}")\n', '        pass\n'),
+    ]),
+    Mutant('config-model-name-wrn-for-all', 'tests/test_train.py::test_presets_validate', [
+        ('fastjem/config.py', 'return f"WRN-{self.depth}-{self.width}" if self.arch == "wrn" else f"ConvNet(width {self.width})"', 'return f"WRN-{self.depth}-{self.width}"'),
+    ]),
+    Mutant('config-generative-ignores-pxy', 'tests/test_train.py::test_a_run_samples_when_a_generative_term_has_weight', [
+        ('fastjem/config.py', '        return self.px_weight > 0 or self.pxy_weight > 0\n', '        return self.px_weight > 0\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -6,7 +6,7 @@ import torch
 from kernel_utils import assert_gaussian_moments
 
 from fastjem.checkpoint import load_checkpoint
-from fastjem.config import PRESETS, TrainConfig
+from fastjem.config import PRESETS, TrainConfig, get_preset
 from fastjem.data import to_float
 from fastjem.errors import CheckpointError, ConfigError
 from fastjem.train import Trainer, evaluate, learning_rate, resume_config
@@ -605,6 +605,9 @@ def test_existing_run_is_not_overwritten(tiny_config, tmp_path):
     ({"buffer_margin": -1.0}, "buffer-margin must be"), ({"remedies": ()}, "remedies takes one or more"),
     ({"dataset": "imagefolder", "data_dir": ""}, "needs --data-dir"), ({"iters": 0}, "iters must be > 0"),
     ({"iters": -2}, "iters must be > 0"), ({"momentum": 1.0}, r"momentum must be in \[0, 1\)"),
+    ({"decay_epochs": (50, -1)}, "decay-epochs must be finite numbers >= 0"),
+    ({"decay_epochs": (float("inf"),)}, "decay-epochs must be finite numbers >= 0"),
+    ({"decay_epochs": ("50",)}, "decay-epochs must be finite numbers >= 0"),
 ])
 def test_bad_hyperparameters_are_refused(change, match):
     with pytest.raises(ConfigError, match=match):
@@ -637,12 +640,32 @@ def test_a_config_dict_with_an_unknown_key_is_refused():
         TrainConfig.from_dict({**cfg, "typo": 1, "sgld_step": 2})
 
 
+def test_a_config_dict_from_json_gets_tuples_and_stays_as_given():
+    """A config read back from JSON holds lists: from_dict makes them the tuples a frozen config holds (equal to
+    the config that was written, and hashable), without changing the caller's dict."""
+    written = TrainConfig(decay_epochs=(30, 40), remedies=("lr",))
+    d = json.loads(json.dumps(written.to_dict()))
+    read = TrainConfig.from_dict(d)
+    assert read == written and hash(read) == hash(written)
+    assert d["decay_epochs"] == [30, 40] and d["remedies"] == ["lr"]
+
+
+def test_compile_takes_a_boolean_from_python():
+    assert TrainConfig(compile=True).validate().compile == "on"
+    assert TrainConfig(compile=False).validate().compile == "off"
+
+
 def test_presets_validate():
     for cfg in PRESETS.values():
         cfg.validate()
     paper = PRESETS["paper"]
     assert (paper.arch, paper.depth, paper.width, paper.lr, paper.sgld_steps, paper.buffer_size) == (
         "wrn", 28, 10, 1e-4, 20, 10000)
+    assert get_preset("paper") is paper and paper.model_name == "WRN-28-10"
+    assert PRESETS["quick"].model_name == "ConvNet(width 16)"
+    with pytest.raises(ConfigError, match="unknown preset 'papers'; choose one of: quick, paper"):
+        get_preset("papers")
+
     # the rest of the paper's Table 4: warm-up, decay, SGLD step size and noise, reinitialisation, epochs, batch
     assert (paper.warmup_iters, paper.decay_epochs, paper.decay_rate, paper.sgld_step_size, paper.sgld_noise,
             paper.reinit_prob, paper.epochs, paper.batch_size, paper.norm, paper.dropout) == (
@@ -650,6 +673,12 @@ def test_presets_validate():
     # the quick preset and a bare TrainConfig take the same SGLD defaults
     for cfg in (PRESETS["quick"], TrainConfig()):
         assert (cfg.sgld_step_size, cfg.sgld_noise, cfg.reinit_prob) == (1.0, 0.01, 0.05)
+
+
+@pytest.mark.parametrize("weights,generative", [((1.0, 0.0), True), ((0.0, 1.0), True), ((0.0, 0.0), False)])
+def test_a_run_samples_when_a_generative_term_has_weight(weights, generative):
+    px_weight, pxy_weight = weights
+    assert TrainConfig(px_weight=px_weight, pxy_weight=pxy_weight).generative is generative
 
 
 def test_a_bare_config_trains_jem_on_the_fast_paths_with_the_guard_on():
