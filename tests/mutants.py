@@ -4156,6 +4156,18 @@ MUTANTS = [
     Mutant('config-generative-ignores-pxy', 'tests/test_train.py::test_a_run_samples_when_a_generative_term_has_weight', [
         ('fastjem/config.py', '        return self.px_weight > 0 or self.pxy_weight > 0\n', '        return self.px_weight > 0\n'),
     ]),
+    Mutant('atomic-file-fsyncs-before-flush', 'tests/test_disk.py::test_a_write_is_on_disk_whole_and_its_folder_synced_before_it_counts', [
+        ('fastjem/checkpoint.py', '            f.flush()\n            os.fsync(f.fileno())\n', '            os.fsync(f.fileno())\n'),
+    ]),
+    Mutant('atomic-file-folder-not-synced', 'tests/test_disk.py::test_a_write_is_on_disk_whole_and_its_folder_synced_before_it_counts', [
+        ('fastjem/checkpoint.py', '        os.fsync(dir_fd)\n', '        dir_fd + 0\n'),
+    ]),
+    Mutant('atomic-file-unmade-folder-unnamed', 'tests/test_disk.py::test_a_write_is_on_disk_whole_and_its_folder_synced_before_it_counts', [
+        ('fastjem/checkpoint.py', '        raise OSError(err.errno, err.strerror, str(path)) from err\n    try:\n        with os.fdopen', '        raise\n    try:\n        with os.fdopen'),
+    ]),
+    Mutant('lock-holder-read-from-the-end', 'tests/test_disk.py::test_a_held_lock_names_its_holder', [
+        ('fastjem/checkpoint.py', '            f.seek(0)\n            raise ConfigError(', '            raise ConfigError('),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -225,3 +225,52 @@ def test_the_small_parts_of_atomic_writes_and_the_run_lock(tmp_path, monkeypatch
 
     monkeypatch.setattr(checkpoint, "open", unreadable, raising=False)
     assert checkpoint._umask() == 0o022
+
+
+def test_a_write_is_on_disk_whole_and_its_folder_synced_before_it_counts(tmp_path, monkeypatch):
+    """What fsync sees: the temporary file with every byte in it (flushed from Python's buffer first), then the
+    folder that holds the renamed file. A folder that does not exist yet is made; one that cannot be made is
+    named in the error; a copy has the source's bytes."""
+    import os
+
+    from fastjem import checkpoint
+
+    real_fsync, synced = os.fsync, []
+
+    def fsync(fd):
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        synced.append((os.path.basename(path), os.path.getsize(path) if os.path.isfile(path) else None))
+        real_fsync(fd)
+
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("reads the synced file's name from Linux's /proc/self/fd")
+    monkeypatch.setattr(checkpoint.os, "fsync", fsync)
+    text = "x" * 5000  # under io's buffer size: without the flush, fsync would see an empty file
+    checkpoint.atomic_write_text(text, tmp_path / "new" / "deeper" / "notes.txt")
+    (name, size), folder = synced
+    assert name.startswith(".notes.txt.") and size == 5000 and folder == ("deeper", None)
+    assert (tmp_path / "new" / "deeper" / "notes.txt").read_text() == text
+    checkpoint.atomic_copy(tmp_path / "new" / "deeper" / "notes.txt", tmp_path / "copy.txt")
+    assert (tmp_path / "copy.txt").read_text() == text
+
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(OSError) as raised:
+        checkpoint.atomic_write_text("x", tmp_path / "a_file" / "notes.txt")
+    assert raised.value.filename == str(tmp_path / "a_file" / "notes.txt")
+
+
+def test_a_held_lock_names_its_holder(tmp_path):
+    """flock locks belong to an open file: a second open of the lock, even in the same process, is refused and
+    told who holds it."""
+    import os
+
+    from fastjem.checkpoint import folder_lock
+    from fastjem.errors import ConfigError
+
+    pytest.importorskip("fcntl")
+    with folder_lock(tmp_path / ".lock", "busy: {holder}"):
+        with pytest.raises(ConfigError, match=f"^busy: pid {os.getpid()}$"):
+            with folder_lock(tmp_path / ".lock", "busy: {holder}"):
+                pass
+    with folder_lock(tmp_path / ".lock", "busy: {holder}"):  # released: taken again
+        pass
