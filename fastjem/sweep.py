@@ -182,8 +182,7 @@ def check_spec(folder: Path, spec: dict, write: bool = True) -> None:
     if not write:
         return
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(json.dumps(spec, indent=2), path)
+        atomic_write_text(json.dumps(spec, indent=2), path)  # makes the folder
     except OSError as err:
         raise ConfigError(f"cannot write the sweep into {folder} ({type(err).__name__}: {err}): give another "
                           "--out-dir") from err

@@ -4168,6 +4168,15 @@ MUTANTS = [
     Mutant('lock-holder-read-from-the-end', 'tests/test_disk.py::test_a_held_lock_names_its_holder', [
         ('fastjem/checkpoint.py', '            f.seek(0)\n            raise ConfigError(', '            raise ConfigError('),
     ]),
+    Mutant('cpu-bf16-flags-none-without-flags-line', 'tests/test_engine.py::test_the_cpus_bf16_flags_and_model_from_cpuinfo', [
+        ('fastjem/engine.py', '                    return sorted(flags & {"amx_bf16", "avx512_bf16"})\n    except OSError:\n        pass\n    return []\n', '                    return sorted(flags & {"amx_bf16", "avx512_bf16"})\n    except OSError:\n        pass\n    return None\n'),
+    ]),
+    Mutant('sweep-plan-bad-run-unnamed', 'tests/test_sweep.py::test_a_bad_value_names_its_run_and_a_plan_takes_a_text_folder', [
+        ('fastjem/sweep.py', '                raise ConfigError(f"run {name}: {err}") from err\n', '                raise\n'),
+    ]),
+    Mutant('sweep-describe-plan-text-folder', 'tests/test_sweep.py::test_a_bad_value_names_its_run_and_a_plan_takes_a_text_folder', [
+        ('fastjem/sweep.py', '    """What ``run_sweep`` would do with each run, without doing it (the sweep\'s spec is checked, not written)."""\n    folder = Path(folder)\n', '    """What ``run_sweep`` would do with each run, without doing it (the sweep\'s spec is checked, not written)."""\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -47,6 +47,33 @@ def test_auto_precision_follows_the_cpu(monkeypatch, tmp_path):
     assert resolve_engine(TrainConfig(precision="bf16"), CPU, has_batch_norm=False).precision == "bf16"
 
 
+@pytest.mark.parametrize("cpuinfo,flags,model", [
+    ("model name\t: Some Xeon\nflags\t\t: fpu sse2 avx512_bf16 amx_bf16 amx_tile\n", ["amx_bf16", "avx512_bf16"],
+     "Some Xeon"),
+    ("processor\t: 0\nFeatures\t: fp asimd bf16\n", [], None),  # an ARM CPU: no flags line, no model name
+    (None, [], None),  # no /proc/cpuinfo
+])
+def test_the_cpus_bf16_flags_and_model_from_cpuinfo(monkeypatch, cpuinfo, flags, model):
+    """Read from /proc/cpuinfo's flags and model name lines; a CPU whose cpuinfo has neither (ARM), or a system
+    without the file, has no flags (a list: cache keys and results join it) and the platform module's name."""
+    import io
+    import platform
+
+    from fastjem import engine
+
+    def fake_open(path, *args, **kwargs):
+        assert path == "/proc/cpuinfo"
+        if cpuinfo is None:
+            raise FileNotFoundError(2, "No such file or directory", path)
+        return io.StringIO(cpuinfo)
+
+    monkeypatch.setattr(engine, "open", fake_open, raising=False)
+    monkeypatch.setattr(platform, "processor", lambda: "")
+    monkeypatch.setattr(platform, "machine", lambda: "aarch64")
+    assert engine.cpu_bf16_flags() == flags
+    assert engine.cpu_model() == (model or "aarch64")
+
+
 def test_the_cpu_bf16_probe_is_timed_once_per_cpu_torch_and_thread_count(monkeypatch, tmp_path):
     """``cpu_bf16_probe`` times the probe where its cache file has no entry for this CPU, torch and thread count,
     writes it there, and reads it back after; a file that is not JSON, or not ours, is timed over; an unwritable

@@ -425,3 +425,15 @@ def test_two_grid_flags_vary_both_options(tmp_path, capsys):
                  "--out-dir", str(tmp_path / "sw"), *TINY]) == 0
     out = capsys.readouterr().out
     assert "sweep: 4 runs" in out and "buffer_init=informative+sgld_steps=2+seed=1" in out
+
+
+def test_a_bad_value_names_its_run_and_a_plan_takes_a_text_folder(tmp_path, capsys):
+    from fastjem.config import TrainConfig
+    from fastjem.sweep import describe_plan
+
+    for extra in (["--dry-run"], []):
+        assert main(["sweep", "--grid", "sgld-noise=0.01,-1", "--out-dir", str(tmp_path / "sw"), *TINY, *extra]) == 1
+        assert "run sgld_noise=-1+seed=1: --sgld-noise must be >= 0, got -1.0" in capsys.readouterr().err
+    assert not (tmp_path / "sw").exists()
+    text = describe_plan(TrainConfig(iters=6), {"sgld_steps": [1, 2]}, [1], str(tmp_path / "sw"))
+    assert "sweep: 2 runs" in text and "sgld_steps=2+seed=1" in text
