@@ -4168,7 +4168,7 @@ MUTANTS = [
     Mutant('lock-holder-read-from-the-end', 'tests/test_disk.py::test_a_held_lock_names_its_holder', [
         ('fastjem/checkpoint.py', '            f.seek(0)\n            raise ConfigError(', '            raise ConfigError('),
     ]),
-    Mutant('cpu-bf16-flags-none-without-flags-line', 'tests/test_engine.py::test_the_cpus_bf16_flags_and_model_from_cpuinfo', [
+    Mutant('cpu-bf16-flags-none-without-flags-line', 'tests/test_engine.py::test_the_cpus_name_and_flags_from_cpuinfo_with_and_without_their_lines', [
         ('fastjem/engine.py', '                    return sorted(flags & {"amx_bf16", "avx512_bf16"})\n    except OSError:\n        pass\n    return []\n', '                    return sorted(flags & {"amx_bf16", "avx512_bf16"})\n    except OSError:\n        pass\n    return None\n'),
     ]),
     Mutant('sweep-plan-bad-run-unnamed', 'tests/test_sweep.py::test_a_bad_value_names_its_run_and_a_plan_takes_a_text_folder', [
@@ -4176,6 +4176,15 @@ MUTANTS = [
     ]),
     Mutant('sweep-describe-plan-text-folder', 'tests/test_sweep.py::test_a_bad_value_names_its_run_and_a_plan_takes_a_text_folder', [
         ('fastjem/sweep.py', '    """What ``run_sweep`` would do with each run, without doing it (the sweep\'s spec is checked, not written)."""\n    folder = Path(folder)\n', '    """What ``run_sweep`` would do with each run, without doing it (the sweep\'s spec is checked, not written)."""\n'),
+    ]),
+    Mutant('glibc-missing-libc-raises', 'tests/test_engine.py::test_the_cpu_malloc_tuning_sets_glibcs_three_thresholds', [
+        ('fastjem/engine.py', '        return None, "no libc.so.6"\n', '        raise\n'),
+    ]),
+    Mutant('glibc-any-c-library-taken', 'tests/test_engine.py::test_the_cpu_malloc_tuning_sets_glibcs_three_thresholds', [
+        ('fastjem/engine.py', '    if not hasattr(libc, "gnu_get_libc_version"):\n', '    if False:\n'),
+    ]),
+    Mutant('cpu-model-ignores-model-name', 'tests/test_engine.py::test_the_cpus_name_and_flags_from_cpuinfo_with_and_without_their_lines', [
+        ('fastjem/engine.py', '                if line.startswith("model name"):\n', '                if False:\n'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -47,33 +47,6 @@ def test_auto_precision_follows_the_cpu(monkeypatch, tmp_path):
     assert resolve_engine(TrainConfig(precision="bf16"), CPU, has_batch_norm=False).precision == "bf16"
 
 
-@pytest.mark.parametrize("cpuinfo,flags,model", [
-    ("model name\t: Some Xeon\nflags\t\t: fpu sse2 avx512_bf16 amx_bf16 amx_tile\n", ["amx_bf16", "avx512_bf16"],
-     "Some Xeon"),
-    ("processor\t: 0\nFeatures\t: fp asimd bf16\n", [], None),  # an ARM CPU: no flags line, no model name
-    (None, [], None),  # no /proc/cpuinfo
-])
-def test_the_cpus_bf16_flags_and_model_from_cpuinfo(monkeypatch, cpuinfo, flags, model):
-    """Read from /proc/cpuinfo's flags and model name lines; a CPU whose cpuinfo has neither (ARM), or a system
-    without the file, has no flags (a list: cache keys and results join it) and the platform module's name."""
-    import io
-    import platform
-
-    from fastjem import engine
-
-    def fake_open(path, *args, **kwargs):
-        assert path == "/proc/cpuinfo"
-        if cpuinfo is None:
-            raise FileNotFoundError(2, "No such file or directory", path)
-        return io.StringIO(cpuinfo)
-
-    monkeypatch.setattr(engine, "open", fake_open, raising=False)
-    monkeypatch.setattr(platform, "processor", lambda: "")
-    monkeypatch.setattr(platform, "machine", lambda: "aarch64")
-    assert engine.cpu_bf16_flags() == flags
-    assert engine.cpu_model() == (model or "aarch64")
-
-
 def test_the_cpu_bf16_probe_is_timed_once_per_cpu_torch_and_thread_count(monkeypatch, tmp_path):
     """``cpu_bf16_probe`` times the probe where its cache file has no entry for this CPU, torch and thread count,
     writes it there, and reads it back after; a file that is not JSON, or not ours, is timed over; an unwritable
@@ -832,19 +805,48 @@ def test_the_cpu_malloc_tuning_sets_glibcs_three_thresholds(monkeypatch):
     monkeypatch.undo()
     monkeypatch.setattr(platform, "system", lambda: "Darwin")
     assert engine_mod._glibc() == (None, "not Linux (Darwin)")
+    # Linux without glibc: no libc.so.6 to load (Alpine's musl), or a C library without glibc's version call
+    import ctypes
+
+    monkeypatch.setattr(platform, "system", lambda: "Linux")
+
+    def no_libc(name):
+        raise OSError(f"{name}: cannot open shared object file")
+
+    monkeypatch.setattr(ctypes, "CDLL", no_libc)
+    assert engine_mod.cpu_malloc_available() == (False, "no libc.so.6") and engine_mod.tune_cpu_malloc() is False
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeGlibc(1))
+    assert engine_mod.cpu_malloc_available() == (False, "the C library is not glibc")
+    assert engine_mod.tune_cpu_malloc() is False
 
 
 def test_the_cpu_model_falls_back_to_the_platforms_names(monkeypatch):
     """Without /proc/cpuinfo (macOS, Windows): platform.processor(), or platform.machine() where that is empty."""
     import platform
 
-    from fastjem.engine import cpu_model
+    from fastjem.engine import cpu_bf16_flags, cpu_model
 
     _fake_cpuinfo(monkeypatch, None)
     monkeypatch.setattr(platform, "machine", lambda: "arm64")
     for processor, named in (("Apple M2", "Apple M2"), ("", "arm64")):
         monkeypatch.setattr(platform, "processor", lambda p=processor: p)
         assert cpu_model() == named
+    assert cpu_bf16_flags() == []
+
+
+def test_the_cpus_name_and_flags_from_cpuinfo_with_and_without_their_lines(monkeypatch):
+    """A CPU names itself by cpuinfo's model name line (results and logs say it as the device); an ARM cpuinfo has
+    neither that line nor a flags one: no bf16 flags (a list: cache keys and results join it), the platform's name."""
+    import platform
+
+    from fastjem.engine import cpu_bf16_flags, cpu_model, device_name
+
+    _fake_cpuinfo(monkeypatch, "processor\t: 0\nmodel name\t: Some Xeon 9000\nflags\t\t: fpu avx512_bf16\n")
+    assert (cpu_model(), device_name(CPU), cpu_bf16_flags()) == ("Some Xeon 9000", "Some Xeon 9000", ["avx512_bf16"])
+    _fake_cpuinfo(monkeypatch, "processor\t: 0\nFeatures\t: fp asimd bf16\nCPU part\t: 0xd4f\n")
+    monkeypatch.setattr(platform, "processor", lambda: "")
+    monkeypatch.setattr(platform, "machine", lambda: "aarch64")
+    assert (cpu_model(), device_name(CPU), cpu_bf16_flags()) == ("aarch64", "aarch64", [])
 
 
 def test_the_bf16_probe_reports_each_precisions_milliseconds_per_step(monkeypatch):
