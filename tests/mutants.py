@@ -4186,6 +4186,12 @@ MUTANTS = [
     Mutant('cpu-model-ignores-model-name', 'tests/test_engine.py::test_the_cpus_name_and_flags_from_cpuinfo_with_and_without_their_lines', [
         ('fastjem/engine.py', '                if line.startswith("model name"):\n', '                if False:\n'),
     ]),
+    Mutant('cli-version-without-triton-raises', 'tests/test_cli.py::test_version_names_fastjem_torch_and_triton', [
+        ('fastjem/cli.py', '    except ImportError:\n        triton_version = "not installed"\n', '    except ImportError:\n        raise\n'),
+    ]),
+    Mutant('cli-preset-table-without-its-note', 'tests/test_cli.py::test_train_help_explains_every_option', [
+        ('fastjem/cli.py', '    lines.append("each option\'s (default: ...) above is its own default, before a preset applies.")\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

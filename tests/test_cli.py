@@ -40,6 +40,8 @@ def test_train_help_explains_every_option():
             differs = value != getattr(base, f.name) and f.name != "preset"
             assert (re.search(f" {f.name}=", line) is not None) == differs, (name, f.name)
             assert not differs or f" {f.name}={value}" in line, (name, f.name)
+    assert table.splitlines()[len(PRESETS)] == ("each option's (default: ...) above is its own default, before a "
+                                                "preset applies.")
 
 
 def test_bench_explains_the_engine_options_as_train_does():
@@ -105,6 +107,12 @@ def test_version_names_fastjem_torch_and_triton():
     assert out.stdout.startswith(f"fastjem {fastjem.__version__} (torch {torch.__version__}, triton ")
     assert f"CUDA available: {torch.cuda.is_available()}" in out.stdout
     assert f"CUDA build {torch.version.cuda or 'none'}," in out.stdout  # a CPU-only torch says none
+    # without triton (a CPU install may lack it): said, not an ImportError
+    from fastjem.cli import _version_line
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setitem(sys.modules, "triton", None)
+        assert ", triton not installed, " in _version_line()
 
 
 def test_no_command_is_a_usage_error(capsys):
