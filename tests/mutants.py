@@ -4192,6 +4192,9 @@ MUTANTS = [
     Mutant('cli-preset-table-without-its-note', 'tests/test_cli.py::test_train_help_explains_every_option', [
         ('fastjem/cli.py', '    lines.append("each option\'s (default: ...) above is its own default, before a preset applies.")\n', ''),
     ]),
+    Mutant('cli-env-without-version-line', 'tests/test_cli.py::test_env_reports_the_machine_and_the_default_engine_with_why', [
+        ('fastjem/cli.py', '    print(r["version"])\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -724,6 +724,9 @@ def test_env_reports_the_machine_and_the_default_engine_with_why(capsys, monkeyp
     monkeypatch.setattr("fastjem.engine.cpu_bf16_probe", lambda: (4.0, 5.0, "probe cached in X"))
     assert main(["env"]) == 0
     out = capsys.readouterr().out
+    from fastjem.cli import _version_line
+
+    assert out.startswith(_version_line() + "\nCPU     ")  # what a bug report needs, first
     assert "bf16 instructions: avx512_bf16 (no AMX)" in out
     assert "fastjem train on cpu (defaults): precision fp32" in out and "AVX512-BF16 but no AMX" in out
     assert "ran x0.80 the speed of fp32 here (5.00 against 4.00 ms; probe cached in X)" in out
