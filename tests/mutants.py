@@ -4195,6 +4195,15 @@ MUTANTS = [
     Mutant('cli-env-without-version-line', 'tests/test_cli.py::test_env_reports_the_machine_and_the_default_engine_with_why', [
         ('fastjem/cli.py', '    print(r["version"])\n', ''),
     ]),
+    Mutant('cli-export-without-its-use-line', 'tests/test_export.py::test_export_writes_a_program_with_free_batch_size_and_its_metadata', [
+        ('fastjem/cli.py', '    print(f"  use     net = torch.export.load({str(r[\'path\'])!r}).module()")\n', ''),
+    ]),
+    Mutant('cli-convert-without-its-sample-line', 'tests/test_convert.py::test_cli_convert_then_eval_sample_export_train_and_back', [
+        ('fastjem/cli.py', '    print(f"  sample    fastjem sample {r[\'path\']} -n 64")\n', ''),
+    ]),
+    Mutant('cli-convert-evaluate-line-data-dir-twice', 'tests/test_convert.py::test_cli_convert_then_eval_sample_export_train_and_back', [
+        ('fastjem/cli.py', 'all{\'\' if args.data_dir else data}")', 'all{data}")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

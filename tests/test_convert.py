@@ -294,9 +294,13 @@ def test_cli_convert_then_eval_sample_export_train_and_back(tmp_path, capsys):
     assert f"wrote {conv}: WRN-10-1" in out and "replay buffer 64 x 3 x 32 x 32" in out
     assert f"--init-weights {conv} --depth 10 --width 1" in out  # not the paper preset's WRN-28-10
     suggested = next(line for line in out.splitlines() if line.strip().startswith("train ")).split()[3:]
+    # the evaluate and sample lines name the file (the data folder was given: no --data-dir needed)
+    evaluate, sample = (next(line for line in out.splitlines() if line.startswith(f"  {what} ")).split()[1:]
+                        for what in ("evaluate", "sample"))
+    assert evaluate == ["fastjem", "eval", str(conv), "all"] and sample == ["fastjem", "sample", str(conv), "-n", "64"]
 
     # fastjem eval on the converted file gives what the authors' network gives on the same test images
-    assert main(["eval", str(conv), "accuracy", "--no-progress"]) == 0
+    assert main([*evaluate[1:3], "accuracy", "--no-progress"]) == 0
     report = json.loads((tmp_path / "eval-CIFAR10_MODEL-fastjem" / "accuracy.json").read_text())
     a = load_arrays("cifar10", data)
     x, y = to_float(a.test_x), a.test_y
@@ -306,7 +310,7 @@ def test_cli_convert_then_eval_sample_export_train_and_back(tmp_path, capsys):
     assert report["results"]["acc"] == pytest.approx((logits.argmax(1) == y).float().mean().item())
     assert report["results"]["nll"] == pytest.approx(F.cross_entropy(logits, y).item(), rel=1e-5)
 
-    assert main(["sample", str(conv), "-n", "4", "--n-steps", "2", "--no-progress"]) == 0
+    assert main([*sample[1:3], "-n", "4", "--n-steps", "2", "--no-progress"]) == 0
     assert main(["export", str(conv)]) == 0
     capsys.readouterr()
     # resuming it is refused with the way forward; a new run starts from its network

@@ -29,6 +29,12 @@ def test_export_writes_a_program_with_free_batch_size_and_its_metadata(run, caps
     net = load_exported(path)
     em = load_model(run, "cpu")
     x_test = em.test_set()[0]
+    # the line it suggests loads the program
+    use = next(line for line in out.splitlines() if line.startswith("  use     "))[len("  use     "):]
+    scope = {"torch": torch}
+    exec(use, scope)
+    with torch.no_grad():
+        torch.testing.assert_close(scope["net"](x_test[:4]), net(x_test[:4]))
     for b in (1, 16, 360):  # any batch size: here the whole test set in one call
         with torch.no_grad():
             torch.testing.assert_close(net(x_test[:b]), em.model(x_test[:b]), rtol=1e-5, atol=1e-6)
