@@ -4204,6 +4204,12 @@ MUTANTS = [
     Mutant('cli-convert-evaluate-line-data-dir-twice', 'tests/test_convert.py::test_cli_convert_then_eval_sample_export_train_and_back', [
         ('fastjem/cli.py', 'all{\'\' if args.data_dir else data}")', 'all{data}")'),
     ]),
+    Mutant('energy-backward-always-reference', 'tests/test_kernels_energy.py::test_the_backward_runs_the_backward_kernel_on_the_triton_backend', [
+        ('kernels/energy.py', '    if use_triton(logits, backend):\n        return lse_energy_bwd(', '    if False:\n        return lse_energy_bwd('),
+    ]),
+    Mutant('sgd-momentum-buffers-without-momentum', 'tests/test_optim.py::test_defaults_are_torch_sgds_plain_descent', [
+        ('fastjem/optim.py', '            if group["momentum"] == 0:\n                continue\n            for p in group["params"]:\n                state = self.state[p]', '            for p in group["params"]:\n                state = self.state[p]'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -163,6 +163,23 @@ def test_backend_selection_reaches_the_kernel(monkeypatch):
     assert calls == [1, 1]
 
 
+@pytest.mark.parametrize("path", ["eager", "registered-op"])
+def test_the_backward_runs_the_backward_kernel_on_the_triton_backend(monkeypatch, path):
+    """The fused backward launches on the triton backend, eagerly and through the registered op (the reference
+    backward gives the same numbers, so only the launch tells them apart); the reference backend never launches."""
+    skip_unless_runnable("cpu", "triton")
+    calls = []
+    real = energy.lse_energy_bwd
+    monkeypatch.setattr(energy, "lse_energy_bwd", lambda *a: calls.append(1) or real(*a))
+    if path == "registered-op":
+        monkeypatch.setattr(energy, "direct_call", lambda *a, **k: False)
+    for backend, launched in (("reference", []), ("triton", [1])):
+        calls.clear()
+        logits = torch.randn(3, 4, requires_grad=True)
+        lse_energy(logits, backend=backend).sum().backward()
+        assert calls == launched, backend
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_strided_labels_pick_their_own_rows(backend):
     """A column of a label matrix (stride 2): the kernels must read label b of row b, not element b of storage."""

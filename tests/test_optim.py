@@ -40,6 +40,11 @@ def test_defaults_are_torch_sgds_plain_descent():
     ref = torch.optim.SGD([p], lr=0.1).param_groups[0]
     assert [mine[k] for k in ("momentum", "weight_decay", "nesterov")] == \
         [ref[k] for k in ("momentum", "weight_decay", "nesterov")] == [0, 0, False]
+    # plain descent keeps no momentum buffers (each would be a copy of its parameter)
+    opt = DeviceSGD([p], torch.tensor(0.1))
+    p.grad = torch.ones(3)
+    opt.step()
+    assert opt.state_dict()["state"] == {}
 
 
 def test_state_dicts_load_both_ways_and_buffers_exist_from_the_start():
