@@ -388,12 +388,18 @@ def _has_lone_split(root: Path) -> bool:
 def _check_not_a_lone_split(root: Path, classes: list[str], flag: str) -> None:
     """Class folders named like splits (train/ alone, or val/ beside it without test/...) are a layout mistake,
     not two classes called 'train' and 'val'."""
-    if classes and set(classes) <= {"train", *HELD_OUT} and any(
-            p.is_dir() for c in classes for p in (root / c).iterdir()):
+    if not (classes and set(classes) <= {"train", *HELD_OUT}):
+        return
+    if any(p.is_dir() for c in classes for p in (root / c).iterdir()):
         raise DataNotFoundError(
             f"{root} holds {', '.join(c + '/' for c in classes)} with class folders inside, but not train/ beside "
             f"one of {', '.join(h + '/' for h in HELD_OUT)}: add the missing split, or point {flag} at the "
             "folder of class folders itself (about a sixth of each class's images is then the test set)")
+    if "train" in classes and len(classes) > 1:
+        raise DataNotFoundError(
+            f"{root} holds {', '.join(c + '/' for c in classes)} with images directly inside: they would be two "
+            "classes named after the splits. Put each split's images in class folders (train/<class>/<image>, "
+            f"{next(c for c in classes if c != 'train')}/<class>/<image>)")
 
 
 def _warn_unread(where, unread: list[str], test: str) -> None:

@@ -4210,6 +4210,18 @@ MUTANTS = [
     Mutant('sgd-momentum-buffers-without-momentum', 'tests/test_optim.py::test_defaults_are_torch_sgds_plain_descent', [
         ('fastjem/optim.py', '            if group["momentum"] == 0:\n                continue\n            for p in group["params"]:\n                state = self.state[p]', '            for p in group["params"]:\n                state = self.state[p]'),
     ]),
+    Mutant('cifar-unpack-failure-not-named', 'tests/test_data.py -k cannot_be_unpacked', [
+        ('fastjem/data.py', '        if unpacking:\n            raise DataNotFoundError(f"{root / archive} is there, but it could not be unpacked', '        if False:\n            raise DataNotFoundError(f"{root / archive} is there, but it could not be unpacked'),
+    ]),
+    Mutant('cifar-whole-folder-unpacked-again', 'tests/test_data.py -k unpacked_offline', [
+        ('fastjem/data.py', '    return all((folder / f).is_file() for f, _ in cls.train_list + cls.test_list) and (', '    return False and all((folder / f).is_file() for f, _ in cls.train_list + cls.test_list) and ('),
+    ]),
+    Mutant('split-folders-need-class-folders', 'tests/test_data.py -k splits_without_class_folders', [
+        ('fastjem/data.py', '    if not (train.is_dir() and any(p.is_dir() for p in train.iterdir())):\n        return None', '    if not train.is_dir():\n        return None'),
+    ]),
+    Mutant('flat-splits-taken-as-classes', 'tests/test_data.py -k splits_without_class_folders', [
+        ('fastjem/data.py', '    if "train" in classes and len(classes) > 1:', '    if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -539,8 +539,9 @@ def test_bad_archives_say_what_to_do(tmp_path):
         load_arrays("imagefolder", tmp_path / "empty")
 
 
-def test_torchvision_cifar_archive_is_unpacked_offline(tmp_path, monkeypatch):
-    """cifar-10-python.tar.gz (torchvision's own download) in --data-dir is unpacked without --download."""
+def _small_cifar_archive(tmp_path, monkeypatch):
+    """A cifar-10-python.tar.gz of one 4-image train batch and one 4-image test batch in tmp_path/data, with
+    torchvision's checksums and file list replaced by its own: (the folder, the batches)."""
     import pickle
     import tarfile
 
@@ -566,6 +567,12 @@ def test_torchvision_cifar_archive_is_unpacked_offline(tmp_path, monkeypatch):
     monkeypatch.setattr(torchvision.datasets.CIFAR10, "meta", {"filename": "batches.meta", "key": "label_names",
                                                                "md5": None})
     monkeypatch.setattr(torchvision.datasets.CIFAR10, "url", "http://127.0.0.1:9/never-fetched.tar.gz")
+    return root, batches
+
+
+def test_torchvision_cifar_archive_is_unpacked_offline(tmp_path, monkeypatch):
+    """cifar-10-python.tar.gz (torchvision's own download) in --data-dir is unpacked without --download."""
+    root, batches = _small_cifar_archive(tmp_path, monkeypatch)
     a = load_arrays("cifar10", root)
     assert (root / "cifar-10-batches-py").is_dir()
     expected = torch.from_numpy(batches["data_batch_1"]["data"]).view(4, 3, 32, 32)
@@ -577,6 +584,16 @@ def test_torchvision_cifar_archive_is_unpacked_offline(tmp_path, monkeypatch):
     (root / "cifar-10-batches-py" / "test_batch").unlink()
     assert torch.equal(load_arrays("cifar10", root).test_x, torch.from_numpy(batches["test_batch"]["data"]).view(
         4, 3, 32, 32))
+    # once whole, the folder is read and the archive is not opened again (not even its checksum checked)
+    import hashlib
+
+    import torchvision
+
+    archive = (root / "cifar-10-python.tar.gz").read_bytes()
+    monkeypatch.setattr(torchvision.datasets.CIFAR10, "tgz_md5", hashlib.md5(archive).hexdigest())
+    (root / "cifar-10-python.tar.gz").write_bytes(b"not read")
+    assert torch.equal(load_arrays("cifar10", root).train_x, expected)
+    (root / "cifar-10-python.tar.gz").write_bytes(archive)
     # --image-size on a named dataset: the images resized, and the crop's padding with them (32 px padded 4, 16 px 2)
     half = load_arrays("cifar10", root, image_size=16)
     assert half.train_x.shape == (4, 3, 16, 16) and (a.info.pad, half.info.pad) == (4, 2)
@@ -591,6 +608,17 @@ def test_torchvision_cifar_archive_is_unpacked_offline(tmp_path, monkeypatch):
     _write_folder(root / "test", tuple(f"c{i}" for i in range(10)), n=1)
     folders = load_arrays("cifar10", root)
     assert folders.train_x.shape == (20, 3, 8, 8) and folders.test_x.shape == (10, 3, 8, 8)
+
+
+def test_a_torchvision_archive_that_cannot_be_unpacked_says_so(tmp_path, monkeypatch):
+    """The archive is there and sound, but its folder cannot be made (a file of that name in the way): the error
+    names the archive and says how to unpack it, not "not found"."""
+    root, _ = _small_cifar_archive(tmp_path, monkeypatch)
+    (root / "cifar-10-batches-py").write_text("in the way")
+    with pytest.raises(DataNotFoundError, match=r"cifar-10-python\.tar\.gz is there, but it could not be unpacked"
+                       r"(.|\n)*tar xzf cifar-10-python\.tar\.gz"):
+        load_arrays("cifar10", root)
+    assert (root / "cifar-10-batches-py").read_text() == "in the way"
 
 
 def test_the_jpeg_copy_of_cifar10_loads_from_its_tarballs(cifar10_tarballs):
@@ -743,6 +771,18 @@ def test_a_lone_train_folder_is_not_a_class(tmp_path):
     with pytest.raises(DataNotFoundError, match="add the missing split"):
         load_arrays("imagefolder", tmp_path / "only")
     assert load_arrays("imagefolder", tmp_path / "only" / "train").info.classes == ("a", "b")
+
+
+def test_splits_without_class_folders_are_not_two_classes(tmp_path):
+    """train/ and test/ holding images directly (no class folders) are a layout mistake, not the classes 'test' and
+    'train'; one split folder of images alone is a folder of one class (warned of as such)."""
+    _write_folder(tmp_path / "flat", ("train", "test"), n=3)
+    with pytest.raises(DataNotFoundError, match=r"test/, train/ with images directly inside(.|\n)*"
+                       r"train/<class>/<image>, test/<class>/<image>"):
+        load_arrays("imagefolder", tmp_path / "flat")
+    _write_folder(tmp_path / "one", ("train",), n=3)
+    with pytest.warns(UserWarning, match="has one class"):
+        assert load_arrays("imagefolder", tmp_path / "one").info.classes == ("train",)
 
 
 def test_a_torchvision_archive_with_the_wrong_checksum_is_refused_without_fetching(tmp_path, monkeypatch):
