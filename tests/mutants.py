@@ -4222,6 +4222,12 @@ MUTANTS = [
     Mutant('flat-splits-taken-as-classes', 'tests/test_data.py -k splits_without_class_folders', [
         ('fastjem/data.py', '    if "train" in classes and len(classes) > 1:', '    if False:'),
     ]),
+    Mutant('mean-draws-recordless-combinations', 'tests/test_curves.py -k waits_for_records', [
+        ('fastjem/curves.py', '        ms = [m for m in ms if m.train]\n        if not ms:\n            continue', '        ms = [m for m in ms if m.train]\n        if False:\n            continue'),
+    ]),
+    Mutant('mean-without-records-not-said', 'tests/test_curves.py -k waits_for_records', [
+        ('fastjem/curves.py', '    if not drawn:\n        raise ConfigError(f"no training records to plot yet in {folder} (the first', '    if False:\n        raise ConfigError(f"no training records to plot yet in {folder} (the first'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

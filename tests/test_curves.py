@@ -284,6 +284,25 @@ def test_a_sweeps_mean_leaves_out_the_test_mark_until_every_seed_has_one(tmp_pat
     assert list(test.lines[0].get_xdata()) == [4] and list(test.lines[0].get_ydata()) == pytest.approx([0.75])
 
 
+def test_a_sweeps_mean_waits_for_records(tmp_path, drawn, capsys):
+    """--mean before any run has logged a training record says so; a combination whose seeds have none yet (no
+    metrics.jsonl, or only a validation) is left out of the figure and its legend, the others drawn."""
+    from fastjem.config import TrainConfig
+    from fastjem.sweep import check_spec, run_name, spec_of
+
+    check_spec(tmp_path / "sw", spec_of(TrainConfig(preset="test"), {"lr": [1e-3, 2e-3]}, [1]))
+    for lr in (1e-3, 2e-3):
+        (tmp_path / "sw" / run_name({"lr": lr}, 1)).mkdir()
+    _write(tmp_path / "sw" / run_name({"lr": 2e-3}, 1) / "metrics.jsonl", [{"iter": 0, "val_acc": 0.1}])
+    assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 1
+    err = capsys.readouterr().err
+    assert "no training records to plot yet in" in err and "Traceback" not in err and not drawn
+    _write(tmp_path / "sw" / run_name({"lr": 1e-3}, 1) / "metrics.jsonl", [_train(2), _train(4)])
+    assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 0
+    assert [t.get_text() for t in drawn[0].legends[0].get_texts()] == ["lr=0.001 (n=1)"]
+    assert len(drawn[0].axes[0].lines) == 1
+
+
 def _panel(ax):
     """{label: y values} of the lines an axis draws."""
     return {line.get_label(): list(line.get_ydata()) for line in ax.get_lines() if line.get_label()[0] != "_"}
