@@ -4228,6 +4228,9 @@ MUTANTS = [
     Mutant('mean-without-records-not-said', 'tests/test_curves.py -k waits_for_records', [
         ('fastjem/curves.py', '    if not drawn:\n        raise ConfigError(f"no training records to plot yet in {folder} (the first', '    if False:\n        raise ConfigError(f"no training records to plot yet in {folder} (the first'),
     ]),
+    Mutant('archive-splits-class-mismatch-unchecked', 'tests/test_data.py -k bad_archives', [
+        ('fastjem/data.py', '        if class_order(found[held_out]) != classes:', '        if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -531,6 +531,12 @@ def test_bad_archives_say_what_to_do(tmp_path):
     _archive(tmp_path / "unpacked", tmp_path / "half" / "train-only.tar.gz")
     with pytest.raises(DataNotFoundError, match="none under test/"):
         load_arrays("cifar10", tmp_path / "half")
+    _write_folder(tmp_path / "unpacked" / "test", ("a", "c"), n=1)
+    (tmp_path / "unlike").mkdir()
+    _archive(tmp_path / "unpacked", tmp_path / "unlike" / "both.tar.gz")
+    with pytest.raises(DataNotFoundError, match=r"different class folders under train/ and test/: only in train: b; "
+                                                r"only in the held-out split: c"):
+        load_arrays("imagefolder", tmp_path / "unlike")
     (tmp_path / "empty").mkdir()
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "readme.txt").write_text("no images")
