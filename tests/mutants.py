@@ -4231,6 +4231,9 @@ MUTANTS = [
     Mutant('archive-splits-class-mismatch-unchecked', 'tests/test_data.py -k bad_archives', [
         ('fastjem/data.py', '        if class_order(found[held_out]) != classes:', '        if False:'),
     ]),
+    Mutant('unreadable-authors-file-not-said', 'tests/test_convert.py -k conversion_errors', [
+        ('fastjem/convert.py', '        raise CheckpointError(f"cannot read {path} as a checkpoint of the authors\' JEM code "\n                              f"({error_line(err)})") from err', '        raise ValueError("unreadable") from err'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -222,6 +222,8 @@ def test_conversion_errors_say_what_to_do(tmp_path, tiny_config):
     assert is_jem_file(tmp_path / "other.pt") is False and is_jem_file(tmp_path / "plain.pt") is True
     (tmp_path / "text.pt").write_text("not a torch file")
     assert is_jem_file(tmp_path / "text.pt") is False
+    with pytest.raises(CheckpointError, match=r"cannot read .*text\.pt as a checkpoint of the authors' JEM code \("):
+        import_jem(tmp_path / "text.pt")
     with pytest.raises(CheckpointError, match="lacks 'model_state_dict'"):
         import_jem(tmp_path / "other.pt")
     _, buf = _authors_file(tmp_path / "nan.pt")
