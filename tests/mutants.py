@@ -4234,6 +4234,12 @@ MUTANTS = [
     Mutant('unreadable-authors-file-not-said', 'tests/test_convert.py -k conversion_errors', [
         ('fastjem/convert.py', '        raise CheckpointError(f"cannot read {path} as a checkpoint of the authors\' JEM code "\n                              f"({error_line(err)})") from err', '        raise ValueError("unreadable") from err'),
     ]),
+    Mutant('device-data-never-augments', 'tests/test_data.py -k draws_augmented', [
+        ('fastjem/data.py', '        if self.augment_enabled:\n            return augment(', '        if False:\n            return augment('),
+    ]),
+    Mutant('device-data-always-augments', 'tests/test_data.py -k draws_augmented', [
+        ('fastjem/data.py', '        if self.augment_enabled:\n            return augment(', '        if True:\n            return augment('),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

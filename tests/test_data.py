@@ -239,6 +239,31 @@ def test_device_data_built_without_options_augments_with_jems_noise():
     assert len(data.val_y) == 180 and len(data.labelled) == len(data.train_y)
 
 
+def test_device_data_draws_augmented_batches_unless_told_not_to():
+    """draw's images are the drawn training images cropped (padded 2, shifted up to 2 pixels), flipped and noised;
+    with augmentation off, the images themselves plus the noise only."""
+    from fastjem.data import arrays_from_tensors
+
+    x = torch.randint(0, 256, (600, 3, 8, 8), dtype=torch.uint8, generator=torch.Generator().manual_seed(0))
+    y = torch.arange(600) % 3
+    arrays = arrays_from_tensors(x, y, x[:30], y[:30], pad=2, flip=True)
+    for aug, noise in ((True, 0.0), (False, 0.0), (False, 0.03)):
+        data = DeviceData(arrays, torch.device("cpu"), augment=aug, data_noise=noise)
+        g = torch.Generator().manual_seed(1)
+        ip, il = data.draw_indices(512, torch.Generator().manual_seed(1))
+        x_p, x_lab, y_lab = data.draw(512, g)
+        assert torch.equal(y_lab, data.train_y[il])
+        for x, idx in ((x_p, ip), (x_lab, il)):
+            plain = to_float(data.train_x[idx])
+            same = (x == plain).flatten(1).all(1).float().mean().item()
+            if aug:
+                assert same < 0.1, same  # 1 in 50 crops and flips is the image itself
+            elif noise:
+                assert same == 0 and abs((x - plain).std().item() - noise) < 0.002
+            else:
+                assert same == 1
+
+
 def test_flip_happens_about_half_the_time_and_noise_has_the_right_std():
     torch.manual_seed(0)
     x = torch.randn(4000, 1, 4, 4)
