@@ -4240,6 +4240,18 @@ MUTANTS = [
     Mutant('device-data-always-augments', 'tests/test_data.py -k draws_augmented', [
         ('fastjem/data.py', '        if self.augment_enabled:\n            return augment(', '        if True:\n            return augment('),
     ]),
+    Mutant('sweep-failed-runs-not-said', 'tests/test_sweep.py -k reused_for_another', [
+        ('fastjem/cli.py', '        print(f"{len(result[\'failed\'])} run(s) failed (above): mend the cause and run the same command again",\n              file=sys.stderr)', '        pass'),
+    ]),
+    Mutant('sweep-where-to-read-again-not-said', 'tests/test_sweep.py -k reused_for_another', [
+        ('fastjem/cli.py', '    print(f"\\nper run and again: fastjem runs {folder}; summary: {folder / \'results.json\'}")', '    pass'),
+    ]),
+    Mutant('train-tensorboard-line-not-printed', 'tests/test_board.py -k says_where', [
+        ('fastjem/cli.py', '        print(f"  tensorboard     {summary[\'tensorboard\']} (tensorboard --logdir {summary[\'tensorboard\']})")', '        pass'),
+    ]),
+    Mutant('train-curves-line-not-printed', 'tests/test_board.py -k says_where', [
+        ('fastjem/cli.py', '        print(f"  curves          {summary[\'curves\']}")', '        pass'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

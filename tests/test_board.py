@@ -48,6 +48,19 @@ def test_scalars_validation_samples_and_config_reach_tensorboard(tiny_config, tm
 
 
 
+def test_train_with_tensorboard_says_where_the_log_is_and_how_to_open_it(tmp_path, capsys):
+    from fastjem.cli import main
+
+    run = tmp_path / "run"
+    assert main(["train", "--tensorboard", "--iters", "2", "--log-every", "2", "--out-dir", str(run), "--width", "8", "--batch-size",
+                 "16", "--sgld-steps", "2", "--buffer-size", "100", "--device", "cpu", "--no-compile",
+                 "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert f"  tensorboard     {run / 'tensorboard'} (tensorboard --logdir {run / 'tensorboard'})" in out
+    assert f"  curves          {run / 'curves.png'}" in out
+    assert scalars(board(run), "loss/total")
+
+
 def test_a_run_that_fails_still_writes_what_it_logged_to_tensorboard(tiny_config, tmp_path):
     """A run stopped by an error (a divergence without the guard) closes its event file on the way out: what it
     logged before is on disk at once, not waiting for the writer's next timed flush."""

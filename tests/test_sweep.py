@@ -395,7 +395,9 @@ def test_a_folder_reused_for_another_sweep_a_busy_folder_and_a_failed_run(tmp_pa
     monkeypatch.setattr(Trainer, "fit", fit)
     failing = ["sweep", "--grid", "sgld-steps=1", "--seeds", "1", "2", "3", "--out-dir", str(tmp_path / "f"), *TINY]
     assert main(failing) == 1
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert "2 run(s) failed (above): mend the cause and run the same command again" in err
+    assert f"per run and again: fastjem runs {tmp_path / 'f'}; summary: {tmp_path / 'f' / 'results.json'}" in out
     assert "sgld_steps=1+seed=2: failed: cifar10 was not found" in out and "1/3 (2 failed)" in out
     assert "sgld_steps=1+seed=3: failed: RuntimeError: CUDA out of memory" in out
     assert "2 to go, about" in out  # after the first run: what is left, at this pace
