@@ -52,8 +52,8 @@ def test_train_with_tensorboard_says_where_the_log_is_and_how_to_open_it(tmp_pat
     from fastjem.cli import main
 
     run = tmp_path / "run"
-    assert main(["train", "--tensorboard", "--iters", "2", "--log-every", "2", "--out-dir", str(run), "--width", "8", "--batch-size",
-                 "16", "--sgld-steps", "2", "--buffer-size", "100", "--device", "cpu", "--no-compile",
+    assert main(["train", "--tensorboard", "--iters", "2", "--log-every", "2", "--out-dir", str(run), "--width", "8",
+                 "--batch-size", "16", "--sgld-steps", "2", "--buffer-size", "100", "--device", "cpu", "--no-compile",
                  "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert f"  tensorboard     {run / 'tensorboard'} (tensorboard --logdir {run / 'tensorboard'})" in out
