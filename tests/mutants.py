@@ -4252,6 +4252,12 @@ MUTANTS = [
     Mutant('train-curves-line-not-printed', 'tests/test_board.py -k says_where', [
         ('fastjem/cli.py', '        print(f"  curves          {summary[\'curves\']}")', '        pass'),
     ]),
+    Mutant('dist-best-health-not-shared', 'tests/test_distributed.py -k health_verdict', [
+        ('fastjem/train.py', '            unhealthy = not self.guard.healthy()\n            if self.dist.enabled:\n                unhealthy = any_rank(unhealthy, self.device)\n            if unhealthy:\n                return False', '            unhealthy = not self.guard.healthy()\n            if unhealthy:\n                return False'),
+    ]),
+    Mutant('dist-end-health-not-shared', 'tests/test_distributed.py -k health_verdict', [
+        ('fastjem/train.py', '            unhealthy = not self.guard.healthy()\n            if self.dist.enabled:\n                unhealthy = any_rank(unhealthy, self.device)\n            if unhealthy:\n                # stopped by a signal', '            unhealthy = not self.guard.healthy()\n            if unhealthy:\n                # stopped by a signal'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

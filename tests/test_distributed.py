@@ -97,9 +97,23 @@ atexit.register(lambda: (out / f"exit{rank}").write_text(json.dumps({"group_left
                                                                      "gloo_threads": gloo_threads()})))
 cfg = TrainConfig(dataset="digits", arch="convnet", width=8, batch_size=16, sgld_steps=3, buffer_size=200, device="cpu",
                   compile="off", iters=12, log_every=2, check_every=2, snapshot_every=2, seed=3, warmup_iters=5,
-                  lr=1e-3, ckpt_every=0, max_minutes=1000.0 if kind == "time" else 0.0)
+                  lr=1e-3, ckpt_every=0, max_minutes=1000.0 if kind == "time" else 0.0,
+                  eval_every=3 if kind == "health" else 0)
 t = Trainer(cfg, out_dir=out, progress=False)
 joined_threads = gloo_threads()  # what the exit check counts exists
+kept, restored = [], []
+if kind == "health":
+    keep, restore = t.keep_if_best, t.guard.restore_snapshot
+    t.keep_if_best = lambda it, *a, **k: kept.append((it, keep(it, *a, **k))) or kept[-1][1]
+    t.guard.restore_snapshot = lambda: restored.append(t.iteration) or restore()
+if rank == 1 and kind == "health":
+    # rank 1's guard alone finds its state unhealthy at the validation of iteration 3 (between checks) and at the
+    # check after the loop, its shard of the buffer, say: the ranks must decide together both times
+    healthy, calls = t.guard.healthy, []
+    def rank_healthy():
+        calls.append(t.iteration)
+        return healthy() and t.iteration != 3 and calls.count(12) != 2
+    t.guard.healthy = rank_healthy
 if rank == 1 and kind == "lr":
     t.inject_fault(5, "lr")
 if rank == 1 and kind == "stop":
@@ -125,7 +139,7 @@ params = torch.cat([p.detach().flatten() for p in t.model.parameters()])
     "iteration": t.iteration, "recoveries": t.recovery.recoveries, "interrupted": bool(summary.get("interrupted")),
     "stopped_by": summary.get("stopped_by"),
     "finite": bool(params.isfinite().all()), "params": params.double().sum().item(),
-    "gloo_threads": joined_threads}))
+    "gloo_threads": joined_threads, "kept": kept, "restored": restored}))
 '''
 
 
@@ -195,6 +209,18 @@ def test_a_time_limit_reached_on_one_rank_stops_every_rank_at_the_same_check(tmp
     assert [(r["interrupted"], r["iteration"], r["stopped_by"]) for r in ranks] == [(True, 4, "time limit")] * 2
     assert ranks[0]["params"] == ranks[1]["params"]
     assert load_checkpoint(tmp_path / "time" / "checkpoint.pt")["iteration"] == 4
+
+
+def test_a_health_verdict_of_one_rank_is_every_ranks(tmp_path):
+    """Rank 1's guard alone finds its state unhealthy at a validation between checks (iteration 3) and at the check
+    after the loop (iteration 12): no rank keeps best.pt at 3 (rank 0 would have written it alone), and every rank
+    goes back to the snapshot at the end, so the replicas stay one."""
+    ranks = run_one_rank_fault(tmp_path, "health")
+    assert ranks[0]["kept"] == ranks[1]["kept"] and ranks[0]["kept"][:2] == [[3, False], [6, True]]
+    assert [r["restored"] for r in ranks] == [[12], [12]]
+    assert ranks[0]["params"] == ranks[1]["params"] and [r["iteration"] for r in ranks] == [12, 12]
+    best = max(it for it, written in ranks[0]["kept"] if written)
+    assert load_checkpoint(tmp_path / "health" / "best.pt")["iteration"] == best
 
 
 # Run under torchrun: "ref" trains 24 iterations with a NaN loss injected at iteration 23 (the guard rolls back to
