@@ -395,9 +395,14 @@ def _check_not_a_lone_split(root: Path, classes: list[str], flag: str) -> None:
             f"{root} holds {', '.join(c + '/' for c in classes)} with class folders inside, but not train/ beside "
             f"one of {', '.join(h + '/' for h in HELD_OUT)}: add the missing split, or point {flag} at the "
             "folder of class folders itself (about a sixth of each class's images is then the test set)")
-    if "train" in classes and len(classes) > 1:
+    _check_not_flat_splits(root, classes)
+
+
+def _check_not_flat_splits(where, classes: list[str]) -> None:
+    """train/ beside test/ (or val/...) holding images with no class folders: not two classes named after them."""
+    if "train" in classes and len(classes) > 1 and set(classes) <= {"train", *HELD_OUT}:
         raise DataNotFoundError(
-            f"{root} holds {', '.join(c + '/' for c in classes)} with images directly inside: they would be two "
+            f"{where} holds {', '.join(c + '/' for c in classes)} with images directly inside: they would be two "
             "classes named after the splits. Put each split's images in class folders (train/<class>/<image>, "
             f"{next(c for c in classes if c != 'train')}/<class>/<image>)")
 
@@ -752,6 +757,7 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
         raise DataNotFoundError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in class folders inside {names}: expected "
                                 "members train/<class>/<image> and test/<class>/<image>, or <class>/<image>")
     classes = class_order(found[None])
+    _check_not_flat_splits(names, classes)
     # the same keys as the unpacked folder's: class/path within it
     keys = [f"{c}/{'/'.join(rel)}" for c in classes for rel, _, _ in sorted(found[None][c], key=lambda r: r[0])]
     train, test = _split_off_test(flat(found[None], classes), keys)

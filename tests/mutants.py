@@ -4220,7 +4220,7 @@ MUTANTS = [
         ('fastjem/data.py', '    if not (train.is_dir() and any(p.is_dir() for p in train.iterdir())):\n        return None', '    if not train.is_dir():\n        return None'),
     ]),
     Mutant('flat-splits-taken-as-classes', 'tests/test_data.py -k splits_without_class_folders', [
-        ('fastjem/data.py', '    if "train" in classes and len(classes) > 1:', '    if False:'),
+        ('fastjem/data.py', '    if "train" in classes and len(classes) > 1 and set(classes) <= {"train", *HELD_OUT}:', '    if False:'),
     ]),
     Mutant('mean-draws-recordless-combinations', 'tests/test_curves.py -k waits_for_records', [
         ('fastjem/curves.py', '        ms = [m for m in ms if m.train]\n        if not ms:\n            continue', '        ms = [m for m in ms if m.train]\n        if False:\n            continue'),
@@ -4257,6 +4257,9 @@ MUTANTS = [
     ]),
     Mutant('dist-end-health-not-shared', 'tests/test_distributed.py -k health_verdict', [
         ('fastjem/train.py', '            unhealthy = not self.guard.healthy()\n            if self.dist.enabled:\n                unhealthy = any_rank(unhealthy, self.device)\n            if unhealthy:\n                # stopped by a signal', '            unhealthy = not self.guard.healthy()\n            if unhealthy:\n                # stopped by a signal'),
+    ]),
+    Mutant('flat-splits-in-archives-taken-as-classes', 'tests/test_data.py -k splits_without_class_folders', [
+        ('fastjem/data.py', '    _check_not_flat_splits(names, classes)\n', ''),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -811,6 +811,10 @@ def test_splits_without_class_folders_are_not_two_classes(tmp_path):
     with pytest.raises(DataNotFoundError, match=r"test/, train/ with images directly inside(.|\n)*"
                        r"train/<class>/<image>, test/<class>/<image>"):
         load_arrays("imagefolder", tmp_path / "flat")
+    (tmp_path / "packed").mkdir()
+    _archive(tmp_path / "flat", tmp_path / "packed" / "flat.zip", fmt="zip")  # the same in an archive
+    with pytest.raises(DataNotFoundError, match=r"flat\.zip holds test/, train/ with images directly inside"):
+        load_arrays("imagefolder", tmp_path / "packed")
     _write_folder(tmp_path / "one", ("train",), n=3)
     with pytest.warns(UserWarning, match="has one class"):
         assert load_arrays("imagefolder", tmp_path / "one").info.classes == ("train",)
