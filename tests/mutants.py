@@ -4261,6 +4261,9 @@ MUTANTS = [
     Mutant('flat-splits-in-archives-taken-as-classes', 'tests/test_data.py -k splits_without_class_folders', [
         ('fastjem/data.py', '    _check_not_flat_splits(names, classes)\n', ''),
     ]),
+    Mutant('bench-cast-weights-not-refreshed', 'tests/test_engine.py -k refreshes_the_cast', [
+        ('fastjem/benchmark.py', '        if cast_copy is not None:\n            cast_copy.refresh_()\n        return run(x0)', '        return run(x0)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
