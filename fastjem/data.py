@@ -399,10 +399,10 @@ def _check_not_a_lone_split(root: Path, classes: list[str], flag: str) -> None:
 
 
 def _check_not_flat_splits(where: str | Path, classes: list[str]) -> None:
-    """train/ beside test/ (or val/...) holding images with no class folders: not two classes named after them."""
+    """train/ beside test/ (or val/...) holding images with no class folders: not classes named after them."""
     if "train" in classes and len(classes) > 1 and set(classes) <= {"train", *HELD_OUT}:
         raise DataNotFoundError(
-            f"{where} holds {', '.join(c + '/' for c in classes)} with images directly inside: they would be classes "
+            f"{where} holds {', '.join(c + '/' for c in classes)} with images directly inside: they would be "
             "classes named after the splits. Put each split's images in class folders (train/<class>/<image>, "
             f"{next(c for c in classes if c != 'train')}/<class>/<image>)")
 
