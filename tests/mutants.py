@@ -4264,6 +4264,9 @@ MUTANTS = [
     Mutant('bench-cast-weights-not-refreshed', 'tests/test_engine.py -k refreshes_the_cast', [
         ('fastjem/benchmark.py', '        if cast_copy is not None:\n            cast_copy.refresh_()\n        return run(x0)', '        return run(x0)'),
     ]),
+    Mutant('dist-initial-weights-not-broadcast', 'tests/test_distributed.py -k health_verdict', [
+        ('fastjem/distributed.py', '    for t in list(module.parameters()) + list(module.buffers()):\n        dist.broadcast(t.data, src=0)', '    pass'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

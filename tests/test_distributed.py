@@ -99,6 +99,14 @@ cfg = TrainConfig(dataset="digits", arch="convnet", width=8, batch_size=16, sgld
                   compile="off", iters=12, log_every=2, check_every=2, snapshot_every=2, seed=3, warmup_iters=5,
                   lr=1e-3, ckpt_every=0, max_minutes=1000.0 if kind == "time" else 0.0,
                   eval_every=3 if kind == "health" else 0)
+if rank == 1 and kind == "health":
+    # and its network starts from other weights (another seed, say): rank 0's are given to every rank
+    import fastjem.train
+    build = fastjem.train.build_model
+    def build_other(*args, **kwargs):
+        torch.manual_seed(1234)
+        return build(*args, **kwargs)
+    fastjem.train.build_model = build_other
 t = Trainer(cfg, out_dir=out, progress=False)
 joined_threads = gloo_threads()  # what the exit check counts exists
 kept, restored = [], []
@@ -214,7 +222,8 @@ def test_a_time_limit_reached_on_one_rank_stops_every_rank_at_the_same_check(tmp
 def test_a_health_verdict_of_one_rank_is_every_ranks(tmp_path):
     """Rank 1's guard alone finds its state unhealthy at a validation between checks (iteration 3) and at the check
     after the loop (iteration 12): no rank keeps best.pt at 3 (rank 0 would have written it alone), and every rank
-    goes back to the snapshot at the end, so the replicas stay one."""
+    goes back to the snapshot at the end, so the replicas stay one. (Rank 1's network is also built from other
+    weights: rank 0's replace them at the start.)"""
     ranks = run_one_rank_fault(tmp_path, "health")
     assert ranks[0]["kept"] == ranks[1]["kept"] and ranks[0]["kept"][:2] == [[3, False], [6, True]]
     assert [r["restored"] for r in ranks] == [[12], [12]]
