@@ -4261,7 +4261,7 @@ MUTANTS = [
     Mutant('flat-splits-in-archives-taken-as-classes', 'tests/test_data.py -k splits_without_class_folders', [
         ('fastjem/data.py', '    _check_not_flat_splits(names, classes)\n', ''),
     ]),
-    Mutant('bench-cast-weights-not-refreshed', 'tests/test_engine.py -k refreshes_the_cast', [
+    Mutant('bench-cast-weights-not-refreshed', 'tests/test_cli.py -k times_the_sampling_call', [
         ('fastjem/benchmark.py', '        if cast_copy is not None:\n            cast_copy.refresh_()\n        return run(x0)', '        return run(x0)'),
     ]),
     Mutant('dist-initial-weights-not-broadcast', 'tests/test_distributed.py -k health_verdict', [

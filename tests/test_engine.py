@@ -665,24 +665,6 @@ def test_bench_sampler_samples_with_the_compiled_gradient_as_training_does(monke
     assert torch.equal(out["on", True], out["on", False])
 
 
-def test_bench_sampler_refreshes_the_cast_weights_before_each_call_as_training_does(monkeypatch):
-    """With the SGLD weights cast once per iteration (--cast-weights-once), a timed call pays for the cast as a
-    training iteration does: one refresh of the bf16 copy per call."""
-    import fastjem.benchmark as benchmark
-    from fastjem.weights import CastCopy
-
-    refreshes = []
-    real = CastCopy.refresh_
-    monkeypatch.setattr(CastCopy, "refresh_", lambda self: refreshes.append(self) or real(self))
-    cfg = TrainConfig(arch="wrn", depth=10, width=1, batch_size=4, sgld_steps=2, seed=5, compile="off",
-                      precision="bf16", cast_weights_once=True)
-    call, engine = benchmark.build_sampler_call(cfg, CPU, size=8)
-    assert engine.cast_weights_once and len(refreshes) == 1  # made in sync
-    call()
-    call()
-    assert len(refreshes) == 3
-
-
 def test_bf16_on_cuda_follows_the_tensor_cores_and_elsewhere_is_refused(monkeypatch):
     """fast_bf16 on CUDA: compute capability 8.0 (Ampere) and up have bf16 tensor cores, 7.x does not; a device
     that is neither CUDA nor CPU has no known fast path. The capability is the device's (read without a GPU)."""
