@@ -253,13 +253,13 @@ def test_device_data_draws_augmented_batches_unless_told_not_to():
         ip, il = data.draw_indices(512, torch.Generator().manual_seed(1))
         x_p, x_lab, y_lab = data.draw(512, g)
         assert torch.equal(y_lab, data.train_y[il])
-        for x, idx in ((x_p, ip), (x_lab, il)):
+        for drawn, idx in ((x_p, ip), (x_lab, il)):
             plain = to_float(data.train_x[idx])
-            same = (x == plain).flatten(1).all(1).float().mean().item()
+            same = (drawn == plain).flatten(1).all(1).float().mean().item()
             if aug:
                 assert same < 0.1, same  # 1 in 50 crops and flips is the image itself
             elif noise:
-                assert same == 0 and abs((x - plain).std().item() - noise) < 0.002
+                assert same == 0 and abs((drawn - plain).std().item() - noise) < 0.002
             else:
                 assert same == 1
 
