@@ -4267,6 +4267,18 @@ MUTANTS = [
     Mutant('dist-initial-weights-not-broadcast', 'tests/test_distributed.py -k health_verdict', [
         ('fastjem/distributed.py', '    for t in list(module.parameters()) + list(module.buffers()):\n        dist.broadcast(t.data, src=0)', '    pass'),
     ]),
+    Mutant('resume-kept-checkpoint-continues-in-checkpoints', 'tests/test_cli.py -k continued_from_a_kept', [
+        ('fastjem/train.py', '    if folder.name == "checkpoints" and (folder.parent / "checkpoint.pt").exists():', '    if False:'),
+    ]),
+    Mutant('auroc-takes-nan', 'tests/test_eval.py -k refuse_inputs_they_cannot', [
+        ('fastjem/eval/metrics.py', '    if torch.isnan(pos).any() or torch.isnan(neg).any():', '    if False:'),
+    ]),
+    Mutant('ece-takes-bad-confidences', 'tests/test_eval.py -k refuse_inputs_they_cannot', [
+        ('fastjem/eval/metrics.py', '    if not (torch.isfinite(conf).all() and (conf >= 0).all() and (conf <= 1).all()):', '    if not (conf >= 0).all():'),
+    ]),
+    Mutant('fid-classifier-features-unchecked', 'tests/test_eval.py -k module_class_instance', [
+        ('fastjem/eval/tasks.py', '        if not hasattr(em.model, "features"):', '        if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -249,12 +249,17 @@ def test_resume_into_another_folder_leaves_the_run_it_continues(finished_run, tm
     assert "--preset starts a new run" in capsys.readouterr().err
 
 
-def test_a_run_continued_from_a_kept_checkpoint_starts_with_its_runs_records(tmp_path):
+def test_a_run_continued_from_a_kept_checkpoint_starts_with_its_runs_records(tmp_path, capsys):
     run = tmp_path / "run"
     assert main(["train", "--iters", "4", "--ckpt-keep-every", "2", "--out-dir", str(run), *TINY]) == 0
     first = (run / "metrics.jsonl").read_text().splitlines(keepends=True)
     kept = run / "checkpoints" / "iter_0000002.pt"
     assert kept.exists()
+    # without --out-dir it would continue inside checkpoints/: refused, nothing written there
+    before = sorted(p.name for p in kept.parent.iterdir())
+    assert main(["train", "--resume", str(kept), "--iters", "4", "--no-progress"]) == 1
+    assert f"{kept} is a kept checkpoint of the run in {run}: give --out-dir" in capsys.readouterr().err
+    assert sorted(p.name for p in kept.parent.iterdir()) == before
     # checkpoints/iter_N.pt belongs to the run above that folder: its records up to N come along
     branch = tmp_path / "branch"
     assert main(["train", "--resume", str(kept), "--out-dir", str(branch), "--iters", "4", "--no-progress"]) == 0

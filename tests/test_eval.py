@@ -1245,6 +1245,12 @@ def test_fid_features_from_a_module_class_instance_function_or_torchscript_file(
                         (str(tmp_path / "notes.txt"), "notes.txt is neither a torch.export program nor a")):
         with pytest.raises(tasks.FIDUnavailableError, match=re.escape(match)):
             tasks.fid(runs / "jem", features_model=spec, out_dir=tmp_path / "bad", **common)
+    # 'classifier' is the network's .features(); a network of your own without one is told to pass another
+    import dataclasses
+
+    assert tasks.load_feature_model("classifier", em) == em.model.features
+    with pytest.raises(tasks.FIDUnavailableError, match=r"has no \.features\(\); pass another --features-model"):
+        tasks.load_feature_model("classifier", dataclasses.replace(em, model=nn.Linear(2, 2)))
 
 
 class _EveryFourth(nn.Module):
@@ -1828,6 +1834,13 @@ def test_metrics_refuse_inputs_they_cannot_score():
         auroc(torch.tensor([]), torch.tensor([1.0]))
     with pytest.raises(ValueError, match="at least one positive and one negative"):
         auroc(torch.tensor([1.0]), torch.tensor([]))
+    for pos, neg in (([0.1, float("nan")], [0.2]), ([0.1], [float("nan")])):
+        with pytest.raises(ValueError, match="AUROC scores must not be NaN"):
+            auroc(torch.tensor(pos), torch.tensor(neg))
+    assert auroc(torch.tensor([float("inf")]), torch.tensor([float("-inf"), 0.0])) == 1.0  # infinities rank
+    for conf in ([0.5, 1.5], [-0.1, 0.5], [0.5, float("nan")], [float("inf"), 0.5]):
+        with pytest.raises(ValueError, match=r"confidences must be finite and in \[0, 1\]"):
+            expected_calibration_error(torch.tensor(conf), torch.tensor([True, False]))
     with pytest.raises(ValueError, match="n_bins must be >= 1"):
         expected_calibration_error(torch.tensor([0.5]), torch.tensor([True]), n_bins=0)
     with pytest.raises(ValueError, match="non-empty and of equal length"):
