@@ -4279,6 +4279,9 @@ MUTANTS = [
     Mutant('fid-classifier-features-unchecked', 'tests/test_eval.py -k module_class_instance', [
         ('fastjem/eval/tasks.py', '        if not hasattr(em.model, "features"):', '        if False:'),
     ]),
+    Mutant('sweep-unreadable-run-options-unnamed', 'tests/test_sweep.py -k options_cannot_be_read', [
+        ('fastjem/sweep.py', '        except (OSError, ValueError, TypeError, ConfigError) as err:\n            raise ConfigError(f"{path} is not a run\'s options', '        except ZeroDivisionError as err:\n            raise ConfigError(f"{path} is not a run\'s options'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

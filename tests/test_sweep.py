@@ -409,6 +409,18 @@ def test_a_folder_reused_for_another_sweep_a_busy_folder_and_a_failed_run(tmp_pa
     assert json.loads((tmp_path / "f" / "results.json").read_text())["groups"][0]["done"] == 3
 
 
+def test_a_run_folder_whose_options_cannot_be_read_is_named(tmp_path, capsys):
+    folder = tmp_path / "sw"
+    run = folder / "sgld_steps=1+seed=1"
+    run.mkdir(parents=True)
+    (run / "config.json").write_text('{"lr": 0.001, "sgld')  # cut off mid-write
+    for extra in (["--dry-run"], []):
+        assert main(["sweep", "--grid", "sgld-steps=1", "--seeds", "1", "--out-dir", str(folder), *extra, *TINY]) == 1
+        err = capsys.readouterr().err
+        assert f"{run / 'config.json'} is not a run's options (JSONDecodeError" in err and f"move {run} away" in err
+    assert sorted(p.name for p in run.iterdir()) == ["config.json"]
+
+
 def test_a_dry_run_refuses_what_the_sweep_would(tmp_path, capsys):
     (tmp_path / "afile").write_text("x")
     single = tmp_path / "single"
