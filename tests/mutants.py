@@ -4282,6 +4282,9 @@ MUTANTS = [
     Mutant('sweep-unreadable-run-options-unnamed', 'tests/test_sweep.py -k options_cannot_be_read', [
         ('fastjem/sweep.py', '        except (OSError, ValueError, TypeError, ConfigError) as err:\n            raise ConfigError(f"{path} is not a run\'s options', '        except ZeroDivisionError as err:\n            raise ConfigError(f"{path} is not a run\'s options'),
     ]),
+    Mutant('sweep-unwritable-folder-unsaid', 'tests/test_sweep.py -k one_grid_in_its_order', [
+        ('fastjem/sweep.py', '    except OSError as err:\n        raise ConfigError(f"cannot write the sweep into {folder}', '    except ZeroDivisionError as err:\n        raise ConfigError(f"cannot write the sweep into {folder}'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -215,7 +215,7 @@ def test_a_run_that_diverges_beyond_recovery_is_marked_and_the_sweep_goes_on(tmp
     assert run_row(folder / "sgld_steps=1+seed=2")["status"] == "diverged"
 
 
-def test_a_sweep_folder_holds_one_grid_in_its_order_and_bad_folders_are_refused(tmp_path):
+def test_a_sweep_folder_holds_one_grid_in_its_order_and_bad_folders_are_refused(tmp_path, monkeypatch):
     from fastjem.config import TrainConfig
     from fastjem.sweep import check_spec, plan, spec_of
 
@@ -246,6 +246,19 @@ def test_a_sweep_folder_holds_one_grid_in_its_order_and_bad_folders_are_refused(
     with pytest.raises(ConfigError, match="holds a training run .metrics.jsonl., not a sweep"):
         check_spec(tmp_path / "run", spec_of(base, {"lr": [1e-3]}, [1]))
     assert not (tmp_path / "run" / "sweep.json").exists()
+    # a folder that cannot be written (a read-only disk: simulated, root writes anywhere)
+    import errno
+
+    import fastjem.sweep
+
+    def read_only(text, path):
+        raise OSError(errno.EROFS, "Read-only file system", str(path))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(fastjem.sweep, "atomic_write_text", read_only)
+        with pytest.raises(ConfigError, match=r"cannot write the sweep into .*ro \(OSError: .*Read-only file system"
+                                              r".*\): give another --out-dir"):
+            check_spec(tmp_path / "ro", spec_of(base, {"lr": [1e-3]}, [1]))
     from fastjem.train import Trainer
 
     with pytest.raises(ConfigError, match="holds a sweep .sweep.json.: choose another --out-dir"):
