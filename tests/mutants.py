@@ -4285,6 +4285,12 @@ MUTANTS = [
     Mutant('sweep-unwritable-folder-unsaid', 'tests/test_sweep.py -k one_grid_in_its_order', [
         ('fastjem/sweep.py', '    except OSError as err:\n        raise ConfigError(f"cannot write the sweep into {folder}', '    except ZeroDivisionError as err:\n        raise ConfigError(f"cannot write the sweep into {folder}'),
     ]),
+    Mutant('sweep-unmakeable-folder-unsaid', 'tests/test_sweep.py -k cannot_be_made', [
+        ('fastjem/sweep.py', '    except OSError as err:\n        raise ConfigError(f"cannot make the sweep folder', '    except ZeroDivisionError as err:\n        raise ConfigError(f"cannot make the sweep folder'),
+    ]),
+    Mutant('sweep-start-line-unsaid', 'tests/test_sweep.py -k reused_for_another', [
+        ('fastjem/sweep.py', '    log(f"sweep: {len(runs)} runs ({\' x \'.join(str(len(v)) for v in grid.values())} combinations x {len(seeds)} "\n        f"seeds) in {folder}")', '    pass'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -410,6 +410,7 @@ def test_a_folder_reused_for_another_sweep_a_busy_folder_and_a_failed_run(tmp_pa
     assert main(failing) == 1
     out, err = capsys.readouterr()
     assert "2 run(s) failed (above): mend the cause and run the same command again" in err
+    assert f"sweep: 3 runs (1 combinations x 3 seeds) in {tmp_path / 'f'}" in out
     assert f"per run and again: fastjem runs {tmp_path / 'f'}; summary: {tmp_path / 'f' / 'results.json'}" in out
     assert "sgld_steps=1+seed=2: failed: cifar10 was not found" in out and "1/3 (2 failed)" in out
     assert "sgld_steps=1+seed=3: failed: RuntimeError: CUDA out of memory" in out
@@ -432,6 +433,23 @@ def test_a_run_folder_whose_options_cannot_be_read_is_named(tmp_path, capsys):
         err = capsys.readouterr().err
         assert f"{run / 'config.json'} is not a run's options (JSONDecodeError" in err and f"move {run} away" in err
     assert sorted(p.name for p in run.iterdir()) == ["config.json"]
+
+
+def test_a_sweep_folder_that_cannot_be_made_is_named(tmp_path, capsys, monkeypatch):
+    import errno
+    from pathlib import Path
+
+    real = Path.mkdir
+
+    def mkdir(self, *args, **kwargs):
+        if self.name == "ro":  # a read-only disk, simulated (root writes anywhere)
+            raise OSError(errno.EROFS, "Read-only file system", str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    assert main(["sweep", "--grid", "sgld-steps=1", "--seeds", "1", "--out-dir", str(tmp_path / "ro"), *TINY]) == 1
+    assert (f"cannot make the sweep folder {tmp_path / 'ro'} (OSError: [Errno 30] Read-only file system: "
+            f"'{tmp_path / 'ro'}'): give another --out-dir") in capsys.readouterr().err
 
 
 def test_a_dry_run_refuses_what_the_sweep_would(tmp_path, capsys):
