@@ -4291,6 +4291,12 @@ MUTANTS = [
     Mutant('sweep-start-line-unsaid', 'tests/test_sweep.py -k reused_for_another', [
         ('fastjem/sweep.py', '    log(f"sweep: {len(runs)} runs ({\' x \'.join(str(len(v)) for v in grid.values())} combinations x {len(seeds)} "\n        f"seeds) in {folder}")', '    pass'),
     ]),
+    Mutant('resume-misfit-network-unsaid', 'tests/test_custom.py -k own_network_and_data', [
+        ('fastjem/train.py', '        except RuntimeError as err:\n            raise CheckpointError(f"checkpoint {ckpt.get(\'path\', \'\')} does not fit this network: "', '        except ZeroDivisionError as err:\n            raise CheckpointError(f"checkpoint {ckpt.get(\'path\', \'\')} does not fit this network: "'),
+    ]),
+    Mutant('init-weights-misfit-unsaid', 'tests/test_custom.py -k own_network_and_data', [
+        ('fastjem/train.py', '        except RuntimeError as err:\n            raise CheckpointError(f"--init-weights {source[\'path\']} does not fit this network: "', '        except ZeroDivisionError as err:\n            raise CheckpointError(f"--init-weights {source[\'path\']} does not fit this network: "'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -110,6 +110,15 @@ def test_own_network_and_data_train_resume_exactly_and_evaluate(digits_as_floats
         Trainer(resume_config(ckpt_path), resume=ckpt_path, progress=False, data=data)
     with pytest.raises(CheckpointError, match="pass the same data= to resume"):
         Trainer(resume_config(ckpt_path), resume=ckpt_path, progress=False, model=TinyNet())
+    # a network of other shapes (16 channels, not 8) neither continues the run nor takes its weights
+    wider = TinyNet()
+    wider.body[0], wider.body[4] = nn.Conv2d(1, 16, 3, padding=1), nn.Linear(64, 10)
+    with pytest.raises(CheckpointError, match=r"checkpoint .*checkpoint\.pt does not fit this network: Error\(s\) "
+                                              r"in loading state_dict for TinyNet"):
+        Trainer(resume_config(ckpt_path), resume=ckpt_path, progress=False, model=wider, data=data)
+    with pytest.raises(CheckpointError, match=r"--init-weights .*checkpoint\.pt does not fit this network: Error"):
+        Trainer(cfg.replace(iters=3, init_weights=str(ckpt_path)), out_dir=tmp_path / "wider", progress=False,
+                model=wider, data=data)
     resumed = Trainer(resume_config(ckpt_path, {"iters": 6}), resume=ckpt_path, progress=False, model=TinyNet(),
                       data=data)
     resumed.fit()
