@@ -314,8 +314,10 @@ def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
     # --max-minutes bounds the whole invocation (a cluster job's time limit), not each run
     started = time.monotonic()
     deadline = started + 60 * base.max_minutes if base.max_minutes > 0 else math.inf
-    log(f"sweep: {len(runs)} runs ({' x '.join(str(len(v)) for v in grid.values())} combinations x {len(seeds)} "
-        f"seeds) in {folder}")
+    sizes = " x ".join(str(len(v)) for v in grid.values())
+    combos = math.prod(len(v) for v in grid.values())
+    log(f"sweep: {len(runs)} runs ({sizes} combination{'s' * (combos != 1)} x {len(seeds)} "
+        f"seed{'s' * (len(seeds) != 1)}) in {folder}")
     interrupted = stopped_by = None
     failed: dict[str, str] = {}
     shown: set[str] = set()

@@ -4289,7 +4289,7 @@ MUTANTS = [
         ('fastjem/sweep.py', '    except OSError as err:\n        raise ConfigError(f"cannot make the sweep folder', '    except ZeroDivisionError as err:\n        raise ConfigError(f"cannot make the sweep folder'),
     ]),
     Mutant('sweep-start-line-unsaid', 'tests/test_sweep.py -k reused_for_another', [
-        ('fastjem/sweep.py', '    log(f"sweep: {len(runs)} runs ({\' x \'.join(str(len(v)) for v in grid.values())} combinations x {len(seeds)} "\n        f"seeds) in {folder}")', '    pass'),
+        ('fastjem/sweep.py', '    log(f"sweep: {len(runs)} runs ({sizes} combination{\'s\' * (combos != 1)} x {len(seeds)} "\n        f"seed{\'s\' * (len(seeds) != 1)}) in {folder}")', '    pass'),
     ]),
     Mutant('resume-misfit-network-unsaid', 'tests/test_custom.py -k own_network_and_data', [
         ('fastjem/train.py', '        except RuntimeError as err:\n            raise CheckpointError(f"checkpoint {ckpt.get(\'path\', \'\')} does not fit this network: "', '        except ZeroDivisionError as err:\n            raise CheckpointError(f"checkpoint {ckpt.get(\'path\', \'\')} does not fit this network: "'),

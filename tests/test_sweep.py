@@ -410,7 +410,7 @@ def test_a_folder_reused_for_another_sweep_a_busy_folder_and_a_failed_run(tmp_pa
     assert main(failing) == 1
     out, err = capsys.readouterr()
     assert "2 run(s) failed (above): mend the cause and run the same command again" in err
-    assert f"sweep: 3 runs (1 combinations x 3 seeds) in {tmp_path / 'f'}" in out
+    assert f"sweep: 3 runs (1 combination x 3 seeds) in {tmp_path / 'f'}" in out
     assert f"per run and again: fastjem runs {tmp_path / 'f'}; summary: {tmp_path / 'f' / 'results.json'}" in out
     assert "sgld_steps=1+seed=2: failed: cifar10 was not found" in out and "1/3 (2 failed)" in out
     assert "sgld_steps=1+seed=3: failed: RuntimeError: CUDA out of memory" in out
