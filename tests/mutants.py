@@ -4297,6 +4297,9 @@ MUTANTS = [
     Mutant('init-weights-misfit-unsaid', 'tests/test_custom.py -k own_network_and_data', [
         ('fastjem/train.py', '        except RuntimeError as err:\n            raise CheckpointError(f"--init-weights {source[\'path\']} does not fit this network: "', '        except ZeroDivisionError as err:\n            raise CheckpointError(f"--init-weights {source[\'path\']} does not fit this network: "'),
     ]),
+    Mutant('resume-folder-continues-beside-it', 'tests/test_cli.py -k resume_into_another_folder', [
+        ('fastjem/train.py', '    path = Path(path)\n    if path.is_dir():\n        return path\n    folder = path.resolve().parent', '    path = Path(path)\n    folder = path.resolve().parent'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
