@@ -4300,6 +4300,12 @@ MUTANTS = [
     Mutant('resume-folder-continues-beside-it', 'tests/test_cli.py -k resume_into_another_folder', [
         ('fastjem/train.py', '    path = Path(path)\n    if path.is_dir():\n        return path\n    folder = path.resolve().parent', '    path = Path(path)\n    folder = path.resolve().parent'),
     ]),
+    Mutant('eval-empty-folder-is-an-empty-history', 'tests/test_history.py -k without_checkpoints', [
+        ('fastjem/eval/history.py', '    if not files:\n        return None\n\n    def iteration', '\n    def iteration'),
+    ]),
+    Mutant('eval-history-counts-hidden-partial-writes', 'tests/test_history.py -k without_checkpoints', [
+        ('fastjem/eval/history.py', 'files = [p for p in path.glob("*.pt") if not p.name.startswith(".")]', 'files = list(path.glob("*.pt"))'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -196,3 +196,19 @@ def test_a_folder_of_checkpoints_is_taken_in_iteration_order(tiny_config, tmp_pa
     assert checkpoint_history(tmp_path / "run" / "checkpoint.pt") is None
     rep = {"results": {"conditional": {"fraction_classified_as_target": 0.7}}}
     assert headline("samples", rep) == {"conditional samples classified as their class": 0.7}
+
+
+def test_a_folder_without_checkpoints_is_named_as_such_not_as_an_empty_history(tmp_path, capsys):
+    """A folder with no .pt in it (a hidden partial write does not count) is not a history of no checkpoints: eval
+    says it has no checkpoint.pt, for one task and for all (not 'one task at a time')."""
+    from fastjem.cli import main
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "readme.txt").write_text("no checkpoints here")
+    (folder / ".checkpoint.pt.tmp.pt").write_bytes(b"partial")
+    for task in ("accuracy", "all"):
+        assert main(["eval", str(folder), task, "--device", "cpu", "--no-progress"]) == 1
+        err = capsys.readouterr().err
+        assert f"{folder} is a folder without checkpoint.pt in it" in err and "one task at a time" not in err
+    assert sorted(p.name for p in folder.iterdir()) == [".checkpoint.pt.tmp.pt", "readme.txt"]
