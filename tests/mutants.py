@@ -4306,6 +4306,9 @@ MUTANTS = [
     Mutant('eval-history-counts-hidden-partial-writes', 'tests/test_history.py -k without_checkpoints', [
         ('fastjem/eval/history.py', 'files = [p for p in path.glob("*.pt") if not p.name.startswith(".")]', 'files = list(path.glob("*.pt"))'),
     ]),
+    Mutant('runs-csv-gets-a-second-table', 'tests/test_sweep.py -k every_combination', [
+        ('fastjem/cli.py', '    if fmt != "csv":  # one table per CSV', '    if True:  # one table per CSV'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

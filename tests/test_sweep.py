@@ -1,5 +1,7 @@
 """fastjem sweep: the grid, the run folders, continuing an interrupted sweep, and the per-combination table."""
 
+import csv
+import io
 import json
 import re
 import statistics
@@ -94,6 +96,10 @@ def test_sweep_runs_every_combination_skips_finished_runs_and_resumes_a_partial_
     assert float(table[1].split(",")[5]) == pytest.approx(result["groups"][0]["test_acc"], rel=1e-5)
     assert main(["runs", str(folder), "--format", "md"]) == 0
     assert "per combination" in capsys.readouterr().out
+    # one table per CSV: the runs, with no combination table after them to break a reader
+    assert main(["runs", str(folder), "--format", "csv"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 1 + len(names) and {len(r) for r in rows} == {len(rows[0])}
     assert main(["runs", str(folder / names[0]), "--combinations"]) == 1
     assert "not a sweep" in capsys.readouterr().err
     # the sweep's runs overlaid in one figure, beside them
