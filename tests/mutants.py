@@ -4309,6 +4309,9 @@ MUTANTS = [
     Mutant('runs-csv-gets-a-second-table', 'tests/test_sweep.py -k every_combination', [
         ('fastjem/cli.py', '    if fmt != "csv":  # one table per CSV', '    if True:  # one table per CSV'),
     ]),
+    Mutant('calibration-compares-across-datasets', 'tests/test_eval.py -k another_dataset', [
+        ('fastjem/eval/tasks.py', '        if other.info.name != run.em.info.name:\n            raise ConfigError(f"--compare {other.path} was trained', '        if False:\n            raise ConfigError(f"--compare {other.path} was trained'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -268,6 +268,29 @@ def _report(path):
     return json.loads(path.read_text())
 
 
+def test_calibration_compared_with_a_run_of_another_dataset_is_refused(runs, tmp_path, capsys):
+    """Reliability diagrams are compared on one test set: --compare with a run trained on other images is refused,
+    naming both datasets, and no report is written."""
+    from PIL import Image
+
+    from fastjem.train import Trainer
+
+    for c in ("a", "b"):
+        (tmp_path / "imgs" / c).mkdir(parents=True)
+        for i in range(10):
+            Image.fromarray(np.full((8, 8, 3), 20 * i, np.uint8)).save(tmp_path / "imgs" / c / f"{i}.png")
+    Trainer(TrainConfig(**{**TINY, "iters": 2, "dataset": "imagefolder", "data_dir": str(tmp_path / "imgs")}),
+            out_dir=tmp_path / "folder_run", progress=False, log=lambda *a: None).fit()
+    other = tmp_path / "folder_run" / "checkpoint.pt"
+    out = tmp_path / "cal"
+    assert main(["eval", str(runs / "jem" / "checkpoint.pt"), "calibration", "--compare", str(other),
+                 "--out-dir", str(out), *FAST]) == 1
+    err = capsys.readouterr().err
+    assert re.search(r"--compare \S*folder_run\S* was trained on \S+, not digits: calibration is compared on one "
+                     r"test set", err), err
+    assert not (out / "calibration.json").exists()
+
+
 def test_cli_accuracy_calibration_ood(runs, tmp_path, capsys):
     jem, clf = runs / "jem" / "checkpoint.pt", runs / "clf" / "checkpoint.pt"
     assert main(["eval", str(jem), "accuracy", "--n-steps", "2", *FAST]) == 0
