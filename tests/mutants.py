@@ -4312,6 +4312,12 @@ MUTANTS = [
     Mutant('calibration-compares-across-datasets', 'tests/test_eval.py -k another_dataset', [
         ('fastjem/eval/tasks.py', '        if other.info.name != run.em.info.name:\n            raise ConfigError(f"--compare {other.path} was trained', '        if False:\n            raise ConfigError(f"--compare {other.path} was trained'),
     ]),
+    Mutant('ood-nan-scores-raise-valueerror', 'tests/test_eval.py -k one_image_fid', [
+        ('fastjem/eval/tasks.py', '        except ValueError as err:\n            raise ConfigError(f"OOD scores of {label}', '        except ZeroDivisionError as err:\n            raise ConfigError(f"OOD scores of {label}'),
+    ]),
+    Mutant('fid-one-test-image-not-said', 'tests/test_eval.py -k one_image_fid', [
+        ('fastjem/eval/tasks.py', '    if len(real) < 2:\n        raise ConfigError(f"FID compares', '    if False:\n        raise ConfigError(f"FID compares'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1841,6 +1841,30 @@ def test_eval_tasks_refuse_bad_options_before_loading_anything(task, kwargs, mat
     assert list(tmp_path.iterdir()) == []
 
 
+def test_nan_ood_scores_and_a_one_image_fid_are_said_not_crashed(runs, tmp_path, monkeypatch):
+    """Scores that came out NaN (a network whose outputs are not finite) are an error naming the OOD set and the
+    cause, not a ValueError from the AUROC; FID with one test image (no covariance) says it needs two."""
+    from fastjem.eval import tasks
+
+    real = tasks.ood_scores
+
+    def nan_for_the_ood_set(model, x, batch_size, progress, desc):
+        s = real(model, x, batch_size, progress, desc)
+        return s if desc == "scores digits" else {k: torch.full_like(v, float("nan")) for k, v in s.items()}
+
+    monkeypatch.setattr(tasks, "ood_scores", nan_for_the_ood_set)
+    common = dict(device="cpu", progress=False, n_test=32, batch_size=64)
+    with pytest.raises(ConfigError, match=re.escape("OOD scores of uniform or of the test set are NaN (AUROC scores "
+                                                    "must not be NaN): the network's outputs are not finite")):
+        tasks.ood(runs / "jem" / "checkpoint.pt", sets=("uniform",), n_ood=20, out_dir=tmp_path / "ood", **common)
+    assert not (tmp_path / "ood" / "ood.json").exists()
+    with pytest.raises(ConfigError, match=re.escape("FID compares feature covariances: it needs 2 test images or "
+                                                    "more, --n-test gives 1")):
+        tasks.fid(runs / "jem" / "checkpoint.pt", features_model="classifier", out_dir=tmp_path / "fid",
+                  **{**common, "n_test": 1})
+    assert not (tmp_path / "fid" / "fid.json").exists()
+
+
 def test_eval_ood_refuses_no_ood_images_or_a_negative_test_count(tmp_path, capsys):
     for flag, value in (("--n-ood", "0"), ("--n-test", "-1")):
         assert main(["eval", str(tmp_path / "missing.pt"), "ood", flag, value]) == 1
