@@ -4318,6 +4318,9 @@ MUTANTS = [
     Mutant('fid-one-test-image-not-said', 'tests/test_eval.py -k one_image_fid', [
         ('fastjem/eval/tasks.py', '    if len(real) < 2:\n        raise ConfigError(f"FID compares', '    if False:\n        raise ConfigError(f"FID compares'),
     ]),
+    Mutant('history-plot-x-axis-unlabelled', 'tests/test_history.py -k three_panels', [
+        ('fastjem/eval/history.py', '    for ax in axes[-1]:\n        ax.set_xlabel("iteration")\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

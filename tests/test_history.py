@@ -130,6 +130,8 @@ def test_the_history_plot_draws_each_number_against_iteration_three_panels_a_row
     assert [ax.get_title() for ax in axes] == keys[:12]
     assert [(ax.get_subplotspec().rowspan.start, ax.get_subplotspec().colspan.start) for ax in axes] == \
         [divmod(i, 3) for i in range(12)]
+    # the bottom row's panels say what the shared x axis is
+    assert [ax.get_xlabel() for ax in axes] == [""] * 9 + ["iteration"] * 3
     for ax, key in zip(axes, keys):
         x, y = ax.lines[0].get_data()
         assert list(x) == [4, 8, 12]
