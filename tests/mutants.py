@@ -4321,6 +4321,9 @@ MUTANTS = [
     Mutant('history-plot-x-axis-unlabelled', 'tests/test_history.py -k three_panels', [
         ('fastjem/eval/history.py', '    for ax in axes[-1]:\n        ax.set_xlabel("iteration")\n', ''),
     ]),
+    Mutant('failed-run-leaves-tensorboard-open', 'tests/test_board.py -k still_writes', [
+        ('fastjem/train.py', '            if self.board is not None and (stopping or self.iteration < self.total_iters):\n                self.board.close()', '            if False:\n                self.board.close()'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

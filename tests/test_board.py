@@ -61,17 +61,23 @@ def test_train_with_tensorboard_says_where_the_log_is_and_how_to_open_it(tmp_pat
     assert scalars(board(run), "loss/total")
 
 
-def test_a_run_that_fails_still_writes_what_it_logged_to_tensorboard(tiny_config, tmp_path):
+def test_a_run_that_fails_still_writes_what_it_logged_to_tensorboard(tiny_config, tmp_path, monkeypatch):
     """A run stopped by an error (a divergence without the guard) closes its event file on the way out: what it
-    logged before is on disk at once, not waiting for the writer's next timed flush."""
+    logged before is on disk at once, not waiting for the writer's next timed flush (nor left open in a notebook
+    that goes on)."""
+    from fastjem.board import TensorBoardLog
     from fastjem.train import DivergedError
 
+    closed = []
+    close = TensorBoardLog.close
+    monkeypatch.setattr(TensorBoardLog, "close", lambda self: closed.append(self) or close(self))
     t = Trainer(tiny_config.replace(iters=12, log_every=2, guard=False, tensorboard=True), out_dir=tmp_path,
                 progress=False)
     t.inject_fault(6, "nan")  # the step to iteration 7; the record of 8 finds the loss NaN, logs it and stops
     with pytest.raises(DivergedError):
         t.fit()
     assert [s for s, _ in scalars(board(tmp_path), "loss/total")] == [2, 4, 6, 8]
+    assert closed == [t.board]
 
 def test_a_rollback_and_a_resume_leave_one_value_per_iteration(tiny_config, tmp_path):
     # a NaN at iteration 13 is found at the check of 14 and rolled back to the snapshot of 8: 10 and 12 run twice
