@@ -79,6 +79,7 @@ def test_a_run_that_fails_still_writes_what_it_logged_to_tensorboard(tiny_config
     assert [s for s, _ in scalars(board(tmp_path), "loss/total")] == [2, 4, 6, 8]
     assert closed == [t.board]
 
+
 def test_a_rollback_and_a_resume_leave_one_value_per_iteration(tiny_config, tmp_path):
     # a NaN at iteration 13 is found at the check of 14 and rolled back to the snapshot of 8: 10 and 12 run twice
     cfg = tiny_config.replace(iters=20, check_every=2, snapshot_every=8, log_every=2, lr=5e-3, tensorboard=True,
