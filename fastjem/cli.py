@@ -694,7 +694,8 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     if result["interrupted"]:
         return stopped_status(result["stopped_by"])
     if result["failed"]:
-        print(f"{len(result['failed'])} run(s) failed (above): mend the cause and run the same command again",
+        failed = len(result["failed"])
+        print(f"{failed} run{'s' * (failed != 1)} failed (above): mend the cause and run the same command again",
               file=sys.stderr)
         return 1
     return 0

@@ -4241,7 +4241,7 @@ MUTANTS = [
         ('fastjem/data.py', '        if self.augment_enabled:\n            return augment(', '        if True:\n            return augment('),
     ]),
     Mutant('sweep-failed-runs-not-said', 'tests/test_sweep.py -k reused_for_another', [
-        ('fastjem/cli.py', '        print(f"{len(result[\'failed\'])} run(s) failed (above): mend the cause and run the same command again",\n              file=sys.stderr)', '        pass'),
+        ('fastjem/cli.py', '        print(f"{failed} run{\'s\' * (failed != 1)} failed (above): mend the cause and run the same command again",\n              file=sys.stderr)', '        pass'),
     ]),
     Mutant('sweep-where-to-read-again-not-said', 'tests/test_sweep.py -k reused_for_another', [
         ('fastjem/cli.py', '    print(f"\\nper run and again: fastjem runs {folder}; summary: {folder / \'results.json\'}")', '    pass'),
@@ -4289,7 +4289,7 @@ MUTANTS = [
         ('fastjem/sweep.py', '    except OSError as err:\n        raise ConfigError(f"cannot make the sweep folder', '    except ZeroDivisionError as err:\n        raise ConfigError(f"cannot make the sweep folder'),
     ]),
     Mutant('sweep-start-line-unsaid', 'tests/test_sweep.py -k reused_for_another', [
-        ('fastjem/sweep.py', '    log(f"sweep: {len(runs)} runs ({sizes} combination{\'s\' * (combos != 1)} x {len(seeds)} "\n        f"seed{\'s\' * (len(seeds) != 1)}) in {folder}")', '    pass'),
+        ('fastjem/sweep.py', '    log(f"sweep: {_count(len(runs), \'run\')} ({sizes} combination{\'s\' * (combos != 1)} x "\n        f"{_count(len(seeds), \'seed\')}) in {folder}")', '    pass'),
     ]),
     Mutant('resume-misfit-network-unsaid', 'tests/test_custom.py -k own_network_and_data', [
         ('fastjem/train.py', '        except RuntimeError as err:\n            raise CheckpointError(f"checkpoint {ckpt.get(\'path\', \'\')} does not fit this network: "', '        except ZeroDivisionError as err:\n            raise CheckpointError(f"checkpoint {ckpt.get(\'path\', \'\')} does not fit this network: "'),
@@ -4323,6 +4323,12 @@ MUTANTS = [
     ]),
     Mutant('failed-run-leaves-tensorboard-open', 'tests/test_board.py -k still_writes', [
         ('fastjem/train.py', '            if self.board is not None and (stopping or self.iteration < self.total_iters):\n                self.board.close()', '            if False:\n                self.board.close()'),
+    ]),
+    Mutant('sweep-one-run-said-runs', 'tests/test_sweep.py -k reused_for_another_sweep', [
+        ('fastjem/sweep.py', '    return f"{n} {word}{\'s\' * (n != 1)}"', '    return f"{n} {word}s"'),
+    ]),
+    Mutant('sweep-all-known-said-n-of-n', 'tests/test_sweep.py -k how_long_each_run', [
+        ('fastjem/sweep.py', '            which = f"the {_count(known, \'run\')}" if known == len(to_go) else \\\n                f"{known} of the {_count(len(to_go), \'run\')}"', '            which = f"{known} of the {_count(len(to_go), \'run\')}"'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

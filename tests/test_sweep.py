@@ -152,19 +152,26 @@ def test_a_dry_run_says_how_long_each_run_has_left_from_the_speeds_measured_in_t
     out = capsys.readouterr().out.splitlines()[1:-1]
     lines = {next(w for w in line.split() if "+seed=" in w): line for line in out}
     assert lines["sgld_steps=1+seed=2"].endswith(
-        "about 5m00s (6 iterations at 0.02 it/s, the speed of 1 finished run(s) of this combination)")
+        "about 5m00s (6 iterations at 0.02 it/s, the speed of 1 finished run of this combination)")
     assert lines["sgld_steps=2+seed=1"].startswith("  resume") and "about 0m00s (0 iterations at" in \
         lines["sgld_steps=2+seed=1"]
-    assert "about 2m00s (6 iterations at 0.05 it/s, the speed of 1 stopped run(s)" in lines["sgld_steps=2+seed=2"]
+    assert "about 2m00s (6 iterations at 0.05 it/s, the speed of 1 stopped run of" in lines["sgld_steps=2+seed=2"]
     assert "about" not in lines["sgld_steps=3+seed=1"] and "about" not in lines["sgld_steps=3+seed=2"]
     assert main(["sweep", "--grid", "sgld-steps=1,2,3", "--seeds", "1", "2", "--out-dir", str(folder), *TINY,
                  "--dry-run"]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
     assert last == ("training time to go: about 7m00s for 3 of the 5 runs to train, from the speeds measured in this "
                     "folder (evaluation not counted); 2 without a measured speed of their combination")
+    assert main(["sweep", "--grid", "sgld-steps=1,2", "--seeds", "1", "2", "--out-dir", str(folder), *TINY,
+                 "--dry-run"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "training time to go: about 7m00s for the 3 runs to train, from the speeds measured in this folder "
+        "(evaluation not counted)")
     # nothing measured: said so
     assert main(["sweep", "--grid", "sgld-steps=4", "--out-dir", str(tmp_path / "new"), *TINY, "--dry-run"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1].startswith("training time to go: not known yet")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"sweep: 1 run in {tmp_path / 'new'}"
+    assert out[-1].startswith("training time to go: not known yet")
 
 
 def test_an_epoch_based_runs_time_to_go_takes_its_length_from_a_finished_run_of_its_combination():
@@ -177,7 +184,7 @@ def test_an_epoch_based_runs_time_to_go_takes_its_length_from_a_finished_run_of_
     states = dict(zip([n for n, _, _ in runs], ("done", "partial", "new")))
     rows = {"lr=0.001+seed=1": {"it_per_s": 2.0, "iteration": 40, "status": "done"},
             "lr=0.001+seed=2": {"it_per_s": 1.0, "iteration": 10, "status": "stopped"}}
-    basis = "the speed of 1 finished run(s) of this combination"
+    basis = "the speed of 1 finished run of this combination"
     assert _time_to_go("lr=0.001+seed=3", combo, cfg, runs, states, rows) == (20.0, 40, 2.0, basis)
     assert _time_to_go("lr=0.001+seed=2", combo, cfg, runs, states, rows) == (15.0, 30, 2.0, basis)
     # no finished run: the speed is known from the stopped one, the length is not
@@ -377,6 +384,7 @@ def test_a_folder_reused_for_another_sweep_a_busy_folder_and_a_failed_run(tmp_pa
     folder = tmp_path / "sw"
     args = ["sweep", "--grid", "sgld-steps=1", "--seeds", "1", "--out-dir", str(folder), *TINY]
     assert main(args) == 0
+    assert f"sweep: 1 run (1 combination x 1 seed) in {folder}" in capsys.readouterr().out
     run = folder / "sgld_steps=1+seed=1"
     mtime = (run / "checkpoint.pt").stat().st_mtime_ns
     (folder / "sweep.json").unlink()
@@ -415,7 +423,7 @@ def test_a_folder_reused_for_another_sweep_a_busy_folder_and_a_failed_run(tmp_pa
     failing = ["sweep", "--grid", "sgld-steps=1", "--seeds", "1", "2", "3", "--out-dir", str(tmp_path / "f"), *TINY]
     assert main(failing) == 1
     out, err = capsys.readouterr()
-    assert "2 run(s) failed (above): mend the cause and run the same command again" in err
+    assert "2 runs failed (above): mend the cause and run the same command again" in err
     assert f"sweep: 3 runs (1 combination x 3 seeds) in {tmp_path / 'f'}" in out
     assert f"per run and again: fastjem runs {tmp_path / 'f'}; summary: {tmp_path / 'f' / 'results.json'}" in out
     assert "sgld_steps=1+seed=2: failed: cifar10 was not found" in out and "1/3 (2 failed)" in out
