@@ -4330,6 +4330,9 @@ MUTANTS = [
     Mutant('sweep-all-known-said-n-of-n', 'tests/test_sweep.py -k how_long_each_run', [
         ('fastjem/sweep.py', '            which = f"the {_count(known, \'run\')}" if known == len(to_go) else \\\n                f"{known} of the {_count(len(to_go), \'run\')}"', '            which = f"{known} of the {_count(len(to_go), \'run\')}"'),
     ]),
+    Mutant('resume-rollback-point-every-rank-kept', 'tests/test_distributed.py -k rolls_back_where', [
+        ('fastjem/train.py', '            if snapshot is not None and "ranks" in snapshot:\n                # data-parallel: the file holds every rank\'s local state; this rank keeps its own\n                ranks = snapshot.pop("ranks")\n                if len(ranks) == self.dist.world:\n                    snapshot.update(ranks[self.dist.rank])\n                else:\n                    self.log(f"resume: the rollback point {source.name} holds {len(ranks)} processes\' states, not "\n                             f"{self.dist.world}; the divergence guard rolls back to this checkpoint instead")\n                    snapshot = None\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
