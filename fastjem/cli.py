@@ -410,7 +410,8 @@ def run_data(args: argparse.Namespace) -> int:
         print(f"  {name:<{width}}  {tr:>9}  {te:>6}")
     counts = [c for c in r["train_per_class"] if c > 0]
     if len(counts) < r["num_classes"]:
-        print(f"  note: {r['num_classes'] - len(counts)} classes have no training images")
+        empty = r["num_classes"] - len(counts)
+        print(f"  note: {empty} class{'es have' if empty != 1 else ' has'} no training images")
     elif max(counts) > 2 * min(counts):
         print(f"  note: classes are imbalanced ({min(counts)} to {max(counts)} training images)")
     if args.grid:

@@ -59,7 +59,7 @@ def run_row(folder: str | os.PathLike) -> dict:
     done = summary is not None and summary.get("iteration", -1) >= iteration
     # an epoch-based run (iters <= 0, the paper preset) gives its length in epochs
     iters, epochs = cfg.get("iters") or 0, cfg.get("epochs") or 0
-    total = iters if iters > 0 else (f"{epochs:g} epochs" if epochs else None)
+    total = iters if iters > 0 else (f"{epochs:g} epoch{'s' * (epochs != 1)}" if epochs else None)
     # a process training in the folder holds its lock (released however that process ends)
     state = "running" if lock_holder(folder / RUN_LOCK) else "stopped"
     status = "done" if done else (f"{state} ({iteration}/{total})" if total else state)

@@ -648,7 +648,8 @@ def test_data_command_tabulates_classes_notes_gaps_and_imbalance_and_grids_a_row
     # a class without training images, one without a name; no names at all
     out = table(summary(3, [5, 0, 1], names=["cat", "dog"]))
     assert out == ["  class  train+val    test", "  cat          5       1", "  dog          0       1",
-                   "  2            1       1", "  note: 1 classes have no training images"]
+                   "  2            1       1", "  note: 1 class has no training images"]
+    assert table(summary(3, [5, 0, 0]))[-1] == "  note: 2 classes have no training images"
     out = table(summary(2, [4, 4], names=[]))
     assert out == ["  class  train+val    test", "  0              4       1", "  1              4       1"]
 

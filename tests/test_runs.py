@@ -94,6 +94,8 @@ def test_an_epoch_based_run_gives_its_length_in_epochs(runs, tmp_path):
     cfg = json.loads((tmp_path / "epochs" / "config.json").read_text())
     (tmp_path / "epochs" / "config.json").write_text(json.dumps({**cfg, "iters": -1, "epochs": 3}))
     assert run_row(tmp_path / "epochs")["status"] == "stopped (6/3 epochs)"
+    (tmp_path / "epochs" / "config.json").write_text(json.dumps({**cfg, "iters": -1, "epochs": 1}))
+    assert run_row(tmp_path / "epochs")["status"] == "stopped (6/1 epoch)"
 
 
 def test_a_run_stopped_by_divergence_says_so(runs, tmp_path):
