@@ -4339,6 +4339,9 @@ MUTANTS = [
     Mutant('runs-one-epoch-said-epochs', 'tests/test_runs.py -k length_in_epochs', [
         ('fastjem/runs.py', "epoch{'s' * (epochs != 1)}", 'epochs'),
     ]),
+    Mutant('fid-feature-module-left-training', 'tests/test_eval.py -k features_from_a_module', [
+        ('fastjem/eval/tasks.py', '            return obj.to(em.device).eval()', '            return obj.to(em.device)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

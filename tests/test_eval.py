@@ -1193,8 +1193,8 @@ import torch
 
 
 class EveryFourth(torch.nn.Module):
-    def forward(self, x):
-        return x.flatten(1)[:, ::4]
+    def forward(self, x):  # a network in training mode (dropout, batch norm) computes other features
+        return x.flatten(1)[:, ::4] if not self.training else x.flatten(1)
 
 
 every_fourth = EveryFourth()
@@ -1216,9 +1216,9 @@ def recorded(x):
 
 @pytest.mark.filterwarnings("ignore:`torch.jit:FutureWarning")  # torch 2.14 deprecates TorchScript
 def test_fid_features_from_a_module_class_instance_function_or_torchscript_file(runs, tmp_path, monkeypatch):
-    """--features-model 'module:name' takes an nn.Module class (built with no arguments), an nn.Module or a
-    function, and a path a TorchScript file: FID is then the Frechet distance of those features of the test images
-    and of the buffer rows; what is none of these is refused, saying what is expected."""
+    """--features-model 'module:name' takes an nn.Module class (built with no arguments), an nn.Module (put in eval
+    mode) or a function, and a path a TorchScript file: FID is then the Frechet distance of those features of the
+    test images and of the buffer rows; what is none of these is refused, saying what is expected."""
     from fastjem.eval import tasks
     from fastjem.eval.core import load_model
     from fastjem.eval.metrics import feature_statistics, frechet_distance
