@@ -4342,6 +4342,12 @@ MUTANTS = [
     Mutant('fid-feature-module-left-training', 'tests/test_eval.py -k features_from_a_module', [
         ('fastjem/eval/tasks.py', '            return obj.to(em.device).eval()', '            return obj.to(em.device)'),
     ]),
+    Mutant('fid-torchmetrics-missing-unsaid', 'tests/test_eval.py -k too_old_for_local', [
+        ('fastjem/eval/tasks.py', '    except ImportError as err:\n        raise FIDUnavailableError(\n            "FID with Inception weights uses torchmetrics, which is not installed: pip install \'torchmetrics[image]\' "\n            "(or compute FID from any feature extractor with --features-model, which needs nothing extra)") from err\n', '    except ImportError:\n        raise\n'),
+    ]),
+    Mutant('fid-old-torchmetrics-unsaid', 'tests/test_eval.py -k too_old_for_local', [
+        ('fastjem/eval/tasks.py', '    except TypeError as err:\n        raise FIDUnavailableError(f"this torchmetrics cannot load local Inception weights ({err}); upgrade it: "\n                                  "pip install -U \'torchmetrics[image]\'") from err\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -541,6 +541,40 @@ def test_fid_reads_its_inception_weights_before_it_samples(runs, tmp_path, capsy
     assert str(bad) in err and "sampled first" not in err and "Traceback" not in err
 
 
+def test_fid_without_torchmetrics_or_with_one_too_old_for_local_weights_says_what_to_install(
+        runs, tmp_path, capsys, monkeypatch):
+    """--inception-weights needs torchmetrics[image], and a torchmetrics whose metrics take a weights path: without
+    either, one error says what to install (and that --features-model needs nothing extra), before any chain."""
+    pytest.importorskip("torchmetrics")
+    import sys
+
+    import torchmetrics.image.fid
+
+    import fastjem.eval.tasks as tasks
+
+    monkeypatch.setattr(tasks, "_chains", lambda *a, **k: (_ for _ in ()).throw(AssertionError("sampled first")))
+    weights = tmp_path / "pt_inception.pth"
+    weights.write_bytes(b"unread")
+    args = ["eval", str(runs / "jem"), "fid", "--inception-weights", str(weights), "--source", "fresh", "--n-fid",
+            "4", "--out-dir", str(tmp_path / "out"), *FAST]
+    with monkeypatch.context() as m:
+        m.setitem(sys.modules, "torchmetrics.image.fid", None)  # import fails, as when it is not installed
+        assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "FID with Inception weights uses torchmetrics, which is not installed: pip install 'torchmetrics[image]'" \
+        in err and "--features-model, which needs nothing extra" in err and "Traceback" not in err
+
+    def old(*args, **kwargs):
+        raise TypeError("__init__() got an unexpected keyword argument 'feature_extractor_weights_path'")
+
+    monkeypatch.setattr(torchmetrics.image.fid, "FrechetInceptionDistance", old)
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "this torchmetrics cannot load local Inception weights (__init__() got an unexpected keyword argument " \
+           "'feature_extractor_weights_path'); upgrade it: pip install -U 'torchmetrics[image]'" in err, err
+    assert "sampled first" not in err and "Traceback" not in err
+
+
 class _Reached(Exception):
     """Raised by a stand-in task: the command got as far as calling it."""
 
