@@ -4348,6 +4348,9 @@ MUTANTS = [
     Mutant('fid-old-torchmetrics-unsaid', 'tests/test_eval.py -k too_old_for_local', [
         ('fastjem/eval/tasks.py', '    except TypeError as err:\n        raise FIDUnavailableError(f"this torchmetrics cannot load local Inception weights ({err}); upgrade it: "\n                                  "pip install -U \'torchmetrics[image]\'") from err\n', ''),
     ]),
+    Mutant('fid-buffer-source-without-buffer-silent', 'tests/test_eval.py -k "one_clear_error and fid-no-buffer"', [
+        ('fastjem/eval/tasks.py', '    if source == "buffer" and em.buffer is None:\n        raise ConfigError(f"{em.path} has no replay buffer ({em.label}): use --source fresh")\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -684,8 +684,9 @@ def test_sample_refuses_a_class_given_twice_or_all_beside_classes():
     (["{jem}", "fid"], "--inception-weights"),
     (["{jem}", "fid", "--inception-weights", "{tmp}/none.pth"], "does not exist"),
     (["{clf}", "samples", "--init", "buffer"], "no replay buffer"),
+    (["{clf}", "fid", "--source", "buffer", "--features-model", "classifier"], "no replay buffer (classifier-only"),
 ], ids=["missing-checkpoint", "unknown-task", "ood-offline", "unknown-ood", "fid-no-weights", "fid-bad-weights",
-        "no-buffer"])
+        "no-buffer", "fid-no-buffer"])
 def test_bad_input_gets_one_clear_error(runs, tmp_path, capsys, args, match):
     subst = {"{tmp}": str(tmp_path), "{jem}": str(runs / "jem"), "{clf}": str(runs / "clf")}
     for k, v in subst.items():
