@@ -4351,6 +4351,9 @@ MUTANTS = [
     Mutant('fid-buffer-source-without-buffer-silent', 'tests/test_eval.py -k "one_clear_error and fid-no-buffer"', [
         ('fastjem/eval/tasks.py', '    if source == "buffer" and em.buffer is None:\n        raise ConfigError(f"{em.path} has no replay buffer ({em.label}): use --source fresh")\n', ''),
     ]),
+    Mutant('eval-all-unknown-ood-set-found-late', 'tests/test_eval.py -k typo_is_an_error', [
+        ('fastjem/eval/tasks.py', '    if unknown:  # before the other tasks run, not after\n        raise OODSetError(', '    if False:\n        raise OODSetError('),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

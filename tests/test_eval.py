@@ -1695,6 +1695,7 @@ def test_ood_all_keeps_the_folders_named_beside_it_and_a_typo_is_an_error(runs, 
     assert main(["eval", str(runs / "jem"), "all", "--ood", "unifrom", "--out-dir", str(tmp_path / "typo"), *FAST]) == 1
     err = capsys.readouterr().err
     assert "unknown OOD set 'unifrom'" in err and "Traceback" not in err
+    assert not list(tmp_path.glob("typo/*.json"))  # refused before any task ran, not after minutes of them
 
 
 def test_an_ood_set_read_from_the_in_distribution_folder_is_refused(tmp_path, capsys):
