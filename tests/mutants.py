@@ -4354,6 +4354,9 @@ MUTANTS = [
     Mutant('eval-all-unknown-ood-set-found-late', 'tests/test_eval.py -k typo_is_an_error', [
         ('fastjem/eval/tasks.py', '    if unknown:  # before the other tasks run, not after\n        raise OODSetError(', '    if False:\n        raise OODSetError('),
     ]),
+    Mutant('export-input-line-unsaid', 'tests/test_export.py -k free_batch', [
+        ('fastjem/cli.py', '    print(f"  input   images [B, {\', \'.join(map(str, m[\'input\'][\'shape\'][1:]))}] in [-1, 1] "\n          f"({m[\'input\'][\'pixels\']})")\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -26,6 +26,8 @@ def test_export_writes_a_program_with_free_batch_size_and_its_metadata(run, caps
     assert f"to {path}" in out and "largest relative difference" in out
     classes = read_meta(path)["classes"]
     assert len(classes) == 10 and f"  output  logits [B, 10]; classes {', '.join(classes)}\n" in out  # all ten shown
+    assert read_meta(path)["input"]["shape"][1:] == [1, 8, 8]
+    assert "  input   images [B, 1, 8, 8] in [-1, 1] (x = 2 * uint8 / 255 - 1)\n" in out  # what the program takes
     net = load_exported(path)
     em = load_model(run, "cpu")
     x_test = em.test_set()[0]
