@@ -4357,6 +4357,9 @@ MUTANTS = [
     Mutant('export-input-line-unsaid', 'tests/test_export.py -k free_batch', [
         ('fastjem/cli.py', '    print(f"  input   images [B, {\', \'.join(map(str, m[\'input\'][\'shape\'][1:]))}] in [-1, 1] "\n          f"({m[\'input\'][\'pixels\']})")\n', ''),
     ]),
+    Mutant('cli-list-options-left-lists', 'tests/test_cli.py -k same_list_options', [
+        ('fastjem/cli.py', '    for key in ("decay_epochs", "remedies"):\n        if key in overrides:\n            overrides[key] = tuple(overrides[key])\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -226,6 +226,17 @@ def test_resume_with_another_architecture_is_refused(finished_run, capsys):
     assert sha(ckpt) == before
 
 
+def test_resume_with_the_same_list_options_spelled_out_is_accepted(tmp_path, capsys):
+    """--decay-epochs and --remedies take several values; given again as the run was trained, they are the same
+    options (a list from the command line was compared with the saved tuple and refused as a change)."""
+    same = ["--decay-epochs", "30", "38", "--remedies", "lr", "sgld_steps"]
+    assert main(["train", "--iters", "2", "--out-dir", str(tmp_path / "run"), *same, *TINY]) == 0
+    assert main(["train", "--resume", str(tmp_path / "run"), "--iters", "3", *same, *TINY]) == 0, \
+        capsys.readouterr().err
+    assert main(["train", "--resume", str(tmp_path / "run"), "--iters", "4", "--remedies", "lr", *TINY]) == 1
+    assert "cannot change --remedies (saved ('lr', 'sgld_steps'), asked ('lr',))" in capsys.readouterr().err
+
+
 def test_resume_into_another_folder_leaves_the_run_it_continues(finished_run, tmp_path, capsys):
     from fastjem.runs import run_row
 
