@@ -667,6 +667,7 @@ def add_sweep_parser(sub) -> None:
 
 
 def run_sweep_command(args: argparse.Namespace) -> int:
+    from fastjem.runs import counted
     from fastjem.sweep import format_summary, parse_grid, run_sweep
 
     if args.resume or args.print_config:
@@ -695,8 +696,8 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     if result["interrupted"]:
         return stopped_status(result["stopped_by"])
     if result["failed"]:
-        failed = len(result["failed"])
-        print(f"{failed} run{'s' * (failed != 1)} failed (above): mend the cause and run the same command again",
+        print(f"{counted(len(result['failed']), 'run')} failed (above): mend the cause and run the same command "
+              "again",
               file=sys.stderr)
         return 1
     return 0

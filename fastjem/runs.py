@@ -138,6 +138,11 @@ def sort_rows(rows: list[dict], key: str) -> list[dict]:
     return sorted(rows, key=lambda r: (r[key] is None, -(r[key] or 0)))
 
 
+def counted(n: int, word: str) -> str:
+    """``n`` and ``word``, plural unless ``n`` is 1: "1 run", "3 runs"."""
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
 def text_table(head: list[str], rows: list[list[str]], right: bool = False) -> str:
     """Columns padded to their widest cell (right-aligned for numbers), a rule under the heading."""
     cells = [head, *rows]

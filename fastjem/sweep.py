@@ -23,7 +23,7 @@ from pathlib import Path
 from fastjem.checkpoint import RUN_LOCK, atomic_write_text, folder_lock, lock_holder
 from fastjem.config import TrainConfig
 from fastjem.errors import ConfigError, FastJEMError
-from fastjem.runs import render_table, run_row
+from fastjem.runs import counted, render_table, run_row
 
 SPEC = "sweep.json"
 RESULTS = "results.json"
@@ -237,7 +237,7 @@ def describe_plan(base: TrainConfig, grid: dict[str, list], seeds: list[int], fo
     action = {"done": "skip (done)", "diverged": "skip (diverged)", "partial": "resume", "new": "start"}
     states = {name: status(folder / name) for name, _, _ in runs}
     rows = {name: run_row(folder / name) for name, _, _ in runs if states[name] in ("done", "partial")}
-    lines = [f"sweep: {_count(len(runs), 'run')} in {folder}"]
+    lines = [f"sweep: {counted(len(runs), 'run')} in {folder}"]
     to_go = [name for name in states if states[name] in ("new", "partial")]
     total, unknown = 0.0, []
     for name, combo, cfg in runs:
@@ -254,8 +254,8 @@ def describe_plan(base: TrainConfig, grid: dict[str, list], seeds: list[int], fo
     if to_go:
         known = len(to_go) - len(unknown)
         if known:
-            which = f"the {_count(known, 'run')}" if known == len(to_go) else \
-                f"{known} of the {_count(len(to_go), 'run')}"
+            which = f"the {counted(known, 'run')}" if known == len(to_go) else \
+                f"{known} of the {counted(len(to_go), 'run')}"
             lines.append(f"training time to go: about {_duration(total)} for {which} to train, from the speeds "
                          "measured in this folder (evaluation not counted)"
                          + (f"; {len(unknown)} without a measured speed of their combination" if unknown else ""))
@@ -276,7 +276,7 @@ def _time_to_go(name: str, combo: dict, cfg: TrainConfig, runs: list[tuple[str, 
         rates = [r["it_per_s"] for r in these if r.get("it_per_s") and math.isfinite(r["it_per_s"])]
         if rates:
             rate = statistics.median(rates)
-            basis = f"the speed of {_count(len(rates), kind + ' run')} of this combination"
+            basis = f"the speed of {counted(len(rates), kind + ' run')} of this combination"
             break
     else:
         return None
@@ -319,8 +319,8 @@ def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
     deadline = started + 60 * base.max_minutes if base.max_minutes > 0 else math.inf
     sizes = " x ".join(str(len(v)) for v in grid.values())
     combos = math.prod(len(v) for v in grid.values())
-    log(f"sweep: {_count(len(runs), 'run')} ({sizes} combination{'s' * (combos != 1)} x "
-        f"{_count(len(seeds), 'seed')}) in {folder}")
+    log(f"sweep: {counted(len(runs), 'run')} ({sizes} combination{'s' * (combos != 1)} x "
+        f"{counted(len(seeds), 'seed')}) in {folder}")
     interrupted = stopped_by = None
     failed: dict[str, str] = {}
     shown: set[str] = set()
@@ -401,11 +401,6 @@ def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
     result["stopped_by"] = stopped_by  # a signal's name, "time limit", or None
     atomic_write_text(json.dumps(result, indent=2), folder / RESULTS)
     return result
-
-
-def _count(n: int, word: str) -> str:
-    """``n`` and ``word``, plural unless ``n`` is 1: "1 run", "3 runs"."""
-    return f"{n} {word}{'s' * (n != 1)}"
 
 
 def _duration(seconds: float) -> str:

@@ -3872,7 +3872,7 @@ MUTANTS = [
         ('fastjem/eval/tasks.py', '    return __version__', '    return None  # unknown'),
     ]),
     Mutant('eval-report-no-cpu-named', 'tests/test_eval.py -k strict_json', [
-        ('fastjem/eval/tasks.py', '    return f"cpu ({cpu_model()}, {os.cpu_count()} cores, {torch.get_num_threads()} threads)"', '    return "cpu"'),
+        ('fastjem/eval/tasks.py', '    return f"cpu ({cpu_model()}, {os.cpucounted()} cores, {torch.get_num_threads()} threads)"', '    return "cpu"'),
     ]),
     Mutant('eval-json-tensor-raw', 'tests/test_eval.py -k hold_what_json', [
         ('fastjem/eval/tasks.py', '        return _finite_json(obj.tolist())', '        return obj.tolist()'),
@@ -4241,7 +4241,7 @@ MUTANTS = [
         ('fastjem/data.py', '        if self.augment_enabled:\n            return augment(', '        if True:\n            return augment('),
     ]),
     Mutant('sweep-failed-runs-not-said', 'tests/test_sweep.py -k reused_for_another', [
-        ('fastjem/cli.py', '        print(f"{failed} run{\'s\' * (failed != 1)} failed (above): mend the cause and run the same command again",\n              file=sys.stderr)', '        pass'),
+        ('fastjem/cli.py', '        print(f"{counted(len(result[\'failed\']), \'run\')} failed (above): mend the cause and run the same command "\n              "again",\n              file=sys.stderr)', '        pass'),
     ]),
     Mutant('sweep-where-to-read-again-not-said', 'tests/test_sweep.py -k reused_for_another', [
         ('fastjem/cli.py', '    print(f"\\nper run and again: fastjem runs {folder}; summary: {folder / \'results.json\'}")', '    pass'),
@@ -4289,7 +4289,7 @@ MUTANTS = [
         ('fastjem/sweep.py', '    except OSError as err:\n        raise ConfigError(f"cannot make the sweep folder', '    except ZeroDivisionError as err:\n        raise ConfigError(f"cannot make the sweep folder'),
     ]),
     Mutant('sweep-start-line-unsaid', 'tests/test_sweep.py -k reused_for_another', [
-        ('fastjem/sweep.py', '    log(f"sweep: {_count(len(runs), \'run\')} ({sizes} combination{\'s\' * (combos != 1)} x "\n        f"{_count(len(seeds), \'seed\')}) in {folder}")', '    pass'),
+        ('fastjem/sweep.py', '    log(f"sweep: {counted(len(runs), \'run\')} ({sizes} combination{\'s\' * (combos != 1)} x "\n        f"{counted(len(seeds), \'seed\')}) in {folder}")', '    pass'),
     ]),
     Mutant('resume-misfit-network-unsaid', 'tests/test_custom.py -k own_network_and_data', [
         ('fastjem/train.py', '        except RuntimeError as err:\n            raise CheckpointError(f"checkpoint {ckpt.get(\'path\', \'\')} does not fit this network: "', '        except ZeroDivisionError as err:\n            raise CheckpointError(f"checkpoint {ckpt.get(\'path\', \'\')} does not fit this network: "'),
@@ -4325,10 +4325,10 @@ MUTANTS = [
         ('fastjem/train.py', '            if self.board is not None and (stopping or self.iteration < self.total_iters):\n                self.board.close()', '            if False:\n                self.board.close()'),
     ]),
     Mutant('sweep-one-run-said-runs', 'tests/test_sweep.py -k reused_for_another_sweep', [
-        ('fastjem/sweep.py', '    return f"{n} {word}{\'s\' * (n != 1)}"', '    return f"{n} {word}s"'),
+        ('fastjem/runs.py', '    return f"{n} {word}{\'s\' * (n != 1)}"', '    return f"{n} {word}s"'),
     ]),
     Mutant('sweep-all-known-said-n-of-n', 'tests/test_sweep.py -k how_long_each_run', [
-        ('fastjem/sweep.py', '            which = f"the {_count(known, \'run\')}" if known == len(to_go) else \\\n                f"{known} of the {_count(len(to_go), \'run\')}"', '            which = f"{known} of the {_count(len(to_go), \'run\')}"'),
+        ('fastjem/sweep.py', '            which = f"the {counted(known, \'run\')}" if known == len(to_go) else \\\n                f"{known} of the {counted(len(to_go), \'run\')}"', '            which = f"{known} of the {counted(len(to_go), \'run\')}"'),
     ]),
     Mutant('resume-rollback-point-every-rank-kept', 'tests/test_distributed.py -k rolls_back_where', [
         ('fastjem/train.py', '            if snapshot is not None and "ranks" in snapshot:\n                # data-parallel: the file holds every rank\'s local state; this rank keeps its own\n                ranks = snapshot.pop("ranks")\n                if len(ranks) == self.dist.world:\n                    snapshot.update(ranks[self.dist.rank])\n                else:\n                    self.log(f"resume: the rollback point {source.name} holds {len(ranks)} processes\' states, not "\n                             f"{self.dist.world}; the divergence guard rolls back to this checkpoint instead")\n                    snapshot = None\n', ''),
