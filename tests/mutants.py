@@ -4360,6 +4360,9 @@ MUTANTS = [
     Mutant('cli-list-options-left-lists', 'tests/test_cli.py -k same_list_options', [
         ('fastjem/cli.py', '    for key in ("decay_epochs", "remedies"):\n        if key in overrides:\n            overrides[key] = tuple(overrides[key])\n', ''),
     ]),
+    Mutant('sweep-signal-exits-zero', 'tests/test_sweep.py -k signal_stopped', [
+        ('fastjem/cli.py', '    if result["interrupted"]:\n        return stopped_status(result["stopped_by"])\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -496,3 +496,21 @@ def test_a_bad_value_names_its_run_and_a_plan_takes_a_text_folder(tmp_path, caps
     assert not (tmp_path / "sw").exists()
     text = describe_plan(TrainConfig(iters=6), {"sgld_steps": [1, 2]}, [1], str(tmp_path / "sw"))
     assert "sweep: 2 runs" in text and "sgld_steps=2+seed=1" in text
+
+
+def test_a_sweep_a_signal_stopped_exits_as_the_signal_says_after_its_table(tmp_path, capsys, monkeypatch):
+    """SIGTERM (a scheduler's preemption) stopping a run inside a sweep: the sweep stops, prints its table and
+    exits 143, so that `fastjem sweep ... && next-step` does not go on as if the grid were trained."""
+    from fastjem.train import Trainer
+
+    def fit(self):
+        return {"interrupted": True, "stopped_by": "SIGTERM", "iteration": 3}
+
+    monkeypatch.setattr(Trainer, "fit", fit)
+    folder = tmp_path / "sw"
+    assert main(["sweep", "--grid", "sgld-steps=1,2", "--out-dir", str(folder), *TINY]) == 143
+    out = capsys.readouterr().out
+    assert "sweep stopped at sgld_steps=1+seed=1 (its checkpoint is written)" in out
+    assert f"per run and again: fastjem runs {folder}" in out
+    assert "[2/2]" not in out  # the second run was not started
+    assert json.loads((folder / "results.json").read_text())["stopped_by"] == "SIGTERM"
