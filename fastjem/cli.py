@@ -612,11 +612,7 @@ def run_train(args: argparse.Namespace) -> int:
             print(f"fastjem: the last checkpoint written whole is {last}; once the cause below is mended, resume "
                   f"with: fastjem train --resume {last}", file=sys.stderr)
         raise
-    finally:
-        if trainer.dist.enabled:
-            import torch.distributed as dist
-
-            dist.destroy_process_group()
+    # a data-parallel run's process group is left at exit (fastjem.distributed's exit handler)
     if summary.get("interrupted"):
         return stopped_status(summary.get("stopped_by"))
     if not trainer.dist.is_main:

@@ -4363,6 +4363,9 @@ MUTANTS = [
     Mutant('sweep-signal-exits-zero', 'tests/test_sweep.py -k signal_stopped', [
         ('fastjem/cli.py', '    if result["interrupted"]:\n        return stopped_status(result["stopped_by"])\n', ''),
     ]),
+    Mutant('ddp-every-rank-sums-up', 'tests/test_distributed.py -k per_rank_buffers', [
+        ('fastjem/cli.py', '    if not trainer.dist.is_main:\n        return 0\n    elapsed', '    elapsed'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
