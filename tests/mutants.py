@@ -4366,6 +4366,15 @@ MUTANTS = [
     Mutant('ddp-every-rank-sums-up', 'tests/test_distributed.py -k per_rank_buffers', [
         ('fastjem/cli.py', '    if not trainer.dist.is_main:\n        return 0\n    elapsed', '    elapsed'),
     ]),
+    Mutant('readme-figure-typed', 'tests/test_readme.py -k benchmarks_wrote', [
+        ('README.md', '| 10.3 (bf16) | 10.4 (bf16) |', '| 10.3 (bf16) | 10.9 (bf16) |'),
+    ]),
+    Mutant('report-drops-a-results-file', 'tests/test_readme.py -k benchmarks_wrote', [
+        ('bench/report.py', '            data["_file"] = path.name\n', '            if "H200" in path.name and kind == "cifar":\n                continue\n            data["_file"] = path.name\n'),
+    ]),
+    Mutant('readme-cites-a-missing-result', 'tests/test_readme.py -k cites', [
+        ('README.md', '(`bench/results/steps-2026-11-30T012957-NVIDIA-H200.json`, git b35f7b6)', '(`bench/results/steps-2026-11-30T012958-NVIDIA-H200.json`, git b35f7b6)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

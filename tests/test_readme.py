@@ -64,3 +64,30 @@ def test_the_quick_preset_is_the_one_its_figures_were_measured_with():
     assert len(trained) > 30
     measured = {name: newest["config"][name] for name in trained}
     assert measured == json.loads(json.dumps({name: quick[name] for name in trained}))  # tuples as JSON lists
+
+
+def test_readme_results_are_what_the_benchmarks_wrote():
+    """The measured figures are not typed: README's results section and bench/results/HISTORY.md are what
+    bench/report.py renders from the JSON files the benchmarks wrote (edit a figure, or drop or change a results
+    file, and they differ; `python bench/report.py` rewrites both)."""
+    import sys
+
+    sys.path.insert(0, str(README.parent / "bench"))
+    import report
+
+    text = README.read_text()
+    section = text[text.index(report.BEGIN) + len(report.BEGIN) + 1:text.index(report.END)]
+    results = report.load_results(report.RESULTS)
+    assert section.rstrip("\n") == report.render(results, "bench/results/" + report.PLOT_NAME, latest=True,
+                                                 history_rel="bench/results/" + report.HISTORY_NAME)
+    history = (report.RESULTS / report.HISTORY_NAME).read_text()
+    assert history == "# Every measured run\n\n" + report.render(results, report.PLOT_NAME).replace(
+        "do not edit by hand._", "do not edit by hand. The README shows each measurement's newest run._", 1) + "\n"
+
+
+def test_every_results_file_the_readme_cites_is_there():
+    """The prose cites the results file each figure comes from: each one must be in bench/results/ (a renamed or
+    dropped file leaves a figure with no measurement behind it)."""
+    cited = set(re.findall(r"bench/results/[\w.:+-]+[\w]", README.read_text()))
+    assert len(cited) > 10
+    assert not [path for path in sorted(cited) if not (README.parent / path).exists()]
