@@ -154,8 +154,6 @@ def _set_flags(flags: tuple) -> None:
 def _resolved_engine(trainer: Trainer) -> dict:
     """What the trainer actually runs (its resolved engine), when it exposes one."""
     engine = getattr(trainer, "engine", None)
-    if engine is None:
-        return {}
     out = {}
     for name in (*ENGINE_FIELDS, "compile_sgld"):  # compile_sgld: resolved from --compile on a CPU
         if hasattr(engine, name):

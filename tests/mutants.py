@@ -4375,6 +4375,15 @@ MUTANTS = [
     Mutant('readme-cites-a-missing-result', 'tests/test_readme.py -k cites', [
         ('README.md', '(`bench/results/steps-2026-11-30T012957-NVIDIA-H200.json`, git b35f7b6)', '(`bench/results/steps-2026-11-30T012958-NVIDIA-H200.json`, git b35f7b6)'),
     ]),
+    Mutant('report-takes-a-renamed-smoke-run', 'tests/test_bench.py -k renders_table', [
+        ('bench/report.py', '            if data.get("smoke") and not include_smoke:\n                continue\n', ''),
+    ]),
+    Mutant('bench-drops-engine-notes', 'tests/test_bench.py -k resolved_is_recorded', [
+        ('bench/steps_per_sec.py', '        out["notes"] = list(engine.notes)', '        pass'),
+    ]),
+    Mutant('bench-precision-as-asked', 'tests/test_bench.py -k resolved_is_recorded', [
+        ('bench/steps_per_sec.py', '    if resolved:\n        return resolved\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -336,6 +336,10 @@ def test_report_renders_table_plot_and_readme(smoke, tmp_path):
     of_matmul = rep["configs"][0]["engines"]["fastjem-default"]["of_matmul"]
     assert f"| {of_matmul:.0%} of matmul | own |" in table  # a CPU's MFU: against the matmul measured in the run
     assert report.load_results(out)["steps"] == [], "smoke runs never reach the README"
+    # nor one saved under a measurement's name: the file says it is a smoke run
+    shutil.copy(next(out.glob("smoke-steps-*.json")), tmp_path / "steps-2026-01-01T000000-renamed.json")
+    assert report.load_results(tmp_path)["steps"] == []
+    assert len(report.load_results(tmp_path, include_smoke=True)["steps"]) == 1
     readme = tmp_path / "README.md"
     readme.write_text("intro\n<!-- results:begin -->\nold\n<!-- results:end -->\noutro\n")
     report.update_readme(readme, table)
@@ -918,3 +922,23 @@ def test_run_config_alternates_the_windows_and_derives_the_components_from_its_t
     assert out["ratios"]["default"] == pytest.approx(4.0) and out["ratios"]["matched"] == pytest.approx(2.0)
     assert out["paired_ratios"]["default"] == {"median": pytest.approx(4.0), "min": pytest.approx(4.0),
                                                "max": pytest.approx(4.0), "pairs": windows}
+
+
+def test_the_engine_a_trainer_resolved_is_recorded_and_names_its_precision():
+    """A run's JSON records what the trainer resolved (its notes say why: a CPU's bf16 instructions, say), and the
+    engine's precision is the resolved one, not the one asked for; a trainer that exposes none: what was asked."""
+    from types import SimpleNamespace
+
+    from fastjem.config import TrainConfig
+
+    cpu = torch.device("cpu")
+    engine = SimpleNamespace(precision="bf16", compile="off", sgld_parts=1, notes=("bf16 (amx_bf16)",))
+    trainer = SimpleNamespace(engine=engine)
+    assert steps_per_sec._resolved_engine(trainer) == {"precision": "bf16", "compile": "off", "sgld_parts": 1,
+                                                        "notes": ["bf16 (amx_bf16)"]}
+    assert steps_per_sec._fastjem_precision(trainer, TrainConfig(precision="auto"), cpu) == "bf16"
+    bare = SimpleNamespace()
+    assert steps_per_sec._resolved_engine(bare) == {}
+    assert steps_per_sec._fastjem_precision(bare, TrainConfig(precision="auto"), cpu) == "fp32"
+    assert steps_per_sec._fastjem_precision(bare, TrainConfig(precision="tf32"), cpu) == "fp32"  # no TF32 on a CPU
+    assert steps_per_sec._fastjem_precision(bare, TrainConfig(precision="bf16"), cpu) == "bf16"
