@@ -4384,6 +4384,9 @@ MUTANTS = [
     Mutant('bench-precision-as-asked', 'tests/test_bench.py -k resolved_is_recorded', [
         ('bench/steps_per_sec.py', '    if resolved:\n        return resolved\n', ''),
     ]),
+    Mutant('bench-gate-missing-gradient-unnamed', 'tests/test_bench.py -k other_chains_other_gradients', [
+        ('bench/steps_per_sec.py', '            if p.grad is None:\n                raise AssertionError(f"fastjem\'s loss gave no gradient for {k}")\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -115,6 +115,14 @@ def test_equivalence_gate_refuses_other_chains_other_gradients_and_a_vacuous_che
     grad = steps_per_sec.equivalence_check(base, tmp_path / "grad", 4, torch.device("cpu"))
     assert not grad["passed"] and "gradients differ" in grad["detail"] and "losses differ" not in grad["detail"], grad
 
+    def one_weight_left_out(self, *args, **kw):  # a frozen or detached parameter: no gradient at all
+        next(self.model.parameters()).requires_grad_(False)
+        return loss(self, *args, **kw)
+
+    monkeypatch.setattr(Trainer, "loss", one_weight_left_out)
+    none = steps_per_sec.equivalence_check(base, tmp_path / "none", 4, torch.device("cpu"))
+    assert not none["passed"] and "fastjem's loss gave no gradient for" in none["detail"], none
+
 
 def test_the_table_sets_each_engine_against_the_fp32_reference():
     def engine(ips, precision):
