@@ -378,6 +378,33 @@ def parts_ablation(depth: int, width: int, batch: int, device: torch.device, can
     return None if candidate == 2 else ("fastjem-parts2", dict(sgld_parts=2), "parts2")
 
 
+def fastjem_candidates(depth: int, width: int, batch: int, device: torch.device, sgld_parts: int = 0,
+                       overlap: bool = False, sms: int | None = None) -> list[tuple[str, dict, str]]:
+    """(engine, overrides, folder) of each fastjem engine timed for WRN-depth-width at ``batch``: fp32 and the
+    default everywhere; on CUDA also the ablations (SGLD graph only, weights cast at each step, the SGLD parts
+    auto did not choose) and the candidates asked for (--sgld-parts, --overlap)."""
+    candidates = [("fastjem-matched", dict(precision="fp32"), "matched"), ("fastjem-default", {}, "default")]
+    if device.type == "cuda":
+        candidates += [
+            # ablation: what capturing the whole iteration adds to capturing the SGLD loop alone
+            ("fastjem-sgld-graph-only", dict(iteration_graph=False), "sgld-graph"),
+            # ablation: what casting the SGLD weights once per call (the bf16 default) saves over autocast's
+            # casts at every forward
+            ("fastjem-cast-each-step", dict(cast_weights_once=False), "cast-each-step"),
+        ]
+        ablation = parts_ablation(depth, width, batch, device, sgld_parts, sms)
+        if ablation:
+            candidates.append(ablation)
+        if sgld_parts > 0:
+            # candidate: another number of SGLD parts than the default's
+            candidates.append((f"fastjem-parts{sgld_parts}", dict(sgld_parts=sgld_parts), "parts"))
+        if overlap:
+            # candidate: the data half of the gradient on a second stream while SGLD samples (off by default;
+            # 1.5% slower on an H100)
+            candidates.append(("fastjem-overlap", dict(overlap_data=True), "overlap"))
+    return candidates
+
+
 def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path, gate_passed: bool) -> dict:
     depth, width = CONFIGS[name]
     b = args.batch_size
@@ -394,25 +421,7 @@ def run_config(name: str, args, device: torch.device, data_dir: Path, work: Path
     if device.type == "cuda":
         runners.append(reference_runner("reference-default", "default", base, arrays.train_x, arrays.train_y, device))
     if gate_passed:
-        candidates = [("fastjem-matched", dict(precision="fp32"), "matched"), ("fastjem-default", {}, "default")]
-        if device.type == "cuda":
-            candidates += [
-                # ablation: what capturing the whole iteration adds to capturing the SGLD loop alone
-                ("fastjem-sgld-graph-only", dict(iteration_graph=False), "sgld-graph"),
-                # ablation: what casting the SGLD weights once per call (the bf16 default) saves over autocast's
-                # casts at every forward
-                ("fastjem-cast-each-step", dict(cast_weights_once=False), "cast-each-step"),
-            ]
-            ablation = parts_ablation(depth, width, b, device, args.sgld_parts)
-            if ablation:
-                candidates.append(ablation)
-            if args.sgld_parts > 0:
-                # candidate: another number of SGLD parts than the default's
-                candidates.append((f"fastjem-parts{args.sgld_parts}", dict(sgld_parts=args.sgld_parts), "parts"))
-            if args.overlap:
-                # candidate: the data half of the gradient on a second stream while SGLD samples (off by default;
-                # 1.5% slower on an H100)
-                candidates.append(("fastjem-overlap", dict(overlap_data=True), "overlap"))
+        candidates = fastjem_candidates(depth, width, b, device, args.sgld_parts, args.overlap)
         for engine, overrides, folder in candidates:
             if engine in args.skip:
                 continue

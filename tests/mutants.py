@@ -4387,6 +4387,15 @@ MUTANTS = [
     Mutant('bench-gate-missing-gradient-unnamed', 'tests/test_bench.py -k other_chains_other_gradients', [
         ('bench/steps_per_sec.py', '            if p.grad is None:\n                raise AssertionError(f"fastjem\'s loss gave no gradient for {k}")\n', ''),
     ]),
+    Mutant('bench-cuda-ablations-not-timed', 'tests/test_bench.py -k ablations_and_the_asked', [
+        ('bench/steps_per_sec.py', '    if device.type == "cuda":\n        candidates += [', '    if False:\n        candidates += ['),
+    ]),
+    Mutant('bench-asked-parts-not-timed', 'tests/test_bench.py -k ablations_and_the_asked', [
+        ('bench/steps_per_sec.py', '        if sgld_parts > 0:\n            # candidate', '        if False:\n            # candidate'),
+    ]),
+    Mutant('bench-overlap-not-timed', 'tests/test_bench.py -k ablations_and_the_asked', [
+        ('bench/steps_per_sec.py', '        if overlap:\n            # candidate', '        if False:\n            # candidate'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

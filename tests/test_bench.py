@@ -191,6 +191,27 @@ def test_steps_per_sec_times_the_parts_auto_did_not_choose():
     assert steps_per_sec.parts_ablation(28, 10, 64, cuda, candidate=2, sms=132)[0] == "fastjem-one-part"
 
 
+def test_steps_per_sec_times_the_ablations_and_the_asked_candidates_on_cuda_only():
+    """fp32 and the default everywhere; on CUDA also SGLD-graph-only, cast-at-each-step, the parts auto passed over,
+    and --sgld-parts N / --overlap when asked for (a CPU run has no graphs, no bf16 weight casts to ablate)."""
+    def names(device, **kw):
+        return [engine for engine, _, _ in steps_per_sec.fastjem_candidates(28, 10, 64, torch.device(device),
+                                                                              sms=132, **kw)]
+
+    assert names("cpu") == names("cpu", sgld_parts=4, overlap=True) == ["fastjem-matched", "fastjem-default"]
+    ablations = ["fastjem-matched", "fastjem-default", "fastjem-sgld-graph-only", "fastjem-cast-each-step",
+                 "fastjem-one-part"]
+    assert names("cuda") == ablations
+    assert names("cuda", sgld_parts=4, overlap=True) == [*ablations, "fastjem-parts4", "fastjem-overlap"]
+    overrides = dict((e, o) for e, o, _ in steps_per_sec.fastjem_candidates(28, 10, 64, torch.device("cuda"), 4,
+                                                                           True, sms=132))
+    assert overrides == {"fastjem-matched": {"precision": "fp32"}, "fastjem-default": {},
+                         "fastjem-sgld-graph-only": {"iteration_graph": False},
+                         "fastjem-cast-each-step": {"cast_weights_once": False}, "fastjem-one-part": {"sgld_parts": 1},
+                         "fastjem-parts4": {"sgld_parts": 4}, "fastjem-overlap": {"overlap_data": True}}
+    assert set(overrides) <= {"fastjem-matched", "fastjem-default", *report.ENGINES, *steps_per_sec.OPTIONAL_ENGINES}
+
+
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     out = tmp_path_factory.mktemp("smoke")
