@@ -4396,6 +4396,9 @@ MUTANTS = [
     Mutant('bench-overlap-not-timed', 'tests/test_bench.py -k ablations_and_the_asked', [
         ('bench/steps_per_sec.py', '        if overlap:\n            # candidate', '        if False:\n            # candidate'),
     ]),
+    Mutant('bench-bar-engine-failure-recorded-as-optional', 'tests/test_bench.py -k bar_engine_that_fails', [
+        ('bench/steps_per_sec.py', "            except Exception as err:  # noqa: BLE001 - a candidate's failure is recorded, not fatal\n                if engine not in OPTIONAL_ENGINES:\n                    raise\n", "            except Exception as err:  # noqa: BLE001 - a candidate's failure is recorded, not fatal\n"),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

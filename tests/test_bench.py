@@ -971,3 +971,19 @@ def test_the_engine_a_trainer_resolved_is_recorded_and_names_its_precision():
     assert steps_per_sec._fastjem_precision(bare, TrainConfig(precision="auto"), cpu) == "fp32"
     assert steps_per_sec._fastjem_precision(bare, TrainConfig(precision="tf32"), cpu) == "fp32"  # no TF32 on a CPU
     assert steps_per_sec._fastjem_precision(bare, TrainConfig(precision="bf16"), cpu) == "bf16"
+
+
+def test_a_bar_engine_that_fails_to_build_fails_its_config(tmp_path, monkeypatch):
+    """A candidate engine (--overlap, --sgld-parts N) that fails to build is recorded and the others are timed; the
+    bar's own engines failing fails the config, rather than a table without them."""
+    build = steps_per_sec.fastjem_runner
+
+    def failing(name, *args, **kw):
+        if name == "fastjem-default":
+            raise RuntimeError("no such kernel")
+        return build(name, *args, **kw)
+
+    monkeypatch.setattr(steps_per_sec, "fastjem_runner", failing)
+    assert steps_per_sec.main(["--device", "cpu", "--smoke", "--out", str(tmp_path)]) != 0
+    (cfg,) = json.loads(next(tmp_path.glob("smoke-steps-*.json")).read_text())["configs"]
+    assert cfg["status"] == "failed: RuntimeError: no such kernel"
