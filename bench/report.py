@@ -363,6 +363,18 @@ def update_readme(readme: Path, markdown: str) -> None:
 
 
 def plot(results: dict, path: Path) -> Path:
+    """The figure of ``figure`` written to ``path`` (PNG)."""
+    import matplotlib.pyplot as plt
+
+    fig = figure(results)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def figure(results: dict):
     """Grouped bars: iterations/s per configuration and engine, one panel per device (its latest run)."""
     import matplotlib
 
@@ -409,11 +421,7 @@ def plot(results: dict, path: Path) -> Path:
             # below the axes: inside, it covers bars and their labels
             ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return fig
 
 
 def unpack_suite(suite_json: Path, results: Path) -> list[str]:

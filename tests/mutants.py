@@ -4399,6 +4399,21 @@ MUTANTS = [
     Mutant('bench-bar-engine-failure-recorded-as-optional', 'tests/test_bench.py -k bar_engine_that_fails', [
         ('bench/steps_per_sec.py', "            except Exception as err:  # noqa: BLE001 - a candidate's failure is recorded, not fatal\n                if engine not in OPTIONAL_ENGINES:\n                    raise\n", "            except Exception as err:  # noqa: BLE001 - a candidate's failure is recorded, not fatal\n"),
     ]),
+    Mutant('plot-panel-from-a-run-that-measured-nothing', 'tests/test_bench.py -k plot_draws', [
+        ('bench/report.py', '        if any(c.get("engines") for c in rep.get("configs", [])):\n            latest[_device(rep)] = rep', '        latest[_device(rep)] = rep'),
+    ]),
+    Mutant('plot-bars-without-values', 'tests/test_bench.py -k plot_draws', [
+        ('bench/report.py', '                ax.bar_label(bars, fmt="%.3g", fontsize=7)', '                pass'),
+    ]),
+    Mutant('plot-always-linear', 'tests/test_bench.py -k plot_draws', [
+        ('bench/report.py', '        if values and max(values) / max(min(values), 1e-12) > 20:', '        if False:'),
+    ]),
+    Mutant('report-readme-without-markers-overwritten', 'tests/test_bench.py -k refuses_what_would_empty', [
+        ('bench/report.py', '    if BEGIN not in text or END not in text or text.index(BEGIN) > text.index(END):\n        raise SystemExit', '    if BEGIN not in text and False:\n        raise SystemExit'),
+    ]),
+    Mutant('report-failed-cifar-run-row', 'tests/test_bench.py -k failed_cifar', [
+        ('bench/report.py', '        if r.get("status") != "ok":\n            continue\n        rows.append(((_device(r), r["model"]', '        rows.append(((_device(r), r["model"]'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

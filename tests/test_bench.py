@@ -602,6 +602,21 @@ def test_report_refuses_what_would_empty_the_readmes_results(tmp_path, capsys):
     assert report.main(["--results", str(results), "--readme", str(readme), "--plot", str(tmp_path / "p.png")]) == 0
     assert "skipped steps-2099-01-01T000000-Damaged.json: not a readable JSON result" in capsys.readouterr().err
     assert "the measured tables" not in readme.read_text() and "| WRN-28-10 |" in readme.read_text()
+    # a README without the section (or its markers the wrong way round): said, and nothing written
+    for text in ("# x\nno section\n", f"# x\n{report.END}\nold\n{report.BEGIN}\n"):
+        readme.write_text(text)
+        with pytest.raises(SystemExit, match="has no <!-- results:begin --> ... <!-- results:end --> section"):
+            report.update_readme(readme, "| new |")
+        assert readme.read_text() == text
+
+
+def test_a_failed_cifar_run_gets_no_row():
+    ok = {"status": "ok", "date": "2026-01-02T00:00:00", "device": {"name": "GPU X"}, "model": "WRN-28-10",
+          "batch_size": 64, "train_seconds": 600.0, "iterations": 5000, "it_per_s_steady": 9.5, "test_acc": 0.5}
+    failed = {"status": "failed: RuntimeError: out of memory", "date": "2026-01-03T00:00:00",
+              "device": {"name": "GPU X"}, "model": "WRN-28-10", "batch_size": 64}
+    rows = report.cifar_table([ok, failed])[2:]
+    assert rows == ["| 2026-01-02 | GPU X | WRN-28-10 | 64 | 10.0 | 5000 | 9.50 | 50.00% | — |"]
 
 
 def test_a_terminated_benchmark_removes_its_temporary_folder(tmp_path):
@@ -987,3 +1002,38 @@ def test_a_bar_engine_that_fails_to_build_fails_its_config(tmp_path, monkeypatch
     assert steps_per_sec.main(["--device", "cpu", "--smoke", "--out", str(tmp_path)]) != 0
     (cfg,) = json.loads(next(tmp_path.glob("smoke-steps-*.json")).read_text())["configs"]
     assert cfg["status"] == "failed: RuntimeError: no such kernel"
+
+
+def test_the_plot_draws_each_devices_latest_run_as_bars_of_its_measured_speeds():
+    """One panel per device, from its newest run that measured something; a bar per engine and configuration at the
+    median it/s the run recorded, labelled as the README's table names the engine; a log axis only where the
+    configurations span orders of magnitude, else a linear one from 0."""
+    import matplotlib.pyplot as plt
+
+    def rep(device, date, measured):
+        return {"device": {"name": device, "type": "cuda"}, "date": date, "versions": {"torch": "2.11"},
+                "configs": [{"name": name, "batch_size": 64,
+                             "engines": {e: {"it_per_s_median": v} for e, v in engines.items()}}
+                            for name, engines in measured.items()]}
+
+    old = rep("GPU A", "2026-01-01T00:00:00", {"wrn-28-10": {"reference-ieee": 0.5, "fastjem-default": 9.0}})
+    new = rep("GPU A", "2026-01-02T00:00:00", {"wrn-28-10": {"reference-ieee": 0.6, "fastjem-default": 10.0},
+                                               "wrn-10-2": {"reference-ieee": 17.0, "fastjem-default": 120.0}})
+    other = rep("GPU B", "2026-01-03T00:00:00", {"wrn-28-10": {"reference-ieee": 1.0, "fastjem-matched": 1.5,
+                                                               "fastjem-default": 3.0}})
+    failed = {**rep("GPU B", "2026-01-04T00:00:00", {}), "configs": [{"name": "wrn-28-10", "status": "failed"}]}
+    fig = report.figure({"steps": [old, new, other, failed]})
+    try:
+        a, b = fig.axes
+        bars = [{c.get_label(): [r.get_height() for r in c] for c in ax.containers} for ax in (a, b)]
+        assert a.get_title() == "GPU A\n2026-01-02, torch 2.11" and b.get_title().startswith("GPU B\n2026-01-03")
+        assert bars[0] == {"reference fp32": [0.6, 17.0], "fastjem default": [10.0, 120.0]}
+        assert [t.get_text() for t in a.get_xticklabels()] == ["WRN-28-10\nB=64", "WRN-10-2\nB=64"]
+        assert a.get_yscale() == "log"  # 0.6 to 120 it/s
+        assert bars[1] == {"reference fp32": [1.0], "fastjem fp32": [1.5], "fastjem default": [3.0]}
+        assert b.get_yscale() == "linear" and b.get_ylim() == pytest.approx((0, 3.45))
+        assert [t.get_text() for t in b.get_legend().get_texts()] == ["reference fp32", "fastjem fp32",
+                                                                      "fastjem default"]
+        assert [t.get_text() for t in b.texts] == ["1", "1.5", "3"]  # each bar's value on it
+    finally:
+        plt.close(fig)
