@@ -4414,6 +4414,15 @@ MUTANTS = [
     Mutant('report-failed-cifar-run-row', 'tests/test_bench.py -k failed_cifar', [
         ('bench/report.py', '        if r.get("status") != "ok":\n            continue\n        rows.append(((_device(r), r["model"]', '        rows.append(((_device(r), r["model"]'),
     ]),
+    Mutant('bench-bar-engine-warmup-failure-optional', 'tests/test_bench.py -k candidates_that_work', [
+        ('bench/steps_per_sec.py', '        except Exception as err:\n            if r.name not in OPTIONAL_ENGINES:\n                raise\n            # a candidate', '        except Exception as err:\n            # a candidate'),
+    ]),
+    Mutant('bench-failed-candidate-worker-left-open', 'tests/test_bench.py -k candidates_that_work', [
+        ('bench/steps_per_sec.py', '            runners.remove(r)\n            r.close()\n            continue', '            runners.remove(r)\n            continue'),
+    ]),
+    Mutant('bench-parts-candidate-gain-left-out', 'tests/test_bench.py -k candidates_that_work', [
+        ('bench/steps_per_sec.py', '        if candidate:\n            wanted["parts_candidate_gain"]', '        if False:\n            wanted["parts_candidate_gain"]'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1037,3 +1037,48 @@ def test_the_plot_draws_each_devices_latest_run_as_bars_of_its_measured_speeds()
         assert [t.get_text() for t in b.texts] == ["1", "1.5", "3"]  # each bar's value on it
     finally:
         plt.close(fig)
+
+
+def test_run_config_times_the_candidates_that_work_and_records_those_that_fail(tmp_path, monkeypatch):
+    """A candidate engine (--sgld-parts N, --overlap) that fails in its warm-up is recorded, its worker closed,
+    and the others are measured without it; one that works gets its gain over the default. The bar's own engines
+    failing in the warm-up fail the config."""
+    from types import SimpleNamespace
+
+    iter_s = {"reference-ieee": 2.0, "fastjem-matched": 1.0, "fastjem-default": 0.5, "fastjem-parts4": 0.25,
+              "fastjem-overlap": 0.4}
+    broken, closed = set(), []
+
+    def runner(name, *_):
+        def step():
+            if name in broken:
+                raise RuntimeError("graph capture failed")
+            return iter_s[name]
+
+        return steps_per_sec.Runner(name, name.split("-")[0], "fp32", step, lambda: 0.1, lambda: 0.01,
+                                    lambda: 0.01, lambda: None, close=lambda: closed.append(name))
+
+    monkeypatch.setattr(steps_per_sec, "reference_worker_runner", runner)
+    monkeypatch.setattr(steps_per_sec, "fastjem_runner", runner)
+    monkeypatch.setattr(steps_per_sec, "timed", lambda fn, n, device: sum(fn() for _ in range(n)))
+    monkeypatch.setattr(steps_per_sec, "load_arrays", lambda *a: SimpleNamespace(train_x=None, train_y=None))
+    monkeypatch.setattr(steps_per_sec, "count_flops", lambda *a: {"per_iter": 1e9})
+    monkeypatch.setattr(steps_per_sec, "cpu_matmul_ceiling", lambda *a: None)
+    monkeypatch.setattr(steps_per_sec, "fastjem_candidates", lambda *a: [
+        ("fastjem-matched", {}, "matched"), ("fastjem-default", {}, "default"),
+        ("fastjem-parts4", {"sgld_parts": 4}, "parts"), ("fastjem-overlap", {"overlap_data": True}, "overlap")])
+    args = steps_per_sec.parse_args(["--device", "cpu", "--warmup", "1", "--windows", "2", "--window-s", "1",
+                                     "--component-reps", "1", "--buffer-size", "100"])
+
+    def run():
+        return steps_per_sec.run_config("wrn-10-2", args, torch.device("cpu"), tmp_path, tmp_path / "runs", True)
+
+    broken.add("fastjem-overlap")
+    out = run()
+    assert set(out["engines"]) == {"reference-ieee", "fastjem-matched", "fastjem-default", "fastjem-parts4"}
+    assert out["optional_engine_failures"] == {"fastjem-overlap": "RuntimeError: graph capture failed"}
+    assert closed[0] == "fastjem-overlap" and closed.count("fastjem-overlap") == 1  # at once, not again
+    assert out["ratios"]["parts_candidate_gain"] == pytest.approx(2.0) and "overlap_gain" not in out["ratios"]
+    broken.add("fastjem-default")
+    with pytest.raises(RuntimeError, match="graph capture failed"):
+        run()
