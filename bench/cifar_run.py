@@ -172,7 +172,9 @@ def main(argv=None) -> int:
     atomic_write_text(json.dumps(rep, indent=2, default=str) + "\n", path)
     if rep["status"] == "ok":
         print(f"cifar_iterations: {rep['iterations']}")
-        print(f"cifar_it_per_s_steady: {rep['it_per_s_steady']:.3f}")
+        steady = rep["it_per_s_steady"]
+        print(f"cifar_it_per_s_steady: {steady:.3f}" if steady else "cifar_it_per_s_steady: not measured (the run "
+              f"ended within its {args.warmup} warm-up iterations: give it more --minutes, or a smaller --warmup)")
         print(f"cifar_test_acc: {rep['test_acc']:.4f}")
     print(f"results: {path}")
     return 0 if rep["status"] == "ok" else 1

@@ -181,7 +181,7 @@ def cifar_table(reports: list[dict], latest: bool = False) -> list[str]:
             continue
         rows.append(((_device(r), r["model"], r["batch_size"]), ONE, r.get("_file"),
                      f"| {r['date'][:10]} | {_device(r)} | {r['model']} | {r['batch_size']} | "
-                     f"{r['train_seconds'] / 60:.1f} | {r['iterations']} | {r['it_per_s_steady']:.2f} | "
+                     f"{r['train_seconds'] / 60:.1f} | {r['iterations']} | {_num(r['it_per_s_steady'], '{:.2f}')} | "
                      f"{r['test_acc']:.2%} | {r.get('samples_png') or '—'} |"))
     return table(header, rows, latest)
 

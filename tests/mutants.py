@@ -4423,6 +4423,18 @@ MUTANTS = [
     Mutant('bench-parts-candidate-gain-left-out', 'tests/test_bench.py -k candidates_that_work', [
         ('bench/steps_per_sec.py', '        if candidate:\n            wanted["parts_candidate_gain"]', '        if False:\n            wanted["parts_candidate_gain"]'),
     ]),
+    Mutant('cifar-run-steady-none-crashes', 'tests/test_bench.py -k cifar_run_trains', [
+        ('bench/cifar_run.py', '        print(f"cifar_it_per_s_steady: {steady:.3f}" if steady else "cifar_it_per_s_steady: not measured (the run "\n              f"ended within its {args.warmup} warm-up iterations: give it more --minutes, or a smaller --warmup)")', '        print(f"cifar_it_per_s_steady: {steady:.3f}")'),
+    ]),
+    Mutant('report-cifar-steady-none-crashes', 'tests/test_bench.py -k cifar_run_trains', [
+        ('bench/report.py', "{_num(r['it_per_s_steady'], '{:.2f}')}", "{r['it_per_s_steady']:.2f}"),
+    ]),
+    Mutant('cifar-run-no-steady-clock', 'tests/test_bench.py -k cifar_run_trains', [
+        ('bench/cifar_run.py', '                if it == args.warmup:\n                    sync(device)', '                if False:\n                    sync(device)'),
+    ]),
+    Mutant('cifar-run-ignores-its-minutes', 'tests/test_bench.py -k cifar_run_trains', [
+        ('bench/cifar_run.py', '            rep["train_budget_seconds"] = budget', '            budget = 0.0\n            rep["train_budget_seconds"] = budget'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1082,3 +1082,33 @@ def test_run_config_times_the_candidates_that_work_and_records_those_that_fail(t
     broken.add("fastjem-default")
     with pytest.raises(RuntimeError, match="graph capture failed"):
         run()
+
+
+def test_cifar_run_trains_for_its_minutes_and_says_when_too_short_for_a_steady_speed(tmp_path, monkeypatch, capsys):
+    """The GPU suite's timed CIFAR-10 run, here on a CIFAR-shaped folder (train/, test/) on the CPU: its JSON, sample
+    grid and summary lines; a run that ends inside its warm-up iterations has no steady it/s, and says so (it was a
+    traceback after the JSON was written, and the report's table then failed on the missing number)."""
+    import cifar_run
+    from env_info import write_synthetic_imagefolder
+
+    data = tmp_path / "cifar"
+    write_synthetic_imagefolder(data / "train", per_class=3)
+    write_synthetic_imagefolder(data / "test", per_class=2)
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    common = ["--device", "cpu", "--depth", "10", "--width", "1", "--batch-size", "8", "--cifar-dir", str(data)]
+    assert cifar_run.main([*common, "--minutes", "0.08", "--warmup", "1", "--out", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    (path,) = (tmp_path / "run").glob("cifar-*.json")
+    rep = json.loads(path.read_text())
+    assert rep["status"] == "ok" and rep["model"] == "WRN-10-1" and rep["config"]["depth"] == 10
+    assert rep["iterations"] > 1 and rep["train_seconds"] >= 0.08 * 60 and rep["it_per_s_steady"] > 0
+    assert 0 <= rep["test_acc"] <= 1 and (tmp_path / "run" / rep["samples_png"]).is_file()
+    assert f"cifar_iterations: {rep['iterations']}\ncifar_it_per_s_steady: {rep['it_per_s_steady']:.3f}" in out
+
+    assert cifar_run.main([*common, "--minutes", "0.001", "--warmup", "1000", "--out", str(tmp_path / "short")]) == 0
+    assert "cifar_it_per_s_steady: not measured (the run ended within its 1000 warm-up iterations" in \
+        capsys.readouterr().out
+    (short,) = report.load_results(tmp_path / "short")["cifar"]
+    assert short["status"] == "ok" and short["it_per_s_steady"] is None
+    (row,) = report.cifar_table([short])[2:]
+    assert f"| {short['iterations']} | — | {short['test_acc']:.2%} |" in row
