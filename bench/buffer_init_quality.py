@@ -16,7 +16,16 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from env_info import RESULTS, device_info, git_state, now_utc, results_folder, versions, write_result  # noqa: E402
+from env_info import (  # noqa: E402
+    RESULTS,
+    device_info,
+    exit_on_sigterm,
+    git_state,
+    now_utc,
+    results_folder,
+    versions,
+    write_result,
+)
 from quick_run import train_timed  # noqa: E402
 
 from fastjem.config import BUFFER_INITS, PRESETS, get_preset  # noqa: E402
@@ -40,6 +49,7 @@ def main(argv=None) -> int:
                                                         "part of what the README table compares)")
     p.add_argument("--out", default=str(RESULTS), type=results_folder)
     args = p.parse_args(argv)
+    exit_on_sigterm()  # a SIGTERM still removes the temporary run folders
     if args.iters < 0:
         p.error(f"--iters must be > 0 (0: the preset's length), got {args.iters}")
     if len(set(args.seeds)) != len(args.seeds) or len(set(args.variants)) != len(args.variants):

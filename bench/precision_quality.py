@@ -16,7 +16,16 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from env_info import RESULTS, device_info, git_state, now_utc, results_folder, versions, write_result  # noqa: E402
+from env_info import (  # noqa: E402
+    RESULTS,
+    device_info,
+    exit_on_sigterm,
+    git_state,
+    now_utc,
+    results_folder,
+    versions,
+    write_result,
+)
 from quick_run import train_timed  # noqa: E402
 
 from fastjem.config import PRESETS, get_preset  # noqa: E402
@@ -28,16 +37,23 @@ def main(argv=None) -> int:
     p.add_argument("--preset", default="quick", choices=sorted(PRESETS))
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--precisions", nargs=2, default=["fp32", "bf16"], metavar=("BASE", "LOW"))
+    p.add_argument("--iters", type=int, default=0, help="override the preset's length: a check of the script, "
+                                                        "written as a smoke-precision-quality-*.json that the README "
+                                                        "leaves out")
     p.add_argument("--out", default=str(RESULTS), type=results_folder)
     args = p.parse_args(argv)
+    exit_on_sigterm()  # a SIGTERM still removes the temporary run folders
     if len(set(args.seeds)) != len(args.seeds) or args.precisions[0] == args.precisions[1]:
         p.error("--seeds must be distinct, and --precisions two different precisions")
+    if args.iters < 0:
+        p.error(f"--iters must be > 0 (0: the preset's length), got {args.iters}")
     # every run's config checked before the first trains (a typo would otherwise show after the first runs)
     configs = []
     for seed in args.seeds:
         for precision in args.precisions:
             try:
-                configs.append(get_preset(args.preset).replace(seed=seed, precision=precision).validate())
+                cfg = get_preset(args.preset).replace(seed=seed, precision=precision)
+                configs.append((cfg.replace(iters=args.iters) if args.iters else cfg).validate())
             except FastJEMError as err:
                 p.error(str(err))
     started = now_utc()
@@ -59,9 +75,9 @@ def main(argv=None) -> int:
     rep = {
         "schema": "fastjem-bench-precision-quality/1", "date": started.isoformat(timespec="seconds"),
         "device": device_info(device), "versions": versions(), "git": git_state(), "preset": args.preset,
-        "runs": runs, "mean_test_acc": mean, "per_seed_diff_points": [100 * d for d in diffs],
-        "mean_diff_points": 100 * statistics.mean(diffs),
-        "within_1_point": abs(statistics.mean(diffs)) <= 0.01,
+        "iters": configs[0].iters, "runs": runs, "mean_test_acc": mean,
+        "per_seed_diff_points": [100 * d for d in diffs], "mean_diff_points": 100 * statistics.mean(diffs),
+        "within_1_point": abs(statistics.mean(diffs)) <= 0.01, "smoke": args.iters > 0,
     }
     path = write_result(rep, "precision-quality", device, started, args.out)
     print(f"mean test accuracy: {base} {mean[base]:.4f}, {low} {mean[low]:.4f} "

@@ -4435,6 +4435,21 @@ MUTANTS = [
     Mutant('cifar-run-ignores-its-minutes', 'tests/test_bench.py -k cifar_run_trains', [
         ('bench/cifar_run.py', '            rep["train_budget_seconds"] = budget', '            budget = 0.0\n            rep["train_budget_seconds"] = budget'),
     ]),
+    Mutant('buffer-init-order-not-rotated', 'tests/test_bench.py -k buffer_init_quality_trains', [
+        ('bench/buffer_init_quality.py', '        shift = k % len(args.variants)', '        shift = 0'),
+    ]),
+    Mutant('buffer-init-population-std', 'tests/test_bench.py -k buffer_init_quality_trains', [
+        ('bench/buffer_init_quality.py', 'statistics.stdev(r["test_acc"] for r in mine)', 'statistics.pstdev(r["test_acc"] for r in mine)'),
+    ]),
+    Mutant('precision-quality-diff-reversed', 'tests/test_bench.py -k precision_quality_sets', [
+        ('bench/precision_quality.py', '    diffs = [next(r["test_acc"] for r in runs if r["seed"] == s and r["precision"] == low)\n             - next(r["test_acc"] for r in runs if r["seed"] == s and r["precision"] == base) for s in args.seeds]', '    diffs = [next(r["test_acc"] for r in runs if r["seed"] == s and r["precision"] == base)\n             - next(r["test_acc"] for r in runs if r["seed"] == s and r["precision"] == low) for s in args.seeds]'),
+    ]),
+    Mutant('precision-quality-smoke-as-measurement', 'tests/test_bench.py -k precision_quality_sets', [
+        ('bench/precision_quality.py', ' "smoke": args.iters > 0,', ' "smoke": False,'),
+    ]),
+    Mutant('precision-quality-iters-off-by-one', 'tests/test_bench.py -k precision_quality_sets', [
+        ('bench/precision_quality.py', 'configs.append((cfg.replace(iters=args.iters) if args.iters else cfg).validate())', 'configs.append((cfg.replace(iters=args.iters + 1) if args.iters else cfg).validate())'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1112,3 +1112,64 @@ def test_cifar_run_trains_for_its_minutes_and_says_when_too_short_for_a_steady_s
     assert short["status"] == "ok" and short["it_per_s_steady"] is None
     (row,) = report.cifar_table([short])[2:]
     assert f"| {short['iterations']} | — | {short['test_acc']:.2%} |" in row
+
+
+def scored(module, monkeypatch, score):
+    """``module``'s runs train as they do, their test accuracy then set to ``score(cfg)``: two-iteration runs all
+    predict one class, and the script's arithmetic over seeds needs accuracies that differ."""
+    train = module.train_timed
+
+    def train_scored(cfg):
+        summary, trainer, seconds = train(cfg)
+        return {**summary, "test_acc": score(cfg)}, trainer, seconds
+
+    monkeypatch.setattr(module, "train_timed", train_scored)
+
+
+def test_buffer_init_quality_trains_every_variant_per_seed_and_averages_over_seeds(tmp_path, capsys, monkeypatch):
+    """Each seed trains every (init, SGLD steps) variant, the order rotating with the seed (no variant always pays
+    the process's first-run costs); the means are per variant over the seeds."""
+    import buffer_init_quality
+
+    scored(buffer_init_quality, monkeypatch, lambda cfg: 0.5 + 0.1 * cfg.seed + 0.01 * cfg.sgld_steps)
+
+    assert buffer_init_quality.main(["--seeds", "1", "2", "--variants", "uniform:1", "informative:2", "--iters", "2",
+                                     "--out", str(tmp_path)]) == 0
+    (path,) = tmp_path.glob("buffer-init-*.json")
+    rep = json.loads(path.read_text())
+    assert rep["iters"] == 2 and rep["preset"] == "quick"
+    assert [(r["seed"], r["buffer_init"], r["sgld_steps"]) for r in rep["runs"]] == [
+        (1, "uniform", 1), (1, "informative", 2), (2, "informative", 2), (2, "uniform", 1)]
+    for name, (init, steps) in (("uniform:1", ("uniform", 1)), ("informative:2", ("informative", 2))):
+        accs = [r["test_acc"] for r in rep["runs"] if (r["buffer_init"], r["sgld_steps"]) == (init, steps)]
+        assert rep["means"][name]["test_acc"] == pytest.approx(sum(accs) / 2)
+        assert rep["means"][name]["test_acc_std"] == pytest.approx(abs(accs[0] - accs[1]) / 2 ** 0.5)
+    assert rep["means"]["uniform:1"]["test_acc"] == pytest.approx(0.66)
+    assert rep["means"]["informative:2"]["test_acc_std"] == pytest.approx(0.1 / 2 ** 0.5)
+    assert f"wrote {path}" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        buffer_init_quality.main(["--seeds", "1", "1", "--out", str(tmp_path)])
+    assert "must be distinct" in capsys.readouterr().err
+
+
+def test_precision_quality_sets_each_seeds_low_precision_run_against_its_base(tmp_path, capsys, monkeypatch):
+    """Both precisions train from each seed; the difference is per seed, low minus base, in points; --iters makes a
+    check of the script, a smoke file the README leaves out."""
+    import precision_quality
+
+    scored(precision_quality, monkeypatch, lambda cfg: 0.9 + 0.01 * cfg.seed - 0.003 * (cfg.precision == "bf16"))
+
+    assert precision_quality.main(["--seeds", "1", "2", "--iters", "2", "--out", str(tmp_path)]) == 0
+    (path,) = tmp_path.glob("smoke-precision-quality-*.json")
+    rep = json.loads(path.read_text())
+    assert rep["smoke"] and rep["iters"] == 2 and report.load_results(tmp_path)["precision-quality"] == []
+    assert [(r["seed"], r["precision"]) for r in rep["runs"]] == [(1, "fp32"), (1, "bf16"), (2, "fp32"), (2, "bf16")]
+    acc = {(r["seed"], r["precision"]): r["test_acc"] for r in rep["runs"]}
+    diffs = [100 * (acc[s, "bf16"] - acc[s, "fp32"]) for s in (1, 2)]
+    assert rep["per_seed_diff_points"] == pytest.approx(diffs)
+    assert rep["mean_diff_points"] == pytest.approx(sum(diffs) / 2)
+    assert rep["per_seed_diff_points"] == pytest.approx([-0.3, -0.3]) and rep["within_1_point"]
+    assert [r["engine"].split(",")[0] for r in rep["runs"]] == ["precision fp32", "precision bf16"] * 2
+    with pytest.raises(SystemExit):
+        precision_quality.main(["--iters", "-1", "--out", str(tmp_path)])
+    assert "--iters must be > 0" in capsys.readouterr().err
