@@ -988,7 +988,7 @@ def test_the_engine_a_trainer_resolved_is_recorded_and_names_its_precision():
     assert steps_per_sec._fastjem_precision(bare, TrainConfig(precision="bf16"), cpu) == "bf16"
 
 
-def test_a_bar_engine_that_fails_to_build_fails_its_config(tmp_path, monkeypatch):
+def test_a_bar_engine_that_fails_to_build_fails_its_config(tmp_path, monkeypatch, capsys):
     """A candidate engine (--overlap, --sgld-parts N) that fails to build is recorded and the others are timed; the
     bar's own engines failing fails the config, rather than a table without them."""
     build = steps_per_sec.fastjem_runner
@@ -1002,6 +1002,7 @@ def test_a_bar_engine_that_fails_to_build_fails_its_config(tmp_path, monkeypatch
     assert steps_per_sec.main(["--device", "cpu", "--smoke", "--out", str(tmp_path)]) != 0
     (cfg,) = json.loads(next(tmp_path.glob("smoke-steps-*.json")).read_text())["configs"]
     assert cfg["status"] == "failed: RuntimeError: no such kernel"
+    assert f"| wrn-10-2 | {cfg['batch_size']} | failed: RuntimeError: no such kernel |" in capsys.readouterr().out
 
 
 def test_the_plot_draws_each_devices_latest_run_as_bars_of_its_measured_speeds():
