@@ -4450,6 +4450,15 @@ MUTANTS = [
     Mutant('precision-quality-iters-off-by-one', 'tests/test_bench.py -k precision_quality_sets', [
         ('bench/precision_quality.py', 'configs.append((cfg.replace(iters=args.iters) if args.iters else cfg).validate())', 'configs.append((cfg.replace(iters=args.iters + 1) if args.iters else cfg).validate())'),
     ]),
+    Mutant('bench-ratio-lines-per-config-dropped', 'tests/test_bench.py -k ratio_lines_give', [
+        ('bench/steps_per_sec.py', '        for key, value in c.get("ratios", {}).items():\n            lines.append', '        for key, value in {}.items():\n            lines.append'),
+    ]),
+    Mutant('bench-ratio-lines-mfu-dropped', 'tests/test_bench.py -k ratio_lines_give', [
+        ('bench/steps_per_sec.py', '        if mfu is not None:\n            lines.append(f"mfu_{key}: {mfu:.4f}")', '        if False:\n            lines.append(f"mfu_{key}: {mfu:.4f}")'),
+    ]),
+    Mutant('bench-ratio-lines-refused-said-measured', 'tests/test_bench.py -k ratio_lines_give', [
+        ('bench/steps_per_sec.py', '    if bar is None or not bar.get("ratios"):', '    if bar is None:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -296,6 +296,30 @@ def test_cpu_ceiling_sets_each_engine_against_a_matmul_at_its_precision(monkeypa
             "of it, the reference 50% of the fp32 one)") in lines
 
 
+def test_ratio_lines_give_every_configs_ratios_then_the_bars_and_their_mfu():
+    """The lines the GPU suite's log keeps: each config's ratios and window-pair ratios, then the bar's (WRN-28-10
+    b64 on CUDA, wherever it ran in the list) with the MFU of the engines that have one; a failed gate says the
+    bars were refused, not measured."""
+    small = {"name": "wrn-10-2", "batch_size": 64, "sgld_steps": 20, "engines": {"fastjem-default": {"mfu": 0.05}},
+             "ratios": {"default": 7.13}}
+    bar = {"name": "wrn-28-10", "batch_size": 64, "sgld_steps": 20,
+           "engines": {"reference-ieee": {"mfu": 0.02}, "fastjem-matched": {"mfu": None},
+                       "fastjem-default": {"mfu": 0.39412}},
+           "ratios": {"matched": 1.35, "default": 16.99},
+           "paired_ratios": {"default": {"median": 17.0, "min": 16.5, "max": 17.25, "pairs": 5}}}
+    lines = steps_per_sec.ratio_lines({"device": {"type": "cuda"}, "gate": {"passed": True},
+                                       "configs": [bar, small, {"name": "wrn-16-8", "batch_size": 64,
+                                                                "status": "skipped: time budget"}]})
+    assert lines == ["ratio_matched[wrn-28-10,b64]: 1.350", "ratio_default[wrn-28-10,b64]: 16.990",
+                     "ratio_default_paired[wrn-28-10,b64]: 17.000 (window pairs 16.500-17.250, n=5)",
+                     "ratio_default[wrn-10-2,b64]: 7.130",
+                     "bar_config: wrn-28-10 batch 64 sgld_steps 20", "ratio_matched: 1.350", "ratio_default: 16.990",
+                     "mfu_default: 0.3941"]
+    assert steps_per_sec.ratio_lines({"device": {"type": "cuda"}, "gate": {"passed": False}, "configs": [
+        {"name": "wrn-28-10", "batch_size": 64, "sgld_steps": 20, "engines": {"reference-ieee": {}}}]}) == [
+        "ratio_matched: refused (equivalence check failed)", "ratio_default: refused (equivalence check failed)"]
+
+
 def test_a_config_starts_only_with_the_time_the_slowest_so_far_took():
     """The GPU suite's stage once started WRN-16-8 with 71 s of its budget left after WRN-28-10 took 163 s, and
     its timeout killed it: the estimate is the slowest config so far, the first always starts."""
