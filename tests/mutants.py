@@ -4459,6 +4459,12 @@ MUTANTS = [
     Mutant('bench-ratio-lines-refused-said-measured', 'tests/test_bench.py -k ratio_lines_give', [
         ('bench/steps_per_sec.py', '    if bar is None or not bar.get("ratios"):', '    if bar is None:'),
     ]),
+    Mutant('report-markdown-file-not-written', 'tests/test_bench.py -k report_writes_readme_history', [
+        ('bench/report.py', '    if args.markdown:\n        Path(args.markdown).write_text', '    if False:\n        Path(args.markdown).write_text'),
+    ]),
+    Mutant('report-unpack-silent', 'tests/test_bench.py -k report_unpacks', [
+        ('bench/report.py', '        for name in unpacked:\n            print(f"unpacked {name}")', '        for name in ():\n            print(f"unpacked {name}")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -500,9 +500,13 @@ def test_report_writes_readme_history_and_plot(tmp_path):
     assert "9.02" in text and "9.01" not in text and "[HISTORY.md](HISTORY.md)" in text
     assert history.startswith("# Every measured run") and "9.01" in history and "9.02" in history
     assert "![iterations per second](steps_per_sec.png)" in history and (tmp_path / "steps_per_sec.png").is_file()
+    # --markdown: the README's section also as a file of its own
+    assert report.main(["--results", str(tmp_path), "--readme", str(readme), "--markdown", str(tmp_path / "m.md")]) == 0
+    section = readme.read_text().split(report.BEGIN + "\n")[1].split(report.END)[0]
+    assert (tmp_path / "m.md").read_text() == section
 
 
-def test_report_unpacks_a_gpu_suite_json(tmp_path):
+def test_report_unpacks_a_gpu_suite_json(tmp_path, capsys):
     suite = {"suite": "bench/gpu_suite.sh", "stages": [],
              "steps": {"schema": "s", "date": "2026-01-02", "_file": "steps-2026-01-02T000000-GPU-X.json"},
              "kernel_configs": {"date": "2026-01-02", "_file": "kernel-configs-2026-01-02-GPU-X.json"},
@@ -517,6 +521,12 @@ def test_report_unpacks_a_gpu_suite_json(tmp_path):
     assert json.loads((results / "steps-2026-01-02T000000-GPU-X.json").read_text()) == {"schema": "s",
                                                                                          "date": "2026-01-02"}
     assert report.unpack_suite(path, results) == []  # already there: left alone
+    # the command line says what it unpacked
+    for name in ("steps-2026-01-02T000000-GPU-X.json", "profile-2026-01-02T000000-GPU-X.json"):
+        (results / name).unlink()
+    assert report.main(["--results", str(results), "--unpack", str(path), "--print"]) == 0
+    assert sorted(capsys.readouterr().out.splitlines()[:2]) == ["unpacked profile-2026-01-02T000000-GPU-X.json",
+                                                               "unpacked steps-2026-01-02T000000-GPU-X.json"]
 
 
 def test_sgld_study_smoke(tmp_path):
