@@ -4465,6 +4465,15 @@ MUTANTS = [
     Mutant('report-unpack-silent', 'tests/test_bench.py -k report_unpacks', [
         ('bench/report.py', '        for name in unpacked:\n            print(f"unpacked {name}")', '        for name in ():\n            print(f"unpacked {name}")'),
     ]),
+    Mutant('bench-unknown-config-accepted', 'tests/test_bench.py -k refuse_bad_options', [
+        ('bench/steps_per_sec.py', '    if unknown:\n        p.error(f"unknown config(s)', '    if False:\n        p.error(f"unknown config(s)'),
+    ]),
+    Mutant('bench-compile-option-not-passed', 'tests/test_bench.py -k compile_options_reach', [
+        ('bench/steps_per_sec.py', '    if args.compile is not None and not args.no_compile:\n        args.fastjem_overrides = {"compile": args.compile}', '    if False:\n        args.fastjem_overrides = {"compile": args.compile}'),
+    ]),
+    Mutant('bench-cuda-candidates-dropped-silently', 'tests/test_bench.py -k bar_engine_that_fails', [
+        ('bench/steps_per_sec.py', '    if device.type != "cuda" and ignored:', '    if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -227,6 +227,7 @@ def test_skip_leaves_out_an_engine_and_its_ratios(tmp_path):
                            "fastjem-matched", "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "ratio_matched: not measured (--skip)" in proc.stdout
+    assert "equivalence check: passed (SGLD chains, loss and gradients match)" in proc.stdout
     (cfg,) = json.loads(next(tmp_path.glob("smoke-steps-*.json")).read_text())["configs"]
     assert set(cfg["engines"]) == {"reference-ieee", "fastjem-default"}
     assert set(cfg["ratios"]) == {"default"} and set(cfg["paired_ratios"]) == {"default"}
@@ -294,6 +295,12 @@ def test_cpu_ceiling_sets_each_engine_against_a_matmul_at_its_precision(monkeypa
          "ratios": {"matched": 1.2, "default": 4.0}}]})
     assert ("ceiling_default: x8.00 (a 64^3 bf16 matmul 400 GFLOP/s over the reference's 50; fastjem reaches 50% "
             "of it, the reference 50% of the fp32 one)") in lines
+
+
+def test_compile_options_reach_the_fastjem_engines():
+    assert steps_per_sec.parse_args(["--compile", "on"]).fastjem_overrides == {"compile": "on"}
+    assert steps_per_sec.parse_args(["--compile", "on", "--no-compile"]).fastjem_overrides == {"compile": "off"}
+    assert steps_per_sec.parse_args([]).fastjem_overrides == {}
 
 
 def test_ratio_lines_give_every_configs_ratios_then_the_bars_and_their_mfu():
@@ -685,6 +692,7 @@ def test_bench_scripts_refuse_bad_options_before_any_work(capsys, monkeypatch):
             (steps_per_sec, ["--windows", "0"], "--windows must be >= 1"),
             (steps_per_sec, ["--batch-size", "-3"], "--batch-size must be >= 0"),
             (steps_per_sec, ["--sgld-parts", "3"], "invalid choice"),
+            (steps_per_sec, ["--configs", "wrn-10-2,wrn-99-1"], "unknown config(s) wrn-99-1; choose from wrn-10-2"),
             (profile_step, ["--engines", "reference,foo"], "--engines takes"),
             (profile_step, ["--steps", "0"], "--steps must be >= 1"),
             (precision_quality, ["--precisions", "fp32", "fp16"], "--precision must be one of"),
@@ -1033,10 +1041,12 @@ def test_a_bar_engine_that_fails_to_build_fails_its_config(tmp_path, monkeypatch
         return build(name, *args, **kw)
 
     monkeypatch.setattr(steps_per_sec, "fastjem_runner", failing)
-    assert steps_per_sec.main(["--device", "cpu", "--smoke", "--out", str(tmp_path)]) != 0
+    assert steps_per_sec.main(["--device", "cpu", "--smoke", "--overlap", "--out", str(tmp_path)]) != 0
     (cfg,) = json.loads(next(tmp_path.glob("smoke-steps-*.json")).read_text())["configs"]
     assert cfg["status"] == "failed: RuntimeError: no such kernel"
-    assert f"| wrn-10-2 | {cfg['batch_size']} | failed: RuntimeError: no such kernel |" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"| wrn-10-2 | {cfg['batch_size']} | failed: RuntimeError: no such kernel |" in out
+    assert "note: --overlap time CUDA candidates; on cpu they are not timed" in out  # said, not silently dropped
 
 
 def test_the_plot_draws_each_devices_latest_run_as_bars_of_its_measured_speeds():
