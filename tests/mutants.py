@@ -4474,6 +4474,9 @@ MUTANTS = [
     Mutant('bench-cuda-candidates-dropped-silently', 'tests/test_bench.py -k bar_engine_that_fails', [
         ('bench/steps_per_sec.py', '    if device.type != "cuda" and ignored:', '    if False:'),
     ]),
+    Mutant('bench-skipped-config-left-out', 'tests/test_bench.py -k past_the_time_budget', [
+        ('bench/steps_per_sec.py', '                report["configs"].append({"name": name, "batch_size": args.batch_size,\n                                          "status": "skipped: time budget"})\n                continue', '                continue'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

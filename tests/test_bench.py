@@ -1218,3 +1218,15 @@ def test_precision_quality_sets_each_seeds_low_precision_run_against_its_base(tm
     with pytest.raises(SystemExit):
         precision_quality.main(["--iters", "-1", "--out", str(tmp_path)])
     assert "--iters must be > 0" in capsys.readouterr().err
+
+
+def test_configs_past_the_time_budget_are_recorded_as_skipped(tmp_path, monkeypatch, capsys):
+    """--time-budget (the GPU suite's stage length): a config that would not fit is recorded as skipped, in the JSON
+    and the table, not left out as if never asked for; with nothing measured the exit status says so."""
+    monkeypatch.setattr(steps_per_sec, "equivalence_check", lambda *a: {"passed": True, "detail": "stubbed"})
+    assert steps_per_sec.main(["--device", "cpu", "--smoke", "--configs", "wrn-10-2,wrn-16-8", "--time-budget",
+                               "1e-9", "--out", str(tmp_path)]) == 1
+    rep = json.loads(next(tmp_path.glob("smoke-steps-*.json")).read_text())
+    assert [(c["name"], c["status"]) for c in rep["configs"]] == [("wrn-10-2", "skipped: time budget"),
+                                                                  ("wrn-16-8", "skipped: time budget")]
+    assert "| wrn-16-8 | 4 | skipped: time budget |" in capsys.readouterr().out
