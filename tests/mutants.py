@@ -4477,6 +4477,9 @@ MUTANTS = [
     Mutant('bench-skipped-config-left-out', 'tests/test_bench.py -k past_the_time_budget', [
         ('bench/steps_per_sec.py', '                report["configs"].append({"name": name, "batch_size": args.batch_size,\n                                          "status": "skipped: time budget"})\n                continue', '                continue'),
     ]),
+    Mutant('sgld-study-negative-warmup-accepted', 'tests/test_bench.py -k refuse_bad_options', [
+        ('bench/sgld_study.py', '    if args.warmup < 0:\n        p.error(f"--warmup must be >= 0, got {args.warmup}")', '    if False:\n        p.error(f"--warmup must be >= 0, got {args.warmup}")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -704,6 +704,7 @@ def test_bench_scripts_refuse_bad_options_before_any_work(capsys, monkeypatch):
             (sgld_study, ["--batch-size", "0"], "--batch-size must be >= 1"),
             (sgld_study, ["--sgld-steps", "-1"], "--sgld-steps must be >= 1"),
             (sgld_study, ["--windows", "0"], "--windows must be >= 1"),
+            (sgld_study, ["--smoke", "--warmup", "-1"], "--warmup must be >= 0, got -1"),
             (sgld_study, ["--depth", "7"], "--depth must be 6n+4"),
             (sgld_study, ["--smoke", "--variants", "nosuch"], "unknown variant(s) nosuch"),
             (sgld_study, ["--smoke", "--variants", "default,max-autotune"], "--smoke runs only"),  # one dropped
