@@ -931,13 +931,25 @@ def test_a_reference_worker_that_dies_is_an_error_not_a_hang(tmp_path):
     assert "RuntimeError: the reference-ieee worker process failed to start (exit code 1" in done.stderr
 
 
+def timed_runners(monkeypatch, runner):
+    """run_config with every engine built by ``runner`` (name, ...) -> Runner, whose calls return the seconds they
+    "took": ``timed`` sums them, and nothing else (data, FLOPs, the CPU's matmul) is loaded or measured."""
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(steps_per_sec, "reference_worker_runner", runner)
+    monkeypatch.setattr(steps_per_sec, "fastjem_runner", runner)
+    monkeypatch.setattr(steps_per_sec, "timed", lambda fn, n, device: sum(fn() for _ in range(n)))
+    monkeypatch.setattr(steps_per_sec, "load_arrays", lambda *a: SimpleNamespace(train_x=None, train_y=None))
+    monkeypatch.setattr(steps_per_sec, "count_flops", lambda *a: {"per_iter": 1e9})
+    monkeypatch.setattr(steps_per_sec, "cpu_matmul_ceiling", lambda *a: None)
+
+
 def test_run_config_alternates_the_windows_and_derives_the_components_from_its_timings(tmp_path, monkeypatch):
     """run_config with engines that cost known seconds: the warm-up (its first, compiling call included) runs engine
     by engine and sizes the windows from its last call; the timed windows alternate the engines, reversed every other
     window, each engine's flags set before each window; the components follow one untimed call of each; and the
     numbers derive from the times as documented (an SGLD step is the sampler call less the buffer round trip, over
     the steps)."""
-    from types import SimpleNamespace
 
     log = []
     iter_s = {"reference-ieee": 2.0, "fastjem-matched": 1.0, "fastjem-default": 0.5}
@@ -964,12 +976,7 @@ def test_run_config_alternates_the_windows_and_derives_the_components_from_its_t
         return steps_per_sec.Runner(name, kind, "fp32", step, part("sample"), part("buffer"), part("draw"),
                                     lambda: log.append((name, "enter")))
 
-    monkeypatch.setattr(steps_per_sec, "reference_worker_runner", runner)
-    monkeypatch.setattr(steps_per_sec, "fastjem_runner", runner)
-    monkeypatch.setattr(steps_per_sec, "timed", lambda fn, n, device: sum(fn() for _ in range(n)))
-    monkeypatch.setattr(steps_per_sec, "load_arrays", lambda *a: SimpleNamespace(train_x=None, train_y=None))
-    monkeypatch.setattr(steps_per_sec, "count_flops", lambda *a: {"per_iter": 1e9})
-    monkeypatch.setattr(steps_per_sec, "cpu_matmul_ceiling", lambda *a: None)
+    timed_runners(monkeypatch, runner)
     args = steps_per_sec.parse_args(["--device", "cpu", "--warmup", str(warmup), "--windows", str(windows),
                                      "--window-s", str(window_s), "--component-reps", "2", "--buffer-size", "100"])
     assert args.reference_process and args.batch_size == 16 and args.sgld_steps == 20
@@ -1089,7 +1096,6 @@ def test_run_config_times_the_candidates_that_work_and_records_those_that_fail(t
     """A candidate engine (--sgld-parts N, --overlap) that fails in its warm-up is recorded, its worker closed,
     and the others are measured without it; one that works gets its gain over the default. The bar's own engines
     failing in the warm-up fail the config."""
-    from types import SimpleNamespace
 
     iter_s = {"reference-ieee": 2.0, "fastjem-matched": 1.0, "fastjem-default": 0.5, "fastjem-parts4": 0.25,
               "fastjem-overlap": 0.4}
@@ -1104,12 +1110,7 @@ def test_run_config_times_the_candidates_that_work_and_records_those_that_fail(t
         return steps_per_sec.Runner(name, name.split("-")[0], "fp32", step, lambda: 0.1, lambda: 0.01,
                                     lambda: 0.01, lambda: None, close=lambda: closed.append(name))
 
-    monkeypatch.setattr(steps_per_sec, "reference_worker_runner", runner)
-    monkeypatch.setattr(steps_per_sec, "fastjem_runner", runner)
-    monkeypatch.setattr(steps_per_sec, "timed", lambda fn, n, device: sum(fn() for _ in range(n)))
-    monkeypatch.setattr(steps_per_sec, "load_arrays", lambda *a: SimpleNamespace(train_x=None, train_y=None))
-    monkeypatch.setattr(steps_per_sec, "count_flops", lambda *a: {"per_iter": 1e9})
-    monkeypatch.setattr(steps_per_sec, "cpu_matmul_ceiling", lambda *a: None)
+    timed_runners(monkeypatch, runner)
     monkeypatch.setattr(steps_per_sec, "fastjem_candidates", lambda *a: [
         ("fastjem-matched", {}, "matched"), ("fastjem-default", {}, "default"),
         ("fastjem-parts4", {"sgld_parts": 4}, "parts"), ("fastjem-overlap", {"overlap_data": True}, "overlap")])
