@@ -4480,6 +4480,9 @@ MUTANTS = [
     Mutant('sgld-study-negative-warmup-accepted', 'tests/test_bench.py -k refuse_bad_options', [
         ('bench/sgld_study.py', '    if args.warmup < 0:\n        p.error(f"--warmup must be >= 0, got {args.warmup}")', '    if False:\n        p.error(f"--warmup must be >= 0, got {args.warmup}")'),
     ]),
+    Mutant('profile-negative-size-message-lost', 'tests/test_bench.py -k refuse_bad_options', [
+        ('bench/profile_step.py', '        if getattr(args, name) < 0:\n            p.error(f"--{name.replace(\'_\', \'-\')} must be > 0 (or 0 for the device\'s default)")', '        if False:\n            p.error(f"--{name.replace(\'_\', \'-\')} must be > 0 (or 0 for the device\'s default)")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -695,6 +695,7 @@ def test_bench_scripts_refuse_bad_options_before_any_work(capsys, monkeypatch):
             (steps_per_sec, ["--configs", "wrn-10-2,wrn-99-1"], "unknown config(s) wrn-99-1; choose from wrn-10-2"),
             (profile_step, ["--engines", "reference,foo"], "--engines takes"),
             (profile_step, ["--steps", "0"], "--steps must be >= 1"),
+            (profile_step, ["--width", "-2"], "--width must be > 0 (or 0 for the device's default)"),
             (precision_quality, ["--precisions", "fp32", "fp16"], "--precision must be one of"),
             (quick_run, ["--preset", "bogus"], "invalid choice"),
             (quick_run, ["--iters", "-1"], "--iters must be > 0"),
