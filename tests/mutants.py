@@ -4483,6 +4483,18 @@ MUTANTS = [
     Mutant('profile-negative-size-message-lost', 'tests/test_bench.py -k refuse_bad_options', [
         ('bench/profile_step.py', '        if getattr(args, name) < 0:\n            p.error(f"--{name.replace(\'_\', \'-\')} must be > 0 (or 0 for the device\'s default)")', '        if False:\n            p.error(f"--{name.replace(\'_\', \'-\')} must be > 0 (or 0 for the device\'s default)")'),
     ]),
+    Mutant('bench-kernels-write-check-excuses-repeats', 'tests/test_bench.py -k kernel_benchmark_checks', [
+        ('bench/bench_kernels.py', "        once = torch.bincount(idx, minlength=n) <= 1\n        assert torch.equal(b0[once], b_ref[once])\n        kept = (b0[idx] == rows).flatten(1).all(1)  # position i's row is the one its buffer row holds\n        assert bool(torch.zeros(n, dtype=torch.long, device=device).index_add_(0, idx, kept.long())[idx].all())\n", '        assert torch.equal(b0[idx], b_ref[idx]) or idx.unique().numel() < B\n'),
+    ]),
+    Mutant('bench-kernels-sample-check-skipped', 'tests/test_bench.py -k kernel_benchmark_checks', [
+        ('bench/bench_kernels.py', '        assert torch.equal(out, kernels.buffer_sample_ref(buf, idx, 0.5, s_ref)) and torch.equal(s0, s_ref)', '        assert out.shape == kernels.buffer_sample_ref(buf, idx, 0.5, s_ref).shape'),
+    ]),
+    Mutant('bench-kernels-disabled-benchmark-crashes', 'tests/test_bench.py -k cpu_kernel_benchmark', [
+        ('bench/bench_kernels.py', '    if benchmark.stats is not None:  # None under --benchmark-disable (each function runs once, untimed)\n        benchmark.extra_info["GBps"]', '    if True:\n        benchmark.extra_info["GBps"]'),
+    ]),
+    Mutant('bench-kernels-cpu-report-gbps-wrong', 'tests/test_bench.py -k cpu_kernel_benchmark', [
+        ('bench/bench_kernels.py', '"fused_GBps": case.bytes_moved / s_fused / 1e9, "fraction_of_peak_bandwidth": None,', '"fused_GBps": case.bytes_moved / s_eager / 1e9, "fraction_of_peak_bandwidth": None,'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1233,3 +1233,67 @@ def test_configs_past_the_time_budget_are_recorded_as_skipped(tmp_path, monkeypa
     assert [(c["name"], c["status"]) for c in rep["configs"]] == [("wrn-10-2", "skipped: time budget"),
                                                                   ("wrn-16-8", "skipped: time budget")]
     assert "| wrn-16-8 | 4 | skipped: time budget |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("backend", ["reference", "triton"])
+def test_the_kernel_benchmark_checks_each_op_against_its_reference_before_timing_it(backend, monkeypatch):
+    """bench/bench_kernels.py's cases (the GPU suite builds the same ones on CUDA) pass their checks on both
+    backends, and a check refuses an op that computes something else: a value, a noise draw, a reset, a row written
+    (also where indices repeat, as they do at the GPU's 8192 rows of 10000)."""
+    import bench_kernels
+    from kernel_utils import skip_unless_runnable
+
+    from fastjem import kernels
+
+    skip_unless_runnable("cpu", backend)
+    torch.manual_seed(0)  # the cases' indices and data
+    cases = [c for c in bench_kernels._cases("cpu", backend, full=False) if "compiled" not in c.name]
+    cases.append(bench_kernels._sgld_case((4, 3, 32, 32), "cpu", backend, in_loop=True))
+    cases += bench_kernels._buffer_cases(6, 16, "cpu", backend)  # 16 rows into 6: repeated indices
+    assert [c.name.split("[")[0] for c in cases] == ["lse_energy_fwd_bwd"] * 2 + ["sgld_step_", "buffer_sample",
+                                                                                   "buffer_write_", "sgld_step_",
+                                                                                   "buffer_sample", "buffer_write_"]
+    for case in cases:
+        case.check()
+        case.fused(), case.eager()
+        assert case.bytes_moved > 0
+
+    def broken(name, fn, build):
+        with monkeypatch.context() as m:
+            m.setattr(kernels, name, fn)
+            m.setattr(bench_kernels.energy, "_bwd_torch", lambda up, lg, *a: torch.zeros_like(lg))
+            m.setattr(bench_kernels.energy, "lse_energy_bwd", lambda up, lg, *a: torch.zeros_like(lg))
+            with pytest.raises(AssertionError):
+                build().check()
+
+    real = {n: getattr(kernels, n) for n in ("sgld_step_", "buffer_sample", "buffer_write_")}
+    broken("sgld_step_", lambda x, g, a, s, st, **kw: real["sgld_step_"](x, g, a, 2 * s, st, **kw),
+           lambda: bench_kernels._sgld_case((4, 3, 32, 32), "cpu", backend))
+    broken("sgld_step_", real["sgld_step_"], lambda: bench_kernels._lse_case(8, 10, torch.float32, "cpu", backend))
+    broken("buffer_sample", lambda b, i, p, st, **kw: real["buffer_sample"](b, i, p / 2, st, **kw),
+           lambda: bench_kernels._buffer_cases(100, 16, "cpu", backend)[0])
+    broken("buffer_write_", lambda b, i, r, **kw: real["buffer_write_"](b, i, 2 * r, **kw),
+           lambda: bench_kernels._buffer_cases(100, 16, "cpu", backend)[1])
+    # where rows repeat, writing nothing at all is still noticed
+    broken("buffer_write_", lambda b, i, r, **kw: None, lambda: bench_kernels._buffer_cases(6, 16, "cpu", backend)[1])
+
+
+def test_the_cpu_kernel_benchmark_writes_its_report(tmp_path):
+    """``pytest bench/bench_kernels.py`` on a CPU: the reference backend against the eager sequences, each op timed
+    with its bytes, GB/s and the copy floor, written where FASTJEM_BENCH_OUT says (not into bench/results)."""
+    env = {**os.environ, "FASTJEM_BENCH_OUT": str(tmp_path), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(BENCH / "bench_kernels.py"), "-k", "cpu", "--benchmark-disable"],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=BENCH.parent)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "13 passed" in proc.stdout, proc.stdout[-1000:]  # 6 ops x (fused, eager) benchmarks + the report
+    (path,) = tmp_path.glob("kernels-*.json")
+    report = json.loads(path.read_text())
+    ops = [r["op"].split("[")[0] for r in report["results"]]
+    assert ops == ["lse_energy_fwd_bwd", "lse_energy_fwd_bwd", "sgld_step_", "buffer_sample", "buffer_write_",
+                   "sgld_step_compiled_"]
+    for r in report["results"]:
+        assert r["fused_ms"] > 0 and r["eager_ms"] > 0 and r["copy_ms"] > 0
+        assert r["fused_GBps"] == pytest.approx(r["bytes_moved"] / r["fused_ms"] / 1e6)
+        assert r["speedup_vs_eager"] == pytest.approx(r["eager_ms"] / r["fused_ms"])
+    assert report["git_sha"] and report["threads"] == 1
