@@ -4495,6 +4495,9 @@ MUTANTS = [
     Mutant('bench-kernels-cpu-report-gbps-wrong', 'tests/test_bench.py -k cpu_kernel_benchmark', [
         ('bench/bench_kernels.py', '"fused_GBps": case.bytes_moved / s_fused / 1e9, "fraction_of_peak_bandwidth": None,', '"fused_GBps": case.bytes_moved / s_eager / 1e9, "fraction_of_peak_bandwidth": None,'),
     ]),
+    Mutant('bench-kernels-in-loop-case-dropped', 'tests/test_bench.py -k full_size', [
+        ('bench/bench_kernels.py', '        cases.append(_sgld_case((64, 3, 32, 32), device, backend, in_loop=True))', '        pass'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1278,6 +1278,20 @@ def test_the_kernel_benchmark_checks_each_op_against_its_reference_before_timing
     broken("buffer_write_", lambda b, i, r, **kw: None, lambda: bench_kernels._buffer_cases(6, 16, "cpu", backend)[1])
 
 
+def test_the_kernel_benchmarks_gpu_cases_pass_their_checks_at_full_size():
+    """The GPU suite's cases at their full sizes (batch 64, and 4096 / 8192 rows beyond the L2 cache, where 8192
+    indices into 10000 buffer rows repeat) on the reference backend: what the CUDA report checks before timing."""
+    import bench_kernels
+
+    torch.manual_seed(0)
+    cases = bench_kernels._cases("cpu", "reference", full=True)
+    names = [c.name for c in cases]
+    assert "sgld_step_[64x3x32x32,advance=0]" in names and "sgld_step_[4096x3x32x32]" in names
+    assert "buffer_write_[10000x3x32x32,B=8192]" in names
+    for case in cases:
+        case.check()
+
+
 def test_the_cpu_kernel_benchmark_writes_its_report(tmp_path):
     """``pytest bench/bench_kernels.py`` on a CPU: the reference backend against the eager sequences, each op timed
     with its bytes, GB/s and the copy floor, written where FASTJEM_BENCH_OUT says (not into bench/results)."""
