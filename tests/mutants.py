@@ -4498,6 +4498,15 @@ MUTANTS = [
     Mutant('bench-kernels-in-loop-case-dropped', 'tests/test_bench.py -k full_size', [
         ('bench/bench_kernels.py', '        cases.append(_sgld_case((64, 3, 32, 32), device, backend, in_loop=True))', '        pass'),
     ]),
+    Mutant('sgld-study-failed-variant-stops-the-study', 'tests/test_bench.py -k failed_variant', [
+        ('bench/sgld_study.py', '            print(f"{name}: failed ({type(err).__name__}: {err})")\n            continue', '            raise'),
+    ]),
+    Mutant('sgld-study-samples-against-the-previous-variant', 'tests/test_bench.py -k failed_variant', [
+        ('bench/sgld_study.py', '        if reference is None:\n            reference = samples', '        reference = samples'),
+    ]),
+    Mutant('sgld-study-variant-line-unprinted', 'tests/test_bench.py -k failed_variant', [
+        ('bench/sgld_study.py', '        print(f"{name:<20} SGLD step', '        (f"{name:<20} SGLD step'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

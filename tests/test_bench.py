@@ -1311,3 +1311,36 @@ def test_the_cpu_kernel_benchmark_writes_its_report(tmp_path):
         assert r["fused_GBps"] == pytest.approx(r["bytes_moved"] / r["fused_ms"] / 1e6)
         assert r["speedup_vs_eager"] == pytest.approx(r["eager_ms"] / r["fused_ms"])
     assert report["git_sha"] and report["threads"] == 1
+
+
+def test_sgld_study_records_a_failed_variant_and_measures_the_others_against_the_first_that_ran(tmp_path, capsys,
+                                                                                                monkeypatch):
+    """A variant that cannot run is recorded with its error and the study goes on; the others' samples are compared
+    with the first variant that ran, and each prints its line (time per step, TFLOP/s, difference)."""
+    import sgld_study
+
+    samples = {"default": torch.zeros(4, 3, 32, 32), "split-2": torch.full((4, 3, 32, 32), 0.25)}
+    median = {"default": 0.5, "split-2": 0.25}
+
+    def run_variant(name, opts, args, device, x0):
+        if name == "nchw":
+            raise RuntimeError("out of memory")
+        return {"name": name, "call_s_median": median[name], "sgld_step_ms": 1e3 * median[name] / args.sgld_steps}, \
+            samples[name]
+
+    monkeypatch.setattr(sgld_study, "run_variant", run_variant)
+    assert sgld_study.main(["--device", "cpu", "--smoke", "--variants", "nchw,default,split-2", "--out",
+                            str(tmp_path)]) == 0
+    (path,) = tmp_path.glob("smoke-sgld-study-*.json")
+    report = json.loads(path.read_text())
+    rows = report["variants"]
+    assert rows[0] == {"name": "nchw", "error": "RuntimeError: out of memory"}
+    assert [r["name"] for r in rows[1:]] == ["default", "split-2"]
+    assert [r["samples_max_abs_diff_vs_first"] for r in rows[1:]] == [0.0, 0.25]
+    flops = report["flops_per_sgld_step"] * 2  # --smoke: 2 SGLD steps per call
+    assert [r["tflops_per_s"] for r in rows[1:]] == pytest.approx([flops / 0.5 / 1e12, flops / 0.25 / 1e12])
+    assert all(r["mfu"] is None for r in rows[1:])  # no peak for a CPU
+    out = capsys.readouterr().out
+    assert "nchw: failed (RuntimeError: out of memory)" in out
+    assert "default              SGLD step  250.000 ms" in out and "split-2              SGLD step  125.000 ms" in out
+    assert "samples vs first 2.50e-01" in out and f"wrote {path}" in out
