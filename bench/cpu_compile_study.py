@@ -38,10 +38,12 @@ import torch.nn.functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from env_info import (  # noqa: E402
     RESULTS,
+    check_sizes,
     device_info,
     git_state,
     now_utc,
     results_folder,
+    smoke_sizes,
     timed,
     versions,
     write_result,
@@ -179,14 +181,16 @@ def main(argv=None) -> int:
     p.add_argument("--windows", type=int, default=7, help="timed windows per variant; the median counts (default: 7)")
     p.add_argument("--sgld-steps", type=int, default=20,
                    help="SGLD steps of the whole-iteration comparison; 0 skips it (default: 20)")
-    p.add_argument("--smoke", action="store_true", help="WRN-10-1, batch 2, one window of two calls, 2 SGLD steps")
+    p.add_argument("--smoke", action="store_true", help="a check of the script, not a measurement: WRN-10-1, batch 2, "
+                   "one window of two calls, 2 SGLD steps where those are left at their defaults; the file is named "
+                   "smoke-cpu-compile-...")
     p.add_argument("--out", default=str(RESULTS), type=results_folder, help="results folder (default: bench/results)")
     args = p.parse_args(argv)
     if args.smoke:
-        args.depth, args.width, args.batch_size, args.calls, args.windows, args.sgld_steps = 10, 1, 2, 2, 1, 2
-    if (args.depth - 4) % 6 or args.depth < 10 or min(args.width, args.batch_size, args.calls, args.windows) < 1 \
-            or args.sgld_steps < 0:
-        p.error("--depth must be 6n+4 >= 10, --width, --batch-size, --calls, --windows >= 1, --sgld-steps >= 0")
+        smoke_sizes(p, args, {"depth": 10, "width": 1, "batch_size": 2, "calls": 2, "windows": 1, "sgld_steps": 2})
+    check_sizes(p, args.depth, args.width, batch_size=args.batch_size, calls=args.calls, windows=args.windows)
+    if args.sgld_steps < 0:
+        p.error(f"--sgld-steps must be >= 0 (0 skips the whole-iteration comparison), got {args.sgld_steps}")
     device = CPU
     tune_cpu_malloc()  # as fastjem's CPU engine runs
     when = now_utc()

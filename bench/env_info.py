@@ -191,6 +191,14 @@ def check_sizes(parser, depth: int | None = None, width: int | None = None, **po
             parser.error(f"--{name.replace('_', '-')} must be >= 1, got {value}")
 
 
+def smoke_sizes(parser, args, sizes: dict) -> None:
+    """--smoke: each of ``sizes`` set on ``args`` where that option was left at its default, so that what is given
+    is what runs (and is recorded)."""
+    for name, value in sizes.items():
+        if getattr(args, name) == parser.get_default(name):
+            setattr(args, name, value)
+
+
 def results_folder(text: str) -> str:
     """argparse type of a script's --out: the results folder, made now. A file there, or a folder that cannot be
     made, failed when the result was written, after all the work."""

@@ -32,6 +32,7 @@ from env_info import (  # noqa: E402
     now_utc,
     pick_device,
     results_folder,
+    smoke_sizes,
     versions,
     write_result,
 )
@@ -131,10 +132,7 @@ def main(argv=None) -> int:
                    "2, one step, one call where those are left at their defaults; the file is named smoke-profile-...")
     args = p.parse_args(argv)
     if args.smoke:
-        # the smoke sizes where an option was left at its default: what is given is what runs (and is recorded)
-        for name, value in {"depth": 10, "width": 1, "batch_size": 2, "steps": 1, "reps": 1}.items():
-            if getattr(args, name) == p.get_default(name):
-                setattr(args, name, value)
+        smoke_sizes(p, args, {"depth": 10, "width": 1, "batch_size": 2, "steps": 1, "reps": 1})
     for name in ("depth", "width", "batch_size"):
         if getattr(args, name) < 0:
             p.error(f"--{name.replace('_', '-')} must be > 0 (or 0 for the device's default)")

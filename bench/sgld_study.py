@@ -56,6 +56,7 @@ from env_info import (  # noqa: E402
     pick_device,
     result_name,
     results_folder,
+    smoke_sizes,
     timed,
     versions,
 )
@@ -194,11 +195,8 @@ def main(argv=None) -> int:
     if cuda and any(n in CPU_ONLY for n in names):
         p.error(f"{', '.join(n for n in names if n in CPU_ONLY)}: a CPU variant (CUDA compiles the network instead)")
     if args.smoke:
-        # the smoke sizes where an option was left at its default: what is given is what runs (and is recorded)
-        smoke = {"depth": 10, "width": 1, "batch_size": 4, "sgld_steps": 2, "warmup": 1, "windows": 2, "calls": 1}
-        for name, value in smoke.items():
-            if getattr(args, name) == p.get_default(name):
-                setattr(args, name, value)
+        smoke_sizes(p, args, {"depth": 10, "width": 1, "batch_size": 4, "sgld_steps": 2, "warmup": 1, "windows": 2,
+                              "calls": 1})
         smoke_variants = ("default", "cudnn-try-all", "nchw", "split-2", "eager-step")
         dropped = [n for n in names if n not in smoke_variants]
         if dropped and args.variants != p.get_default("variants"):

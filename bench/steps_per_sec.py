@@ -66,6 +66,7 @@ from env_info import (  # noqa: E402
     pick_device,
     result_name,
     results_folder,
+    smoke_sizes,
     timed,
     versions,
     write_synthetic_imagefolder,
@@ -666,12 +667,8 @@ def parse_args(argv=None):
     args.device = pick_device(p, args.device).type
     cuda = args.device == "cuda"
     if args.smoke:
-        # the smoke sizes where an option was left at its default: what is given is what runs (and is recorded)
-        smoke = {"configs": "wrn-10-2", "batch_size": 4, "sgld_steps": 2, "buffer_size": 200, "warmup": 1,
-                 "windows": 2, "window_s": 0.0, "max_iters_per_window": 1, "component_reps": 1}
-        for name, value in smoke.items():
-            if getattr(args, name) == p.get_default(name):
-                setattr(args, name, value)
+        smoke_sizes(p, args, {"configs": "wrn-10-2", "batch_size": 4, "sgld_steps": 2, "buffer_size": 200, "warmup": 1,
+                              "windows": 2, "window_s": 0.0, "max_iters_per_window": 1, "component_reps": 1})
         args.no_compile = True
         # One thread: on a shared machine, oversubscribed OpenMP threads make tiny ops 10-20x slower.
         args.threads = args.threads or 1

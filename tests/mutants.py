@@ -867,7 +867,8 @@ MUTANTS = [
         ('fastjem/cli.py', '        if err.errno in (errno.EACCES, errno.EPERM):\n            # a file read', '        if False:\n            # a file read'),
     ]),
     Mutant('ints-unbounded', 'tests/test_cli.py -k 64_bits', [
-        ('fastjem/cli.py', '    if not -(2**63) < value < 2**63:', '    if False:'),
+        ('fastjem/cli.py', '    if value >= 2**63:', '    if False:'),
+        ('fastjem/cli.py', '    if value < -(2**63):', '    if False:'),
     ]),
     Mutant('out-of-memory-traceback', 'tests/test_cli.py -k 64_bits', [
         ('fastjem/cli.py', '''        if not isinstance(err, MemoryError) and not any(s in what for s in ("can't allocate memory", "out of memory")):''',
@@ -1014,8 +1015,8 @@ MUTANTS = [
         ('bench/steps_per_sec.py', '    exit_on_sigterm()  # a SIGTERM still removes the temporary folders\n', ''),
     ]),
     Mutant('sgld-study-smoke-overrides-given-sizes', 'tests/test_bench.py -k sgld_study_smoke', [
-        ('bench/sgld_study.py', '            if getattr(args, name) == p.get_default(name):\n                setattr(args, name, value)',
-         '            setattr(args, name, value)'),
+        ('bench/env_info.py', '        if getattr(args, name) == parser.get_default(name):\n            setattr(args, name, value)',
+         '        setattr(args, name, value)'),
     ]),
     Mutant('sgld-study-smoke-drops-variants', 'tests/test_bench.py -k refuse_bad_options', [
         ('bench/sgld_study.py', '        if dropped and args.variants != p.get_default("variants"):\n', '        if False:\n'),
@@ -1841,7 +1842,7 @@ MUTANTS = [
     Mutant('convert-unknown-dataset-ok', 'tests/test_convert.py -k conversion_errors', [
         ('fastjem/convert.py', '    if dataset not in JEM_DATASETS:\n        raise ConfigError(f"--dataset must be one the authors\' code trains on ({\', \'.join(JEM_DATASETS)}), got "', '    if False:\n        raise ConfigError(f"--dataset must be one the authors\' code trains on ({\', \'.join(JEM_DATASETS)}), got "'),
     ]),
-    Mutant('convert-buffer-shape-unchecked', 'tests/test_convert.py -k conversion_errors', [
+    Mutant('convert-buffer-shape-unchecked-by-convert', 'tests/test_convert.py -k conversion_errors', [
         ('fastjem/convert.py', '        if buffer.dim() != 4 or tuple(buffer.shape[1:]) != shape:\n            raise CheckpointError(f"{src}: the replay buffer has shape {tuple(buffer.shape)}, not [N, {shape[0]}, "', '        if False:\n            raise CheckpointError(f"{src}: the replay buffer has shape {tuple(buffer.shape)}, not [N, {shape[0]}, "'),
     ]),
     Mutant('auroc-empty-side-ok', 'tests/test_eval.py -k metrics_refuse', [
@@ -2112,7 +2113,7 @@ MUTANTS = [
         ('kernels/buffer.py', '                              or fresh.device != buffer.device):', '                              and fresh.device != buffer.device):'),
     ]),
     Mutant('buffer-sample-kernel-skips-one-row', 'tests/test_kernels_buffer.py -k batch_of_one', [
-        ('kernels/buffer.py', '    out = torch.empty((B, *buffer.shape[1:]), dtype=buffer.dtype, device=buffer.device)  # [B, *S]\n    if B == 0 or D == 0:', '    out = torch.empty((B, *buffer.shape[1:]), dtype=buffer.dtype, device=buffer.device)  # [B, *S]\n    if B == 1 or D == 0:'),
+        ('kernels/buffer.py', '    out = torch.empty((B, *buffer.shape[1:]), dtype=buffer.dtype, device=buffer.device)  # [B, *S]\n    if B > 0 and D > 0:', '    out = torch.empty((B, *buffer.shape[1:]), dtype=buffer.dtype, device=buffer.device)  # [B, *S]\n    if B > 1 and D > 0:'),
     ]),
     Mutant('buffer-write-kernel-skips-one-row', 'tests/test_kernels_buffer.py -k batch_of_one', [
         ('kernels/buffer.py', '    B, D = idx.shape[0], _row_size(buffer)\n    if B == 0 or D == 0:', '    B, D = idx.shape[0], _row_size(buffer)\n    if B == 1 or D == 0:'),
@@ -2196,7 +2197,7 @@ MUTANTS = [
         ('fastjem/curves.py', '(axes[1, 1], "it_per_s", "-")', '(axes[1, 0], "it_per_s", "-")'),
     ]),
     Mutant('curves-sweep-no-classifier-only-note', 'tests/test_curves.py -k one_seed', [
-        ('fastjem/curves.py', 'drawn, generative, seeds = [], False, set()', 'drawn, generative, seeds = [], True, set()'),
+        ('fastjem/curves.py', 'drawn, generative = [], False', 'drawn, generative = [], True'),
     ]),
     Mutant('curves-sweep-six-take-tab20', 'tests/test_curves.py -k palette_takes', [
         ('fastjem/curves.py', 'COLOURS if len(groups) <= len(COLOURS)', 'COLOURS if len(groups) < len(COLOURS)'),
@@ -3872,7 +3873,7 @@ MUTANTS = [
         ('fastjem/eval/tasks.py', '    return __version__', '    return None  # unknown'),
     ]),
     Mutant('eval-report-no-cpu-named', 'tests/test_eval.py -k strict_json', [
-        ('fastjem/eval/tasks.py', '    return f"cpu ({cpu_model()}, {os.cpucounted()} cores, {torch.get_num_threads()} threads)"', '    return "cpu"'),
+        ('fastjem/eval/tasks.py', '    return f"cpu ({cpu_model()}, {os.cpu_count()} cores, {torch.get_num_threads()} threads)"', '    return "cpu"'),
     ]),
     Mutant('eval-json-tensor-raw', 'tests/test_eval.py -k hold_what_json', [
         ('fastjem/eval/tasks.py', '        return _finite_json(obj.tolist())', '        return obj.tolist()'),
@@ -4507,6 +4508,18 @@ MUTANTS = [
     Mutant('sgld-study-variant-line-unprinted', 'tests/test_bench.py -k failed_variant', [
         ('bench/sgld_study.py', '        print(f"{name:<20} SGLD step', '        (f"{name:<20} SGLD step'),
     ]),
+    Mutant('cpu-compile-study-smoke-overrides-given-sizes', 'tests/test_bench.py -k cpu_compile_study_smoke', [
+        ('bench/cpu_compile_study.py', '        smoke_sizes(p, args, {"depth": 10, "width": 1, "batch_size": 2, "calls": 2, "windows": 1, "sgld_steps": 2})', '        args.depth, args.width, args.batch_size, args.calls, args.windows, args.sgld_steps = 10, 1, 2, 2, 1, 2'),
+    ]),
+    Mutant('cpu-compile-study-sizes-unchecked', 'tests/test_bench.py -k refuse_bad_options', [
+        ('bench/cpu_compile_study.py', '    check_sizes(p, args.depth, args.width, batch_size=args.batch_size, calls=args.calls, windows=args.windows)', '    check_sizes(p, None, args.width, calls=args.calls)'),
+    ]),
+    Mutant('cpu-compile-study-negative-sgld-steps', 'tests/test_bench.py -k refuse_bad_options', [
+        ('bench/cpu_compile_study.py', '    if args.sgld_steps < 0:', '    if args.sgld_steps < -1:'),
+    ]),
+    Mutant('mutants-never-stale', 'tests/test_readme.py -k every_mutant', [
+        ('tests/mutants.py', '        if current.count(text) != 1:\n            return f"{file}', '        if False:\n            return f"{file}'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
@@ -4519,18 +4532,30 @@ def copy_tree(dst: Path) -> None:
     (dst / "fastjem" / "kernels").symlink_to(dst / "kernels", target_is_directory=True)
 
 
+def stale(mutant: Mutant, root: Path = REPO) -> str | None:
+    """Why ``mutant`` cannot be applied to the tree at ``root`` (an edit's text not found exactly once in what the
+    edits before it left), or None."""
+    texts = {}
+    for file, text, replacement in mutant.edits:
+        current = texts.setdefault(file, (root / file).read_text())
+        if current.count(text) != 1:
+            return f"{file}: the text to mutate is found {current.count(text)} times, not once"
+        texts[file] = current.replace(text, replacement)
+    return None
+
+
 def run(mutant: Mutant, root: Path) -> tuple[str, str]:
     """("killed" | "survived" | "stale" | "broken", detail): apply, test, restore. Killed only where pytest reports a
     test failing or erring; broken where it reports none (no test selected, a usage error, no pytest)."""
+    why = stale(mutant, root)
+    if why:
+        return "stale", why
     originals = {}
     try:
         for file, text, replacement in mutant.edits:
             path = root / file
-            source = originals.setdefault(path, path.read_text())
-            current = path.read_text()
-            if current.count(text) != 1:
-                return "stale", f"{file}: the text to mutate is found {current.count(text)} times, not once"
-            path.write_text(current.replace(text, replacement))
+            originals.setdefault(path, path.read_text())
+            path.write_text(path.read_text().replace(text, replacement))
         env = {**os.environ, "PYTHONPATH": str(root), "TRITON_INTERPRET": "1"}
         cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *shlex.split(mutant.tests)]
         proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)

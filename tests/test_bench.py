@@ -563,12 +563,14 @@ def test_sgld_study_smoke(tmp_path):
 
 
 def test_cpu_compile_study_smoke(tmp_path):
-    """The CPU compile study runs end to end: every formulation's gradient is eager's, and its JSON is written."""
-    proc = subprocess.run([sys.executable, str(BENCH / "cpu_compile_study.py"), "--smoke", "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=600)
+    """The CPU compile study runs end to end: every formulation's gradient is eager's, and its JSON is written.
+    --smoke sets the sizes left at their defaults; a size given is the size run."""
+    proc = subprocess.run([sys.executable, str(BENCH / "cpu_compile_study.py"), "--smoke", "--batch-size", "3",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     (path,) = tmp_path.glob("smoke-cpu-compile-*.json")
     report = json.loads(path.read_text())
+    assert report["model"] == "WRN-10-1" and report["batch_size"] == 3 and report["smoke"]
     for what in ("sgld", "train"):
         rows = report["gradients_ms"][what]
         assert set(rows) == {"eager", "compiled-network", "compiled-func-grad"}
@@ -683,6 +685,7 @@ def test_a_terminated_benchmark_removes_its_temporary_folder(tmp_path):
 def test_bench_scripts_refuse_bad_options_before_any_work(capsys, monkeypatch):
     import buffer_init_quality
     import cifar_run
+    import cpu_compile_study
     import precision_quality
     import profile_step
     import quick_run
@@ -710,6 +713,10 @@ def test_bench_scripts_refuse_bad_options_before_any_work(capsys, monkeypatch):
             (sgld_study, ["--smoke", "--variants", "nosuch"], "unknown variant(s) nosuch"),
             (sgld_study, ["--smoke", "--variants", "default,max-autotune"], "--smoke runs only"),  # one dropped
             (profile_step, ["--depth", "7"], "--depth must be 6n+4"),
+            (cpu_compile_study, ["--smoke", "--depth", "12"], "--depth must be 6n+4"),
+            (cpu_compile_study, ["--smoke", "--batch-size", "0"], "--batch-size must be >= 1"),
+            (cpu_compile_study, ["--smoke", "--windows", "0"], "--windows must be >= 1"),
+            (cpu_compile_study, ["--smoke", "--sgld-steps", "-1"], "--sgld-steps must be >= 0"),
             (cifar_run, ["--width", "0"], "--width must be >= 1"),
             (cifar_run, ["--minutes", "inf"], "--minutes must be a finite number > 0"),  # it never stopped
             (cifar_run, ["--warmup", "-1"], "--warmup must be >= 0"),  # no steady it/s

@@ -33,8 +33,7 @@ def test_readme_gives_the_two_commands():
     assert 'python -m pip install -e ".[test]"' in ci and "TRITON_INTERPRET=1" in ci and "python -m pytest" in ci
 
 
-def test_readme_counts_the_mutants_there_are():
-    """README says how many mutants tests/mutants.py breaks the library with: the number of the list itself."""
+def _mutants():
     import importlib.util
     import sys
 
@@ -42,8 +41,26 @@ def test_readme_counts_the_mutants_there_are():
     mutants = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mutants  # dataclasses look their module up there
     spec.loader.exec_module(mutants)
+    return mutants
+
+
+def test_readme_counts_the_mutants_there_are():
+    """README says how many mutants tests/mutants.py breaks the library with: the number of the list itself."""
+    mutants = _mutants()
     said = re.search(r"\((\d+) mutants:", README.read_text())
     assert said and int(said.group(1)) == len(mutants.MUTANTS)
+
+
+def test_every_mutant_applies_to_the_code_as_it_is():
+    """Each mutant's text is found once in the file it breaks (a change of the code can leave one stale, which only a
+    full run of mutants.py would report), and each name is its own."""
+    mutants = _mutants()
+    made_up = mutants.Mutant("made-up", "tests/test_cli.py", [("fastjem/cli.py", "text cli.py does not hold", "")])
+    assert mutants.stale(made_up) == "fastjem/cli.py: the text to mutate is found 0 times, not once"
+    stale = {m.name: why for m in mutants.MUTANTS if (why := mutants.stale(m))}
+    assert not stale
+    names = [m.name for m in mutants.MUTANTS]
+    assert len(set(names)) == len(names), sorted(n for n in set(names) if names.count(n) > 1)
 
 
 def test_the_quick_preset_is_the_one_its_figures_were_measured_with():
