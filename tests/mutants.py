@@ -300,13 +300,13 @@ MUTANTS = [
     ]),
     Mutant('sgld-ctr-pid0', 'tests/test_kernels_sgld.py', [
         ('kernels/sgld.py',
-         '        o_ctr = b_offset + base + pid * QUARTER + tl.arange(0, QUARTER).to(tl.int64)',
-         '        o_ctr = b_offset + base + tl.arange(0, QUARTER).to(tl.int64)'),
+         '        o_ctr = pid * QUARTER + tl.arange(0, QUARTER).to(tl.int64) + base',
+         '        o_ctr = tl.arange(0, QUARTER).to(tl.int64) + base'),
     ]),
     Mutant('sgld-base-ignored', 'tests/test_kernels_sgld.py tests/test_parts.py', [
         ('kernels/sgld.py',
-         '        o_ctr = b_offset + base + pid * QUARTER + tl.arange(0, QUARTER).to(tl.int64)',
-         '        o_ctr = b_offset + pid * QUARTER + tl.arange(0, QUARTER).to(tl.int64)'),
+         '        o_ctr = pid * QUARTER + tl.arange(0, QUARTER).to(tl.int64) + base',
+         '        o_ctr = pid * QUARTER + tl.arange(0, QUARTER).to(tl.int64)'),
     ]),
     Mutant('buf-ctr-dblock0', 'tests/test_kernels_buffer.py', [
         ('kernels/buffer.py',
@@ -4519,6 +4519,15 @@ MUTANTS = [
     ]),
     Mutant('mutants-never-stale', 'tests/test_readme.py -k every_mutant', [
         ('tests/mutants.py', '        if current.count(text) != 1:\n            return f"{file}', '        if False:\n            return f"{file}'),
+    ]),
+    Mutant('sgld-kernel-loads-first-no-offset', 'tests/test_kernels_sgld.py -k launch_configuration', [
+        ('kernels/sgld.py', '            b_noise = normal_block(tl.load(p_rng), o_ctr + tl.load(p_rng + 1), QUARTER)  # [BLOCK]', '            b_noise = normal_block(tl.load(p_rng), o_ctr, QUARTER)  # [BLOCK]'),
+    ]),
+    Mutant('sgld-kernel-loads-first-grad-unscaled', 'tests/test_kernels_sgld.py -k launch_configuration', [
+        ('kernels/sgld.py', '            b_g = tl.load(p_grad + o_x, mask=m_x, other=0.0).to(tl.float32)\n            b_noise', '            b_g = 2 * tl.load(p_grad + o_x, mask=m_x, other=0.0).to(tl.float32)\n            b_noise'),
+    ]),
+    Mutant('bench-sgld-sweep-loads-first-ignored', 'tests/test_bench.py -k sgld_launch', [
+        ('bench/bench_kernels.py', '"loads_first": cfg[2:] == ("loads-first",)}', '"loads_first": False}'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

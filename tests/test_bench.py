@@ -1351,3 +1351,28 @@ def test_sgld_study_records_a_failed_variant_and_measures_the_others_against_the
     assert "nchw: failed (RuntimeError: out of memory)" in out
     assert "default              SGLD step  250.000 ms" in out and "split-2              SGLD step  125.000 ms" in out
     assert "samples vs first 2.50e-01" in out and f"wrote {path}" in out
+
+
+def test_every_sgld_launch_the_kernel_benchmark_sweeps_draws_the_default_numbers():
+    """The GPU suite's launch-configuration sweep of sgld_step_ (block, warps, x and grad loaded before or after the
+    noise): each configuration, launched as the sweep launches it, gives the default's numbers (the Triton kernel
+    under the interpreter here; the sweep checks it again on the GPU before timing it)."""
+    import bench_kernels
+    from fastjem.kernels import new_rng_state
+    from fastjem.kernels.sgld import sgld_step_fwd
+    from kernel_utils import skip_unless_runnable
+
+    skip_unless_runnable("cpu", "triton")
+    assert "loads-first" in bench_kernels.SGLD_CONFIGS and (1024, 4, "loads-first") in bench_kernels.SGLD_CONFIGS
+    assert bench_kernels._sgld_launch((1024, 4, "loads-first")) == {"block": 1024, "num_warps": 4,
+                                                                    "loads_first": True}
+    assert bench_kernels._sgld_launch((1024, 4)) == {"block": 1024, "num_warps": 4, "loads_first": False}
+    assert bench_kernels._sgld_launch("default") == {"loads_first": False}
+    gen = torch.Generator().manual_seed(0)
+    x0, grad = torch.randn(2, 3, 16, 17, generator=gen), torch.randn(2, 3, 16, 17, generator=gen)
+    xa, sa = x0.clone(), new_rng_state(1, "cpu")
+    sgld_step_fwd(xa, grad, 1.0, 0.01, sa)
+    for cfg in bench_kernels.SGLD_CONFIGS:
+        xb, sb = x0.clone(), new_rng_state(1, "cpu")
+        sgld_step_fwd(xb, grad, 1.0, 0.01, sb, **bench_kernels._sgld_launch(cfg))
+        assert torch.equal(xa, xb) and torch.equal(sa, sb), cfg

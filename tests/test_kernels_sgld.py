@@ -240,7 +240,8 @@ def test_cuda_graph_replays_draw_fresh_noise():
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_every_launch_configuration_draws_the_same_numbers(device):
-    """The benchmark sweeps block sizes and warps: a configuration changes the speed, never the result."""
+    """The benchmark sweeps block sizes, warps and the order of the loads: a configuration changes the speed, never
+    the result."""
     skip_unless_runnable(device, "triton")
     from fastjem.kernels.sgld import sgld_step_fwd
 
@@ -248,10 +249,17 @@ def test_every_launch_configuration_draws_the_same_numbers(device):
     x0 = torch.randn(2, 3, 8, 8 + 1, generator=gen).to(device)  # 432 elements: the last block is partial
     grad = torch.randn(x0.shape, generator=gen).to(device)
     outs = []
-    for block, warps in ((None, None), (4, 1), (64, 2), (256, 4), (1024, 8)):
+    for block, warps, loads_first in ((None, None, False), (4, 1, False), (64, 2, False), (256, 4, False),
+                                      (1024, 8, False), (None, None, True), (4, 1, True), (256, 4, True)):
         x, state = x0.clone(), new_rng_state(11, device)
-        sgld_step_fwd(x, grad, 0.5, 0.1, state, block=block, num_warps=warps)
+        state[1] = 7  # an offset and a base: both reach the counters in either order of the loads
+        sgld_step_fwd(x, grad, 0.5, 0.1, state, block=block, num_warps=warps, base=3, loads_first=loads_first)
         outs.append((x, state))
+    x_ref, state_ref = x0.clone(), new_rng_state(11, device)
+    state_ref[1] = 7
+    sgld_step_ref(x_ref, grad, 0.5, 0.1, state_ref, base=3)
+    assert_close(outs[0][0], x_ref, atol=1e-5, rtol=1e-5)
+    assert torch.equal(outs[0][1], state_ref)
     for x, state in outs[1:]:
         assert torch.equal(x, outs[0][0]) and torch.equal(state, outs[0][1])
     with pytest.raises(ValueError, match="power of two"):
