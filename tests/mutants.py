@@ -4529,6 +4529,9 @@ MUTANTS = [
     Mutant('bench-sgld-sweep-loads-first-ignored', 'tests/test_bench.py -k sgld_launch', [
         ('bench/bench_kernels.py', '"loads_first": cfg[2:] == ("loads-first",)}', '"loads_first": False}'),
     ]),
+    Mutant('bench-kernels-gbps-extra-info-mean', 'tests/test_bench.py -k cpu_kernel_benchmark', [
+        ('bench/bench_kernels.py', 'benchmark.extra_info["GBps"] = case.bytes_moved / benchmark.stats.stats.median / 1e9', 'benchmark.extra_info["GBps"] = case.bytes_moved / benchmark.stats.stats.min / 1e9'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1301,13 +1301,25 @@ def test_the_kernel_benchmarks_gpu_cases_pass_their_checks_at_full_size():
 
 def test_the_cpu_kernel_benchmark_writes_its_report(tmp_path):
     """``pytest bench/bench_kernels.py`` on a CPU: the reference backend against the eager sequences, each op timed
-    with its bytes, GB/s and the copy floor, written where FASTJEM_BENCH_OUT says (not into bench/results)."""
+    with its bytes, GB/s and the copy floor, written where FASTJEM_BENCH_OUT says (not into bench/results); the
+    pytest-benchmark cases carry each op's bytes and GB/s, and run (untimed) under --benchmark-disable too."""
     env = {**os.environ, "FASTJEM_BENCH_OUT": str(tmp_path), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           str(BENCH / "bench_kernels.py"), "-k", "cpu", "--benchmark-disable"],
-                          capture_output=True, text=True, timeout=600, env=env, cwd=BENCH.parent)
-    assert proc.returncode == 0, proc.stdout[-3000:]
-    assert "13 passed" in proc.stdout, proc.stdout[-1000:]  # 6 ops x (fused, eager) benchmarks + the report
+
+    def bench(*args):
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                               str(BENCH / "bench_kernels.py"), *args], capture_output=True, text=True, timeout=600,
+                              env=env, cwd=BENCH.parent)
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        return proc.stdout
+
+    out = bench("-k", "cpu", "--benchmark-json", str(tmp_path / "timed.json"))
+    assert "13 passed" in out, out[-1000:]  # 6 ops x (fused, eager) benchmarks + the report
+    timed = json.loads((tmp_path / "timed.json").read_text())["benchmarks"]
+    assert len(timed) == 12
+    for b in timed:
+        info = b["extra_info"]
+        assert info["GBps"] == pytest.approx(info["bytes_moved"] / b["stats"]["median"] / 1e9), b["name"]
+    assert "2 passed" in bench("-k", "test_bench_cpu and sgld_step_[", "--benchmark-disable")
     (path,) = tmp_path.glob("kernels-*.json")
     report = json.loads(path.read_text())
     ops = [r["op"].split("[")[0] for r in report["results"]]
