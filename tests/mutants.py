@@ -4532,6 +4532,12 @@ MUTANTS = [
     Mutant('bench-kernels-gbps-extra-info-mean', 'tests/test_bench.py -k cpu_kernel_benchmark', [
         ('bench/bench_kernels.py', 'benchmark.extra_info["GBps"] = case.bytes_moved / benchmark.stats.stats.median / 1e9', 'benchmark.extra_info["GBps"] = case.bytes_moved / benchmark.stats.stats.min / 1e9'),
     ]),
+    Mutant('bench-kernels-cpu-table-unprinted', 'tests/test_bench.py -k cpu_kernel_benchmark', [
+        ('bench/bench_kernels.py', '        print(f"{r[\'op\']:<40} fused {r[\'fused_ms\'] * 1e3:8.1f} us  eager {r[\'eager_ms\'] * 1e3:8.1f} us"\n              f"  x{r[\'speedup_vs_eager\']:.2f}  {r[\'fused_GBps\']:6.2f} GB/s  copy {r[\'copy_ms\'] * 1e3:8.1f} us")', '        pass'),
+    ]),
+    Mutant('bench-kernels-peak-first-key', 'tests/test_bench.py -k kernel_benchmark_checks', [
+        ('bench/bench_kernels.py', 'PEAK_BANDWIDTH = {"H200": 4.8e12, "H100 PCIe": 2.0e12, "H100": 3.35e12}', 'PEAK_BANDWIDTH = {"H200": 4.8e12, "H100": 3.35e12, "H100 PCIe": 2.0e12}'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1273,6 +1273,9 @@ def test_the_kernel_benchmark_checks_each_op_against_its_reference_before_timing
             with pytest.raises(AssertionError):
                 build().check()
 
+    # the HBM peak a GPU's fractions are of: the most specific name first
+    assert [bench_kernels._peak_bandwidth(n) for n in ("NVIDIA H100 PCIe", "NVIDIA H100 80GB HBM3", "NVIDIA H200",
+                                                       "Tesla V100-SXM2-16GB")] == [2.0e12, 3.35e12, 4.8e12, None]
     real = {n: getattr(kernels, n) for n in ("sgld_step_", "buffer_sample", "buffer_write_")}
     broken("sgld_step_", lambda x, g, a, s, st, **kw: real["sgld_step_"](x, g, a, 2 * s, st, **kw),
            lambda: bench_kernels._sgld_case((4, 3, 32, 32), "cpu", backend))
@@ -1312,7 +1315,7 @@ def test_the_cpu_kernel_benchmark_writes_its_report(tmp_path):
         assert proc.returncode == 0, proc.stdout[-3000:]
         return proc.stdout
 
-    out = bench("-k", "cpu", "--benchmark-json", str(tmp_path / "timed.json"))
+    out = bench("-s", "-k", "cpu", "--benchmark-json", str(tmp_path / "timed.json"))
     assert "13 passed" in out, out[-1000:]  # 6 ops x (fused, eager) benchmarks + the report
     timed = json.loads((tmp_path / "timed.json").read_text())["benchmarks"]
     assert len(timed) == 12
@@ -1330,6 +1333,10 @@ def test_the_cpu_kernel_benchmark_writes_its_report(tmp_path):
         assert r["fused_GBps"] == pytest.approx(r["bytes_moved"] / r["fused_ms"] / 1e6)
         assert r["speedup_vs_eager"] == pytest.approx(r["eager_ms"] / r["fused_ms"])
     assert "git_sha" in report and report["threads"] == 1  # the sha: None outside a git checkout
+    assert f"(1 threads, reference backend) -> {path}" in out
+    line = next(s for s in out.splitlines() if s.startswith("buffer_write_[1000x3x32x32,B=16]"))
+    r = report["results"][4]
+    assert f"fused {r['fused_ms'] * 1e3:8.1f} us" in line and f"{r['fused_GBps']:6.2f} GB/s" in line, line
 
 
 def test_sgld_study_records_a_failed_variant_and_measures_the_others_against_the_first_that_ran(tmp_path, capsys,
