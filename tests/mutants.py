@@ -4538,6 +4538,15 @@ MUTANTS = [
     Mutant('bench-kernels-peak-first-key', 'tests/test_bench.py -k kernel_benchmark_checks', [
         ('bench/bench_kernels.py', 'PEAK_BANDWIDTH = {"H200": 4.8e12, "H100 PCIe": 2.0e12, "H100": 3.35e12}', 'PEAK_BANDWIDTH = {"H200": 4.8e12, "H100": 3.35e12, "H100 PCIe": 2.0e12}'),
     ]),
+    Mutant('sgld-kernel-interpreter-only-python', 'tests/test_kernels_compile.py', [
+        ('kernels/sgld.py', '        b_x = b_x + alpha * b_g + sigma * b_noise', '        b_x = b_x + alpha * b_g + sigma * b_noise * float(n > 0)'),
+    ]),
+    Mutant('buffer-kernel-interpreter-only-python', 'tests/test_kernels_compile.py', [
+        ('kernels/buffer.py', '        b_x = tl.load(p_x + o_b[:, None] * D + o_d[None, :], mask=m_bd)', '        b_x = tl.load(p_x + o_b[:, None] * D + o_d[None, :], mask=m_bd) * int(D > 0)'),
+    ]),
+    Mutant('energy-kernel-interpreter-only-python', 'tests/test_kernels_compile.py', [
+        ('kernels/energy.py', '                b_d = tl.exp(b_x - b_m[:, None]) * b_scale[:, None]', '                b_d = tl.exp(b_x - b_m[:, None]) * b_scale[:, None] * float(K > 0)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

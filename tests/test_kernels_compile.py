@@ -1,0 +1,87 @@
+"""Every Triton kernel compiles for a Hopper GPU (sm_90, to a cubin by the ptxas that ships with triton), here on a
+machine without one. The default tier runs the kernels under the interpreter, which takes code the compiler
+refuses (a Python builtin on a tensor, a value that is a Python int only there); a GPU session is too short to
+find that out."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+triton = pytest.importorskip("triton")
+
+# (kernel, the launch's constexprs): each variant the launchers can compile on a GPU, at WRN sizes
+VARIANTS = 2 * 3 * 2 * 2 + 2 * 2 + 2 + 2  # lse fwd/bwd x dtypes x K x labels, sgld grads x load orders, buffers
+
+
+def compile_all() -> list[dict]:
+    """Compiles each kernel variant for sm_90 (run with TRITON_INTERPRET unset: the interpreter's kernels are not
+    compilable objects); returns one row per variant."""
+    from fastjem.kernels import buffer, energy, sgld
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    rows = []
+
+    def build(fn, signature: dict, constexprs: dict) -> None:
+        signature = {**signature, **{name: "constexpr" for name in constexprs}}
+        kernel = triton.compile(ASTSource(fn, signature, constexprs=constexprs), target=GPUTarget("cuda", 90, 32),
+                                options={"num_warps": 4})
+        rows.append({"kernel": fn.__name__, "signature": signature, "constexprs": constexprs,
+                     "cubin_bytes": len(kernel.asm["cubin"])})
+
+    for dtype in ("fp32", "bf16", "fp16"):
+        for k in (10, 1000):
+            block_b, block_k = energy._tiles(64, k)  # the GPU's tiles: the interpreter is off here
+            for labels in (False, True):
+                tiles = {"HAS_LABELS": labels, "BLOCK_B": block_b, "BLOCK_K": block_k}
+                build(energy._lse_energy_fwd_kernel,
+                      {"p_logits": f"*{dtype}", "p_labels": "*i64", "p_energy": "*fp32", "p_max": "*fp32",
+                       "p_sumexp": "*fp32", "B": "i32", "K": "i32", "stride_b": "i32"}, tiles)
+                build(energy._lse_energy_bwd_kernel,
+                      {"p_grad_energy": "*fp32", "p_logits": f"*{dtype}", "p_labels": "*i64", "p_max": "*fp32",
+                       "p_sumexp": "*fp32", "p_grad_logits": f"*{dtype}", "B": "i32", "K": "i32", "stride_b": "i32"},
+                      tiles)
+    for grad in ("fp32", "bf16"):
+        for loads_first in (False, True):
+            build(sgld._sgld_step_kernel,
+                  {"p_x": "*fp32", "p_grad": f"*{grad}", "p_rng": "*i64", "n": "i32", "base": "i64", "alpha": "fp32",
+                   "sigma": "fp32"}, {"BLOCK": 512, "LOADS_FIRST": loads_first})
+    block_b, block_d = buffer._tiles(64, 3 * 32 * 32)
+    for fresh in (False, True):
+        build(buffer._buffer_sample_kernel,
+              {"p_buffer": "*fp32", "p_idx": "*i64", "p_out": "*fp32", "p_rng": "*i64", "p_fresh": "*fp32",
+               "N": "i32", "B": "i32", "D": "i32", "reset_prob": "fp32"},
+              {"HAS_FRESH": fresh, "BLOCK_B": block_b, "BLOCK_D": block_d})
+    for x in ("fp32", "bf16"):
+        build(buffer._buffer_write_kernel,
+              {"p_buffer": "*fp32", "p_idx": "*i64", "p_x": f"*{x}", "N": "i32", "B": "i32", "D": "i32"},
+              {"BLOCK_B": block_b, "BLOCK_D": block_d})
+    return rows
+
+
+def test_every_kernel_compiles_for_hopper(tmp_path):
+    try:
+        from triton.backends.compiler import GPUTarget  # noqa: F401
+        from triton.compiler import ASTSource  # noqa: F401
+    except ImportError as err:
+        pytest.skip(f"triton {triton.__version__} has no ahead-of-time compile API: {err}")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["TRITON_CACHE_DIR"] = str(tmp_path / "triton-cache")  # compiled now, not taken from an earlier run's cache
+    here = Path(__file__).resolve().parent
+    code = (f"import json, sys; sys.path.insert(0, {str(here)!r}); import test_kernels_compile as t; "
+            "print(json.dumps(t.compile_all()))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(rows) == VARIANTS
+    assert all(r["cubin_bytes"] > 0 for r in rows)
+    kernels = {r["kernel"] for r in rows}
+    assert kernels == {"_lse_energy_fwd_kernel", "_lse_energy_bwd_kernel", "_sgld_step_kernel",
+                       "_buffer_sample_kernel", "_buffer_write_kernel"}
+    # the GPU's tiles, not the interpreter's: a logits row of 1000 in one 1024-wide block, a buffer row in three
+    assert {(r["constexprs"].get("BLOCK_K"), r["constexprs"].get("BLOCK_D")) for r in rows} >= {(1024, None),
+                                                                                               (None, 1024)}
