@@ -4547,6 +4547,12 @@ MUTANTS = [
     Mutant('energy-kernel-interpreter-only-python', 'tests/test_kernels_compile.py', [
         ('kernels/energy.py', '                b_d = tl.exp(b_x - b_m[:, None]) * b_scale[:, None]', '                b_d = tl.exp(b_x - b_m[:, None]) * b_scale[:, None] * float(K > 0)'),
     ]),
+    Mutant('sgld-kernel-loads-first-in-name-only', 'tests/test_kernels_sgld.py -k order_of_the_loads', [
+        ('kernels/sgld.py', '                                                    BLOCK=block, LOADS_FIRST=bool(loads_first), **extra)', '                                                    BLOCK=block, LOADS_FIRST=False, **extra)'),
+    ]),
+    Mutant('sgld-kernel-loads-first-branch-reordered', 'tests/test_kernels_compile.py -k loads_first', [
+        ('kernels/sgld.py', '        if LOADS_FIRST:\n            b_x = tl.load(p_x + o_x, mask=m_x, other=0.0)', '        if not LOADS_FIRST:\n            b_x = tl.load(p_x + o_x, mask=m_x, other=0.0)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -17,9 +17,9 @@ triton = pytest.importorskip("triton")
 VARIANTS = 2 * 3 * 2 * 2 + 2 * 2 + 2 + 2  # lse fwd/bwd x dtypes x K x labels, sgld grads x load orders, buffers
 
 
-def compile_all() -> list[dict]:
+def compile_all(out_dir: str) -> list[dict]:
     """Compiles each kernel variant for sm_90 (run with TRITON_INTERPRET unset: the interpreter's kernels are not
-    compilable objects); returns one row per variant."""
+    compilable objects) into ``out_dir``/<n>.cubin; returns one row per variant."""
     from fastjem.kernels import buffer, energy, sgld
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -30,8 +30,9 @@ def compile_all() -> list[dict]:
         signature = {**signature, **{name: "constexpr" for name in constexprs}}
         kernel = triton.compile(ASTSource(fn, signature, constexprs=constexprs), target=GPUTarget("cuda", 90, 32),
                                 options={"num_warps": 4})
-        rows.append({"kernel": fn.__name__, "signature": signature, "constexprs": constexprs,
-                     "cubin_bytes": len(kernel.asm["cubin"])})
+        path = Path(out_dir) / f"{len(rows)}.cubin"
+        path.write_bytes(kernel.asm["cubin"])
+        rows.append({"kernel": fn.__name__, "signature": signature, "constexprs": constexprs, "cubin": str(path)})
 
     for dtype in ("fp32", "bf16", "fp16"):
         for k in (10, 1000):
@@ -63,25 +64,58 @@ def compile_all() -> list[dict]:
     return rows
 
 
-def test_every_kernel_compiles_for_hopper(tmp_path):
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory) -> list[dict]:
     try:
         from triton.backends.compiler import GPUTarget  # noqa: F401
         from triton.compiler import ASTSource  # noqa: F401
     except ImportError as err:
         pytest.skip(f"triton {triton.__version__} has no ahead-of-time compile API: {err}")
+    out = tmp_path_factory.mktemp("sm90")
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["TRITON_CACHE_DIR"] = str(tmp_path / "triton-cache")  # compiled now, not taken from an earlier run's cache
+    env["TRITON_CACHE_DIR"] = str(out / "triton-cache")  # compiled now, not taken from an earlier run's cache
     here = Path(__file__).resolve().parent
     code = (f"import json, sys; sys.path.insert(0, {str(here)!r}); import test_kernels_compile as t; "
-            "print(json.dumps(t.compile_all()))")
+            f"print(json.dumps(t.compile_all({str(out)!r})))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = json.loads(proc.stdout.strip().splitlines()[-1])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_every_kernel_compiles_for_hopper(compiled):
+    rows = compiled
     assert len(rows) == VARIANTS
-    assert all(r["cubin_bytes"] > 0 for r in rows)
+    assert all(Path(r["cubin"]).stat().st_size > 0 for r in rows)
     kernels = {r["kernel"] for r in rows}
     assert kernels == {"_lse_energy_fwd_kernel", "_lse_energy_bwd_kernel", "_sgld_step_kernel",
                        "_buffer_sample_kernel", "_buffer_write_kernel"}
     # the GPU's tiles, not the interpreter's: a logits row of 1000 in one 1024-wide block, a buffer row in three
     assert {(r["constexprs"].get("BLOCK_K"), r["constexprs"].get("BLOCK_D")) for r in rows} >= {(1024, None),
                                                                                                (None, 1024)}
+
+
+# Philox's two round multipliers (0xD2511F53, 0xCD9E8D57), as the disassembly writes the 32-bit immediates
+PHILOX = ("-0x2daee0ad", "-0x326172a9", "0xd2511f53", "0xcd9e8d57")
+
+
+def test_loads_first_issues_the_loads_of_x_and_grad_before_the_noise(compiled):
+    """What the launch sweep's loads-first variant is for, in the machine code: the default issues its loads of x
+    and grad after the noise's Philox rounds, loads-first before them (a warp then waits on memory while it
+    computes). The same numbers either way (test_kernels_sgld); which is faster is the GPU benchmark's to say."""
+    nvdisasm = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "nvdisasm"
+    if not nvdisasm.exists():
+        pytest.skip(f"no nvdisasm in triton {triton.__version__}")
+    where = {}
+    for r in compiled:
+        if r["kernel"] == "_sgld_step_kernel" and r["signature"]["p_grad"] == "*fp32":
+            sass = subprocess.run([str(nvdisasm), "-c", r["cubin"]], capture_output=True, text=True,
+                                  check=True).stdout.lower().splitlines()
+            philox = [i for i, line in enumerate(sass) if any(c in line for c in PHILOX)]
+            # x and grad: plain 32-bit global loads (ldg.e.64: the state's seed and offset; ldg.e.constant: tables)
+            loads = [i for i, line in enumerate(sass) if "ldg.e " in line]
+            assert philox and loads, r["constexprs"]
+            where[r["constexprs"]["LOADS_FIRST"]] = (min(loads), min(philox), max(philox))
+    first_load, first_philox, _ = where[True]
+    assert first_load < first_philox, where
+    first_load, _, last_philox = where[False]
+    assert first_load > last_philox, where

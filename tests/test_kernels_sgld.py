@@ -358,3 +358,22 @@ def test_compiled_step_is_the_reference_to_the_last_ulps():
         sgld_step_compiled_(x.transpose(2, 3), grad, 0.3, 0.5, state)
     with pytest.raises(ValueError, match="x requires grad .*x.detach"):
         sgld_step_compiled_(x.clone().requires_grad_(True), grad, 0.3, 0.5, state)
+
+
+def test_the_launcher_passes_the_order_of_the_loads_on(monkeypatch):
+    """sgld_step_fwd(loads_first=...) reaches the kernel (whose two orders compile to different machine code:
+    test_kernels_compile), with the default order unless asked."""
+    skip_unless_runnable("cpu", "triton")
+    from fastjem.kernels import sgld
+
+    launched = []
+
+    class Kernel:
+        def __getitem__(self, grid):
+            return lambda *args, **kwargs: launched.append(kwargs["LOADS_FIRST"])
+
+    monkeypatch.setattr(sgld, "_sgld_step_kernel", Kernel())
+    x, grad = torch.zeros(4, 8), torch.zeros(4, 8)
+    for kwargs in ({}, {"loads_first": True}, {"loads_first": False, "block": 16}):
+        sgld.sgld_step_fwd(x, grad, 1.0, 0.1, new_rng_state(0, "cpu"), **kwargs)
+    assert launched == [False, True, False]
