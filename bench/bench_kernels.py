@@ -51,7 +51,7 @@ class Case:
     fused: Callable[[], object]  # the op on the chosen backend
     eager: Callable[[], object]  # the eager PyTorch sequence it replaces
     bytes_moved: int  # minimal bytes the fused op reads + writes
-    check: Callable[[], None]  # raises AssertionError unless the op matches its reference
+    check: Callable[[], None]  # raises AssertionError unless fused (and eager) compute what the reference does
 
 
 def _lse_case(B: int, K: int, dtype: torch.dtype, device: str, backend: str) -> Case:
@@ -75,10 +75,10 @@ def _lse_case(B: int, K: int, dtype: torch.dtype, device: str, backend: str) -> 
         x = logits.detach().clone().requires_grad_(True)
         e_ref = kernels.lse_energy_ref(x)
         (g_ref,) = torch.autograd.grad(e_ref, x, upstream)
-        e, g = fused()
         tol = 1e-5 if dtype == torch.float32 else 2e-2
-        torch.testing.assert_close(e, e_ref.detach(), atol=1e-4, rtol=1e-5)
-        torch.testing.assert_close(g.float(), g_ref.float(), atol=tol, rtol=tol)
+        for e, g in (fused(), eager()):
+            torch.testing.assert_close(e, e_ref.detach(), atol=1e-4, rtol=1e-5)
+            torch.testing.assert_close(g.float(), g_ref.float(), atol=tol, rtol=tol)
 
     es = logits.element_size()
     # forward reads logits, writes E, max, sum; backward reads logits, upstream, max, sum, writes the gradient
@@ -104,13 +104,19 @@ def _sgld_case(shape: tuple[int, ...], device: str, backend: str, compiled: bool
     def eager():
         x.add_(ALPHA * grad).add_(SIGMA * torch.randn_like(x))
 
-    def check():
+    def check():  # on the tensors timed, put back after
         x0, s0 = x.clone(), state.clone()
         x_ref, s_ref = x.clone(), state.clone()
-        step(x0, grad, ALPHA, SIGMA, s0)
         kernels.sgld_step_ref(x_ref, grad, ALPHA, SIGMA, s_ref, advance=0 if in_loop else None)
-        torch.testing.assert_close(x0, x_ref, atol=1e-4, rtol=1e-5)
-        assert torch.equal(s0, s_ref)
+        fused()
+        torch.testing.assert_close(x, x_ref, atol=1e-4, rtol=1e-5)
+        assert torch.equal(state, s_ref)
+        # the eager sequence: the same drift, and noise of scale SIGMA
+        x.copy_(x0)
+        eager()
+        z = (x - x0 - ALPHA * grad) / SIGMA
+        assert abs(float(z.mean())) < 0.1 and abs(float(z.std()) - 1) < 0.1, (float(z.mean()), float(z.std()))
+        x.copy_(x0), state.copy_(s0)
 
     name = "sgld_step_compiled_" if compiled else "sgld_step_"
     return Case(f"{name}[{'x'.join(map(str, shape))}{',advance=0' if in_loop else ''}]", fused, eager,
@@ -134,8 +140,14 @@ def _buffer_cases(n: int, B: int, device: str, backend: str) -> list[Case]:
 
     def sample_check():
         s0, s_ref = state.clone(), state.clone()
-        out = kernels.buffer_sample(buf, idx, 0.5, s0, backend=backend)
+        out = kernels.buffer_sample(buf, idx, 0.5, s0, backend=backend)  # half the rows reset
         assert torch.equal(out, kernels.buffer_sample_ref(buf, idx, 0.5, s_ref)) and torch.equal(s0, s_ref)
+        s_ref = state.clone()
+        assert torch.equal(sample(), kernels.buffer_sample_ref(buf, idx, RESET_PROB, s_ref))  # what is timed
+        assert torch.equal(state, s_ref)
+        # the eager sequence: buffer rows, a few reset (of 16 rows, half or more reset: p < 1e-9 at 5%)
+        kept = (sample_eager() == buf[idx]).flatten(1).all(1)
+        assert 2 * int(kept.sum()) > B, int(kept.sum())
 
     def write():
         kernels.buffer_write_(buf, idx, rows, backend=backend)
@@ -143,16 +155,20 @@ def _buffer_cases(n: int, B: int, device: str, backend: str) -> list[Case]:
     def write_eager():
         buf[idx] = rows
 
-    def write_check():
-        b0, b_ref = buf.clone(), buf.clone()
-        kernels.buffer_write_(b0, idx, rows, backend=backend)
+    def write_check():  # fused and eager, each on the buffer timed from the same start, put back after
+        before = buf.clone()
+        b_ref = buf.clone()
         kernels.buffer_write_ref(b_ref, idx, rows)
-        # a row untouched or written once is the reference's; one written more than once (indices repeat at large
-        # B) may keep any of the rows written to it, but one of them
         once = torch.bincount(idx, minlength=n) <= 1
-        assert torch.equal(b0[once], b_ref[once])
-        kept = (b0[idx] == rows).flatten(1).all(1)  # position i's row is the one its buffer row holds
-        assert bool(torch.zeros(n, dtype=torch.long, device=device).index_add_(0, idx, kept.long())[idx].all())
+        for fn in (write, write_eager):
+            buf.copy_(before)
+            fn()
+            # a row untouched or written once is the reference's; one written more than once (indices repeat at
+            # large B) may keep any of the rows written to it, but one of them
+            assert torch.equal(buf[once], b_ref[once])
+            kept = (buf[idx] == rows).flatten(1).all(1)  # position i's row is the one its buffer row holds
+            assert bool(torch.zeros(n, dtype=torch.long, device=device).index_add_(0, idx, kept.long())[idx].all())
+        buf.copy_(before)
 
     # gather: read B rows (fewer with resets; counted in full) + write B rows; scatter: read + write B rows
     return [

@@ -4553,6 +4553,24 @@ MUTANTS = [
     Mutant('sgld-kernel-loads-first-branch-reordered', 'tests/test_kernels_compile.py -k loads_first', [
         ('kernels/sgld.py', '        if LOADS_FIRST:\n            b_x = tl.load(p_x + o_x, mask=m_x, other=0.0)', '        if not LOADS_FIRST:\n            b_x = tl.load(p_x + o_x, mask=m_x, other=0.0)'),
     ]),
+    Mutant('bench-kernels-sgld-fused-times-nothing', 'tests/test_bench.py -k kernel_benchmark_checks', [
+        ('bench/bench_kernels.py', '    def fused():\n        step(x, grad, ALPHA, SIGMA, state)', '    def fused():\n        pass'),
+    ]),
+    Mutant('bench-kernels-sgld-eager-no-noise', 'tests/test_bench.py -k kernel_benchmark_checks', [
+        ('bench/bench_kernels.py', '        x.add_(ALPHA * grad).add_(SIGMA * torch.randn_like(x))', '        x.add_(ALPHA * grad)'),
+    ]),
+    Mutant('bench-kernels-lse-eager-no-backward', 'tests/test_bench.py -k kernel_benchmark_checks', [
+        ('bench/bench_kernels.py', '        return e, (-torch.softmax(x, dim=1) * upstream[:, None]).to(dtype)', '        return e, x.to(dtype)'),
+    ]),
+    Mutant('bench-kernels-sample-eager-no-gather', 'tests/test_bench.py -k kernel_benchmark_checks', [
+        ('bench/bench_kernels.py', '        x = buf[idx]\n        reset', '        x = buf[:B]\n        reset'),
+    ]),
+    Mutant('bench-kernels-write-eager-nothing', 'tests/test_bench.py -k kernel_benchmark_checks', [
+        ('bench/bench_kernels.py', '    def write_eager():\n        buf[idx] = rows', '    def write_eager():\n        pass'),
+    ]),
+    Mutant('bench-kernels-sample-fused-other-prob', 'tests/test_bench.py -k kernel_benchmark_checks', [
+        ('bench/bench_kernels.py', '        return kernels.buffer_sample(buf, idx, RESET_PROB, state, backend=backend)', '        return kernels.buffer_sample(buf, idx, 0.0, state, backend=backend)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
