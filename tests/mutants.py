@@ -4571,6 +4571,18 @@ MUTANTS = [
     Mutant('bench-kernels-sample-fused-other-prob', 'tests/test_bench.py -k kernel_benchmark_checks', [
         ('bench/bench_kernels.py', '        return kernels.buffer_sample(buf, idx, RESET_PROB, state, backend=backend)', '        return kernels.buffer_sample(buf, idx, 0.0, state, backend=backend)'),
     ]),
+    Mutant('bench-kernels-lse-energy-unchecked', 'tests/test_bench.py -k kernel_benchmark_checks', [
+        ('bench/bench_kernels.py', '            torch.testing.assert_close(e, e_ref.detach(), atol=1e-4, rtol=1e-5)\n', ''),
+    ]),
+    Mutant('bench-kernels-sgld-state-unchecked', 'tests/test_bench.py -k kernel_benchmark_checks', [
+        ('bench/bench_kernels.py', '        assert torch.equal(state, s_ref)\n        # the eager sequence: the same drift', '        # the eager sequence: the same drift'),
+    ]),
+    Mutant('bench-kernels-write-untouched-rows-unchecked', 'tests/test_bench.py -k kernel_benchmark_checks', [
+        ('bench/bench_kernels.py', '            assert torch.equal(buf[once], b_ref[once])\n', ''),
+    ]),
+    Mutant('bench-kernels-pytest-benchmark-ungated', 'tests/test_bench.py -k time_only_what_passes', [
+        ('bench/bench_kernels.py', '    # correctness gate: no number is reported for an op that disagrees with its reference\n    case.check()', '    # correctness gate: no number is reported for an op that disagrees with its reference'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

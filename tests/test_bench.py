@@ -1265,11 +1265,10 @@ def test_the_kernel_benchmark_checks_each_op_against_its_reference_before_timing
         case.fused(), case.eager()
         assert case.bytes_moved > 0
 
-    def broken(name, fn, build):
+    def broken(build, *patches):
         with monkeypatch.context() as m:
-            m.setattr(kernels, name, fn)
-            m.setattr(bench_kernels.energy, "_bwd_torch", lambda up, lg, *a: torch.zeros_like(lg))
-            m.setattr(bench_kernels.energy, "lse_energy_bwd", lambda up, lg, *a: torch.zeros_like(lg))
+            for obj, name, fn in patches:
+                m.setattr(obj, name, fn)
             with pytest.raises(AssertionError):
                 build().check()
 
@@ -1277,15 +1276,64 @@ def test_the_kernel_benchmark_checks_each_op_against_its_reference_before_timing
     assert [bench_kernels._peak_bandwidth(n) for n in ("NVIDIA H100 PCIe", "NVIDIA H100 80GB HBM3", "NVIDIA H200",
                                                        "Tesla V100-SXM2-16GB")] == [2.0e12, 3.35e12, 4.8e12, None]
     real = {n: getattr(kernels, n) for n in ("sgld_step_", "buffer_sample", "buffer_write_")}
-    broken("sgld_step_", lambda x, g, a, s, st, **kw: real["sgld_step_"](x, g, a, 2 * s, st, **kw),
-           lambda: bench_kernels._sgld_case((4, 3, 32, 32), "cpu", backend))
-    broken("sgld_step_", real["sgld_step_"], lambda: bench_kernels._lse_case(8, 10, torch.float32, "cpu", backend))
-    broken("buffer_sample", lambda b, i, p, st, **kw: real["buffer_sample"](b, i, p / 2, st, **kw),
-           lambda: bench_kernels._buffer_cases(100, 16, "cpu", backend)[0])
-    broken("buffer_write_", lambda b, i, r, **kw: real["buffer_write_"](b, i, 2 * r, **kw),
-           lambda: bench_kernels._buffer_cases(100, 16, "cpu", backend)[1])
+    energy = bench_kernels.energy
+    fwd = {n: getattr(energy, n) for n in ("lse_energy_fwd", "_fwd_torch")}
+
+    def sgld():
+        return bench_kernels._sgld_case((4, 3, 32, 32), "cpu", backend)
+
+    def lse():
+        return bench_kernels._lse_case(8, 10, torch.float32, "cpu", backend)
+
+    def buffer(n=100):
+        return bench_kernels._buffer_cases(n, 16, "cpu", backend)
+
+    def spilled(b, i, r, **kw):  # the rows written, and a row not written to zeroed
+        real["buffer_write_"](b, i, r, **kw)
+        b[min(set(range(b.shape[0])) - set(i.tolist()))] = 0
+
+    broken(sgld, (kernels, "sgld_step_", lambda x, g, a, s, st, **kw: real["sgld_step_"](x, g, a, 2 * s, st, **kw)))
+    # the noise of the state, which is then left where it was (the next call draws the same noise)
+    broken(sgld, (kernels, "sgld_step_", lambda x, g, a, s, st, **kw: real["sgld_step_"](x, g, a, s, st.clone(), **kw)))
+    broken(lse, (energy, "_bwd_torch", lambda up, lg, *a: torch.zeros_like(lg)),
+           (energy, "lse_energy_bwd", lambda up, lg, *a: torch.zeros_like(lg)))
+    broken(lse, *[(energy, n, lambda lg, *a, f=f: (f(lg, *a)[0] + 1, *f(lg, *a)[1:])) for n, f in fwd.items()])
+    broken(lambda: buffer()[0],
+           (kernels, "buffer_sample", lambda b, i, p, st, **kw: real["buffer_sample"](b, i, p / 2, st, **kw)))
+    broken(lambda: buffer()[1],
+           (kernels, "buffer_write_", lambda b, i, r, **kw: real["buffer_write_"](b, i, 2 * r, **kw)))
+    broken(lambda: buffer()[1], (kernels, "buffer_write_", spilled))
     # where rows repeat, writing nothing at all is still noticed
-    broken("buffer_write_", lambda b, i, r, **kw: None, lambda: bench_kernels._buffer_cases(6, 16, "cpu", backend)[1])
+    broken(lambda: buffer(6)[1], (kernels, "buffer_write_", lambda b, i, r, **kw: None))
+
+
+def test_the_kernel_benchmarks_pytest_benchmark_cases_time_only_what_passes_its_check(monkeypatch):
+    """bench_kernels.test_bench_cpu (pytest-benchmark) checks its case first: an op that disagrees with its reference
+    is never timed; one that agrees is timed under its case's group, with the bytes it moves."""
+    import bench_kernels
+
+    from fastjem import kernels
+
+    class Benchmark:  # pytest-benchmark's fixture, as far as test_bench_cpu uses it
+        group, stats = None, None
+
+        def __init__(self):
+            self.extra_info, self.calls = {}, 0
+
+        def pedantic(self, fn, **kwargs):
+            self.calls += 1
+            fn()
+
+    name = next(n for n in bench_kernels.CPU_CASES if n.startswith("sgld_step_["))
+    bench = Benchmark()
+    bench_kernels.test_bench_cpu(bench, name, "eager")
+    assert bench.calls == 1 and bench.group == name and bench.extra_info["bytes_moved"] > 0
+    real = kernels.sgld_step_
+    monkeypatch.setattr(kernels, "sgld_step_", lambda x, g, a, s, st, **kw: real(x, g, a, 2 * s, st, **kw))
+    bench = Benchmark()
+    with pytest.raises(AssertionError):
+        bench_kernels.test_bench_cpu(bench, name, "eager")
+    assert bench.calls == 0
 
 
 def test_the_kernel_benchmarks_gpu_cases_pass_their_checks_at_full_size():
