@@ -124,8 +124,9 @@ def gradients(depth: int, width: int, batch: int, n: int, windows: int) -> dict:
 def iterations(depth: int, width: int, batch: int, sgld_steps: int, n: int, windows: int, work: Path) -> dict:
     """fastjem's whole training iteration (the engine's CPU defaults, fp32, compile off) as it is, and with each SGLD
     step's gradient taken from one compiled torch.func.grad graph instead (patched in here, as the engine itself does
-    under --compile auto since: Engine.compile_sgld); both from the same seed, the parameters compared after the
-    timed iterations."""
+    under --compile auto since: Engine.compile_sgld); both from the same seeds, the parameters and the replay buffers
+    (the SGLD samples written back: a few iterations of a small network move its parameters too little to tell a
+    sampler that draws other samples) compared after the timed iterations."""
     from fastjem.config import TrainConfig
     from fastjem.sampler import SGLD
     from fastjem.train import Trainer
@@ -148,9 +149,23 @@ def iterations(depth: int, width: int, batch: int, sgld_steps: int, n: int, wind
 
     assert isinstance(sampler, SGLD) and cfg.pxy_weight == 0 and not cfg.class_cond_px  # E(x) only: no labels
     sampler.step_ = step_
-    out = _race({"eager": eager.train_step, "compiled-sgld-gradient": patched.train_step}, None, n, windows)
+
+    def seeded(trainer):
+        """trainer.train_step, torch's global generator (the buffer's indices) seeded by the trainer's own iteration
+        count first: the race interleaves the two trainers, which would otherwise draw each other's numbers."""
+        done = [0]
+
+        def step():
+            torch.manual_seed(done[0])
+            done[0] += 1
+            trainer.train_step()
+
+        return step
+
+    out = _race({"eager": seeded(eager), "compiled-sgld-gradient": seeded(patched)}, None, n, windows)
     flat = [torch.cat([p.detach().reshape(-1) for p in t.model.parameters()]) for t in (eager, patched)]
     out["params_max_abs_diff"] = float((flat[0] - flat[1]).abs().max())
+    out["buffer_max_abs_diff"] = float((eager.buffer.data - patched.buffer.data).abs().max())
     out["iterations_each"] = 2 + n * windows
     return out
 
@@ -219,8 +234,8 @@ def main(argv=None) -> int:
     if "iteration_ms" in report:
         it = report["iteration_ms"]
         print(f"  iteration ({args.sgld_steps} SGLD steps): eager {it['eager']['ms']:.1f} ms, SGLD gradient compiled "
-              f"{it['compiled-sgld-gradient']['ms']:.1f} ms; parameters after {it['iterations_each']} iterations "
-              f"differ by {it['params_max_abs_diff']:.1e}")
+              f"{it['compiled-sgld-gradient']['ms']:.1f} ms; after {it['iterations_each']} iterations parameters "
+              f"differ by {it['params_max_abs_diff']:.1e}, replay buffers by {it['buffer_max_abs_diff']:.1e}")
     print(f"wrote {path}")
     return 0
 

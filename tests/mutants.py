@@ -4583,6 +4583,15 @@ MUTANTS = [
     Mutant('bench-kernels-pytest-benchmark-ungated', 'tests/test_bench.py -k time_only_what_passes', [
         ('bench/bench_kernels.py', '    # correctness gate: no number is reported for an op that disagrees with its reference\n    case.check()', '    # correctness gate: no number is reported for an op that disagrees with its reference'),
     ]),
+    Mutant('cpu-compile-study-patched-sgld-draws-nothing', 'tests/test_bench.py -k cpu_compile_study_smoke', [
+        ('bench/cpu_compile_study.py', '        kernels.sgld_step_(x, grad(x), -sampler.step_size, sampler.noise, rng, backend=sampler.backend, base=base,\n                           advance=advance)', '        pass'),
+    ]),
+    Mutant('cpu-compile-study-race-unseeded', 'tests/test_bench.py -k cpu_compile_study_smoke', [
+        ('bench/cpu_compile_study.py', '            torch.manual_seed(done[0])\n', ''),
+    ]),
+    Mutant('cpu-compile-study-summary-unprinted', 'tests/test_bench.py -k cpu_compile_study_smoke', [
+        ('bench/cpu_compile_study.py', '            print(f"  {what:6s} {name:19s} {r[\'ms\']:8.2f} ms   {r[\'max_abs_diff\']:.1e}   "', '            (f"  {what:6s} {name:19s} {r[\'ms\']:8.2f} ms   {r[\'max_abs_diff\']:.1e}   "'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
