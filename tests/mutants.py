@@ -4592,6 +4592,15 @@ MUTANTS = [
     Mutant('cpu-compile-study-summary-unprinted', 'tests/test_bench.py -k cpu_compile_study_smoke', [
         ('bench/cpu_compile_study.py', '            print(f"  {what:6s} {name:19s} {r[\'ms\']:8.2f} ms   {r[\'max_abs_diff\']:.1e}   "', '            (f"  {what:6s} {name:19s} {r[\'ms\']:8.2f} ms   {r[\'max_abs_diff\']:.1e}   "'),
     ]),
+    Mutant('bench-kernels-eager-sgld-unchecked', 'tests/test_bench.py -k kernel_benchmark_checks', [
+        ('bench/bench_kernels.py', '        assert abs(float(z.mean())) < 0.1 and abs(float(z.std()) - 1) < 0.1, (float(z.mean()), float(z.std()))\n', ''),
+    ]),
+    Mutant('bench-kernels-eager-sample-unchecked', 'tests/test_bench.py -k kernel_benchmark_checks', [
+        ('bench/bench_kernels.py', '        assert 2 * int(kept.sum()) > B, int(kept.sum())\n', ''),
+    ]),
+    Mutant('bench-kernels-write-repeats-unchecked', 'tests/test_bench.py -k kernel_benchmark_checks', [
+        ('bench/bench_kernels.py', '            assert bool(torch.zeros(n, dtype=torch.long, device=device).index_add_(0, idx, kept.long())[idx].all())\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1299,6 +1299,16 @@ def test_the_kernel_benchmark_checks_each_op_against_its_reference_before_timing
         real["buffer_write_"](b, i, r, **kw)
         b[min(set(range(b.shape[0])) - set(i.tolist()))] = 0
 
+    def repeats_zeroed(b, i, r, **kw):  # rows written once are right, those written more than once hold zeros
+        real["buffer_write_"](b, i, r, **kw)
+        b[torch.bincount(i, minlength=b.shape[0]) > 1] = 0
+
+    def resets_positive(b, i, p, st, **kw):  # reset rows drawn from U(0, 1), not U(-1, 1)
+        out = real["buffer_sample"](b, i, p, st, **kw)
+        reset = ~(out == b[i]).flatten(1).all(1)
+        out[reset] = (out[reset] + 1) / 2
+        return out
+
     broken(sgld, (kernels, "sgld_step_", lambda x, g, a, s, st, **kw: real["sgld_step_"](x, g, a, 2 * s, st, **kw)))
     # the noise of the state, which is then left where it was (the next call draws the same noise)
     broken(sgld, (kernels, "sgld_step_", lambda x, g, a, s, st, **kw: real["sgld_step_"](x, g, a, s, st.clone(), **kw)))
@@ -1307,11 +1317,18 @@ def test_the_kernel_benchmark_checks_each_op_against_its_reference_before_timing
     broken(lse, *[(energy, n, lambda lg, *a, f=f: (f(lg, *a)[0] + 1, *f(lg, *a)[1:])) for n, f in fwd.items()])
     broken(lambda: buffer()[0],
            (kernels, "buffer_sample", lambda b, i, p, st, **kw: real["buffer_sample"](b, i, p / 2, st, **kw)))
+    broken(lambda: buffer()[0], (kernels, "buffer_sample", resets_positive))
+    broken(lambda: buffer()[0],
+           (kernels, "buffer_sample", lambda b, i, p, st, **kw: real["buffer_sample"](b, i, p, st.clone(), **kw)))
+    # the eager sequences set against the ops: without noise, or resetting every row
+    broken(sgld, (bench_kernels.torch, "randn_like", torch.zeros_like))
+    broken(lambda: buffer()[0], (bench_kernels.torch, "rand", lambda *a, **kw: torch.zeros(*a, **kw)))
     broken(lambda: buffer()[1],
            (kernels, "buffer_write_", lambda b, i, r, **kw: real["buffer_write_"](b, i, 2 * r, **kw)))
     broken(lambda: buffer()[1], (kernels, "buffer_write_", spilled))
-    # where rows repeat, writing nothing at all is still noticed
+    # where rows repeat, writing nothing at all is still noticed, and so is a repeated row that holds none of its rows
     broken(lambda: buffer(6)[1], (kernels, "buffer_write_", lambda b, i, r, **kw: None))
+    broken(lambda: buffer(6)[1], (kernels, "buffer_write_", repeats_zeroed))
 
 
 def test_the_kernel_benchmarks_pytest_benchmark_cases_time_only_what_passes_its_check(monkeypatch):
@@ -1361,7 +1378,7 @@ def test_the_cpu_kernel_benchmark_writes_its_report(tmp_path):
     """``pytest bench/bench_kernels.py`` on a CPU: the reference backend against the eager sequences, each op timed
     with its bytes, GB/s and the copy floor, written where FASTJEM_BENCH_OUT says (not into bench/results); the
     pytest-benchmark cases carry each op's bytes and GB/s, and run (untimed) under --benchmark-disable too."""
-    env = {**os.environ, "FASTJEM_BENCH_OUT": str(tmp_path), "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "FASTJEM_BENCH_OUT": str(tmp_path / "trial"), "OMP_NUM_THREADS": "1"}
 
     def bench(*args):
         proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
@@ -1378,7 +1395,7 @@ def test_the_cpu_kernel_benchmark_writes_its_report(tmp_path):
         info = b["extra_info"]
         assert info["GBps"] == pytest.approx(info["bytes_moved"] / b["stats"]["median"] / 1e9), b["name"]
     assert "2 passed" in bench("-k", "test_bench_cpu and sgld_step_[", "--benchmark-disable")
-    (path,) = tmp_path.glob("kernels-*.json")
+    (path,) = (tmp_path / "trial").glob("kernels-*.json")  # the folder made
     report = json.loads(path.read_text())
     ops = [r["op"].split("[")[0] for r in report["results"]]
     assert ops == ["lse_energy_fwd_bwd", "lse_energy_fwd_bwd", "sgld_step_", "buffer_sample", "buffer_write_",
