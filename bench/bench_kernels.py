@@ -421,6 +421,21 @@ def _sgld_launch(cfg) -> dict:
     return {"block": cfg[0], "num_warps": cfg[1], "loads_first": cfg[2:] == ("loads-first",)}
 
 
+# the buffer ops' swept launches: ((BLOCK_B, BLOCK_D), num_warps); buffer_sample's also with the kept rows requested
+# before the reset values are drawn
+WRITE_CONFIGS = ["default"] + [((bb, bd), w) for bd in (512, 1024, 2048, 4096) for bb in (1, 2, 4) for w in (4, 8)]
+SAMPLE_CONFIGS = WRITE_CONFIGS + ["loads-first"] + \
+    [(tiles, w, "loads-first") for tiles in ((1, 1024), (2, 1024), (1, 2048)) for w in (4, 8)]
+
+
+def _buffer_launch(cfg) -> tuple:
+    """(tiles, num_warps, loads_first) of a swept buffer configuration: "default", "loads-first", (tiles, num_warps) or
+    (tiles, num_warps, "loads-first")."""
+    if cfg in ("default", "loads-first"):
+        return None, None, cfg == "loads-first"
+    return cfg[0], cfg[1], cfg[2:] == ("loads-first",)
+
+
 @pytest.mark.skipif(not CUDA, reason="needs CUDA")
 def test_bench_cuda_launch_configs():
     """Replayed from a CUDA graph (as the ops run in training), each launch configuration, checked first."""
@@ -454,35 +469,33 @@ def test_bench_cuda_launch_configs():
         uniq = idx.unique()
         rows_in = torch.randn(b, 3, 32, 32, device="cuda")
         state = new_rng_state(0, "cuda")
-        configs = ["default"] + [((bb, bd), w) for bd in (512, 1024, 2048, 4096) for bb in (1, 2, 4) for w in (4, 8)]
-
-        def unpack(cfg):
-            return (None, None) if cfg == "default" else cfg
 
         def run_sample(cfg, idx=idx, state=state):
-            tiles, w = unpack(cfg)
-            buffer_sample_fwd(buf, idx, RESET_PROB, state, tiles=tiles, num_warps=w)
+            tiles, w, loads_first = _buffer_launch(cfg)
+            buffer_sample_fwd(buf, idx, RESET_PROB, state, tiles=tiles, num_warps=w, loads_first=loads_first)
 
         def check_sample(cfg, idx=idx):
-            tiles, w = unpack(cfg)
+            tiles, w, loads_first = _buffer_launch(cfg)
             sa, sb = new_rng_state(1, "cuda"), new_rng_state(1, "cuda")
             a = buffer_sample_fwd(buf, idx, 0.5, sa)
-            assert torch.equal(a, buffer_sample_fwd(buf, idx, 0.5, sb, tiles=tiles, num_warps=w)), cfg
+            b_ = buffer_sample_fwd(buf, idx, 0.5, sb, tiles=tiles, num_warps=w, loads_first=loads_first)
+            assert torch.equal(a, b_) and torch.equal(sa, sb), cfg
 
         def run_write(cfg, idx=idx, rows_in=rows_in):
-            tiles, w = unpack(cfg)
+            tiles, w, _ = _buffer_launch(cfg)
             buffer_write_fwd(buf, idx, rows_in, tiles=tiles, num_warps=w)
 
         def check_write(cfg, uniq=uniq, rows_in=rows_in):
-            tiles, w = unpack(cfg)
+            tiles, w, _ = _buffer_launch(cfg)
             a, b_ = buf.clone(), buf.clone()
             buffer_write_fwd(a, uniq, rows_in[: uniq.numel()])
             buffer_write_fwd(b_, uniq, rows_in[: uniq.numel()], tiles=tiles, num_warps=w)
             assert torch.equal(a, b_), cfg
 
         moved = 2 * b * row_bytes + b * 8
-        rows += _sweep_rows("buffer_sample", f"{n}x3x32x32,B={b}", moved, configs, run_sample, check_sample, peak)
-        rows += _sweep_rows("buffer_write_", f"{n}x3x32x32,B={b}", moved, configs, run_write, check_write, peak)
+        rows += _sweep_rows("buffer_sample", f"{n}x3x32x32,B={b}", moved, SAMPLE_CONFIGS, run_sample, check_sample,
+                            peak)
+        rows += _sweep_rows("buffer_write_", f"{n}x3x32x32,B={b}", moved, WRITE_CONFIGS, run_write, check_write, peak)
     best = {}
     for r in rows:
         key = (r["op"], r["size"])
@@ -493,8 +506,8 @@ def test_bench_cuda_launch_configs():
         "git_sha": git_state()["sha"], "date": now_utc().isoformat(timespec="seconds"),
         "timing": "do_bench_cudagraph median: calls replayed from one CUDA graph (L2 not flushed)",
         "configs": "sgld_step_: (BLOCK, num_warps[, loads-first: x and grad loaded before the noise's Philox rounds, "
-                   "not after]); buffer ops: ((BLOCK_B, BLOCK_D), num_warps); default = the "
-                   "launcher's own choice",
+                   "not after]); buffer ops: ((BLOCK_B, BLOCK_D), num_warps[, loads-first: buffer_sample's kept rows "
+                   "requested before the reset values are drawn]); default = the launcher's own choice",
         "results": rows, "best": list(best.values()),
     }
     path = _write_report("kernel-configs", name, report)
@@ -507,5 +520,5 @@ def test_bench_cuda_launch_configs():
         first = next((x for x in rows if (x["op"], x["size"], x["config"]) == (r["op"], r["size"], "loads-first")),
                      None)
         if first is not None:
-            print(f"{'':<14} {'':<22} the default's block and warps with x and grad loaded first: "
+            print(f"{'':<14} {'':<22} the default's launch with its loads issued first: "
                   f"{first['graph_us']:8.2f} us (x{first['speedup_vs_default']:.3f})")

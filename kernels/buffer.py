@@ -46,6 +46,7 @@ if triton is not None:
         HAS_FRESH: tl.constexpr,
         BLOCK_B: tl.constexpr,
         BLOCK_D: tl.constexpr,
+        LOADS_FIRST: tl.constexpr,  # kept rows requested before the reset values are drawn (a benchmark variant)
     ):
         QUARTER: tl.constexpr = BLOCK_D // 4
         o_b = tl.program_id(0).to(tl.int64) * BLOCK_B + tl.arange(0, BLOCK_B).to(tl.int64)
@@ -57,15 +58,22 @@ if triton is not None:
         b_row = tl.load(p_idx + o_b, mask=m_b, other=0)
         o_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D).to(tl.int64)
         m_bd = m_b[:, None] & (o_d < D)[None, :]
-        if HAS_FRESH:
-            b_fresh = tl.load(p_fresh + o_b[:, None] * D + o_d[None, :], mask=m_bd & b_reset[:, None], other=0.0)
-        else:
-            # ceil(D / 4) counters per row, after the B decision counters
-            o_ctr = b_offset + B + o_b[:, None] * ((D + 3) // 4) + pid_d * QUARTER + tl.arange(0, QUARTER)[None, :]
-            b_fresh = uniform_rows(b_seed, o_ctr, BLOCK_B, QUARTER) * 2.0 - 1.0  # [BLOCK_B, BLOCK_D]
         # reset rows never read the buffer
         m_keep = m_bd & (b_reset == 0)[:, None] & ((b_row >= 0) & (b_row < N))[:, None]
-        b_kept = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=float("nan"))
+        # ceil(D / 4) counters per row, after the B decision counters
+        o_ctr = b_offset + B + o_b[:, None] * ((D + 3) // 4) + pid_d * QUARTER + tl.arange(0, QUARTER)[None, :]
+        if LOADS_FIRST:
+            b_kept = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=float("nan"))
+            if HAS_FRESH:
+                b_fresh = tl.load(p_fresh + o_b[:, None] * D + o_d[None, :], mask=m_bd & b_reset[:, None], other=0.0)
+            else:
+                b_fresh = uniform_rows(b_seed, o_ctr, BLOCK_B, QUARTER) * 2.0 - 1.0  # [BLOCK_B, BLOCK_D]
+        else:
+            if HAS_FRESH:
+                b_fresh = tl.load(p_fresh + o_b[:, None] * D + o_d[None, :], mask=m_bd & b_reset[:, None], other=0.0)
+            else:
+                b_fresh = uniform_rows(b_seed, o_ctr, BLOCK_B, QUARTER) * 2.0 - 1.0
+            b_kept = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=float("nan"))
         tl.store(p_out + o_b[:, None] * D + o_d[None, :], tl.where(b_reset[:, None], b_fresh, b_kept), mask=m_bd)
 
     @triton.jit
@@ -145,12 +153,14 @@ def _launch_tiles(B: int, D: int, tiles: tuple[int, int] | None) -> tuple[int, i
 
 def buffer_sample_fwd(buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor,
                       tiles: tuple[int, int] | None = None, num_warps: int | None = None, *,
-                      fresh: torch.Tensor | None = None):
+                      fresh: torch.Tensor | None = None, loads_first: bool = False):
     """Launch the gather + reset kernel: x0 [B, *S] fp32; advances ``rng_state[1]``.
 
     ``fresh`` [B, *S] fp32: reset rows take their values from it instead of U(-1, 1) (same reset decisions).
     ``tiles`` = (BLOCK_B, BLOCK_D) and ``num_warps`` override the launch configuration (the kernel
-    benchmark sweeps them); the random numbers do not depend on it.
+    benchmark sweeps them); the random numbers do not depend on it. ``loads_first`` requests the kept rows from
+    the buffer before the reset values are drawn rather than after (the same numbers; whether the overlap pays is
+    the benchmark's to say on a GPU).
     """
     _check_inputs(buffer, idx, fresh=fresh, reset_prob=reset_prob, rng_state=rng_state)
     B, D = idx.shape[0], _row_size(buffer)
@@ -163,7 +173,7 @@ def buffer_sample_fwd(buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float
             _buffer_sample_kernel[grid](
                 buffer, idx.contiguous(), out, rng_state, out if fresh is None else fresh.contiguous(),
                 buffer.shape[0], B, D, float(reset_prob), HAS_FRESH=fresh is not None, BLOCK_B=block_b,
-                BLOCK_D=block_d, **extra,
+                BLOCK_D=block_d, LOADS_FIRST=bool(loads_first), **extra,
             )
     # rows of no elements still take their reset draws (counters offset + b), as the reference's do
     rng_state[1:].add_(B + B * counters_for(D))

@@ -4550,7 +4550,7 @@ MUTANTS = [
     Mutant('sgld-kernel-loads-first-in-name-only', 'tests/test_kernels_sgld.py -k order_of_the_loads', [
         ('kernels/sgld.py', '                                                    BLOCK=block, LOADS_FIRST=bool(loads_first), **extra)', '                                                    BLOCK=block, LOADS_FIRST=False, **extra)'),
     ]),
-    Mutant('sgld-kernel-loads-first-branch-reordered', 'tests/test_kernels_compile.py -k loads_first', [
+    Mutant('sgld-kernel-loads-first-branch-reordered', 'tests/test_kernels_compile.py -k sgld', [
         ('kernels/sgld.py', '        if LOADS_FIRST:\n            b_x = tl.load(p_x + o_x, mask=m_x, other=0.0)', '        if not LOADS_FIRST:\n            b_x = tl.load(p_x + o_x, mask=m_x, other=0.0)'),
     ]),
     Mutant('bench-kernels-sgld-fused-times-nothing', 'tests/test_bench.py -k kernel_benchmark_checks', [
@@ -4600,6 +4600,18 @@ MUTANTS = [
     ]),
     Mutant('bench-kernels-write-repeats-unchecked', 'tests/test_bench.py -k kernel_benchmark_checks', [
         ('bench/bench_kernels.py', '            assert bool(torch.zeros(n, dtype=torch.long, device=device).index_add_(0, idx, kept.long())[idx].all())\n', ''),
+    ]),
+    Mutant('gather-kernel-loads-first-in-name-only', 'tests/test_kernels_buffer.py -k order_of_the_loads', [
+        ('kernels/buffer.py', 'BLOCK_D=block_d, LOADS_FIRST=bool(loads_first), **extra,', 'BLOCK_D=block_d, LOADS_FIRST=False, **extra,'),
+    ]),
+    Mutant('gather-kernel-loads-first-branch-reordered', 'tests/test_kernels_compile.py -k buffer_sample', [
+        ('kernels/buffer.py', '        if LOADS_FIRST:\n            b_kept', '        if not LOADS_FIRST:\n            b_kept'),
+    ]),
+    Mutant('gather-kernel-loads-first-fresh-unmasked', 'tests/test_kernels_buffer.py -k launch_configuration', [
+        ('kernels/buffer.py', '        if LOADS_FIRST:\n            b_kept = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=float("nan"))\n            if HAS_FRESH:\n                b_fresh = tl.load(p_fresh + o_b[:, None] * D + o_d[None, :], mask=m_bd & b_reset[:, None], other=0.0)', '        if LOADS_FIRST:\n            b_kept = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=float("nan"))\n            if HAS_FRESH:\n                b_fresh = tl.load(p_fresh + o_b[:, None] * D + o_d[None, :], mask=m_bd, other=0.0) * 0.5'),
+    ]),
+    Mutant('bench-buffer-sweep-loads-first-ignored', 'tests/test_bench.py -k buffer_launch', [
+        ('bench/bench_kernels.py', '    return cfg[0], cfg[1], cfg[2:] == ("loads-first",)', '    return cfg[0], cfg[1], False'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

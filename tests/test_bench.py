@@ -1467,3 +1467,38 @@ def test_every_sgld_launch_the_kernel_benchmark_sweeps_draws_the_default_numbers
         xb, sb = x0.clone(), new_rng_state(1, "cpu")
         sgld_step_fwd(xb, grad, 1.0, 0.01, sb, **bench_kernels._sgld_launch(cfg))
         assert torch.equal(xa, xb) and torch.equal(sa, sb), cfg
+
+
+def test_every_buffer_launch_the_kernel_benchmark_sweeps_gives_the_default_rows():
+    """The GPU suite's launch sweep of the buffer ops (tiles, warps, and for buffer_sample the kept rows loaded
+    before or after the reset values are drawn): each configuration, launched as the sweep launches it, gives the
+    default's rows and state (the Triton kernels under the interpreter here)."""
+    import bench_kernels
+    from fastjem.kernels import new_rng_state
+    from fastjem.kernels.buffer import buffer_sample_fwd, buffer_write_fwd
+    from kernel_utils import skip_unless_runnable
+
+    skip_unless_runnable("cpu", "triton")
+    assert ((1, 1024), 4, "loads-first") in bench_kernels.SAMPLE_CONFIGS
+    assert not any("loads-first" in c for c in bench_kernels.WRITE_CONFIGS)  # nothing drawn in a write
+    assert bench_kernels._buffer_launch(((1, 1024), 4, "loads-first")) == ((1, 1024), 4, True)
+    assert bench_kernels._buffer_launch(((1, 1024), 4)) == ((1, 1024), 4, False)
+    assert bench_kernels._buffer_launch("loads-first") == (None, None, True)
+    gen = torch.Generator().manual_seed(1)
+    buf = torch.rand(20, 3, 8, 8, generator=gen) * 2 - 1
+    idx = torch.randint(0, 20, (5,), generator=gen)
+    rows = torch.randn(5, 3, 8, 8, generator=gen)
+    sa = new_rng_state(3, "cpu")
+    want = buffer_sample_fwd(buf, idx, 0.5, sa)
+    for cfg in bench_kernels.SAMPLE_CONFIGS:
+        tiles, warps, loads_first = bench_kernels._buffer_launch(cfg)
+        sb = new_rng_state(3, "cpu")
+        got = buffer_sample_fwd(buf, idx, 0.5, sb, tiles=tiles, num_warps=warps, loads_first=loads_first)
+        assert torch.equal(got, want) and torch.equal(sb, sa), cfg
+    written = buf.clone()
+    buffer_write_fwd(written, idx.unique(), rows[: idx.unique().numel()])
+    for cfg in bench_kernels.WRITE_CONFIGS[1::5]:
+        tiles, warps, _ = bench_kernels._buffer_launch(cfg)
+        other = buf.clone()
+        buffer_write_fwd(other, idx.unique(), rows[: idx.unique().numel()], tiles=tiles, num_warps=warps)
+        assert torch.equal(other, written), cfg

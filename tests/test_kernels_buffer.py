@@ -227,7 +227,8 @@ def test_cuda_graph_replays_draw_fresh_resets():
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_every_launch_configuration_gives_the_same_rows(device):
-    """Tiles and warps swept by the benchmark change the speed, never the rows, resets or random values."""
+    """Tiles, warps and the order of the loads swept by the benchmark change the speed, never the rows, resets or
+    random values (drawn, or taken from ``fresh``)."""
     skip_unless_runnable(device, "triton")
     from fastjem.kernels.buffer import buffer_sample_fwd, buffer_write_fwd
 
@@ -235,15 +236,28 @@ def test_every_launch_configuration_gives_the_same_rows(device):
     buf = (torch.rand(40, 3, 5, 5, generator=gen) * 2 - 1).to(device)  # D = 75: partial blocks
     idx = torch.randint(0, 40, (13,), generator=gen).to(device)
     rows = torch.randn(13, 3, 5, 5, generator=gen).to(device)
+    fresh = torch.randn(13, 3, 5, 5, generator=gen).to(device)
     ref = None
-    for tiles, warps in ((None, None), ((1, 4), 1), ((4, 16), 2), ((16, 128), 4)):
+    for tiles, warps, loads_first in ((None, None, False), ((1, 4), 1, False), ((4, 16), 2, False),
+                                      ((16, 128), 4, False), (None, None, True), ((1, 4), 1, True),
+                                      ((16, 128), 4, True)):
         state = new_rng_state(2, device)
-        out = buffer_sample_fwd(buf, idx, 0.4, state, tiles=tiles, num_warps=warps)
+        state[1] = 9
+        out = buffer_sample_fwd(buf, idx, 0.4, state, tiles=tiles, num_warps=warps, loads_first=loads_first)
+        given = buffer_sample_fwd(buf, idx, 0.4, new_rng_state(2, device), tiles=tiles, num_warps=warps,
+                                  fresh=fresh, loads_first=loads_first)
         written = buf.clone()
         buffer_write_fwd(written, idx.unique(), rows[: idx.unique().numel()], tiles=tiles, num_warps=warps)
         if ref is None:
-            ref = (out, state, written)
+            ref = (out, state, written, given)
+            expected_state = new_rng_state(2, device)
+            expected_state[1] = 9
+            assert torch.equal(out, buffer_sample_ref(buf, idx, 0.4, expected_state))
+            assert torch.equal(given, buffer_sample_ref(buf, idx, 0.4, new_rng_state(2, device), fresh=fresh))
+            reset = ~(out == buf[idx]).flatten(1).all(1)
+            assert 0 < int(reset.sum()) < 13  # some rows of each kind
         assert torch.equal(out, ref[0]) and torch.equal(state, ref[1]) and torch.equal(written, ref[2])
+        assert torch.equal(given, ref[3]), (tiles, warps, loads_first)
     with pytest.raises(ValueError, match="powers of two"):
         buffer_sample_fwd(buf, idx, 0.4, new_rng_state(0, device), tiles=(3, 16))
 
@@ -320,3 +334,20 @@ def test_strided_rows_fresh_and_indices_are_read_as_their_values():
     strided_idx = torch.tensor([[1, 0], [4, 0], [7, 0]])[:, 0]
     assert not strided_idx.is_contiguous()
     assert torch.equal(buffer_sample(buf, strided_idx, 0.0, new_rng_state(0), backend="triton"), buf[idx])
+
+
+def test_the_gathers_launcher_passes_the_order_of_the_loads_on(monkeypatch):
+    """buffer_sample_fwd(loads_first=...) reaches the kernel (whose two orders compile to different machine code:
+    test_kernels_compile), with the default order unless asked."""
+    skip_unless_runnable("cpu", "triton")
+    launched = []
+
+    class Kernel:
+        def __getitem__(self, grid):
+            return lambda *args, **kwargs: launched.append(kwargs["LOADS_FIRST"])
+
+    monkeypatch.setattr(buffer, "_buffer_sample_kernel", Kernel())
+    buf, idx = torch.zeros(6, 8), torch.tensor([0, 3])
+    for kwargs in ({}, {"loads_first": True}, {"loads_first": False, "tiles": (1, 8)}):
+        buffer.buffer_sample_fwd(buf, idx, 0.5, new_rng_state(0, "cpu"), **kwargs)
+    assert launched == [False, True, False]
