@@ -310,8 +310,8 @@ MUTANTS = [
     ]),
     Mutant('buf-ctr-dblock0', 'tests/test_kernels_buffer.py', [
         ('kernels/buffer.py',
-         '            o_ctr = b_offset + B + o_b[:, None] * ((D + 3) // 4) + pid_d * QUARTER + tl.arange(0, QUARTER)[None, :]',
-         '            o_ctr = b_offset + B + o_b[:, None] * ((D + 3) // 4) + tl.arange(0, QUARTER)[None, :]'),
+         '        o_ctr = b_offset + B + o_b[:, None] * ((D + 3) // 4) + pid_d * QUARTER + tl.arange(0, QUARTER)[None, :]',
+         '        o_ctr = b_offset + B + o_b[:, None] * ((D + 3) // 4) + tl.arange(0, QUARTER)[None, :]'),
     ]),
     Mutant('buf-write-mask', 'tests/test_kernels_buffer.py', [
         ('kernels/buffer.py',
