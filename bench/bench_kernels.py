@@ -40,6 +40,12 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from env_info import RESULTS, git_state, now_utc, result_name  # noqa: E402
 
 CUDA = torch.cuda.is_available()
+# Where and at what sizes the CUDA benchmarks run: tests/test_bench.py dry-runs them on a CPU (the kernels under the
+# interpreter, small sizes, fake timers) so that a mistake in them does not cost a GPU session its kernels stage.
+GPU = "cuda"
+REPORT_FULL = True  # the report's cases: WRN batch sizes and beyond the L2 cache
+SWEEP_SGLD_ROWS = (64, 4096)  # rows of 3x32x32 for sgld_step_'s launch sweep
+SWEEP_BUFFER = (10000, (64, 8192))  # buffer rows, and batches gathered and scattered, for the buffer ops' sweep
 # HBM bandwidth in bytes/s, matched against the device name (first match wins)
 PEAK_BANDWIDTH = {"H200": 4.8e12, "H100 PCIe": 2.0e12, "H100": 3.35e12}
 ALPHA, SIGMA, RESET_PROB = 1.0, 0.01, 0.05
@@ -310,8 +316,8 @@ def _host_us(fn: Callable[[], object], n: int = 2000) -> float:
 
 def _dispatch_cost() -> dict:
     """Host cost of one small sgld_step_ call: the public op (direct in eager) vs the registered torch.library op."""
-    x, g = torch.zeros(64, 3, 32, 32, device="cuda"), torch.zeros(64, 3, 32, 32, device="cuda")
-    state = new_rng_state(0, "cuda")
+    x, g = torch.zeros(64, 3, 32, 32, device=GPU), torch.zeros(64, 3, 32, 32, device=GPU)
+    state = new_rng_state(0, GPU)
     direct = _host_us(lambda: kernels.sgld_step_(x, g, ALPHA, SIGMA, state, backend="triton"))
     registered = _host_us(lambda: torch.ops.fastjem.sgld_step_(x, g, ALPHA, SIGMA, state, "triton"))
     return {"op": "sgld_step_[64x3x32x32]", "host_us_public_op": direct, "host_us_registered_op": registered}
@@ -325,7 +331,7 @@ def test_bench_cuda_report():
     name = torch.cuda.get_device_name()
     peak = _peak_bandwidth(name)
     results = []
-    for case in _cases("cuda", "triton", full=True):
+    for case in _cases(GPU, "triton", full=REPORT_FULL):
         case.check()  # refuses to time an op that disagrees with its reference
         # fused and eager alternate in one process; do_bench warms up (and compiles) before timing
         ms_fused = do_bench(case.fused, warmup=25, rep=100, return_mode="median")
@@ -334,7 +340,7 @@ def test_bench_cuda_report():
         ms_fused_graph = do_bench_cudagraph(case.fused, rep=50, return_mode="median")
         ms_eager_graph = do_bench_cudagraph(case.eager, rep=50, return_mode="median")
         # the floor: a plain copy of the same bytes, replayed alike
-        ms_copy_graph = do_bench_cudagraph(_copy_of(case.bytes_moved, "cuda"), rep=50, return_mode="median")
+        ms_copy_graph = do_bench_cudagraph(_copy_of(case.bytes_moved, GPU), rep=50, return_mode="median")
         gbps = case.bytes_moved / (ms_fused * 1e-3) / 1e9
         gbps_graph = case.bytes_moved / (ms_fused_graph * 1e-3) / 1e9
         gbps_copy = case.bytes_moved / (ms_copy_graph * 1e-3) / 1e9
@@ -446,29 +452,29 @@ def test_bench_cuda_launch_configs():
     name = torch.cuda.get_device_name()
     peak = _peak_bandwidth(name)
     rows = []
-    for b in (64, 4096):
-        x0 = torch.randn(b, 3, 32, 32, device="cuda")
+    for b in SWEEP_SGLD_ROWS:
+        x0 = torch.randn(b, 3, 32, 32, device=GPU)
         grad = torch.randn_like(x0)
-        x, state = x0.clone(), new_rng_state(0, "cuda")
+        x, state = x0.clone(), new_rng_state(0, GPU)
         configs = SGLD_CONFIGS
 
         def run(cfg, x=x, grad=grad, state=state):
             sgld_step_fwd(x, grad, ALPHA, SIGMA, state, **_sgld_launch(cfg))
 
         def check(cfg, x0=x0, grad=grad):
-            xa, sa, xb, sb = x0.clone(), new_rng_state(1, "cuda"), x0.clone(), new_rng_state(1, "cuda")
+            xa, sa, xb, sb = x0.clone(), new_rng_state(1, GPU), x0.clone(), new_rng_state(1, GPU)
             sgld_step_fwd(xa, grad, ALPHA, SIGMA, sa)
             sgld_step_fwd(xb, grad, ALPHA, SIGMA, sb, **_sgld_launch(cfg))
             assert torch.equal(xa, xb) and torch.equal(sa, sb), cfg
 
         rows += _sweep_rows("sgld_step_", f"{b}x3x32x32", 3 * x0.numel() * 4, configs, run, check, peak)
-    n, row_bytes = 10000, 3 * 32 * 32 * 4
-    buf = torch.rand(n, 3, 32, 32, device="cuda") * 2 - 1
-    for b in (64, 8192):
-        idx = torch.randint(0, n, (b,), device="cuda")
+    (n, batches), row_bytes = SWEEP_BUFFER, 3 * 32 * 32 * 4
+    buf = torch.rand(n, 3, 32, 32, device=GPU) * 2 - 1
+    for b in batches:
+        idx = torch.randint(0, n, (b,), device=GPU)
         uniq = idx.unique()
-        rows_in = torch.randn(b, 3, 32, 32, device="cuda")
-        state = new_rng_state(0, "cuda")
+        rows_in = torch.randn(b, 3, 32, 32, device=GPU)
+        state = new_rng_state(0, GPU)
 
         def run_sample(cfg, idx=idx, state=state):
             tiles, w, loads_first = _buffer_launch(cfg)
@@ -476,7 +482,7 @@ def test_bench_cuda_launch_configs():
 
         def check_sample(cfg, idx=idx):
             tiles, w, loads_first = _buffer_launch(cfg)
-            sa, sb = new_rng_state(1, "cuda"), new_rng_state(1, "cuda")
+            sa, sb = new_rng_state(1, GPU), new_rng_state(1, GPU)
             a = buffer_sample_fwd(buf, idx, 0.5, sa)
             b_ = buffer_sample_fwd(buf, idx, 0.5, sb, tiles=tiles, num_warps=w, loads_first=loads_first)
             assert torch.equal(a, b_) and torch.equal(sa, sb), cfg

@@ -4613,6 +4613,24 @@ MUTANTS = [
     Mutant('bench-buffer-sweep-loads-first-ignored', 'tests/test_bench.py -k buffer_launch', [
         ('bench/bench_kernels.py', '    return cfg[0], cfg[1], cfg[2:] == ("loads-first",)', '    return cfg[0], cfg[1], False'),
     ]),
+    Mutant('bench-kernels-cuda-fraction-of-graph-time', 'tests/test_bench.py -k dry_run', [
+        ('bench/bench_kernels.py', '                "fraction_of_peak_bandwidth": gbps * 1e9 / peak if peak else None,', '                "fraction_of_peak_bandwidth": gbps_graph * 1e9 / peak if peak else None,'),
+    ]),
+    Mutant('bench-kernels-cuda-copy-fraction-of-fused', 'tests/test_bench.py -k dry_run', [
+        ('bench/bench_kernels.py', '                "copy_graph_fraction_of_peak_bandwidth": gbps_copy * 1e9 / peak if peak else None,', '                "copy_graph_fraction_of_peak_bandwidth": gbps_graph * 1e9 / peak if peak else None,'),
+    ]),
+    Mutant('bench-kernels-sweep-best-is-slowest', 'tests/test_bench.py -k dry_run', [
+        ('bench/bench_kernels.py', '        if key not in best or r["graph_us"] < best[key]["graph_us"]:', '        if key not in best or r["graph_us"] > best[key]["graph_us"]:'),
+    ]),
+    Mutant('bench-kernels-sweep-loads-first-unprinted', 'tests/test_bench.py -k dry_run', [
+        ('bench/bench_kernels.py', '        if first is not None:\n            print(', '        if False:\n            print('),
+    ]),
+    Mutant('bench-kernels-cuda-graph-speedup-unreplayed', 'tests/test_bench.py -k dry_run', [
+        ('bench/bench_kernels.py', '                "graph_speedup_vs_eager": ms_eager_graph / ms_fused_graph,', '                "graph_speedup_vs_eager": ms_eager / ms_fused,'),
+    ]),
+    Mutant('bench-kernels-sweep-gather-configs-for-write', 'tests/test_bench.py -k dry_run', [
+        ('bench/bench_kernels.py', 'moved, WRITE_CONFIGS, run_write, check_write, peak)', 'moved, SAMPLE_CONFIGS, run_write, check_write, peak)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

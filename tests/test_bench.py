@@ -1502,3 +1502,69 @@ def test_every_buffer_launch_the_kernel_benchmark_sweeps_gives_the_default_rows(
         other = buf.clone()
         buffer_write_fwd(other, idx.unique(), rows[: idx.unique().numel()], tiles=tiles, num_warps=warps)
         assert torch.equal(other, written), cfg
+
+
+def test_the_gpu_kernel_benchmarks_dry_run_on_a_cpu(tmp_path, monkeypatch, capsys):
+    """bench_kernels' CUDA report and launch sweep, run here as the GPU suite runs them but on the CPU: the Triton
+    kernels under the interpreter at small sizes, the timers faked (the n-th timing n us). Every case and
+    configuration is checked and "timed", the fractions of the device's HBM peak derived, both reports written and
+    their summaries printed: a mistake there costs no GPU session its kernels stage."""
+    import bench_kernels
+    from kernel_utils import skip_unless_runnable
+
+    skip_unless_runnable("cpu", "triton")
+    triton_testing = pytest.importorskip("triton.testing")
+    timed = []
+
+    def fake_timer(fn, *args, **kwargs):  # the n-th timing: n us
+        fn()
+        timed.append(fn)
+        return 1e-3 * len(timed)
+
+    monkeypatch.setattr(triton_testing, "do_bench", fake_timer)
+    monkeypatch.setattr(triton_testing, "do_bench_cudagraph", fake_timer)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H200")
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    real_host_us = bench_kernels._host_us
+    monkeypatch.setattr(bench_kernels, "_host_us", lambda fn, n=2000: real_host_us(fn, 2))
+    monkeypatch.setattr(bench_kernels, "GPU", "cpu")
+    monkeypatch.setattr(bench_kernels, "REPORT_FULL", False)
+    monkeypatch.setattr(bench_kernels, "SWEEP_SGLD_ROWS", (1, 3))
+    monkeypatch.setattr(bench_kernels, "SWEEP_BUFFER", (20, (2, 7)))
+    monkeypatch.setenv("FASTJEM_BENCH_OUT", str(tmp_path))
+    torch.manual_seed(0)
+
+    bench_kernels.test_bench_cuda_report()
+    (path,) = tmp_path.glob("kernels-*-NVIDIA-H200.json")
+    report = json.loads(path.read_text())
+    assert report["peak_bandwidth_Bps"] == 4.8e12 and report["dispatch"]["host_us_registered_op"] > 0
+    names = [c.name for c in bench_kernels._cases("cpu", "triton", full=False)]
+    assert [r["op"] for r in report["results"]] == names
+    for i, r in enumerate(report["results"]):  # five timings each: fused, eager; replayed: fused, eager, the copy
+        us = [5 * i + k for k in range(1, 6)]
+        assert [r[k] * 1e3 for k in ("fused_ms", "eager_ms", "fused_graph_ms", "eager_graph_ms", "copy_graph_ms")] \
+            == pytest.approx(us)
+        assert r["speedup_vs_eager"] == pytest.approx(us[1] / us[0])
+        assert r["graph_speedup_vs_eager"] == pytest.approx(us[3] / us[2])
+        for key, t in (("fraction_of_peak_bandwidth", us[0]), ("graph_fraction_of_peak_bandwidth", us[2]),
+                       ("copy_graph_fraction_of_peak_bandwidth", us[4])):
+            assert r[key] == pytest.approx(r["bytes_moved"] / (t * 1e-6) / 4.8e12), key
+    assert len(timed) == 5 * len(names)
+    out = capsys.readouterr().out
+    assert f"NVIDIA H200  (peak 4.80 TB/s)  -> {path}" in out and "host cost of one sgld_step_" in out
+
+    bench_kernels.test_bench_cuda_launch_configs()
+    (path,) = tmp_path.glob("kernel-configs-*-NVIDIA-H200.json")
+    sweep = json.loads(path.read_text())
+    rows = {(r["op"], r["size"], json.dumps(r["config"])) for r in sweep["results"]}
+    counts = {"sgld_step_": len(bench_kernels.SGLD_CONFIGS), "buffer_sample": len(bench_kernels.SAMPLE_CONFIGS),
+              "buffer_write_": len(bench_kernels.WRITE_CONFIGS)}
+    assert len(rows) == len(sweep["results"]) == 2 * sum(counts.values())
+    assert ("sgld_step_", "3x3x32x32", '"loads-first"') in rows
+    assert ("buffer_sample", "20x3x32x32,B=7", '[[1, 1024], 4, "loads-first"]') in rows
+    # each (op, size)'s first configuration, its default, was timed first, so the fastest of the faked timings
+    for best in sweep["best"]:
+        assert best["config"] == "default" and best["speedup_vs_default"] == 1, best
+    assert {(b["op"], b["size"]) for b in sweep["best"]} == {(op, size) for op, size, _ in rows}
+    out = capsys.readouterr().out
+    assert out.count("the default's launch with its loads issued first") == 4  # sgld_step_ and buffer_sample, twice
