@@ -4631,6 +4631,9 @@ MUTANTS = [
     Mutant('bench-kernels-sweep-gather-configs-for-write', 'tests/test_bench.py -k dry_run', [
         ('bench/bench_kernels.py', 'moved, WRITE_CONFIGS, run_write, check_write, peak)', 'moved, SAMPLE_CONFIGS, run_write, check_write, peak)'),
     ]),
+    Mutant('sgld-study-precision-unresolved', 'tests/test_bench.py -k sgld_study_smoke', [
+        ('bench/sgld_study.py', '    args.precision = args.precision or ("bf16" if cuda else "fp32")\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

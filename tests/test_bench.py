@@ -548,6 +548,8 @@ def test_sgld_study_smoke(tmp_path):
     report = json.loads(path.read_text())
     # --smoke sets the sizes left at their defaults: a size given is the size run (and recorded)
     assert report["args"]["batch_size"] == 6 and report["args"]["depth"] == 10 and report["args"]["sgld_steps"] == 2
+    # what a CPU runs by default, recorded as resolved
+    assert report["args"]["precision"] == "fp32" and report["args"]["kernels"] == "reference"
     rows = {r["name"]: r for r in report["variants"]}
     assert set(rows) == {"default", "cudnn-try-all", "nchw", "split-2", "eager-step"}
     assert all(r["sgld_step_ms"] > 0 for r in rows.values())
