@@ -141,7 +141,10 @@ def iterations(depth: int, width: int, batch: int, sgld_steps: int, n: int, wind
     grad = torch.compile(torch.func.grad(lambda z: -torch.logsumexp(model(z), 1).sum()), dynamic=False)
     sampler = patched.sampler
 
+    compiled_steps = [0]
+
     def step_(energy_fn, x, rng=None, base=0, advance=None):  # SGLD.step_ with the compiled input gradient
+        compiled_steps[0] += 1
         rng = sampler.rng_for(x.device) if rng is None else rng
         kernels.sgld_step_(x, grad(x), -sampler.step_size, sampler.noise, rng, backend=sampler.backend, base=base,
                            advance=advance)
@@ -167,6 +170,9 @@ def iterations(depth: int, width: int, batch: int, sgld_steps: int, n: int, wind
     out["params_max_abs_diff"] = float((flat[0] - flat[1]).abs().max())
     out["buffer_max_abs_diff"] = float((eager.buffer.data - patched.buffer.data).abs().max())
     out["iterations_each"] = 2 + n * windows
+    # what ran: each trainer's iterations, and the SGLD steps that took the compiled gradient (all of the patched's)
+    out["iterations_run"] = {"eager": eager.iteration, "compiled-sgld-gradient": patched.iteration}
+    out["compiled_sgld_steps"] = compiled_steps[0]
     return out
 
 

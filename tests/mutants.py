@@ -4634,6 +4634,12 @@ MUTANTS = [
     Mutant('sgld-study-precision-unresolved', 'tests/test_bench.py -k sgld_study_smoke', [
         ('bench/sgld_study.py', '    args.precision = args.precision or ("bf16" if cuda else "fp32")\n', ''),
     ]),
+    Mutant('cpu-compile-study-patch-not-applied', 'tests/test_bench.py -k cpu_compile_study_smoke', [
+        ('bench/cpu_compile_study.py', '    sampler.step_ = step_\n', ''),
+    ]),
+    Mutant('cpu-compile-study-race-trains-nothing', 'tests/test_bench.py -k cpu_compile_study_smoke', [
+        ('bench/cpu_compile_study.py', '            done[0] += 1\n            trainer.train_step()', '            done[0] += 1'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -584,12 +584,14 @@ def test_cpu_compile_study_smoke(tmp_path):
     assert it["eager"]["ms"] > 0 and it["compiled-sgld-gradient"]["ms"] > 0
     # the same draws for both (each seeded by its own iteration count): the same samples and parameters to rounding
     assert it["iterations_each"] == 3 and it["params_max_abs_diff"] < 1e-6 and it["buffer_max_abs_diff"] < 1e-5
+    assert it["iterations_run"] == {"eager": 3, "compiled-sgld-gradient": 3} and it["compiled_sgld_steps"] == 3 * 2
     out = proc.stdout
     assert out.startswith(f"WRN-10-1, batch 3, {report['device']['name']}, ")
     for what, rows in report["gradients_ms"].items():
         for name, r in rows.items():
             assert f"  {what:6s} {name:19s} {r['ms']:8.2f} ms" in out, (what, name)
     assert "  select on a bool mask    eager" in out and "  iteration (2 SGLD steps): eager" in out
+    assert out.endswith(f"wrote {path}\n")
 
 
 def test_profile_step_smoke(tmp_path):
