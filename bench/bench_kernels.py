@@ -122,7 +122,8 @@ def _sgld_case(shape: tuple[int, ...], device: str, backend: str, compiled: bool
         eager()
         z = (x - x0 - ALPHA * grad) / SIGMA
         assert abs(float(z.mean())) < 0.1 and abs(float(z.std()) - 1) < 0.1, (float(z.mean()), float(z.std()))
-        x.copy_(x0), state.copy_(s0)
+        x.copy_(x0)
+        state.copy_(s0)
 
     name = "sgld_step_compiled_" if compiled else "sgld_step_"
     return Case(f"{name}[{'x'.join(map(str, shape))}{',advance=0' if in_loop else ''}]", fused, eager,
@@ -456,7 +457,6 @@ def test_bench_cuda_launch_configs():
         x0 = torch.randn(b, 3, 32, 32, device=GPU)
         grad = torch.randn_like(x0)
         x, state = x0.clone(), new_rng_state(0, GPU)
-        configs = SGLD_CONFIGS
 
         def run(cfg, x=x, grad=grad, state=state):
             sgld_step_fwd(x, grad, ALPHA, SIGMA, state, **_sgld_launch(cfg))
@@ -467,7 +467,7 @@ def test_bench_cuda_launch_configs():
             sgld_step_fwd(xb, grad, ALPHA, SIGMA, sb, **_sgld_launch(cfg))
             assert torch.equal(xa, xb) and torch.equal(sa, sb), cfg
 
-        rows += _sweep_rows("sgld_step_", f"{b}x3x32x32", 3 * x0.numel() * 4, configs, run, check, peak)
+        rows += _sweep_rows("sgld_step_", f"{b}x3x32x32", 3 * x0.numel() * 4, SGLD_CONFIGS, run, check, peak)
     (n, batches), row_bytes = SWEEP_BUFFER, 3 * 32 * 32 * 4
     buf = torch.rand(n, 3, 32, 32, device=GPU) * 2 - 1
     for b in batches:
