@@ -4640,6 +4640,13 @@ MUTANTS = [
     Mutant('cpu-compile-study-race-trains-nothing', 'tests/test_bench.py -k cpu_compile_study_smoke', [
         ('bench/cpu_compile_study.py', '            done[0] += 1\n            trainer.train_step()', '            done[0] += 1'),
     ]),
+    Mutant('peak-flops-never-known', 'tests/test_bench.py -k datasheet', [
+        ('bench/env_info.py', '            return peaks.get(precision)', '            return peaks.get("no such precision")'),
+    ]),
+    Mutant('peak-flops-h100-before-pcie', 'tests/test_bench.py -k datasheet', [
+        ('bench/env_info.py', '    "H100 PCIe": {"bf16": 756e12, "tf32": 378e12, "fp32": 51e12},\n', ''),
+        ('bench/env_info.py', '    "H200": {"bf16"', '    "H100 PCIe": {"bf16": 756e12, "tf32": 378e12, "fp32": 51e12},\n    "H200": {"bf16"'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1572,3 +1572,20 @@ def test_the_gpu_kernel_benchmarks_dry_run_on_a_cpu(tmp_path, monkeypatch, capsy
     assert {(b["op"], b["size"]) for b in sweep["best"]} == {(op, size) for op, size, _ in rows}
     out = capsys.readouterr().out
     assert out.count("the default's launch with its loads issued first") == 4  # sgld_step_ and buffer_sample, twice
+
+
+def test_the_datasheet_peaks_and_result_names_benchmarks_record():
+    """peak_flops: the first table key the device's name contains (the specific variants first), per precision;
+    None where a device or a precision has no entry (MFU is then not claimed). result_name: kind, UTC time and the
+    device's name made safe for a file name."""
+    import datetime
+
+    from env_info import peak_flops, result_name, slug
+
+    assert peak_flops("NVIDIA H100 80GB HBM3", "bf16") == 989e12
+    assert peak_flops("NVIDIA H100 PCIe", "bf16") == 756e12 and peak_flops("NVIDIA H100 NVL", "tf32") == 418e12
+    assert peak_flops("NVIDIA H200", "fp32") == 67e12
+    assert peak_flops("Tesla V100-SXM2-16GB", "bf16") is None and peak_flops("AMD EPYC", "fp32") is None
+    assert slug("Intel(R) Xeon(R) Processor @ 2.1GHz") == "Intel-R-Xeon-R-Processor-2-1GHz"
+    when = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+    assert result_name("steps", "NVIDIA H100 80GB HBM3", when) == "steps-2026-01-02T030405-NVIDIA-H100-80GB-HBM3.json"
