@@ -1296,8 +1296,8 @@ def test_the_kernel_benchmark_checks_each_op_against_its_reference_before_timing
     def lse():
         return bench_kernels._lse_case(8, 10, torch.float32, "cpu", backend)
 
-    def buffer(n=100):
-        return bench_kernels._buffer_cases(n, 16, "cpu", backend)
+    def buffer(n=100, rows=16):
+        return bench_kernels._buffer_cases(n, rows, "cpu", backend)
 
     def spilled(b, i, r, **kw):  # the rows written, and a row not written to zeroed
         real["buffer_write_"](b, i, r, **kw)
@@ -1322,6 +1322,11 @@ def test_the_kernel_benchmark_checks_each_op_against_its_reference_before_timing
     broken(lambda: buffer()[0],
            (kernels, "buffer_sample", lambda b, i, p, st, **kw: real["buffer_sample"](b, i, p / 2, st, **kw)))
     broken(lambda: buffer()[0], (kernels, "buffer_sample", resets_positive))
+    # two rows, neither of which the timed 5% resets: the check at 50% still sees the reset values
+    torch.manual_seed(0)
+    two = buffer(rows=2)[0]
+    assert torch.equal(two.fused(), two.fused()) and two.fused().shape[0] == 2  # no reset: the buffer's rows
+    broken(lambda: buffer(rows=2)[0], (kernels, "buffer_sample", resets_positive))
     broken(lambda: buffer()[0],
            (kernels, "buffer_sample", lambda b, i, p, st, **kw: real["buffer_sample"](b, i, p, st.clone(), **kw)))
     # the eager sequences set against the ops: without noise, or resetting every row
