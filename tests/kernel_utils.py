@@ -117,3 +117,16 @@ class OpRecorder(torch.utils._python_dispatch.TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         self.names.append(str(func))
         return func(*args, **(kwargs or {}))
+
+
+def recorded_launches(monkeypatch, module, kernel: str, constexpr: str) -> list:
+    """Replace ``module.<kernel>`` with a stand-in that launches nothing and records the value of one keyword
+    (a constexpr) of each launch; returns that list."""
+    launched = []
+
+    class Kernel:
+        def __getitem__(self, grid):
+            return lambda *args, **kwargs: launched.append(kwargs[constexpr])
+
+    monkeypatch.setattr(module, kernel, Kernel())
+    return launched

@@ -11,6 +11,7 @@ from kernel_utils import (
     ks_bound,
     ks_statistic,
     patch_empty_with_nan,
+    recorded_launches,
     skip_unless_runnable,
     uniform_cdf,
 )
@@ -340,13 +341,7 @@ def test_the_gathers_launcher_passes_the_order_of_the_loads_on(monkeypatch):
     """buffer_sample_fwd(loads_first=...) reaches the kernel (whose two orders compile to different machine code:
     test_kernels_compile), with the default order unless asked."""
     skip_unless_runnable("cpu", "triton")
-    launched = []
-
-    class Kernel:
-        def __getitem__(self, grid):
-            return lambda *args, **kwargs: launched.append(kwargs["LOADS_FIRST"])
-
-    monkeypatch.setattr(buffer, "_buffer_sample_kernel", Kernel())
+    launched = recorded_launches(monkeypatch, buffer, "_buffer_sample_kernel", "LOADS_FIRST")
     buf, idx = torch.zeros(6, 8), torch.tensor([0, 3])
     for kwargs in ({}, {"loads_first": True}, {"loads_first": False, "tiles": (1, 8)}):
         buffer.buffer_sample_fwd(buf, idx, 0.5, new_rng_state(0, "cpu"), **kwargs)

@@ -12,6 +12,7 @@ from kernel_utils import (
     ks_bound,
     ks_statistic,
     normal_cdf,
+    recorded_launches,
     skip_unless_runnable,
 )
 
@@ -366,13 +367,7 @@ def test_the_launcher_passes_the_order_of_the_loads_on(monkeypatch):
     skip_unless_runnable("cpu", "triton")
     from fastjem.kernels import sgld
 
-    launched = []
-
-    class Kernel:
-        def __getitem__(self, grid):
-            return lambda *args, **kwargs: launched.append(kwargs["LOADS_FIRST"])
-
-    monkeypatch.setattr(sgld, "_sgld_step_kernel", Kernel())
+    launched = recorded_launches(monkeypatch, sgld, "_sgld_step_kernel", "LOADS_FIRST")
     x, grad = torch.zeros(4, 8), torch.zeros(4, 8)
     for kwargs in ({}, {"loads_first": True}, {"loads_first": False, "block": 16}):
         sgld.sgld_step_fwd(x, grad, 1.0, 0.1, new_rng_state(0, "cpu"), **kwargs)
