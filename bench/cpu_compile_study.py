@@ -155,12 +155,11 @@ def iterations(depth: int, width: int, batch: int, sgld_steps: int, n: int, wind
 
     def seeded(trainer):
         """trainer.train_step, torch's global generator (the buffer's indices) seeded by the trainer's own iteration
-        count first: the race interleaves the two trainers, which would otherwise draw each other's numbers."""
-        done = [0]
+        count (Trainer.iteration) first: the race interleaves the two trainers, which would otherwise draw each
+        other's numbers."""
 
         def step():
-            torch.manual_seed(done[0])
-            done[0] += 1
+            torch.manual_seed(trainer.iteration)
             trainer.train_step()
 
         return step

@@ -4587,7 +4587,7 @@ MUTANTS = [
         ('bench/cpu_compile_study.py', '        kernels.sgld_step_(x, grad(x), -sampler.step_size, sampler.noise, rng, backend=sampler.backend, base=base,\n                           advance=advance)', '        pass'),
     ]),
     Mutant('cpu-compile-study-race-unseeded', 'tests/test_bench.py -k cpu_compile_study_smoke', [
-        ('bench/cpu_compile_study.py', '            torch.manual_seed(done[0])\n', ''),
+        ('bench/cpu_compile_study.py', '            torch.manual_seed(trainer.iteration)\n', ''),
     ]),
     Mutant('cpu-compile-study-summary-unprinted', 'tests/test_bench.py -k cpu_compile_study_smoke', [
         ('bench/cpu_compile_study.py', '            print(f"  {what:6s} {name:19s} {r[\'ms\']:8.2f} ms   {r[\'max_abs_diff\']:.1e}   "', '            (f"  {what:6s} {name:19s} {r[\'ms\']:8.2f} ms   {r[\'max_abs_diff\']:.1e}   "'),
@@ -4638,7 +4638,7 @@ MUTANTS = [
         ('bench/cpu_compile_study.py', '    sampler.step_ = step_\n', ''),
     ]),
     Mutant('cpu-compile-study-race-trains-nothing', 'tests/test_bench.py -k cpu_compile_study_smoke', [
-        ('bench/cpu_compile_study.py', '            done[0] += 1\n            trainer.train_step()', '            done[0] += 1'),
+        ('bench/cpu_compile_study.py', '            torch.manual_seed(trainer.iteration)\n            trainer.train_step()', '            torch.manual_seed(trainer.iteration)'),
     ]),
     Mutant('peak-flops-never-known', 'tests/test_bench.py -k datasheet', [
         ('bench/env_info.py', '            return peaks.get(precision)', '            return peaks.get("no such precision")'),
