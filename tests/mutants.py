@@ -4647,6 +4647,15 @@ MUTANTS = [
         ('bench/env_info.py', '    "H100 PCIe": {"bf16": 756e12, "tf32": 378e12, "fp32": 51e12},\n', ''),
         ('bench/env_info.py', '    "H200": {"bf16"', '    "H100 PCIe": {"bf16": 756e12, "tf32": 378e12, "fp32": 51e12},\n    "H200": {"bf16"'),
     ]),
+    Mutant('sgld-kernel-mask-hides-alignment', 'tests/test_kernels_compile.py -k 16_bytes', [
+        ('kernels/sgld.py', '        m_x = o_x < n\n', '        m_x = o_x <= n - 1\n'),
+    ]),
+    Mutant('buffer-sample-kernel-mask-hides-alignment', 'tests/test_kernels_compile.py -k 16_bytes', [
+        ('kernels/buffer.py', '        m_bd = m_b[:, None] & (o_d < D)[None, :]\n        # reset rows', '        m_bd = m_b[:, None] & (o_d <= D - 1)[None, :]\n        # reset rows'),
+    ]),
+    Mutant('buffer-write-kernel-mask-hides-alignment', 'tests/test_kernels_compile.py -k 16_bytes', [
+        ('kernels/buffer.py', '        m_bd = m_b[:, None] & (o_d < D)[None, :]\n        b_row', '        m_bd = m_b[:, None] & (o_d <= D - 1)[None, :]\n        b_row'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -15,6 +15,9 @@ triton = pytest.importorskip("triton")
 
 # (kernel, the launch's constexprs): each variant the launchers can compile on a GPU, at WRN sizes
 VARIANTS = 2 * 3 * 2 * 2 + 2 * 2 + 2 * 2 + 2  # lse fwd/bwd x dtypes x K x labels; sgld grads, gather fresh x orders
+# the integer arguments of a launch at WRN sizes (batch 64 of 3x32x32, a buffer of 10000; the energy's K, 10 or 1000,
+# and its row stride are not multiples of 16)
+WRN_INTS = {"n": 64 * 3 * 32 * 32, "base": 0, "N": 10000, "B": 64, "D": 3 * 32 * 32}
 
 
 def compile_all(out_dir: str) -> list[dict]:
@@ -27,9 +30,13 @@ def compile_all(out_dir: str) -> list[dict]:
     rows = []
 
     def build(fn, signature: dict, constexprs: dict) -> None:
+        # specialised as a launch at WRN sizes is: triton's JIT marks every pointer (torch's allocations are aligned)
+        # and every integer argument that is a multiple of 16 as divisible by 16, which lets it vectorise
+        attrs = {(i,): [["tt.divisibility", 16]] for i, name in enumerate(signature)
+                 if signature[name].startswith("*") or WRN_INTS.get(name, 1) % 16 == 0}
         signature = {**signature, **{name: "constexpr" for name in constexprs}}
-        kernel = triton.compile(ASTSource(fn, signature, constexprs=constexprs), target=GPUTarget("cuda", 90, 32),
-                                options={"num_warps": 4})
+        kernel = triton.compile(ASTSource(fn, signature, constexprs=constexprs, attrs=attrs),
+                                target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
         path = Path(out_dir) / f"{len(rows)}.cubin"
         path.write_bytes(kernel.asm["cubin"])
         rows.append({"kernel": fn.__name__, "signature": signature, "constexprs": constexprs, "cubin": str(path)})
@@ -101,10 +108,11 @@ PHILOX = ("-0x2daee0ad", "-0x326172a9", "0xd2511f53", "0xcd9e8d57")
 
 @pytest.mark.parametrize("kernel", ["_sgld_step_kernel", "_buffer_sample_kernel"])
 def test_loads_first_issues_the_loads_before_the_draws(compiled, kernel):
-    """What the launch sweep's loads-first variants are for, in the machine code: by default sgld_step_ issues its
-    loads of x and grad after the noise's Philox rounds, and buffer_sample its loads of the kept rows after drawing
-    the reset values; loads-first issues them before (a warp then waits on memory while it computes). The same
-    numbers either way (test_kernels_sgld, test_kernels_buffer); which is faster is the GPU benchmark's to say."""
+    """What the launch sweep's loads-first variants are for, in the machine code of a launch at WRN sizes: by
+    default sgld_step_ issues its loads of x and grad after all the noise's Philox rounds, and buffer_sample its
+    loads of the kept rows after most of the reset values' rounds (ptxas moves the loads above the last fifth);
+    loads-first issues them before most (a warp then waits on memory while it computes). The same numbers either
+    way (test_kernels_sgld, test_kernels_buffer); which is faster is the GPU benchmark's to say."""
     nvdisasm = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "nvdisasm"
     if not nvdisasm.exists():
         pytest.skip(f"no nvdisasm in triton {triton.__version__}")
@@ -115,12 +123,37 @@ def test_loads_first_issues_the_loads_before_the_draws(compiled, kernel):
             sass = subprocess.run([str(nvdisasm), "-c", r["cubin"]], capture_output=True, text=True,
                                   check=True).stdout.lower().splitlines()
             philox = [i for i, line in enumerate(sass) if any(c in line for c in PHILOX)]
-            # the data: plain 32-bit global loads (ldg.e.64: the state's seed and offset, and the rows' indices;
+            # the data: 16-byte global loads (ldg.e.64: the state's seed and offset, and the rows' indices;
             # ldg.e.constant: tables)
-            loads = [i for i, line in enumerate(sass) if "ldg.e " in line]
+            loads = [i for i, line in enumerate(sass) if "ldg.e.128 " in line]
             assert philox and loads, r["constexprs"]
             # the share of the Philox multiplications issued after the first load
             where[r["constexprs"]["LOADS_FIRST"]] = sum(i > min(loads) for i in philox) / len(philox)
     # loads-first: most of the draws after the loads (the gather's reset decision, one Philox per row, comes first:
-    # it masks the loads); the default: all of them before
-    assert where[True] > 0.5 and where[False] == 0, where
+    # it masks the loads); the default: sgld_step_'s all before, buffer_sample's at least three quarters
+    assert where[True] > 0.5 and where[False] <= (0 if kernel == "_sgld_step_kernel" else 0.25), where
+
+
+def test_the_sample_data_moves_16_bytes_at_a_time_in_registers(compiled):
+    """At WRN sizes (what a launch there specialises: aligned pointers, sizes that are multiples of 16) sgld_step_,
+    buffer_sample and buffer_write_ read and write x, grad and buffer rows with 16-byte accesses (8 bytes for a
+    bf16 grad), and the noise reaches its elements without a trip through shared memory (no STS/LDS, no barrier):
+    element-wise ops whose bytes the HBM target counts. Compiled without the alignment, the same kernels fall back
+    to 4-byte accesses and sgld_step_ shuffles its four normals per counter through shared memory."""
+    nvdisasm = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "nvdisasm"
+    if not nvdisasm.exists():
+        pytest.skip(f"no nvdisasm in triton {triton.__version__}")
+    checked = 0
+    for r in compiled:
+        # buffer_write_ of a bf16 x is not the hot path (ReplayBuffer.write_ passes fp32)
+        if r["kernel"] not in ("_sgld_step_kernel", "_buffer_sample_kernel", "_buffer_write_kernel") or \
+                r["signature"].get("p_x") == "*bf16":
+            continue
+        sass = subprocess.run([str(nvdisasm), "-c", r["cubin"]], capture_output=True, text=True,
+                              check=True).stdout.lower()
+        what = (r["kernel"], r["signature"].get("p_grad"), r["constexprs"])
+        assert "ldg.e.128 " in sass and "stg.e.128 " in sass, what
+        assert "ldg.e " not in sass and "stg.e " not in sass, what  # no 4-byte access
+        assert not any(f" {op} " in sass or f" {op}." in sass for op in ("sts", "lds", "bar")), what
+        checked += 1
+    assert checked == 4 + 4 + 1
