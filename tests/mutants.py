@@ -4656,6 +4656,27 @@ MUTANTS = [
     Mutant('buffer-write-kernel-mask-hides-alignment', 'tests/test_kernels_compile.py -k 16_bytes', [
         ('kernels/buffer.py', '        m_bd = m_b[:, None] & (o_d < D)[None, :]\n        b_row', '        m_bd = m_b[:, None] & (o_d <= D - 1)[None, :]\n        b_row'),
     ]),
+    Mutant('convert-unknown-norm-taken-for-none', 'tests/test_convert.py -k refused_by_what', [
+        ('fastjem/convert.py', '        raise CheckpointError(f"unknown normalisation layer with parameters {sorted(norm_keys)} (fastjem knows none, "\n                              "batch, instance and layer; the authors\' \'act\' norm is not supported)")', '        found = "none"  # unknown layers ignored'),
+    ]),
+    Mutant('convert-misfit-raw-error', 'tests/test_convert.py -k refused_by_what', [
+        ('fastjem/convert.py', '    except RuntimeError as err:\n        raise CheckpointError(f"{src} does not fit', '    except KeyError as err:\n        raise CheckpointError(f"{src} does not fit'),
+    ]),
+    Mutant('load-model-given-net-misfit-blames-checkpoint', 'tests/test_custom.py -k own_network', [
+        ('fastjem/eval/core.py', '        if given:\n', '        if False:\n'),
+    ]),
+    Mutant('load-model-misfit-raw-error', 'tests/test_eval.py -k more_bad_eval_input', [
+        ('fastjem/eval/core.py', '    except RuntimeError as err:\n        why = str(err)', '    except KeyError as err:\n        why = str(err)'),
+    ]),
+    Mutant('bench-write-failure-traceback', 'tests/test_cli.py -k compares_precisions', [
+        ('fastjem/cli.py', '    except OSError as err:\n        raise ConfigError(f"cannot write the results', '    except KeyError as err:\n        raise ConfigError(f"cannot write the results'),
+    ]),
+    Mutant('legacy-checkpoint-called-damaged', 'tests/test_train.py -k bytes_changed', [
+        ('fastjem/checkpoint.py', '        return None  # not a zip (a legacy torch file): nothing to check against', '        return "the whole file"  # not a zip'),
+    ]),
+    Mutant('runs-old-config-crashes-the-table', 'tests/test_runs.py -k without_its_config', [
+        ('fastjem/runs.py', '        except (FastJEMError, TypeError):\n            pass', '        except KeyError:\n            pass'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

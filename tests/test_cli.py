@@ -1,3 +1,4 @@
+import errno
 import hashlib
 import json
 import os
@@ -499,6 +500,16 @@ def test_bench_compares_precisions(tmp_path, capsys, monkeypatch):
     assert "precision at batch 2 (speed against auto -> fp32)" in text and text.count("fastest") == 1
     assert main(["bench", "--precision", "fp32", "fp32", "--device", "cpu"]) == 1
     assert "twice" in capsys.readouterr().err
+    # the results cannot be written once timed (a disk that filled meanwhile): one line, no traceback
+    def full(*args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("fastjem.benchmark.write_result", full)
+    assert main(["bench", "--depth", "10", "--width", "1", "--batch-size", "2", "--sgld-steps", "2", "--image-size",
+                 "8", "--seconds", "0.1", "--device", "cpu", "--precision", "fp32", "--out", str(out), "--force"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("fastjem: error: cannot write the results: OSError: [Errno 28] No space left") and \
+        "Traceback" not in err
 
 
 def test_bench_times_the_sampler_in_parts(tmp_path, capsys):

@@ -196,6 +196,15 @@ def test_a_state_dict_that_is_not_the_authors_wrn_is_refused_by_what_it_holds(tm
     refused(deeper_third_group, "not three of equal length")
     refused(narrower_first_group, "width is not a multiple of 16")
 
+    def act_norm(state):  # the authors' --norm act: a location and a log-scale per channel
+        state.update({"f.layer1.0.bn1.loc": torch.zeros(16), "f.layer1.0.bn1.logs": torch.zeros(16)})
+
+    def thinner_second_group(state):  # a kernel of another shape where every name is in place
+        state["f.layer2.0.conv2.weight"] = state["f.layer2.0.conv2.weight"][:, :31]
+
+    refused(act_norm, r"unknown normalisation layer with parameters \['loc', 'logs'\] .*'act' norm is not supported")
+    refused(thinner_second_group, r"bad\.pt does not fit a WRN-10-1 of the authors' layout: Error\(s\) in loading")
+
 
 def test_conversion_errors_say_what_to_do(tmp_path, tiny_config):
     _authors_file(tmp_path / "inst.pt", norm="instance")

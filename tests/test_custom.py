@@ -127,6 +127,10 @@ def test_own_network_and_data_train_resume_exactly_and_evaluate(digits_as_floats
     # evaluation needs them too, and then scores the trained network on that data
     with pytest.raises(CheckpointError, match="load_model\\(path, model="):
         load_model(tmp_path / "whole", "cpu")
+    with pytest.raises(CheckpointError, match=r"the network given as model= does not fit the weights of checkpoint "
+                                              r".*whole.checkpoint\.pt \(Error\(s\) in loading state_dict for TinyNet.*"
+                                              rf"pass a network of the kind and size it trained, {__name__}\.TinyNet$"):
+        load_model(tmp_path / "whole", "cpu", model=wider, data=data)
     with pytest.raises(ConfigError, match="load_model\\(path, data=...\\)"):
         accuracy(load_model(tmp_path / "whole", "cpu", model=TinyNet()), out_dir=tmp_path / "e0")
     (tx, ty, vx, vy), _ = digits_as_floats

@@ -1655,8 +1655,13 @@ def test_more_bad_eval_input_gets_one_clear_error(runs, tmp_path, capsys):
     ckpt = torch.load(runs / "jem" / "checkpoint.pt", weights_only=False)
     del ckpt["dataset"]
     torch.save(ckpt, tmp_path / "no_dataset.pt")
+    ckpt = torch.load(runs / "jem" / "checkpoint.pt", weights_only=False)
+    ckpt["config"]["width"] *= 2  # a config edited by hand: the weights are of the narrower network
+    torch.save(ckpt, tmp_path / "wider.pt")
     cases = [
         ([str(tmp_path / "no_dataset.pt"), "accuracy", *FAST], "lacks the dataset description"),
+        ([str(tmp_path / "wider.pt"), "accuracy", *FAST], "wider.pt does not fit its own network description: "
+                                                          "Error(s) in loading state_dict"),
         ([str(folder), "accuracy", *FAST], "not a fastjem checkpoint"),
         ([str(runs / "jem"), "fid", "--features-model", "classifier", *FAST, "--n-fid", "1"], "--n-fid must be >= 2"),
         ([str(runs / "jem"), "ood", "--ood", "interp", *FAST, "--n-test", "1"], "at least two test images"),

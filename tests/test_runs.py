@@ -49,6 +49,13 @@ def test_a_run_without_its_config_says_less_not_something_wrong(runs, tmp_path):
     row = run_row(bare)
     assert row["model"] is None and row["kind"] is None and row["dataset"] is None
     assert row["iteration"] == 12 and row["status"] == "stopped"
+    # a config.json that is no TrainConfig (an option of another version): listed the same way, with what the
+    # file still says
+    cfg = json.loads((root / "jem" / "config.json").read_text())
+    (bare / "config.json").write_text(json.dumps({**cfg, "an_option_of_another_version": 1}))
+    row = run_row(bare)
+    assert row["model"] is None and row["kind"] is None and row["dataset"] == cfg["dataset"]
+    assert row["iteration"] == 12 and row["status"].startswith("stopped"), row["status"]
 
 
 def test_the_command_prints_a_sorted_table_and_json(runs, capsys):

@@ -567,6 +567,7 @@ def test_a_checkpoint_whose_bytes_changed_is_refused(tiny_config, tmp_path):
     path = tmp_path / "checkpoint.pt"
     assert load_checkpoint(path)["iteration"] == 2
     data = bytearray(path.read_bytes())
+    (tmp_path / "unchanged.pt").write_bytes(bytes(data))
     import zipfile
 
     with zipfile.ZipFile(path) as z:
@@ -580,6 +581,10 @@ def test_a_checkpoint_whose_bytes_changed_is_refused(tiny_config, tmp_path):
     torch.load(path, weights_only=False)  # no complaint from torch
     with pytest.raises(CheckpointError, match=f"damaged: its part {largest.filename} fails its checksum"):
         load_checkpoint(path)
+    # a checkpoint in torch's legacy format (not a zip: no checksums to compare) still loads
+    torch.save(torch.load(tmp_path / "unchanged.pt", weights_only=False), tmp_path / "legacy.pt",
+               _use_new_zipfile_serialization=False)
+    assert load_checkpoint(tmp_path / "legacy.pt")["iteration"] == 2
 
 
 def test_existing_run_is_not_overwritten(tiny_config, tmp_path):

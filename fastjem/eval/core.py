@@ -143,13 +143,19 @@ def load_model(checkpoint: str | os.PathLike | EvalModel, device: str | torch.de
     if custom.get("model") and model is None:
         raise CheckpointError(f"checkpoint {ckpt['path']} holds a network given in Python ({custom['model']}): load it "
                               "with fastjem.eval.load_model(path, model=<a network of that kind>)")
+    given = model is not None
     if model is None:
         model = build_model(cfg.arch, info.num_classes, info.channels, cfg.depth, cfg.width, cfg.norm, cfg.dropout)
     try:
         model.load_state_dict(ckpt["model"])
     except RuntimeError as err:
-        raise CheckpointError(f"checkpoint {ckpt['path']} does not fit its own network description: "
-                              f"{str(err).splitlines()[0]}") from err
+        why = str(err).splitlines()[0]
+        if given:
+            trained = custom.get("model") or "the network its config describes"
+            raise CheckpointError(f"the network given as model= does not fit the weights of checkpoint "
+                                  f"{ckpt['path']} ({why}): pass a network of the kind and size it trained, "
+                                  f"{trained}") from err
+        raise CheckpointError(f"checkpoint {ckpt['path']} does not fit its own network description: {why}") from err
     model.to(dev).eval()
     for p in model.parameters():
         p.requires_grad_(False)
