@@ -4677,6 +4677,18 @@ MUTANTS = [
     Mutant('runs-old-config-crashes-the-table', 'tests/test_runs.py -k without_its_config', [
         ('fastjem/runs.py', '        except (FastJEMError, TypeError):\n            pass', '        except KeyError:\n            pass'),
     ]),
+    Mutant('quick-run-precision-not-passed-on', 'tests/test_bench.py -k shortened_quick_run', [
+        ('bench/quick_run.py', '        cfg = cfg.replace(precision=args.precision)', '        cfg = cfg.replace()'),
+    ]),
+    Mutant('quick-run-classifier-only-not-passed-on', 'tests/test_bench.py -k shortened_quick_run', [
+        ('bench/quick_run.py', '        cfg = cfg.replace(px_weight=0.0, pxy_weight=0.0)', '        cfg = cfg.replace(pxy_weight=0.0)'),
+    ]),
+    Mutant('precision-quality-same-precision-twice', 'tests/test_bench.py -k refuse_bad_options', [
+        ('bench/precision_quality.py', ' or args.precisions[0] == args.precisions[1]:', ' or args.precisions[0] is None:'),
+    ]),
+    Mutant('buffer-init-quality-unknown-init-accepted', 'tests/test_bench.py -k refuse_bad_options', [
+        ('bench/buffer_init_quality.py', '    if init not in BUFFER_INITS or not steps.isdigit():', '    if not steps.isdigit():'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

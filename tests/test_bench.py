@@ -711,11 +711,15 @@ def test_bench_scripts_refuse_bad_options_before_any_work(capsys, monkeypatch):
             (profile_step, ["--steps", "0"], "--steps must be >= 1"),
             (profile_step, ["--width", "-2"], "--width must be > 0 (or 0 for the device's default)"),
             (precision_quality, ["--precisions", "fp32", "fp16"], "--precision must be one of"),
+            (precision_quality, ["--precisions", "bf16", "bf16"], "--precisions two different precisions"),
+            (precision_quality, ["--seeds", "2", "2"], "--seeds must be distinct"),
             (quick_run, ["--preset", "bogus"], "invalid choice"),
             (quick_run, ["--iters", "-1"], "--iters must be > 0"),
             (buffer_init_quality, ["--preset", "bogus"], "invalid choice"),
             (buffer_init_quality, ["--iters", "-5"], "--iters must be > 0"),
             (buffer_init_quality, ["--seeds", "1", "1"], "--seeds and --variants must be distinct"),
+            (buffer_init_quality, ["--variants", "uniform:20", "uniform:x"], "a variant is INIT:STEPS"),
+            (buffer_init_quality, ["--variants", "noise:20"], "a variant is INIT:STEPS with INIT one of"),
             (sgld_study, ["--batch-size", "0"], "--batch-size must be >= 1"),
             (sgld_study, ["--sgld-steps", "-1"], "--sgld-steps must be >= 1"),
             (sgld_study, ["--windows", "0"], "--windows must be >= 1"),
@@ -760,6 +764,15 @@ def test_a_shortened_quick_run_is_a_smoke_run_and_cpu_rows_name_their_threads(tm
     (path,) = tmp_path.glob("smoke-quick-*.json")
     assert json.loads(path.read_text())["smoke"] is True and not list(tmp_path.glob("quick-*.json"))
     assert report.load_results(tmp_path)["quick"] == []
+    rep = json.loads(path.read_text())
+    assert rep["classifier_only"] is False and rep["config"]["px_weight"] > 0 and rep["config"]["precision"] == "auto"
+    # the baseline row and a precision other than the preset's reach the run they record
+    assert quick_run.main(["--iters", "2", "--classifier-only", "--precision", "fp32", "--out",
+                           str(tmp_path / "base")]) == 0
+    (path,) = (tmp_path / "base").glob("smoke-quick-*.json")
+    rep = json.loads(path.read_text())
+    assert rep["classifier_only"] is True and rep["config"]["px_weight"] == rep["config"]["pxy_weight"] == 0.0
+    assert rep["config"]["precision"] == "fp32" and rep["engine"].startswith("precision fp32,"), rep["engine"]
     cpu = {"device": {"type": "cpu", "name": "Some CPU", "threads": 2}}
     assert report._device(cpu) == "Some CPU, 2 threads"
     assert report._device({"device": {"type": "cuda", "name": "GPU X"}}) == "GPU X"
