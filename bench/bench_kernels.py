@@ -429,18 +429,25 @@ def _sgld_launch(cfg) -> dict:
 
 
 # the buffer ops' swept launches: ((BLOCK_B, BLOCK_D), num_warps); buffer_sample's also with the kept rows requested
-# before the reset values are drawn
+# before the reset values are drawn (loads-first), or every drawn row before the reset decisions (rows-first)
 WRITE_CONFIGS = ["default"] + [((bb, bd), w) for bd in (512, 1024, 2048, 4096) for bb in (1, 2, 4) for w in (4, 8)]
-SAMPLE_CONFIGS = WRITE_CONFIGS + ["loads-first"] + \
-    [(tiles, w, "loads-first") for tiles in ((1, 1024), (2, 1024), (1, 2048)) for w in (4, 8)]
+SAMPLE_CONFIGS = WRITE_CONFIGS + ["loads-first", "rows-first"] + \
+    [(tiles, w, "loads-first") for tiles in ((1, 1024), (2, 1024), (1, 2048)) for w in (4, 8)] + \
+    [(tiles, w, "rows-first") for tiles in ((1, 1024), (2, 1024)) for w in (4, 8)]
+# buffer_sample_fwd's option for each order of the gather's loads, and how the summary names it
+ORDERS = {"loads-first": ("loads_first", "its loads issued first"),
+          "rows-first": ("rows_first", "every drawn row requested first")}
 
 
-def _buffer_launch(cfg) -> tuple:
-    """(tiles, num_warps, loads_first) of a swept buffer configuration: "default", "loads-first", (tiles, num_warps) or
-    (tiles, num_warps, "loads-first")."""
-    if cfg in ("default", "loads-first"):
-        return None, None, cfg == "loads-first"
-    return cfg[0], cfg[1], cfg[2:] == ("loads-first",)
+def _buffer_launch(cfg) -> dict:
+    """buffer_sample_fwd's (buffer_write_fwd's) launch options for a swept configuration: "default" (the launcher's
+    own), an order alone ("loads-first", "rows-first": the launcher's own tiles and warps), (tiles, num_warps) or
+    (tiles, num_warps, order)."""
+    if cfg == "default":
+        return {}
+    if cfg in ORDERS:
+        return {ORDERS[cfg][0]: True}
+    return {"tiles": cfg[0], "num_warps": cfg[1], **{ORDERS[order][0]: True for order in cfg[2:]}}
 
 
 @pytest.mark.skipif(not CUDA, reason="needs CUDA")
@@ -477,25 +484,21 @@ def test_bench_cuda_launch_configs():
         state = new_rng_state(0, GPU)
 
         def run_sample(cfg, idx=idx, state=state):
-            tiles, w, loads_first = _buffer_launch(cfg)
-            buffer_sample_fwd(buf, idx, RESET_PROB, state, tiles=tiles, num_warps=w, loads_first=loads_first)
+            buffer_sample_fwd(buf, idx, RESET_PROB, state, **_buffer_launch(cfg))
 
         def check_sample(cfg, idx=idx):
-            tiles, w, loads_first = _buffer_launch(cfg)
             sa, sb = new_rng_state(1, GPU), new_rng_state(1, GPU)
             a = buffer_sample_fwd(buf, idx, 0.5, sa)
-            b_ = buffer_sample_fwd(buf, idx, 0.5, sb, tiles=tiles, num_warps=w, loads_first=loads_first)
+            b_ = buffer_sample_fwd(buf, idx, 0.5, sb, **_buffer_launch(cfg))
             assert torch.equal(a, b_) and torch.equal(sa, sb), cfg
 
         def run_write(cfg, idx=idx, rows_in=rows_in):
-            tiles, w, _ = _buffer_launch(cfg)
-            buffer_write_fwd(buf, idx, rows_in, tiles=tiles, num_warps=w)
+            buffer_write_fwd(buf, idx, rows_in, **_buffer_launch(cfg))
 
         def check_write(cfg, uniq=uniq, rows_in=rows_in):
-            tiles, w, _ = _buffer_launch(cfg)
             a, b_ = buf.clone(), buf.clone()
             buffer_write_fwd(a, uniq, rows_in[: uniq.numel()])
-            buffer_write_fwd(b_, uniq, rows_in[: uniq.numel()], tiles=tiles, num_warps=w)
+            buffer_write_fwd(b_, uniq, rows_in[: uniq.numel()], **_buffer_launch(cfg))
             assert torch.equal(a, b_), cfg
 
         moved = 2 * b * row_bytes + b * 8
@@ -513,7 +516,8 @@ def test_bench_cuda_launch_configs():
         "timing": "do_bench_cudagraph median: calls replayed from one CUDA graph (L2 not flushed)",
         "configs": "sgld_step_: (BLOCK, num_warps[, loads-first: x and grad loaded before the noise's Philox rounds, "
                    "not after]); buffer ops: ((BLOCK_B, BLOCK_D), num_warps[, loads-first: buffer_sample's kept rows "
-                   "requested before the reset values are drawn]); default = the launcher's own choice",
+                   "requested before the reset values are drawn; rows-first: every drawn row requested before the "
+                   "reset decisions]); default = the launcher's own choice",
         "results": rows, "best": list(best.values()),
     }
     path = _write_report("kernel-configs", name, report)
@@ -523,8 +527,8 @@ def test_bench_cuda_launch_configs():
         frac = r["fraction_of_peak_bandwidth"]
         print(f"{r['op']:<14} {r['size']:<22} default {default['graph_us']:8.2f} us | best {r['config']} "
               f"{r['graph_us']:8.2f} us  {r['GBps']:7.0f} GB/s  {'' if frac is None else f'{frac:.0%}'}")
-        first = next((x for x in rows if (x["op"], x["size"], x["config"]) == (r["op"], r["size"], "loads-first")),
-                     None)
-        if first is not None:
-            print(f"{'':<14} {'':<22} the default's launch with its loads issued first: "
-                  f"{first['graph_us']:8.2f} us (x{first['speedup_vs_default']:.3f})")
+        for order, (_, what) in ORDERS.items():
+            first = next((x for x in rows if (x["op"], x["size"], x["config"]) == (r["op"], r["size"], order)), None)
+            if first is not None:
+                print(f"{'':<14} {'':<22} the default's launch with {what}: "
+                      f"{first['graph_us']:8.2f} us (x{first['speedup_vs_default']:.3f})")

@@ -165,12 +165,12 @@ if [[ -n $BARS_PID ]]; then
 fi
 
 # --- 3. kernel microbenchmarks (writes bench/results/kernels-*.json; 61 s on an H100 before the sweep timed
-# sgld_step_'s loads-first launches as well: capped at 95 s)
+# the loads-first and rows-first launches as well: capped at 105 s)
 # It keeps for later what iterations/s needs (~190 s for WRN-28-10) and the CIFAR-10 run's time; with SKIP_CIFAR
 # that is less: a CPU-bars stage that ran to its timeout had left this stage 17 s (H200, 2026-11-30).
 KERNELS_RESERVE=285
 [[ -n ${SKIP_CIFAR:-} ]] && KERNELS_RESERVE=205
-run_stage kernels 95 "$KERNELS_RESERVE" "$PY" -m pytest bench/bench_kernels.py -q -s -k cuda -p no:cacheprovider
+run_stage kernels 105 "$KERNELS_RESERVE" "$PY" -m pytest bench/bench_kernels.py -q -s -k cuda -p no:cacheprovider
 
 # --- 4. iterations/s, the bar configuration first; configs not started within its budget are skipped
 # The ablations measured in earlier suites (SGLD graph only, weights cast at each forward) are skipped so that the

@@ -9,8 +9,9 @@ Random numbers (``fastjem.kernels.rng`` streams, for B rows of D = prod(S) eleme
   counter ``offset + B + b * ceil(D / 4)`` (exact in fp32, so the reference is bit-identical);
 - the op advances the offset by ``B + B * ceil(D / 4)``.
 
-Reset rows never read the buffer (the load is masked). ``buffer_write_`` is ``buffer[idx] = x``;
-with repeated indices one of the rows wins (unspecified which), as for ``index_copy_``.
+Reset rows never read the buffer (the load is masked; the benchmark's ``rows_first`` launch reads them).
+``buffer_write_`` is ``buffer[idx] = x``; with repeated indices one of the rows wins (unspecified which), as for
+``index_copy_``.
 An index outside [0, N) cannot be refused without a host sync: the kernels mask it, so a kept row with such
 an index reads NaN and its write is dropped (the reference raises, as ``index_select`` does).
 """
@@ -47,6 +48,7 @@ if triton is not None:
         BLOCK_B: tl.constexpr,
         BLOCK_D: tl.constexpr,
         LOADS_FIRST: tl.constexpr,  # kept rows requested before the reset values are drawn (a benchmark variant)
+        ROWS_FIRST: tl.constexpr,  # every drawn row requested before the reset decisions (a benchmark variant)
     ):
         QUARTER: tl.constexpr = BLOCK_D // 4
         o_b = tl.program_id(0).to(tl.int64) * BLOCK_B + tl.arange(0, BLOCK_B).to(tl.int64)
@@ -54,15 +56,29 @@ if triton is not None:
         m_b = o_b < B
         b_seed = tl.load(p_rng)
         b_offset = tl.load(p_rng + 1)
+        if ROWS_FIRST:
+            # the rows wait on the indices' load only, not on the decisions' Philox rounds too; a reset row's bytes
+            # are read for nothing
+            b_row = tl.load(p_idx + o_b, mask=m_b, other=0)
+            o_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D).to(tl.int64)
+            m_row = (m_b & (b_row >= 0) & (b_row < N))[:, None] & (o_d < D)[None, :]
+            b_drawn = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_row, other=float("nan"))
         b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b  # [BLOCK_B]
-        b_row = tl.load(p_idx + o_b, mask=m_b, other=0)
+        if not ROWS_FIRST:
+            b_row = tl.load(p_idx + o_b, mask=m_b, other=0)
         o_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D).to(tl.int64)
         m_bd = m_b[:, None] & (o_d < D)[None, :]
-        # reset rows never read the buffer
+        # reset rows never read the buffer (but with ROWS_FIRST)
         m_keep = m_bd & (b_reset == 0)[:, None] & ((b_row >= 0) & (b_row < N))[:, None]
         # ceil(D / 4) counters per row, after the B decision counters
         o_ctr = b_offset + B + o_b[:, None] * ((D + 3) // 4) + pid_d * QUARTER + tl.arange(0, QUARTER)[None, :]
-        if LOADS_FIRST:
+        if ROWS_FIRST:
+            if HAS_FRESH:
+                b_fresh = tl.load(p_fresh + o_b[:, None] * D + o_d[None, :], mask=m_bd & b_reset[:, None], other=0.0)
+            else:
+                b_fresh = uniform_rows(b_seed, o_ctr, BLOCK_B, QUARTER) * 2.0 - 1.0
+            b_kept = b_drawn
+        elif LOADS_FIRST:
             b_kept = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=float("nan"))
             if HAS_FRESH:
                 b_fresh = tl.load(p_fresh + o_b[:, None] * D + o_d[None, :], mask=m_bd & b_reset[:, None], other=0.0)
@@ -153,16 +169,20 @@ def _launch_tiles(B: int, D: int, tiles: tuple[int, int] | None) -> tuple[int, i
 
 def buffer_sample_fwd(buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor,
                       tiles: tuple[int, int] | None = None, num_warps: int | None = None, *,
-                      fresh: torch.Tensor | None = None, loads_first: bool = False):
+                      fresh: torch.Tensor | None = None, loads_first: bool = False, rows_first: bool = False):
     """Launch the gather + reset kernel: x0 [B, *S] fp32; advances ``rng_state[1]``.
 
     ``fresh`` [B, *S] fp32: reset rows take their values from it instead of U(-1, 1) (same reset decisions).
     ``tiles`` = (BLOCK_B, BLOCK_D) and ``num_warps`` override the launch configuration (the kernel
     benchmark sweeps them); the random numbers do not depend on it. ``loads_first`` requests the kept rows from
-    the buffer before the reset values are drawn rather than after (the same numbers; whether the overlap pays is
-    the benchmark's to say on a GPU).
+    the buffer before the reset values are drawn rather than after; ``rows_first`` requests every drawn row,
+    reset rows included, before the reset decisions, so that the gather waits on one load (the indices') and not
+    on the decisions' Philox rounds as well, for reset_prob more bytes read. The same numbers either way; whether
+    either pays is the benchmark's to say on a GPU.
     """
     _check_inputs(buffer, idx, fresh=fresh, reset_prob=reset_prob, rng_state=rng_state)
+    if loads_first and rows_first:
+        raise ValueError("buffer_sample_fwd: loads_first and rows_first are two orders of the loads: choose one")
     B, D = idx.shape[0], _row_size(buffer)
     out = torch.empty((B, *buffer.shape[1:]), dtype=buffer.dtype, device=buffer.device)  # [B, *S]
     if B > 0 and D > 0:
@@ -173,7 +193,7 @@ def buffer_sample_fwd(buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float
             _buffer_sample_kernel[grid](
                 buffer, idx.contiguous(), out, rng_state, out if fresh is None else fresh.contiguous(),
                 buffer.shape[0], B, D, float(reset_prob), HAS_FRESH=fresh is not None, BLOCK_B=block_b,
-                BLOCK_D=block_d, LOADS_FIRST=bool(loads_first), **extra,
+                BLOCK_D=block_d, LOADS_FIRST=bool(loads_first), ROWS_FIRST=bool(rows_first), **extra,
             )
     # rows of no elements still take their reset draws (counters offset + b), as the reference's do
     rng_state[1:].add_(B + B * counters_for(D))

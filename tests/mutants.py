@@ -4602,16 +4602,16 @@ MUTANTS = [
         ('bench/bench_kernels.py', '            assert bool(torch.zeros(n, dtype=torch.long, device=device).index_add_(0, idx, kept.long())[idx].all())\n', ''),
     ]),
     Mutant('gather-kernel-loads-first-in-name-only', 'tests/test_kernels_buffer.py -k order_of_the_loads', [
-        ('kernels/buffer.py', 'BLOCK_D=block_d, LOADS_FIRST=bool(loads_first), **extra,', 'BLOCK_D=block_d, LOADS_FIRST=False, **extra,'),
+        ('kernels/buffer.py', 'BLOCK_D=block_d, LOADS_FIRST=bool(loads_first), ROWS_FIRST', 'BLOCK_D=block_d, LOADS_FIRST=False, ROWS_FIRST'),
     ]),
     Mutant('gather-kernel-loads-first-branch-reordered', 'tests/test_kernels_compile.py -k buffer_sample', [
-        ('kernels/buffer.py', '        if LOADS_FIRST:\n            b_kept', '        if not LOADS_FIRST:\n            b_kept'),
+        ('kernels/buffer.py', '        elif LOADS_FIRST:\n            b_kept', '        elif not LOADS_FIRST:\n            b_kept'),
     ]),
     Mutant('gather-kernel-loads-first-fresh-unmasked', 'tests/test_kernels_buffer.py -k launch_configuration', [
-        ('kernels/buffer.py', '        if LOADS_FIRST:\n            b_kept = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=float("nan"))\n            if HAS_FRESH:\n                b_fresh = tl.load(p_fresh + o_b[:, None] * D + o_d[None, :], mask=m_bd & b_reset[:, None], other=0.0)', '        if LOADS_FIRST:\n            b_kept = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=float("nan"))\n            if HAS_FRESH:\n                b_fresh = tl.load(p_fresh + o_b[:, None] * D + o_d[None, :], mask=m_bd, other=0.0) * 0.5'),
+        ('kernels/buffer.py', '        elif LOADS_FIRST:\n            b_kept = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=float("nan"))\n            if HAS_FRESH:\n                b_fresh = tl.load(p_fresh + o_b[:, None] * D + o_d[None, :], mask=m_bd & b_reset[:, None], other=0.0)', '        elif LOADS_FIRST:\n            b_kept = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=float("nan"))\n            if HAS_FRESH:\n                b_fresh = tl.load(p_fresh + o_b[:, None] * D + o_d[None, :], mask=m_bd, other=0.0) * 0.5'),
     ]),
     Mutant('bench-buffer-sweep-loads-first-ignored', 'tests/test_bench.py -k buffer_launch', [
-        ('bench/bench_kernels.py', '    return cfg[0], cfg[1], cfg[2:] == ("loads-first",)', '    return cfg[0], cfg[1], False'),
+        ('bench/bench_kernels.py', 'ORDERS = {"loads-first": ("loads_first",', 'ORDERS = {"loads-first": ("rows_first",'),
     ]),
     Mutant('bench-kernels-cuda-fraction-of-graph-time', 'tests/test_bench.py -k dry_run', [
         ('bench/bench_kernels.py', '                "fraction_of_peak_bandwidth": gbps * 1e9 / peak if peak else None,', '                "fraction_of_peak_bandwidth": gbps_graph * 1e9 / peak if peak else None,'),
@@ -4623,7 +4623,7 @@ MUTANTS = [
         ('bench/bench_kernels.py', '        if key not in best or r["graph_us"] < best[key]["graph_us"]:', '        if key not in best or r["graph_us"] > best[key]["graph_us"]:'),
     ]),
     Mutant('bench-kernels-sweep-loads-first-unprinted', 'tests/test_bench.py -k dry_run', [
-        ('bench/bench_kernels.py', '        if first is not None:\n            print(', '        if False:\n            print('),
+        ('bench/bench_kernels.py', '            if first is not None:\n                print(', '            if False:\n                print('),
     ]),
     Mutant('bench-kernels-cuda-graph-speedup-unreplayed', 'tests/test_bench.py -k dry_run', [
         ('bench/bench_kernels.py', '                "graph_speedup_vs_eager": ms_eager_graph / ms_fused_graph,', '                "graph_speedup_vs_eager": ms_eager / ms_fused,'),
@@ -4688,6 +4688,21 @@ MUTANTS = [
     ]),
     Mutant('buffer-init-quality-unknown-init-accepted', 'tests/test_bench.py -k refuse_bad_options', [
         ('bench/buffer_init_quality.py', '    if init not in BUFFER_INITS or not steps.isdigit():', '    if not steps.isdigit():'),
+    ]),
+    Mutant('buffer-sample-rows-first-not-passed-on', 'tests/test_kernels_buffer.py -k launcher_passes_the_order', [
+        ('kernels/buffer.py', 'ROWS_FIRST=bool(rows_first)', 'ROWS_FIRST=False'),
+    ]),
+    Mutant('buffer-sample-rows-first-reads-past-the-buffer', 'tests/test_kernels_buffer.py -k outside_the_buffer', [
+        ('kernels/buffer.py', '            m_row = (m_b & (b_row >= 0) & (b_row < N))[:, None] & (o_d < D)[None, :]', '            m_row = m_b[:, None] & (o_d < D)[None, :]'),
+    ]),
+    Mutant('buffer-sample-rows-first-loads-after-the-decision', 'tests/test_kernels_compile.py -k loads_first', [
+        ('kernels/buffer.py', '            b_kept = b_drawn\n', '            b_kept = tl.load(p_buffer + o_d[None, :] + b_row[:, None] * D, mask=m_keep, other=float("nan"))\n'),
+    ]),
+    Mutant('buffer-sample-rows-first-keeps-the-fresh-rows', 'tests/test_kernels_buffer.py -k every_launch_configuration', [
+        ('kernels/buffer.py', '            b_kept = b_drawn\n', '            b_kept = b_fresh\n'),
+    ]),
+    Mutant('bench-buffer-launch-drops-the-order', 'tests/test_bench.py -k buffer_launch', [
+        ('bench/bench_kernels.py', ', **{ORDERS[order][0]: True for order in cfg[2:]}}', ', **{ORDERS[order][0]: False for order in cfg[2:]}}'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -14,7 +14,8 @@ import pytest
 triton = pytest.importorskip("triton")
 
 # (kernel, the launch's constexprs): each variant the launchers can compile on a GPU, at WRN sizes
-VARIANTS = 2 * 3 * 2 * 2 + 2 * 2 + 2 * 2 + 2  # lse fwd/bwd x dtypes x K x labels; sgld grads, gather fresh x orders
+# lse fwd/bwd x dtypes x K x labels; sgld grads x orders, gather fresh x orders, scatter x dtypes
+VARIANTS = 2 * 3 * 2 * 2 + 2 * 2 + 2 * 3 + 2
 # the integer arguments of a launch at WRN sizes (batch 64 of 3x32x32, a buffer of 10000; the energy's K, 10 or 1000,
 # and its row stride are not multiples of 16)
 WRN_INTS = {"n": 64 * 3 * 32 * 32, "base": 0, "N": 10000, "B": 64, "D": 3 * 32 * 32}
@@ -60,11 +61,12 @@ def compile_all(out_dir: str) -> list[dict]:
                    "sigma": "fp32"}, {"BLOCK": 512, "LOADS_FIRST": loads_first})
     block_b, block_d = buffer._tiles(64, 3 * 32 * 32)
     for fresh in (False, True):
-        for loads_first in (False, True):
+        for loads_first, rows_first in ((False, False), (True, False), (False, True)):
             build(buffer._buffer_sample_kernel,
                   {"p_buffer": "*fp32", "p_idx": "*i64", "p_out": "*fp32", "p_rng": "*i64", "p_fresh": "*fp32",
                    "N": "i32", "B": "i32", "D": "i32", "reset_prob": "fp32"},
-                  {"HAS_FRESH": fresh, "BLOCK_B": block_b, "BLOCK_D": block_d, "LOADS_FIRST": loads_first})
+                  {"HAS_FRESH": fresh, "BLOCK_B": block_b, "BLOCK_D": block_d, "LOADS_FIRST": loads_first,
+                   "ROWS_FIRST": rows_first})
     for x in ("fp32", "bf16"):
         build(buffer._buffer_write_kernel,
               {"p_buffer": "*fp32", "p_idx": "*i64", "p_x": f"*{x}", "N": "i32", "B": "i32", "D": "i32"},
@@ -106,17 +108,23 @@ def test_every_kernel_compiles_for_hopper(compiled):
 PHILOX = ("-0x2daee0ad", "-0x326172a9", "0xd2511f53", "0xcd9e8d57")
 
 
+def _order(constexprs: dict) -> str:
+    return "rows-first" if constexprs.get("ROWS_FIRST") else "loads-first" if constexprs["LOADS_FIRST"] else "default"
+
+
 @pytest.mark.parametrize("kernel", ["_sgld_step_kernel", "_buffer_sample_kernel"])
 def test_loads_first_issues_the_loads_before_the_draws(compiled, kernel):
-    """What the launch sweep's loads-first variants are for, in the machine code of a launch at WRN sizes: by
-    default sgld_step_ issues its loads of x and grad after all the noise's Philox rounds, and buffer_sample its
-    loads of the kept rows after most of the reset values' rounds (ptxas moves the loads above the last fifth);
-    loads-first issues them before most (a warp then waits on memory while it computes). The same numbers either
-    way (test_kernels_sgld, test_kernels_buffer); which is faster is the GPU benchmark's to say."""
+    """What the launch sweep's load orders are for, in the machine code of a launch at WRN sizes: by default
+    sgld_step_ issues its loads of x and grad after all the noise's Philox rounds, and buffer_sample its loads of the
+    kept rows after the reset decision and most of the reset values' rounds (ptxas moves the loads above the last
+    fifth); loads-first issues them before most (a warp then waits on memory while it computes). buffer_sample's
+    rows-first requests every drawn row before the reset decision is known (it waits on the indices' load only)
+    and so before still more of the rounds. The same numbers in every order (test_kernels_sgld,
+    test_kernels_buffer); which is faster is the GPU benchmark's to say."""
     nvdisasm = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "nvdisasm"
     if not nvdisasm.exists():
         pytest.skip(f"no nvdisasm in triton {triton.__version__}")
-    where = {}
+    where, decided = {}, {}
     for r in compiled:
         if r["kernel"] == kernel and r["signature"].get("p_grad", "*fp32") == "*fp32" and \
                 not r["constexprs"].get("HAS_FRESH"):
@@ -128,10 +136,17 @@ def test_loads_first_issues_the_loads_before_the_draws(compiled, kernel):
             loads = [i for i, line in enumerate(sass) if "ldg.e.128 " in line]
             assert philox and loads, r["constexprs"]
             # the share of the Philox multiplications issued after the first load
-            where[r["constexprs"]["LOADS_FIRST"]] = sum(i > min(loads) for i in philox) / len(philox)
+            where[_order(r["constexprs"])] = sum(i > min(loads) for i in philox) / len(philox)
+            # buffer_sample's one float comparison: a row's reset decision (u < reset_prob)
+            decided[_order(r["constexprs"])] = [i for i, line in enumerate(sass) if "fsetp" in line][:1] < loads[:1]
     # loads-first: most of the draws after the loads (the gather's reset decision, one Philox per row, comes first:
     # it masks the loads); the default: sgld_step_'s all before, buffer_sample's at least three quarters
-    assert where[True] > 0.5 and where[False] <= (0 if kernel == "_sgld_step_kernel" else 0.25), where
+    assert where["loads-first"] > 0.5 and where["default"] <= (0 if kernel == "_sgld_step_kernel" else 0.25), where
+    if kernel == "_buffer_sample_kernel":
+        assert where["rows-first"] > where["loads-first"], where
+        assert decided == {"default": True, "loads-first": True, "rows-first": False}, decided
+    else:
+        assert "rows-first" not in where
 
 
 def test_the_sample_data_moves_16_bytes_at_a_time_in_registers(compiled):
@@ -156,4 +171,4 @@ def test_the_sample_data_moves_16_bytes_at_a_time_in_registers(compiled):
         assert "ldg.e " not in sass and "stg.e " not in sass, what  # no 4-byte access
         assert not any(f" {op} " in sass or f" {op}." in sass for op in ("sts", "lds", "bar")), what
         checked += 1
-    assert checked == 4 + 4 + 1
+    assert checked == 4 + 6 + 1
