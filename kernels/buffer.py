@@ -58,7 +58,7 @@ if triton is not None:
         b_offset = tl.load(p_rng + 1)
         if ROWS_FIRST:
             # the rows wait on the indices' load only, not on the decisions' Philox rounds too; a reset row's bytes
-            # are read for nothing
+            # are read for nothing (o_d is made again below, so that the other orders compile as they were measured)
             b_row = tl.load(p_idx + o_b, mask=m_b, other=0)
             o_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D).to(tl.int64)
             m_row = (m_b & (b_row >= 0) & (b_row < N))[:, None] & (o_d < D)[None, :]
@@ -68,7 +68,7 @@ if triton is not None:
             b_row = tl.load(p_idx + o_b, mask=m_b, other=0)
         o_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D).to(tl.int64)
         m_bd = m_b[:, None] & (o_d < D)[None, :]
-        # reset rows never read the buffer (but with ROWS_FIRST)
+        # reset rows never read the buffer (except with ROWS_FIRST)
         m_keep = m_bd & (b_reset == 0)[:, None] & ((b_row >= 0) & (b_row < N))[:, None]
         # ceil(D / 4) counters per row, after the B decision counters
         o_ctr = b_offset + B + o_b[:, None] * ((D + 3) // 4) + pid_d * QUARTER + tl.arange(0, QUARTER)[None, :]
