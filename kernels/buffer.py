@@ -63,8 +63,9 @@ if triton is not None:
             o_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D).to(tl.int64)
             m_row = (m_b & (b_row >= 0) & (b_row < N))[:, None] & (o_d < D)[None, :]
             b_drawn = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_row, other=float("nan"))
-        b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b  # [BLOCK_B]
-        if not ROWS_FIRST:
+            b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b
+        else:
+            b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b  # [BLOCK_B]
             b_row = tl.load(p_idx + o_b, mask=m_b, other=0)
         o_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D).to(tl.int64)
         m_bd = m_b[:, None] & (o_d < D)[None, :]

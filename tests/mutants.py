@@ -47,8 +47,8 @@ MUTANTS = [
     ]),
     Mutant('reset-prob-half-both', 'tests/test_kernels_buffer.py tests/test_buffer.py', [
         ('kernels/buffer.py',
-         'b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b',
-         'b_reset = (uniform_scalar(b_seed, b_offset + o_b) < 0.5 * reset_prob) & m_b'),
+         'b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b  # [BLOCK_B]',
+         'b_reset = (uniform_scalar(b_seed, b_offset + o_b) < 0.5 * reset_prob) & m_b  # [BLOCK_B]'),
         ('kernels/buffer.py',
          'out = torch.where((u_row < reset_prob)[:, None], fresh, kept)',
          'out = torch.where((u_row < 0.5 * reset_prob)[:, None], fresh, kept)'),
@@ -4703,6 +4703,9 @@ MUTANTS = [
     ]),
     Mutant('bench-buffer-launch-drops-the-order', 'tests/test_bench.py -k buffer_launch', [
         ('bench/bench_kernels.py', ', **{ORDERS[order][0]: True for order in cfg[2:]}}', ', **{ORDERS[order][0]: False for order in cfg[2:]}}'),
+    ]),
+    Mutant('buffer-sample-rows-first-resets-half', 'tests/test_kernels_buffer.py -k every_launch_configuration', [
+        ('kernels/buffer.py', '            b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b\n        else:', '            b_reset = (uniform_scalar(b_seed, b_offset + o_b) < 0.5 * reset_prob) & m_b\n        else:'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
