@@ -31,8 +31,8 @@ def compile_all(out_dir: str) -> list[dict]:
     rows = []
 
     def build(fn, signature: dict, constexprs: dict) -> None:
-        # specialised as a launch at WRN sizes is: triton's JIT marks every pointer (torch's allocations are aligned)
-        # and every integer argument that is a multiple of 16 as divisible by 16, which lets it vectorise
+        # specialised as a launch at WRN sizes specialises it: triton's JIT marks every pointer (torch's allocations
+        # are aligned) and every integer argument that is a multiple of 16 as divisible by 16, which lets it vectorise
         attrs = {(i,): [["tt.divisibility", 16]] for i, name in enumerate(signature)
                  if signature[name].startswith("*") or WRN_INTS.get(name, 1) % 16 == 0}
         signature = {**signature, **{name: "constexpr" for name in constexprs}}
