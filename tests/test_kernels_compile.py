@@ -108,6 +108,15 @@ def test_every_kernel_compiles_for_hopper(compiled):
 PHILOX = ("-0x2daee0ad", "-0x326172a9", "0xd2511f53", "0xcd9e8d57")
 
 
+def disassembled(row: dict) -> str:
+    """A compiled variant's machine code (SASS), lower case, by the nvdisasm that ships with triton."""
+    nvdisasm = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "nvdisasm"
+    if not nvdisasm.exists():
+        pytest.skip(f"no nvdisasm in triton {triton.__version__}")
+    return subprocess.run([str(nvdisasm), "-c", row["cubin"]], capture_output=True, text=True,
+                          check=True).stdout.lower()
+
+
 def _order(constexprs: dict) -> str:
     return "rows-first" if constexprs.get("ROWS_FIRST") else "loads-first" if constexprs["LOADS_FIRST"] else "default"
 
@@ -121,15 +130,11 @@ def test_loads_first_issues_the_loads_before_the_draws(compiled, kernel):
     rows-first requests every drawn row before the reset decision is known (it waits on the indices' load only)
     and so before still more of the rounds. The same numbers in every order (test_kernels_sgld,
     test_kernels_buffer); which is faster is the GPU benchmark's to say."""
-    nvdisasm = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "nvdisasm"
-    if not nvdisasm.exists():
-        pytest.skip(f"no nvdisasm in triton {triton.__version__}")
     where, decided = {}, {}
     for r in compiled:
         if r["kernel"] == kernel and r["signature"].get("p_grad", "*fp32") == "*fp32" and \
                 not r["constexprs"].get("HAS_FRESH"):
-            sass = subprocess.run([str(nvdisasm), "-c", r["cubin"]], capture_output=True, text=True,
-                                  check=True).stdout.lower().splitlines()
+            sass = disassembled(r).splitlines()
             philox = [i for i, line in enumerate(sass) if any(c in line for c in PHILOX)]
             # the data: 16-byte global loads (ldg.e.64: the state's seed and offset, and the rows' indices;
             # ldg.e.constant: tables)
@@ -155,17 +160,13 @@ def test_the_sample_data_moves_16_bytes_at_a_time_in_registers(compiled):
     bf16 grad), and the noise reaches its elements without a trip through shared memory (no STS/LDS, no barrier):
     element-wise ops whose bytes the HBM target counts. Compiled without the alignment, the same kernels fall back
     to 4-byte accesses and sgld_step_ shuffles its four normals per counter through shared memory."""
-    nvdisasm = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "nvdisasm"
-    if not nvdisasm.exists():
-        pytest.skip(f"no nvdisasm in triton {triton.__version__}")
     checked = 0
     for r in compiled:
         # buffer_write_ of a bf16 x is not the hot path (ReplayBuffer.write_ passes fp32)
         if r["kernel"] not in ("_sgld_step_kernel", "_buffer_sample_kernel", "_buffer_write_kernel") or \
                 r["signature"].get("p_x") == "*bf16":
             continue
-        sass = subprocess.run([str(nvdisasm), "-c", r["cubin"]], capture_output=True, text=True,
-                              check=True).stdout.lower()
+        sass = disassembled(r)
         what = (r["kernel"], r["signature"].get("p_grad"), r["constexprs"])
         assert "ldg.e.128 " in sass and "stg.e.128 " in sass, what
         assert "ldg.e " not in sass and "stg.e " not in sass, what  # no 4-byte access
