@@ -415,17 +415,14 @@ def _sweep_rows(op: str, size: str, bytes_moved: int, configs: list, run, check,
     return rows
 
 
-# sgld_step_'s swept launches: (BLOCK, num_warps), and some with x and grad loaded before the noise is computed
-SGLD_CONFIGS = ["default", "loads-first"] + [(blk, w) for blk in (256, 512, 1024, 2048, 4096) for w in (2, 4, 8)] + \
-    [(blk, w, "loads-first") for blk in (512, 1024, 2048) for w in (4, 8)]
+# sgld_step_'s swept launches: (BLOCK, num_warps)
+SGLD_CONFIGS = ["default"] + [(blk, w) for blk in (256, 512, 1024, 2048, 4096) for w in (2, 4, 8)]
 
 
 def _sgld_launch(cfg) -> dict:
-    """sgld_step_fwd's launch options for a swept configuration: "default" (the launcher's own), "loads-first" (its
-    own block and warps, x and grad loaded first), (BLOCK, num_warps) or (BLOCK, num_warps, "loads-first")."""
-    if cfg in ("default", "loads-first"):
-        return {"loads_first": cfg == "loads-first"}
-    return {"block": cfg[0], "num_warps": cfg[1], "loads_first": cfg[2:] == ("loads-first",)}
+    """sgld_step_fwd's launch options for a swept configuration: "default" (the launcher's own) or (BLOCK,
+    num_warps)."""
+    return {} if cfg == "default" else {"block": cfg[0], "num_warps": cfg[1]}
 
 
 # the buffer ops' swept launches: ((BLOCK_B, BLOCK_D), num_warps); buffer_sample's also with the kept rows requested
@@ -514,8 +511,8 @@ def test_bench_cuda_launch_configs():
         "device": name, "peak_bandwidth_Bps": peak, "torch": torch.__version__, "triton": triton.__version__,
         "git_sha": git_state()["sha"], "date": now_utc().isoformat(timespec="seconds"),
         "timing": "do_bench_cudagraph median: calls replayed from one CUDA graph (L2 not flushed)",
-        "configs": "sgld_step_: (BLOCK, num_warps[, loads-first: x and grad loaded before the noise's Philox rounds, "
-                   "not after]); buffer ops: ((BLOCK_B, BLOCK_D), num_warps[, loads-first: buffer_sample's kept rows "
+        "configs": "sgld_step_: (BLOCK, num_warps); buffer ops: ((BLOCK_B, BLOCK_D), num_warps[, loads-first: "
+                   "buffer_sample's kept rows "
                    "requested before the reset values are drawn; rows-first: every drawn row requested before the "
                    "reset decisions]); default = the launcher's own choice",
         "results": rows, "best": list(best.values()),

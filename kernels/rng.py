@@ -15,8 +15,10 @@ Triton and once in PyTorch, so kernel and reference agree by construction:
   is exact in fp32, so kernel and reference uniforms are bit-identical.
 - normal (Box-Muller): ``rad = sqrt(-2 log u_a)``, ``theta = 2 pi u_b - pi``,
   ``(n_a, n_b) = (rad cos theta, rad sin theta)``; one counter gives
-  ``(n0, n1) = bm(r0, r1)`` and ``(n2, n3) = bm(r2, r3)``. These agree to a few fp32 ulps
-  (transcendentals differ between libm and the GPU), i.e. about 1e-6 absolute.
+  ``(n0, n1) = bm(r0, r1)`` and ``(n2, n3) = bm(r2, r3)``. These agree to a few fp32 ulps,
+  i.e. about 1e-6 absolute: the references call libm, the kernels polynomials of their own
+  (``_minus_two_log``, and ``_sincospi`` of ``t = 2 u_b - 1``, theta = pi t), each within 2 ulps
+  of float64 for every uniform.
 
 Element ``j`` of a stream of ``n`` values that starts at counter ``base`` uses counter
 ``base + j // 4``, word ``j % 4``; such a stream consumes ``ceil(n / 4)`` counters.
@@ -233,11 +235,44 @@ if triton is not None:
         return ((b_bits >> 9) * 2 + 1).to(tl.float32) * 5.9604644775390625e-08
 
     @triton.jit
+    def _sincospi(b_t):
+        """(sin(pi t), cos(pi t)) for fp32 t in [-1, 1], within 2 ulps (0.84e-7 absolute: every t that
+        ``_normal_pair`` passes was checked against float64): one quadrant reduction for both, then two short
+        polynomials, where ``tl.sin`` and ``tl.cos`` each reduce their argument again, with a branch to a
+        large-argument path that never runs here (local memory and float64 in the machine code)."""
+        # 1.5 * 2**23 pins the exponent: the sum holds q = round(2t) in its low bits, and t - q / 2 is exact
+        b_s = b_t * 2.0 + 12582912.0
+        b_q = b_s.to(tl.int32, bitcast=True)
+        b_r = b_t - (b_s - 12582912.0) * 0.5  # in [-1/4, 1/4]: sin(pi t) = sin(pi r + q pi / 2)
+        b_z = b_r * b_r
+        b_sin = b_r * (3.1415927410125732 + b_z * (-5.167707920074463 + b_z * (2.5497610569000244
+                                                                               + b_z * -0.5890125036239624)))
+        b_cos = 1.0 + b_z * (-4.934802055358887 + b_z * (4.058706760406494 + b_z * (-1.3350359201431274
+                                                                                   + b_z * 0.2312610149383545)))
+        b_odd = (b_q & 1) != 0  # q = 1 or 3 (mod 4): sine and cosine trade places
+        b_sin, b_cos = tl.where(b_odd, b_cos, b_sin), tl.where(b_odd, b_sin, b_cos)
+        # the sine is negative in quadrants 2 and 3, the cosine in 1 and 2
+        return tl.where((b_q & 2) != 0, -b_sin, b_sin), tl.where(((b_q + 1) & 2) != 0, -b_cos, b_cos)
+
+    @triton.jit
+    def _minus_two_log(b_u):
+        """-2 log(u) for the fp32 uniforms of ``_uniform`` (u in [2**-24, 1)), within 2 ulps (each of the 2**23
+        checked against float64), with none of ``tl.log``'s cases for zero, infinity and subnormals."""
+        b_i = b_u.to(tl.int32, bitcast=True)
+        b_e = (b_i - 0x3F2AAAAB) & -8388608  # u = 2**(b_e >> 23) m with m in [2/3, 4/3)
+        b_f = (b_i - b_e).to(tl.float32, bitcast=True) - 1.0  # m - 1, exact
+        # -2 log(1 + f) = -2 f + f**2 p(f) on [-1/3, 1/3]
+        b_p = 0.5001566410064697 + b_f * (-0.40023159980773926 + b_f * (0.32831451296806335 + b_f * (
+            -0.279788613319397 + b_f * (0.3077947497367859 + b_f * -0.2811245322227478))))
+        b_p = 0.9999986886978149 + b_f * (-0.6666638255119324 + b_f * b_p)
+        return b_f * (b_f * b_p - 2.0) + b_e.to(tl.float32) * -1.6525916635146132e-07  # -2 log(2) 2**-23
+
+    @triton.jit
     def _normal_pair(b_ua, b_ub):
-        """Box-Muller; mirrors ``normal_pair``."""
-        b_rad = tl.sqrt(-2.0 * tl.log(b_ua))
-        b_theta = b_ub * 6.283185307179586 - 3.141592653589793
-        return b_rad * tl.cos(b_theta), b_rad * tl.sin(b_theta)
+        """Box-Muller; ``normal_pair``'s numbers, with theta = pi t, t = 2 u_b - 1 exact."""
+        b_rad = tl.sqrt(_minus_two_log(b_ua))
+        b_sin, b_cos = _sincospi(b_ub * 2.0 - 1.0)
+        return b_rad * b_cos, b_rad * b_sin
 
     @triton.jit
     def _interleave4(b_0, b_1, b_2, b_3, QUARTER: tl.constexpr):

@@ -37,21 +37,16 @@ if triton is not None:
         alpha,
         sigma,
         BLOCK: tl.constexpr,
-        LOADS_FIRST: tl.constexpr,  # x and grad requested before the noise is computed (a benchmark variant)
     ):
         QUARTER: tl.constexpr = BLOCK // 4
         pid = tl.program_id(0).to(tl.int64)
         o_x = pid * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
         m_x = o_x < n
         o_ctr = pid * QUARTER + tl.arange(0, QUARTER).to(tl.int64) + base
-        if LOADS_FIRST:
-            b_x = tl.load(p_x + o_x, mask=m_x, other=0.0)
-            b_g = tl.load(p_grad + o_x, mask=m_x, other=0.0).to(tl.float32)
-            b_noise = normal_block(tl.load(p_rng), o_ctr + tl.load(p_rng + 1), QUARTER)  # [BLOCK]
-        else:
-            b_noise = normal_block(tl.load(p_rng), o_ctr + tl.load(p_rng + 1), QUARTER)
-            b_x = tl.load(p_x + o_x, mask=m_x, other=0.0)
-            b_g = tl.load(p_grad + o_x, mask=m_x, other=0.0).to(tl.float32)
+        # x and grad requested first: a warp computes its noise while they arrive
+        b_x = tl.load(p_x + o_x, mask=m_x, other=0.0)
+        b_g = tl.load(p_grad + o_x, mask=m_x, other=0.0).to(tl.float32)
+        b_noise = normal_block(tl.load(p_rng), o_ctr + tl.load(p_rng + 1), QUARTER)  # [BLOCK]
         b_x = b_x + alpha * b_g + sigma * b_noise
         tl.store(p_x + o_x, b_x, mask=m_x)
 
@@ -76,15 +71,14 @@ def _check_inputs(x: torch.Tensor, grad: torch.Tensor, rng_state: torch.Tensor, 
 
 def sgld_step_fwd(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: float, rng_state: torch.Tensor,
                   block: int | None = None, num_warps: int | None = None, base: int = 0,
-                  advance: int | None = None, loads_first: bool = False) -> None:
+                  advance: int | None = None) -> None:
     """Launch the kernel on flat x, then advance ``rng_state[1]`` by the counters used, or by ``advance``
     (device op; ``advance`` 0: not advanced, nothing more launched); ``base``: counters skipped before x's first
     element.
 
     ``block`` (a power of two >= 4) and ``num_warps`` override the launch configuration (the kernel
     benchmark sweeps them); every configuration draws the same numbers: element i always takes word
-    i % 4 of counter offset + i // 4. ``loads_first`` issues the loads of x and grad before the noise's Philox
-    rounds rather than after (the same numbers; whether the overlap pays is the benchmark's to say on a GPU).
+    i % 4 of counter offset + i // 4.
     """
     _check_inputs(x, grad, rng_state, base, advance)
     n = x.numel()
@@ -101,7 +95,7 @@ def sgld_step_fwd(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: floa
     extra = {} if num_warps is None else {"num_warps": num_warps}
     with device_of(x):
         _sgld_step_kernel[(triton.cdiv(n, block),)](x, grad, rng_state, n, base, float(alpha), float(sigma),
-                                                    BLOCK=block, LOADS_FIRST=bool(loads_first), **extra)
+                                                    BLOCK=block, **extra)
     # after the launch, on the same stream: the kernel has read the old offset
     _advance_(rng_state, n, advance)
 

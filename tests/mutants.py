@@ -4520,14 +4520,11 @@ MUTANTS = [
     Mutant('mutants-never-stale', 'tests/test_readme.py -k every_mutant', [
         ('tests/mutants.py', '        if current.count(text) != 1:\n            return f"{file}', '        if False:\n            return f"{file}'),
     ]),
-    Mutant('sgld-kernel-loads-first-no-offset', 'tests/test_kernels_sgld.py -k launch_configuration', [
-        ('kernels/sgld.py', '            b_noise = normal_block(tl.load(p_rng), o_ctr + tl.load(p_rng + 1), QUARTER)  # [BLOCK]', '            b_noise = normal_block(tl.load(p_rng), o_ctr, QUARTER)  # [BLOCK]'),
+    Mutant('sgld-kernel-no-offset', 'tests/test_kernels_sgld.py -k launch_configuration', [
+        ('kernels/sgld.py', '        b_noise = normal_block(tl.load(p_rng), o_ctr + tl.load(p_rng + 1), QUARTER)  # [BLOCK]', '        b_noise = normal_block(tl.load(p_rng), o_ctr, QUARTER)  # [BLOCK]'),
     ]),
-    Mutant('sgld-kernel-loads-first-grad-unscaled', 'tests/test_kernels_sgld.py -k launch_configuration', [
-        ('kernels/sgld.py', '            b_g = tl.load(p_grad + o_x, mask=m_x, other=0.0).to(tl.float32)\n            b_noise', '            b_g = 2 * tl.load(p_grad + o_x, mask=m_x, other=0.0).to(tl.float32)\n            b_noise'),
-    ]),
-    Mutant('bench-sgld-sweep-loads-first-ignored', 'tests/test_bench.py -k sgld_launch', [
-        ('bench/bench_kernels.py', '"loads_first": cfg[2:] == ("loads-first",)}', '"loads_first": False}'),
+    Mutant('sgld-kernel-grad-unscaled', 'tests/test_kernels_sgld.py -k launch_configuration', [
+        ('kernels/sgld.py', '        b_g = tl.load(p_grad + o_x, mask=m_x, other=0.0).to(tl.float32)\n        b_noise', '        b_g = 2 * tl.load(p_grad + o_x, mask=m_x, other=0.0).to(tl.float32)\n        b_noise'),
     ]),
     Mutant('bench-kernels-gbps-extra-info-mean', 'tests/test_bench.py -k cpu_kernel_benchmark', [
         ('bench/bench_kernels.py', 'benchmark.extra_info["GBps"] = case.bytes_moved / benchmark.stats.stats.median / 1e9', 'benchmark.extra_info["GBps"] = case.bytes_moved / benchmark.stats.stats.min / 1e9'),
@@ -4546,12 +4543,6 @@ MUTANTS = [
     ]),
     Mutant('energy-kernel-interpreter-only-python', 'tests/test_kernels_compile.py', [
         ('kernels/energy.py', '                b_d = tl.exp(b_x - b_m[:, None]) * b_scale[:, None]', '                b_d = tl.exp(b_x - b_m[:, None]) * b_scale[:, None] * float(K > 0)'),
-    ]),
-    Mutant('sgld-kernel-loads-first-in-name-only', 'tests/test_kernels_sgld.py -k order_of_the_loads', [
-        ('kernels/sgld.py', '                                                    BLOCK=block, LOADS_FIRST=bool(loads_first), **extra)', '                                                    BLOCK=block, LOADS_FIRST=False, **extra)'),
-    ]),
-    Mutant('sgld-kernel-loads-first-branch-reordered', 'tests/test_kernels_compile.py -k sgld', [
-        ('kernels/sgld.py', '        if LOADS_FIRST:\n            b_x = tl.load(p_x + o_x, mask=m_x, other=0.0)', '        if not LOADS_FIRST:\n            b_x = tl.load(p_x + o_x, mask=m_x, other=0.0)'),
     ]),
     Mutant('bench-kernels-sgld-fused-times-nothing', 'tests/test_bench.py -k kernel_benchmark_checks', [
         ('bench/bench_kernels.py', '    def fused():\n        step(x, grad, ALPHA, SIGMA, state)', '    def fused():\n        pass'),
@@ -4706,6 +4697,33 @@ MUTANTS = [
     ]),
     Mutant('buffer-sample-rows-first-resets-half', 'tests/test_kernels_buffer.py -k every_launch_configuration', [
         ('kernels/buffer.py', '            b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b\n        else:', '            b_reset = (uniform_scalar(b_seed, b_offset + o_b) < 0.5 * reset_prob) & m_b\n        else:'),
+    ]),
+    Mutant('box-muller-cosine-sign-quadrant', 'tests/test_kernels_sgld.py -k reference_stream', [
+        ('kernels/rng.py', 'tl.where(((b_q + 1) & 2) != 0, -b_cos, b_cos)', 'tl.where((b_q & 2) != 0, -b_cos, b_cos)'),
+    ]),
+    Mutant('box-muller-sine-cosine-not-swapped', 'tests/test_kernels_sgld.py -k reference_stream', [
+        ('kernels/rng.py', 'b_odd = (b_q & 1) != 0', 'b_odd = (b_q & 1) == 2'),
+    ]),
+    Mutant('box-muller-sine-coefficient-off', 'tests/test_kernels_rng.py -k two_ulps', [
+        ('kernels/rng.py', 'b_z * -0.5890125036239624', 'b_z * -0.5790125036239624'),
+    ]),
+    Mutant('box-muller-cosine-coefficient-off', 'tests/test_kernels_rng.py -k two_ulps', [
+        ('kernels/rng.py', 'b_z * 0.2312610149383545', 'b_z * 0.2412610149383545'),
+    ]),
+    Mutant('box-muller-log-reduction-range', 'tests/test_kernels_rng.py -k two_ulps', [
+        ('kernels/rng.py', 'b_e = (b_i - 0x3F2AAAAB) & -8388608', 'b_e = (b_i - 0x3F000000) & -8388608'),
+    ]),
+    Mutant('box-muller-log-coefficient-off', 'tests/test_kernels_rng.py -k two_ulps', [
+        ('kernels/rng.py', 'b_p = 0.9999986886978149 + b_f', 'b_p = 0.9999886886978149 + b_f'),
+    ]),
+    Mutant('box-muller-log-exponent-scale', 'tests/test_kernels_sgld.py -k reference_stream', [
+        ('kernels/rng.py', 'b_e.to(tl.float32) * -1.6525916635146132e-07', 'b_e.to(tl.float32) * -0.8262958317573066e-07'),
+    ]),
+    Mutant('box-muller-library-log', 'tests/test_kernels_compile.py -k straight_line', [
+        ('kernels/rng.py', '        b_rad = tl.sqrt(_minus_two_log(b_ua))', '        b_rad = tl.sqrt(-2.0 * tl.log(b_ua))'),
+    ]),
+    Mutant('box-muller-library-sin-cos', 'tests/test_kernels_compile.py -k straight_line', [
+        ('kernels/rng.py', '        b_sin, b_cos = _sincospi(b_ub * 2.0 - 1.0)', '        b_sin, b_cos = tl.sin(3.141592653589793 * (b_ub * 2.0 - 1.0)), tl.cos(3.141592653589793 * (b_ub * 2.0 - 1.0))'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

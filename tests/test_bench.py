@@ -1467,20 +1467,18 @@ def test_sgld_study_records_a_failed_variant_and_measures_the_others_against_the
 
 
 def test_every_sgld_launch_the_kernel_benchmark_sweeps_draws_the_default_numbers():
-    """The GPU suite's launch-configuration sweep of sgld_step_ (block, warps, x and grad loaded before or after the
-    noise): each configuration, launched as the sweep launches it, gives the default's numbers (the Triton kernel
-    under the interpreter here; the sweep checks it again on the GPU before timing it)."""
+    """The GPU suite's launch-configuration sweep of sgld_step_ (block, warps): each configuration, launched as the
+    sweep launches it, gives the default's numbers (the Triton kernel under the interpreter here; the sweep checks it
+    again on the GPU before timing it)."""
     import bench_kernels
     from fastjem.kernels import new_rng_state
     from fastjem.kernels.sgld import sgld_step_fwd
     from kernel_utils import skip_unless_runnable
 
     skip_unless_runnable("cpu", "triton")
-    assert "loads-first" in bench_kernels.SGLD_CONFIGS and (1024, 4, "loads-first") in bench_kernels.SGLD_CONFIGS
-    assert bench_kernels._sgld_launch((1024, 4, "loads-first")) == {"block": 1024, "num_warps": 4,
-                                                                    "loads_first": True}
-    assert bench_kernels._sgld_launch((1024, 4)) == {"block": 1024, "num_warps": 4, "loads_first": False}
-    assert bench_kernels._sgld_launch("default") == {"loads_first": False}
+    assert (1024, 4) in bench_kernels.SGLD_CONFIGS and (256, 2) in bench_kernels.SGLD_CONFIGS
+    assert bench_kernels._sgld_launch((1024, 4)) == {"block": 1024, "num_warps": 4}
+    assert bench_kernels._sgld_launch("default") == {}
     gen = torch.Generator().manual_seed(0)
     x0, grad = torch.randn(2, 3, 16, 17, generator=gen), torch.randn(2, 3, 16, 17, generator=gen)
     xa, sa = x0.clone(), new_rng_state(1, "cpu")
@@ -1588,7 +1586,7 @@ def test_the_gpu_kernel_benchmarks_dry_run_on_a_cpu(tmp_path, monkeypatch, capsy
     counts = {"sgld_step_": len(bench_kernels.SGLD_CONFIGS), "buffer_sample": len(bench_kernels.SAMPLE_CONFIGS),
               "buffer_write_": len(bench_kernels.WRITE_CONFIGS)}
     assert len(rows) == len(sweep["results"]) == 2 * sum(counts.values())
-    assert ("sgld_step_", "3x3x32x32", '"loads-first"') in rows
+    assert ("sgld_step_", "3x3x32x32", '[4096, 8]') in rows
     assert ("buffer_sample", "20x3x32x32,B=7", '[[1, 1024], 4, "loads-first"]') in rows
     assert ("buffer_sample", "20x3x32x32,B=2", '[[2, 1024], 8, "rows-first"]') in rows
     # each (op, size)'s first configuration, its default, was timed first, so the fastest of the faked timings
@@ -1596,7 +1594,7 @@ def test_the_gpu_kernel_benchmarks_dry_run_on_a_cpu(tmp_path, monkeypatch, capsy
         assert best["config"] == "default" and best["speedup_vs_default"] == 1, best
     assert {(b["op"], b["size"]) for b in sweep["best"]} == {(op, size) for op, size, _ in rows}
     out = capsys.readouterr().out
-    assert out.count("the default's launch with its loads issued first") == 4  # sgld_step_ and buffer_sample, twice
+    assert out.count("the default's launch with its loads issued first") == 2  # buffer_sample, twice
     assert out.count("the default's launch with every drawn row requested first") == 2  # buffer_sample, twice
 
 

@@ -1,9 +1,11 @@
 """The PyTorch Philox4x32-10 that the references share with the kernels."""
 
+import numpy as np
 import pytest
 import torch
 from fastjem.kernels import new_rng_state, rng
-from kernel_utils import ks_bound, ks_statistic, uniform_cdf
+from fastjem.kernels._dispatch import tl, triton
+from kernel_utils import DEVICES, ks_bound, ks_statistic, skip_unless_runnable, uniform_cdf
 from torch.utils._python_dispatch import TorchDispatchMode
 
 
@@ -177,3 +179,38 @@ def test_the_torch_path_uses_the_high_words_of_counter_and_seed(seed, offset):
     with _PassThrough():
         via_ops = rng.normal_stream(state, 0, 64)
     assert torch.equal(eager, via_ops)
+
+
+if triton is not None:
+
+    @triton.jit
+    def _box_muller_parts(p_u, p_log, p_sin, p_cos, BLOCK: tl.constexpr):
+        o_u = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        b_u = tl.load(p_u + o_u)
+        tl.store(p_log + o_u, rng._minus_two_log(b_u))
+        b_sin, b_cos = rng._sincospi(b_u * 2.0 - 1.0)
+        tl.store(p_sin + o_u, b_sin)
+        tl.store(p_cos + o_u, b_cos)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_box_muller_log_and_sincos_within_two_ulps_for_every_uniform(device):
+    """The kernels' Box-Muller computes -2 log(u_a) and the sine and cosine of pi (2 u_b - 1) with polynomials of
+    their own (one shared quadrant reduction; no special cases, since every u is a normal float in (0, 1)): for
+    every one of the 2**23 uniforms a Philox word can give, each is within 2 ulps of float64's value (the
+    interpreter rounds a * b + c twice where the GPU fuses it; both stay within the bound)."""
+    skip_unless_runnable(device, "triton")
+    k = torch.arange(2**23, dtype=torch.int64)
+    u = rng.uniform_from_bits(k << 9)  # every odd multiple of 2**-24 in (0, 1)
+    assert torch.equal(u, (2 * k + 1).to(torch.float32) * 2.0**-24)
+    u = u.to(device)
+    log, sin, cos = (torch.full_like(u, float("nan")) for _ in range(3))
+    block = 2**20 if device == "cpu" else 1024  # the interpreter's cost is per program; a GPU's, per element
+    _box_muller_parts[(u.numel() // block,)](u, log, sin, cos, BLOCK=block)
+    ud = u.double().cpu()
+    t = 2 * ud - 1
+    for name, got, want in (("-2 log u", log, -2 * torch.log(ud)), ("sin(pi t)", sin, torch.sin(torch.pi * t)),
+                            ("cos(pi t)", cos, torch.cos(torch.pi * t))):
+        ulp = torch.from_numpy(np.spacing(want.abs().float().numpy())).double()
+        err = (got.double().cpu() - want).abs() / ulp
+        assert err.max().item() <= 2.0, f"{name}: {err.max().item():.2f} ulps at u = {u[err.argmax()].item()!r}"

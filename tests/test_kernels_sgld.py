@@ -12,7 +12,6 @@ from kernel_utils import (
     ks_bound,
     ks_statistic,
     normal_cdf,
-    recorded_launches,
     skip_unless_runnable,
 )
 
@@ -241,8 +240,7 @@ def test_cuda_graph_replays_draw_fresh_noise():
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_every_launch_configuration_draws_the_same_numbers(device):
-    """The benchmark sweeps block sizes, warps and the order of the loads: a configuration changes the speed, never
-    the result."""
+    """The benchmark sweeps block sizes and warps: a configuration changes the speed, never the result."""
     skip_unless_runnable(device, "triton")
     from fastjem.kernels.sgld import sgld_step_fwd
 
@@ -250,11 +248,10 @@ def test_every_launch_configuration_draws_the_same_numbers(device):
     x0 = torch.randn(2, 3, 8, 8 + 1, generator=gen).to(device)  # 432 elements: the last block is partial
     grad = torch.randn(x0.shape, generator=gen).to(device)
     outs = []
-    for block, warps, loads_first in ((None, None, False), (4, 1, False), (64, 2, False), (256, 4, False),
-                                      (1024, 8, False), (None, None, True), (4, 1, True), (256, 4, True)):
+    for block, warps in ((None, None), (4, 1), (64, 2), (256, 4), (1024, 8)):
         x, state = x0.clone(), new_rng_state(11, device)
-        state[1] = 7  # an offset and a base: both reach the counters in either order of the loads
-        sgld_step_fwd(x, grad, 0.5, 0.1, state, block=block, num_warps=warps, base=3, loads_first=loads_first)
+        state[1] = 7  # an offset and a base: both reach the counters
+        sgld_step_fwd(x, grad, 0.5, 0.1, state, block=block, num_warps=warps, base=3)
         outs.append((x, state))
     x_ref, state_ref = x0.clone(), new_rng_state(11, device)
     state_ref[1] = 7
@@ -359,16 +356,3 @@ def test_compiled_step_is_the_reference_to_the_last_ulps():
         sgld_step_compiled_(x.transpose(2, 3), grad, 0.3, 0.5, state)
     with pytest.raises(ValueError, match="x requires grad .*x.detach"):
         sgld_step_compiled_(x.clone().requires_grad_(True), grad, 0.3, 0.5, state)
-
-
-def test_the_launcher_passes_the_order_of_the_loads_on(monkeypatch):
-    """sgld_step_fwd(loads_first=...) reaches the kernel (whose two orders compile to different machine code:
-    test_kernels_compile), with the default order unless asked."""
-    skip_unless_runnable("cpu", "triton")
-    from fastjem.kernels import sgld
-
-    launched = recorded_launches(monkeypatch, sgld, "_sgld_step_kernel", "LOADS_FIRST")
-    x, grad = torch.zeros(4, 8), torch.zeros(4, 8)
-    for kwargs in ({}, {"loads_first": True}, {"loads_first": False, "block": 16}):
-        sgld.sgld_step_fwd(x, grad, 1.0, 0.1, new_rng_state(0, "cpu"), **kwargs)
-    assert launched == [False, True, False]
