@@ -425,20 +425,18 @@ def _sgld_launch(cfg) -> dict:
     return {} if cfg == "default" else {"block": cfg[0], "num_warps": cfg[1]}
 
 
-# the buffer ops' swept launches: ((BLOCK_B, BLOCK_D), num_warps); buffer_sample's also with the kept rows requested
-# before the reset values are drawn (loads-first), or every drawn row before the reset decisions (rows-first)
+# the buffer ops' swept launches: ((BLOCK_B, BLOCK_D), num_warps); buffer_sample's also with every drawn row
+# requested before the reset decisions (rows-first)
 WRITE_CONFIGS = ["default"] + [((bb, bd), w) for bd in (512, 1024, 2048, 4096) for bb in (1, 2, 4) for w in (4, 8)]
-SAMPLE_CONFIGS = WRITE_CONFIGS + ["loads-first", "rows-first"] + \
-    [(tiles, w, "loads-first") for tiles in ((1, 1024), (2, 1024), (1, 2048)) for w in (4, 8)] + \
-    [(tiles, w, "rows-first") for tiles in ((1, 1024), (2, 1024)) for w in (4, 8)]
+SAMPLE_CONFIGS = WRITE_CONFIGS + ["rows-first"] + \
+    [(tiles, w, "rows-first") for tiles in ((1, 1024), (2, 1024), (1, 2048)) for w in (4, 8)]
 # buffer_sample_fwd's option for each order of the gather's loads, and how the summary names it
-ORDERS = {"loads-first": ("loads_first", "its loads issued first"),
-          "rows-first": ("rows_first", "every drawn row requested first")}
+ORDERS = {"rows-first": ("rows_first", "every drawn row requested first")}
 
 
 def _buffer_launch(cfg) -> dict:
     """buffer_sample_fwd's (buffer_write_fwd's) launch options for a swept configuration: "default" (the launcher's
-    own), an order alone ("loads-first", "rows-first": the launcher's own tiles and warps), (tiles, num_warps) or
+    own), an order alone ("rows-first": the launcher's own tiles and warps), (tiles, num_warps) or
     (tiles, num_warps, order)."""
     if cfg == "default":
         return {}
@@ -511,10 +509,9 @@ def test_bench_cuda_launch_configs():
         "device": name, "peak_bandwidth_Bps": peak, "torch": torch.__version__, "triton": triton.__version__,
         "git_sha": git_state()["sha"], "date": now_utc().isoformat(timespec="seconds"),
         "timing": "do_bench_cudagraph median: calls replayed from one CUDA graph (L2 not flushed)",
-        "configs": "sgld_step_: (BLOCK, num_warps); buffer ops: ((BLOCK_B, BLOCK_D), num_warps[, loads-first: "
-                   "buffer_sample's kept rows "
-                   "requested before the reset values are drawn; rows-first: every drawn row requested before the "
-                   "reset decisions]); default = the launcher's own choice",
+        "configs": "sgld_step_: (BLOCK, num_warps); buffer ops: ((BLOCK_B, BLOCK_D), num_warps[, rows-first: "
+                   "buffer_sample's every drawn row requested before the reset decisions]); default = the "
+                   "launcher's own choice",
         "results": rows, "best": list(best.values()),
     }
     path = _write_report("kernel-configs", name, report)

@@ -165,7 +165,7 @@ if [[ -n $BARS_PID ]]; then
 fi
 
 # --- 3. kernel microbenchmarks (writes bench/results/kernels-*.json; 61 s on an H100 before the sweep timed
-# the loads-first and rows-first launches as well: capped at 105 s)
+# orders of the loads as well: capped at 105 s)
 # It keeps for later what iterations/s needs (~190 s for WRN-28-10) and the CIFAR-10 run's time; with SKIP_CIFAR
 # that is less: a CPU-bars stage that ran to its timeout had left this stage 17 s (H200, 2026-11-30).
 KERNELS_RESERVE=285

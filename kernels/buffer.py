@@ -9,7 +9,8 @@ Random numbers (``fastjem.kernels.rng`` streams, for B rows of D = prod(S) eleme
   counter ``offset + B + b * ceil(D / 4)`` (exact in fp32, so the reference is bit-identical);
 - the op advances the offset by ``B + B * ceil(D / 4)``.
 
-Reset rows never read the buffer (the load is masked; the benchmark's ``rows_first`` launch reads them).
+Reset rows never read the buffer (the load is masked; the benchmark's ``rows_first`` launch reads them), and the
+reset values are drawn only in the tiles that have a reset row.
 ``buffer_write_`` is ``buffer[idx] = x``; with repeated indices one of the rows wins (unspecified which), as for
 ``index_copy_``.
 An index outside [0, N) cannot be refused without a host sync: the kernels mask it, so a kept row with such
@@ -47,7 +48,6 @@ if triton is not None:
         HAS_FRESH: tl.constexpr,
         BLOCK_B: tl.constexpr,
         BLOCK_D: tl.constexpr,
-        LOADS_FIRST: tl.constexpr,  # kept rows requested before the reset values are drawn (a benchmark variant)
         ROWS_FIRST: tl.constexpr,  # every drawn row requested before the reset decisions (a benchmark variant)
     ):
         QUARTER: tl.constexpr = BLOCK_D // 4
@@ -56,42 +56,32 @@ if triton is not None:
         m_b = o_b < B
         b_seed = tl.load(p_rng)
         b_offset = tl.load(p_rng + 1)
+        o_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D).to(tl.int64)
+        m_bd = m_b[:, None] & (o_d < D)[None, :]
         if ROWS_FIRST:
             # the rows wait on the indices' load only, not on the decisions' Philox rounds too; a reset row's bytes
-            # are read for nothing (o_d is made again below, so that the other orders compile as they were measured)
+            # are read for nothing
             b_row = tl.load(p_idx + o_b, mask=m_b, other=0)
-            o_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D).to(tl.int64)
-            m_row = (m_b & (b_row >= 0) & (b_row < N))[:, None] & (o_d < D)[None, :]
-            b_drawn = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_row, other=float("nan"))
+            b_x = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :],
+                          mask=m_bd & ((b_row >= 0) & (b_row < N))[:, None], other=float("nan"))
             b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b
         else:
             b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b  # [BLOCK_B]
             b_row = tl.load(p_idx + o_b, mask=m_b, other=0)
-        o_d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D).to(tl.int64)
-        m_bd = m_b[:, None] & (o_d < D)[None, :]
-        # reset rows never read the buffer (except with ROWS_FIRST)
-        m_keep = m_bd & (b_reset == 0)[:, None] & ((b_row >= 0) & (b_row < N))[:, None]
-        # ceil(D / 4) counters per row, after the B decision counters
-        o_ctr = b_offset + B + o_b[:, None] * ((D + 3) // 4) + pid_d * QUARTER + tl.arange(0, QUARTER)[None, :]
-        if ROWS_FIRST:
+            # reset rows never read the buffer
+            m_keep = m_bd & (b_reset == 0)[:, None] & ((b_row >= 0) & (b_row < N))[:, None]
+            b_x = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=float("nan"))
+        # the reset values are drawn only in a tile with a row that restarts: at reset_prob 0.05 and one row a tile,
+        # 19 tiles in 20 draw nothing (the same numbers: every value keeps its counter)
+        if tl.max(b_reset.to(tl.int32), axis=0) != 0:
             if HAS_FRESH:
                 b_fresh = tl.load(p_fresh + o_b[:, None] * D + o_d[None, :], mask=m_bd & b_reset[:, None], other=0.0)
             else:
-                b_fresh = uniform_rows(b_seed, o_ctr, BLOCK_B, QUARTER) * 2.0 - 1.0
-            b_kept = b_drawn
-        elif LOADS_FIRST:
-            b_kept = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=float("nan"))
-            if HAS_FRESH:
-                b_fresh = tl.load(p_fresh + o_b[:, None] * D + o_d[None, :], mask=m_bd & b_reset[:, None], other=0.0)
-            else:
+                # ceil(D / 4) counters per row, after the B decision counters
+                o_ctr = b_offset + B + o_b[:, None] * ((D + 3) // 4) + pid_d * QUARTER + tl.arange(0, QUARTER)[None, :]
                 b_fresh = uniform_rows(b_seed, o_ctr, BLOCK_B, QUARTER) * 2.0 - 1.0  # [BLOCK_B, BLOCK_D]
-        else:
-            if HAS_FRESH:
-                b_fresh = tl.load(p_fresh + o_b[:, None] * D + o_d[None, :], mask=m_bd & b_reset[:, None], other=0.0)
-            else:
-                b_fresh = uniform_rows(b_seed, o_ctr, BLOCK_B, QUARTER) * 2.0 - 1.0
-            b_kept = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=float("nan"))
-        tl.store(p_out + o_b[:, None] * D + o_d[None, :], tl.where(b_reset[:, None], b_fresh, b_kept), mask=m_bd)
+            b_x = tl.where(b_reset[:, None], b_fresh, b_x)
+        tl.store(p_out + o_b[:, None] * D + o_d[None, :], b_x, mask=m_bd)
 
     @triton.jit
     def _buffer_write_kernel(
@@ -170,20 +160,17 @@ def _launch_tiles(B: int, D: int, tiles: tuple[int, int] | None) -> tuple[int, i
 
 def buffer_sample_fwd(buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor,
                       tiles: tuple[int, int] | None = None, num_warps: int | None = None, *,
-                      fresh: torch.Tensor | None = None, loads_first: bool = False, rows_first: bool = False):
+                      fresh: torch.Tensor | None = None, rows_first: bool = False):
     """Launch the gather + reset kernel: x0 [B, *S] fp32; advances ``rng_state[1]``.
 
     ``fresh`` [B, *S] fp32: reset rows take their values from it instead of U(-1, 1) (same reset decisions).
     ``tiles`` = (BLOCK_B, BLOCK_D) and ``num_warps`` override the launch configuration (the kernel
-    benchmark sweeps them); the random numbers do not depend on it. ``loads_first`` requests the kept rows from
-    the buffer before the reset values are drawn rather than after; ``rows_first`` requests every drawn row,
+    benchmark sweeps them); the random numbers do not depend on it. ``rows_first`` requests every drawn row,
     reset rows included, before the reset decisions, so that the gather waits on one load (the indices') and not
     on the decisions' Philox rounds as well, for reset_prob more bytes read. The same numbers either way; whether
-    either pays is the benchmark's to say on a GPU.
+    it pays is the benchmark's to say on a GPU.
     """
     _check_inputs(buffer, idx, fresh=fresh, reset_prob=reset_prob, rng_state=rng_state)
-    if loads_first and rows_first:
-        raise ValueError("buffer_sample_fwd: loads_first and rows_first are two orders of the loads: choose one")
     B, D = idx.shape[0], _row_size(buffer)
     out = torch.empty((B, *buffer.shape[1:]), dtype=buffer.dtype, device=buffer.device)  # [B, *S]
     if B > 0 and D > 0:
@@ -194,7 +181,7 @@ def buffer_sample_fwd(buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float
             _buffer_sample_kernel[grid](
                 buffer, idx.contiguous(), out, rng_state, out if fresh is None else fresh.contiguous(),
                 buffer.shape[0], B, D, float(reset_prob), HAS_FRESH=fresh is not None, BLOCK_B=block_b,
-                BLOCK_D=block_d, LOADS_FIRST=bool(loads_first), ROWS_FIRST=bool(rows_first), **extra,
+                BLOCK_D=block_d, ROWS_FIRST=bool(rows_first), **extra,
             )
     # rows of no elements still take their reset draws (counters offset + b), as the reference's do
     rng_state[1:].add_(B + B * counters_for(D))

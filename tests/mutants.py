@@ -295,8 +295,8 @@ MUTANTS = [
     ]),
     Mutant('kept-perturbed', 'tests/test_kernels_buffer.py', [
         ('kernels/buffer.py',
-         'tl.where(b_reset[:, None], b_fresh, b_kept)',
-         'tl.where(b_reset[:, None], b_fresh, b_kept * 1.0000001)'),
+         'b_x = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=float("nan"))',
+         'b_x = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=float("nan")) * 1.0000001'),
     ]),
     Mutant('sgld-ctr-pid0', 'tests/test_kernels_sgld.py', [
         ('kernels/sgld.py',
@@ -4592,18 +4592,6 @@ MUTANTS = [
     Mutant('bench-kernels-write-repeats-unchecked', 'tests/test_bench.py -k kernel_benchmark_checks', [
         ('bench/bench_kernels.py', '            assert bool(torch.zeros(n, dtype=torch.long, device=device).index_add_(0, idx, kept.long())[idx].all())\n', ''),
     ]),
-    Mutant('gather-kernel-loads-first-in-name-only', 'tests/test_kernels_buffer.py -k order_of_the_loads', [
-        ('kernels/buffer.py', 'BLOCK_D=block_d, LOADS_FIRST=bool(loads_first), ROWS_FIRST', 'BLOCK_D=block_d, LOADS_FIRST=False, ROWS_FIRST'),
-    ]),
-    Mutant('gather-kernel-loads-first-branch-reordered', 'tests/test_kernels_compile.py -k buffer_sample', [
-        ('kernels/buffer.py', '        elif LOADS_FIRST:\n            b_kept', '        elif not LOADS_FIRST:\n            b_kept'),
-    ]),
-    Mutant('gather-kernel-loads-first-fresh-unmasked', 'tests/test_kernels_buffer.py -k launch_configuration', [
-        ('kernels/buffer.py', '        elif LOADS_FIRST:\n            b_kept = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=float("nan"))\n            if HAS_FRESH:\n                b_fresh = tl.load(p_fresh + o_b[:, None] * D + o_d[None, :], mask=m_bd & b_reset[:, None], other=0.0)', '        elif LOADS_FIRST:\n            b_kept = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :], mask=m_keep, other=float("nan"))\n            if HAS_FRESH:\n                b_fresh = tl.load(p_fresh + o_b[:, None] * D + o_d[None, :], mask=m_bd, other=0.0) * 0.5'),
-    ]),
-    Mutant('bench-buffer-sweep-loads-first-ignored', 'tests/test_bench.py -k buffer_launch', [
-        ('bench/bench_kernels.py', 'ORDERS = {"loads-first": ("loads_first",', 'ORDERS = {"loads-first": ("rows_first",'),
-    ]),
     Mutant('bench-kernels-cuda-fraction-of-graph-time', 'tests/test_bench.py -k dry_run', [
         ('bench/bench_kernels.py', '                "fraction_of_peak_bandwidth": gbps * 1e9 / peak if peak else None,', '                "fraction_of_peak_bandwidth": gbps_graph * 1e9 / peak if peak else None,'),
     ]),
@@ -4613,7 +4601,7 @@ MUTANTS = [
     Mutant('bench-kernels-sweep-best-is-slowest', 'tests/test_bench.py -k dry_run', [
         ('bench/bench_kernels.py', '        if key not in best or r["graph_us"] < best[key]["graph_us"]:', '        if key not in best or r["graph_us"] > best[key]["graph_us"]:'),
     ]),
-    Mutant('bench-kernels-sweep-loads-first-unprinted', 'tests/test_bench.py -k dry_run', [
+    Mutant('bench-kernels-sweep-orders-unprinted', 'tests/test_bench.py -k dry_run', [
         ('bench/bench_kernels.py', '            if first is not None:\n                print(', '            if False:\n                print('),
     ]),
     Mutant('bench-kernels-cuda-graph-speedup-unreplayed', 'tests/test_bench.py -k dry_run', [
@@ -4642,7 +4630,7 @@ MUTANTS = [
         ('kernels/sgld.py', '        m_x = o_x < n\n', '        m_x = o_x <= n - 1\n'),
     ]),
     Mutant('buffer-sample-kernel-mask-hides-alignment', 'tests/test_kernels_compile.py -k 16_bytes', [
-        ('kernels/buffer.py', '        m_bd = m_b[:, None] & (o_d < D)[None, :]\n        # reset rows', '        m_bd = m_b[:, None] & (o_d <= D - 1)[None, :]\n        # reset rows'),
+        ('kernels/buffer.py', '        m_bd = m_b[:, None] & (o_d < D)[None, :]\n        if ROWS_FIRST:', '        m_bd = m_b[:, None] & (o_d <= D - 1)[None, :]\n        if ROWS_FIRST:'),
     ]),
     Mutant('buffer-write-kernel-mask-hides-alignment', 'tests/test_kernels_compile.py -k 16_bytes', [
         ('kernels/buffer.py', '        m_bd = m_b[:, None] & (o_d < D)[None, :]\n        b_row', '        m_bd = m_b[:, None] & (o_d <= D - 1)[None, :]\n        b_row'),
@@ -4684,13 +4672,7 @@ MUTANTS = [
         ('kernels/buffer.py', 'ROWS_FIRST=bool(rows_first)', 'ROWS_FIRST=False'),
     ]),
     Mutant('buffer-sample-rows-first-reads-past-the-buffer', 'tests/test_kernels_buffer.py -k outside_the_buffer', [
-        ('kernels/buffer.py', '            m_row = (m_b & (b_row >= 0) & (b_row < N))[:, None] & (o_d < D)[None, :]', '            m_row = m_b[:, None] & (o_d < D)[None, :]'),
-    ]),
-    Mutant('buffer-sample-rows-first-loads-after-the-decision', 'tests/test_kernels_compile.py -k loads_first', [
-        ('kernels/buffer.py', '            b_kept = b_drawn\n', '            b_kept = tl.load(p_buffer + o_d[None, :] + b_row[:, None] * D, mask=m_keep, other=float("nan"))\n'),
-    ]),
-    Mutant('buffer-sample-rows-first-keeps-the-fresh-rows', 'tests/test_kernels_buffer.py -k every_launch_configuration', [
-        ('kernels/buffer.py', '            b_kept = b_drawn\n', '            b_kept = b_fresh\n'),
+        ('kernels/buffer.py', '                          mask=m_bd & ((b_row >= 0) & (b_row < N))[:, None], other=float("nan"))', '                          mask=m_bd, other=float("nan"))'),
     ]),
     Mutant('bench-buffer-launch-drops-the-order', 'tests/test_bench.py -k buffer_launch', [
         ('bench/bench_kernels.py', ', **{ORDERS[order][0]: True for order in cfg[2:]}}', ', **{ORDERS[order][0]: False for order in cfg[2:]}}'),
@@ -4724,6 +4706,18 @@ MUTANTS = [
     ]),
     Mutant('box-muller-library-sin-cos', 'tests/test_kernels_compile.py -k straight_line', [
         ('kernels/rng.py', '        b_sin, b_cos = _sincospi(b_ub * 2.0 - 1.0)', '        b_sin, b_cos = tl.sin(3.141592653589793 * (b_ub * 2.0 - 1.0)), tl.cos(3.141592653589793 * (b_ub * 2.0 - 1.0))'),
+    ]),
+    Mutant('buffer-sample-rows-first-loads-after-the-decision', 'tests/test_kernels_compile.py -k reset_a_row', [
+        ('kernels/buffer.py', '            b_x = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :],\n                          mask=m_bd & ((b_row >= 0) & (b_row < N))[:, None], other=float("nan"))\n            b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b\n', '            b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b\n            b_x = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :],\n                          mask=m_bd & (b_reset == 0)[:, None] & ((b_row >= 0) & (b_row < N))[:, None], other=float("nan"))\n'),
+    ]),
+    Mutant('buffer-sample-rows-first-reads-the-wrong-rows', 'tests/test_kernels_buffer.py -k every_launch_configuration', [
+        ('kernels/buffer.py', '            b_x = tl.load(p_buffer + b_row[:, None] * D + o_d[None, :],\n                          mask=m_bd &', '            b_x = tl.load(p_buffer + o_b[:, None] * D + o_d[None, :],\n                          mask=m_bd &'),
+    ]),
+    Mutant('buffer-sample-draws-in-every-tile', 'tests/test_kernels_compile.py -k reset_a_row', [
+        ('kernels/buffer.py', '        if tl.max(b_reset.to(tl.int32), axis=0) != 0:', '        if tl.max(b_reset.to(tl.int32), axis=0) >= 0:'),
+    ]),
+    Mutant('buffer-sample-draws-only-where-no-row-resets', 'tests/test_kernels_buffer.py', [
+        ('kernels/buffer.py', '        if tl.max(b_reset.to(tl.int32), axis=0) != 0:', '        if tl.max(b_reset.to(tl.int32), axis=0) == 0:'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

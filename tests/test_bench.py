@@ -1490,26 +1490,22 @@ def test_every_sgld_launch_the_kernel_benchmark_sweeps_draws_the_default_numbers
 
 
 def test_every_buffer_launch_the_kernel_benchmark_sweeps_gives_the_default_rows():
-    """The GPU suite's launch sweep of the buffer ops (tiles, warps, and for buffer_sample the kept rows loaded
-    before or after the reset values are drawn, or every drawn row before the reset decisions): each configuration,
-    launched as the sweep launches it, gives the default's rows and state (the Triton kernels under the interpreter
-    here)."""
+    """The GPU suite's launch sweep of the buffer ops (tiles, warps, and for buffer_sample every drawn row requested
+    before or after the reset decisions): each configuration, launched as the sweep launches it, gives the default's
+    rows and state (the Triton kernels under the interpreter here)."""
     import bench_kernels
     from fastjem.kernels import new_rng_state
     from fastjem.kernels.buffer import buffer_sample_fwd, buffer_write_fwd
     from kernel_utils import skip_unless_runnable
 
     skip_unless_runnable("cpu", "triton")
-    assert {((1, 1024), 4, "loads-first"), ((1, 1024), 4, "rows-first"), "loads-first", "rows-first"} <= \
+    assert {((1, 1024), 4, "rows-first"), ((1, 2048), 8, "rows-first"), "rows-first"} <= \
         set(bench_kernels.SAMPLE_CONFIGS)
     # nothing drawn in a write
-    assert not any(order in c for c in bench_kernels.WRITE_CONFIGS for order in ("loads-first", "rows-first"))
-    assert bench_kernels._buffer_launch(((1, 1024), 4, "loads-first")) == {"tiles": (1, 1024), "num_warps": 4,
-                                                                           "loads_first": True}
+    assert not any("rows-first" in c for c in bench_kernels.WRITE_CONFIGS)
     assert bench_kernels._buffer_launch(((2, 1024), 8, "rows-first")) == {"tiles": (2, 1024), "num_warps": 8,
                                                                           "rows_first": True}
     assert bench_kernels._buffer_launch(((1, 1024), 4)) == {"tiles": (1, 1024), "num_warps": 4}
-    assert bench_kernels._buffer_launch("loads-first") == {"loads_first": True}
     assert bench_kernels._buffer_launch("rows-first") == {"rows_first": True}
     assert bench_kernels._buffer_launch("default") == {}
     gen = torch.Generator().manual_seed(1)
@@ -1587,14 +1583,13 @@ def test_the_gpu_kernel_benchmarks_dry_run_on_a_cpu(tmp_path, monkeypatch, capsy
               "buffer_write_": len(bench_kernels.WRITE_CONFIGS)}
     assert len(rows) == len(sweep["results"]) == 2 * sum(counts.values())
     assert ("sgld_step_", "3x3x32x32", '[4096, 8]') in rows
-    assert ("buffer_sample", "20x3x32x32,B=7", '[[1, 1024], 4, "loads-first"]') in rows
+    assert ("buffer_sample", "20x3x32x32,B=7", '[[1, 2048], 4, "rows-first"]') in rows
     assert ("buffer_sample", "20x3x32x32,B=2", '[[2, 1024], 8, "rows-first"]') in rows
     # each (op, size)'s first configuration, its default, was timed first, so the fastest of the faked timings
     for best in sweep["best"]:
         assert best["config"] == "default" and best["speedup_vs_default"] == 1, best
     assert {(b["op"], b["size"]) for b in sweep["best"]} == {(op, size) for op, size, _ in rows}
     out = capsys.readouterr().out
-    assert out.count("the default's launch with its loads issued first") == 2  # buffer_sample, twice
     assert out.count("the default's launch with every drawn row requested first") == 2  # buffer_sample, twice
 
 

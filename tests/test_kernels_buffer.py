@@ -240,9 +240,8 @@ def test_every_launch_configuration_gives_the_same_rows(device):
     fresh = torch.randn(13, 3, 5, 5, generator=gen).to(device)
     ref = None
     for tiles, warps, order in ((None, None, {}), ((1, 4), 1, {}), ((4, 16), 2, {}), ((16, 128), 4, {}),
-                                ((None, None, {"loads_first": True})), ((1, 4), 1, {"loads_first": True}),
-                                ((16, 128), 4, {"loads_first": True}), (None, None, {"rows_first": True}),
-                                ((1, 4), 1, {"rows_first": True}), ((4, 16), 2, {"rows_first": True})):
+                                (None, None, {"rows_first": True}), ((1, 4), 1, {"rows_first": True}),
+                                ((4, 16), 2, {"rows_first": True})):
         state = new_rng_state(2, device)
         state[1] = 9
         out = buffer_sample_fwd(buf, idx, 0.4, state, tiles=tiles, num_warps=warps, **order)
@@ -262,8 +261,6 @@ def test_every_launch_configuration_gives_the_same_rows(device):
         assert torch.equal(given, ref[3]), (tiles, warps, order)
     with pytest.raises(ValueError, match="powers of two"):
         buffer_sample_fwd(buf, idx, 0.4, new_rng_state(0, device), tiles=(3, 16))
-    with pytest.raises(ValueError, match="loads_first and rows_first are two orders of the loads: choose one"):
-        buffer_sample_fwd(buf, idx, 0.4, new_rng_state(0, device), loads_first=True, rows_first=True)
 
 
 def test_indices_outside_the_buffer_read_nan_and_write_nothing():
@@ -279,9 +276,8 @@ def test_indices_outside_the_buffer_read_nan_and_write_nothing():
     assert torch.equal(x0[:2], buf[:2]) and x0[2:].isnan().all()
     from fastjem.kernels.buffer import buffer_sample_fwd
 
-    for order in ("loads_first", "rows_first"):  # the benchmark's orders of the loads mask them alike
-        got = buffer_sample_fwd(buf, idx, 0.0, new_rng_state(0, "cpu"), **{order: True})
-        assert torch.equal(got[:2], buf[:2]) and got[2:].isnan().all(), order
+    got = buffer_sample_fwd(buf, idx, 0.0, new_rng_state(0, "cpu"), rows_first=True)  # the benchmark's order
+    assert torch.equal(got[:2], buf[:2]) and got[2:].isnan().all()
     buffer_write_(buf, idx, torch.zeros(5, 3), backend="triton")
     assert (buf[:2] == 0).all() and torch.equal(buf[2:], before[66:104])
     assert torch.equal(storage[:64], before[:64]) and torch.equal(storage[104:], before[104:])
@@ -346,14 +342,11 @@ def test_strided_rows_fresh_and_indices_are_read_as_their_values():
 
 
 def test_the_gathers_launcher_passes_the_order_of_the_loads_on(monkeypatch):
-    """buffer_sample_fwd(loads_first=..., rows_first=...) reaches the kernel (whose three orders compile to different
-    machine code: test_kernels_compile), with the default order unless asked."""
+    """buffer_sample_fwd(rows_first=...) reaches the kernel (whose two orders compile to different machine code:
+    test_kernels_compile), with the default order unless asked."""
     skip_unless_runnable("cpu", "triton")
-    kwargs_list = ({}, {"loads_first": True}, {"loads_first": False, "tiles": (1, 8)}, {"rows_first": True})
-    for constexpr, expected in (("LOADS_FIRST", [False, True, False, False]),
-                                ("ROWS_FIRST", [False, False, False, True])):
-        launched = recorded_launches(monkeypatch, buffer, "_buffer_sample_kernel", constexpr)
-        buf, idx = torch.zeros(6, 8), torch.tensor([0, 3])
-        for kwargs in kwargs_list:
-            buffer.buffer_sample_fwd(buf, idx, 0.5, new_rng_state(0, "cpu"), **kwargs)
-        assert launched == expected, constexpr
+    launched = recorded_launches(monkeypatch, buffer, "_buffer_sample_kernel", "ROWS_FIRST")
+    buf, idx = torch.zeros(6, 8), torch.tensor([0, 3])
+    for kwargs in ({}, {"rows_first": True}, {"rows_first": False, "tiles": (1, 8)}):
+        buffer.buffer_sample_fwd(buf, idx, 0.5, new_rng_state(0, "cpu"), **kwargs)
+    assert launched == [False, True, False]

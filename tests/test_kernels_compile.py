@@ -15,7 +15,7 @@ triton = pytest.importorskip("triton")
 
 # (kernel, the launch's constexprs): each variant the launchers can compile on a GPU, at WRN sizes
 # lse fwd/bwd x dtypes x K x labels; sgld grads, gather fresh x orders, scatter x dtypes
-VARIANTS = 2 * 3 * 2 * 2 + 2 + 2 * 3 + 2
+VARIANTS = 2 * 3 * 2 * 2 + 2 + 2 * 2 + 2
 # the integer arguments of a launch at WRN sizes (batch 64 of 3x32x32, a buffer of 10000; the energy's K, 10 or 1000,
 # and its row stride are not multiples of 16)
 WRN_INTS = {"n": 64 * 3 * 32 * 32, "base": 0, "N": 10000, "B": 64, "D": 3 * 32 * 32}
@@ -60,12 +60,11 @@ def compile_all(out_dir: str) -> list[dict]:
                "sigma": "fp32"}, {"BLOCK": 512})
     block_b, block_d = buffer._tiles(64, 3 * 32 * 32)
     for fresh in (False, True):
-        for loads_first, rows_first in ((False, False), (True, False), (False, True)):
+        for rows_first in (False, True):
             build(buffer._buffer_sample_kernel,
                   {"p_buffer": "*fp32", "p_idx": "*i64", "p_out": "*fp32", "p_rng": "*i64", "p_fresh": "*fp32",
                    "N": "i32", "B": "i32", "D": "i32", "reset_prob": "fp32"},
-                  {"HAS_FRESH": fresh, "BLOCK_B": block_b, "BLOCK_D": block_d, "LOADS_FIRST": loads_first,
-                   "ROWS_FIRST": rows_first})
+                  {"HAS_FRESH": fresh, "BLOCK_B": block_b, "BLOCK_D": block_d, "ROWS_FIRST": rows_first})
     for x in ("fp32", "bf16"):
         build(buffer._buffer_write_kernel,
               {"p_buffer": "*fp32", "p_idx": "*i64", "p_x": f"*{x}", "N": "i32", "B": "i32", "D": "i32"},
@@ -116,42 +115,43 @@ def disassembled(row: dict) -> str:
                           check=True).stdout.lower()
 
 
-def _order(constexprs: dict) -> str:
-    return "rows-first" if constexprs.get("ROWS_FIRST") else "loads-first" if constexprs.get("LOADS_FIRST") else \
-        "default"
+def test_sgld_step_issues_its_loads_before_the_draws(compiled):
+    """In the machine code of a launch at WRN sizes, sgld_step_ requests x and grad before every Philox round of its
+    noise: a warp computes while they arrive (ptxas schedules it so whatever the source's order)."""
+    rows = [r for r in compiled if r["kernel"] == "_sgld_step_kernel"]
+    assert len(rows) == 2
+    for r in rows:
+        sass = disassembled(r).splitlines()
+        philox = [i for i, line in enumerate(sass) if any(c in line for c in PHILOX)]
+        # the data: 16-byte global loads (8 bytes for a bf16 grad; ldg.e.64 also loads the state's seed and offset)
+        loads = [i for i, line in enumerate(sass) if "ldg.e.128 " in line]
+        assert philox and loads and max(loads) < min(philox), (r["signature"]["p_grad"], loads[:2], philox[:2])
 
 
-@pytest.mark.parametrize("kernel", ["_sgld_step_kernel", "_buffer_sample_kernel"])
-def test_loads_first_issues_the_loads_before_the_draws(compiled, kernel):
-    """Where the loads of the data fall among the random draws, in the machine code of a launch at WRN sizes:
-    sgld_step_ issues its loads of x and grad before every Philox round of the noise (a warp computes while they
-    arrive). buffer_sample's default issues its loads of the kept rows after the reset decision and most of the
-    reset values' rounds (ptxas moves the loads above the last fifth); its loads-first before most; its rows-first
-    requests every drawn row before the reset decision is known (it waits on the indices' load only) and so before
-    still more of the rounds. The same numbers in every order (test_kernels_buffer); which of buffer_sample's is
-    faster is the GPU benchmark's to say."""
-    where, decided = {}, {}
+def test_buffer_sample_draws_reset_values_only_in_tiles_that_reset_a_row(compiled):
+    """buffer_sample decides each row's reset (one Philox draw a row), requests the kept rows, and branches over the
+    reset values' draws (a Philox draw for every 4 values) when no row of its tile restarts: at reset_prob 0.05 and
+    one row a tile (WRN sizes), 19 tiles in 20 compute no reset value. rows-first requests every drawn row before
+    the reset decision is known (the gather waits on the indices' load only). The same numbers either way
+    (test_kernels_buffer); which order is faster is the GPU benchmark's to say."""
+    orders = {}
     for r in compiled:
-        if r["kernel"] == kernel and r["signature"].get("p_grad", "*fp32") == "*fp32" and \
-                not r["constexprs"].get("HAS_FRESH"):
-            sass = disassembled(r).splitlines()
-            philox = [i for i, line in enumerate(sass) if any(c in line for c in PHILOX)]
-            # the data: 16-byte global loads (ldg.e.64: the state's seed and offset, and the rows' indices;
-            # ldg.e.constant: tables)
-            loads = [i for i, line in enumerate(sass) if "ldg.e.128 " in line]
-            assert philox and loads, r["constexprs"]
-            # the share of the Philox multiplications issued after the first load
-            where[_order(r["constexprs"])] = sum(i > min(loads) for i in philox) / len(philox)
-            # buffer_sample's one float comparison: a row's reset decision (u < reset_prob)
-            decided[_order(r["constexprs"])] = [i for i, line in enumerate(sass) if "fsetp" in line][:1] < loads[:1]
-    if kernel == "_sgld_step_kernel":
-        assert where == {"default": 1.0}, where
-        return
-    # loads-first: most of the draws after the loads (the gather's reset decision, one Philox per row, comes first:
-    # it masks the loads); the default: at least three quarters before
-    assert where["loads-first"] > 0.5 and where["default"] <= 0.25, where
-    assert where["rows-first"] > where["loads-first"], where
-    assert decided == {"default": True, "loads-first": True, "rows-first": False}, decided
+        if r["kernel"] != "_buffer_sample_kernel" or r["constexprs"]["HAS_FRESH"]:
+            continue
+        sass = disassembled(r).splitlines()
+        philox = [i for i, line in enumerate(sass) if any(c in line for c in PHILOX)]
+        loads = [i for i, line in enumerate(sass) if "ldg.e.128 " in line]
+        decision = [i for i, line in enumerate(sass) if "fsetp" in line][0]  # the one float comparison: u < reset_prob
+        branch = next(i for i, line in enumerate(sass) if i > max(loads) and " bra " in line)
+        target = sass[branch].split("`(")[1].split(")")[0]
+        end = next(i for i, line in enumerate(sass) if line.startswith(target + ":"))
+        draws = [i for i in philox if i > branch]
+        what = (r["constexprs"], decision, loads, branch, end)
+        # the reset values' rounds (most of the kernel's) lie in the block the branch skips; the decision's before
+        assert len(draws) > len(philox) / 2 and all(i < end for i in draws), what
+        assert all(i < decision for i in set(philox) - set(draws)), what
+        orders["rows-first" if r["constexprs"]["ROWS_FIRST"] else "default"] = decision < min(loads)
+    assert orders == {"default": True, "rows-first": False}, orders
 
 
 def test_the_sample_data_moves_16_bytes_at_a_time_in_registers(compiled):
@@ -172,7 +172,7 @@ def test_the_sample_data_moves_16_bytes_at_a_time_in_registers(compiled):
         assert "ldg.e " not in sass and "stg.e " not in sass, what  # no 4-byte access
         assert not any(f" {op} " in sass or f" {op}." in sass for op in ("sts", "lds", "bar")), what
         checked += 1
-    assert checked == 2 + 6 + 1
+    assert checked == 2 + 4 + 1
 
 
 def test_the_noise_is_a_straight_line_of_under_230_instructions(compiled):
