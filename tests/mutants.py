@@ -4719,6 +4719,9 @@ MUTANTS = [
     Mutant('buffer-sample-draws-only-where-no-row-resets', 'tests/test_kernels_buffer.py', [
         ('kernels/buffer.py', '        if tl.max(b_reset.to(tl.int32), axis=0) != 0:', '        if tl.max(b_reset.to(tl.int32), axis=0) == 0:'),
     ]),
+    Mutant('sgld-kernel-loads-wait-for-the-noise', 'tests/test_kernels_compile.py -k loads_before', [
+        ('kernels/sgld.py', '        b_x = tl.load(p_x + o_x, mask=m_x, other=0.0)\n        b_g = tl.load(p_grad + o_x, mask=m_x, other=0.0).to(tl.float32)\n        b_noise = normal_block(tl.load(p_rng), o_ctr + tl.load(p_rng + 1), QUARTER)  # [BLOCK]\n', '        b_noise = normal_block(tl.load(p_rng), o_ctr + tl.load(p_rng + 1), QUARTER)  # [BLOCK]\n        b_x = tl.load(p_x + o_x, mask=m_x & (b_noise == b_noise), other=0.0)\n        b_g = tl.load(p_grad + o_x, mask=m_x & (b_noise == b_noise), other=0.0).to(tl.float32)\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
