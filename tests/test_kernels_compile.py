@@ -3,6 +3,7 @@ machine without one. The default tier runs the kernels under the interpreter, wh
 refuses (a Python builtin on a tensor, a value that is a Python int only there); a GPU session is too short to
 find that out."""
 
+import functools
 import json
 import os
 import subprocess
@@ -111,8 +112,13 @@ def disassembled(row: dict) -> str:
     nvdisasm = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "nvdisasm"
     if not nvdisasm.exists():
         pytest.skip(f"no nvdisasm in triton {triton.__version__}")
-    return subprocess.run([str(nvdisasm), "-c", row["cubin"]], capture_output=True, text=True,
-                          check=True).stdout.lower()
+    return _nvdisasm(str(nvdisasm), row["cubin"])
+
+
+@functools.cache
+def _nvdisasm(nvdisasm: str, cubin: str) -> str:
+    # several tests read the same variants
+    return subprocess.run([nvdisasm, "-c", cubin], capture_output=True, text=True, check=True).stdout.lower()
 
 
 def test_sgld_step_issues_its_loads_before_the_draws(compiled):
