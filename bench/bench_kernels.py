@@ -32,6 +32,7 @@ import fastjem.kernels as kernels
 import pytest
 import torch
 from fastjem.kernels import energy
+from fastjem.kernels.buffer import buffer_sample_fwd
 from fastjem.kernels.rng import new_rng_state
 
 from fastjem.checkpoint import atomic_write_text
@@ -130,7 +131,10 @@ def _sgld_case(shape: tuple[int, ...], device: str, backend: str, compiled: bool
                 3 * x.numel() * 4, check)
 
 
-def _buffer_cases(n: int, B: int, device: str, backend: str) -> list[Case]:
+def _buffer_cases(n: int, B: int, device: str, backend: str, gather_alone: bool = False) -> list[Case]:
+    """``gather_alone``: also ``buffer_sample``'s kernel alone (``buffer_sample_fwd(advance=False)``, Triton only):
+    the op then adds its counters to the state's offset, a second kernel, where the copy it is set beside is one
+    (as ``sgld_step_``'s advance=0 row)."""
     buf = torch.rand(n, 3, 32, 32, device=device) * 2 - 1
     idx = torch.randint(0, n, (B,), device=device)
     rows = torch.randn(B, 3, 32, 32, device=device)
@@ -177,11 +181,25 @@ def _buffer_cases(n: int, B: int, device: str, backend: str) -> list[Case]:
             assert bool(torch.zeros(n, dtype=torch.long, device=device).index_add_(0, idx, kept.long())[idx].all())
         buf.copy_(before)
 
+    def gather():
+        return buffer_sample_fwd(buf, idx, RESET_PROB, state, advance=False)
+
+    def gather_check():
+        before = state.clone()
+        half = buffer_sample_fwd(buf, idx, 0.5, state, advance=False)  # half the rows reset
+        assert torch.equal(half, kernels.buffer_sample_ref(buf, idx, 0.5, state.clone()))
+        assert torch.equal(gather(), kernels.buffer_sample_ref(buf, idx, RESET_PROB, state.clone()))  # what is timed
+        assert torch.equal(state, before)
+
     # gather: read B rows (fewer with resets; counted in full) + write B rows; scatter: read + write B rows
-    return [
-        Case(f"buffer_sample[{n}x3x32x32,B={B}]", sample, sample_eager, 2 * B * row_bytes + B * 8, sample_check),
-        Case(f"buffer_write_[{n}x3x32x32,B={B}]", write, write_eager, 2 * B * row_bytes + B * 8, write_check),
+    moved = 2 * B * row_bytes + B * 8
+    cases = [
+        Case(f"buffer_sample[{n}x3x32x32,B={B}]", sample, sample_eager, moved, sample_check),
+        Case(f"buffer_write_[{n}x3x32x32,B={B}]", write, write_eager, moved, write_check),
     ]
+    if gather_alone:
+        cases.append(Case(f"buffer_sample[{n}x3x32x32,B={B},advance=0]", gather, sample_eager, moved, gather_check))
+    return cases
 
 
 def _cases(device: str, backend: str, full: bool) -> list[Case]:
@@ -190,7 +208,9 @@ def _cases(device: str, backend: str, full: bool) -> list[Case]:
         _lse_case(64 * 3, 10, lse_dtype, device, backend),
         _lse_case(64, 1000, lse_dtype, device, backend),
         _sgld_case((64, 3, 32, 32) if full else (16, 3, 32, 32), device, backend),
-        *_buffer_cases(10000 if full else 1000, 64 if full else 16, device, backend),
+        # at batch 64 on the GPU, also buffer_sample's kernel alone (the reference has no kernel)
+        *_buffer_cases(10000 if full else 1000, 64 if full else 16, device, backend,
+                       gather_alone=full and backend == "triton"),
     ]
     if device == "cpu":
         cases.append(_sgld_case((16, 3, 32, 32), device, backend, compiled=True))

@@ -160,8 +160,9 @@ def _launch_tiles(B: int, D: int, tiles: tuple[int, int] | None) -> tuple[int, i
 
 def buffer_sample_fwd(buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor,
                       tiles: tuple[int, int] | None = None, num_warps: int | None = None, *,
-                      fresh: torch.Tensor | None = None, rows_first: bool = False):
-    """Launch the gather + reset kernel: x0 [B, *S] fp32; advances ``rng_state[1]``.
+                      fresh: torch.Tensor | None = None, rows_first: bool = False, advance: bool = True):
+    """Launch the gather + reset kernel: x0 [B, *S] fp32; advances ``rng_state[1]`` (a second kernel, an add on the
+    device; ``advance=False`` leaves the state as it is, for the benchmark to time the gather alone).
 
     ``fresh`` [B, *S] fp32: reset rows take their values from it instead of U(-1, 1) (same reset decisions).
     ``tiles`` = (BLOCK_B, BLOCK_D) and ``num_warps`` override the launch configuration (the kernel
@@ -183,8 +184,9 @@ def buffer_sample_fwd(buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float
                 buffer.shape[0], B, D, float(reset_prob), HAS_FRESH=fresh is not None, BLOCK_B=block_b,
                 BLOCK_D=block_d, ROWS_FIRST=bool(rows_first), **extra,
             )
-    # rows of no elements still take their reset draws (counters offset + b), as the reference's do
-    rng_state[1:].add_(B + B * counters_for(D))
+    if advance:
+        # rows of no elements still take their reset draws (counters offset + b), as the reference's do
+        rng_state[1:].add_(B + B * counters_for(D))
     return out
 
 

@@ -4722,6 +4722,21 @@ MUTANTS = [
     Mutant('sgld-kernel-loads-wait-for-the-noise', 'tests/test_kernels_compile.py -k loads_before', [
         ('kernels/sgld.py', '        b_x = tl.load(p_x + o_x, mask=m_x, other=0.0)\n        b_g = tl.load(p_grad + o_x, mask=m_x, other=0.0).to(tl.float32)\n        b_noise = normal_block(tl.load(p_rng), o_ctr + tl.load(p_rng + 1), QUARTER)  # [BLOCK]\n', '        b_noise = normal_block(tl.load(p_rng), o_ctr + tl.load(p_rng + 1), QUARTER)  # [BLOCK]\n        b_x = tl.load(p_x + o_x, mask=m_x & (b_noise == b_noise), other=0.0)\n        b_g = tl.load(p_grad + o_x, mask=m_x & (b_noise == b_noise), other=0.0).to(tl.float32)\n'),
     ]),
+    Mutant('buffer-sample-fwd-advances-regardless', 'tests/test_kernels_buffer.py -k every_launch_configuration', [
+        ('kernels/buffer.py', '    if advance:\n        # rows of no elements', '    if True:\n        # rows of no elements'),
+    ]),
+    Mutant('bench-gather-alone-dropped', 'tests/test_bench.py -k checks_each_op_against_its_reference', [
+        ('bench/bench_kernels.py', '    if gather_alone:\n        cases.append(', '    if False:\n        cases.append('),
+    ]),
+    Mutant('bench-gather-alone-not-in-the-gpu-suite', 'tests/test_bench.py -k gpu_cases_pass_their_checks', [
+        ('bench/bench_kernels.py', 'gather_alone=full and backend == "triton"),', 'gather_alone=False),'),
+    ]),
+    Mutant('bench-gather-alone-advances', 'tests/test_bench.py -k checks_each_op_against_its_reference', [
+        ('bench/bench_kernels.py', 'return buffer_sample_fwd(buf, idx, RESET_PROB, state, advance=False)', 'return buffer_sample_fwd(buf, idx, RESET_PROB, state)'),
+    ]),
+    Mutant('bench-gather-alone-unchecked-at-half', 'tests/test_bench.py -k checks_each_op_against_its_reference', [
+        ('bench/bench_kernels.py', '        assert torch.equal(half, kernels.buffer_sample_ref(buf, idx, 0.5, state.clone()))\n', '        assert torch.equal(half, half)\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

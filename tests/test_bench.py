@@ -1284,6 +1284,9 @@ def test_the_kernel_benchmark_checks_each_op_against_its_reference_before_timing
     assert [c.name.split("[")[0] for c in cases] == ["lse_energy_fwd_bwd"] * 2 + ["sgld_step_", "buffer_sample",
                                                                                    "buffer_write_", "sgld_step_",
                                                                                    "buffer_sample", "buffer_write_"]
+    if backend == "triton":  # buffer_sample's kernel alone, the state left as it is (the GPU suite's batch 64)
+        cases += bench_kernels._buffer_cases(6, 16, "cpu", backend, gather_alone=True)[2:]
+        assert [c.name for c in cases[-1:]] == ["buffer_sample[6x3x32x32,B=16,advance=0]"]
     for case in cases:
         case.check()
         case.fused(), case.eager()
@@ -1342,6 +1345,25 @@ def test_the_kernel_benchmark_checks_each_op_against_its_reference_before_timing
     broken(lambda: buffer(rows=2)[0], (kernels, "buffer_sample", resets_positive))
     broken(lambda: buffer()[0],
            (kernels, "buffer_sample", lambda b, i, p, st, **kw: real["buffer_sample"](b, i, p, st.clone(), **kw)))
+    if backend == "triton":
+        fwd_gather = bench_kernels.buffer_sample_fwd
+
+        def gather(rows=16):
+            return bench_kernels._buffer_cases(100, rows, "cpu", backend, gather_alone=True)[2]
+
+        def fwd_resets_positive(b, i, p, st, **kw):
+            out = fwd_gather(b, i, p, st, **kw)
+            reset = ~(out == b[i]).flatten(1).all(1)
+            out[reset] = (out[reset] + 1) / 2
+            return out
+
+        # the gather alone: rows of another reset probability; the state advanced after all
+        broken(gather, (bench_kernels, "buffer_sample_fwd",
+                        lambda b, i, p, st, **kw: fwd_gather(b, i, p / 2, st, **kw)))
+        broken(gather, (bench_kernels, "buffer_sample_fwd",
+                        lambda b, i, p, st, **kw: fwd_gather(b, i, p, st, **{**kw, "advance": True})))
+        # two rows, neither reset at 5%: the check at 50% sees the reset values
+        broken(lambda: gather(rows=2), (bench_kernels, "buffer_sample_fwd", fwd_resets_positive))
     # the eager sequences set against the ops: without noise, or resetting every row
     broken(sgld, (bench_kernels.torch, "randn_like", torch.zeros_like))
     broken(lambda: buffer()[0], (bench_kernels.torch, "rand", lambda *a, **kw: torch.zeros(*a, **kw)))
@@ -1392,6 +1414,9 @@ def test_the_kernel_benchmarks_gpu_cases_pass_their_checks_at_full_size():
     names = [c.name for c in cases]
     assert "sgld_step_[64x3x32x32,advance=0]" in names and "sgld_step_[4096x3x32x32]" in names
     assert "buffer_write_[10000x3x32x32,B=8192]" in names
+    # on the GPU also buffer_sample's kernel alone at batch 64 (built here, not run: a kernel of the Triton backend)
+    gather = "buffer_sample[10000x3x32x32,B=64,advance=0]"
+    assert gather not in names and gather in [c.name for c in bench_kernels._cases("cpu", "triton", full=True)]
     for case in cases:
         case.check()
 

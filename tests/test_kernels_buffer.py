@@ -229,7 +229,7 @@ def test_cuda_graph_replays_draw_fresh_resets():
 @pytest.mark.parametrize("device", DEVICES)
 def test_every_launch_configuration_gives_the_same_rows(device):
     """Tiles, warps and the order of the loads swept by the benchmark change the speed, never the rows, resets or
-    random values (drawn, or taken from ``fresh``)."""
+    random values (drawn, or taken from ``fresh``); a launch that leaves the state alone draws the same rows."""
     skip_unless_runnable(device, "triton")
     from fastjem.kernels.buffer import buffer_sample_fwd, buffer_write_fwd
 
@@ -259,6 +259,12 @@ def test_every_launch_configuration_gives_the_same_rows(device):
             assert 0 < int(reset.sum()) < 13  # some rows of each kind
         assert torch.equal(out, ref[0]) and torch.equal(state, ref[1]) and torch.equal(written, ref[2])
         assert torch.equal(given, ref[3]), (tiles, warps, order)
+    # advance=False, the benchmark's gather alone: the same rows, and the state left as it was
+    state = new_rng_state(2, device)
+    state[1] = 9
+    before = state.clone()
+    assert torch.equal(buffer_sample_fwd(buf, idx, 0.4, state, advance=False), ref[0])
+    assert torch.equal(state, before) and not torch.equal(state, ref[1])
     with pytest.raises(ValueError, match="powers of two"):
         buffer_sample_fwd(buf, idx, 0.4, new_rng_state(0, device), tiles=(3, 16))
 
