@@ -8,9 +8,10 @@ bench/results/, or to the folder FASTJEM_BENCH_OUT names (a trial run that shoul
   ``test_bench_cpu_report`` writes the same comparison, with achieved GB/s, to
   ``bench/results/kernels-<date and time>-<cpu>.json``.
 - CUDA: at WRN batch sizes (x [64, 3, 32, 32], buffer [10000, 3, 32, 32], logits [192, 10] and
-  [64, 1000]) and at sizes beyond the L2 cache (x [4096, 3, 32, 32], 8192 buffer rows), each op and
-  the eager sequence it replaces is timed two ways: called from Python (``triton.testing.do_bench``,
-  L2 flushed: launch and dispatch cost included) and replayed from a CUDA graph
+  [64, 1000]; at batch 64 also ``sgld_step_`` and ``buffer_sample``'s kernel without the add that advances
+  the RNG state's offset, the ``advance=0`` rows) and at sizes beyond the L2 cache (x [4096, 3, 32, 32], 8192
+  buffer rows), each op and the eager sequence it replaces is timed two ways: called from Python
+  (``triton.testing.do_bench``, L2 flushed: launch and dispatch cost included) and replayed from a CUDA graph
   (``do_bench_cudagraph``: device time per call, as the ops run inside fastjem's SGLD and iteration
   graphs). Reports achieved GB/s (bytes the op must move / time) and the fraction of the GPU's HBM
   bandwidth, beside the floor: a plain copy of the same bytes, replayed alike (on a CPU, called alike), which
