@@ -33,7 +33,7 @@ import fastjem.kernels as kernels
 import pytest
 import torch
 from fastjem.kernels import energy
-from fastjem.kernels.buffer import buffer_sample_fwd
+from fastjem.kernels.buffer import buffer_sample_fwd, buffer_write_fwd
 from fastjem.kernels.rng import new_rng_state
 
 from fastjem.checkpoint import atomic_write_text
@@ -470,7 +470,6 @@ def _buffer_launch(cfg) -> dict:
 def test_bench_cuda_launch_configs():
     """Replayed from a CUDA graph (as the ops run in training), each launch configuration, checked first."""
     import triton
-    from fastjem.kernels.buffer import buffer_sample_fwd, buffer_write_fwd
     from fastjem.kernels.sgld import sgld_step_fwd
 
     name = torch.cuda.get_device_name()
