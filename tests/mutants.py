@@ -1,14 +1,17 @@
 # ruff: noqa: E501 (the mutants quote lines of the library as they are)
 """Mutation check of the test suite: each mutant removes or breaks one feature, and some test must fail.
 
-    python tests/mutants.py              # every mutant (about half an hour on 2 cores); exit 1 if one survives
+    python tests/mutants.py              # every mutant, one per core at a time; exit 1 if one survives
     python tests/mutants.py NAME ...     # the named ones
+    python tests/mutants.py --touching kernels/buffer.py   # those that edit a file (after changing it)
+    python tests/mutants.py --sample 100 --seed 3          # a random spot check of the whole suite
+    python tests/mutants.py --jobs 1     # one at a time (each job tests in its own copy of the tree)
     python tests/mutants.py --list       # names and the tests each runs
 
 "A test that passes with the feature removed is a defect": a mutant that survives names a feature no test
 checks. Each mutant is a few exact text replacements in the library; the run copies the working tree to a
-temporary folder (the checkout is never edited), imports fastjem from there (PYTHONPATH, kernels/ linked in
-as fastjem/kernels), applies one mutant at a time and runs the tests named for it (``pytest -x``, kernels
+temporary folder, once per job (the checkout is never edited), imports fastjem from there (PYTHONPATH, kernels/
+linked in as fastjem/kernels), applies one mutant at a time to each copy and runs the tests named for it (``pytest -x``, kernels
 under TRITON_INTERPRET=1). A replacement whose text is no longer found once, exactly, is reported as stale:
 update the mutant with the code it mutates. Not a pytest module (no ``test_`` prefix): CI does not run it.
 """
@@ -17,12 +20,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import queue
+import random
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -4737,6 +4743,16 @@ MUTANTS = [
     Mutant('bench-gather-alone-unchecked-at-half', 'tests/test_bench.py -k checks_each_op_against_its_reference', [
         ('bench/bench_kernels.py', '        assert torch.equal(half, kernels.buffer_sample_ref(buf, idx, 0.5, state.clone()))\n', '        assert torch.equal(half, half)\n'),
     ]),
+    Mutant('mutants-jobs-share-one-tree', 'tests/test_mutants_harness.py -k tree_of_its_own', [
+        # split literals, here and below: an entry must not hold the text it mutates in one piece
+        ('tests/mutants.py', '        for i in range(min(jobs, ' 'len(chosen)) or 1):', '        for i in range(1):'),
+    ]),
+    Mutant('mutants-sample-unseeded', 'tests/test_mutants_harness.py -k seeded_sample', [
+        ('tests/mutants.py', 'picked = {m.name for m in random.Random(' 'seed).sample(', 'picked = {m.name for m in random.Random().sample('),
+    ]),
+    Mutant('mutants-touching-ignored', 'tests/test_mutants_harness.py -k seeded_sample', [
+        ('tests/mutants.py', '        chosen = [m for m in chosen if wanted & ' '{file for', '        chosen = [m for m in chosen if True or wanted & {file for'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
@@ -4789,32 +4805,90 @@ def run(mutant: Mutant, root: Path) -> tuple[str, str]:
             path.write_text(source)
 
 
+def cores() -> int:
+    """The cores this process may run on, at most 8 (each job holds a pytest process and its memory)."""
+    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(8, n))
+
+
+def run_all(chosen: list, jobs: int = 1, copy=copy_tree) -> dict:
+    """Run each mutant of ``chosen`` (``jobs`` at a time, each in its own copy of the tree made by ``copy``), print a
+    line for each in the list's order, and return {name: outcome}."""
+    with tempfile.TemporaryDirectory(prefix="fastjem-mutants-") as tmp:
+        trees = queue.SimpleQueue()
+        for i in range(min(jobs, len(chosen)) or 1):
+            copy(Path(tmp) / f"tree{i}")
+            trees.put(Path(tmp) / f"tree{i}")
+
+        def one(mutant):
+            root = trees.get()
+            try:
+                start = time.perf_counter()
+                return run(mutant, root) + (time.perf_counter() - start,)
+            finally:
+                trees.put(root)
+
+        outcomes = {}
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            for m, (outcome, detail, seconds) in zip(chosen, pool.map(one, chosen)):
+                outcomes[m.name] = outcome
+                print(f"{m.name:<28} {outcome:<8} {seconds:5.0f} s  {detail[:100]}", flush=True)
+    return outcomes
+
+
+def select(mutants: list, names=(), touching=(), sample: int | None = None, seed: int = 0) -> list:
+    """The mutants to run, in the order of ``mutants``: those named (all where none is), of those the ones that edit
+    a file in ``touching`` (where given), of those a random ``sample`` drawn with ``seed``. ValueError names what
+    matches nothing."""
+    by_name = {m.name: m for m in mutants}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise ValueError(f"unknown mutant(s) {', '.join(unknown)}; --list names them")
+    chosen = [by_name[n] for n in names] if names else list(mutants)
+    if touching:
+        wanted = {Path(f).as_posix().removeprefix("./") for f in touching}
+        edited = {file for m in mutants for file, _, _ in m.edits}
+        if wanted - edited:
+            raise ValueError(f"no mutant edits {', '.join(sorted(wanted - edited))} "
+                             "(paths from the repository root, as kernels/sgld.py)")
+        chosen = [m for m in chosen if wanted & {file for file, _, _ in m.edits}]
+    if sample is not None:
+        if sample < 1:
+            raise ValueError(f"--sample must be at least 1, got {sample}")
+        picked = {m.name for m in random.Random(seed).sample(chosen, min(sample, len(chosen)))}
+        chosen = [m for m in chosen if m.name in picked]
+    return chosen
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("names", nargs="*", help="mutants to run (default: all)")
-    p.add_argument("--list", action="store_true", help="list the mutants and the tests each runs")
+    p.add_argument("--touching", nargs="+", metavar="FILE", default=[],
+                   help="only the mutants that edit one of these files (paths from the repository root)")
+    p.add_argument("--sample", type=int, metavar="N", help="a random N of the mutants chosen so far")
+    p.add_argument("--seed", type=int, default=0, help="the seed of --sample (default: 0)")
+    p.add_argument("--jobs", type=int, default=cores(), metavar="N",
+                   help=f"mutants tested at once, each in its own copy of the tree (default: the cores, {cores()})")
+    p.add_argument("--list", action="store_true", help="list the mutants (those chosen) and the tests each runs")
     args = p.parse_args(argv)
-    by_name = {m.name: m for m in MUTANTS}
+    if args.jobs < 1:
+        p.error(f"--jobs must be at least 1, got {args.jobs}")
+    try:
+        chosen = select(MUTANTS, args.names, args.touching, args.sample, args.seed)
+    except ValueError as e:
+        p.error(str(e))
     if args.list:
-        for m in MUTANTS:
+        for m in chosen:
             print(f"{m.name:<28} {m.tests}")
         return 0
-    unknown = [n for n in args.names if n not in by_name]
-    if unknown:
-        p.error(f"unknown mutant(s) {', '.join(unknown)}; --list names them")
-    chosen = [by_name[n] for n in args.names] if args.names else MUTANTS
-    outcomes = {}
-    with tempfile.TemporaryDirectory(prefix="fastjem-mutants-") as tmp:
-        root = Path(tmp) / "tree"
-        copy_tree(root)
-        for m in chosen:
-            start = time.perf_counter()
-            outcome, detail = run(m, root)
-            outcomes[m.name] = outcome
-            print(f"{m.name:<28} {outcome:<8} {time.perf_counter() - start:5.0f} s  {detail[:100]}", flush=True)
+    if args.sample is not None or args.touching:
+        print(f"{len(chosen)} of {len(MUTANTS)} mutants chosen", flush=True)
+    start = time.perf_counter()
+    outcomes = run_all(chosen, args.jobs)
     bad = [n for n, o in outcomes.items() if o != "killed"]
     print(f"\n{len(outcomes) - len(bad)} of {len(outcomes)} mutants killed"
-          + (f"; not killed: {', '.join(bad)}" if bad else ""))
+          + (f"; not killed: {', '.join(bad)}" if bad else "")
+          + f" ({time.perf_counter() - start:.0f} s, {args.jobs} job{'s' if args.jobs > 1 else ''})")
     return 1 if bad else 0
 
 

@@ -1,6 +1,7 @@
 """tests/mutants.py itself: a mutant counts as killed only where a test it runs fails."""
 
 import importlib.util
+import shutil
 import sys
 from pathlib import Path
 
@@ -33,3 +34,37 @@ def test_a_mutant_is_killed_only_by_a_failing_test(tree, tests, replacement, out
 
 def test_a_mutant_whose_text_is_gone_is_stale(tree):
     assert mutants.run(mutants.Mutant("m", "test_lib.py", [("lib.py", "return 4 * x", "")]), tree)[0] == "stale"
+
+
+def test_selection_by_file_and_by_a_seeded_sample():
+    m = [mutants.Mutant(f"m{i}", "t.py", [(f"f{i % 3}.py", "a", "b")]) for i in range(9)]
+    assert [x.name for x in mutants.select(m, touching=["./f1.py"])] == ["m1", "m4", "m7"]
+    assert [x.name for x in mutants.select(m, ["m1", "m2"], touching=["f2.py"])] == ["m2"]
+    drawn = mutants.select(m, sample=4, seed=5)
+    assert len(drawn) == 4 and drawn == mutants.select(m, sample=4, seed=5)  # same seed, same mutants
+    assert [x.name for x in drawn] == sorted(x.name for x in drawn)  # in the list's order
+    assert len({tuple(x.name for x in mutants.select(m, sample=4, seed=s)) for s in range(20)}) > 1
+    assert mutants.select(m, sample=50) == m
+    for bad in ({"names": ["nope"]}, {"touching": ["f9.py"]}, {"sample": 0}):
+        with pytest.raises(ValueError):
+            mutants.select(m, **bad)
+
+
+def test_every_mutant_edits_a_file_that_exists():
+    root = Path(__file__).resolve().parents[1]
+    missing = {file for m in mutants.MUTANTS for file, _, _ in m.edits if not (root / file).is_file()}
+    assert not missing
+
+
+def test_jobs_run_each_mutant_in_a_tree_of_its_own(tree, capsys):
+    def copy(dst):
+        shutil.copytree(tree, dst)
+        copies.append(dst)
+
+    copies = []
+    chosen = [mutants.Mutant(f"m{i}", "test_lib.py", [("lib.py", "    return 2 * x", f"    return {r} * x")])
+              for i, r in enumerate([3, 2, 4, 2])]
+    outcomes = mutants.run_all(chosen, jobs=2, copy=copy)
+    assert outcomes == {"m0": "killed", "m1": "survived", "m2": "killed", "m3": "survived"}
+    assert len(copies) == 2
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == ["m0", "m1", "m2", "m3"]
