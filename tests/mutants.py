@@ -1,7 +1,7 @@
 # ruff: noqa: E501 (the mutants quote lines of the library as they are)
 """Mutation check of the test suite: each mutant removes or breaks one feature, and some test must fail.
 
-    python tests/mutants.py              # every mutant, one per core at a time; exit 1 if one survives
+    python tests/mutants.py              # every mutant, one per core at a time (97 min on 2 cores); exit 1 if one survives
     python tests/mutants.py NAME ...     # the named ones
     python tests/mutants.py --touching kernels/buffer.py   # those that edit a file (after changing it)
     python tests/mutants.py --sample 100 --seed 3          # a random spot check of the whole suite
