@@ -4867,8 +4867,9 @@ def main(argv=None) -> int:
                    help="only the mutants that edit one of these files (paths from the repository root)")
     p.add_argument("--sample", type=int, metavar="N", help="a random N of the mutants chosen so far")
     p.add_argument("--seed", type=int, default=0, help="the seed of --sample (default: 0)")
-    p.add_argument("--jobs", type=int, default=cores(), metavar="N",
-                   help=f"mutants tested at once, each in its own copy of the tree (default: the cores, {cores()})")
+    n_cores = cores()
+    p.add_argument("--jobs", type=int, default=n_cores, metavar="N",
+                   help=f"mutants tested at once, each in its own copy of the tree (default: the cores, {n_cores})")
     p.add_argument("--list", action="store_true", help="list the mutants (those chosen) and the tests each runs")
     args = p.parse_args(argv)
     if args.jobs < 1:
