@@ -83,7 +83,9 @@ class ReplayBuffer:
 
     ``init``: another law for the first contents and the restarts, an object with ``fill(n, y)`` and
     ``draw(n, y) -> [n, *S]`` (y: the classes of a class-conditional buffer's rows, else None), such as
-    ``ClassGaussians``; ``draw`` runs at every ``sample``, so it must keep fixed shapes and avoid host syncs.
+    ``ClassGaussians``; ``draw`` runs at every ``sample``, so it must keep fixed shapes and avoid host syncs. An
+    ``init`` with a ``to(device)`` method is moved to the buffer's device once, here (``ClassGaussians.to`` moves it
+    in place); the draws of one without reach the buffer's device by a copy at every ``sample``.
 
     The gather + reset and the write-back are the fused ops of ``fastjem.kernels`` (Triton on CUDA,
     their PyTorch references elsewhere; ``backend`` forces one). The reset decisions and fresh
@@ -109,6 +111,8 @@ class ReplayBuffer:
         self.reinit_prob = float(reinit_prob)
         self.num_classes = num_classes
         self.device = torch.device(device)
+        if init is not None and callable(getattr(init, "to", None)):
+            init = init.to(self.device)  # its draws at every sample then happen where the buffer is
         self.init = init
         # Never bf16: its spacing near 1 (0.004) is the size of the SGLD noise.
         if init is None:
@@ -158,7 +162,8 @@ class ReplayBuffer:
         probability reinit_prob (one fused op)."""
         if self.init is not None and y is None and self.num_classes is not None:
             y = idx // self.class_block  # a class block restarts from its own class's law
-        fresh = None if self.init is None else self.init.draw(idx.shape[0], y).to(torch.float32)
+        # on the buffer's device whatever the init's draw returns (a no-op when it is there already)
+        fresh = None if self.init is None else self.init.draw(idx.shape[0], y).to(self.device, torch.float32)
         return kernels.buffer_sample(self.data, idx, self.reinit_prob, self.rng_state, fresh=fresh,
                                      backend=self.backend)
 

@@ -167,17 +167,19 @@ class SGLD:
 
     def step_(self, energy_fn: EnergyFn, x: torch.Tensor, rng: torch.Tensor | None = None, base: int = 0,
               advance: int | None = None) -> torch.Tensor:
-        """One SGLD step on x (contiguous fp32, no grad), in place; returns x. ``rng``, ``base``, ``advance``:
-        for a part of a larger batch (``sample_parts``), its copy of the state and where its noise lies."""
+        """One SGLD step on x (contiguous fp32), in place; returns x detached (the same storage). x's own
+        requires_grad is left as it is, and the step works under ``torch.no_grad()`` too. ``rng``, ``base``,
+        ``advance``: for a part of a larger batch (``sample_parts``), its copy of the state and where its noise
+        lies."""
         rng = self.rng_for(x.device) if rng is None else rng
         input_grad = getattr(energy_fn, "input_grad", None)
+        x = x.detach()  # an alias: the update below writes the caller's tensor
         if input_grad is not None:  # dE/dx computed another way (a compiled graph: compiled_input_grad)
-            x = x.detach()
             grad = input_grad(x)
         else:
-            x.requires_grad_(True)
-            (grad,) = torch.autograd.grad(energy_fn(x).sum(), x)
-            x = x.detach()
+            with torch.enable_grad():
+                leaf = x.detach().requires_grad_(True)
+                (grad,) = torch.autograd.grad(energy_fn(leaf).sum(), leaf)
         if self.grad_clip is not None:
             grad = grad.clamp(-self.grad_clip, self.grad_clip)
         # x += (-step_size) * dE/dx + noise * N(0, I)

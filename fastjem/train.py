@@ -243,6 +243,9 @@ class Trainer:
         if resume is not None:
             ckpt = load_checkpoint(resume)
             _refuse_imported(ckpt)
+            # first: a run on data or a network given in Python, resumed without them, would otherwise be told of a
+            # dataset or architecture it never asked for (the config's defaults)
+            _check_same_custom_parts(ckpt, model, data)
             saved = TrainConfig.from_dict(ckpt["config"])
             mismatched = [f for f in ARCH_FIELDS if getattr(cfg, f) != getattr(saved, f)]
             if mismatched:
@@ -294,8 +297,6 @@ class Trainer:
                 raise ConfigError(f"{self.out_dir} holds another run's {', '.join(held)}: choose another --out-dir "
                                   "(or move them away); nothing was changed")
 
-        if ckpt is not None:
-            _check_same_custom_parts(ckpt, model, data)
         torch.manual_seed(cfg.seed)
         if data is not None:
             if cfg.image_size and cfg.image_size != data.info.image_size:

@@ -36,6 +36,7 @@ __all__ = [
     "resolve_backend",
     "use_triton",
     "interpreter_on",
+    "KERNELS_INTERPRETED",
     "device_of",
     "direct_call",
     "next_power_of_2",
@@ -84,6 +85,22 @@ def interpreter_on() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0").strip().lower() in ("1", "true", "on", "yes")
 
 
+def _kernels_built_interpreted() -> bool:
+    """Whether ``@triton.jit`` made interpreted kernels in this process: Triton decides when the decorator runs, i.e.
+    when fastjem.kernels is imported, from TRITON_INTERPRET as it was then; one probe kernel says what it chose."""
+    if triton is None:
+        return False
+
+    @triton.jit
+    def _probe():
+        pass
+
+    return type(_probe).__name__ == "InterpretedFunction"
+
+
+KERNELS_INTERPRETED = _kernels_built_interpreted()
+
+
 def _release(version: str) -> tuple[int, int]:
     """(major, minor) of a version string such as '3.6.0' or '2.4.0rc1'."""
     numbers = [int(n) for n in re.findall(r"\d+", version)[:2]]
@@ -122,6 +139,11 @@ def use_triton(tensor: torch.Tensor, name: str | None = None) -> bool:
 
         if (problem := interpreter_problem(triton.__version__, numpy.__version__)) is not None:
             raise RuntimeError(f"fastjem.kernels: {problem}")
+        if not KERNELS_INTERPRETED:
+            raise RuntimeError("fastjem.kernels: TRITON_INTERPRET=1 was set after fastjem.kernels was imported, when "
+                               "Triton had already made its kernels for a GPU; they cannot run on CPU tensors. Set it "
+                               "before Python starts (export TRITON_INTERPRET=1), or unset it to run the PyTorch "
+                               "references (or use backend 'reference')")
     if name == "auto":
         return runnable and triton is not None
     if triton is None:

@@ -139,7 +139,7 @@ def _check_inputs(buffer: torch.Tensor, idx: torch.Tensor, rows: torch.Tensor | 
     if fresh is not None and (fresh.shape != (idx.shape[0], *buffer.shape[1:]) or fresh.dtype != torch.float32
                               or fresh.device != buffer.device):
         raise ValueError(f"buffer_sample: fresh must be fp32 [B, *S] = {(idx.shape[0], *buffer.shape[1:])} on the "
-                         f"buffer's device, got {fresh.dtype} {tuple(fresh.shape)}")
+                         f"buffer's device {buffer.device}, got {fresh.dtype} {tuple(fresh.shape)} on {fresh.device}")
 
 
 def _row_size(buffer: torch.Tensor) -> int:

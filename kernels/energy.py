@@ -8,7 +8,8 @@ sum ``s = sum_k exp(logits - m)`` (fp32, [B] each); the backward is then a singl
 
 and for the joint form ``dE/dlogits = -onehot(y) * g`` (the logits are not even read).
 Inputs fp32 / bf16 / fp16, math in fp32, ``E`` in fp32, gradient in the logits' dtype.
-Stable for any logit magnitude, since every exponent is ``<= 0``.
+Stable for any logit magnitude, since every exponent is ``<= 0``; infinite logits give what ``logsumexp`` gives
+(E = -inf for a row with a +inf logit, +inf for a row of -inf).
 """
 
 import torch
@@ -66,7 +67,9 @@ if triton is not None:
                 m_bk = m_b[:, None] & (o_k < K)[None, :]
                 p_x = p_logits + o_b[:, None] * stride_b + o_k[None, :]
                 b_x = tl.load(p_x, mask=m_bk, other=float("-inf")).to(tl.float32)  # [BLOCK_B, BLOCK_K]
-                b_m_new = tl.maximum(b_m, tl.max(b_x, axis=1))
+                # capped at the largest float: a row with a +inf logit then sums exp(inf) = inf and gets E = -inf, as
+                # logsumexp does, not inf - inf = NaN; no finite logit is above the cap
+                b_m_new = tl.minimum(tl.maximum(b_m, tl.max(b_x, axis=1)), 3.4028234663852886e38)
                 b_s = b_s * tl.exp(b_m - b_m_new) + tl.sum(tl.exp(b_x - b_m_new[:, None]), axis=1)
                 b_m = b_m_new
             # rows past B have b_s == 0: keep their (unstored) log finite
@@ -213,8 +216,8 @@ def _fwd_torch(logits: torch.Tensor, labels: torch.Tensor | None) -> tuple[torch
     if labels is not None:
         empty = x.new_zeros(0)
         return -x.gather(1, labels[:, None]).squeeze(1), empty, empty.clone()
-    # floored as in the kernel, so that a row of -inf logits gives E = inf there too, not NaN
-    row_max = x.amax(dim=1).clamp_min(-1.0e38)
+    # floored and capped as in the kernel: a row of -inf logits gives E = inf, one with a +inf logit E = -inf, not NaN
+    row_max = x.amax(dim=1).clamp(-1.0e38, torch.finfo(torch.float32).max)
     row_sumexp = torch.exp(x - row_max[:, None]).sum(dim=1)
     return -(row_max + torch.log(row_sumexp)), row_max, row_sumexp
 

@@ -1333,7 +1333,7 @@ MUTANTS = [
         ('fastjem/buffer.py', '            if tuple(self.data.shape) != (size, *self.sample_shape):', '            if False:'),
     ]),
     Mutant('buffer-fresh-not-fp32', 'tests/test_buffer.py -k "uint8 or settings_and"', [
-        ('fastjem/buffer.py', 'self.init.draw(idx.shape[0], y).to(torch.float32)', 'self.init.draw(idx.shape[0], y)'),
+        ('fastjem/buffer.py', 'self.init.draw(idx.shape[0], y).to(self.device, torch.float32)', 'self.init.draw(idx.shape[0], y).to(self.device)'),
     ]),
     Mutant('buffer-init-not-fp32', 'tests/test_buffer.py -k "uint8 or settings_and"', [
         ('fastjem/buffer.py', 'init.fill(size, blocks).to(self.device, torch.float32)', 'init.fill(size, blocks).to(self.device)'),
@@ -4752,6 +4752,39 @@ MUTANTS = [
     ]),
     Mutant('mutants-touching-ignored', 'tests/test_mutants_harness.py -k seeded_sample', [
         ('tests/mutants.py', '        chosen = [m for m in chosen if wanted & ' '{file for', '        chosen = [m for m in chosen if True or wanted & {file for'),
+    ]),
+    Mutant('buffer-init-not-moved', 'tests/test_buffer.py -k another_device', [
+        ('fastjem/buffer.py', '            init = init.to(self.device)  # its draws', '            init = init  # its draws'),
+    ]),
+    Mutant('buffer-init-draw-stays-where-made', 'tests/test_buffer.py -k another_device', [
+        ('fastjem/buffer.py', '.draw(idx.shape[0], y).to(self.device, torch.float32)', '.draw(idx.shape[0], y).to(torch.float32)'),
+    ]),
+    Mutant('trainer-custom-parts-checked-after-arch', 'tests/test_custom.py -k own_network', [
+        ('fastjem/train.py', '            _check_same_custom_parts(ckpt, model, data)\n            saved = TrainConfig', '            saved = TrainConfig'),
+        ('fastjem/train.py', '\n        torch.manual_seed(cfg.seed)\n', '\n        if ckpt is not None:\n            _check_same_custom_parts(ckpt, model, data)\n        torch.manual_seed(cfg.seed)\n'),
+    ]),
+    Mutant('sgld-step-flags-callers-tensor', 'tests/test_sampler.py -k callers_tensor', [
+        ('fastjem/sampler.py', '        x = x.detach()  # an alias: the update below', '        x = x.requires_grad_(False) if x.is_leaf else x  # an alias: the update below'),
+        ('fastjem/sampler.py', '                leaf = x.detach().requires_grad_(True)', '                leaf = x.requires_grad_(True)'),
+        ('fastjem/sampler.py', '                (grad,) = torch.autograd.grad(energy_fn(leaf).sum(), leaf)\n', '                (grad,) = torch.autograd.grad(energy_fn(leaf).sum(), leaf)\n            x = x.detach()\n'),
+    ]),
+    Mutant('sgld-step-needs-grad-mode', 'tests/test_sampler.py -k callers_tensor', [
+        ('fastjem/sampler.py', '            with torch.enable_grad():\n                leaf = x', '            with contextlib.nullcontext():\n                leaf = x'),
+    ]),
+    Mutant('dispatch-interpreter-after-import-unchecked', 'tests/test_kernels_dispatch.py -k after_the_import', [
+        ('kernels/_dispatch.py', '        if not KERNELS_INTERPRETED:\n', '        if False:\n'),
+    ]),
+    Mutant('lse-kernel-max-uncapped', 'tests/test_kernels_energy.py -k plus_inf', [
+        ('kernels/energy.py', 'b_m_new = tl.minimum(tl.maximum(b_m, tl.max(b_x, axis=1)), 3.4028234663852886e38)', 'b_m_new = tl.maximum(b_m, tl.max(b_x, axis=1))'),
+    ]),
+    Mutant('lse-reference-backend-max-uncapped', 'tests/test_kernels_energy.py -k plus_inf', [
+        ('kernels/energy.py', 'row_max = x.amax(dim=1).clamp(-1.0e38, torch.finfo(torch.float32).max)', 'row_max = x.amax(dim=1).clamp_min(-1.0e38)'),
+    ]),
+    Mutant('nets-sizes-unchecked', 'tests/test_models.py -k positive_integers', [
+        ('fastjem/models/wrn.py', '        if isinstance(value, bool) or not hasattr(value, "__index__") or operator.index(value) < 1:', '        if False:'),
+    ]),
+    Mutant('nets-dropout-unchecked', 'tests/test_models.py -k positive_integers', [
+        ('fastjem/models/wrn.py', '    if not 0.0 <= dropout < 1.0:', '    if False:'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

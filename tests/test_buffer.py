@@ -269,3 +269,34 @@ def test_class_gaussians_move_to_a_device_and_draw_there():
     assert g.mean.device.type == "meta" and g.factor.device.type == "meta"
     drawn = g.draw(5, torch.tensor([0, 1, 2, 0, 1]))
     assert drawn.device.type == "meta" and drawn.shape == (5, 1, 4, 4)
+
+
+class _CpuInit:
+    """An init that makes its samples on the CPU whatever the buffer's device, and records where it was moved."""
+
+    def __init__(self, movable):
+        self.moved_to = []
+        if movable:
+            self.to = lambda device: (self.moved_to.append(torch.device(device)), self)[1]
+
+    def fill(self, n, y=None):
+        return torch.zeros(n, 1, 2, 2)
+
+    def draw(self, n, y=None):
+        return torch.ones(n, 1, 2, 2)
+
+
+def test_an_init_on_another_device_is_moved_to_the_buffers_and_its_draws_follow():
+    """A buffer on another device than its init (the meta device stands in for a GPU): an init that can move is
+    moved once, at construction, to the buffer's device; whatever device a draw returns, the restarts reach the
+    fused gather on the buffer's device (they used to stop it with an error about the fresh rows' device)."""
+    movable = _CpuInit(movable=True)
+    ReplayBuffer(10, (1, 2, 2), init=movable, device="meta")
+    assert movable.moved_to == [torch.device("meta")]
+    buf = ReplayBuffer(10, (1, 2, 2), reinit_prob=1.0, init=_CpuInit(movable=False), device="meta", seed=0,
+                       backend="reference")
+    x0, idx = buf.sample(4)
+    assert x0.device.type == "meta" and x0.shape == (4, 1, 2, 2) and idx.device.type == "meta"
+    # on one device the same buffer restarts every row from the init's draw
+    here = ReplayBuffer(10, (1, 2, 2), reinit_prob=1.0, init=_CpuInit(movable=False), seed=0)
+    assert torch.equal(here.sample(4)[0], torch.ones(4, 1, 2, 2))

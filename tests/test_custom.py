@@ -110,6 +110,11 @@ def test_own_network_and_data_train_resume_exactly_and_evaluate(digits_as_floats
         Trainer(resume_config(ckpt_path), resume=ckpt_path, progress=False, data=data)
     with pytest.raises(CheckpointError, match="pass the same data= to resume"):
         Trainer(resume_config(ckpt_path), resume=ckpt_path, progress=False, model=TinyNet())
+    # with the config the run was started from (its dataset the default, data= having replaced it), a missing data=
+    # is named, not a dataset the user never asked for
+    for kwargs in ({"model": TinyNet()}, {}):
+        with pytest.raises(CheckpointError, match="pass the same (data=|kind of network)"):
+            Trainer(cfg, resume=ckpt_path, progress=False, **kwargs)
     # a network of other shapes (16 channels, not 8) neither continues the run nor takes its weights
     wider = TinyNet()
     wider.body[0], wider.body[4] = nn.Conv2d(1, 16, 3, padding=1), nn.Linear(64, 10)

@@ -1,5 +1,9 @@
 """The one dispatch rule of fastjem.kernels, and the public surface."""
 
+import os
+import subprocess
+import sys
+
 import fastjem.kernels as kernels
 import pytest
 import torch
@@ -29,6 +33,7 @@ def test_public_api():
 
 def test_rule(monkeypatch):
     cpu = torch.zeros(1)
+    monkeypatch.setattr(_dispatch, "KERNELS_INTERPRETED", True)  # as when the variable was set before the import
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     assert _dispatch.use_triton(cpu) is (_dispatch.triton is not None)
     assert _dispatch.use_triton(cpu, "reference") is False
@@ -39,6 +44,30 @@ def test_rule(monkeypatch):
         _dispatch.use_triton(cpu, "triton")
     with pytest.raises(ValueError, match="backend must be one of"):
         _dispatch.use_triton(cpu, "cuda")
+
+
+@pytest.mark.skipif(_dispatch.triton is None, reason="needs triton")
+def test_the_interpreter_switched_on_after_the_import_is_a_clear_error():
+    """Triton makes its kernels, compiled or interpreted, when fastjem.kernels is imported: TRITON_INTERPRET set
+    afterwards (a test's monkeypatch, os.environ in a notebook) cannot send CPU tensors to them, and says so instead
+    of Triton's "0 active drivers"; the references still run."""
+    code = (
+        "import os, torch\n"
+        "from fastjem import kernels as K\n"
+        "from fastjem.kernels import _dispatch\n"
+        "assert _dispatch.KERNELS_INTERPRETED is False\n"
+        "os.environ['TRITON_INTERPRET'] = '1'\n"
+        "assert K.lse_energy(torch.zeros(2, 3), backend='reference').shape == (2,)\n"
+        "try:\n"
+        "    K.lse_energy(torch.zeros(2, 3))\n"
+        "except RuntimeError as e:\n"
+        "    print(e)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "TRITON_INTERPRET=1 was set after fastjem.kernels was imported" in out.stdout
+    assert "before Python starts" in out.stdout
 
 
 def test_forced_triton_without_triton_is_a_clear_error(monkeypatch):

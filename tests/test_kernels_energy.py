@@ -234,6 +234,26 @@ def test_a_row_of_minus_inf_logits_has_infinite_energy(backend):
     assert_close(e[1:], lse_energy_ref(logits)[1:], 1e-6, 1e-6, "finite row")
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
+def test_a_row_with_a_plus_inf_logit_has_minus_infinite_energy(backend, dtype):
+    """logsumexp of a row holding +inf is +inf: E = -inf in the kernel, the reference backend and the spec alike,
+    not inf - inf = NaN (fp16 logits that overflow give such rows), also when the inf comes after the first block
+    of a long row, and the other rows keep their values."""
+    skip_unless_runnable("cpu", backend)
+    for k, at in ((4, 0), (5000, 4500)):
+        logits = torch.randn(3, k).to(dtype)
+        logits[0, at] = float("inf")
+        logits[2, -1] = float("inf")
+        logits[2, 0] = float("-inf")
+        e = lse_energy(logits, backend=backend)
+        spec = lse_energy_ref(logits)
+        assert e[0] == float("-inf") and e[2] == float("-inf") and spec[0] == float("-inf"), (k, e, spec)
+        assert_close(e[1:2], spec[1:2], 1e-5, 1e-5, f"finite row, K={k}")
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("labels_given", [False, True], ids=["marginal", "joint"])
 def test_torch_func_transforms_and_input_gradients_of_a_network(backend, labels_given):

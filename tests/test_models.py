@@ -111,6 +111,23 @@ def test_wrn_rejects_bad_depth_and_unknown_norms():
         WideResNet(10, 1, norm="group")
 
 
+def test_nets_refuse_sizes_that_are_not_positive_integers_and_a_dropout_outside_0_1_when_built():
+    """Named at construction, not at the first forward (width 0) or deep inside torch (a float width or depth)."""
+    for args, kwargs, match in (((10, 0), {}, "widen_factor must be a positive integer, got 0"),
+                                ((10, 1.5), {}, "widen_factor must be a positive integer, got 1.5"),
+                                ((10.0, 1), {}, "depth must be a positive integer, got 10.0"),
+                                ((10, 1, 0), {}, "num_classes must be a positive integer"),
+                                ((10, 1), {"in_channels": True}, "in_channels must be a positive integer"),
+                                ((10, 1), {"dropout": 1.0}, r"dropout is a probability in \[0, 1\)")):
+        with pytest.raises(ValueError, match=match):
+            WideResNet(*args, **kwargs)
+    with pytest.raises(ValueError, match="ConvNet: width must be a positive integer, got 0"):
+        ConvNet(10, 1, 0)
+    with pytest.raises(ValueError, match="ConvNet: dropout is a probability"):
+        ConvNet(dropout=-0.1)
+    assert WideResNet(torch.tensor(10).item(), 1, dropout=0.5)(torch.zeros(1, 3, 8, 8)).shape == (1, 10)
+
+
 def test_wrn_sample_is_independent_of_batch_without_batch_norm():
     m = WideResNet(10, 1).eval()
     x = torch.randn(4, 3, 16, 16)

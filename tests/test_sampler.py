@@ -354,3 +354,17 @@ def test_step_alone_draws_the_noise_sample_draws():
         x = stepped.step_(energy, x)
     assert torch.equal(x, expected) and torch.equal(stepped.rng_state, whole.rng_state)
     assert not torch.equal(expected, SGLD(3, 0.1, 0.3, seed=8).sample(energy, x0))  # the noise is in it
+
+
+def test_step_updates_the_callers_tensor_in_place_leaves_its_flag_and_runs_under_no_grad():
+    """`step_` writes the caller's tensor (the returned one shares its storage), never turns on its requires_grad (a
+    later in-place op on it would then fail as on a leaf that requires grad), and works where gradients are off."""
+    energy = lambda x: 0.5 * (x**2).sum(dim=1)  # noqa: E731
+    x = torch.ones(2, 3)
+    out = SGLD(1, 0.1, 0.0).step_(energy, x)
+    assert out.data_ptr() == x.data_ptr() and torch.allclose(x, torch.full((2, 3), 0.9))
+    assert not x.requires_grad
+    x.mul_(2)  # still an ordinary tensor
+    with torch.no_grad():
+        SGLD(1, 0.1, 0.0).step_(energy, x)
+    assert torch.allclose(x, torch.full((2, 3), 1.62)) and not x.requires_grad

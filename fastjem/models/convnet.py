@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from fastjem.models.wrn import LEAK, global_avg_pool, make_norm
+from fastjem.models.wrn import LEAK, check_net_args, global_avg_pool, make_norm
 
 
 class ConvNet(nn.Module):
@@ -18,6 +18,7 @@ class ConvNet(nn.Module):
     def __init__(self, num_classes: int = 10, in_channels: int = 1, width: int = 32, norm: str = "none",
                  dropout: float = 0.0):
         super().__init__()
+        check_net_args("ConvNet", dropout, num_classes=num_classes, in_channels=in_channels, width=width)
         c = width
         self.body = nn.Sequential(
             nn.Conv2d(in_channels, c, 3, padding=1), nn.LeakyReLU(LEAK),

@@ -3,10 +3,13 @@
 Depth d = 6n + 4, widths [16, 16k, 32k, 64k]; pre-activation blocks
 norm -> LeakyReLU(0.2) -> conv3x3 -> dropout -> norm -> LeakyReLU -> conv3x3 (stride here),
 a 1x1 shortcut conv when the shape changes, biased convs; then norm -> LeakyReLU -> global
-average pool -> Linear(64k, K). Works for any input size and channel count.
+average pool -> Linear(64k, K). Works for any input size and channel count (with norm "instance", training needs
+the last stage's maps larger than 1x1, i.e. inputs of at least 5x5: instance statistics of one pixel are undefined).
 """
 
 from __future__ import annotations
+
+import operator
 
 import torch
 from torch import nn
@@ -23,6 +26,16 @@ def global_avg_pool(h: torch.Tensor) -> torch.Tensor:
     times slower than with matching layouts on the CPUs measured).
     """
     return h.sum(dim=(2, 3)) / (h.shape[2] * h.shape[3])
+
+
+def check_net_args(net: str, dropout: float, **sizes) -> None:
+    """Refuse sizes that are not positive integers and a dropout outside [0, 1), naming the argument, before a
+    layer is built (they would otherwise fail later, at the first forward or deep inside torch)."""
+    for name, value in sizes.items():
+        if isinstance(value, bool) or not hasattr(value, "__index__") or operator.index(value) < 1:
+            raise ValueError(f"{net}: {name} must be a positive integer, got {value!r}")
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"{net}: dropout is a probability in [0, 1), got {dropout!r}")
 
 
 def make_norm(kind: str, channels: int) -> nn.Module:
@@ -63,6 +76,8 @@ class WideResNet(nn.Module):
     def __init__(self, depth: int = 28, widen_factor: int = 10, num_classes: int = 10, in_channels: int = 3,
                  norm: str = "none", dropout: float = 0.0):
         super().__init__()
+        check_net_args("Wide-ResNet", dropout, depth=depth, widen_factor=widen_factor, num_classes=num_classes,
+                       in_channels=in_channels)
         if (depth - 4) % 6 != 0 or depth < 10:
             raise ValueError(f"Wide-ResNet depth must be 6n+4 with n >= 1, got {depth}")
         n = (depth - 4) // 6
