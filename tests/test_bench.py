@@ -803,8 +803,6 @@ def test_cpu_bars_pins_one_thread_on_each_physical_core(tmp_path):
     cores is refused."""
     from env_info import one_cpu_per_core
 
-    from fastjem.engine import fast_bf16
-
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         pytest.skip("needs two CPUs to pair")
@@ -817,7 +815,12 @@ def test_cpu_bars_pins_one_thread_on_each_physical_core(tmp_path):
                                          text=True, timeout=120, env={**env, **extra})
     proc = run(CORES=str(cores))
     pinned = ",".join(map(str, cpus[::2]))
-    precision = "bf16" if fast_bf16(torch.device("cpu"))[0] else "fp32"
+    # training's pick, made under the script's environment (its thread count): the probe's cache entry is then the
+    # one the script read, not a second timing that a loaded machine may put on the other side of the threshold
+    ask = "import torch\nfrom fastjem.engine import fast_bf16\nprint(fast_bf16(torch.device('cpu'))[0])"
+    picked = subprocess.run([sys.executable, "-c", ask], capture_output=True, text=True, timeout=120, env=env)
+    precision = "bf16" if picked.stdout.strip() == "True" else "fp32"
+    assert picked.returncode == 0 and picked.stdout.strip() in ("True", "False"), picked.stderr
     assert proc.returncode == 0, proc.stderr
     steps, study, profile = proc.stdout.splitlines()[1:]
     assert steps.startswith(f"taskset -c {pinned} ") and f"steps_per_sec.py --device cpu --threads {cores}" in steps
