@@ -1008,11 +1008,13 @@ class Trainer:
             yield
 
     def _continue_records(self) -> None:
-        """A resumed run continues its records from the checkpoint's iteration: summary.json (the end of an earlier
-        length) goes, and so do the last metrics.jsonl records when they are of iterations past the checkpoint (an
-        attempt that died before its next checkpoint logged them; they are logged again as the run gets there), the
-        end-of-run record at the checkpoint's iteration (a finished run resumed at its end finishes again) and a
-        last line cut short (a kill or a full disk mid-write), which the next record would be glued onto."""
+        """A resumed run continues its records from the checkpoint's state: summary.json (the end of an earlier
+        length) goes, and so does every metrics.jsonl record from the first that the checkpoint's state does not
+        include: one of an iteration past the checkpoint's (an attempt that died before its next checkpoint logged
+        it; it is logged again as the run gets there), a rollback of the guard that the checkpoint has not made (the
+        records before the rollbacks it has made stay, whatever their iterations), the end-of-run record at the
+        checkpoint's iteration (a finished run resumed at its end finishes again) and a last line cut short (a kill
+        or a full disk mid-write), which the next record would be glued onto."""
         (self.out_dir / "summary.json").unlink(missing_ok=True)
         path = self.out_dir / "metrics.jsonl"
         source = self._source_records()
@@ -1023,27 +1025,35 @@ class Trainer:
         if not path.exists():
             return
         lines = path.read_text().splitlines(keepends=True)
-
-        def past(line: str) -> bool:
+        # the guard's rollbacks the checkpoint has made: the records up to the last of them are its past whatever
+        # their iterations (an attempt the guard abandoned is kept, as the running run keeps it); after it, the
+        # records reach the checkpoint's iteration, and a further rollback (logged just before a kill that kept it
+        # from the checkpoint, or made later by the run a branch was taken from) is not its past
+        made = self.recovery.recoveries
+        seen = 0
+        end = len(lines)
+        for i, line in enumerate(lines):
             if not line.endswith("\n"):
-                return True
+                end = i  # cut short: the last line
+                break
             try:
                 record = json.loads(line)
-                if record.get("event") == "divergence" and record.get("action") == "recover":
-                    # a rollback: the records before it are of the attempt the guard abandoned, kept as the
-                    # running run keeps them, and the checkpoint is of the rolled-back state, at most this one
-                    return False
-                # the end-of-run record is written again only when the run resumes at its end (a longer run keeps it)
-                return record.get("iter", 0) > self.iteration or (
+                rollback = record.get("event") == "divergence" and record.get("action") == "recover"
+                after = not rollback and (record.get("iter", 0) > self.iteration or (
+                    # the end-of-run record is written again only when the run resumes at its end (a longer run
+                    # keeps it)
                     record.get("iter") == self.iteration and "test_acc" in record
-                    and self.iteration >= self.total_iters)
+                    and self.iteration >= self.total_iters))
             except (ValueError, AttributeError, TypeError):
-                return False
-
-        # only the trailing records: those of an attempt rolled back by the guard before the checkpoint stay
-        end = len(lines)
-        while end and past(lines[end - 1]):
-            end -= 1
+                continue
+            if rollback:
+                if seen == made:
+                    end = i
+                    break
+                seen += 1
+            elif seen == made and after:
+                end = i
+                break
         if end != len(lines):
             atomic_write_text("".join(lines[:end]), path)
 

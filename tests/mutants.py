@@ -556,8 +556,8 @@ MUTANTS = [
         ('fastjem/checkpoint.py', '    if path.exists() and is_training_checkpoint(path):', '    if False:'),
     ]),
     Mutant('records-cut-line-kept', 'tests/test_train.py -k stop_between_log_lines', [
-        ('fastjem/train.py', '            if not line.endswith("\\n"):\n                return True',
-         '            if not line.endswith("\\n"):\n                return False'),
+        ('fastjem/train.py', '            if not line.endswith("\\n"):\n                end = i  # cut short',
+         '            if False:\n                end = i  # cut short'),
     ]),
     Mutant('stop-reason-local', 'tests/test_distributed.py -k stop_signal', [
         ('fastjem/train.py', '                            stop["signal"] = "time limit" if code == 1 else code - 2',
@@ -633,9 +633,9 @@ MUTANTS = [
         ('fastjem/train.py', '        self._take_snapshot()\n        if cfg.ckpt_every:\n            # and checkpoint.pt',
          '        self._take_snapshot()\n        if False:\n            # and checkpoint.pt'),
     ]),
-    Mutant('rollback-event-trimmed-on-resume', 'tests/test_guard.py -k kill_right_after', [
-        ('fastjem/train.py', 'if record.get("event") == "divergence" and record.get("action") == "recover":',
-         'if False:'),
+    Mutant('rollback-event-trimmed-on-resume', 'tests/test_guard.py -k "kill_right_after or own_past or records_once"', [
+        ('fastjem/train.py', 'rollback = record.get("event") == "divergence" and record.get("action") == "recover"',
+         'rollback = False'),
     ]),
     Mutant('resume-ignores-the-rollback-file', 'tests/test_guard.py -k rolls_back_where', [
         ('fastjem/train.py', '            if snapshot is not None:\n                self.guard.snapshot = snapshot',
@@ -2762,8 +2762,8 @@ MUTANTS = [
     ]),
     Mutant('resume-keeps-a-give-up-record', 'tests/test_guard.py -k gives_up', [
         ('fastjem/train.py',
-         'if record.get("event") == "divergence" and record.get("action") == "recover":',
-         'if record.get("event") == "divergence":'),
+         'after = not rollback and (record.get("iter", 0)',
+         'after = not rollback and record.get("event") != "divergence" and (record.get("iter", 0)'),
     ]),
     Mutant('branch-from-a-kept-checkpoint-loses-its-records', 'tests/test_cli.py -k kept_checkpoint_starts', [
         ('fastjem/train.py',
@@ -3924,7 +3924,7 @@ MUTANTS = [
         ('fastjem/eval/cli.py', '    print(f"  mean log p~(x)  {drawn.logpx.mean().item():.3f}")', '    pass  # not said'),
     ]),
     Mutant('sample-summary-no-histogram', 'tests/test_eval.py -k unconditional_writes', [
-        ('fastjem/eval/cli.py', '        print(f"  predicted classes {hist}")', '        pass  # not said'),
+        ('fastjem/eval/cli.py', '''        print(f"  samples per predicted class  {', '.join(f'{name}: {n}' for name, n in zip(names, hist))}")''', '        pass  # not said'),
     ]),
     Mutant('sample-summary-no-target-rate', 'tests/test_eval.py -k class_conditional_pt', [
         ('fastjem/eval/cli.py', '        print(f"  classified as their target class: {(drawn.pred == drawn.target).float().mean().item():.3f}")', '        pass  # not said'),
@@ -4785,6 +4785,12 @@ MUTANTS = [
     ]),
     Mutant('nets-dropout-unchecked', 'tests/test_models.py -k positive_integers', [
         ('fastjem/models/wrn.py', '    if not 0.0 <= dropout < 1.0:', '    if False:'),
+    ]),
+    Mutant('records-keep-rollbacks-the-checkpoint-never-made', 'tests/test_guard.py -k "records_once or own_past"', [
+        ('fastjem/train.py', '                if seen == made:\n                    end = i\n', '                if False:\n                    end = i\n'),
+    ]),
+    Mutant('records-cut-abandoned-attempts-too', 'tests/test_guard.py -k "records_once or own_past or kill_right_after"', [
+        ('fastjem/train.py', '            elif seen == made and after:', '            elif after:'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

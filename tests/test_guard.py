@@ -124,7 +124,9 @@ def test_a_fault_in_the_last_iteration_off_the_check_grid_is_recovered(guarded, 
 
 
 def test_gives_up_after_max_recoveries_keeping_the_last_good_checkpoint(guarded, tmp_path):
-    t = Trainer(guarded.replace(iters=40, max_recoveries=1, ckpt_every=4), out_dir=tmp_path, progress=False)
+    # logged every 4: no record of iteration 10 stands between the rollback's and the give-up's
+    t = Trainer(guarded.replace(iters=40, max_recoveries=1, ckpt_every=4, log_every=4), out_dir=tmp_path,
+                progress=False)
     t.inject_fault(9, "nan")
     t.inject_fault(10, "nan")  # after the rollback to 8, the next iteration fails again
     with pytest.raises(DivergedError, match="automatic recoveries did not hold") as err:
@@ -407,6 +409,53 @@ def test_a_kill_right_after_a_rollback_resumes_the_rolled_back_run(guarded, tmp_
     assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["recovery"]["recoveries"] == 1
     Trainer(cfg, resume=tmp_path / "run" / "checkpoint.pt", progress=False, log=lambda *a: None).fit()
     _assert_same_run(tmp_path / "ref", tmp_path / "run")
+
+
+def test_a_kill_between_a_rollbacks_record_and_its_checkpoint_resumes_with_the_records_once(guarded, tmp_path):
+    """The rollback's record is written before the rolled-back state's checkpoint: killed in between, the run
+    resumes from the checkpoint before the divergence, whose past holds neither that record nor the abandoned
+    iterations logged after the checkpoint. They are logged once, as the resumed run gets there again: the records
+    are the uninterrupted run's (they used to hold both twice, and `fastjem runs` counted two recoveries)."""
+    cfg = guarded.replace(iters=30, ckpt_every=4, snapshot_every=8)
+    ref = Trainer(cfg, out_dir=tmp_path / "ref", progress=False, log=lambda *a: None)
+    ref.inject_fault(13, "nan")
+    assert ref.fit()["recoveries"] == 1
+    t = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
+    t.inject_fault(13, "nan")
+    log = t._log_jsonl
+
+    def log_then_die(record):
+        log(record)
+        if record.get("action") == "recover":
+            raise _Killed
+
+    t._log_jsonl = log_then_die
+    with pytest.raises(_Killed):
+        t.fit()
+    assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["recovery"]["recoveries"] == 0
+    resumed = Trainer(cfg, resume=tmp_path / "run" / "checkpoint.pt", progress=False, log=lambda *a: None)
+    resumed.inject_fault(13, "nan")
+    resumed.fit()
+    _assert_same_run(tmp_path / "ref", tmp_path / "run")
+    assert len(events(tmp_path / "run")[0]) == 1
+
+
+def test_a_branch_from_a_kept_checkpoint_takes_the_records_of_its_own_past(guarded, tmp_path):
+    """A run continued in another folder from a kept checkpoint starts with the records of the run it was taken
+    from, as far as that checkpoint's state goes: from before the rollback, not the rollback nor what followed it
+    (it then runs as a run that never met the fault); from after it, the rollback and the abandoned attempt
+    included (it then is the uninterrupted run)."""
+    cfg = guarded.replace(iters=30, ckpt_every=4, snapshot_every=8, ckpt_keep_every=4)
+    ref = Trainer(cfg, out_dir=tmp_path / "ref", progress=False, log=lambda *a: None)
+    ref.inject_fault(13, "nan")
+    assert ref.fit()["recoveries"] == 1
+    Trainer(cfg, out_dir=tmp_path / "plain", progress=False, log=lambda *a: None).fit()
+    kept = tmp_path / "ref" / "checkpoints"
+    for iteration, same_as in ((8, "plain"), (20, "ref")):
+        branch = tmp_path / f"branch{iteration}"
+        Trainer(cfg, resume=kept / f"iter_{iteration:07d}.pt", out_dir=branch, progress=False,
+                log=lambda *a: None).fit()
+        _assert_same_run(tmp_path / same_as, branch)
 
 
 def test_a_resumed_run_rolls_back_where_the_uninterrupted_one_does(guarded, tmp_path):

@@ -771,6 +771,14 @@ def test_a_stop_between_log_lines_resumes_the_same_records(tiny_config, tmp_path
             log=lambda *a: None).fit()
     ends = [r["iter"] for r in _records(tmp_path / "part") if "test_acc" in r]
     assert ends == [r["iter"] for r in _records(tmp_path / "whole") if "test_acc" in r] == [12]
+    # a record cut short right after the checkpoint's last one (no record past the checkpoint before it) goes too
+    cut = Trainer(tiny_config.replace(max_minutes=1e-9), out_dir=tmp_path / "cut", progress=False, log=lambda *a: None)
+    assert cut.fit()["iteration"] == 1
+    with open(tmp_path / "cut" / "metrics.jsonl", "a") as f:
+        f.write('{"iter": 3, "lo')
+    Trainer(resume_config(tmp_path / "cut" / "checkpoint.pt", {"max_minutes": 0.0}), resume=tmp_path / "cut",
+            progress=False, log=lambda *a: None).fit()
+    assert _records(tmp_path / "cut") == _records(tmp_path / "part")
 
 
 def test_resume_is_refused_when_it_would_not_train_or_mix_runs(tiny_config, tmp_path):

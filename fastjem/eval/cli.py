@@ -318,8 +318,10 @@ def run_sample(args: argparse.Namespace) -> int:
     if drawn.target is not None:
         print(f"  classified as their target class: {(drawn.pred == drawn.target).float().mean().item():.3f}")
     else:
+        # how many samples the network puts in each class, by name where the data has names
         hist = torch.bincount(drawn.pred, minlength=em.num_classes).tolist()
-        print(f"  predicted classes {hist}")
+        names = list(em.info.classes) if len(em.info.classes) == em.num_classes else list(range(em.num_classes))
+        print(f"  samples per predicted class  {', '.join(f'{name}: {n}' for name, n in zip(names, hist))}")
     print(f"  samples         {path}")
     print(f"  grid            {grid if grid else 'not written'}")
     return 0
