@@ -387,16 +387,23 @@ def _kill_after(t: Trainer, iteration: int) -> None:
         t.fit()
 
 
-def test_a_kill_right_after_a_rollback_resumes_the_rolled_back_run(guarded, tmp_path):
-    """After a rollback checkpoint.pt held the state the guard had just abandoned until the next checkpoint: a
-    kill in between resumed into the divergence. The rolled-back state is written at once, and the resumed run
-    is the uninterrupted one."""
+def _faulted_pair(guarded, tmp_path):
+    """(cfg, trainer): the uninterrupted run in tmp_path/ref, its fault at 13 rolled back once, and a trainer of the
+    same run with the same fault in tmp_path/run, not started."""
     cfg = guarded.replace(iters=30, ckpt_every=4, snapshot_every=8)
     ref = Trainer(cfg, out_dir=tmp_path / "ref", progress=False, log=lambda *a: None)
     ref.inject_fault(13, "nan")
     assert ref.fit()["recoveries"] == 1
     t = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
     t.inject_fault(13, "nan")
+    return cfg, t
+
+
+def test_a_kill_right_after_a_rollback_resumes_the_rolled_back_run(guarded, tmp_path):
+    """After a rollback checkpoint.pt held the state the guard had just abandoned until the next checkpoint: a
+    kill in between resumed into the divergence. The rolled-back state is written at once, and the resumed run
+    is the uninterrupted one."""
+    cfg, t = _faulted_pair(guarded, tmp_path)
     recover = t.recover
 
     def recover_then_die():
@@ -416,12 +423,7 @@ def test_a_kill_between_a_rollbacks_record_and_its_checkpoint_resumes_with_the_r
     resumes from the checkpoint before the divergence, whose past holds neither that record nor the abandoned
     iterations logged after the checkpoint. They are logged once, as the resumed run gets there again: the records
     are the uninterrupted run's (they used to hold both twice, and `fastjem runs` counted two recoveries)."""
-    cfg = guarded.replace(iters=30, ckpt_every=4, snapshot_every=8)
-    ref = Trainer(cfg, out_dir=tmp_path / "ref", progress=False, log=lambda *a: None)
-    ref.inject_fault(13, "nan")
-    assert ref.fit()["recoveries"] == 1
-    t = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
-    t.inject_fault(13, "nan")
+    cfg, t = _faulted_pair(guarded, tmp_path)
     log = t._log_jsonl
 
     def log_then_die(record):
