@@ -2962,8 +2962,8 @@ MUTANTS = [
     ]),
     Mutant('histogram-range-to-the-top-only', 'tests/test_eval.py::test_reliability_diagram_and_score_histograms_draw_the_numbers', [
         ('fastjem/eval/plots.py',
-         'lo, hi = values.min().item(), values.max().item()',
-         'lo, hi = values.min().item(), values[0].item()'),
+         'lo, hi = (finite.min().item(), finite.max().item()) if len(finite)',
+         'lo, hi = (finite.min().item(), finite[0].item()) if len(finite)'),
     ]),
     Mutant('histogram-flat-bins-of-width-0', 'tests/test_eval.py::test_reliability_diagram_and_score_histograms_draw_the_numbers', [
         ('fastjem/eval/plots.py',
@@ -4791,6 +4791,27 @@ MUTANTS = [
     ]),
     Mutant('records-cut-abandoned-attempts-too', 'tests/test_guard.py -k "records_once or own_past or kill_right_after"', [
         ('fastjem/train.py', '            elif seen == made and after:', '            elif after:'),
+    ]),
+    Mutant('histogram-edges-from-infinite-scores', 'tests/test_eval.py::test_reliability_diagram_and_score_histograms_draw_the_numbers', [
+        ('fastjem/eval/plots.py', '    finite = values[torch.isfinite(values)]\n', '    finite = values\n'),
+    ]),
+    Mutant('histogram-infinite-scores-not-said', 'tests/test_eval.py::test_reliability_diagram_and_score_histograms_draw_the_numbers', [
+        ('fastjem/eval/plots.py', '            label += f", {len(v) - len(kept)} of {len(v)} infinite, not drawn"', '            pass'),
+    ]),
+    Mutant('ood-folder-named-like-a-set-replaced', 'tests/test_eval.py -k "ood_sets_go_by or named_like_the_dataset"', [
+        ('fastjem/eval/tasks.py', 'if Path(n).is_dir() and (own.count(o) > 1 or o == in_name) else o', 'if Path(n).is_dir() and o == in_name else o'),
+    ]),
+    Mutant('ood-set-twice-not-refused', 'tests/test_eval.py -k ood_sets_go_by', [
+        ('fastjem/eval/tasks.py', '    if twice:\n        raise ConfigError(f"OOD set(s)', '    if False:\n        raise ConfigError(f"OOD set(s)'),
+    ]),
+    Mutant('metrics-lists-in-fp32', 'tests/test_eval.py -k python_lists', [
+        ('fastjem/eval/metrics.py', '    return torch.as_tensor(values, dtype=torch.float64)\n', '    return torch.as_tensor(values)\n'),
+    ]),
+    Mutant('inception-splits-by-chunk', 'tests/test_eval.py -k inception_score_takes', [
+        ('fastjem/eval/metrics.py', '        chunk = p[k * n // splits:(k + 1) * n // splits]', '        chunk = p.chunk(splits)[min(k, len(p.chunk(splits)) - 1)]'),
+    ]),
+    Mutant('fid-classifier-score-splits-unrecorded', 'tests/test_eval.py -k cli_samples_robustness_fid', [
+        ('fastjem/eval/tasks.py', '        results["classifier_score_splits"] = splits\n', ''),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -4,6 +4,7 @@ differentiable refinement, FID, and the CLI end to end on a tiny checkpoint."""
 import json
 import math
 import re
+import shutil
 import warnings
 from pathlib import Path
 
@@ -347,6 +348,9 @@ def test_cli_samples_robustness_fid(runs, tmp_path, capsys):
     assert main(["eval", str(jem), "fid", "--features-model", "classifier", "--out-dir", str(out), *FAST]) == 0
     rep = _report(out / "fid.json")
     assert rep["results"]["fid"] > 0 and rep["results"]["n_real"] == 64
+    # the classifier's inception-score analogue: between 1 and the 10 classes, over 10 splits of the samples
+    r = rep["results"]
+    assert r["classifier_score_splits"] == min(10, r["n_fake"]) and 1.0 <= r["classifier_score"] <= 10.0
 
 
 def test_robustness_options_reach_the_attack_and_the_refinement(runs, tmp_path, monkeypatch):
@@ -470,6 +474,29 @@ def test_inception_score_takes_each_splits_own_marginal():
     assert inception_score_from_probs(eye.repeat(3, 1), splits=3) == pytest.approx((10.0, 0.0))
     assert inception_score_from_probs(torch.full((30, 10), 0.1), splits=3) == pytest.approx((1.0, 0.0))
     assert inception_score_from_probs(eye, splits=1) == pytest.approx((10.0, 0.0))  # one split has no spread
+    # 11 samples in 10 splits: ten splits, rows k * 11 // 10 to (k + 1) * 11 // 10 (one of two rows), not
+    # torch.chunk's six; one sample is too few for two splits
+    probs = torch.softmax(torch.randn(11, 10, generator=torch.Generator().manual_seed(0), dtype=torch.float64), 1)
+    bounds = [k * 11 // 10 for k in range(11)]
+    parts = [probs[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    each = torch.tensor([(c * (c.log() - c.mean(0, keepdim=True).log())).sum(1).mean().exp().item() for c in parts],
+                        dtype=torch.float64)
+    assert [len(c) for c in parts].count(2) == 1 and len(parts) == 10
+    assert inception_score_from_probs(probs, splits=10) == pytest.approx((each.mean().item(), each.std().item()),
+                                                                          rel=1e-12)
+    with pytest.raises(ValueError, match="1 <= splits <= the number of samples"):
+        inception_score_from_probs(probs[:1], splits=2)
+
+
+def test_scores_given_as_python_lists_keep_their_precision():
+    """A list of Python floats is fp64, as an array of them is: 1e8 + 1 ranks above 1e8 (fp32, the default of
+    torch.as_tensor, made them a tie: AUROC 0.625), and 0.30000001 lies above the edge 0.3 (bin 6 of 20)."""
+    from fastjem.eval.metrics import auroc, expected_calibration_error
+
+    assert auroc([1e8 + 1, 2.0], [1e8, 1.0]) == auroc(np.array([1e8 + 1, 2.0]), np.array([1e8, 1.0])) == 0.75
+    assert expected_calibration_error([0.30000001], [True], 20).count[6] == 1
+    assert expected_calibration_error(np.array([0.30000001]), np.array([True]), 20).count[6] == 1
+    assert expected_calibration_error(torch.tensor([0.30000001]), torch.tensor([True]), 20).count[5] == 1  # fp32 0.3
 
 
 def test_match_shape_converts_channels_by_luma_and_resizes():
@@ -1610,8 +1637,32 @@ def test_ood_folder_named_like_the_dataset_keeps_the_test_set_and_reports_are_st
     assert main(["eval", str(runs / "jem"), "ood", "--ood", "uniform", "--n-ood", "1", "--out-dir", str(alone),
                  *FAST]) == 0
     assert _strict_json(alone / "ood.json")["results"]["auroc"]["uniform"] == auc["uniform"]  # same positives
+    # a folder called like a built-in set beside it: both results kept (the set's used to replace the folder's)
+    named = tmp_path / "y" / "uniform"
+    shutil.copytree(folder, named)
+    both = tmp_path / "both"
+    assert main(["eval", str(runs / "jem"), "ood", "--ood", str(named), "uniform", "--n-ood", "1", "--out-dir",
+                 str(both), *FAST]) == 0
+    auc2 = _strict_json(both / "ood.json")["results"]["auroc"]
+    assert set(auc2) == {str(named), "uniform"} and auc2[str(named)] == auc[str(folder)]  # the same five images
     # what made the report: this fastjem, on this machine's CPU
     assert rep["fastjem"] == fastjem.__version__ and re.fullmatch(r"cpu \(.+, \d+ cores, \d+ threads\)", rep["device"])
+
+
+def test_ood_sets_go_by_their_own_names_unless_shared_and_a_set_given_twice_is_refused(tmp_path):
+    from fastjem.errors import ConfigError
+    from fastjem.eval.tasks import _ood_labels
+
+    for d in ("a/test", "b/test", "c/uniform", "d/svhn"):
+        (tmp_path / d).mkdir(parents=True)
+    a, b, c, d = (str(tmp_path / p) for p in ("a/test", "b/test", "c/uniform", "d/svhn"))
+    assert _ood_labels(("uniform", d, "constant"), "cifar10") == ["uniform", "svhn", "constant"]
+    assert _ood_labels((a, b, "uniform"), "cifar10") == [a, b, "uniform"]  # two folders called test/
+    assert _ood_labels((c, "uniform"), "cifar10") == [c, "uniform"]  # a folder called like a built-in set
+    assert _ood_labels((d,), "svhn") == [d]  # called like the in-distribution set
+    for sets in (("uniform", "uniform"), (a, a)):
+        with pytest.raises(ConfigError, match="given twice: each set is scored once"):
+            _ood_labels(sets, "cifar10")
 
 
 def test_reports_hold_what_json_can():
@@ -2042,5 +2093,16 @@ def test_reliability_diagram_and_score_histograms_draw_the_numbers(tmp_path, mon
     drawn = figures[2].axes[0].patches
     assert min(p.get_x() for p in drawn) == pytest.approx(1.5)
     assert max(p.get_x() + p.get_width() for p in drawn) == pytest.approx(2.5)
+    # an infinite score (an overflowing gradient norm) is counted in the legend; the bins span the finite ones,
+    # which are drawn (edges from an infinite minimum used to leave every histogram empty)
+    inf = {"digits": {"logp": torch.tensor([1.0, 2.0, 3.0])},
+           "noise": {"logp": torch.tensor([-float("inf"), 0.0, 1.0])}}
+    plots.score_histograms(inf, "digits", "logp", "log p(x)", {"noise": 0.722}, tmp_path / "inf.png")
+    ax = figures[3].axes[0]
+    assert min(p.get_x() for p in ax.patches) == pytest.approx(0.0)
+    assert max(p.get_x() + p.get_width() for p in ax.patches) == pytest.approx(3.0)
+    assert sum(p.get_height() > 0 for p in ax.patches) == 5  # 3 + 2 finite scores, each in a bin of its own
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "digits (in-distribution)", "noise (AUROC 0.722), 1 of 3 infinite, not drawn"]
     for fig in figures:
         plots._pyplot().close(fig)

@@ -11,6 +11,16 @@ from dataclasses import dataclass
 import torch
 
 
+def _as_tensor(values) -> torch.Tensor:
+    """``values`` as a tensor in their own precision: a tensor or an array as it is, a list of Python numbers in
+    fp64 (what they are; ``torch.as_tensor`` would make them fp32, merging 1e8 + 1 with 1e8)."""
+    if isinstance(values, torch.Tensor):
+        return values.detach()
+    if hasattr(values, "dtype"):  # a NumPy array or scalar
+        return torch.as_tensor(values)
+    return torch.as_tensor(values, dtype=torch.float64)
+
+
 def _ranks_with_ties(values: torch.Tensor) -> torch.Tensor:
     """1-based ranks of ``values`` [N] (fp64), tied values sharing their average rank."""
     order = torch.argsort(values, stable=True)
@@ -35,8 +45,8 @@ def auroc(positive: torch.Tensor, negative: torch.Tensor) -> float:
     Computed exactly as the Mann-Whitney statistic P(s_pos > s_neg) + 0.5 P(s_pos = s_neg), from the
     ranks of the pooled scores (ties get their average rank), so it equals the trapezoidal ROC area.
     """
-    pos = torch.as_tensor(positive).detach().double().flatten().cpu()
-    neg = torch.as_tensor(negative).detach().double().flatten().cpu()
+    pos = _as_tensor(positive).double().flatten().cpu()
+    neg = _as_tensor(negative).double().flatten().cpu()
     if len(pos) == 0 or len(neg) == 0:
         raise ValueError("AUROC needs at least one positive and one negative score")
     if torch.isnan(pos).any() or torch.isnan(neg).any():
@@ -77,11 +87,11 @@ def expected_calibration_error(confidence: torch.Tensor, correct: torch.Tensor, 
     """
     if n_bins < 1:
         raise ValueError("n_bins must be >= 1")
-    raw = torch.as_tensor(confidence).detach().flatten().cpu()
+    raw = _as_tensor(confidence).flatten().cpu()
     if not raw.is_floating_point():
         raw = raw.double()
     conf = raw.double()
-    hit = torch.as_tensor(correct).detach().double().flatten().cpu()
+    hit = _as_tensor(correct).double().flatten().cpu()
     if len(conf) != len(hit) or len(conf) == 0:
         raise ValueError("confidence and correct must be non-empty and of equal length")
     if not (torch.isfinite(conf).all() and (conf >= 0).all() and (conf <= 1).all()):
@@ -145,12 +155,18 @@ def fid_from_features(real: torch.Tensor, fake: torch.Tensor) -> float:
 
 
 def inception_score_from_probs(probs: torch.Tensor, splits: int = 10) -> tuple[float, float]:
-    """Inception score exp(E_x KL(p(y|x) || p(y))) from class probabilities [N, K]: (mean, std) over splits."""
-    p = torch.as_tensor(probs).detach().double().clamp_min(1e-12)
+    """Inception score exp(E_x KL(p(y|x) || p(y))) from class probabilities [N, K]: (mean, std) over ``splits``
+    consecutive parts of N // splits or N // splits + 1 samples (rows k N // splits to (k + 1) N // splits, as the
+    original code cuts them; exactly ``splits`` of them, 1 <= splits <= N)."""
+    p = _as_tensor(probs).double().clamp_min(1e-12)
+    n = len(p)
+    if not 1 <= splits <= n:
+        raise ValueError(f"the inception score needs 1 <= splits <= the number of samples ({n}), got {splits}")
     scores = []
-    for chunk in p.chunk(splits):
+    for k in range(splits):
+        chunk = p[k * n // splits:(k + 1) * n // splits]
         marginal = chunk.mean(0, keepdim=True)
         kl = (chunk * (chunk.log() - marginal.log())).sum(1).mean()
         scores.append(kl.exp().item())
-    t = torch.tensor(scores)
+    t = torch.tensor(scores, dtype=torch.float64)
     return t.mean().item(), (t.std().item() if len(t) > 1 else 0.0)

@@ -58,17 +58,26 @@ def reliability_diagram(results: list[tuple[str, CalibrationResult]], path: str 
 
 def score_histograms(scores: dict[str, dict[str, torch.Tensor]], in_name: str, score_name: str, title: str,
                      aurocs: dict[str, float], path: str | os.PathLike) -> Path:
-    """Histogram of one OOD score for the in-distribution set and each OOD set; AUROCs in the legend."""
+    """Histogram of one OOD score for the in-distribution set and each OOD set; AUROCs in the legend. Infinite
+    scores (an overflowing gradient norm), which the AUROC ranks, are counted in the legend, not drawn: the bins
+    span the finite ones."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
-    values = torch.cat([s[score_name] for s in scores.values()])
-    lo, hi = values.min().item(), values.max().item()
+    values = torch.cat([s[score_name] for s in scores.values()]).double()
+    finite = values[torch.isfinite(values)]
+    lo, hi = (finite.min().item(), finite.max().item()) if len(finite) else (0.0, 0.0)
     if hi <= lo:  # every score the same: a unit-wide range around it (a 1e-6 one had bins of width 0 in fp32)
         lo, hi = lo - 0.5, hi + 0.5
     bins = torch.linspace(lo, hi, 51, dtype=torch.float64).tolist()
     for k, (name, s) in enumerate(scores.items()):
         label = f"{name} (in-distribution)" if name == in_name else f"{name} (AUROC {aurocs[name]:.3f})"
-        ax.hist(s[score_name].numpy(), bins=bins, alpha=0.5, density=True, label=label, color=COLOURS[k % len(COLOURS)])
+        v = s[score_name].double()
+        kept = v[torch.isfinite(v)]
+        if len(kept) < len(v):
+            label += f", {len(v) - len(kept)} of {len(v)} infinite, not drawn"
+        # an empty histogram still takes its legend entry and colour
+        ax.hist(kept.numpy(), bins=bins, alpha=0.5, density=len(kept) > 0, label=label,
+                color=COLOURS[k % len(COLOURS)])
     ax.set_xlabel(title)
     ax.set_ylabel("density")
     ax.set_title(f"OOD score {title}: higher = more in-distribution", fontsize=10)

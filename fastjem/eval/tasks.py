@@ -222,6 +222,19 @@ def calibration(checkpoint, n_bins: int = 20, compare=None, **common) -> dict:
 
 
 # --------------------------------------------------------------------------------------------------- ood
+def _ood_labels(sets, in_name: str) -> list[str]:
+    """The name each OOD set's results go by: a folder's own name, or the path given where that name is another
+    set's too (two folders called test/; a folder called uniform beside the built-in set) or the in-distribution
+    set's; a set named twice is refused (one result would replace the other)."""
+    own = [(Path(n).name or str(Path(n).resolve())) if Path(n).is_dir() else str(n) for n in sets]
+    labels = [str(n) if Path(n).is_dir() and (own.count(o) > 1 or o == in_name) else o for n, o in zip(sets, own)]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise ConfigError(f"OOD set(s) {', '.join(twice)} given twice: each set is scored once; list it once (a "
+                          "folder that shares a built-in set's name: give its path, e.g. ./uniform)")
+    return labels
+
+
 def ood(checkpoint, sets=SYNTHETIC_SETS, n_ood: int = 1000, ood_data_dir: str | os.PathLike | None = None,
         skip_missing: bool = False, **common) -> dict:
     """AUROC of the three OOD scores (log p(x), max p(y|x), -||d log p(x)/dx||) of in-distribution test data
@@ -236,7 +249,7 @@ def ood(checkpoint, sets=SYNTHETIC_SETS, n_ood: int = 1000, ood_data_dir: str | 
     in_scores = ood_scores(em.model, x_in, run.batch_size, run.progress, f"scores {em.info.name}")
     out_scores: dict = {}
     skipped = {}
-    for name in sets:
+    for name, label in zip(sets, _ood_labels(sets, em.info.name), strict=True):
         try:
             x = ood_set(name, em, n_ood, ood_dir, run.download, run.seed, in_dist=x_in, progress=run.progress)
         except OODSetMissing as err:
@@ -244,9 +257,6 @@ def ood(checkpoint, sets=SYNTHETIC_SETS, n_ood: int = 1000, ood_data_dir: str | 
                 raise
             skipped[name] = str(err).splitlines()[0]
             continue
-        label = (Path(name).name or str(Path(name).resolve())) if Path(name).is_dir() else name
-        if label in out_scores or label == em.info.name:
-            label = name  # two folders called test/, or one called like the in-distribution set: the path given
         out_scores[label] = ood_scores(em.model, x.to(em.device), run.batch_size, run.progress, f"scores {label}")
     scores = {em.info.name: in_scores, **out_scores}
     table = {}
@@ -623,7 +633,9 @@ def fid(checkpoint, inception_weights: str | None = None, features_model: str | 
         results["feature_dim"] = fr.shape[1]
         # The classifier's own class probabilities give an Inception-score analogue (not comparable across models).
         probs = torch.softmax(predict_logits(em.model, fake, run.batch_size), 1)
-        results["classifier_score"], results["classifier_score_std"] = inception_score_from_probs(probs)
+        splits = min(10, len(probs))  # the usual 10, fewer for fewer samples (one a split at least)
+        results["classifier_score"], results["classifier_score_std"] = inception_score_from_probs(probs, splits)
+        results["classifier_score_splits"] = splits
     if inception_weights is not None:
         inc = _torchmetrics_inception(inception_weights, real, fake, run.batch_size, metrics)
         if features_model is not None:
