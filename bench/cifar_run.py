@@ -52,15 +52,23 @@ from fastjem.train import Trainer, evaluate  # noqa: E402
 TARBALLS = ("cifar10-train.tar.gz", "cifar10-test.tar.gz")
 
 
+def _holds_cifar(p: Path) -> bool:
+    return all((p / t).is_file() for t in TARBALLS) or ((p / "train").is_dir() and (p / "test").is_dir())
+
+
 def find_cifar(explicit: str = "") -> Path:
-    candidates = [explicit, os.environ.get("FASTJEM_CIFAR10_DIR", ""), str(REPO / ".data" / "cifar10"),
+    """The CIFAR-10 folder: ``explicit`` (--cifar-dir) when given, which must hold it (a typo does not fall back to
+    another copy), else the first of FASTJEM_CIFAR10_DIR, .data/cifar10 and ../shared/data/cifar10 that does."""
+    if explicit:
+        if not _holds_cifar(Path(explicit)):
+            raise SystemExit(f"--cifar-dir {explicit} does not hold CIFAR-10: expected {' and '.join(TARBALLS)} (or "
+                             "train/ and test/ image folders) in it")
+        return Path(explicit)
+    candidates = [os.environ.get("FASTJEM_CIFAR10_DIR", ""), str(REPO / ".data" / "cifar10"),
                   str(REPO.parent / "shared" / "data" / "cifar10")]
     for c in candidates:
-        if not c:
-            continue
-        p = Path(c)
-        if all((p / t).is_file() for t in TARBALLS) or ((p / "train").is_dir() and (p / "test").is_dir()):
-            return p
+        if c and _holds_cifar(Path(c)):
+            return Path(c)
     raise SystemExit("CIFAR-10 not found: pass --cifar-dir or set FASTJEM_CIFAR10_DIR to a folder holding "
                      f"{' and '.join(TARBALLS)} (or train/ and test/ image folders); looked in "
                      + ", ".join(c for c in candidates if c))

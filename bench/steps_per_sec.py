@@ -635,7 +635,8 @@ def parse_args(argv=None):
     p.add_argument("--batch-size", type=int, default=0, help="default: 16 on CPU, 64 on CUDA")
     p.add_argument("--sgld-steps", type=int, default=20)
     p.add_argument("--buffer-size", type=int, default=10000)
-    p.add_argument("--warmup", type=int, default=0, help="warm-up iterations per engine (default 3 CUDA, 2 CPU)")
+    p.add_argument("--warmup", type=int, default=None, help="warm-up iterations per engine, at least 1: they compile "
+                   "and capture, and are never timed (default 3 CUDA, 2 CPU)")
     p.add_argument("--windows", type=int, default=5, help="timed windows per engine")
     p.add_argument("--window-s", type=float, default=0.0, help="target seconds per window (default 2 CUDA, 3 CPU)")
     p.add_argument("--max-iters-per-window", type=int, default=200)
@@ -674,10 +675,10 @@ def parse_args(argv=None):
         args.threads = args.threads or 1
     args.configs = [c.strip().lower() for c in (args.configs or ("wrn-10-2,wrn-16-8,wrn-28-10" if cuda else
                                                                   "wrn-10-2")).split(",") if c.strip()]
-    for name, low in (("batch_size", 0), ("sgld_steps", 1), ("buffer_size", 1), ("warmup", 0), ("windows", 1),
+    for name, low in (("batch_size", 0), ("sgld_steps", 1), ("buffer_size", 1), ("warmup", 1), ("windows", 1),
                       ("window_s", 0), ("max_iters_per_window", 1), ("component_reps", 1), ("threads", 0),
                       ("time_budget", 0)):
-        if not getattr(args, name) >= low:
+        if getattr(args, name) is not None and not getattr(args, name) >= low:
             p.error(f"--{name.replace('_', '-')} must be >= {low}, got {getattr(args, name)}")
     unknown = [c for c in args.configs if c not in CONFIGS]
     if unknown:
@@ -690,7 +691,7 @@ def parse_args(argv=None):
     if args.reference_process is None:
         args.reference_process = not cuda
     args.batch_size = args.batch_size or (64 if cuda else 16)
-    args.warmup = args.warmup or (3 if cuda else 2)
+    args.warmup = args.warmup if args.warmup is not None else (3 if cuda else 2)
     args.window_s = args.window_s or (2.0 if cuda else 3.0)
     args.fastjem_overrides = {"compile": "off"} if args.no_compile else {}
     if args.compile is not None and not args.no_compile:

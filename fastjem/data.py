@@ -13,6 +13,7 @@ import collections
 import contextlib
 import hashlib
 import os
+import stat
 import tarfile
 import time
 import warnings
@@ -199,7 +200,9 @@ def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = Fa
 
 
 def validation_size(info: DatasetInfo, n_train: int, val_size: int = -1) -> int:
-    """Training images held out for validation: ``val_size``, or the dataset's default when negative."""
+    """Training images held out for validation: ``val_size``, or the dataset's default when -1."""
+    if val_size < -1:
+        raise ConfigError(f"--val-size must be >= 0, or -1 for the dataset default; got {val_size}")
     given = val_size >= 0
     val_size = val_size if given else info.default_val_size
     if val_size >= n_train:
@@ -295,6 +298,11 @@ def _load_digits() -> Arrays:
     return Arrays(x[train], y[train], x[test], y[test], info)
 
 
+# what torchvision reads of each set, below the data folder
+TORCHVISION_FILES = {"cifar10": ("cifar-10-batches-py",), "cifar100": ("cifar-100-python",),
+                     "svhn": ("train_32x32.mat", "test_32x32.mat")}
+
+
 def _missing_message(name: str, root: Path, flag: str) -> str:
     layouts = {
         "cifar10": "cifar-10-batches-py/ (the python version from https://www.cs.toronto.edu/~kriz/cifar.html)",
@@ -351,6 +359,14 @@ def _load_torchvision(name: str, root: Path, download: bool, flag: str = "--data
                                     f"({type(err).__name__}: {err}): give a writable {flag} holding it, or unpack "
                                     f"it yourself there (tar xzf {archive})") from err
         hint = "" if not download else f"\n  (download failed: {err})"
+        there = [str(root / p) for p in TORCHVISION_FILES[name] if (root / p).exists()]
+        if there and not download:
+            # not missing: present but short of a file, or with one whose checksum is not the published one
+            verb = "is" if len(there) == 1 else "are"
+            raise DataNotFoundError(
+                f"{name} in {root} is incomplete or corrupt: {' and '.join(there)} {verb} "
+                f"there, but torchvision cannot read the set ({str(err).strip()}). Fetch it again (or add --download "
+                f"to replace it), or pass {flag} pointing at a complete copy") from err
         raise DataNotFoundError(_missing_message(name, root, flag) + hint) from err
     return Arrays(tx, ty, vx, vy, info)
 
@@ -635,9 +651,11 @@ def _decode(items: list[tuple[Path, int]], desc: str, size: int = 0, progress: b
     return _stack(images, [label for _, label in items], [str(path) for path, _ in items])
 
 
-# 4: WebP files' EXIF orientation applied; 3: EXIF orientation applied, 16-bit TIFFs rounded; 2: a folder's test split
+# 5: several archives' class folders read as the folder they unpack to together (an archive per class with
+# subfolders took the subfolders as classes); 4: WebP files' EXIF orientation applied; 3: EXIF orientation applied,
+# 16-bit TIFFs rounded; 2: a folder's test split
 # by a hash of each image's path (1: a seeded shuffle of the whole list)
-IMAGEFOLDER_CACHE_VERSION = 4
+IMAGEFOLDER_CACHE_VERSION = 5
 
 
 def split_hash(key: str) -> int:
@@ -645,7 +663,7 @@ def split_hash(key: str) -> int:
     return int.from_bytes(hashlib.sha1(f"{SPLIT_SEED}:{key}".encode()).digest()[:8], "big")
 
 
-def _split_off_test(items: list, keys: list[str]) -> tuple[list, list]:
+def _split_off_test(items: list, keys: list[str], where: str) -> tuple[list, list]:
     """A folder without train/ and test/: about a sixth of each class's images is the test set, picked by a hash of
     each image's ``key`` (its class and path within the class folder), not by the run's seed nor by the other files:
     adding or removing images never moves another between the splits (a shuffle of the whole list did, so that a
@@ -665,22 +683,33 @@ def _split_off_test(items: list, keys: list[str]) -> tuple[list, list]:
         elif len(chosen) == len(members):
             chosen.discard(max(members, key=digest.__getitem__))
         test |= chosen
+    if not test:
+        raise DataNotFoundError(f"{where}: no class holds two images or more, so none can be held out as the test "
+                                "set: add images (about a sixth of each class's go to the test set), or give the "
+                                "folder train/<class>/ and test/<class>/")
     return [x for i, x in enumerate(items) if i not in test], [x for i, x in enumerate(items) if i in test]
 
 
 def _archive_members(archive: Path):
-    """(path inside the archive, open file) for every regular file, read in the archive's own order."""
+    """(path inside the archive, open file, None) for every regular file, and (path, None, target) for every link
+    (hard or symbolic), in the archive's own order."""
     if archive.name.lower().endswith(".zip"):
         with zipfile.ZipFile(archive) as zf:
             for info in zf.infolist():
-                if not info.is_dir():
-                    with zf.open(info) as f:
-                        yield info.filename, f
+                if info.is_dir():
+                    continue
+                with zf.open(info) as f:
+                    if stat.S_ISLNK(info.external_attr >> 16):  # a symbolic link: its target is the content
+                        yield info.filename, None, f.read().decode("utf-8", "replace")
+                    else:
+                        yield info.filename, f, None
     else:
         with tarfile.open(archive, mode="r|*") as tar:  # a stream: read once, front to back, no seeks
             for member in tar:
                 if member.isfile():
-                    yield member.name, tar.extractfile(member)
+                    yield member.name, tar.extractfile(member), None
+                elif member.islnk() or member.issym():
+                    yield member.name, None, member.linkname
 
 
 def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
@@ -692,20 +721,26 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
     from tqdm import tqdm
 
     records = []  # (split or None, class, path below the class, where), in archive order
-    loose = []  # (index in records, archive, folders of the path) of members outside train/ and test/
+    loose = []  # (index in records, folders of the path) of members outside train/ and test/
 
     def members():
         for archive in archives:
-            for name, f in tqdm(_archive_members(archive), desc=f"reading {archive.name}", unit="file", leave=False,
-                                mininterval=1.0, disable=not progress):
+            for name, f, link in tqdm(_archive_members(archive), desc=f"reading {archive.name}", unit="file",
+                                      leave=False, mininterval=1.0, disable=not progress):
                 parts = [q for q in name.split("/") if q and q != "."]
                 if (len(parts) < 2 or not parts[-1].lower().endswith(IMAGE_SUFFIXES)
                         or any(map(_hidden, parts))):
                     continue
+                if link is not None:
+                    # read in one pass, a link cannot be followed back to its target; and an image reached by two
+                    # names would be two images (two labels, or both splits), which an unpacked folder refuses
+                    raise DataNotFoundError(f"{archive}: {name} is a link to {link}, which is not read from an "
+                                            "archive: replace the link by a copy of the image or remove it, or "
+                                            "unpack the archive and pass the folder")
                 split_at = next((i for i, q in enumerate(parts[:-2]) if q == "train" or q in HELD_OUT), None)
                 if split_at is None:
                     # the class is settled once every member is known (below): <prefix>/<class>/...
-                    loose.append((len(records), archive, tuple(parts[:-1])))
+                    loose.append((len(records), tuple(parts[:-1])))
                     split, cls, rel = None, parts[-2], parts[-1:]
                 else:
                     split, cls, rel = parts[split_at], parts[split_at + 1], parts[split_at + 2:]
@@ -719,15 +754,14 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
         raise DataNotFoundError(f"could not read the archives {', '.join(str(a) for a in archives)}: "
                                 f"{type(err).__name__}: {err} (a truncated or corrupt download? fetch it again, "
                                 "or unpack it yourself and pass the folder)") from err
-    # Outside train/ and test/, the class is the first folder below the folders every image of its archive is in
-    # (an unpacked folder's class folders, at any depth below them), as the folder itself would be read.
-    for archive in archives:
-        folders = [f for _, a, f in loose if a == archive]
-        common = len(os.path.commonprefix(folders)) if folders else 0
-        for i, a, f in loose:
-            if a == archive:
-                at = min(common, len(f) - 1)  # all in one folder: that folder is the class
-                records[i] = (None, f[at], (*f[at + 1:], records[i][2][-1]), records[i][3])
+    # Outside train/ and test/, the class is the first folder below the folders every such image is in, in whichever
+    # archive: the archives read as the one folder they unpack to together (a class folder at any depth below what
+    # they share; an archive per class, its class's subfolders within it, takes each archive's top folder).
+    folders = [f for _, f in loose]
+    common = len(os.path.commonprefix(folders)) if folders else 0
+    for i, f in loose:
+        at = min(common, len(f) - 1)  # all in one folder: that folder is the class
+        records[i] = (None, f[at], (*f[at + 1:], records[i][2][-1]), records[i][3])
     found: dict[str | None, dict[str, list]] = {}
     for (split, cls, rel, where), image in zip(records, images):
         found.setdefault(split, {}).setdefault(cls, []).append((rel, image, where))
@@ -760,7 +794,7 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
     _check_not_flat_splits(names, classes)
     # the same keys as the unpacked folder's: class/path within it
     keys = [f"{c}/{'/'.join(rel)}" for c in classes for rel, _, _ in sorted(found[None][c], key=lambda r: r[0])]
-    train, test = _split_off_test(flat(found[None], classes), keys)
+    train, test = _split_off_test(flat(found[None], classes), keys, names)
     return (*tensors(train), *tensors(test), classes)
 
 
@@ -798,7 +832,7 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
             items, classes = _list_images(root)
             _check_not_a_lone_split(root, classes, flag)
             train_items, test_items = _split_off_test(
-                items, [f"{classes[y]}/{p.relative_to(root / classes[y]).as_posix()}" for p, y in items])
+                items, [f"{classes[y]}/{p.relative_to(root / classes[y]).as_posix()}" for p, y in items], str(root))
         sources = train_items + test_items
 
         def decode():
@@ -930,12 +964,17 @@ class DeviceData:
     def _labelled_subset(self, y: torch.Tensor, per_class: int, g: torch.Generator) -> torch.Tensor:
         if per_class < 0:
             return torch.arange(len(y), device=self.device)
+        counts = torch.bincount(y, minlength=self.info.num_classes).tolist()
+        if min(counts) < per_class:
+            names = self.info.classes if len(self.info.classes) == len(counts) else range(len(counts))
+            short = [f"{name} ({n})" for name, n in zip(names, counts) if n < per_class]
+            raise DataNotFoundError(f"--labels-per-class {per_class}: {len(short)} class(es) have fewer training "
+                                    f"images (after the validation split): {', '.join(short[:10])}"
+                                    f"{' ...' if len(short) > 10 else ''}; give at most {min(counts)}, or -1 for "
+                                    "every label")
         chosen = []
         for k in range(self.info.num_classes):
             members = (y == k).nonzero().squeeze(1)
-            if len(members) < per_class:
-                raise DataNotFoundError(f"--labels-per-class {per_class}: class {k} has only {len(members)} "
-                                        "training images")
             chosen.append(members[torch.randperm(len(members), generator=g)[:per_class]])
         return torch.cat(chosen).to(self.device)
 

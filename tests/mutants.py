@@ -476,8 +476,8 @@ MUTANTS = [
     ]),
     Mutant('archive-class-innermost', 'tests/test_data.py -k archive', [
         ('fastjem/data.py',
-         '                records[i] = (None, f[at], (*f[at + 1:], records[i][2][-1]), records[i][3])',
-         '                pass'),
+         '        records[i] = (None, f[at], (*f[at + 1:], records[i][2][-1]), records[i][3])',
+         '        pass'),
     ]),
     Mutant('cache-key-paths-only', 'tests/test_data.py -k cache', [
         ('fastjem/data.py',
@@ -2652,8 +2652,8 @@ MUTANTS = [
     ]),
     Mutant('labels-per-class-needs-one-spare', 'tests/test_data.py -k all_of_a_class', [
         ('fastjem/data.py',
-         'if len(members) < per_class:',
-         'if len(members) <= per_class:'),
+         'if min(counts) < per_class:',
+         'if min(counts) <= per_class:'),
     ]),
     Mutant('noaug-noise-divided', 'tests/test_data.py -k noise_alone', [
         ('fastjem/data.py',
@@ -4812,6 +4812,31 @@ MUTANTS = [
     ]),
     Mutant('fid-classifier-score-splits-unrecorded', 'tests/test_eval.py -k cli_samples_robustness_fid', [
         ('fastjem/eval/tasks.py', '        results["classifier_score_splits"] = splits\n', ''),
+    ]),
+    Mutant('archives-classes-read-archive-by-archive', 'tests/test_data.py -k archive_per_class', [
+        ('fastjem/data.py', '    folders = [f for _, f in loose]\n    common = len(os.path.commonprefix(folders)) if folders else 0\n    for i, f in loose:\n',
+         '    for i, f in loose:\n        folders = [g for _, g in loose if records[_][3].split(":")[0] == records[i][3].split(":")[0]]\n        common = len(os.path.commonprefix(folders))\n'),
+    ]),
+    Mutant('archive-links-dropped', 'tests/test_data.py -k link_in_an_archive', [
+        ('fastjem/data.py', '                if link is not None:\n                    # read in one pass', '                if link is not None:\n                    continue\n                    # read in one pass'),
+    ]),
+    Mutant('zip-symlinks-read-as-images', 'tests/test_data.py -k link_in_an_archive', [
+        ('fastjem/data.py', '                    if stat.S_ISLNK(info.external_attr >> 16):', '                    if False:'),
+    ]),
+    Mutant('empty-test-split-unsaid', 'tests/test_data.py -k "one_image_a_class or smallest_hash"', [
+        ('fastjem/data.py', '    if not test:\n        raise DataNotFoundError(f"{where}: no class', '    if False:\n        raise DataNotFoundError(f"{where}: no class'),
+    ]),
+    Mutant('torchvision-partial-said-missing', 'tests/test_data.py -k missing_dataset_says', [
+        ('fastjem/data.py', '        if there and not download:\n', '        if False:\n'),
+    ]),
+    Mutant('data-val-size-below-minus-one', 'tests/test_cli.py -k reports_what_is_wrong_with_a_folder', [
+        ('fastjem/data.py', '    if val_size < -1:\n        raise ConfigError', '    if False:\n        raise ConfigError'),
+    ]),
+    Mutant('cifar-dir-typo-falls-back', 'tests/test_bench.py -k cifar_run_uses', [
+        ('bench/cifar_run.py', '        if not _holds_cifar(Path(explicit)):', '        if False:'),
+    ]),
+    Mutant('steps-warmup-zero-accepted', 'tests/test_bench.py -k refuse_bad_options', [
+        ('bench/steps_per_sec.py', '("buffer_size", 1), ("warmup", 1),', '("buffer_size", 1), ("warmup", 0),'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

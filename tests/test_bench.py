@@ -693,6 +693,20 @@ def test_a_terminated_benchmark_removes_its_temporary_folder(tmp_path):
     assert not list(tmp.glob("fastjem-bench-*"))
 
 
+def test_cifar_run_uses_the_folder_given_or_says_it_holds_no_cifar(tmp_path, monkeypatch):
+    """--cifar-dir with a typo is an error, not a quiet fall back to another copy (FASTJEM_CIFAR10_DIR, or the
+    shared one beside the repository); without it the first copy found is taken."""
+    import cifar_run
+
+    good = tmp_path / "cifar"
+    for split in ("train", "test"):
+        (good / split).mkdir(parents=True)
+    monkeypatch.setenv("FASTJEM_CIFAR10_DIR", str(good))
+    assert cifar_run.find_cifar("") == good and cifar_run.find_cifar(str(good)) == good
+    with pytest.raises(SystemExit, match=r"--cifar-dir .*typo does not hold CIFAR-10: expected cifar10-train"):
+        cifar_run.find_cifar(str(tmp_path / "typo"))
+
+
 def test_bench_scripts_refuse_bad_options_before_any_work(capsys, monkeypatch):
     import buffer_init_quality
     import cifar_run
@@ -705,6 +719,7 @@ def test_bench_scripts_refuse_bad_options_before_any_work(capsys, monkeypatch):
     for script, args, message in (
             (steps_per_sec, ["--windows", "0"], "--windows must be >= 1"),
             (steps_per_sec, ["--batch-size", "-3"], "--batch-size must be >= 0"),
+            (steps_per_sec, ["--warmup", "0"], "--warmup must be >= 1"),  # it became 2 without a word
             (steps_per_sec, ["--sgld-parts", "3"], "invalid choice"),
             (steps_per_sec, ["--configs", "wrn-10-2,wrn-99-1"], "unknown config(s) wrn-99-1; choose from wrn-10-2"),
             (profile_step, ["--engines", "reference,foo"], "--engines takes"),

@@ -616,6 +616,10 @@ def test_data_command_reports_what_is_wrong_with_a_folder(tmp_path, capsys):
                  "--val-size", "0"]) == 0
     out = capsys.readouterr().out
     assert "3 x 8 x 8 uint8, 2 classes" in out and "train 4, validation 0" in out and "test 2" in out
+    # a validation size that train refuses is refused here too (it printed the default split)
+    assert main(["data", "--dataset", "imagefolder", "--data-dir", str(tmp_path / "mixed"), "--image-size", "8",
+                 "--val-size", "-7"]) == 1
+    assert "--val-size must be >= 0, or -1 for the dataset default; got -7" in capsys.readouterr().err
     # a grid path that is not an image file: said before the data is loaded
     assert main(["data", "--dataset", "imagefolder", "--data-dir", str(tmp_path / "nowhere"), "--grid", "out"]) == 1
     assert "name an image file" in capsys.readouterr().err

@@ -1,3 +1,4 @@
+import os
 import shutil
 import warnings
 
@@ -153,7 +154,9 @@ def test_labels_per_class_may_take_all_of_a_class():
     arrays = _four_classes()  # 10 training images per class
     data = DeviceData(arrays, torch.device("cpu"), val_size=0, labels_per_class=10)
     assert sorted(data.labelled.tolist()) == list(range(40))
-    with pytest.raises(DataNotFoundError, match="--labels-per-class 11: class 0 has only 10 training images"):
+    with pytest.raises(DataNotFoundError, match=r"--labels-per-class 11: 4 class\(es\) have fewer training images "
+                                                r"\(after the validation split\): .*\(10\), .*\(10\), .*\(10\), "
+                                                r".*\(10\); give at most 10, or -1"):
         DeviceData(arrays, torch.device("cpu"), val_size=0, labels_per_class=11)
 
 
@@ -408,6 +411,16 @@ def test_missing_dataset_says_what_to_do(name, tmp_path):
             load_arrays(name, folder)
         msg = str(err.value)
         assert "--download" in msg and "--data-dir" in msg and f"{name} was not found in {folder}" in msg
+    # there, but not whole (a copy cut short, a file replaced): said so, not "not found" beside the folder it names
+    part = tmp_path / "part"
+    first = {"cifar10": "cifar-10-batches-py/data_batch_1", "cifar100": "cifar-100-python/train",
+             "svhn": "train_32x32.mat"}[name]
+    (part / first).parent.mkdir(parents=True, exist_ok=True)
+    (part / first).write_bytes(b"not the published file")
+    there = part / first.split("/")[0]
+    with pytest.raises(DataNotFoundError, match=rf"{name} in {part} is incomplete or corrupt: {there} is there, but "
+                                                r"torchvision cannot read the set"):
+        load_arrays(name, part)
 
 
 def test_an_unknown_dataset_name_lists_the_known_ones(tmp_path):
@@ -904,6 +917,65 @@ def test_nested_class_folders_in_an_archive_take_their_top_folder_as_the_class(t
     _same_arrays(load_arrays("imagefolder", tmp_path / "packed"), folder)
 
 
+def test_an_archive_per_class_reads_as_the_folder_they_unpack_to(tmp_path):
+    """cat.tar.gz holding cat/indoor/ and cat/outdoor/, dog.tar.gz holding dog/: the classes are cat and dog, as in
+    the folder both unpack to (read archive by archive, cat's subfolders became classes); one archive a class with
+    the same subfolder in each (<class>/images/) kept one class, "images", of every image."""
+    for c, subs in (("cat", ("indoor", "outdoor")), ("dog", ("x",)), ("emu", ("images",))):
+        for sub in subs:
+            _write_folder(tmp_path / "unpacked" / c, (sub,), n=3)
+    folder = load_arrays("imagefolder", tmp_path / "unpacked")
+    assert folder.info.classes == ("cat", "dog", "emu")
+    (tmp_path / "packed").mkdir()
+    for c in ("cat", "dog", "emu"):
+        _archive(tmp_path / "unpacked" / c, tmp_path / "packed" / f"{c}.tar.gz", f"{c}/")
+    _same_arrays(load_arrays("imagefolder", tmp_path / "packed"), folder)
+    for c in ("a", "b", "c"):
+        _write_folder(tmp_path / "same" / c, ("images",), n=3)
+        (tmp_path / "same-packed").mkdir(exist_ok=True)
+        _archive(tmp_path / "same" / c, tmp_path / "same-packed" / f"{c}.zip", f"{c}/", fmt="zip")
+    packed = load_arrays("imagefolder", tmp_path / "same-packed")
+    assert packed.info.classes == ("a", "b", "c")
+    _same_arrays(packed, load_arrays("imagefolder", tmp_path / "same"))
+
+
+@pytest.mark.parametrize("kind", ["hard", "symbolic", "zip symbolic"])
+def test_a_link_in_an_archive_is_refused_not_dropped(tmp_path, kind):
+    """A link member cannot be read in the archive's one pass (and would make one image two): refused with its
+    name, where it used to vanish without a word (a class of links only then took no label, shifting the others)."""
+    import tarfile
+    import zipfile
+
+    _write_folder(tmp_path / "imgs")
+    archive = tmp_path / "packed" / ("imgs.zip" if kind.startswith("zip") else "imgs.tar.gz")
+    archive.parent.mkdir()
+    if kind.startswith("zip"):
+        with zipfile.ZipFile(archive, "w") as zf:
+            for p in sorted((tmp_path / "imgs").rglob("*.png")):
+                zf.write(p, p.relative_to(tmp_path / "imgs").as_posix())
+            link = zipfile.ZipInfo("b/link.png")
+            link.external_attr = (0o120777 << 16)  # a symbolic link, its target as content
+            zf.writestr(link, "../a/0.png")
+    else:
+        (tmp_path / "imgs" / "b" / "link.png").unlink(missing_ok=True)
+        if kind == "hard":
+            os.link(tmp_path / "imgs" / "a" / "0.png", tmp_path / "imgs" / "b" / "link.png")
+        else:
+            os.symlink("../a/0.png", tmp_path / "imgs" / "b" / "link.png")
+        with tarfile.open(archive, "w:gz") as tar:
+            tar.add(tmp_path / "imgs", "imgs")
+    with pytest.raises(DataNotFoundError, match=r"b/link\.png is a link to .*0\.png, which is not read from an "
+                                                r"archive: replace the link by a copy"):
+        load_arrays("imagefolder", archive.parent)
+
+
+def test_a_folder_with_one_image_a_class_says_no_test_set_can_be_held_out(tmp_path):
+    _write_folder(tmp_path / "ones", n=1)
+    with pytest.raises(DataNotFoundError, match=r"ones: no class holds two images or more, so none can be held "
+                                                r"out as the test set"):
+        load_arrays("imagefolder", tmp_path / "ones")
+
+
 def test_the_cache_notices_class_folders_swapped_or_added(tmp_path):
     import os
 
@@ -1160,12 +1232,15 @@ def test_a_small_class_gives_its_smallest_hash_to_the_test_set_and_keeps_its_lar
     keys = [f"c/{i}.png" for i in range(200)]
     miss = [k for k in keys if digest(k) % 6][:3]
     hit = [k for k in keys if digest(k) % 6 == 0][:3]
-    train, test = _split_off_test([(k, 0) for k in miss], miss)
+    train, test = _split_off_test([(k, 0) for k in miss], miss, "imgs")
     assert [k for k, _ in test] == [min(miss, key=digest)] and len(train) == 2
-    train, test = _split_off_test([(k, 1) for k in hit], hit)
+    train, test = _split_off_test([(k, 1) for k in hit], hit, "imgs")
     assert [k for k, _ in train] == [max(hit, key=digest)] and len(test) == 2
     # a class of one image trains, even where its hash hits
-    assert _split_off_test([(hit[0], 2)], hit[:1]) == ([(hit[0], 2)], [])
+    assert _split_off_test([(hit[0], 2), *[(k, 0) for k in miss]], [hit[0], *miss], "imgs")[0][0] == (hit[0], 2)
+    # and where every class has one, no test set is left: said, not an empty stack's IndexError later
+    with pytest.raises(DataNotFoundError, match="imgs: no class holds two images or more"):
+        _split_off_test([(hit[0], 2), (miss[0], 0)], [hit[0], miss[0]], "imgs")
 
 
 def test_many_images_decode_in_order_with_chunks_in_flight(monkeypatch, counted_bars):
