@@ -492,19 +492,34 @@ def _list_images(folder: Path) -> tuple[list[tuple[Path, int]], list[str]]:
         # a class without images would still take a label (and shift every later one against an archive's)
         raise DataNotFoundError(f"class folder(s) {', '.join(str(folder / c) for c in empty)} hold no images "
                                 f"({', '.join(IMAGE_SUFFIXES)}): add images or remove the folder(s)")
-    # one file reached by two paths (a link to another class's folder, or up a level): refused, since its
-    # copies would carry two labels or lie in two splits
-    where: dict[str, Path] = {}
+    # one file reached by two paths (a link to another class's folder, or up a level; or a hard link): refused,
+    # since its copies would carry two labels or lie in two splits
+    where: dict[tuple[int, int], Path] = {}
     for c in classes:
         for p in per_class[c]:
-            first = where.setdefault(os.path.realpath(p), p)
+            first = where.setdefault(_file_id(p), p)
             if first != p:
-                linked = p if os.path.realpath(p) != os.path.abspath(p) else first
-                raise DataNotFoundError(f"{first} and {p} are one file, reached through a symbolic link ({linked}): "
-                                        "a symbolic link makes one image two; remove the link, or copy the images you "
-                                        "mean to have twice")
+                raise DataNotFoundError(f"{first} and {p} are one file, reached through {_link_between(first, p)}: a "
+                                        "link makes one image two; remove the link, or copy the images you mean to "
+                                        "have twice")
     items = [(p, label) for label, c in enumerate(classes) for p in per_class[c]]
     return items, classes
+
+
+def _file_id(p: Path) -> tuple[int, int]:
+    """(device, inode) of the file ``p`` names, through symbolic links: two paths of one file, by a symbolic or a hard
+    link, share it."""
+    st = os.stat(p)
+    return st.st_dev, st.st_ino
+
+
+def _link_between(a: Path, b: Path) -> str:
+    """How two paths of one file are linked, for a message: the symbolic link (the path that is not its real one), or
+    a hard link."""
+    for p in (b, a):
+        if os.path.realpath(p) != os.path.abspath(p):
+            return f"a symbolic link ({p})"
+    return "a hard link"
 
 
 def _class_difference(train: list[str], held_out: list[str]) -> str:
@@ -822,12 +837,12 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
             if test_classes != classes:
                 raise DataNotFoundError(f"{split[0]} and {split[1]} have different class folders: "
                                         f"{_class_difference(classes, test_classes)}")
-            trained = {os.path.realpath(p): p for p, _ in train_items}
-            both = next(((p, trained[os.path.realpath(p)]) for p, _ in test_items if os.path.realpath(p) in trained),
-                        None)
+            trained = {_file_id(p): p for p, _ in train_items}
+            both = next(((p, trained[_file_id(p)]) for p, _ in test_items if _file_id(p) in trained), None)
             if both:
-                raise DataNotFoundError(f"{both[0]} is the training file {both[1]} (a symbolic link): an image in both "
-                                        "splits would be tested on what the network trained on; remove the link")
+                raise DataNotFoundError(f"{both[0]} is the training file {both[1]} ({_link_between(*both)}): an image "
+                                        "in both splits would be tested on what the network trained on; remove the "
+                                        "link")
         else:
             items, classes = _list_images(root)
             _check_not_a_lone_split(root, classes, flag)

@@ -4838,6 +4838,9 @@ MUTANTS = [
     Mutant('steps-warmup-zero-accepted', 'tests/test_bench.py -k refuse_bad_options', [
         ('bench/steps_per_sec.py', '("buffer_size", 1), ("warmup", 1),', '("buffer_size", 1), ("warmup", 0),'),
     ]),
+    Mutant('folder-hard-links-read-as-two-images', 'tests/test_data.py -k makes_one_image_two', [
+        ('fastjem/data.py', '    st = os.stat(p)\n    return st.st_dev, st.st_ino\n', '    return os.path.realpath(p), 0\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1188,12 +1188,22 @@ def test_a_link_that_makes_one_image_two_is_refused(tmp_path, monkeypatch):
         load_arrays("imagefolder", tmp_path / "loop")
     _write_folder(tmp_path / "sib", ("a", "b"), n=3)
     os.symlink(tmp_path / "sib" / "b", tmp_path / "sib" / "a" / "b_link")
-    with pytest.raises(DataNotFoundError, match="a symbolic link makes one image two"):
+    with pytest.raises(DataNotFoundError, match=r"through a symbolic link \(.*b_link.*\): a link makes one image two"):
         load_arrays("imagefolder", tmp_path / "sib")
     _write_folder(tmp_path / "split" / "train", ("a", "b"), n=3)
     _write_folder(tmp_path / "split" / "test", ("a", "b"), n=1)
     os.symlink(tmp_path / "split" / "train" / "a" / "1.png", tmp_path / "split" / "test" / "a" / "x.png")
-    with pytest.raises(DataNotFoundError, match=r"test/a/x.png is the training file .*train/a/1.png"):
+    with pytest.raises(DataNotFoundError, match=r"test/a/x.png is the training file .*train/a/1.png \(a symbolic "):
+        load_arrays("imagefolder", tmp_path / "split")
+    # a hard link is one file under two names too (it was read as two images: two labels, or both splits)
+    _write_folder(tmp_path / "hard", ("a", "b"), n=3)
+    os.link(tmp_path / "hard" / "a" / "0.png", tmp_path / "hard" / "b" / "same.png")
+    with pytest.raises(DataNotFoundError, match=r"a/0.png and .*b/same.png are one file, reached through a hard "
+                                                r"link: a link makes one image two"):
+        load_arrays("imagefolder", tmp_path / "hard")
+    (tmp_path / "split" / "test" / "a" / "x.png").unlink()
+    os.link(tmp_path / "split" / "train" / "a" / "1.png", tmp_path / "split" / "test" / "a" / "x.png")
+    with pytest.raises(DataNotFoundError, match=r"test/a/x.png is the training file .*train/a/1.png \(a hard link\)"):
         load_arrays("imagefolder", tmp_path / "split")
 
 
