@@ -740,7 +740,7 @@ MUTANTS = [
          '            pass'),
     ]),
     Mutant('linked-image-counted-twice', 'tests/test_data.py -k link_that', [
-        ('fastjem/data.py', '            if first != p:\n                linked =', '            if False:\n                linked ='),
+        ('fastjem/data.py', '            if first != p:\n                raise DataNotFoundError(f"{first} and {p} are one file', '            if False:\n                raise DataNotFoundError(f"{first} and {p} are one file'),
     ]),
     Mutant('linked-image-in-both-splits', 'tests/test_data.py -k link_that', [
         ('fastjem/data.py', '            if both:\n', '            if False:\n'),
