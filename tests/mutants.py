@@ -4841,6 +4841,12 @@ MUTANTS = [
     Mutant('folder-hard-links-read-as-two-images', 'tests/test_data.py -k makes_one_image_two', [
         ('fastjem/data.py', '    st = os.stat(p)\n    return st.st_dev, st.st_ino\n', '    return os.path.realpath(p), 0\n'),
     ]),
+    Mutant('ood-sets-without-test-noise', 'tests/test_eval.py -k test_noise_goes_on', [
+        ('fastjem/eval/tasks.py', '        if run.test_noise > 0 and name not in NOISELESS_SETS:', '        if False:'),
+    ]),
+    Mutant('ood-test-noise-on-synthetic-sets', 'tests/test_eval.py -k test_noise_goes_on', [
+        ('fastjem/eval/tasks.py', '        if run.test_noise > 0 and name not in NOISELESS_SETS:', '        if run.test_noise > 0:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1649,6 +1649,40 @@ def test_ood_folder_named_like_the_dataset_keeps_the_test_set_and_reports_are_st
     assert rep["fastjem"] == fastjem.__version__ and re.fullmatch(r"cpu \(.+, \d+ cores, \d+ threads\)", rep["device"])
 
 
+def test_the_test_noise_goes_on_the_ood_sets_as_on_the_test_images_but_the_synthetic_ones(runs, tmp_path,
+                                                                                          monkeypatch):
+    """--test-noise (the authors' 0.03) on the dataset and folder sets as on the test images, and once more on interp
+    after it mixes noised test images (as the authors' evaluation does); uniform and constant drawn as they are.
+    The scored images, compared with a run without the noise: the difference has the noise's std where it goes on,
+    and is nothing where it does not."""
+    from PIL import Image
+
+    from fastjem.eval import tasks
+
+    folder = tmp_path / "imgs" / "x"
+    folder.mkdir(parents=True)
+    for i in range(40):
+        Image.fromarray(np.full((8, 8), 6 * i, dtype=np.uint8)).save(folder / f"{i}.png")
+    scored = {}
+    real = tasks.ood_scores
+
+    def recording(model, x, batch_size, progress, desc):
+        scored.setdefault(desc, []).append(x.detach().cpu().clone())
+        return real(model, x, batch_size, progress, desc)
+
+    monkeypatch.setattr(tasks, "ood_scores", recording)
+    sets = ("uniform", "constant", "interp", str(folder))
+    for noise in (0.0, 0.5):
+        rep = tasks.ood(runs / "jem" / "checkpoint.pt", sets=sets, n_ood=400, test_noise=noise, n_test=64,
+                        device="cpu", progress=False, out_dir=tmp_path / f"out{noise}")
+    assert rep["settings"]["test_noise"] == 0.5 and "but uniform and constant" in rep["settings"]["test_noise_on"]
+    std = {desc.removeprefix("scores "): (xs[1] - xs[0]).std().item() for desc, xs in scored.items()}
+    assert std["uniform"] == std["constant"] == 0.0
+    assert std["digits"] == pytest.approx(0.5, rel=0.05) and std["x"] == pytest.approx(0.5, rel=0.05)
+    # the mix of two noised images carries 0.5 / sqrt(2), and the noise added after it 0.5: sqrt(1.5) * 0.5 in all
+    assert std["interp"] == pytest.approx(0.5 * 1.5**0.5, rel=0.05)
+
+
 def test_ood_sets_go_by_their_own_names_unless_shared_and_a_set_given_twice_is_refused(tmp_path):
     from fastjem.errors import ConfigError
     from fastjem.eval.tasks import _ood_labels

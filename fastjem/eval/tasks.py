@@ -222,6 +222,10 @@ def calibration(checkpoint, n_bins: int = 20, compare=None, **common) -> dict:
 
 
 # --------------------------------------------------------------------------------------------------- ood
+# the synthetic sets drawn as they are, without --test-noise (the authors' evaluation has neither)
+NOISELESS_SETS = ("uniform", "constant")
+
+
 def _ood_labels(sets, in_name: str) -> list[str]:
     """The name each OOD set's results go by: a folder's own name, or the path given where that name is another
     set's too (two folders called test/; a folder called uniform beside the built-in set) or the in-distribution
@@ -239,7 +243,8 @@ def ood(checkpoint, sets=SYNTHETIC_SETS, n_ood: int = 1000, ood_data_dir: str | 
         skip_missing: bool = False, **common) -> dict:
     """AUROC of the three OOD scores (log p(x), max p(y|x), -||d log p(x)/dx||) of in-distribution test data
     (positive) against each OOD set, and one histogram PNG per score. With ``skip_missing`` an OOD dataset that
-    is not available is recorded as skipped instead of raising."""
+    is not available is recorded as skipped instead of raising. The test noise (--test-noise) goes on the OOD
+    images as on the test images, but for the synthetic uniform and constant sets."""
     if not sets:
         raise ConfigError("--ood needs at least one OOD set")
     run = _Run("ood", checkpoint, **common)
@@ -249,7 +254,7 @@ def ood(checkpoint, sets=SYNTHETIC_SETS, n_ood: int = 1000, ood_data_dir: str | 
     in_scores = ood_scores(em.model, x_in, run.batch_size, run.progress, f"scores {em.info.name}")
     out_scores: dict = {}
     skipped = {}
-    for name, label in zip(sets, _ood_labels(sets, em.info.name), strict=True):
+    for k, (name, label) in enumerate(zip(sets, _ood_labels(sets, em.info.name), strict=True)):
         try:
             x = ood_set(name, em, n_ood, ood_dir, run.download, run.seed, in_dist=x_in, progress=run.progress)
         except OODSetMissing as err:
@@ -257,6 +262,11 @@ def ood(checkpoint, sets=SYNTHETIC_SETS, n_ood: int = 1000, ood_data_dir: str | 
                 raise
             skipped[name] = str(err).splitlines()[0]
             continue
+        if run.test_noise > 0 and name not in NOISELESS_SETS:
+            # scored as the test images are: the authors' evaluation adds its noise to every dataset it scores, and
+            # to its interpolations of (noised) test images once more after mixing
+            gen = torch.Generator().manual_seed(run.seed + 1 + k)
+            x = x.cpu() + run.test_noise * torch.randn(x.shape, generator=gen)
         out_scores[label] = ood_scores(em.model, x.to(em.device), run.batch_size, run.progress, f"scores {label}")
     scores = {em.info.name: in_scores, **out_scores}
     table = {}
@@ -279,6 +289,7 @@ def ood(checkpoint, sets=SYNTHETIC_SETS, n_ood: int = 1000, ood_data_dir: str | 
                "skipped": skipped, "positive": "in-distribution"}
     settings = {"sets": list(sets), "n_ood": n_ood, "scores": {k: SCORE_TITLES[k] for k in SCORES},
                 "test_noise": run.test_noise,
+                "test_noise_on": f"the test images and every OOD set but {' and '.join(NOISELESS_SETS)}",
                 "ood_data_dir": str(Path(ood_dir).expanduser().resolve()) if ood_dir else None}
     return run.finish(settings, results)
 
