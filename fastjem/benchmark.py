@@ -27,7 +27,7 @@ from fastjem.checkpoint import atomic_write_text
 from fastjem.config import TrainConfig
 from fastjem.engine import cpu_bf16_flags, device_name, engine_networks, resolve_engine
 from fastjem.kernels._dispatch import triton
-from fastjem.models import build_model, has_batch_norm
+from fastjem.models import build_model, has_batch_norm, has_dropout
 from fastjem.sampler import SGLD
 
 
@@ -68,7 +68,7 @@ def build_sampler_call(cfg: TrainConfig, device: torch.device, num_classes: int 
     SGLD gradient called from Python (``engine_networks``), as a profile needs it."""
     torch.manual_seed(cfg.seed)
     model = _network(cfg, num_classes, channels, model).to(device)
-    engine = resolve_engine(cfg, device, has_batch_norm(model))
+    engine = resolve_engine(cfg, device, has_batch_norm(model), has_dropout=has_dropout(model))
     nets = engine_networks(engine, model, (channels, size, size), cfg, cpp_wrapper=cpp_wrapper)
     engine, cast_copy = nets.engine, nets.cast_copy
     sampler = SGLD(cfg.sgld_steps, cfg.sgld_step_size, cfg.sgld_noise, seed=cfg.seed, backend=engine.kernels,

@@ -360,7 +360,9 @@ def fit_sgld_parts(engine: Engine, sample_shape: tuple[int, ...], cfg: TrainConf
         return engine
     why = (f"SGLD parts off: a sample's {sample_numel} elements are not a multiple of 4 (the width of the noise "
            "counters a part starts at)")
-    return replace(engine, sgld_parts=1, notes=engine.notes + (why,))
+    # in place of the note on how the parts would have run
+    kept = tuple(n for n in engine.notes if not n.startswith("SGLD parts: the "))
+    return replace(engine, sgld_parts=1, notes=kept + (why,))
 
 
 def fit_cpu_sgld_compile(engine: Engine, sample_shape: tuple[int, ...], cfg: TrainConfig,
@@ -391,8 +393,12 @@ def fit_cpu_sgld_compile(engine: Engine, sample_shape: tuple[int, ...], cfg: Tra
     return replace(engine, compile_sgld=True, notes=engine.notes + (why,))
 
 
-def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool, distributed: bool = False) -> Engine:
+def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool, distributed: bool = False,
+                   has_dropout: bool | None = None) -> Engine:
+    """The engine ``cfg`` asks for, as far as ``device`` and the network allow, each fallback noted.
+    ``has_dropout``: whether the network has dropout (``fastjem.models.has_dropout``; None: ``cfg.dropout > 0``)."""
     notes = []
+    dropout = cfg.dropout > 0 if has_dropout is None else has_dropout
     precision = cfg.precision
     if precision == "auto":
         ok, why = fast_bf16(device)
@@ -444,16 +450,19 @@ def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool,
     if fused and has_batch_norm:
         notes.append("fused forward off: batch norm makes a sample's output depend on its batch")
         fused = False
+    elif fused and dropout:
+        notes.append("fused forward off: dropout would draw its masks in another order than three forwards do")
+        fused = False
     overlap = cfg.overlap_data
     if overlap:
         why = None
-        if cfg.px_weight <= 0:
-            why = "no generative term, nothing to overlap with"
-        elif cfg.pxy_weight > 0:
+        if cfg.pxy_weight > 0:
             why = "the p(x, y) term samples from the labelled batch's classes"
+        elif cfg.px_weight <= 0:
+            why = "no generative term, nothing to overlap with"
         elif has_batch_norm:
             why = "batch norm makes a sample's output depend on its batch"
-        elif cfg.dropout > 0:
+        elif dropout:
             why = "dropout would draw its masks in another order"
         if why:
             notes.append(f"overlap off: {why}")

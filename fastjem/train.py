@@ -64,7 +64,7 @@ from fastjem.distributed import (
 from fastjem.engine import Engine, engine_networks, resolve_engine
 from fastjem.errors import CheckpointError, ConfigError, FastJEMError, error_line
 from fastjem.guard import DivergenceGuard, RecoveryState
-from fastjem.models import build_model, has_batch_norm
+from fastjem.models import build_model, has_batch_norm, has_dropout
 from fastjem.optim import DeviceSGD
 from fastjem.sampler import SGLD, eval_mode, model_energy
 
@@ -336,7 +336,8 @@ class Trainer:
             # independent chains, chain indices and dropout masks per rank
             torch.manual_seed(cfg.seed + 104_729 * rank)
         self.nets = nets = engine_networks(
-            resolve_engine(cfg, self.device, has_batch_norm(self.model), self.dist.enabled), self.model,
+            resolve_engine(cfg, self.device, has_batch_norm(self.model), self.dist.enabled, has_dropout(self.model)),
+            self.model,
             self.data.sample_shape, cfg, rows=self.local_batch)
         self.engine: Engine = nets.engine
         self.model, self.net = nets.model, nets.net

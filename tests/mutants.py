@@ -4847,6 +4847,18 @@ MUTANTS = [
     Mutant('ood-test-noise-on-synthetic-sets', 'tests/test_eval.py -k test_noise_goes_on', [
         ('fastjem/eval/tasks.py', '        if run.test_noise > 0 and name not in NOISELESS_SETS:', '        if run.test_noise > 0:'),
     ]),
+    Mutant('fused-forward-ignores-dropout', 'tests/test_engine.py -k dropout', [
+        ('fastjem/engine.py', '    elif fused and dropout:\n', '    elif False:\n'),
+    ]),
+    Mutant('trainer-dropout-of-the-network-unseen', 'tests/test_engine.py -k dropout_turns', [
+        ('fastjem/train.py', 'self.dist.enabled, has_dropout(self.model)),', 'self.dist.enabled, False),'),
+    ]),
+    Mutant('overlap-pxy-alone-called-no-generative-term', 'tests/test_overlap.py -k refused_where', [
+        ('fastjem/engine.py', '        if cfg.pxy_weight > 0:\n            why = "the p(x, y) term', '        if cfg.pxy_weight > 0 and cfg.px_weight > 0:\n            why = "the p(x, y) term'),
+    ]),
+    Mutant('sgld-parts-both-notes', 'tests/test_engine.py -k say_so_once', [
+        ('fastjem/engine.py', '    kept = tuple(n for n in engine.notes if not n.startswith("SGLD parts: the "))\n', '    kept = engine.notes\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -10,7 +10,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from fastjem.config import TrainConfig
-from fastjem.engine import resolve_engine
+from fastjem.engine import fit_sgld_parts, resolve_engine
 from fastjem.models import WideResNet
 from fastjem.sampler import SGLD, model_energy, sampling_mode
 from fastjem.train import Trainer
@@ -770,6 +770,11 @@ def test_the_engine_keeps_what_the_device_allows(monkeypatch):
     assert not resolve_engine(cfg.replace(cpu_malloc=False), CPU, has_batch_norm=False).cpu_malloc
     bn = resolve_engine(cfg, CPU, has_batch_norm=True)
     assert not bn.fused_forward and any(n.startswith("fused forward off: batch norm") for n in bn.notes)
+    # dropout too: the config's, or the network's own (given in Python)
+    for eng in (resolve_engine(cfg.replace(dropout=0.3), CPU, has_batch_norm=False),
+                resolve_engine(cfg, CPU, has_batch_norm=False, has_dropout=True)):
+        assert not eng.fused_forward and any(n.startswith("fused forward off: dropout") for n in eng.notes)
+    assert resolve_engine(cfg.replace(dropout=0.3), CPU, has_batch_norm=False, has_dropout=False).fused_forward
     assert not any("fused forward off" in n for n in resolve_engine(cfg.replace(fused_forward=False), CPU,
                                                                        has_batch_norm=False).notes)
     for parts, noted in ((1, False), (2, True)):
@@ -861,3 +866,32 @@ def test_the_bf16_probe_reports_each_precisions_milliseconds_per_step(monkeypatc
     monkeypatch.setattr(engine_mod, "bf16_probe_step", step)
     monkeypatch.setattr(engine_mod.time, "perf_counter", lambda: clock[0])
     assert engine_mod.time_bf16_probe(rounds=3, reps=2) == pytest.approx((4.0, 1.0))
+
+
+def test_dropout_turns_the_fused_forward_off_and_the_run_is_the_unfused_one(tiny_config, tmp_path):
+    """One forward of [x_p, x_q, x_lab] drew each dropout layer's masks for the joined batch: with two dropout
+    layers or more their order differed from three forwards', and so did the run (loss 2.28717 against 2.28638 at
+    iteration 1 on a WRN-10-1). The network's dropout is seen (has_dropout), the forward is not fused, and the run
+    is the unfused run bit for bit."""
+    from fastjem.models import has_dropout
+
+    assert has_dropout(WideResNet(10, 1, dropout=0.3)) and not has_dropout(WideResNet(10, 1))
+    cfg = tiny_config.replace(arch="wrn", depth=10, width=1, dropout=0.3, iters=3, sgld_steps=2)
+    runs = {}
+    for fused in (True, False):
+        t = Trainer(cfg.replace(fused_forward=fused), out_dir=tmp_path / str(fused), progress=False,
+                    log=lambda *a: None)
+        assert not t.engine.fused_forward
+        t.fit()
+        runs[fused] = torch.cat([p.detach().flatten() for p in t.model.parameters()])
+    assert torch.equal(runs[True], runs[False])
+
+
+def test_sgld_parts_turned_off_by_the_sample_size_say_so_once():
+    """Samples of 49 elements cannot be split: the note on how the parts would run one after another goes, the one
+    saying why they are off stays."""
+    eng = fit_sgld_parts(resolve_engine(TrainConfig(sgld_parts=2), CPU, has_batch_norm=False), (1, 7, 7))
+    assert eng.sgld_parts == 1
+    assert [n for n in eng.notes if n.startswith("SGLD parts")] == [
+        "SGLD parts off: a sample's 49 elements are not a multiple of 4 (the width of the noise counters a part "
+        "starts at)"]

@@ -82,10 +82,15 @@ def test_overlap_is_refused_where_it_would_change_the_result():
     assert "data gradient overlapped" in on_cpu.describe()
     for cfg, bn, why in ((base, True, "batch norm"), (base.replace(dropout=0.1), False, "dropout"),
                          (base.replace(pxy_weight=1.0), False, "p(x, y)"),
+                         # the p(x, y) term alone is a generative term: its reason, not "no generative term"
+                         (base.replace(px_weight=0.0, pxy_weight=1.0), False, "p(x, y)"),
                          (base.replace(px_weight=0.0), False, "no generative term")):
         eng = resolve_engine(cfg, cuda, has_batch_norm=bn)
         assert not eng.overlap_data
         assert any(n.startswith("overlap off") and why in n for n in eng.notes), eng.notes
+    # a network given in Python with dropout of its own (the config's dropout 0)
+    eng = resolve_engine(base, cuda, has_batch_norm=False, has_dropout=True)
+    assert not eng.overlap_data and any(n.startswith("overlap off: dropout") for n in eng.notes)
     assert not TrainConfig().overlap_data  # off by default, until measured on a GPU
 
 

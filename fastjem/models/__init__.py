@@ -7,7 +7,7 @@ from torch import nn
 from fastjem.models.convnet import ConvNet
 from fastjem.models.wrn import WideResNet
 
-__all__ = ["ConvNet", "WideResNet", "build_model", "has_batch_norm"]
+__all__ = ["ConvNet", "WideResNet", "build_model", "has_batch_norm", "has_dropout"]
 
 
 def build_model(arch: str, num_classes: int, in_channels: int, depth: int = 28, width: int = 10,
@@ -18,6 +18,12 @@ def build_model(arch: str, num_classes: int, in_channels: int, depth: int = 28, 
     if arch == "convnet":
         return ConvNet(num_classes, in_channels, width, norm, dropout)
     raise ValueError(f"unknown arch {arch!r}; expected wrn or convnet")
+
+
+def has_dropout(model: nn.Module) -> bool:
+    """Dropout (of any rate above 0) draws its masks per forward: one forward of a joined batch draws other masks
+    than three forwards of its parts."""
+    return any(isinstance(m, nn.modules.dropout._DropoutNd) and m.p > 0 for m in model.modules())
 
 
 def has_batch_norm(model: nn.Module) -> bool:
