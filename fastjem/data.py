@@ -838,7 +838,7 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
                 raise DataNotFoundError(f"{split[0]} and {split[1]} have different class folders: "
                                         f"{_class_difference(classes, test_classes)}")
             trained = {_file_id(p): p for p, _ in train_items}
-            both = next(((p, trained[_file_id(p)]) for p, _ in test_items if _file_id(p) in trained), None)
+            both = next(((p, trained[i]) for p, i in ((p, _file_id(p)) for p, _ in test_items) if i in trained), None)
             if both:
                 raise DataNotFoundError(f"{both[0]} is the training file {both[1]} ({_link_between(*both)}): an image "
                                         "in both splits would be tested on what the network trained on; remove the "
