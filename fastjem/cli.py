@@ -162,17 +162,42 @@ def add_env_parser(sub) -> None:
     p = sub.add_parser("env", help="this machine (CPU, bf16 instructions, GPUs, Triton) and the engine training "
                                    "would use on it, with why",
                        description="What fastjem finds on this machine: the CPU and its bf16 instructions, the GPUs, "
-                                   "Triton; then the engine `fastjem train` resolves with its defaults on each device "
-                                   "(precision, compile, CUDA graphs, kernels) and the reason for each choice. Paste "
-                                   "it into a bug report.")
+                                   "Triton; then, on each device, the engine each preset resolves (`fastjem train`: "
+                                   "the quick preset; `--preset paper`), fitted to its network as a run fits it "
+                                   "(precision, compile, CUDA graphs, kernels, SGLD parts) with the reason for each "
+                                   "choice. Paste it into a bug report.")
     p.add_argument("--json", action="store_true", help="print it as JSON")
 
 
-def machine_report() -> dict:
-    """``fastjem env``: the machine and the default engine on each of its devices."""
+# classes, channels and image size of the presets' datasets: the network env fits the engine to, without the data
+PRESET_SHAPES = {"digits": (10, 1, 8), "cifar10": (10, 3, 32)}
+
+
+def preset_engine(name: str, device) -> dict:
+    """The engine a run of preset ``name`` resolves on ``device``, fitted to the preset's network (SGLD parts on
+    CUDA, the compiled SGLD step on a CPU) as the run fits it, with every note."""
     import torch
 
-    from fastjem.engine import SGLD_COMPILE_FLOPS, compile_available, cpu_bf16_flags, cpu_model, resolve_engine
+    from fastjem.engine import fit_cpu_sgld_compile, fit_sgld_parts, resolve_engine
+    from fastjem.models import build_model, has_batch_norm, has_dropout
+
+    cfg = get_preset(name).replace(device=device.type)
+    classes, channels, size = PRESET_SHAPES[cfg.dataset]
+    # built on the meta device: no weights allocated (WRN-28-10 has 36 M), the convolutions' shapes all the same
+    with torch.device("meta"):
+        model = build_model(cfg.arch, classes, channels, cfg.depth, cfg.width, cfg.norm, cfg.dropout)
+    engine = resolve_engine(cfg, device, has_batch_norm(model), has_dropout=has_dropout(model))
+    engine = fit_sgld_parts(engine, (channels, size, size), cfg, model)
+    engine = fit_cpu_sgld_compile(engine, (channels, size, size), cfg, model)
+    return {"engine": engine.describe(), "notes": list(engine.notes)}
+
+
+def machine_report() -> dict:
+    """``fastjem env``: the machine and, on each of its devices, the engine of each preset (``quick`` is what a bare
+    ``fastjem train`` runs)."""
+    import torch
+
+    from fastjem.engine import cpu_bf16_flags, cpu_model
     from fastjem.kernels._dispatch import interpreter_on, triton
 
     cuda = torch.cuda.is_available()
@@ -181,17 +206,8 @@ def machine_report() -> dict:
         props = torch.cuda.get_device_properties(i)
         gpus.append({"index": i, "name": props.name, "capability": f"{props.major}.{props.minor}",
                      "memory_gib": round(props.total_memory / 2**30, 1)})
-    engines = {}
-    for device in [torch.device("cpu")] + ([torch.device("cuda", 0)] if cuda else []):
-        engine = resolve_engine(TrainConfig(device=device.type), device, has_batch_norm=False)
-        notes = list(engine.notes)
-        if device.type == "cuda":
-            notes.append("SGLD parts: a run fits them to its network and batch (2 where at least 10% of its "
-                         "convolutions' time is in last waves of tiles that leave SMs idle, else 1)")
-        elif compile_available(device)[0]:
-            notes.append(f"SGLD gradient: a run compiles it as one graph where a step computes at least "
-                         f"{SGLD_COMPILE_FLOPS / 1e9:.0f} GFLOP of convolutions (its network and batch), else eager")
-        engines[device.type] = {"engine": engine.describe(), "notes": notes}
+    engines = {device.type: {name: preset_engine(name, device) for name in PRESETS}
+               for device in [torch.device("cpu")] + ([torch.device("cuda", 0)] if cuda else [])}
     return {
         "version": _version_line(),
         "cpu": {"model": cpu_model(), "logical_cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
@@ -222,10 +238,16 @@ def run_env(args: argparse.Namespace) -> int:
     t = r["triton"]
     print(f"Triton  {'installed' if t['installed'] else 'not installed'}; kernels run on CUDA"
           + (", and here on CPU tensors under TRITON_INTERPRET=1" if t["interpreter"] else ""))
-    for name, e in r["engines"].items():
-        print(f"\nfastjem train on {name} (defaults): {e['engine']}")
-        for note in e["notes"]:
-            print(f"  - {note}")
+    for device, presets in r["engines"].items():
+        said = set()
+        for name, e in presets.items():
+            run = "fastjem train" + ("" if name == "quick" else f" --preset {name}")
+            print(f"\n{run} on {device}: {e['engine']}")
+            # a note the preset before gave holds for this one too: each is said once
+            for note in e["notes"]:
+                if note not in said:
+                    print(f"  - {note}")
+            said.update(e["notes"])
     return 0
 
 

@@ -1461,11 +1461,6 @@ MUTANTS = [
            'tests/test_engine.py -k "trainer_samples_with_the_compiled or bench_sampler_samples"', [
         ('fastjem/engine.py', 'input_grad=self.sgld_grad)', 'input_grad=None)'),
     ]),
-    Mutant('env-no-sgld-compile-note', 'tests/test_cli.py -k env_reports', [
-        ('fastjem/cli.py',
-         '        elif compile_available(device)[0]:',
-         '        elif False:'),
-    ]),
     Mutant('sgld-compiled-update-ignored', 'tests/test_sampler.py -k compiled_update', [
         ('fastjem/sampler.py',
          '        if self.compiled_update and x.device.type == "cpu":',
@@ -3572,8 +3567,8 @@ MUTANTS = [
     ]),
     Mutant('env-engine-assumes-batch-norm', 'tests/test_cli.py -k env_lists_every_gpu', [
         ('fastjem/cli.py',
-         'engine = resolve_engine(TrainConfig(device=device.type), device, has_batch_norm=False)',
-         'engine = resolve_engine(TrainConfig(device=device.type), device, has_batch_norm=True)'),
+         'engine = resolve_engine(cfg, device, has_batch_norm(model), has_dropout=has_dropout(model))',
+         'engine = resolve_engine(cfg, device, True, has_dropout=has_dropout(model))'),
     ]),
     Mutant('export-ellipsis-after-eleven', 'tests/test_export.py -k marks_more', [
         ('fastjem/cli.py',
@@ -4858,6 +4853,18 @@ MUTANTS = [
     ]),
     Mutant('sgld-parts-both-notes', 'tests/test_engine.py -k say_so_once', [
         ('fastjem/engine.py', '    kept = tuple(n for n in engine.notes if not n.startswith("SGLD parts: the "))\n', '    kept = engine.notes\n'),
+    ]),
+    Mutant('env-engine-not-fitted-to-preset-network', 'tests/test_cli.py -k env_reports', [
+        ('fastjem/cli.py', '    engine = fit_cpu_sgld_compile(engine, (channels, size, size), cfg, model)\n', ''),
+    ]),
+    Mutant('env-sgld-parts-not-fitted', 'tests/test_cli.py -k env_lists_every_gpu', [
+        ('fastjem/cli.py', '    engine = fit_sgld_parts(engine, (channels, size, size), cfg, model)\n', ''),
+    ]),
+    Mutant('env-notes-said-twice', 'tests/test_cli.py -k env_reports', [
+        ('fastjem/cli.py', '            said.update(e["notes"])\n', ''),
+    ]),
+    Mutant('env-default-config-not-preset', 'tests/test_cli.py -k env_reports', [
+        ('fastjem/cli.py', 'cfg = get_preset(name).replace(device=device.type)', 'cfg = TrainConfig(device=device.type)'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

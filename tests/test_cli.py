@@ -1,3 +1,4 @@
+import dataclasses
 import errno
 import hashlib
 import json
@@ -760,9 +761,15 @@ def test_env_reports_the_machine_and_the_default_engine_with_why(capsys, monkeyp
 
     assert out.startswith(_version_line() + "\nCPU     ")  # what a bug report needs, first
     assert "bf16 instructions: avx512_bf16 (no AMX)" in out
-    assert "fastjem train on cpu (defaults): precision fp32" in out and "AVX512-BF16 but no AMX" in out
+    assert "\nfastjem train on cpu: precision fp32" in out and "AVX512-BF16 but no AMX" in out
     assert "ran x0.80 the speed of fp32 here (5.00 against 4.00 ms; probe cached in X)" in out
-    assert "SGLD gradient: a run compiles it as one graph where a step computes at least 1 GFLOP" in out
+    # each preset's engine fitted to its network: a bare `fastjem train` (quick) never compiles, the paper's
+    # WRN-28-10 compiles its SGLD step on a CPU; a note the quick preset gave is not said again
+    quick, paper = out.split("\nfastjem train on cpu: ")[1].split("\nfastjem train --preset paper on cpu: ")
+    assert quick.startswith("precision fp32, compile off,") and "SGLD gradient" not in quick
+    assert paper.startswith("precision fp32, compile SGLD step only,")
+    assert "SGLD gradient compiled on CPU (compile auto): a step computes 1523.5 GFLOP" in paper
+    assert "compile auto -> network eager on CPU" in paper and "precision auto" not in paper
     assert "\nGPU     none (torch sees no CUDA device)\n" in out
     from fastjem.kernels._dispatch import interpreter_on, triton
 
@@ -776,13 +783,14 @@ def test_env_reports_the_machine_and_the_default_engine_with_why(capsys, monkeyp
     r = json.loads(capsys.readouterr().out)
     assert r["cpu"]["bf16_flags"] == ["amx_bf16", "avx512_bf16"] and r["cpu"]["logical_cpus"] >= 1
     assert r["gpus"] == [] and r["triton"] == {"installed": triton is not None, "interpreter": interpreter_on()}
-    assert r["engines"]["cpu"]["engine"].startswith("precision bf16")
-    assert any("AMX-BF16" in n for n in r["engines"]["cpu"]["notes"])
+    assert list(r["engines"]["cpu"]) == ["quick", "paper"]
+    assert r["engines"]["cpu"]["quick"]["engine"].startswith("precision bf16")
+    assert any("AMX-BF16" in n for n in r["engines"]["cpu"]["paper"]["notes"])
 
 
 def test_env_lists_every_gpu_with_its_memory_and_resolves_the_engine_of_the_first(capsys, monkeypatch):
-    """On a CPU machine with CUDA faked: each GPU's line (memory in GiB to one decimal), and the CUDA engine resolved
-    for device 0 with the default network (which has no batch norm)."""
+    """On a CPU machine with CUDA faked: each GPU's line (memory in GiB to one decimal), and the CUDA engine of each
+    preset resolved for device 0 and fitted to the preset's network on its SMs."""
     import json
     from types import SimpleNamespace
 
@@ -791,18 +799,21 @@ def test_env_lists_every_gpu_with_its_memory_and_resolves_the_engine_of_the_firs
     import fastjem.engine
 
     gib = 2**30
-    props = [SimpleNamespace(name="NVIDIA H200", major=9, minor=0, total_memory=int(139.81 * gib)),
-             SimpleNamespace(name="NVIDIA A100", major=8, minor=0, total_memory=int(39.38 * gib))]
+    props = [SimpleNamespace(name="NVIDIA H200", major=9, minor=0, total_memory=int(139.81 * gib),
+                             multi_processor_count=132),
+             SimpleNamespace(name="NVIDIA A100", major=8, minor=0, total_memory=int(39.38 * gib),
+                             multi_processor_count=108)]
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: len(props))
-    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: props[i])
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: props[getattr(i, "index", i)])
     real, calls = fastjem.engine.resolve_engine, []
 
-    def resolve(cfg, device, has_batch_norm, distributed=False):
+    def resolve(cfg, device, has_batch_norm, distributed=False, has_dropout=None):
+        engine = real(cfg.replace(device="cpu"), torch.device("cpu"), has_batch_norm, distributed, has_dropout)
         if device.type == "cpu":
-            return real(cfg, device, has_batch_norm, distributed)
-        calls.append((cfg.device, device, has_batch_norm))
-        return SimpleNamespace(describe=lambda: "precision bf16 (faked)", notes=("a cuda note",))
+            return engine
+        calls.append((cfg.preset, cfg.device, device, has_batch_norm, has_dropout))
+        return dataclasses.replace(engine, device=device, notes=("a cuda note",))
 
     monkeypatch.setattr(fastjem.engine, "resolve_engine", resolve)
     assert main(["env"]) == 0
@@ -810,12 +821,12 @@ def test_env_lists_every_gpu_with_its_memory_and_resolves_the_engine_of_the_firs
     assert "\nGPU 0   NVIDIA H200, compute capability 9.0, 139.8 GiB\n" in out
     assert "\nGPU 1   NVIDIA A100, compute capability 8.0, 39.4 GiB\n" in out
     assert "GPU     none" not in out
-    assert "fastjem train on cuda (defaults): precision bf16 (faked)\n  - a cuda note\n  - SGLD parts:" in out
-    assert calls == [("cuda", torch.device("cuda", 0), False)]
-    from fastjem.models import build_model, has_batch_norm
-
-    cfg = TrainConfig()  # what the report assumes of the default network:
-    assert not has_batch_norm(build_model(cfg.arch, 10, 1, cfg.depth, cfg.width, cfg.norm, cfg.dropout))
+    assert "\nfastjem train on cuda: " in out and "\n  - a cuda note\n  - SGLD parts auto -> 1: " in out
+    # the paper's WRN-28-10 at batch 64 on the first GPU's 132 SMs: 18% of its convolutions' time in last waves
+    assert "\n  - SGLD parts auto -> 2: 18% of the convolutions' time at batch 64 is in last waves of tiles " \
+           "that leave some of the 132 SMs idle" in out.split("--preset paper on cuda: ")[1]
+    assert calls == [("quick", "cuda", torch.device("cuda", 0), False, False),
+                     ("paper", "cuda", torch.device("cuda", 0), False, False)]
     assert main(["env", "--json"]) == 0
     assert [g["memory_gib"] for g in json.loads(capsys.readouterr().out)["gpus"]] == [139.8, 39.4]
 
@@ -827,7 +838,7 @@ def test_env_on_cuda_lists_the_gpus_and_the_cuda_engine(capsys):
     assert main(["env"]) == 0
     out = capsys.readouterr().out
     assert "GPU 0   " + torch.cuda.get_device_name(0) in out
-    assert "fastjem train on cuda (defaults): precision bf16, compile on" in out
+    assert "fastjem train --preset paper on cuda: precision bf16, compile on" in out
 
 
 def test_no_validation_set_reports_none_not_zero(tmp_path, capsys):
