@@ -514,3 +514,18 @@ def test_a_sweep_a_signal_stopped_exits_as_the_signal_says_after_its_table(tmp_p
     assert f"per run and again: fastjem runs {folder}" in out
     assert "[2/2]" not in out  # the second run was not started
     assert json.loads((folder / "results.json").read_text())["stopped_by"] == "SIGTERM"
+
+
+def test_a_sweep_on_an_image_folder_is_read_back_as_a_sweep(tmp_path, capsys):
+    """sweep.json leaves --data-dir out (it may change between machines), which --dataset imagefolder needs: the
+    folder was "not a sweep" to `fastjem runs --combinations` and `fastjem plot --mean`."""
+    from fastjem.config import TrainConfig
+    from fastjem.sweep import check_spec, combinations, spec_of, summarise_folder
+
+    folder = tmp_path / "sw"
+    base = TrainConfig(dataset="imagefolder", data_dir=str(tmp_path / "images"), iters=6)
+    check_spec(folder, spec_of(base, {"sgld_steps": [1, 2]}, [1, 2]))
+    assert [g["sgld_steps"] for g in summarise_folder(folder)["groups"]] == ["1", "2"]
+    assert [label for label, _ in combinations(folder)] == ["sgld_steps=1", "sgld_steps=2"]
+    assert main(["runs", str(folder), "--combinations"]) == 0
+    assert "0/2" in capsys.readouterr().out
