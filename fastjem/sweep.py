@@ -28,8 +28,9 @@ from fastjem.runs import counted, render_table, run_row
 SPEC = "sweep.json"
 RESULTS = "results.json"
 SWEEP_LOCK = ".sweep.lock"
-# options a grid may not vary: where runs go, which seed (--seeds), and what names the preset
-NOT_IN_GRID = {"out_dir", "seed", "preset", "init_weights"}
+# options a grid may not vary: where runs go, which seed (--seeds), what names the preset, and the time limit (it
+# bounds the whole sweep; per run, each continuation stopped its run again and the sweep never passed it)
+NOT_IN_GRID = {"out_dir", "seed", "preset", "init_weights", "max_minutes"}
 # how, not what: a sweep continued on another machine may change these (as a resumed run may)
 MACHINE_OPTIONS = ("device", "data_dir", "download", "cuda_graph", "iteration_graph", "cpu_malloc", "tensorboard",
                    "max_minutes")
@@ -72,7 +73,10 @@ def parse_grid(items: list[str]) -> dict[str, list]:
         if name not in names:
             raise ConfigError(f"--grid {key}: no such option (`fastjem train --help` lists them)")
         if name in NOT_IN_GRID:
-            why = "give the seeds with --seeds" if name == "seed" else "it is not a training option a grid varies"
+            why = ("give the seeds with --seeds" if name == "seed" else
+                   "--max-minutes bounds the whole sweep (each continuation would stop a run again at its limit): "
+                   "give it as an option, or vary --iters" if name == "max_minutes" else
+                   "it is not a training option a grid varies")
             raise ConfigError(f"--grid {key}: {why}")
         if name in grid:
             raise ConfigError(f"--grid {key} is given twice")
