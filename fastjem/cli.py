@@ -563,8 +563,9 @@ def run_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def config_from_args(args: argparse.Namespace) -> tuple[TrainConfig, dict]:
-    """(config, explicit overrides) from parsed arguments: the preset with the options the user gave."""
+def config_from_args(args: argparse.Namespace, grid: dict | None = None) -> tuple[TrainConfig, dict]:
+    """(config, explicit overrides) from parsed arguments: the preset with the options the user gave (``grid``: the
+    values a sweep gives each run)."""
     names = {f.name for f in fields(TrainConfig)} - {"preset"}
     overrides = {k: v for k, v in vars(args).items() if k in names}
     for key in ("decay_epochs", "remedies"):
@@ -593,7 +594,8 @@ def config_from_args(args: argparse.Namespace) -> tuple[TrainConfig, dict]:
             base = get_preset(from_file["preset"])
         base = base.replace(**from_file)
     cfg = base.replace(**overrides)
-    if "depth" in overrides and cfg.arch != "wrn" and not args.resume:  # a resumed run's network is its own
+    # a resumed run's network is its own; a sweep whose grid has a Wide-ResNet takes --depth for those runs
+    if "depth" in overrides and cfg.arch != "wrn" and not args.resume and "wrn" not in (grid or {}).get("arch", ()):
         source = ("--arch" if "arch" in overrides else f"--config {args.config}" if args.config
                   else f"the {cfg.preset} preset")
         raise ConfigError(f"--depth sets a Wide-ResNet's depth, but this run's network is {cfg.arch} (from {source}): "
@@ -692,7 +694,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         raise ConfigError("fastjem sweep continues itself (run the same command again) and has no --print-config; "
                           "--resume and --print-config are for fastjem train")
     grid = parse_grid(args.grid)
-    base, overrides = config_from_args(args)
+    base, overrides = config_from_args(args, grid)
     if "seed" in overrides:
         raise ConfigError("a sweep takes its seeds from --seeds, not --seed")
     both = [name for name in grid if name in overrides]

@@ -529,3 +529,15 @@ def test_a_sweep_on_an_image_folder_is_read_back_as_a_sweep(tmp_path, capsys):
     assert [label for label, _ in combinations(folder)] == ["sgld_steps=1", "sgld_steps=2"]
     assert main(["runs", str(folder), "--combinations"]) == 0
     assert "0/2" in capsys.readouterr().out
+
+
+def test_depth_goes_to_the_wide_resnets_of_a_grid_over_arch(tmp_path, capsys):
+    """--depth with --grid arch=wrn,convnet was refused as given to a ConvNet (the quick preset's), and the advice,
+    --arch wrn, is refused beside a grid over --arch: the wrn runs could not be given a depth."""
+    args = ["sweep", "--grid", "arch=wrn,convnet", "--depth", "10", "--dry-run", "--out-dir", str(tmp_path / "sw")]
+    assert main(args) == 0
+    assert "arch=wrn+seed=1" in capsys.readouterr().out
+    # without a Wide-ResNet in the grid, --depth would set nothing: still refused
+    assert main(["sweep", "--grid", "sgld-steps=1,2", "--depth", "10", "--dry-run", "--out-dir",
+                 str(tmp_path / "sw2")]) == 1
+    assert "--depth sets a Wide-ResNet's depth" in capsys.readouterr().err
