@@ -694,6 +694,11 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         raise ConfigError("fastjem sweep continues itself (run the same command again) and has no --print-config; "
                           "--resume and --print-config are for fastjem train")
     grid = parse_grid(args.grid)
+    varied = [name for name in ("px_weight", "pxy_weight") if name in grid]
+    if args.classifier_only and varied:
+        # (its weights 0 are overrides: the conflict below named --px-weight, which was not given)
+        raise ConfigError(f"--classifier-only sets --px-weight and --pxy-weight to 0 for every run, but --grid varies "
+                          f"{' and '.join('--' + n.replace('_', '-') for n in varied)}: give one or the other")
     base, overrides = config_from_args(args, grid)
     if "seed" in overrides:
         raise ConfigError("a sweep takes its seeds from --seeds, not --seed")

@@ -541,3 +541,15 @@ def test_depth_goes_to_the_wide_resnets_of_a_grid_over_arch(tmp_path, capsys):
     assert main(["sweep", "--grid", "sgld-steps=1,2", "--depth", "10", "--dry-run", "--out-dir",
                  str(tmp_path / "sw2")]) == 1
     assert "--depth sets a Wide-ResNet's depth" in capsys.readouterr().err
+
+
+def test_classifier_only_against_a_grid_over_the_generative_weights_names_itself(tmp_path, capsys):
+    """The refusal named --px-weight "given both as an option and in --grid", an option the user never gave."""
+    assert main(["sweep", "--classifier-only", "--grid", "px-weight=0,1", "--dry-run", "--out-dir",
+                 str(tmp_path / "sw")]) == 1
+    err = capsys.readouterr().err
+    assert "--classifier-only sets --px-weight and --pxy-weight to 0 for every run, but --grid varies --px-weight" \
+        in err and "given both" not in err
+    # a grid over the classifier's own weight goes with it
+    assert main(["sweep", "--classifier-only", "--grid", "pyx-weight=0.5,1", "--dry-run", "--out-dir",
+                 str(tmp_path / "sw")]) == 0
