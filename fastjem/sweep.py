@@ -316,6 +316,7 @@ def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder
 
 
 def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
+    import gc
     import shutil
     import time
 
@@ -393,6 +394,11 @@ def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
             log(f"[{i}/{len(runs)}] {name}: failed: {failed[name]}; the sweep goes on (the same command tries it "
                 "again)")
             continue
+        finally:
+            # the run's network, optimiser, buffer and data (on the GPU) go before the next run starts: they refer to
+            # each other, which only the cycle collector frees (every finished run of the sweep stayed in memory)
+            trainer = None
+            gc.collect()
         if summary.get("interrupted"):
             interrupted, stopped_by = name, summary.get("stopped_by")
             log(f"sweep stopped at {name} (its checkpoint is written): run the same command (--out-dir {folder}) "

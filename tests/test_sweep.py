@@ -553,3 +553,24 @@ def test_classifier_only_against_a_grid_over_the_generative_weights_names_itself
     # a grid over the classifier's own weight goes with it
     assert main(["sweep", "--classifier-only", "--grid", "pyx-weight=0.5,1", "--dry-run", "--out-dir",
                  str(tmp_path / "sw")]) == 0
+
+
+def test_a_finished_run_is_freed_before_the_next_run_of_the_sweep_starts(tmp_path, monkeypatch):
+    """A Trainer's parts refer to each other: only the cycle collector frees them, so every finished run of a sweep
+    (its network, optimiser, buffer and data, on the GPU) stayed in memory while the next ones trained."""
+    import weakref
+
+    from fastjem.train import Trainer
+
+    alive, seen = weakref.WeakSet(), []
+    real_init = Trainer.__init__
+
+    def init(self, *args, **kwargs):
+        seen.append(len(alive))
+        real_init(self, *args, **kwargs)
+        alive.add(self)
+
+    monkeypatch.setattr(Trainer, "__init__", init)
+    assert main(["sweep", "--grid", "sgld-steps=1", "--seeds", "1", "2", "--out-dir", str(tmp_path / "sw"),
+                 *TINY, "--iters", "2", "--buffer-size", "32"]) == 0
+    assert seen == [0, 0]
