@@ -220,11 +220,14 @@ def plot_runs(runs: list[str | os.PathLike], out: str | os.PathLike) -> Path:
 
 
 def _mean_sd(columns: list[list[float]]) -> tuple[list[float], list[float]]:
-    """Per position: the mean over the lists, and the sample standard deviation (0 for a single list)."""
+    """Per position: the mean over the lists, and the sample standard deviation (0 for a single list); NaN for both
+    where a list holds a NaN or an infinity (a seed's loss that diverged: a gap in the line, not a crash)."""
+    import math
     import statistics
 
-    mean = [statistics.fmean(v) for v in zip(*columns)]
-    sd = [statistics.stdev(v) if len(v) > 1 else 0.0 for v in zip(*columns)]
+    rows = [v if all(map(math.isfinite, v)) else None for v in zip(*columns)]
+    mean = [math.nan if v is None else statistics.fmean(v) for v in rows]
+    sd = [math.nan if v is None else statistics.stdev(v) if len(v) > 1 else 0.0 for v in rows]
     return mean, sd
 
 

@@ -431,3 +431,21 @@ def test_an_overlay_names_runs_by_their_folders(tmp_path, drawn):
     plot_runs([_run(tmp_path / "a"), _run(tmp_path / "b")], tmp_path / "c.png")
     assert [line.get_label() for line in drawn[0].axes[0].get_lines()] == [
         "a: loss", "a: cross-entropy", "b: loss", "b: cross-entropy"]
+
+
+def test_a_sweeps_mean_over_a_seed_that_logged_nan_or_inf_leaves_a_gap(tmp_path, drawn):
+    """A seed whose loss went NaN (logged just before the run stopped as diverged) or an energy infinite: --mean
+    draws the combination with a gap where a seed's value is not finite, instead of failing in statistics."""
+    import math
+
+    from fastjem.config import TrainConfig
+    from fastjem.sweep import check_spec, run_name, spec_of
+
+    check_spec(tmp_path / "sw", spec_of(TrainConfig(preset="test"), {"lr": [1e-3]}, [1, 2]))
+    for seed, bad in ((1, float("nan")), (2, float("inf"))):
+        run = tmp_path / "sw" / run_name({"lr": 1e-3}, seed)
+        run.mkdir()
+        _write(run / "metrics.jsonl", [_train(2), _train(4, loss=bad if seed == 1 else 2.0), _train(6, loss=bad)])
+    assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 0
+    loss = drawn[0].axes[0].lines[0].get_ydata()
+    assert loss[0] == pytest.approx(1.0) and math.isnan(loss[1]) and math.isnan(loss[2])
