@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+from fastjem.errors import ConfigError
+
 
 @dataclass(frozen=True)
 class DistInfo:
@@ -40,6 +42,13 @@ def init_from_env(device_name: str) -> DistInfo:
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world <= 1:
         return DistInfo()
+    # torchrun sets them all; WORLD_SIZE alone (set by hand, or left from another tool) starts no other process
+    missing = [v for v in ("RANK", *(() if dist.is_initialized() else ("MASTER_ADDR", "MASTER_PORT")))
+               if v not in os.environ]
+    if missing:
+        raise ConfigError(f"WORLD_SIZE={world} is set but {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} "
+                          "not: start data-parallel training with torchrun (torchrun --standalone --nproc-per-node "
+                          f"{world} -m fastjem train ...), or unset WORLD_SIZE for one process")
     rank = int(os.environ["RANK"])
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     use_cuda = device_name != "cpu" and torch.cuda.is_available()

@@ -322,6 +322,8 @@ def test_joining_the_group_picks_the_backend_and_the_local_gpu(monkeypatch, devi
     assert d.init_from_env(device) == d.DistInfo(0, 1, 0) and not made and not exits
     monkeypatch.setenv("WORLD_SIZE", "4")
     monkeypatch.setenv("RANK", "3")
+    monkeypatch.setenv("MASTER_ADDR", "localhost")
+    monkeypatch.setenv("MASTER_PORT", "29500")
     monkeypatch.delenv("LOCAL_RANK", raising=False)
     assert d.init_from_env(device) == d.DistInfo(3, 4, 0)
     monkeypatch.setenv("LOCAL_RANK", "1")
@@ -349,3 +351,26 @@ def test_rank_0_warns_when_the_replicas_differ_at_a_save(tiny_config, tmp_path, 
     sums = ckpt["replica_checksums"]
     assert len(ckpt["ranks"]) == 2 and sums[1] == sums[0] + 1.0
     assert [s for s in lines if "replicas differ" in s] == [f"warning: replicas differ across ranks: {sums}"]
+
+
+def test_world_size_without_torchrun_is_a_clear_error(monkeypatch, capsys, tmp_path):
+    """WORLD_SIZE set by hand (or left by another tool) without torchrun's RANK and rendezvous address: a one-line
+    error naming torchrun, not a KeyError or torch's rendezvous ValueError, and nothing joined or written."""
+    import fastjem.distributed as d
+    from fastjem.cli import main
+    from fastjem.errors import ConfigError
+
+    monkeypatch.setattr(d.dist, "is_initialized", lambda: False)
+    monkeypatch.setattr(d.dist, "init_process_group", lambda name: pytest.fail("joined a group"))
+    for var in ("RANK", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(ConfigError, match=r"RANK, MASTER_ADDR, MASTER_PORT are not: .*torchrun --standalone "
+                                          r"--nproc-per-node 2 -m fastjem train"):
+        d.init_from_env("cpu")
+    monkeypatch.setenv("RANK", "0")  # torchrun's rank, but no rendezvous address
+    with pytest.raises(ConfigError, match=r"MASTER_ADDR, MASTER_PORT are not"):
+        d.init_from_env("cpu")
+    assert main(["train", "--iters", "1", "--out-dir", str(tmp_path / "run"), "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "fastjem: error: WORLD_SIZE=2 is set" in err and "Traceback" not in err and not (tmp_path / "run").exists()
