@@ -1169,7 +1169,8 @@ class Trainer:
                     self.history.append({"iter": it, "val_acc": val["acc"]})
                     if self.board is not None:
                         self.board.scalars(it, {"val_acc": val["acc"], "val_nll": val["nll"]})
-                    bar.write(f"iter {it}: val acc {val['acc']:.4f}" + (" (best so far: best.pt)" if kept else ""))
+                    if self.dist.is_main:  # rank 0 logs (tqdm.write prints even where the bar is disabled)
+                        bar.write(f"iter {it}: val acc {val['acc']:.4f}" + (" (best so far: best.pt)" if kept else ""))
                 if cfg.sample_every and it % cfg.sample_every == 0 and cfg.generative and self.dist.is_main:
                     self.save_samples(f"samples/samples_{it:07d}.png")
                 if ckpt_due and it < self.total_iters:

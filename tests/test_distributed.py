@@ -53,9 +53,10 @@ def test_two_processes_match_one_process_with_the_same_global_batch(tmp_path):
 def test_jem_with_per_rank_buffers_keeps_replicas_identical_and_resumes(tmp_path):
     """With the p(x) term each rank runs its own chains from its own buffer shard (N / world), so the
     samples, hence the parameters, differ from a one-process run; replicas must still agree exactly."""
-    out = run(torchrun("--out-dir", str(tmp_path / "ddp"), "--ckpt-every", "3", *COMMON))
+    out = run(torchrun("--out-dir", str(tmp_path / "ddp"), "--ckpt-every", "3", "--eval-every", "3", *COMMON))
     assert "2 data-parallel processes" in out.stdout
     assert out.stdout.count("\ndone: 6 iterations in") == 1  # rank 0 alone sums the run up
+    assert out.stdout.count("iter 3: val acc") == 1  # and alone reports a validation
     ckpt = load_checkpoint(tmp_path / "ddp" / "checkpoint.pt")
     assert len(set(ckpt["replica_checksums"])) == 1
     assert "replicas differ" not in out.stdout + out.stderr  # the warning is for replicas that part
