@@ -1075,9 +1075,19 @@ class Trainer:
         if self.dist.is_main:
             atomic_write_text(json.dumps(cfg.to_dict(), indent=2), self.out_dir / "config.json")
             if cfg.tensorboard:
-                # a resumed run logs on from the checkpoint's iteration: later steps of an earlier attempt are purged
-                self.board = TensorBoardLog(self.out_dir / "tensorboard", self.iteration + 1 if self.iteration else 0,
-                                            cfg.to_dict(), warn=self.log)
+                # a resumed run logs on from the checkpoint's iteration: later steps of an earlier attempt are purged;
+                # one resumed at its end writes that iteration's end records again (metrics.jsonl dropped them), so
+                # its step is purged too, and the records metrics.jsonl keeps there are logged again
+                at_end = 0 < self.iteration >= self.total_iters
+                start = self.iteration if at_end else self.iteration + 1 if self.iteration else 0
+                self.board = TensorBoardLog(self.out_dir / "tensorboard", start, cfg.to_dict(), warn=self.log)
+                if at_end and (self.out_dir / "metrics.jsonl").exists():
+                    from fastjem.curves import read_metrics
+
+                    m = read_metrics(self.out_dir)
+                    for record in m.train + m.evals:
+                        if record["iter"] == self.iteration:
+                            self.board.scalars(self.iteration, record)
         shape = "x".join(map(str, self.data.sample_shape))
         self.log(f"fastjem: {self.data.info.name} {shape} ({self.data.n_train} train / {len(self.data.val_y)} val / "
                  f"{len(self.data.test_y)} test), {self._model_desc()}, device {self.device}, "

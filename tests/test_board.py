@@ -113,6 +113,24 @@ def test_a_rollback_and_a_resume_leave_one_value_per_iteration(tiny_config, tmp_
     assert [e.step for e in board(run).Tensors("config/text_summary")] == [0]
 
 
+def test_a_finished_run_resumed_at_its_end_logs_its_last_step_once(tiny_config, tmp_path):
+    """fastjem train --resume on a finished run finishes it again: metrics.jsonl drops the end record and writes it
+    anew, and TensorBoard likewise holds one value per tag at the last step (the training record that metrics.jsonl
+    keeps there included), not the end's validation, test and sample grid twice."""
+    cfg = tiny_config.replace(iters=6, log_every=3, eval_every=3, tensorboard=True)
+    Trainer(cfg, out_dir=tmp_path, progress=False).fit()
+    Trainer(resume_config(tmp_path / "checkpoint.pt", {}), out_dir=tmp_path, resume=tmp_path / "checkpoint.pt",
+            progress=False).fit()
+    ea = board(tmp_path)
+    logged = records(tmp_path)
+    assert [r["iter"] for r in logged if "test_acc" in r] == [6]
+    for key, tag in [("loss", "loss/total"), ("acc", "accuracy/train_batch"), ("val_acc", "accuracy/validation"),
+                     ("test_acc", "accuracy/test")]:
+        want = [(r["iter"], pytest.approx(r[key], rel=1e-6)) for r in logged if key in r]
+        assert scalars(ea, tag) == want, tag
+    assert [e.step for e in ea.Images("samples")] == [6]
+
+
 def test_without_the_tensorboard_package_the_run_says_what_to_install(tiny_config, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)  # import fails as if not installed
     with pytest.raises(ConfigError, match="pip install tensorboard"):
