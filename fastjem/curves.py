@@ -260,9 +260,11 @@ def plot_sweep_mean(folder: str | os.PathLike, out: str | os.PathLike | None = N
         if any(m.generative for m in ms):
             generative = True
             panels += [(axes[1, 0], "e_data", "-"), (axes[1, 0], "e_sample", "--")]
+        # one iteration all seeds reached (early in a sweep): a marker, since a line through one point draws nothing
+        dot = {"marker": "o", "ms": 4} if len(its) == 1 else {}
         for ax, key, ls in panels:
             mean, sd = _mean_sd([[r[i].get(key, float("nan")) for i in its] for r in rows])
-            ax.plot(its, mean, color=colour, ls=ls, lw=1 if key == "acc" else 1.5)
+            ax.plot(its, mean, color=colour, ls=ls, lw=1 if key == "acc" else 1.5, **dot)
             ax.fill_between(its, [a - b for a, b in zip(mean, sd)], [a + b for a, b in zip(mean, sd)], color=colour,
                             alpha=0.15, lw=0)
         vals = [{e["iter"]: e["val_acc"] for e in m.evals if "val_acc" in e} for m in ms]

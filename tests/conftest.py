@@ -60,7 +60,11 @@ def drawn(monkeypatch):
     """The figures the plot functions draw, kept instead of written."""
     figures = []
     monkeypatch.setattr("fastjem.eval.plots._save", lambda fig, path, tight=False: figures.append(fig) or path)
-    return figures
+    yield figures
+    import matplotlib.pyplot as plt
+
+    for fig in figures:  # _save would have closed them
+        plt.close(fig)
 
 
 @pytest.fixture

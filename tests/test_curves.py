@@ -449,3 +449,19 @@ def test_a_sweeps_mean_over_a_seed_that_logged_nan_or_inf_leaves_a_gap(tmp_path,
     assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 0
     loss = drawn[0].axes[0].lines[0].get_ydata()
     assert loss[0] == pytest.approx(1.0) and math.isnan(loss[1]) and math.isnan(loss[2])
+
+
+def test_a_sweeps_mean_at_its_first_record_draws_a_point(tmp_path, drawn):
+    """Early in a sweep every seed has logged one training record: --mean marks that point (as a single run's plot
+    does), where a line through one point drew empty panels."""
+    from fastjem.config import TrainConfig
+    from fastjem.sweep import check_spec, run_name, spec_of
+
+    check_spec(tmp_path / "sw", spec_of(TrainConfig(preset="test"), {"lr": [1e-3]}, [1, 2]))
+    for seed in (1, 2):
+        run = tmp_path / "sw" / run_name({"lr": 1e-3}, seed)
+        run.mkdir()
+        _write(run / "metrics.jsonl", [_train(2, loss=seed)])
+    assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 0
+    (line,) = drawn[0].axes[0].lines
+    assert list(line.get_xdata()) == [2] and list(line.get_ydata()) == [1.5] and line.get_marker() == "o"
