@@ -21,6 +21,7 @@ norm uses their momentum, 0.9 (PyTorch's convention: the running statistics most
 from __future__ import annotations
 
 import os
+import pickle
 import re
 from dataclasses import asdict
 from pathlib import Path
@@ -62,6 +63,26 @@ def is_jem_file(path: str | os.PathLike) -> bool:
         except Exception:  # noqa: BLE001 - not a tensors-only torch file: a fastjem checkpoint, or not a checkpoint
             continue
     return False
+
+
+def beyond_tensors(path: str | os.PathLike) -> str:
+    """What the torch file at ``path`` holds beyond what a tensors-only read (``weights_only=True``) takes, named
+    without unpickling it (the classes and functions unpickling would import and call); '' where it reads as tensors
+    only, or is no torch file at all (its reader says so)."""
+    for mmap in (True, False):  # memory-mapped where the format allows (not the legacy one): not read all again
+        try:
+            torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
+            return ""
+        except pickle.UnpicklingError as err:
+            if "weights only" not in str(err).lower():
+                continue
+            try:  # torch's zip format lists them; the legacy format cannot
+                return ", ".join(torch.serialization.get_unsafe_globals_in_checkpoint(path)) or "objects"
+            except Exception:  # noqa: BLE001 - the refusal stands; only its detail is missing
+                return "objects"
+        except Exception:  # noqa: BLE001 - not a torch file (said by the reader that expects one), or legacy
+            continue
+    return ""
 
 
 def read_jem(path: str | os.PathLike) -> dict:
@@ -250,6 +271,16 @@ def export_jem(checkpoint: str | os.PathLike, out: str | os.PathLike | None = No
     """Write a fastjem checkpoint (or a run folder's) in the authors' format, loadable by their scripts with
     ``--load_path`` (default ``<checkpoint name>-jem.pt`` beside it). Their network is a 3-channel WRN on 32 x 32
     images; the replay buffer goes along when the run has one."""
+    # fastjem's checkpoints hold tensors and plain values only: a file with more (an authors' file that also saved
+    # their args, or a crafted one) is refused unread, not unpickled (which would run its code)
+    path = Path(checkpoint)
+    path = path / "checkpoint.pt" if path.is_dir() else path
+    extra = beyond_tensors(path) if path.is_file() else ""
+    if extra:
+        raise CheckpointError(f"{path} holds more than tensors ({extra}): not a checkpoint fastjem writes, and "
+                              "fastjem reads the authors' checkpoints as tensors only (weights_only=True), so it is "
+                              "not unpickled; if it is the authors' and you trust it, save its 'model_state_dict' and "
+                              "'replay_buffer' alone with torch.save, then convert that")
     ckpt = load_checkpoint(checkpoint)
     src = Path(ckpt["path"])
     cfg = TrainConfig.from_dict(ckpt["config"])

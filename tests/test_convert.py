@@ -284,6 +284,30 @@ def test_conversion_errors_say_what_to_do(tmp_path, tiny_config):
         export_jem(tmp_path / "wrn8")
 
 
+def test_convert_never_unpickles_a_file_that_holds_more_than_tensors(tmp_path, capsys):
+    """An authors'-layout file that also holds other objects (their args, or code a crafted file runs when
+    unpickled) is refused unread: it was taken for a fastjem checkpoint and unpickled (running that code), then
+    the user was told to `fastjem convert` the file they had just given it. The legacy format too."""
+    import argparse
+
+    _authors_file(tmp_path / "plain.pt", buffer=4)
+    obj = torch.load(tmp_path / "plain.pt", weights_only=True)
+    marker = tmp_path / "ran"
+
+    class Runs:
+        def __reduce__(self):
+            return open, (str(marker), "w")
+
+    torch.save({**obj, "args": argparse.Namespace(depth=10)}, tmp_path / "args.pt")
+    torch.save({**obj, "epoch": Runs()}, tmp_path / "crafted.pt")
+    torch.save({**obj, "args": argparse.Namespace(depth=10)}, tmp_path / "old.pt", _use_new_zipfile_serialization=False)
+    for name, what in (("args", "argparse.Namespace"), ("crafted", "open"), ("old", "objects")):
+        assert main(["convert", str(tmp_path / f"{name}.pt")]) == 1
+        err = capsys.readouterr().err
+        assert "holds more than tensors (" in err and what in err and "fastjem convert" not in err, err
+    assert not marker.exists() and not list(tmp_path.glob("*-jem.pt"))
+
+
 def _cifar_like_folder(root, n_train=4, n_test=3):
     """A folder in the layout fastjem reads for cifar10 (train/<class>/, test/<class>/), 32 x 32 RGB."""
     rng = np.random.default_rng(0)
