@@ -40,6 +40,10 @@ def test_export_writes_a_program_with_free_batch_size_and_its_metadata(run, caps
     for b in (1, 16, 360):  # any batch size: here the whole test set in one call
         with torch.no_grad():
             torch.testing.assert_close(net(x_test[:b]), em.model(x_test[:b]), rtol=1e-5, atol=1e-6)
+    # and past 2^16 images in one call (a bound at 65536 refused SVHN's 73257 training images)
+    with torch.no_grad():
+        many = net(x_test.repeat(183, 1, 1, 1)[: (1 << 16) + 1])
+        torch.testing.assert_close(many, em.model(x_test).repeat(183, 1)[: (1 << 16) + 1], rtol=1e-5, atol=1e-6)
     meta = read_meta(path)
     assert meta["classes"] == [str(i) for i in range(10)] and meta["input"]["shape"] == ["B", 1, 8, 8]
     assert meta["iteration"] == 4 and meta["checkpoint"] == str(run / "checkpoint.pt")
