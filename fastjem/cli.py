@@ -316,9 +316,13 @@ def run_convert(args: argparse.Namespace) -> int:
         buffer = f"replay buffer {' x '.join(map(str, r['buffer']))}" if r["buffer"] else "no replay buffer"
         print(f"wrote {r['path']}: {r['model']} (norm {r['norm']}, iteration {r['iteration']}), {buffer}, in the "
               "authors' format")
-        print(f"  use     python eval_wrn_ebm.py --load_path {r['path']} --depth {r['model'].split('-')[1]} "
-              f"--width {r['model'].split('-')[2]}" + (f" --norm {r['norm']}" if r["norm"] != "none" else "")
-              + "  (in github.com/wgrathwohl/JEM)")
+        net = (f"--load_path {r['path']} --depth {r['model'].split('-')[1]} --width {r['model'].split('-')[2]}"
+               + (f" --norm {r['norm']}" if r["norm"] != "none" else ""))
+        if r["num_classes"] == 10:
+            print(f"  use     python eval_wrn_ebm.py {net}  (in github.com/wgrathwohl/JEM)")
+        else:  # their eval_wrn_ebm.py builds a 10-class head: its strict load refuses any other
+            print(f"  use     python train_wrn_ebm.py {net} --n_classes {r['num_classes']}  (in "
+                  "github.com/wgrathwohl/JEM; their eval_wrn_ebm.py takes 10 classes only)")
         return 0
     r = import_jem(src, args.out, dataset=args.dataset, norm=args.norm, classifier_only=args.classifier_only,
                    data_dir=args.data_dir, overwrite=args.force)

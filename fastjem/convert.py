@@ -299,4 +299,5 @@ def export_jem(checkpoint: str | os.PathLike, out: str | os.PathLike | None = No
               if cfg.generative and all(s is not None for s in shards) else None)
     atomic_save({"model_state_dict": state, "replay_buffer": buffer if buffer is not None else torch.empty(0)}, out)
     return {"path": str(out), "model": cfg.model_name, "norm": cfg.norm, "iteration": int(ckpt["iteration"]),
+            "num_classes": int(state["class_output.weight"].shape[0]),
             "buffer": None if buffer is None else tuple(buffer.shape)}

@@ -284,6 +284,22 @@ def test_conversion_errors_say_what_to_do(tmp_path, tiny_config):
         export_jem(tmp_path / "wrn8")
 
 
+def test_a_100_class_network_goes_back_with_the_script_and_flag_that_load_it(tmp_path, capsys):
+    """Their eval_wrn_ebm.py builds a 10-class head (its strict load refuses a 100-class network): convert named
+    it for every network; for other class counts it names train_wrn_ebm.py with --n_classes."""
+    _authors_file(tmp_path / "c100.pt", n_classes=100, buffer=4)
+    r = import_jem(tmp_path / "c100.pt")
+    assert main(["convert", r["path"]]) == 0
+    out = capsys.readouterr().out
+    path = tmp_path / "c100-fastjem-jem.pt"
+    assert (f"  use     python train_wrn_ebm.py --load_path {path} --depth 10 --width 1 --n_classes 100  (in "
+            "github.com/wgrathwohl/JEM; their eval_wrn_ebm.py takes 10 classes only)\n") in out, out
+    saved = torch.load(path, weights_only=True)["model_state_dict"]
+    AuthorsCCF(10, 1, None, 100).load_state_dict(saved)  # what train_wrn_ebm.py --n_classes 100 builds
+    with pytest.raises(RuntimeError, match="class_output"):
+        AuthorsCCF(10, 1, None, 10).load_state_dict(saved)  # what eval_wrn_ebm.py builds
+
+
 def test_convert_never_unpickles_a_file_that_holds_more_than_tensors(tmp_path, capsys):
     """An authors'-layout file that also holds other objects (their args, or code a crafted file runs when
     unpickled) is refused unread: it was taken for a fastjem checkpoint and unpickled (running that code), then
