@@ -295,8 +295,13 @@ def export_jem(checkpoint: str | os.PathLike, out: str | os.PathLike | None = No
     state = fastjem_to_jem_state({k: v.detach().cpu() for k, v in ckpt["model"].items()}, cfg.depth)
     # a data-parallel run's checkpoint holds each rank's shard of the buffer
     shards = [r["buffer"] for r in ckpt["ranks"]] if "ranks" in ckpt else [ckpt.get("buffer")]
-    buffer = (torch.cat([s["data"].detach().cpu().float() for s in shards])
-              if cfg.generative and all(s is not None for s in shards) else None)
+    buffer = None
+    if cfg.generative and all(s is not None for s in shards):
+        data = [s["data"].detach().cpu().float() for s in shards]
+        k = shards[0].get("num_classes")
+        if k:  # class-conditional: K blocks each; their code draws class y from the y-th K-th of the whole buffer
+            data = [d.view(k, -1, *d.shape[1:])[y] for y in range(k) for d in data]
+        buffer = torch.cat(data)
     atomic_save({"model_state_dict": state, "replay_buffer": buffer if buffer is not None else torch.empty(0)}, out)
     return {"path": str(out), "model": cfg.model_name, "norm": cfg.norm, "iteration": int(ckpt["iteration"]),
             "num_classes": int(state["class_output.weight"].shape[0]),

@@ -16,6 +16,7 @@ from torch import nn
 
 from fastjem.checkpoint import load_checkpoint
 from fastjem.cli import main
+from fastjem.config import TrainConfig
 from fastjem.convert import export_jem, import_jem, is_jem_file
 from fastjem.data import load_arrays, to_float
 from fastjem.errors import CheckpointError, ConfigError
@@ -282,6 +283,28 @@ def test_conversion_errors_say_what_to_do(tmp_path, tiny_config):
     wrn.save_checkpoint()
     with pytest.raises(ConfigError, match="takes 3-channel 32 x 32 images"):
         export_jem(tmp_path / "wrn8")
+
+
+def test_a_data_parallel_class_conditional_buffer_goes_back_in_class_blocks(tmp_path, monkeypatch):
+    """Each rank's class-conditional buffer is K blocks, one per class; the authors' code draws class y from the y-th
+    K-th of the whole buffer, so the blocks of class y of every rank must lie together there (the ranks' buffers were
+    laid end to end: their class-0 chains drew rank 0's class-0 and class-1 chains)."""
+    import fastjem.convert as convert
+    from fastjem.models.wrn import WideResNet
+
+    k, per = 10, 3
+    # rank r's chain i of class y holds the value 100 r + y, so every row says where it came from
+    shards = [{"data": (100 * r + torch.arange(k)).repeat_interleave(per).float()[:, None, None, None]
+               .expand(-1, 3, 32, 32).clone(), "num_classes": k} for r in range(2)]
+    ckpt = {"path": str(tmp_path / "ddp.pt"), "iteration": 4, "ranks": [{"buffer": b} for b in shards],
+            "config": TrainConfig(dataset="cifar10", arch="wrn", depth=10, width=1, class_cond_px=True).to_dict(),
+            "dataset": {"channels": 3, "image_size": 32}, "model": WideResNet(10, 1, k, 3, "none").state_dict()}
+    monkeypatch.setattr(convert, "load_checkpoint", lambda p: ckpt)
+    saved = torch.load(export_jem(tmp_path / "ddp.pt", tmp_path / "out.pt")["path"], weights_only=True)
+    buf = saved["replay_buffer"][:, 0, 0, 0]
+    assert len(buf) == 2 * k * per
+    for y in range(k):  # what their sample_p_0 draws for class y: every rank's class-y chains, and only those
+        assert sorted(buf[y * 2 * per:(y + 1) * 2 * per].tolist()) == [y] * per + [100 + y] * per
 
 
 def test_a_100_class_network_goes_back_with_the_script_and_flag_that_load_it(tmp_path, capsys):
