@@ -196,17 +196,27 @@ def resume_config(path: str | Path, overrides: dict | None = None) -> TrainConfi
     if "epochs" in overrides and overrides["epochs"] != saved.epochs and saved.iters > 0 and "iters" not in overrides:
         raise CheckpointError(f"this run's length is --iters {saved.iters}, which overrides --epochs: give --iters N "
                               f"(past the checkpoint's iteration {ckpt['iteration']}), or --iters -1 --epochs E")
-    allowed = {"iters", "epochs", "max_minutes", "log_every", "eval_every", "ckpt_every", "ckpt_keep_every",
-               "sample_every", "keep_best", "tensorboard", "device", "data_dir", "out_dir", "download", "cuda_graph",
-               "iteration_graph", "cpu_malloc"}
     changed = {k: v for k, v in overrides.items() if getattr(saved, k) != v}
-    refused = sorted(set(changed) - allowed)
+    _refuse_changes(path, saved, changed)
+    return saved.replace(**changed)
+
+
+# the options a resumed run may change (run length, logging, device, data location, CUDA graphs and the CPU
+# allocator: how, not what)
+RESUME_CHANGEABLE = frozenset({
+    "iters", "epochs", "max_minutes", "log_every", "eval_every", "ckpt_every", "ckpt_keep_every", "sample_every",
+    "keep_best", "tensorboard", "device", "data_dir", "out_dir", "download", "cuda_graph", "iteration_graph",
+    "cpu_malloc"})
+
+
+def _refuse_changes(path, saved: TrainConfig, changed: dict, hint: str = "") -> None:
+    """CheckpointError naming the options of ``changed`` (name -> asked value) that a resume may not change."""
+    refused = sorted(set(changed) - RESUME_CHANGEABLE)
     if refused:
         desc = ", ".join(f"--{k.replace('_', '-')} (saved {getattr(saved, k)!r}, asked {changed[k]!r})"
                          for k in refused)
         raise CheckpointError(f"cannot change {desc} when resuming {path}: resume continues the same run; "
-                              "start a new run for a different setting")
-    return saved.replace(**changed)
+                              f"start a new run for a different setting{hint}")
 
 
 def resume_folder(path: str | Path) -> Path:
@@ -252,6 +262,11 @@ class Trainer:
                 desc = ", ".join(f"{f}={getattr(saved, f)!r} (asked {getattr(cfg, f)!r})" for f in mismatched)
                 raise CheckpointError(f"checkpoint {ckpt['path']} was trained with {desc}: it cannot continue as "
                                       "another architecture or dataset")
+            # the config given in Python is checked as the command line's options are (resume_config): a change of
+            # what is computed would be taken silently, and config.json would record settings the run never used
+            _refuse_changes(ckpt["path"], saved, {f: v for f, v in cfg.to_dict().items()
+                                                  if f not in ARCH_FIELDS and v != getattr(saved, f)},
+                            " (resume_config(checkpoint, overrides) gives the saved config with the changes allowed)")
         if cfg.data_dir:
             # recorded as an absolute path: eval or a resume started from another folder reads the same data
             cfg = cfg.replace(data_dir=str(Path(cfg.data_dir).expanduser().absolute()))

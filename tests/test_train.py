@@ -971,6 +971,21 @@ def test_a_resume_refuses_every_option_that_changes_what_is_computed(tiny_config
     assert resume_config(ckpt, {"log_every": 1, "iters": 5}).iters == 5  # how, not what: allowed
 
 
+def test_a_resume_in_python_refuses_a_config_that_changes_what_is_computed(tiny_config, tmp_path):
+    """Trainer(cfg, resume=...) checks the config given as resume_config checks the command line's options: a changed
+    learning rate or SGLD length was taken silently (the sampler kept the saved steps while config.json recorded the
+    new ones)."""
+    quiet = {"progress": False, "log": lambda *a: None}
+    Trainer(tiny_config.replace(iters=1), out_dir=tmp_path / "run", **quiet).fit()
+    ckpt = tmp_path / "run" / "checkpoint.pt"
+    for option, value in (("lr", 5e-3), ("sgld_steps", 7), ("seed", 9), ("preset", "quick")):
+        with pytest.raises(CheckpointError, match=f"cannot change --{option.replace('_', '-')} .*resume_config"):
+            Trainer(tiny_config.replace(iters=2, **{option: value}), resume=ckpt, **quiet)
+    # how, not what: allowed, and the same config as resume_config gives
+    t = Trainer(tiny_config.replace(iters=2, log_every=1), resume=ckpt, **quiet)
+    assert t.cfg == resume_config(ckpt, {"iters": 2, "log_every": 1})
+
+
 def test_the_iteration_graph_check_compares_vectors_by_cosine_and_norm_ratio():
     """_agreement(a, b): the cosine and |b| / |a| of two flattened states; equal for two empty or two zero
     vectors, infinite where only a is zero, undefined (nan) where their sizes differ. _flat joins tensors as fp32."""
