@@ -227,7 +227,8 @@ def resume_folder(path: str | Path) -> Path:
     if path.is_dir():
         return path
     folder = path.resolve().parent
-    if folder.name == "checkpoints" and (folder.parent / "checkpoint.pt").exists():
+    # the run's records tell its folder too: its checkpoint.pt may be gone (damaged, removed to go back to this one)
+    if folder.name == "checkpoints" and any((folder.parent / n).exists() for n in ("checkpoint.pt", "metrics.jsonl")):
         raise ConfigError(f"{path} is a kept checkpoint of the run in {folder.parent}: give --out-dir for the run "
                           "that continues from it (continuing in checkpoints/ would mix a new run into the history)")
     return folder

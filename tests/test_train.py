@@ -797,6 +797,12 @@ def test_resume_is_refused_when_it_would_not_train_or_mix_runs(tiny_config, tmp_
     assert kept.exists()
     with pytest.raises(ConfigError, match="kept checkpoint of the run"):
         Trainer(resume_config(kept, {"iters": 6}), resume=kept, **quiet)
+    # so it is when the run's checkpoint.pt is gone (a damaged one removed): it continued inside checkpoints/
+    ckpt.rename(tmp_path / "latest.pt")
+    with pytest.raises(ConfigError, match="kept checkpoint of the run"):
+        Trainer(resume_config(kept, {"iters": 6}), resume=kept, **quiet)
+    assert sorted(p.name for p in kept.parent.iterdir()) == ["iter_0000002.pt", "iter_0000004.pt"]
+    (tmp_path / "latest.pt").rename(ckpt)
     Trainer(resume_config(kept, {"iters": 6}), out_dir=tmp_path / "branch", resume=kept, **quiet).fit()
     assert load_checkpoint(tmp_path / "branch")["iteration"] == 6
     # a run written by two processes (its buffer and RNG states are per rank) resumes only on two
