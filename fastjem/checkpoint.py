@@ -11,10 +11,12 @@ import io
 import os
 import shutil
 import tempfile
+from dataclasses import fields
 from pathlib import Path
 
 import torch
 
+from fastjem.config import TrainConfig
 from fastjem.errors import CheckpointError, ConfigError, error_line
 
 FORMAT = "fastjem-checkpoint"
@@ -214,6 +216,11 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
     for key in ("config", "model", "iteration"):
         if key not in ckpt:
             raise CheckpointError(f"checkpoint {path} lacks '{key}': it is incomplete")
+    # a newer fastjem's option (its format unchanged): said of this file, not as a bare "unknown config keys"
+    unknown = sorted(set(ckpt["config"]) - {f.name for f in fields(TrainConfig)})
+    if unknown:
+        raise CheckpointError(f"checkpoint {path} was written by a newer fastjem: its config has options this one "
+                              f"does not know ({', '.join(unknown)}); update fastjem to use it")
     damaged = damaged_member(path)
     if damaged:
         raise CheckpointError(f"checkpoint {path} is damaged: its part {damaged} fails its checksum (the bytes on "

@@ -588,6 +588,21 @@ def test_a_checkpoint_whose_bytes_changed_is_refused(tiny_config, tmp_path):
     assert load_checkpoint(tmp_path / "legacy.pt")["iteration"] == 2
 
 
+def test_a_checkpoint_of_a_newer_fastjem_is_refused_naming_the_file(tiny_config, tmp_path):
+    """A config option this fastjem does not know (a newer one wrote it, its format unchanged) is said of the file,
+    for a resume and for --init-weights alike (it was a bare "unknown config keys" that named no file)."""
+    quiet = {"progress": False, "log": lambda *a: None}
+    Trainer(tiny_config.replace(iters=1), out_dir=tmp_path / "run", **quiet).fit()
+    ckpt = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)
+    ckpt["config"]["ema_decay"] = 0.999
+    torch.save(ckpt, tmp_path / "newer.pt")
+    said = r"newer\.pt was written by a newer fastjem: its config has options this one does not know \(ema_decay\)"
+    with pytest.raises(CheckpointError, match=said):
+        resume_config(tmp_path / "newer.pt")
+    with pytest.raises(CheckpointError, match=said):
+        Trainer(tiny_config.replace(init_weights=str(tmp_path / "newer.pt")), out_dir=tmp_path / "new", **quiet)
+
+
 def test_existing_run_is_not_overwritten(tiny_config, tmp_path):
     Trainer(tiny_config.replace(iters=2), out_dir=tmp_path, progress=False).fit()
     before = (tmp_path / "checkpoint.pt").read_bytes()
