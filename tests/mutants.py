@@ -4866,6 +4866,75 @@ MUTANTS = [
     Mutant('env-default-config-not-preset', 'tests/test_cli.py -k env_reports', [
         ('fastjem/cli.py', 'cfg = get_preset(name).replace(device=device.type)', 'cfg = TrainConfig(device=device.type)'),
     ]),
+    Mutant('sweep-imagefolder-read-back-validated', 'tests/test_sweep.py -k image_folder', [
+        ('fastjem/sweep.py', 'folder, check=False)', 'folder, check=True)'),
+    ]),
+    Mutant('sweep-grid-takes-max-minutes', 'tests/test_sweep.py -k each_options_type', [
+        ('fastjem/sweep.py', '"init_weights", "max_minutes"}', '"init_weights"}'),
+    ]),
+    Mutant('sweep-depth-refused-beside-arch-grid', 'tests/test_sweep.py -k depth_goes', [
+        ('fastjem/cli.py', ' and "wrn" not in (grid or {}).get("arch", ())', ''),
+    ]),
+    Mutant('sweep-classifier-only-grid-unnamed', 'tests/test_sweep.py -k classifier_only', [
+        ('fastjem/cli.py', '    if args.classifier_only and varied:', '    if False:'),
+    ]),
+    Mutant('sweep-trainer-kept-alive', 'tests/test_sweep.py -k freed', [
+        ('fastjem/sweep.py', '            trainer = None\n            gc.collect()\n', '            pass\n'),
+    ]),
+    Mutant('sweep-trainer-no-collect', 'tests/test_sweep.py -k freed', [
+        ('fastjem/sweep.py', '            gc.collect()\n', '            pass\n'),
+    ]),
+    Mutant('plot-mean-nan-crashes', 'tests/test_curves.py -k nan_or_inf', [
+        ('fastjem/curves.py', 'rows = [v if all(map(math.isfinite, v)) else None for v in zip(*columns)]', 'rows = list(zip(*columns))'),
+    ]),
+    Mutant('plot-mean-one-point-no-marker', 'tests/test_curves.py -k first_record', [
+        ('fastjem/curves.py', 'dot = {"marker": "o", "ms": 4} if len(its) == 1 else {}', 'dot = {}'),
+    ]),
+    Mutant('dist-world-size-alone-traceback', 'tests/test_distributed.py -k clear_error', [
+        ('fastjem/distributed.py', '    if missing:\n', '    if False:\n'),
+    ]),
+    Mutant('dist-master-addr-unchecked', 'tests/test_distributed.py -k clear_error', [
+        ('fastjem/distributed.py', '"MASTER_ADDR", "MASTER_PORT")))', ')))'),
+    ]),
+    Mutant('dist-every-rank-prints-val', 'tests/test_distributed.py -k per_rank_buffers', [
+        ('fastjem/train.py', 'if self.dist.is_main:  # rank 0 logs (tqdm.write prints even where the bar is disabled)', 'if True:  # rank 0 logs'),
+    ]),
+    Mutant('board-resume-at-end-duplicates-step', 'tests/test_board.py -k resumed_at_its_end', [
+        ('fastjem/train.py', 'start = self.iteration if at_end else self.iteration + 1 if self.iteration else 0', 'start = self.iteration + 1 if self.iteration else 0'),
+    ]),
+    Mutant('board-resume-at-end-drops-records', 'tests/test_board.py -k resumed_at_its_end', [
+        ('fastjem/train.py', 'if record["iter"] == self.iteration:', 'if False:'),
+    ]),
+    Mutant('convert-unpickles-extra-objects', 'tests/test_convert.py -k unpickles', [
+        ('fastjem/convert.py', '    extra = beyond_tensors(path) if path.is_file() else ""', '    extra = ""'),
+    ]),
+    Mutant('convert-beyond-tensors-inverted', 'tests/test_convert.py -k unpickles', [
+        ('fastjem/convert.py', 'if "weights only" not in str(err).lower():', 'if "weights only" in str(err).lower():'),
+    ]),
+    Mutant('export-batch-capped', 'tests/test_export.py -k free_batch', [
+        ('fastjem/export.py', 'batch = torch.export.Dim("batch", min=1)', 'batch = torch.export.Dim("batch", min=1, max=1 << 16)'),
+    ]),
+    Mutant('convert-back-always-eval-script', 'tests/test_convert.py -k 100_class', [
+        ('fastjem/cli.py', '        if r["num_classes"] == 10:', '        if True:'),
+    ]),
+    Mutant('convert-back-num-classes-ten', 'tests/test_convert.py -k 100_class', [
+        ('fastjem/convert.py', '"num_classes": int(state["class_output.weight"].shape[0]),', '"num_classes": 10,'),
+    ]),
+    Mutant('convert-back-ranks-end-to-end', 'tests/test_convert.py -k class_blocks', [
+        ('fastjem/convert.py', '        if k:  # class-conditional', '        if False:  # class-conditional'),
+    ]),
+    Mutant('resume-python-config-unchecked', 'tests/test_train.py -k python_refuses', [
+        ('fastjem/train.py', '{f: v for f, v in cfg.to_dict().items()', '{f: v for f, v in saved.to_dict().items()'),
+    ]),
+    Mutant('resume-python-allows-lr-change', 'tests/test_train.py -k python_refuses', [
+        ('fastjem/train.py', '"iters", "epochs", "max_minutes",', '"iters", "epochs", "lr", "sgld_steps", "seed", "preset", "max_minutes",'),
+    ]),
+    Mutant('resume-kept-checkpoint-without-run-checkpoint', 'tests/test_train.py -k would_not_train_or_mix', [
+        ('fastjem/train.py', 'for n in ("checkpoint.pt", "metrics.jsonl"))', 'for n in ("checkpoint.pt",))'),
+    ]),
+    Mutant('checkpoint-newer-config-unnamed', 'tests/test_train.py -k newer_fastjem', [
+        ('fastjem/checkpoint.py', '    if unknown:\n        raise CheckpointError(', '    if False:\n        raise CheckpointError('),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
