@@ -782,7 +782,10 @@ class Trainer:
             all_reduce_mean_(acc, self.dist.world)
         values = acc.tolist()
         out = dict(zip(METRIC_NAMES, values))
-        out["gap"] = out["e_sample"] - out["e_data"]
+        if self.cfg.generative:
+            out["gap"] = out["e_sample"] - out["e_data"]
+        else:  # no energies computed: none logged (zeros read as a flat energy curve in TensorBoard)
+            del out["e_data"], out["e_sample"]
         self._acc.zero_()
         self._acc_n = 0
         return out

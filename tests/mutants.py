@@ -4935,6 +4935,9 @@ MUTANTS = [
     Mutant('checkpoint-newer-config-unnamed', 'tests/test_train.py -k newer_fastjem', [
         ('fastjem/checkpoint.py', '    if unknown:\n        raise CheckpointError(', '    if False:\n        raise CheckpointError('),
     ]),
+    Mutant('classifier-only-logs-zero-energies', 'tests/test_board.py -k classifier_only_run_logs', [
+        ('fastjem/train.py', '            del out["e_data"], out["e_sample"]\n', '            out["gap"] = 0.0\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -48,6 +48,18 @@ def test_scalars_validation_samples_and_config_reach_tensorboard(tiny_config, tm
 
 
 
+def test_a_classifier_only_run_logs_no_energies(tiny_config, tmp_path):
+    """A classifier-only run computes no energies: neither metrics.jsonl nor TensorBoard holds energy curves (they
+    were zeros, drawn as a flat energy beside the JEM's in an ablation)."""
+    cfg = tiny_config.replace(px_weight=0.0, iters=4, log_every=2, tensorboard=True)
+    Trainer(cfg, out_dir=tmp_path, progress=False).fit()
+    train = [r for r in records(tmp_path) if "loss" in r]
+    assert [r["iter"] for r in train] == [2, 4] and all("acc" in r and "ce" in r for r in train)
+    assert not any(k in r for r in train for k in ("e_data", "e_sample", "gap"))
+    tags = board(tmp_path).Tags()["scalars"]
+    assert "loss/total" in tags and not [t for t in tags if t.startswith("energy/")]
+
+
 def test_train_with_tensorboard_says_where_the_log_is_and_how_to_open_it(tmp_path, capsys):
     from fastjem.cli import main
 
