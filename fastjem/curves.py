@@ -157,8 +157,10 @@ def plot_curves(runs: Metrics | dict[str, Metrics], path: str | os.PathLike, tit
         for e in m.events:
             for a in axes.flat:
                 a.axvline(e["iter"], color=colour, ls=":", lw=1)
-        if m.events:
-            axes[0, 0].plot([], [], color=colour, ls=":", lw=1, label=name("divergence, rolled back"))
+        # a run that stopped at a divergence was not rolled back: its last event says so
+        for kind in dict.fromkeys("diverged, stopped" if e.get("action") == "stop" else "divergence, rolled back"
+                                  for e in m.events):
+            axes[0, 0].plot([], [], color=colour, ls=":", lw=1, label=name(kind))
     if not generative:
         axes[1, 0].text(0.5, 0.5, "classifier only: no samples", ha="center", va="center",
                         transform=axes[1, 0].transAxes)

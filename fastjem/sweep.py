@@ -71,7 +71,13 @@ def parse_grid(items: list[str]) -> dict[str, list]:
         if any(not v.strip() for v in values.split(",")):
             raise ConfigError(f"--grid {key}: an empty value in {values!r}")
         if name not in names:
-            raise ConfigError(f"--grid {key}: no such option (`fastjem train --help` lists them)")
+            # train's flags that set other options: the grid varies those options
+            flags = {"classifier_only": "it sets --px-weight 0 (and --pxy-weight 0): vary px-weight",
+                     "no_compile": "it is --compile off: vary compile (on, off, auto)"}
+            if name.startswith("no_") and name[3:] in names:
+                flags[name] = f"it turns {name[3:].replace('_', '-')} off: vary {name[3:].replace('_', '-')} (on, off)"
+            raise ConfigError(f"--grid {key}: " + (flags[name] if name in flags else
+                                                   "no such option (`fastjem train --help` lists them)"))
         if name in NOT_IN_GRID:
             why = ("give the seeds with --seeds" if name == "seed" else
                    "--max-minutes bounds the whole sweep (each continuation would stop a run again at its limit): "

@@ -4938,6 +4938,15 @@ MUTANTS = [
     Mutant('classifier-only-logs-zero-energies', 'tests/test_board.py -k classifier_only_run_logs', [
         ('fastjem/train.py', '            del out["e_data"], out["e_sample"]\n', '            out["gap"] = 0.0\n'),
     ]),
+    Mutant('plot-stop-labelled-rolled-back', 'tests/test_curves.py -k stopped_at_a_divergence', [
+        ('fastjem/curves.py', '"diverged, stopped" if e.get("action") == "stop" else "divergence, rolled back"', '"divergence, rolled back"'),
+    ]),
+    Mutant('sweep-grid-flag-unexplained', 'tests/test_sweep.py -k each_options_type', [
+        ('fastjem/sweep.py', '(flags[name] if name in flags else', '(flags[name] if False else'),
+    ]),
+    Mutant('sweep-grid-no-flag-unexplained', 'tests/test_sweep.py -k each_options_type', [
+        ('fastjem/sweep.py', 'if name.startswith("no_") and name[3:] in names:', 'if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

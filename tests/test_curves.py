@@ -308,6 +308,23 @@ def _panel(ax):
     return {line.get_label(): list(line.get_ydata()) for line in ax.get_lines() if line.get_label()[0] != "_"}
 
 
+def test_a_run_stopped_at_a_divergence_is_not_labelled_rolled_back(tmp_path, drawn):
+    """The guard's records say what it did: a rollback (action recover) and the stop that ended the run (action stop,
+    nothing rolled back) each get their own legend entry."""
+    from fastjem.curves import plot_curves
+
+    rows = [{"iter": i, "loss": 2.0 / i, "ce": 1.0 / i, "acc": 0.1 * i, "it_per_s": 7, "lr": 1e-3} for i in (2, 4)]
+    rows += [{"event": "divergence", "iter": 3, "reason": ["loss"], "action": "recover"},
+             {"event": "divergence", "iter": 4, "reason": ["loss"], "action": "stop"}]
+    _write(tmp_path / "metrics.jsonl", rows)
+    plot_curves(read_metrics(tmp_path), tmp_path / "c.png")
+    labels = [t.get_text() for t in drawn[-1].axes[0].get_legend().get_texts()]
+    assert labels.count("divergence, rolled back") == 1 and labels.count("diverged, stopped") == 1
+    _write(tmp_path / "metrics.jsonl", rows[:2] + rows[3:])
+    plot_curves(read_metrics(tmp_path), tmp_path / "c.png")
+    assert "divergence, rolled back" not in [t.get_text() for t in drawn[-1].axes[0].get_legend().get_texts()]
+
+
 def test_each_panel_draws_its_own_records(tmp_path, drawn):
     """One run: loss and cross-entropy top left; batch, validation, best.pt and test accuracy top right; data and
     sample energies bottom left; it/s bottom right with the learning rate on its own axis; a legend on every

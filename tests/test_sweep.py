@@ -27,7 +27,10 @@ def test_grid_values_take_each_options_type():
     for bad, message in (("nope=1,2", "no such option"), ("seed=1,2", "--seeds"), ("sgld_steps=a", "not a int"),
                          ("lr", "OPTION=V1"), ("sgld_steps=5,5", "repeated"), ("out_dir=a,b", "not a training"),
                          ("sgld_steps=5,,20", "an empty value in '5,,20'"), ("=5", "OPTION=V1"), ("lr=", "OPTION=V1"),
-                         ("augment=on,maybe", "not a bool"), ("max-minutes=5,10", "bounds the whole sweep")):
+                         ("augment=on,maybe", "not a bool"), ("max-minutes=5,10", "bounds the whole sweep"),
+                         # train's flags that set another option: the grid names the option to vary
+                         ("classifier-only=0,1", "vary px-weight"), ("no-compile=0,1", "vary compile"),
+                         ("no-keep-best=0,1", "it turns keep-best off: vary keep-best")):
         with pytest.raises(ConfigError, match=message):
             parse_grid([bad])
     with pytest.raises(ConfigError, match="--grid lr is given twice"):
