@@ -180,8 +180,9 @@ def main(argv=None) -> int:
         shares = ", ".join(f"{k} {100 * v['share']:.0f}%" for k, v in result["categories"].items())
         per_step = result["profiled_ms_per_call"] / args.steps
         print(f"{name:<10} {per_step:8.2f} ms per SGLD step ({result['time_basis']}): {shares}", flush=True)
+        # after every engine: a run cut short (the CPU bars' timeout in the GPU suite) keeps what it profiled
+        path = write_result(report, "profile", device, started, args.out)
         torch._dynamo.reset()
-    path = write_result(report, "profile", device, started, args.out)
     print(f"wrote {path}")
     return 0
 

@@ -217,6 +217,14 @@ def main(argv=None) -> int:
     if cuda:
         # bf16 dense matmul on random data: the practical ceiling the network's convolutions aim at
         report["matmul_bf16_tflops"] = matmul_flops(device, "bf16", n=8192, reps=20) / 1e12
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / (("smoke-" if args.smoke else "") + result_name("sgld-study", device, started))
+
+    def save() -> None:
+        # after every variant: a run cut short (the CPU bars' timeout in the GPU suite) keeps what it measured
+        atomic_write_text(json.dumps(report, indent=2, default=str) + "\n", path)
+
     reference = None
     for name in names:
         try:
@@ -224,6 +232,7 @@ def main(argv=None) -> int:
         except Exception as err:  # a variant that cannot run is recorded, the others go on
             report["variants"].append({"name": name, "error": f"{type(err).__name__}: {err}"})
             print(f"{name}: failed ({type(err).__name__}: {err})")
+            save()
             continue
         if reference is None:
             reference = samples
@@ -234,13 +243,11 @@ def main(argv=None) -> int:
         mfu = f", MFU {100 * row['mfu']:.1f}%" if row["mfu"] is not None else ""
         print(f"{name:<20} SGLD step {row['sgld_step_ms']:8.3f} ms  {row['tflops_per_s']:7.2f} TFLOP/s{mfu}  "
               f"samples vs first {row['samples_max_abs_diff_vs_first']:.2e}", flush=True)
+        save()
         torch._dynamo.reset()
     torch.backends.cudnn.benchmark = False
     torch.backends.cudnn.benchmark_limit = 10
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / (("smoke-" if args.smoke else "") + result_name("sgld-study", device, started))
-    atomic_write_text(json.dumps(report, indent=2, default=str) + "\n", path)
+    save()
     if cuda:
         print(f"bf16 matmul {report['matmul_bf16_tflops']:.0f} TFLOP/s (8192^3, random data)")
     print(f"wrote {path}")

@@ -1509,6 +1509,40 @@ def test_sgld_study_records_a_failed_variant_and_measures_the_others_against_the
     assert "samples vs first 2.50e-01" in out and f"wrote {path}" in out
 
 
+def test_a_study_or_profile_cut_short_keeps_what_it_measured(tmp_path, monkeypatch):
+    """The GPU suite's CPU bars end at their timeout (240 s; the CPU steps alone took 186 s on the H200's host):
+    sgld_study.py and profile_step.py wrote their file only at the end, so a run killed after its first variant or
+    engine returned nothing. Each writes after every variant / engine now."""
+    import profile_step
+    import sgld_study
+
+    def run_variant(name, opts, args, device, x0):
+        if name != "default":
+            raise SystemExit(128 + 15)  # the stage's timeout, here
+        return {"name": name, "call_s_median": 0.5, "sgld_step_ms": 250.0}, torch.zeros(4, 3, 32, 32)
+
+    monkeypatch.setattr(sgld_study, "run_variant", run_variant)
+    with pytest.raises(SystemExit):
+        sgld_study.main(["--device", "cpu", "--smoke", "--variants", "default,nchw", "--out", str(tmp_path / "s")])
+    (path,) = (tmp_path / "s").glob("smoke-sgld-study-*.json")
+    assert [r["name"] for r in json.loads(path.read_text())["variants"]] == ["default"]
+
+    profiled = []
+
+    def profile(call, device, reps, rows):
+        if profiled:
+            raise SystemExit(128 + 15)
+        profiled.append(1)
+        return {"time_basis": "operators' own CPU time", "profiled_ms_per_call": 1.0, "categories": {}, "top": []}
+
+    monkeypatch.setattr(profile_step, "profile", profile)
+    with pytest.raises(SystemExit):
+        profile_step.main(["--device", "cpu", "--smoke", "--engines", "reference,matched", "--out",
+                           str(tmp_path / "p")])
+    (path,) = (tmp_path / "p").glob("smoke-profile-*.json")
+    assert list(json.loads(path.read_text())["engines"]) == ["reference"]
+
+
 def test_every_sgld_launch_the_kernel_benchmark_sweeps_draws_the_default_numbers():
     """The GPU suite's launch-configuration sweep of sgld_step_ (block, warps): each configuration, launched as the
     sweep launches it, gives the default's numbers (the Triton kernel under the interpreter here; the sweep checks it
