@@ -101,6 +101,8 @@ install_fastjem() {
     mkdir -p "$site/fastjem"
     for f in "$ROOT"/fastjem/*; do ln -sf "$f" "$site/fastjem/"; done
     ln -sfn "$ROOT/kernels" "$site/fastjem/kernels"
+    # and in the repository: Python run here (pytest, the CPU bars' probe) imports ./fastjem before PYTHONPATH's
+    [[ -e $ROOT/fastjem/kernels ]] || ln -s ../kernels "$ROOT/fastjem/kernels"
     echo "$site" >"$WORK/pythonpath"
   }
   [[ -f $WORK/pythonpath ]] && export PYTHONPATH=$(cat "$WORK/pythonpath")

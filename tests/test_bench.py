@@ -919,6 +919,44 @@ def test_gpu_suite_runs_the_cpu_bars_beside_the_gpu_tests_on_cores_of_their_own(
     assert "steps-2026-01-01T000000-cpu.json" in report.unpack_suite(out / "gpu_suite.json", tmp_path / "unpacked")
 
 
+FALLBACK_PY = r"""#!/usr/bin/env bash
+# A stand-in interpreter whose pip cannot install: the GPU tests' stage records whether fastjem.kernels imports in
+# the repository's root, as pytest runs there (the venv's editable install of another checkout left out)
+case "$*" in
+  *torch.cuda.is_available*|"-m fastjem env"*|"-m pytest bench/bench_kernels.py"*|bench/*.py*) exit 0 ;;
+  "-m pip"*) exit 1 ;;
+  "-m pytest -m gpu"*)
+    exec "$REAL_PY" -c "import sys; sys.meta_path = [f for f in sys.meta_path if 'editable' not in str(f).lower()]
+import fastjem.kernels; print('imported', fastjem.kernels.__name__)" >>"$FAKE_LOG" 2>&1 ;;
+esac
+exec "$REAL_PY" "$@"
+"""
+
+
+def test_gpu_suite_install_fallback_reaches_the_stages_run_in_the_repository(tmp_path):
+    """Where pip cannot install fastjem, the suite lays the package out by symlinks on PYTHONPATH; but Python run in
+    the repository's root (pytest's GPU tests and kernels, the CPU bars' precision probe) imports ./fastjem first,
+    which has no kernels/ (they are installed as fastjem.kernels from ./kernels): every such stage failed."""
+    root = Path(__file__).resolve().parents[1]
+    repo = tmp_path / "repo"
+    shutil.copytree(BENCH, repo / "bench", ignore=shutil.ignore_patterns("results", "__pycache__"))
+    shutil.copytree(root / "kernels", repo / "kernels", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(root / "fastjem", repo / "fastjem", ignore=shutil.ignore_patterns("__pycache__", "kernels"))
+    fake = tmp_path / "python"
+    fake.write_text(FALLBACK_PY)
+    fake.chmod(0o755)
+    log = tmp_path / "calls.log"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OUT")}
+    env.update(PYTHON=str(fake), REAL_PY=sys.executable, FAKE_LOG=str(log), SUITE_SECONDS="600", SKIP_CIFAR="1")
+    proc = subprocess.run(["bash", str(repo / "bench" / "gpu_suite.sh")], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (suite,) = (repo / "bench" / "results").glob("gpu_suite-*.json")
+    install = json.loads(suite.read_text())["stages"][0]
+    assert install["stage"] == "install" and install["status"] == "ok", install
+    assert log.read_text().strip().endswith("imported fastjem.kernels"), log.read_text()[-2000:]
+
+
 def _cpu_set(listed: str) -> set[int]:
     """The CPUs of a list like 0-2,5."""
     cpus = set()
