@@ -101,10 +101,11 @@ install_fastjem() {
     mkdir -p "$site/fastjem"
     for f in "$ROOT"/fastjem/*; do ln -sf "$f" "$site/fastjem/"; done
     ln -sfn "$ROOT/kernels" "$site/fastjem/kernels"
-    # and in the repository: Python run here (pytest, the CPU bars' probe) imports ./fastjem before PYTHONPATH's
-    [[ -e $ROOT/fastjem/kernels ]] || ln -s ../kernels "$ROOT/fastjem/kernels"
     echo "$site" >"$WORK/pythonpath"
   }
+  # Python run in the repository (pytest, the CPU bars' probe) imports ./fastjem before the installed or symlinked
+  # package: without kernels/ there, fastjem.kernels was found only through an editable install's finder
+  [[ -e $ROOT/fastjem/kernels ]] || ln -s ../kernels "$ROOT/fastjem/kernels"
   [[ -f $WORK/pythonpath ]] && export PYTHONPATH=$(cat "$WORK/pythonpath")
   (cd / && "$PY" -c "import fastjem, fastjem.kernels, torch; print('fastjem', fastjem.__version__, 'torch', \
 torch.__version__, 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name() if torch.cuda.is_available() else '')")
