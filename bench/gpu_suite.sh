@@ -46,7 +46,14 @@ if ! "$PY" -c "import torch" 2>/dev/null; then
   rm -rf "$WORK"
   exit 2
 fi
-if ! "$PY" -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)"; then
+# and where there is one, what gpu_suite.json records of the machine (device and versions: STYLE.md item 7)
+if ! "$PY" -c "import json, platform, sys, torch
+ok = torch.cuda.is_available()
+ok and json.dump({'device': {'type': 'cuda', 'name': torch.cuda.get_device_name(),
+                             'capability': '.'.join(map(str, torch.cuda.get_device_capability()))},
+                  'versions': {'python': platform.python_version(), 'torch': torch.__version__,
+                               'cuda': torch.version.cuda}}, open(sys.argv[1], 'w'))
+sys.exit(0 if ok else 1)" "$WORK/environment.json"; then
   echo "gpu_suite: no CUDA device here (torch.cuda.is_available() is False): run it on a GPU machine" >&2
   rm -rf "$WORK"
   exit 2
@@ -230,12 +237,20 @@ PROFILE_JSON=$(newest "profile-*.json")
 CPU_STEPS_JSON=$(newest "steps-*.json" "$WORK/cpu_bars")
 CPU_STUDY_JSON=$(newest "sgld-study-*.json" "$WORK/cpu_bars")
 CPU_PROFILE_JSON=$(newest "profile-*.json" "$WORK/cpu_bars")
-"$PY" - "$STAGES" "$WORK/gpu_suite.json" "$START" "$STEPS_JSON" "$KERNELS_JSON" "$CIFAR_JSON" "$KCONF_JSON" \
+GIT_SHA=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null) || GIT_SHA=
+GIT_DIRTY=$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | head -c 1)
+"$PY" - "$STAGES" "$WORK/gpu_suite.json" "$START" "$WORK/environment.json" "$GIT_SHA" "$GIT_DIRTY" "$STEPS_JSON" "$KERNELS_JSON" "$CIFAR_JSON" "$KCONF_JSON" \
   "$STUDY_JSON" "$PROFILE_JSON" "$CPU_STEPS_JSON" "$CPU_STUDY_JSON" "$CPU_PROFILE_JSON" <<'EOF'
-import json, sys, time
-stages_path, out_path, start, *files = sys.argv[1:]
+import datetime, json, sys, time
+stages_path, out_path, start, env_path, sha, dirty, *files = sys.argv[1:]
 combined = {"suite": "bench/gpu_suite.sh", "seconds": time.time() - int(start),
+            "date": datetime.datetime.fromtimestamp(int(start), datetime.timezone.utc).isoformat(),
+            "git": {"sha": sha or None, "dirty": bool(dirty) if sha else None},
             "stages": [json.loads(line) for line in open(stages_path) if line.strip()]}
+try:
+    combined.update(json.load(open(env_path)))  # device, versions
+except (OSError, ValueError) as err:
+    combined["environment_error"] = str(err)
 for key, path in zip(("steps", "kernels", "cifar", "kernel_configs", "sgld_study", "profile", "cpu_steps",
                       "cpu_sgld_study", "cpu_profile"), files):
     try:

@@ -957,6 +957,40 @@ def test_gpu_suite_install_fallback_reaches_the_stages_run_in_the_repository(tmp
     assert log.read_text().strip().endswith("imported fastjem.kernels"), log.read_text()[-2000:]
 
 
+def test_gpu_suite_json_records_the_device_versions_git_sha_and_date(tmp_path):
+    """gpu_suite.json (the stages' outcomes and times, every result packed) is a results file: it held no device,
+    versions, git sha or date (STYLE.md item 7), so a suite whose stages all failed said nothing of the machine."""
+    repo = tmp_path / "repo"
+    shutil.copytree(BENCH, repo / "bench", ignore=shutil.ignore_patterns("results", "__pycache__"))
+    git = lambda *a: subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *a],  # noqa: E731
+                                    capture_output=True, text=True, check=True).stdout.strip()
+    git("init", "-q")
+    git("add", "bench")
+    git("commit", "-qm", "bench")
+    site = tmp_path / "site"
+    site.mkdir()
+    # a CUDA device, for the suite's own check of the machine
+    (site / "sitecustomize.py").write_text("import torch\ntorch.cuda.is_available = lambda: True\n"
+                                           "torch.cuda.get_device_name = lambda *a: 'NVIDIA Stand-in'\n"
+                                           "torch.cuda.get_device_capability = lambda *a: (9, 0)\n")
+    fake = tmp_path / "python"
+    fake.write_text('#!/usr/bin/env bash\ncase "$*" in\n  *torch.cuda.is_available*) PYTHONPATH=$FAKE_SITE exec '
+                    '"$REAL_PY" "$@" ;;\n  "-m pytest"*|bench/*.py*) exit 0 ;;\nesac\nexec "$REAL_PY" "$@"\n')
+    fake.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "OUT"}
+    env.update(PYTHON=str(fake), REAL_PY=sys.executable, FAKE_SITE=str(site), SKIP_INSTALL="1", SKIP_CIFAR="1",
+               SUITE_SECONDS="600")
+    proc = subprocess.run(["bash", str(repo / "bench" / "gpu_suite.sh")], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (path,) = (repo / "bench" / "results").glob("gpu_suite-*.json")
+    suite = json.loads(path.read_text())
+    assert suite["device"] == {"type": "cuda", "name": "NVIDIA Stand-in", "capability": "9.0"}
+    assert suite["versions"]["torch"] == torch.__version__ and suite["versions"]["python"]
+    assert suite["git"] == {"sha": git("rev-parse", "HEAD"), "dirty": False}
+    assert suite["date"][:2] == "20" and "T" in suite["date"]
+
+
 def _cpu_set(listed: str) -> set[int]:
     """The CPUs of a list like 0-2,5."""
     cpus = set()
