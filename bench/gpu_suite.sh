@@ -97,6 +97,7 @@ run_stage() {
   echo "== $name: $status in ${dt}s" | tee -a "$LOG"
   printf '{"stage": "%s", "rc": %d, "seconds": %d, "timeout": %d, "status": "%s"}\n' \
     "$name" "$rc" "$dt" "$budget" "$status" >>"$STAGES"
+  collect >/dev/null 2>&1
 }
 
 install_fastjem() {
@@ -121,6 +122,59 @@ torch.__version__, 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name
 }
 
 export -f install_fastjem
+
+# --- collect: one combined JSON, and the newest file of each kind, flat, into $OUT; after every stage as well
+# as at the end, so that a command cut off by the machine's limit still leaves in $OUT what had finished
+collect() {
+# only files this run wrote (newer than the start marker), newest first
+newest() { find "${2:-$RESULTS}" -maxdepth 1 -name "$1" -newer "$WORK/start_marker" -printf '%T@ %p\n' 2>/dev/null |
+  sort -rn | head -n 1 | cut -d' ' -f2-; }
+STEPS_JSON=$(newest "steps-*.json")
+KERNELS_JSON=$(newest "kernels-*.json")
+CIFAR_JSON=$(newest "cifar-2*.json")
+CIFAR_PNG=$(newest "cifar-samples-*.png")
+KCONF_JSON=$(newest "kernel-configs-*.json")
+STUDY_JSON=$(newest "sgld-study-*.json")
+PROFILE_JSON=$(newest "profile-*.json")
+# the CPU bars' (CPU_BARS=1), from their own folder
+CPU_STEPS_JSON=$(newest "steps-*.json" "$WORK/cpu_bars")
+CPU_STUDY_JSON=$(newest "sgld-study-*.json" "$WORK/cpu_bars")
+CPU_PROFILE_JSON=$(newest "profile-*.json" "$WORK/cpu_bars")
+GIT_SHA=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null) || GIT_SHA=
+GIT_DIRTY=$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | head -c 1)
+"$PY" - "$STAGES" "$WORK/gpu_suite.json" "$START" "$WORK/environment.json" "$GIT_SHA" "$GIT_DIRTY" "$STEPS_JSON" "$KERNELS_JSON" "$CIFAR_JSON" "$KCONF_JSON" \
+  "$STUDY_JSON" "$PROFILE_JSON" "$CPU_STEPS_JSON" "$CPU_STUDY_JSON" "$CPU_PROFILE_JSON" <<'EOF'
+import datetime, json, sys, time
+stages_path, out_path, start, env_path, sha, dirty, *files = sys.argv[1:]
+combined = {"suite": "bench/gpu_suite.sh", "seconds": time.time() - int(start),
+            "date": datetime.datetime.fromtimestamp(int(start), datetime.timezone.utc).isoformat(),
+            "git": {"sha": sha or None, "dirty": bool(dirty) if sha else None},
+            "stages": [json.loads(line) for line in open(stages_path) if line.strip()]}
+try:
+    combined.update(json.load(open(env_path)))  # device, versions
+except (OSError, ValueError) as err:
+    combined["environment_error"] = str(err)
+for key, path in zip(("steps", "kernels", "cifar", "kernel_configs", "sgld_study", "profile", "cpu_steps",
+                      "cpu_sgld_study", "cpu_profile"), files):
+    try:
+        combined[key] = json.load(open(path)) if path else None
+        if combined[key] is not None:
+            combined[key]["_file"] = path.rsplit("/", 1)[-1]
+    except (OSError, ValueError) as err:
+        combined[key] = {"error": str(err)}
+json.dump(combined, open(out_path, "w"), indent=2)
+print(f"gpu_suite: {combined['seconds']:.0f} s;", ", ".join(f"{s['stage']} {s['status']}" for s in combined["stages"]))
+EOF
+cp "$WORK/gpu_suite.json" "$RESULTS/gpu_suite-$STAMP.json"
+if [[ -n ${OUT:-} ]]; then
+  mkdir -p "$OUT"
+  for f in "$WORK/gpu_suite.json" "$LOG" "$STEPS_JSON" "$KERNELS_JSON" "$CIFAR_JSON" "$CIFAR_PNG" \
+    "$RESULTS/steps_per_sec.png" "$WORK/results.md"; do
+    [[ -n $f && -f $f ]] && cp "$f" "$OUT/"
+  done
+  echo "copied to $OUT: $(ls "$OUT" | tr '\n' ' ')"
+fi
+}
 
 # --- 1. install (the fallback's PYTHONPATH must reach the later stages, so it is read back here)
 if [[ -n ${SKIP_INSTALL:-} ]]; then
@@ -222,55 +276,7 @@ fi
 # --- 6. report: markdown + plot from every JSON in bench/results (the README itself is updated by the lead)
 run_stage report 15 0 "$PY" bench/report.py --print --markdown "$WORK/results.md" --plot "$RESULTS/steps_per_sec.png"
 
-# --- collect: one combined JSON, and the newest file of each kind, flat, into $OUT
-# only files this run wrote (newer than the start marker), newest first
-newest() { find "${2:-$RESULTS}" -maxdepth 1 -name "$1" -newer "$WORK/start_marker" -printf '%T@ %p\n' 2>/dev/null |
-  sort -rn | head -n 1 | cut -d' ' -f2-; }
-STEPS_JSON=$(newest "steps-*.json")
-KERNELS_JSON=$(newest "kernels-*.json")
-CIFAR_JSON=$(newest "cifar-2*.json")
-CIFAR_PNG=$(newest "cifar-samples-*.png")
-KCONF_JSON=$(newest "kernel-configs-*.json")
-STUDY_JSON=$(newest "sgld-study-*.json")
-PROFILE_JSON=$(newest "profile-*.json")
-# the CPU bars' (CPU_BARS=1), from their own folder
-CPU_STEPS_JSON=$(newest "steps-*.json" "$WORK/cpu_bars")
-CPU_STUDY_JSON=$(newest "sgld-study-*.json" "$WORK/cpu_bars")
-CPU_PROFILE_JSON=$(newest "profile-*.json" "$WORK/cpu_bars")
-GIT_SHA=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null) || GIT_SHA=
-GIT_DIRTY=$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | head -c 1)
-"$PY" - "$STAGES" "$WORK/gpu_suite.json" "$START" "$WORK/environment.json" "$GIT_SHA" "$GIT_DIRTY" "$STEPS_JSON" "$KERNELS_JSON" "$CIFAR_JSON" "$KCONF_JSON" \
-  "$STUDY_JSON" "$PROFILE_JSON" "$CPU_STEPS_JSON" "$CPU_STUDY_JSON" "$CPU_PROFILE_JSON" <<'EOF'
-import datetime, json, sys, time
-stages_path, out_path, start, env_path, sha, dirty, *files = sys.argv[1:]
-combined = {"suite": "bench/gpu_suite.sh", "seconds": time.time() - int(start),
-            "date": datetime.datetime.fromtimestamp(int(start), datetime.timezone.utc).isoformat(),
-            "git": {"sha": sha or None, "dirty": bool(dirty) if sha else None},
-            "stages": [json.loads(line) for line in open(stages_path) if line.strip()]}
-try:
-    combined.update(json.load(open(env_path)))  # device, versions
-except (OSError, ValueError) as err:
-    combined["environment_error"] = str(err)
-for key, path in zip(("steps", "kernels", "cifar", "kernel_configs", "sgld_study", "profile", "cpu_steps",
-                      "cpu_sgld_study", "cpu_profile"), files):
-    try:
-        combined[key] = json.load(open(path)) if path else None
-        if combined[key] is not None:
-            combined[key]["_file"] = path.rsplit("/", 1)[-1]
-    except (OSError, ValueError) as err:
-        combined[key] = {"error": str(err)}
-json.dump(combined, open(out_path, "w"), indent=2)
-print(f"gpu_suite: {combined['seconds']:.0f} s;", ", ".join(f"{s['stage']} {s['status']}" for s in combined["stages"]))
-EOF
-cp "$WORK/gpu_suite.json" "$RESULTS/gpu_suite-$STAMP.json"
+collect
 grep -E '^(cpu_bars\| )?(ratio_|ceiling_|mfu_|bar_config|cifar_|equivalence check)' "$LOG" |
   tee -a "$WORK/gpu_suite.summary"
-if [[ -n ${OUT:-} ]]; then
-  mkdir -p "$OUT"
-  for f in "$WORK/gpu_suite.json" "$LOG" "$STEPS_JSON" "$KERNELS_JSON" "$CIFAR_JSON" "$CIFAR_PNG" \
-    "$RESULTS/steps_per_sec.png" "$WORK/results.md"; do
-    [[ -n $f && -f $f ]] && cp "$f" "$OUT/"
-  done
-  echo "copied to $OUT: $(ls "$OUT" | tr '\n' ' ')"
-fi
 cat "$WORK/gpu_suite.summary" 2>/dev/null

@@ -4947,6 +4947,24 @@ MUTANTS = [
     Mutant('sweep-grid-no-flag-unexplained', 'tests/test_sweep.py -k each_options_type', [
         ('fastjem/sweep.py', 'if name.startswith("no_") and name[3:] in names:', 'if False:'),
     ]),
+    Mutant('sgld-study-saves-only-at-end', 'tests/test_bench.py -k cut_short', [
+        ('bench/sgld_study.py', '        save()\n        torch._dynamo.reset()\n', '        torch._dynamo.reset()\n'),
+    ]),
+    Mutant('profile-saves-only-at-end', 'tests/test_bench.py -k cut_short', [
+        ('bench/profile_step.py', '        path = write_result(report, "profile", device, started, args.out)\n        torch._dynamo.reset()\n', '        torch._dynamo.reset()\n    path = write_result(report, "profile", device, started, args.out)\n'),
+    ]),
+    Mutant('gpu-suite-no-kernels-link', 'tests/test_bench.py -k install_fallback', [
+        ('bench/gpu_suite.sh', '[[ -e $ROOT/fastjem/kernels ]] || ln -s ../kernels "$ROOT/fastjem/kernels"', 'true'),
+    ]),
+    Mutant('gpu-suite-json-no-device', 'tests/test_bench.py -k records_the_device_versions', [
+        ('bench/gpu_suite.sh', '    combined.update(json.load(open(env_path)))  # device, versions', '    pass'),
+    ]),
+    Mutant('gpu-suite-json-no-git', 'tests/test_bench.py -k records_the_device_versions', [
+        ('bench/gpu_suite.sh', '"git": {"sha": sha or None, "dirty": bool(dirty) if sha else None},', '"git": {"sha": None, "dirty": None},'),
+    ]),
+    Mutant('gpu-suite-out-only-at-end', 'tests/test_bench.py -k cut_off_mid_stage', [
+        ('bench/gpu_suite.sh', '    "$name" "$rc" "$dt" "$budget" "$status" >>"$STAGES"\n  collect >/dev/null 2>&1\n', '    "$name" "$rc" "$dt" "$budget" "$status" >>"$STAGES"\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

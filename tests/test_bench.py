@@ -919,6 +919,29 @@ def test_gpu_suite_runs_the_cpu_bars_beside_the_gpu_tests_on_cores_of_their_own(
     assert "steps-2026-01-01T000000-cpu.json" in report.unpack_suite(out / "gpu_suite.json", tmp_path / "unpacked")
 
 
+def test_gpu_suite_cut_off_mid_stage_leaves_in_out_what_had_finished(tmp_path):
+    """The device tool returns what is under $OUT when it kills a command at its limit: the suite collects into $OUT
+    after every stage, so a suite killed during iterations/s still returns gpu_suite.json with the stages before it
+    (it filled $OUT only at its very end: a cut-off suite returned nothing)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(BENCH, repo / "bench", ignore=shutil.ignore_patterns("results", "__pycache__"))
+    fake = tmp_path / "python"
+    # the iterations/s stage kills the suite itself, as the machine's limit would
+    kill = '  bench/steps_per_sec.py*)\n    kill -9 "$(cat "$SUITE_PID")"; exit 1 ;;\n'
+    fake.write_text(FAKE_PY.replace('  bench/*.py*)\n', kill + '  bench/*.py*)\n', 1))
+    fake.chmod(0o755)
+    out, pid_file = tmp_path / "out", tmp_path / "suite.pid"
+    env = {**os.environ, "PYTHON": str(fake), "REAL_PY": sys.executable, "FAKE_LOG": str(tmp_path / "calls.log"),
+           "OUT": str(out), "SKIP_INSTALL": "1", "SKIP_CIFAR": "1", "SUITE_PID": str(pid_file)}
+    proc = subprocess.Popen(["bash", str(repo / "bench" / "gpu_suite.sh")], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env)
+    pid_file.write_text(str(proc.pid))
+    assert proc.wait(timeout=120) == -9
+    suite = json.loads((out / "gpu_suite.json").read_text())
+    assert [(s["stage"], s["status"]) for s in suite["stages"]] == [("pytest_gpu", "ok"), ("kernels", "ok")]
+    assert "== kernels: ok" in (out / "gpu_suite.log").read_text()
+
+
 FALLBACK_PY = r"""#!/usr/bin/env bash
 # A stand-in interpreter whose pip cannot install: the GPU tests' stage records whether fastjem.kernels imports in
 # the repository's root, as pytest runs there (the venv's editable install of another checkout left out)
