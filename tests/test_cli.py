@@ -46,6 +46,17 @@ def test_train_help_explains_every_option():
                                                 "preset applies.")
 
 
+def test_precision_help_says_when_auto_picks_bf16_on_a_cpu():
+    """auto is bf16 on a CPU with AMX-BF16, and on one with AVX512-BF16 where the probe times bf16 convolutions
+    faster (engine.fast_bf16; README: the engine's precision); the help said AMX-BF16 alone, else fp32."""
+    from fastjem.engine import BF16_PROBE_SPEEDUP
+
+    out = run_cli("train", "--help")
+    text = " ".join(out.stdout.split("--precision {auto,fp32,tf32,bf16}\n", 1)[1].split("--compile")[0].split())
+    assert "AMX-BF16" in text and "AVX512-BF16" in text and "probe" in text, text
+    assert f"{BF16_PROBE_SPEEDUP}x" in text, text
+
+
 def test_bench_explains_the_engine_options_as_train_does():
     """The options fastjem bench shares with training carry the config's one text, and --no-compile means off."""
     from fastjem.cli import build_parser
