@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+import time
 from pathlib import Path
 
 import torch
@@ -89,9 +90,23 @@ class TensorBoardLog:
             self.writer = None
 
     def _open(self, iteration: int) -> None:
+        # TensorBoard reads a folder's event files in name order, which begins with the second the file was made and
+        # ends with a per-process count: a writer opened in the second of an earlier one (a rollback or a resume in
+        # the same process) could sort before it (".10" < ".9"), and the earlier file's steps then outlived the purge
+        wait = self._newest_second() + 1 - time.time()
+        if wait > 0:
+            time.sleep(wait)
         # purge_step: events at steps >= iteration, left by a run that then went back, are dropped by TensorBoard
         self.writer = self._writer_cls(str(self.folder), purge_step=iteration if iteration > 0 else None,
                                        flush_secs=30)
+
+    def _newest_second(self) -> int:
+        """The creation second in the newest event file's name (events.out.tfevents.<second>.<host>...); 0 if none."""
+        seconds = [0]
+        for path in self.folder.glob("events.out.tfevents.*"):
+            with contextlib.suppress(ValueError, IndexError):
+                seconds.append(int(path.name.split(".")[3]))
+        return max(seconds)
 
     def scalars(self, iteration: int, record: dict) -> None:
         """Every known metric of a metrics.jsonl record (training window, validation or test)."""

@@ -4965,6 +4965,15 @@ MUTANTS = [
     Mutant('gpu-suite-out-only-at-end', 'tests/test_bench.py -k cut_off_mid_stage', [
         ('bench/gpu_suite.sh', '    "$name" "$rc" "$dt" "$budget" "$status" >>"$STAGES"\n  collect >/dev/null 2>&1\n', '    "$name" "$rc" "$dt" "$budget" "$status" >>"$STAGES"\n'),
     ]),
+    Mutant('board-reopen-same-second', 'tests/test_board.py -k same_second', [
+        ('fastjem/board.py', '        if wait > 0:\n            time.sleep(wait)\n', ''),
+    ]),
+    Mutant('precision-help-threshold', 'tests/test_cli.py -k precision_help', [
+        ('fastjem/config.py', 'a probe times bf16 convolutions at least 1.1x as fast as fp32', 'a probe times bf16 convolutions faster than fp32'),
+    ]),
+    Mutant('precision-help-no-avx512', 'tests/test_cli.py -k precision_help', [
+        ('fastjem/config.py', '(CUDA tensor cores; a CPU with AMX-BF16, or with AVX512-BF16 where "', '(CUDA tensor cores; a CPU with AMX-BF16, or where "'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

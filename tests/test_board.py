@@ -175,6 +175,24 @@ class RecordingWriter:
         self.calls.append(("close",))
 
 
+def test_a_writer_reopened_in_the_same_second_sorts_after_the_earlier_ones(tmp_path):
+    """TensorBoard reads a folder's event files in name order (creation second, host, pid, per-process count): a
+    rewind or resume in the same process opens its file in a later second, so the files sort in the order they were
+    made whatever the count (".10" sorted before ".9", and a purged step came back from the earlier file)."""
+    from fastjem.board import TensorBoardLog
+
+    log = TensorBoardLog(tmp_path, 0, config={"lr": 1e-4})
+    made = []
+    for step in (4, 2):
+        made += [p for p in tmp_path.glob("events.out.tfevents.*") if p not in made]
+        log.scalars(step + 1, {"loss": 1.0})
+        log.rewind(step, "rolled back")
+    log.close()
+    made += [p for p in tmp_path.glob("events.out.tfevents.*") if p not in made]
+    assert len(made) == 3 and sorted(made) == made
+    assert len({p.name.split(".")[3] for p in made}) == 3  # each in a second of its own
+
+
 def test_the_log_purges_from_any_later_step_logs_numbers_only_and_rewrites_purged_images(tmp_path, monkeypatch):
     """Opened at iteration 1 or later it purges from there (at 0 there is nothing to purge); only known metrics with
     a number (not a bool, not None) become scalars; a rewind to N rewrites an image logged at N (purged with it); a
