@@ -9,6 +9,7 @@ import contextlib
 import errno
 import io
 import os
+import pickle
 import shutil
 import tempfile
 from dataclasses import fields
@@ -187,6 +188,26 @@ def output_path(path: str | os.PathLike, suffixes: tuple[str, ...], what: str, o
     return path
 
 
+def beyond_tensors(path: str | os.PathLike) -> str:
+    """What the torch file at ``path`` holds beyond what a tensors-only read (``weights_only=True``) takes, named
+    without unpickling it (the classes and functions unpickling would import and call); '' where it reads as tensors
+    only, or is no torch file at all (its reader says so)."""
+    for mmap in (True, False):  # memory-mapped where the format allows (not the legacy one): not read all again
+        try:
+            torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
+            return ""
+        except pickle.UnpicklingError as err:
+            if "weights only" not in str(err).lower():
+                continue
+            try:  # torch's zip format lists them; the legacy format cannot
+                return ", ".join(torch.serialization.get_unsafe_globals_in_checkpoint(path)) or "objects"
+            except Exception:  # noqa: BLE001 - the refusal stands; only its detail is missing
+                return "objects"
+        except Exception:  # noqa: BLE001 - not a torch file (said by the reader that expects one), or legacy
+            continue
+    return ""
+
+
 def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
     """Load and sanity-check a fastjem checkpoint; CheckpointError with the reason otherwise."""
     path = Path(path)
@@ -198,7 +219,16 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
         else:
             raise CheckpointError(f"{path} is a folder without checkpoint.pt in it")
     try:
-        ckpt = torch.load(path, map_location=map_location, weights_only=False)
+        # tensors and plain values only, as fastjem writes them: a file holding other objects is refused, never
+        # unpickled (unpickling runs the code a file names: a checkpoint from elsewhere must not)
+        ckpt = torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as err:
+        if "weights only" not in str(err).lower():
+            raise CheckpointError(f"cannot read checkpoint {path}: it is truncated, corrupted or not a torch file "
+                                  f"({error_line(err)})") from err
+        raise CheckpointError(f"{path} holds more than tensors and plain values ({beyond_tensors(path) or 'objects'}):"
+                              " not a checkpoint fastjem writes; fastjem does not unpickle it (that would run the code "
+                              "it names)") from err
     except OSError as err:
         # not the file's fault (a good checkpoint must not be taken for a damaged one and deleted)
         raise CheckpointError(f"cannot read checkpoint {path}: {err.strerror or err} (check the file's "

@@ -21,14 +21,13 @@ norm uses their momentum, 0.9 (PyTorch's convention: the running statistics most
 from __future__ import annotations
 
 import os
-import pickle
 import re
 from dataclasses import asdict
 from pathlib import Path
 
 import torch
 
-from fastjem.checkpoint import FORMAT, VERSION, atomic_save, load_checkpoint, output_path
+from fastjem.checkpoint import FORMAT, VERSION, atomic_save, beyond_tensors, load_checkpoint, output_path
 from fastjem.config import TrainConfig, get_preset
 from fastjem.data import DatasetInfo
 from fastjem.errors import CheckpointError, ConfigError, error_line
@@ -63,26 +62,6 @@ def is_jem_file(path: str | os.PathLike) -> bool:
         except Exception:  # noqa: BLE001 - not a tensors-only torch file: a fastjem checkpoint, or not a checkpoint
             continue
     return False
-
-
-def beyond_tensors(path: str | os.PathLike) -> str:
-    """What the torch file at ``path`` holds beyond what a tensors-only read (``weights_only=True``) takes, named
-    without unpickling it (the classes and functions unpickling would import and call); '' where it reads as tensors
-    only, or is no torch file at all (its reader says so)."""
-    for mmap in (True, False):  # memory-mapped where the format allows (not the legacy one): not read all again
-        try:
-            torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
-            return ""
-        except pickle.UnpicklingError as err:
-            if "weights only" not in str(err).lower():
-                continue
-            try:  # torch's zip format lists them; the legacy format cannot
-                return ", ".join(torch.serialization.get_unsafe_globals_in_checkpoint(path)) or "objects"
-            except Exception:  # noqa: BLE001 - the refusal stands; only its detail is missing
-                return "objects"
-        except Exception:  # noqa: BLE001 - not a torch file (said by the reader that expects one), or legacy
-            continue
-    return ""
 
 
 def read_jem(path: str | os.PathLike) -> dict:

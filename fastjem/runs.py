@@ -93,7 +93,7 @@ def _checkpoint_iteration(path: Path) -> int:
     import torch
 
     try:
-        ckpt = torch.load(path, map_location="cpu", mmap=True, weights_only=False)
+        ckpt = torch.load(path, map_location="cpu", mmap=True, weights_only=True)
         return int(ckpt.get("iteration", 0)) if isinstance(ckpt, dict) else 0
     except Exception:  # noqa: BLE001 - a torn or foreign file: the log's iteration stands
         return 0

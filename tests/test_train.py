@@ -603,6 +603,38 @@ def test_a_checkpoint_of_a_newer_fastjem_is_refused_naming_the_file(tiny_config,
         Trainer(tiny_config.replace(init_weights=str(tmp_path / "newer.pt")), out_dir=tmp_path / "new", **quiet)
 
 
+def test_a_checkpoint_holding_other_objects_is_refused_never_unpickled(tiny_config, tmp_path, capsys):
+    """fastjem's checkpoints hold tensors and plain values, read with weights_only=True: one that also holds an object
+    (a crafted file whose unpickling runs code, given to eval, resume, --init-weights or runs) is refused naming what it
+    holds, and its code never runs (it was read with weights_only=False)."""
+    from fastjem.cli import main
+
+    quiet = {"progress": False, "log": lambda *a: None}
+    Trainer(tiny_config.replace(iters=1), out_dir=tmp_path / "run", **quiet).fit()
+    ckpt = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=True)
+    marker = tmp_path / "ran"
+
+    class Runs:
+        def __reduce__(self):
+            return open, (str(marker), "w")
+
+    (tmp_path / "bad").mkdir()
+    torch.save({**ckpt, "history": Runs()}, tmp_path / "bad" / "checkpoint.pt")
+    (tmp_path / "bad" / "metrics.jsonl").write_text((tmp_path / "run" / "metrics.jsonl").read_text())
+    said = r"holds more than tensors and plain values \([a-z]+\.open\): not a checkpoint fastjem writes"
+    with pytest.raises(CheckpointError, match=said):
+        load_checkpoint(tmp_path / "bad" / "checkpoint.pt")
+    with pytest.raises(CheckpointError, match=said):
+        resume_config(tmp_path / "bad" / "checkpoint.pt")
+    with pytest.raises(CheckpointError, match=said):
+        Trainer(tiny_config.replace(init_weights=str(tmp_path / "bad")), out_dir=tmp_path / "new", **quiet)
+    assert main(["eval", str(tmp_path / "bad" / "checkpoint.pt"), "accuracy"]) == 1
+    assert "holds more than tensors" in capsys.readouterr().err
+    assert main(["runs", str(tmp_path)]) == 0  # the table reads its iteration from the log, not the file
+    assert not marker.exists()
+    assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["iteration"] == 1  # fastjem's own load as before
+
+
 def test_existing_run_is_not_overwritten(tiny_config, tmp_path):
     Trainer(tiny_config.replace(iters=2), out_dir=tmp_path, progress=False).fit()
     before = (tmp_path / "checkpoint.pt").read_bytes()
