@@ -12,6 +12,7 @@ import os
 import pickle
 import shutil
 import tempfile
+import zipfile
 from dataclasses import fields
 from pathlib import Path
 
@@ -223,9 +224,10 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
         # unpickled (unpickling runs the code a file names: a checkpoint from elsewhere must not)
         ckpt = torch.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as err:
-        if "weights only" not in str(err).lower():
-            raise CheckpointError(f"cannot read checkpoint {path}: it is truncated, corrupted or not a torch file "
-                                  f"({error_line(err)})") from err
+        # what a file holds beyond tensors can be listed for torch's zip format only (the one fastjem writes)
+        if "weights only" not in str(err).lower() or not zipfile.is_zipfile(path):
+            raise CheckpointError(f"cannot read checkpoint {path}: it is truncated, corrupted, not a torch file or "
+                                  f"holds objects fastjem does not unpickle ({error_line(err)})") from err
         raise CheckpointError(f"{path} holds more than tensors and plain values ({beyond_tensors(path) or 'objects'}):"
                               " not a checkpoint fastjem writes; fastjem does not unpickle it (that would run the code "
                               "it names)") from err

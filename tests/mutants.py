@@ -915,8 +915,8 @@ MUTANTS = [
         ('fastjem/runs.py', '        cells = [[c.replace("|", "\\\\|") for c in r] for r in (head, *rows)]', '        cells = [list(r) for r in (head, *rows)]'),
     ]),
     Mutant('resume-allows-lr-change', 'tests/test_train.py -k refuses_every_option', [
-        ('fastjem/train.py', '"sample_every", "keep_best", "tensorboard", "device", "data_dir", "out_dir", "download", "cuda_graph",',
-         '"sample_every", "keep_best", "tensorboard", "device", "data_dir", "out_dir", "download", "cuda_graph", "lr",'),
+        ('fastjem/train.py', '    "keep_best", "tensorboard", "device", "data_dir", "out_dir", "download", "cuda_graph", "iteration_graph",',
+         '    "keep_best", "tensorboard", "device", "data_dir", "out_dir", "download", "cuda_graph", "iteration_graph", "lr",'),
     ]),
     Mutant('sample-cli-step-noise-ignored', 'tests/test_eval.py -k step_size_and_noise_given', [
         ('fastjem/eval/cli.py', '    drawn = draw.draw(em, args.n, classes, args.n_steps, args.init, args.step_size, args.noise,',
@@ -4270,7 +4270,7 @@ MUTANTS = [
         ('fastjem/distributed.py', '    for t in list(module.parameters()) + list(module.buffers()):\n        dist.broadcast(t.data, src=0)', '    pass'),
     ]),
     Mutant('resume-kept-checkpoint-continues-in-checkpoints', 'tests/test_cli.py -k continued_from_a_kept', [
-        ('fastjem/train.py', '    if folder.name == "checkpoints" and (folder.parent / "checkpoint.pt").exists():', '    if False:'),
+        ('fastjem/train.py', '    if folder.name == "checkpoints" and any((folder.parent / n).exists() for n in ("checkpoint.pt", "metrics.jsonl")):', '    if False:'),
     ]),
     Mutant('auroc-takes-nan', 'tests/test_eval.py -k refuse_inputs_they_cannot', [
         ('fastjem/eval/metrics.py', '    if torch.isnan(pos).any() or torch.isnan(neg).any():', '    if False:'),
@@ -4501,7 +4501,7 @@ MUTANTS = [
         ('bench/bench_kernels.py', '        cases.append(_sgld_case((64, 3, 32, 32), device, backend, in_loop=True))', '        pass'),
     ]),
     Mutant('sgld-study-failed-variant-stops-the-study', 'tests/test_bench.py -k failed_variant', [
-        ('bench/sgld_study.py', '            print(f"{name}: failed ({type(err).__name__}: {err})")\n            continue', '            raise'),
+        ('bench/sgld_study.py', '            print(f"{name}: failed ({type(err).__name__}: {err})")\n            save()\n            continue', '            raise'),
     ]),
     Mutant('sgld-study-samples-against-the-previous-variant', 'tests/test_bench.py -k failed_variant', [
         ('bench/sgld_study.py', '        if reference is None:\n            reference = samples', '        reference = samples'),
@@ -4909,7 +4909,7 @@ MUTANTS = [
         ('fastjem/convert.py', '    extra = beyond_tensors(path) if path.is_file() else ""', '    extra = ""'),
     ]),
     Mutant('convert-beyond-tensors-inverted', 'tests/test_convert.py -k unpickles', [
-        ('fastjem/convert.py', 'if "weights only" not in str(err).lower():', 'if "weights only" in str(err).lower():'),
+        ('fastjem/checkpoint.py', '            if "weights only" not in str(err).lower():\n                continue', '            if "weights only" in str(err).lower():\n                continue'),
     ]),
     Mutant('export-batch-capped', 'tests/test_export.py -k free_batch', [
         ('fastjem/export.py', 'batch = torch.export.Dim("batch", min=1)', 'batch = torch.export.Dim("batch", min=1, max=1 << 16)'),
@@ -4973,6 +4973,12 @@ MUTANTS = [
     ]),
     Mutant('precision-help-no-avx512', 'tests/test_cli.py -k precision_help', [
         ('fastjem/config.py', '(CUDA tensor cores; a CPU with AMX-BF16, or with AVX512-BF16 where "', '(CUDA tensor cores; a CPU with AMX-BF16, or where "'),
+    ]),
+    Mutant('checkpoint-unpickled', 'tests/test_train.py -k holding_other_objects', [
+        ('fastjem/checkpoint.py', 'ckpt = torch.load(path, map_location=map_location, weights_only=True)', 'ckpt = torch.load(path, map_location=map_location, weights_only=False)'),
+    ]),
+    Mutant('checkpoint-garbage-said-to-hold-objects', 'tests/test_train.py -k unreadable_checkpoint_is_refused', [
+        ('fastjem/checkpoint.py', ' or not zipfile.is_zipfile(path):', ':'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
