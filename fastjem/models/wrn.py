@@ -44,6 +44,7 @@ def make_norm(kind: str, channels: int) -> nn.Module:
     if kind == "batch":
         # the authors' momentum: running statistics are 0.9 the last batch's, which in a JEM iteration is the
         # real x_lab forward (after x_p and x_q), so eval-mode sampling does not normalise by sample statistics
+        # (with a p(x, y) term the last forward is its samples', as in the authors' code)
         return nn.BatchNorm2d(channels, momentum=0.9)
     if kind == "instance":
         return nn.InstanceNorm2d(channels, affine=True)
