@@ -1175,6 +1175,15 @@ class Trainer:
                 bar.update(1)
                 if it % cfg.log_every == 0 or it == self.total_iters:
                     m = self.read_metrics()
+                    if self.guard is not None and not math.isfinite(m["loss"]):
+                        # a non-finite loss since the last check (a log line off the check grid): the flag holds it
+                        # and the next check would roll it back, so roll back now rather than log it and end the run
+                        self.guard.healthy()  # the reasons
+                        self.recover()
+                        bar.n = self.iteration
+                        bar.refresh()
+                        t_window, it_window = time.perf_counter(), self.iteration
+                        continue
                     now = time.perf_counter()
                     m.update(iter=it, epoch=it / self.iters_per_epoch, it_per_s=(it - it_window) / (now - t_window),
                              lr=learning_rate(cfg, it - 1, self.iters_per_epoch) * self.recovery.lr_scale)

@@ -685,3 +685,22 @@ def test_a_non_finite_loss_alone_raises_the_flag(guarded, tmp_path):
     t = Trainer(guarded, out_dir=tmp_path, progress=False)
     t.guard.observe({"loss": torch.tensor(float("nan"))})
     assert bool(t.guard.flag) and not t.guard.healthy()
+
+
+def test_a_non_finite_loss_logged_between_checks_is_rolled_back_not_the_end_of_the_run(guarded, tmp_path):
+    """A log line off the check grid (--log-every 2, --check-every 4) whose window holds a NaN loss: the guard's
+    flag holds it and the next check would roll it back, so the run rolls back there (it raised DivergedError and
+    logged the NaN, with the guard on), to the same snapshot and with the same remedy as a run whose log lines fall
+    on checks: the two end alike."""
+    runs = {}
+    for log_every in (2, 4):
+        cfg = guarded.replace(iters=16, check_every=4, snapshot_every=4, log_every=log_every)
+        t = Trainer(cfg, out_dir=tmp_path / str(log_every), progress=False, log=lambda *a: None)
+        t.inject_fault(5, "nan")
+        assert t.fit()["recoveries"] == 1
+        div, train = events(tmp_path / str(log_every))
+        assert [d["rolled_back_to"] for d in div] == [4]
+        assert all(math.isfinite(r["loss"]) for r in train)
+        runs[log_every] = t
+    assert torch.equal(params(runs[2].model), params(runs[4].model))
+    assert torch.equal(runs[2].buffer.data, runs[4].buffer.data)
