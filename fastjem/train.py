@@ -219,6 +219,15 @@ def _refuse_changes(path, saved: TrainConfig, changed: dict, hint: str = "") -> 
                               f"start a new run for a different setting{hint}")
 
 
+def _run_folder(checkpoint: Path) -> Path:
+    """The folder of the run a checkpoint file belongs to (resolved): its own, or for a kept checkpoint
+    (checkpoints/iter_N.pt) the run folder above it."""
+    folder = Path(checkpoint).resolve().parent
+    if folder.name == "checkpoints" and not (folder / "metrics.jsonl").exists():
+        folder = folder.parent  # a kept checkpoint: checkpoints/iter_N.pt of its run
+    return folder
+
+
 def resume_folder(path: str | Path) -> Path:
     """Where a run resumed from ``path`` continues when no --out-dir is given: the run folder (``path`` itself, or
     the folder of its checkpoint.pt). A kept checkpoint (checkpoints/iter_N.pt) is refused: continuing beside it
@@ -820,11 +829,13 @@ class Trainer:
         same_folder = Path(ckpt["path"]).resolve().parent == self.out_dir.resolve()
         self.best = ckpt.get("best") if same_folder and (self.out_dir / "best.pt").exists() else None
         if self.guard is not None:
-            # the rollback point the run had when it wrote this checkpoint, where it is still on disk: a resumed
-            # run rolls back where the uninterrupted one would; else (another folder, a kept checkpoint whose
-            # rollback file is gone) this state
+            # the rollback point the run had when it wrote this checkpoint, where it is still on disk (in the folder
+            # of the run the checkpoint belongs to: a run continued in another --out-dir or from a kept checkpoint
+            # rolls back there too): a resumed run rolls back where the uninterrupted one would; else (a kept
+            # checkpoint whose rollback file is gone) this state
             name = ckpt.get("snapshot_file")
-            source = self.out_dir / name if name and same_folder else None
+            home = _run_folder(Path(ckpt["path"]))
+            source = home / name if name else None
             snapshot = None
             if source is not None and source.is_file():
                 try:
@@ -844,6 +855,8 @@ class Trainer:
             if snapshot is not None:
                 self.guard.snapshot = snapshot
                 self._snapshot_file = name
+                if home != self.out_dir.resolve():
+                    self._snapshot_file = None  # continued in another folder: its next checkpoint writes it there
             else:
                 self.guard.take_snapshot()
 
@@ -1081,9 +1094,7 @@ class Trainer:
         """metrics.jsonl of the run the resumed checkpoint belongs to, when that run is in another folder."""
         if self._resumed_from is None:
             return None
-        folder = self._resumed_from.resolve().parent
-        if folder.name == "checkpoints" and not (folder / "metrics.jsonl").exists():
-            folder = folder.parent  # a kept checkpoint: checkpoints/iter_N.pt of its run
+        folder = _run_folder(self._resumed_from)
         records = folder / "metrics.jsonl"
         return records if records.exists() and folder != self.out_dir.resolve() else None
 

@@ -704,3 +704,30 @@ def test_a_non_finite_loss_logged_between_checks_is_rolled_back_not_the_end_of_t
         runs[log_every] = t
     assert torch.equal(params(runs[2].model), params(runs[4].model))
     assert torch.equal(runs[2].buffer.data, runs[4].buffer.data)
+
+
+def test_a_run_continued_in_another_folder_rolls_back_where_the_uninterrupted_one_does(guarded, tmp_path):
+    """checkpoint.pt of iteration 12 names the rollback point of 8 (a file beside it). Continued from it (or from
+    its kept copy) in another --out-dir, the run used to take its own rollback point at 12, and the divergence of
+    15 rolled back there: the run was not the uninterrupted one. The rollback file is read from the run the
+    checkpoint belongs to, and written into the new folder with its first checkpoint that needs it."""
+    cfg = guarded.replace(iters=20, ckpt_every=4, snapshot_every=8, ckpt_keep_every=4)
+    quiet = {"progress": False, "log": lambda *a: None}
+    ref = Trainer(cfg, out_dir=tmp_path / "ref", **quiet)
+    ref.inject_fault(15, "nan")
+    assert ref.fit()["recoveries"] == 1 and [r["rolled_back_to"] for r in events(tmp_path / "ref")[0]] == [8]
+    _kill_after(Trainer(cfg, out_dir=tmp_path / "run", **quiet), 13)
+    assert saved_name(tmp_path / "run") == "rollback-0000008-r0.pt"
+    for src, new in (("checkpoint.pt", "new"), ("checkpoints/iter_0000012.pt", "kept")):
+        branch = Trainer(cfg, resume=tmp_path / "run" / src, out_dir=tmp_path / new, **quiet)
+        branch.inject_fault(15, "nan")
+        branch.fit()
+        _assert_same_run(tmp_path / "ref", tmp_path / new)
+    # continued elsewhere and killed after a checkpoint (of 14) that names the rollback point of 8: the file is there
+    _kill_after(Trainer(cfg.replace(ckpt_every=2), resume=tmp_path / "run" / "checkpoint.pt",
+                        out_dir=tmp_path / "twice", **quiet), 15)
+    assert (tmp_path / "twice" / saved_name(tmp_path / "twice")).is_file()
+    again = Trainer(cfg, resume=tmp_path / "twice" / "checkpoint.pt", **quiet)
+    again.inject_fault(15, "nan")
+    again.fit()
+    _assert_same_run(tmp_path / "ref", tmp_path / "twice")
