@@ -1319,6 +1319,9 @@ class Trainer:
         torch.manual_seed(cfg.seed + salt + 104_729 * self.dist.rank)  # each rank its own stream, as at the start
         self.sampler.rng_state[0] += salt
         self.buffer.rng_state[0] += salt
+        # and new batches (the same on every rank): without them a run whose remedy leaves its computation alone (a
+        # classifier-only run's SGLD steps or energy penalty) trained the abandoned attempt again, bit for bit
+        self.data_gen.manual_seed(cfg.seed + salt)
         self._acc.zero_()
         self._acc_n = 0
         desc = (f"sgld_steps {ladder.sgld_steps}, lr x{ladder.lr_scale:g}, energy_l2 {ladder.energy_l2:g}")

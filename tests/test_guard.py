@@ -731,3 +731,23 @@ def test_a_run_continued_in_another_folder_rolls_back_where_the_uninterrupted_on
     again.inject_fault(15, "nan")
     again.fit()
     _assert_same_run(tmp_path / "ref", tmp_path / "twice")
+
+
+def test_a_recovery_draws_new_batches_so_a_classifier_only_run_does_not_replay_the_divergence(guarded, tmp_path):
+    """A classifier-only run samples nothing and has no energies: the ladder's first rung (SGLD steps) and the energy
+    penalty leave its computation alone, and with the data generator restored and not reseeded the retry after a
+    rollback was the abandoned attempt again, bit for bit (the same divergence, a recovery spent for nothing). The
+    rollback reseeds the batches too."""
+    t = Trainer(guarded.replace(iters=8, px_weight=0.0), out_dir=tmp_path / "run", progress=False,
+                log=lambda *a: None)
+    t.out_dir.mkdir()
+    t.guard.take_snapshot()
+    for _ in range(3):
+        t.train_step()
+    abandoned = params(t.model).clone()
+    t.guard.reasons = ["test"]
+    t.recover()
+    assert t.recovery.lr_scale == 1.0 and t.recovery.energy_l2 == 0.0  # the remedy: SGLD steps only
+    for _ in range(3):
+        t.train_step()
+    assert not torch.equal(params(t.model), abandoned)
