@@ -4980,6 +4980,21 @@ MUTANTS = [
     Mutant('checkpoint-garbage-said-to-hold-objects', 'tests/test_train.py -k unreadable_checkpoint_is_refused', [
         ('fastjem/checkpoint.py', ' or not zipfile.is_zipfile(path):', ':'),
     ]),
+    Mutant('guard-nan-log-line-ends-run', 'tests/test_guard.py -k logged_between_checks', [
+        ('fastjem/train.py', '                    if self.guard is not None and not math.isfinite(m["loss"]):', '                    if False:'),
+    ]),
+    Mutant('guard-nan-log-line-not-recovered', 'tests/test_guard.py -k logged_between_checks', [
+        ('fastjem/train.py', '                        self.guard.healthy()  # the reasons\n                        self.recover()\n', '                        pass\n'),
+    ]),
+    Mutant('guard-rollback-file-looked-up-in-new-folder', 'tests/test_guard.py -k continued_in_another_folder', [
+        ('fastjem/train.py', '            source = home / name if name else None', '            source = self.out_dir / name if name and same_folder else None'),
+    ]),
+    Mutant('guard-rollback-file-not-rewritten-in-new-folder', 'tests/test_guard.py -k continued_in_another_folder', [
+        ('fastjem/train.py', '                    self._snapshot_file = None  # continued in another folder: its next checkpoint writes it there', '                    pass'),
+    ]),
+    Mutant('guard-recovery-replays-batches', 'tests/test_guard.py -k replay_the_divergence', [
+        ('fastjem/train.py', '        self.data_gen.manual_seed(cfg.seed + salt)', '        pass  # batches not reseeded'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

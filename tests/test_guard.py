@@ -700,6 +700,8 @@ def test_a_non_finite_loss_logged_between_checks_is_rolled_back_not_the_end_of_t
         assert t.fit()["recoveries"] == 1
         div, train = events(tmp_path / str(log_every))
         assert [d["rolled_back_to"] for d in div] == [4]
+        # found by the log line of 6 (not left to the check of 8, which would train two iterations more for nothing)
+        assert [d["iter"] for d in div] == [6 if log_every == 2 else 8]
         assert all(math.isfinite(r["loss"]) for r in train)
         runs[log_every] = t
     assert torch.equal(params(runs[2].model), params(runs[4].model))
