@@ -193,6 +193,12 @@ def beyond_tensors(path: str | os.PathLike) -> str:
     """What the torch file at ``path`` holds beyond what a tensors-only read (``weights_only=True``) takes, named
     without unpickling it (the classes and functions unpickling would import and call); '' where it reads as tensors
     only, or is no torch file at all (its reader says so)."""
+    with open(path, "rb") as f:
+        head = f.read(2)
+    # torch's zip format, or its legacy one (a pickle: protocol 2's opcode first); a tensors-only read of anything
+    # else (a JSON file, ...) fails with the same "weights only" error as a file holding objects
+    if not (zipfile.is_zipfile(path) or head.startswith(b"\x80")):
+        return ""
     for mmap in (True, False):  # memory-mapped where the format allows (not the legacy one): not read all again
         try:
             torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
@@ -224,11 +230,13 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
         # unpickled (unpickling runs the code a file names: a checkpoint from elsewhere must not)
         ckpt = torch.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as err:
-        # what a file holds beyond tensors can be listed for torch's zip format only (the one fastjem writes)
-        if "weights only" not in str(err).lower() or not zipfile.is_zipfile(path):
-            raise CheckpointError(f"cannot read checkpoint {path}: it is truncated, corrupted, not a torch file or "
-                                  f"holds objects fastjem does not unpickle ({error_line(err)})") from err
-        raise CheckpointError(f"{path} holds more than tensors and plain values ({beyond_tensors(path) or 'objects'}):"
+        refused = "weights only" in str(err).lower()
+        extra = beyond_tensors(path) if refused else ""
+        if not extra:
+            # (torch's message for a refused read advises weights_only=False: not for a file fastjem cannot place)
+            raise CheckpointError(f"cannot read checkpoint {path}: it is truncated, corrupted or not a torch file"
+                                  + ("" if refused else f" ({error_line(err)})")) from err
+        raise CheckpointError(f"{path} holds more than tensors and plain values ({extra}):"
                               " not a checkpoint fastjem writes; fastjem does not unpickle it (that would run the code "
                               "it names)") from err
     except OSError as err:
@@ -242,7 +250,12 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
         raise CheckpointError(f"{path} is a checkpoint of the authors' JEM code (model_state_dict + replay_buffer): "
                               f"convert it first with `fastjem convert {path}`")
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
-        raise CheckpointError(f"{path} is not a fastjem checkpoint")
+        keys = sorted(map(str, ckpt))[:6] if isinstance(ckpt, dict) else []
+        holds = (f"a dict of {', '.join(keys)}{', ...' if len(ckpt) > len(keys) else ''}" if keys
+                 else f"a {type(ckpt).__name__}")
+        raise CheckpointError(f"{path} is not a fastjem checkpoint: it holds {holds}, where fastjem train writes a "
+                              f"dict with format {FORMAT!r} and the authors' JEM code one with model_state_dict "
+                              "(`fastjem convert` imports those)")
     if ckpt.get("version", 0) > VERSION:
         raise CheckpointError(f"{path} was written by a newer fastjem (format {ckpt['version']} > {VERSION})")
     for key in ("config", "model", "iteration"):

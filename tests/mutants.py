@@ -3687,7 +3687,7 @@ MUTANTS = [
     ]),
     Mutant('checkpoint-stranger-not-refused', 'tests/test_contracts.py -k lock_naming', [
         ('fastjem/checkpoint.py',
-         '        raise CheckpointError(f"{path} is not a fastjem checkpoint")\n',
+         '        raise CheckpointError(f"{path} is not a fastjem checkpoint: it holds {holds}, where fastjem train writes a "\n',
          '        pass  # not refused\n'),
     ]),
     Mutant('guard-snapshot-keeps-the-flag', 'tests/test_guard.py -k flag_clear', [
@@ -4978,7 +4978,7 @@ MUTANTS = [
         ('fastjem/checkpoint.py', 'ckpt = torch.load(path, map_location=map_location, weights_only=True)', 'ckpt = torch.load(path, map_location=map_location, weights_only=False)'),
     ]),
     Mutant('checkpoint-garbage-said-to-hold-objects', 'tests/test_train.py -k unreadable_checkpoint_is_refused', [
-        ('fastjem/checkpoint.py', ' or not zipfile.is_zipfile(path):', ':'),
+        ('fastjem/checkpoint.py', '    if not (zipfile.is_zipfile(path) or head.startswith(b"\\x80")):\n        return ""\n', ''),
     ]),
     Mutant('guard-nan-log-line-ends-run', 'tests/test_guard.py -k logged_between_checks', [
         ('fastjem/train.py', '                    if self.guard is not None and not math.isfinite(m["loss"]):', '                    if False:'),
@@ -4994,6 +4994,9 @@ MUTANTS = [
     ]),
     Mutant('guard-recovery-replays-batches', 'tests/test_guard.py -k replay_the_divergence', [
         ('fastjem/train.py', '        self.data_gen.manual_seed(cfg.seed + salt)', '        pass  # batches not reseeded'),
+    ]),
+    Mutant('checkpoint-stranger-holdings-unsaid', 'tests/test_contracts.py -k lock_naming', [
+        ('fastjem/checkpoint.py', '        keys = sorted(map(str, ckpt))[:6] if isinstance(ckpt, dict) else []', '        keys = []'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -447,9 +447,14 @@ def test_checkpoint_refusals_and_the_lock_naming_its_process(tmp_path):
         load_checkpoint(tmp_path)
     with pytest.raises(CheckpointError, match=r"checkpoint .*missing\.pt does not exist"):
         load_checkpoint(tmp_path / "missing.pt")
-    for i, stranger in enumerate(([1, 2], {"format": "other", "config": {}, "model": {}, "iteration": 1})):
+    # what the file holds, and what the two kinds of checkpoint hold
+    for i, (stranger, holds) in enumerate((([1, 2], "a list"),
+                                          ({"format": "other", "config": {}, "model": {}, "iteration": 1},
+                                           "a dict of config, format, iteration, model"))):
         torch.save(stranger, tmp_path / f"stranger{i}.pt")
-        with pytest.raises(CheckpointError, match="is not a fastjem checkpoint"):
+        with pytest.raises(CheckpointError, match=f"is not a fastjem checkpoint: it holds {holds}, where fastjem "
+                                                  "train writes a dict with format 'fastjem-checkpoint' and the "
+                                                  "authors' JEM code one with model_state_dict"):
             load_checkpoint(tmp_path / f"stranger{i}.pt")
     good = {"format": FORMAT, "config": {}, "model": {}, "iteration": 1, "version": 1}
     torch.save({**good, "version": 99}, tmp_path / "new.pt")
