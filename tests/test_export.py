@@ -79,7 +79,8 @@ def test_export_refuses_a_wrong_suffix_and_a_network_it_cannot_build(run, tmp_pa
     ckpt["custom"] = {"model": "mine.Net", "data": False}
     torch.save(ckpt, tmp_path / "custom.pt")
     assert main(["export", str(tmp_path / "custom.pt")]) == 1
-    assert "network given in Python (mine.Net)" in capsys.readouterr().err
+    err = capsys.readouterr().err  # the way it is exported: from Python, with the network (not load_model alone)
+    assert "network given in Python (mine.Net)" in err and "fastjem.export.export_classifier" in err
     assert not (tmp_path / "model-custom.pt2").exists()
     # given that network, but one whose output depends on its values in Python: torch.export cannot trace it
     net = copy.deepcopy(load_model(run, "cpu").model)

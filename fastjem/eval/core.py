@@ -141,8 +141,9 @@ def load_model(checkpoint: str | os.PathLike | EvalModel, device: str | torch.de
     info = DatasetInfo(**d)
     custom = ckpt.get("custom") or {}
     if custom.get("model") and model is None:
-        raise CheckpointError(f"checkpoint {ckpt['path']} holds a network given in Python ({custom['model']}): load it "
-                              "with fastjem.eval.load_model(path, model=<a network of that kind>)")
+        raise CheckpointError(f"checkpoint {ckpt['path']} holds a network given in Python ({custom['model']}), which "
+                              "only Python can build again: give a network of that kind as model= (to "
+                              "fastjem.eval.load_model, fastjem.export.export_classifier, ...)")
     given = model is not None
     if model is None:
         model = build_model(cfg.arch, info.num_classes, info.channels, cfg.depth, cfg.width, cfg.norm, cfg.dropout)
