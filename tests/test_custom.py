@@ -130,7 +130,7 @@ def test_own_network_and_data_train_resume_exactly_and_evaluate(digits_as_floats
     assert torch.equal(params(resumed.model), params(net))
 
     # evaluation needs them too, and then scores the trained network on that data
-    with pytest.raises(CheckpointError, match="load_model\\(path, model="):
+    with pytest.raises(CheckpointError, match=r"give a network of that kind as model= \(to fastjem\.eval\.load_model"):
         load_model(tmp_path / "whole", "cpu")
     with pytest.raises(CheckpointError, match=r"the network given as model= does not fit the weights of checkpoint "
                                               r".*whole.checkpoint\.pt \(Error\(s\) in loading state_dict for TinyNet.*"
