@@ -250,17 +250,20 @@ def export_jem(checkpoint: str | os.PathLike, out: str | os.PathLike | None = No
     """Write a fastjem checkpoint (or a run folder's) in the authors' format, loadable by their scripts with
     ``--load_path`` (default ``<checkpoint name>-jem.pt`` beside it). Their network is a 3-channel WRN on 32 x 32
     images; the replay buffer goes along when the run has one."""
-    # fastjem's checkpoints hold tensors and plain values only: a file with more (an authors' file that also saved
-    # their args, or a crafted one) is refused unread, not unpickled (which would run its code)
-    path = Path(checkpoint)
-    path = path / "checkpoint.pt" if path.is_dir() else path
-    extra = beyond_tensors(path) if path.is_file() else ""
-    if extra:
+    try:
+        ckpt = load_checkpoint(checkpoint)
+    except CheckpointError as err:
+        # a file holding more than tensors and plain values (an authors' file that also saved their args, or a
+        # crafted one) was refused unread, never unpickled: said with what convert needs of an authors' file
+        path = Path(checkpoint)
+        path = path / "checkpoint.pt" if path.is_dir() else path
+        extra = beyond_tensors(path) if path.is_file() else ""
+        if not extra:
+            raise
         raise CheckpointError(f"{path} holds more than tensors ({extra}): not a checkpoint fastjem writes, and "
                               "fastjem reads the authors' checkpoints as tensors only (weights_only=True), so it is "
                               "not unpickled; if it is the authors' and you trust it, save its 'model_state_dict' and "
-                              "'replay_buffer' alone with torch.save, then convert that")
-    ckpt = load_checkpoint(checkpoint)
+                              "'replay_buffer' alone with torch.save, then convert that") from err
     src = Path(ckpt["path"])
     cfg = TrainConfig.from_dict(ckpt["config"])
     info = ckpt.get("dataset") or {}

@@ -4906,7 +4906,7 @@ MUTANTS = [
         ('fastjem/train.py', 'if record["iter"] == self.iteration:', 'if False:'),
     ]),
     Mutant('convert-unpickles-extra-objects', 'tests/test_convert.py -k unpickles', [
-        ('fastjem/convert.py', '    extra = beyond_tensors(path) if path.is_file() else ""', '    extra = ""'),
+        ('fastjem/convert.py', '        extra = beyond_tensors(path) if path.is_file() else ""', '        extra = ""'),
     ]),
     Mutant('convert-beyond-tensors-inverted', 'tests/test_convert.py -k unpickles', [
         ('fastjem/checkpoint.py', '            if "weights only" not in str(err).lower():\n                continue', '            if "weights only" in str(err).lower():\n                continue'),
