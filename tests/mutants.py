@@ -4998,6 +4998,9 @@ MUTANTS = [
     Mutant('checkpoint-stranger-holdings-unsaid', 'tests/test_contracts.py -k lock_naming', [
         ('fastjem/checkpoint.py', '        keys = sorted(map(str, ckpt))[:6] if isinstance(ckpt, dict) else []', '        keys = []'),
     ]),
+    Mutant('sample-settings-without-batch-size', 'tests/test_eval.py -k sample_is_seeded', [
+        ('fastjem/eval/draw.py', '"batch_size": batch_size, "device": str(em.device)}', '}'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -897,6 +897,11 @@ def test_sample_is_seeded_and_starts_where_asked(runs):
     a = draw.draw(em, 6, n_steps=3, seed=4)
     assert torch.equal(a.x, draw.draw(em, 6, n_steps=3, seed=4).x)
     assert not torch.equal(a.x, draw.draw(em, 6, n_steps=3, seed=5).x)
+    # what repeats a draw besides the seed is recorded: each batch of chains draws its own noise
+    assert (a.settings["batch_size"], a.settings["device"]) == (500, "cpu")
+    halves = draw.draw(em, 6, n_steps=3, seed=4, batch_size=3)
+    assert halves.settings["batch_size"] == 3 and not torch.equal(a.x, halves.x)
+    assert torch.equal(halves.x, draw.draw(em, 6, n_steps=3, seed=4, batch_size=3).x)
     # zero step size and noise: the chains stay where they started
     still = draw.draw(em, 20, n_steps=3, step_size=0.0, noise=0.0, init="buffer").x
     assert all((em.buffer == row).flatten(1).all(1).any() for row in still)  # rows of the replay buffer

@@ -282,7 +282,8 @@ def add_sample_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.add_argument("--batch-size", type=int64, default=500, help="chains run at once (default: 500)")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="device (default: auto)")
-    p.add_argument("--seed", type=int64, default=0, help="random seed (default: 0)")
+    p.add_argument("--seed", type=int64, default=0,
+                   help="random seed: the same seed, --batch-size and device repeat a draw (default: 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 

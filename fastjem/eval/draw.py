@@ -139,7 +139,9 @@ def draw(checkpoint: str | os.PathLike | EvalModel, n: int = 100, classes: list[
     logits = predict_logits(em.model, x, batch_size)
     settings = {"checkpoint": str(em.path.resolve()), "iteration": em.iteration, "model": em.label, "n": n,
                 "classes": classes, "n_steps": n_steps, "init": init,
-                "step_size": a, "noise": s, "seed": seed}
+                "step_size": a, "noise": s, "seed": seed,
+                # the seed repeats a draw only with these two: each batch of chains draws its own noise
+                "batch_size": batch_size, "device": str(em.device)}
     return Drawn(x, target, logits.argmax(1), torch.logsumexp(logits, 1), settings)
 
 
