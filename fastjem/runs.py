@@ -52,9 +52,11 @@ def run_row(folder: str | os.PathLike) -> dict:
     rates = [r["it_per_s"] for r in m.train[1:] if math.isfinite(r.get("it_per_s", math.nan))]
     val = [e for e in m.evals if "val_acc" in e]
     iteration = m.train[-1]["iter"] if m.train else 0
+    saved = None
     if summary is None and (folder / "checkpoint.pt").exists():
         # a stopped run: its checkpoint's iteration, past the last log line when it stopped between two
-        iteration = max(iteration, _checkpoint_iteration(folder / "checkpoint.pt"))
+        saved = _checkpoint_iteration(folder / "checkpoint.pt")
+        iteration = max(iteration, saved)
     # summary.json is written at the end; a run resumed past it (and not finished again) is not done
     done = summary is not None and summary.get("iteration", -1) >= iteration
     # an epoch-based run (iters <= 0, the paper preset) gives its length in epochs
@@ -77,6 +79,8 @@ def run_row(folder: str | os.PathLike) -> dict:
         "test_acc": summary.get("test_acc") if done else None,
         "best": None,
         "recoveries": sum(1 for e in m.events if e.get("action") == "recover"),
+        # where a resume continues: the checkpoint's iteration, behind the last log line after a hard kill
+        "resumes_at": None if done else saved,
     }
     best = (summary or {}).get("best") if done else None
     if best:

@@ -296,7 +296,9 @@ def _time_to_go(name: str, combo: dict, cfg: TrainConfig, runs: list[tuple[str, 
     length = cfg.iters if cfg.iters > 0 else (finished[0]["iteration"] if finished else None)
     if length is None:
         return None
-    left = max(0, length - (rows[name]["iteration"] if name in rows else 0))
+    # a stopped run continues from its checkpoint (behind its last log line when it was killed between the two)
+    done_so_far = (rows[name]["resumes_at"] or 0) if name in rows else 0
+    left = max(0, length - done_so_far)
     return left / rate, left, rate, basis
 
 

@@ -1504,7 +1504,7 @@ MUTANTS = [
         ('bench/profile_step.py', '"engines": {},\n              "smoke": args.smoke}', '"engines": {},\n              "smoke": False}'),
     ]),
     Mutant('sweep-eta-ignores-iterations-done', 'tests/test_sweep.py -k how_long', [
-        ('fastjem/sweep.py', '    left = max(0, length - (rows[name]["iteration"] if name in rows else 0))\n', '    left = length\n'),
+        ('fastjem/sweep.py', '    left = max(0, length - done_so_far)\n', '    left = length\n'),
     ]),
     Mutant('sweep-eta-from-other-combinations', 'tests/test_sweep.py -k how_long', [
         ('fastjem/sweep.py', 'mine = [n for n, c, _ in runs if c == combo and n in rows]', 'mine = [n for n, c, _ in runs if n in rows]'),
@@ -5000,6 +5000,13 @@ MUTANTS = [
     ]),
     Mutant('sample-settings-without-batch-size', 'tests/test_eval.py -k sample_is_seeded', [
         ('fastjem/eval/draw.py', '"batch_size": batch_size, "device": str(em.device)}', '}'),
+    ]),
+    Mutant('sweep-time-to-go-from-last-log-line', 'tests/test_sweep.py -k epoch_based_runs_time_to_go', [
+        ('fastjem/sweep.py', 'done_so_far = (rows[name]["resumes_at"] or 0) if name in rows else 0',
+         'done_so_far = rows[name]["iteration"] if name in rows else 0'),
+    ]),
+    Mutant('runs-resumes-at-not-the-checkpoint', 'tests/test_runs.py -k stopped_between_log_lines', [
+        ('fastjem/runs.py', '"resumes_at": None if done else saved,', '"resumes_at": None if done else iteration,'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

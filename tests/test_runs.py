@@ -36,6 +36,7 @@ def test_rows_say_what_each_run_wrote(runs):
     assert run_row(root / "base")["kind"] == "classifier" and run_row(root / "base")["test_acc"] == base["test_acc"]
     cut = run_row(root / "cut")
     assert cut["status"] == "stopped (6/6)" and cut["test_acc"] is None and cut["iteration"] == 6
+    assert (row["resumes_at"], cut["resumes_at"]) == (None, 6)  # done; stopped: where a resume continues
     assert (cut["model"], cut["kind"]) == ("ConvNet(width 8)", "JEM")  # from its config, with no summary.json
 
 
@@ -157,12 +158,20 @@ def test_a_run_stopped_between_log_lines_shows_its_checkpoints_iteration(tiny_co
     t.train_step = step_then_stop
     assert t.fit()["iteration"] == 5
     row = run_row(tmp_path / "stopped")
-    assert row["iteration"] == 5 and row["status"] == "stopped (5/12)"
+    assert row["iteration"] == 5 and row["status"] == "stopped (5/12)" and row["resumes_at"] == 5
     # a process training in the folder holds its lock: running, not stopped (a kill -9 leaves no lock held)
     from fastjem.checkpoint import folder_lock
 
     with folder_lock(tmp_path / "stopped" / ".lock", "busy"):
         assert run_row(tmp_path / "stopped")["status"] == "running (5/12)"
+    # killed hard after logging iteration 8, its checkpoint at 5: listed at 8, resumes from 5
+    log = tmp_path / "stopped" / "metrics.jsonl"
+    logged = log.read_text()
+    last = [json.loads(line) for line in logged.splitlines() if '"it_per_s"' in line][-1]
+    log.write_text(logged + json.dumps({**last, "iter": 8}) + "\n")
+    row = run_row(tmp_path / "stopped")
+    assert (row["iteration"], row["resumes_at"]) == (8, 5)
+    log.write_text(logged)
     # a torn checkpoint (a copy cut short): the log's last iteration stands; the folder may be given as text
     (tmp_path / "stopped" / "checkpoint.pt").write_bytes(b"torn")
     assert run_row(str(tmp_path / "stopped"))["iteration"] == 4

@@ -186,7 +186,8 @@ def test_an_epoch_based_runs_time_to_go_takes_its_length_from_a_finished_run_of_
     runs = [(f"lr=0.001+seed={s}", combo, cfg) for s in (1, 2, 3)]
     states = dict(zip([n for n, _, _ in runs], ("done", "partial", "new")))
     rows = {"lr=0.001+seed=1": {"it_per_s": 2.0, "iteration": 40, "status": "done"},
-            "lr=0.001+seed=2": {"it_per_s": 1.0, "iteration": 10, "status": "stopped"}}
+            # killed hard after logging iteration 12: it resumes from its checkpoint's 10
+            "lr=0.001+seed=2": {"it_per_s": 1.0, "iteration": 12, "resumes_at": 10, "status": "stopped"}}
     basis = "the speed of 1 finished run of this combination"
     assert _time_to_go("lr=0.001+seed=3", combo, cfg, runs, states, rows) == (20.0, 40, 2.0, basis)
     assert _time_to_go("lr=0.001+seed=2", combo, cfg, runs, states, rows) == (15.0, 30, 2.0, basis)
