@@ -148,7 +148,8 @@ class TrainConfig:
     buffer_margin: float = _opt(100.0, "replay-buffer energy this far above fresh U(-1, 1) noise's counts as "
                                 "divergence (the paper's diagnosis)", group="guard")
     remedies: tuple = _opt(REMEDIES, "the remedy ladder, one rung per recovery (the last repeats): sgld_steps (x2), "
-                           "lr (x0.5), energy_l2 (0.1, then x2)", group="guard")
+                           "lr (x0.5), energy_l2 (0.1, then x2); a classifier-only run climbs the lr rungs only",
+                           group="guard")
     # run
     seed: int = _opt(1, "random seed", group="run")
     device: str = _opt("auto", "training device (auto = cuda when available)", DEVICES, "run")

@@ -1304,12 +1304,15 @@ class Trainer:
                 "--sgld-steps, --energy-l2 0.1 or another --seed.")
         ladder = RecoveryState(**self.recovery.to_dict())
         back_to = self.guard.restore_snapshot()
-        rung = cfg.remedies[min(n, len(cfg.remedies) - 1)]
+        # a classifier-only run samples nothing and has no energy term: of the ladder only the learning rate acts on
+        # it (with no such rung, a recovery is the rollback and the new seed alone)
+        rungs = cfg.remedies if cfg.generative else tuple(r for r in cfg.remedies if r == "lr")
+        rung = rungs[min(n, len(rungs) - 1)] if rungs else "reseed"
         if rung == "sgld_steps":
             ladder.sgld_steps *= 2
         elif rung == "lr":
             ladder.lr_scale *= 0.5
-        else:
+        elif rung == "energy_l2":
             ladder.energy_l2 = 0.1 if ladder.energy_l2 == 0 else 2 * ladder.energy_l2
         ladder.recoveries = n + 1
         self.recovery = ladder
@@ -1324,7 +1327,8 @@ class Trainer:
         self.data_gen.manual_seed(cfg.seed + salt)
         self._acc.zero_()
         self._acc_n = 0
-        desc = (f"sgld_steps {ladder.sgld_steps}, lr x{ladder.lr_scale:g}, energy_l2 {ladder.energy_l2:g}")
+        desc = (f"sgld_steps {ladder.sgld_steps}, lr x{ladder.lr_scale:g}, energy_l2 {ladder.energy_l2:g}"
+                if cfg.generative else f"lr x{ladder.lr_scale:g}; a classifier-only run: no SGLD, no energy term")
         self.log(f"divergence at iteration {at}: {reasons}. Rolled back to iteration {back_to}, reseeded, remedy "
                  f"'{rung}' ({desc}); recovery {n + 1} of at most {cfg.max_recoveries}")
         self._log_jsonl({"event": "divergence", "iter": at, "reason": reasons, "action": "recover",

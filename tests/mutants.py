@@ -958,7 +958,7 @@ MUTANTS = [
         ('fastjem/train.py', 'else 2 * ladder.energy_l2', 'else ladder.energy_l2'),
     ]),
     Mutant('ladder-wraps-round', 'tests/test_guard.py -k ladder', [
-        ('fastjem/train.py', 'rung = cfg.remedies[min(n, len(cfg.remedies) - 1)]', 'rung = cfg.remedies[n % len(cfg.remedies)]'),
+        ('fastjem/train.py', 'rung = rungs[min(n, len(rungs) - 1)] if rungs', 'rung = rungs[n % len(rungs)] if rungs'),
     ]),
     Mutant('logged-lr-off-by-one', 'tests/test_train.py -k logged_learning_rate', [
         ('fastjem/train.py', 'lr=learning_rate(cfg, it - 1, self.iters_per_epoch)', 'lr=learning_rate(cfg, it, self.iters_per_epoch)'),
@@ -5007,6 +5007,14 @@ MUTANTS = [
     ]),
     Mutant('runs-resumes-at-not-the-checkpoint', 'tests/test_runs.py -k stopped_between_log_lines', [
         ('fastjem/runs.py', '"resumes_at": None if done else saved,', '"resumes_at": None if done else iteration,'),
+    ]),
+    Mutant('guard-classifier-only-climbs-sgld-rungs', 'tests/test_guard.py -k classifier_only', [
+        ('fastjem/train.py', 'rungs = cfg.remedies if cfg.generative else tuple(r for r in cfg.remedies if r == "lr")',
+         'rungs = cfg.remedies'),
+    ]),
+    Mutant('guard-classifier-only-no-lr-rung-doubles-sgld', 'tests/test_guard.py -k classifier_only', [
+        ('fastjem/train.py', 'rung = rungs[min(n, len(rungs) - 1)] if rungs else "reseed"',
+         'rung = rungs[min(n, len(rungs) - 1)] if rungs else "sgld_steps"'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

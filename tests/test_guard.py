@@ -736,12 +736,13 @@ def test_a_run_continued_in_another_folder_rolls_back_where_the_uninterrupted_on
 
 
 def test_a_recovery_draws_new_batches_so_a_classifier_only_run_does_not_replay_the_divergence(guarded, tmp_path):
-    """A classifier-only run samples nothing and has no energies: the ladder's first rung (SGLD steps) and the energy
-    penalty leave its computation alone, and with the data generator restored and not reseeded the retry after a
-    rollback was the abandoned attempt again, bit for bit (the same divergence, a recovery spent for nothing). The
-    rollback reseeds the batches too."""
-    t = Trainer(guarded.replace(iters=8, px_weight=0.0), out_dir=tmp_path / "run", progress=False,
-                log=lambda *a: None)
+    """A classifier-only run samples nothing and has no energies: a ladder without the learning-rate rung leaves its
+    computation alone, and with the data generator restored and not reseeded the retry after a rollback was the
+    abandoned attempt again, bit for bit (the same divergence, a recovery spent for nothing). The rollback reseeds
+    the batches too."""
+    lines = []
+    t = Trainer(guarded.replace(iters=8, px_weight=0.0, remedies=("sgld_steps", "energy_l2")),
+                out_dir=tmp_path / "run", progress=False, log=lines.append)
     t.out_dir.mkdir()
     t.guard.take_snapshot()
     for _ in range(3):
@@ -749,7 +750,23 @@ def test_a_recovery_draws_new_batches_so_a_classifier_only_run_does_not_replay_t
     abandoned = params(t.model).clone()
     t.guard.reasons = ["test"]
     t.recover()
-    assert t.recovery.lr_scale == 1.0 and t.recovery.energy_l2 == 0.0  # the remedy: SGLD steps only
+    assert (t.recovery.sgld_steps, t.recovery.lr_scale, t.recovery.energy_l2) == (guarded.sgld_steps, 1.0, 0.0)
+    assert "remedy 'reseed' (lr x1; a classifier-only run: no SGLD, no energy term)" in lines[-1]
     for _ in range(3):
         t.train_step()
     assert not torch.equal(params(t.model), abandoned)
+
+
+def test_a_classifier_only_run_climbs_only_the_learning_rate_rung(guarded, tmp_path):
+    """SGLD steps and the energy penalty do nothing to a classifier-only run: the default ladder (SGLD steps, lr,
+    energy L2) halves its learning rate at every recovery, where it reseeded only at the first and third."""
+    t = Trainer(guarded.replace(iters=8, px_weight=0.0, max_recoveries=3), out_dir=tmp_path / "run",
+                progress=False, log=lambda *a: None)
+    t.out_dir.mkdir()
+    t.guard.take_snapshot()
+    t.guard.reasons = ["test"]
+    for _ in range(3):
+        t.recover()
+    assert (t.recovery.lr_scale, t.recovery.sgld_steps, t.recovery.energy_l2) == (0.125, guarded.sgld_steps, 0.0)
+    remedies = [e["remedy"] for e in events(t.out_dir)[0]]
+    assert remedies == ["lr", "lr", "lr"]
