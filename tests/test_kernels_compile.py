@@ -6,10 +6,12 @@ find that out."""
 import functools
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 triton = pytest.importorskip("triton")
@@ -197,3 +199,140 @@ def test_the_noise_is_a_straight_line_of_under_230_instructions(compiled):
         assert not any(op in sass for op in (" dmul", " ldl", " stl", "ldg.e.constant")), what
         assert sum(" bra " in line for line in code) == 1, what  # the self-loop after exit that ptxas appends
         assert len(code) <= 230, what
+
+
+# --- the GPU's arithmetic of the Box-Muller polynomials, on a CPU: the compiled kernel's PTX evaluated element-wise
+# (a GPU fuses a * b + c into one rounding where the interpreter rounds twice; ptxas keeps the PTX's IEEE rounding)
+
+
+def _fma32(a, b, c):
+    """fp32 fused multiply-add, correctly rounded: the product is exact in float64, the sum's rounding error exact
+    (TwoSum), then rounded to odd in float64 (53 >= 2 * 24 + 2 bits) so that the rounding to fp32 is the fma's."""
+    a, b, c = (np.asarray(v, np.float32).astype(np.float64) for v in (a, b, c))
+    p = a * b
+    s = p + c
+    bp = s - c
+    e = (p - bp) + (c - (s - bp))
+    s = np.where((e != 0) & ((s.view(np.int64) & 1) == 0), np.nextafter(s, np.where(e > 0, np.inf, -np.inf)), s)
+    return s.astype(np.float32)
+
+
+def evaluate_ptx(ptx: str, inputs: dict[int, np.ndarray], block: int) -> dict[int, np.ndarray]:
+    """The fp32 results a straight-line Triton kernel of one 4-byte element per thread stores, its PTX evaluated for
+    every element at once: ``inputs`` {parameter index: fp32 array} (all of one length n, a multiple of ``block``,
+    the threads of a program); returns {parameter index: fp32 array} of what it stores. Knows the instructions such
+    element-wise kernels compile to; any other fails the test, naming it."""
+    n = len(next(iter(inputs.values())))
+    element = np.arange(n, dtype=np.int64)
+    regs: dict[str, object] = {}
+    out: dict[int, np.ndarray] = {}
+
+    def value(op: str):
+        if op.startswith("%"):
+            if op == "%tid.x":
+                return (element % block).astype(np.uint32)
+            if op == "%ctaid.x":
+                return (element // block).astype(np.uint32)
+            return regs[op]
+        if op.startswith("0f"):
+            return np.uint32(int(op[2:], 16))
+        return np.uint32(int(op, 0) & 0xFFFFFFFF)
+
+    def f32(op: str):
+        return np.asarray(value(op), np.uint32).view(np.float32)
+
+    def i32(op: str):
+        return np.asarray(value(op), np.uint32).view(np.int32).astype(np.int64)
+
+    def bits(x):
+        x = np.asarray(x)
+        return x.astype(np.float32).view(np.uint32) if x.dtype.kind == "f" else (x & 0xFFFFFFFF).astype(np.uint32)
+
+    entry = ptx[ptx.index(".entry"):]
+    body = entry[entry.index("\n{") + 2:]  # past the parameter list
+    for line in body.splitlines():
+        line = line.split("//")[0].strip()
+        if not line or line[0] in ".${}" or line.endswith(":") or line == "ret;":
+            continue
+        op, _, rest = line.rstrip(";").partition(" ")
+        args = [a for a in re.split(r"[\s,{}\[\]+]+", rest.strip()) if a]
+        if op.startswith("@"):
+            raise AssertionError(f"predicated PTX instruction not emulated: {line}")
+        kind = op.split(".")[0]
+        if op == "ld.param.b64":
+            regs[args[0]] = ("param", int(args[1].rsplit("_", 1)[1]), np.zeros(n, np.int64))
+        elif op in ("mov.u32", "mov.b32"):
+            regs[args[0]] = np.broadcast_to(value(args[1]), (n,)).astype(np.uint32)
+        elif op == "mul.wide.s32":
+            regs[args[0]] = i32(args[1]) * i32(args[2])
+        elif op == "add.s64":
+            (_, k, base), offsets = (regs[args[1]], regs[args[2]]) if isinstance(regs[args[1]], tuple) else \
+                (regs[args[2]], regs[args[1]])
+            regs[args[0]] = ("param", k, base + offsets)
+        elif op == "ld.global.b32":
+            _, k, offsets = regs[args[1]]
+            assert args[2] == "0" and np.array_equal(offsets, 4 * element), line
+            regs[args[0]] = inputs[k].astype(np.float32).view(np.uint32)
+        elif op == "st.global.b32":
+            _, k, offsets = regs[args[0]]
+            assert args[1] == "0" and np.array_equal(offsets, 4 * element), line
+            out[k] = f32(args[2]).copy()
+        elif op in ("add.s32", "sub.s32", "and.b32", "or.b32", "shl.b32"):
+            a, b = i32(args[1]), i32(args[2])
+            regs[args[0]] = bits({"add.s32": a + b, "sub.s32": a - b, "and.b32": a & b, "or.b32": a | b,
+                                  "shl.b32": a << b}[op])
+        elif op in ("add.f32", "sub.f32", "mul.f32", "add.rn.f32", "sub.rn.f32", "mul.rn.f32"):
+            a, b = f32(args[1]), f32(args[2])
+            regs[args[0]] = bits({"add": a + b, "sub": a - b, "mul": a * b}[kind])
+        elif op == "neg.f32":
+            regs[args[0]] = bits(-f32(args[1]))
+        elif op == "fma.rn.f32":
+            regs[args[0]] = bits(_fma32(f32(args[1]), f32(args[2]), f32(args[3])))
+        elif op == "cvt.rn.f32.s32":
+            regs[args[0]] = bits(i32(args[1]).astype(np.float32))
+        elif op in ("setp.ne.b32", "setp.eq.b32", "setp.ne.s32", "setp.eq.s32"):
+            equal = np.asarray(value(args[1])) == np.asarray(value(args[2]))
+            regs[args[0]] = np.broadcast_to(equal if op.startswith("setp.eq") else ~equal, (n,))
+        elif op in ("selp.f32", "selp.b32"):
+            regs[args[0]] = np.where(regs[args[3]], value(args[1]), value(args[2])).astype(np.uint32)
+        else:
+            raise AssertionError(f"PTX instruction not emulated: {line} (teach evaluate_ptx its arithmetic)")
+    return out
+
+
+def _box_muller_ptx(block: int) -> str:
+    """PTX (sm_90) of test_kernels_rng's kernel of the Box-Muller polynomials, compiled in a process without the
+    interpreter, one element per thread (``block`` elements, 4 warps)."""
+    here = Path(__file__).resolve().parent
+    code = (f"import sys; sys.path.insert(0, {str(here)!r}); import triton, test_kernels_rng as t\n"
+            "from triton.backends.compiler import GPUTarget\nfrom triton.compiler import ASTSource\n"
+            "sig = {'p_u': '*fp32', 'p_log': '*fp32', 'p_sin': '*fp32', 'p_cos': '*fp32', 'BLOCK': 'constexpr'}\n"
+            f"k = triton.compile(ASTSource(t._box_muller_parts, sig, constexprs={{'BLOCK': {block}}}),\n"
+            "                    target=GPUTarget('cuda', 90, 32), options={'num_warps': 4})\n"
+            "sys.stdout.write(k.asm['ptx'])\n")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def test_the_gpus_fused_box_muller_polynomials_are_within_two_ulps_for_every_uniform():
+    """The GPU test of the Box-Muller polynomials (test_kernels_rng, 2 ulps for every one of the 2**23 uniforms a
+    Philox word gives), run here on the GPU's own arithmetic: the kernel compiled for sm_90, its PTX evaluated for
+    every uniform, each multiply-add fused where the compiler fused it. The interpreter's run (two roundings) is the
+    same test's CPU case; a polynomial that holds there can exceed the bound fused, and a GPU session would be the
+    first to see it."""
+    pytest.importorskip("triton.backends.compiler")
+    ptx = _box_muller_ptx(128)
+    assert "fma.rn.f32" in ptx  # fused: what this test is for
+    k = np.arange(2**23, dtype=np.int64)
+    u = ((2 * k + 1).astype(np.float32) * np.float32(2.0**-24)).astype(np.float32)
+    got = evaluate_ptx(ptx, {0: u}, 128)
+    ud = u.astype(np.float64)
+    t = 2 * ud - 1
+    assert sorted(got) == [1, 2, 3]
+    for name, index, want in (("-2 log u", 1, -2 * np.log(ud)), ("sin(pi t)", 2, np.sin(np.pi * t)),
+                              ("cos(pi t)", 3, np.cos(np.pi * t))):
+        ulp = np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+        err = np.abs(got[index].astype(np.float64) - want) / ulp
+        assert err.max() <= 2.0, f"{name}: {err.max():.2f} ulps at u = {u[err.argmax()]!r} (fused on the GPU)"
