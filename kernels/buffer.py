@@ -180,7 +180,8 @@ def buffer_sample_fwd(buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float
         extra = {} if num_warps is None else {"num_warps": num_warps}
         with device_of(buffer):
             _buffer_sample_kernel[grid](
-                buffer, idx.contiguous(), out, rng_state, out if fresh is None else fresh.contiguous(),
+                # the state's two words as a dense [2]: a strided view is read from a copy (advanced below in place)
+                buffer, idx.contiguous(), out, rng_state.contiguous(), out if fresh is None else fresh.contiguous(),
                 buffer.shape[0], B, D, float(reset_prob), HAS_FRESH=fresh is not None, BLOCK_B=block_b,
                 BLOCK_D=block_d, ROWS_FIRST=bool(rows_first), **extra,
             )

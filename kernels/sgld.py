@@ -94,8 +94,10 @@ def sgld_step_fwd(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: floa
         raise ValueError(f"sgld_step_fwd: block must be a power of two >= 4, got {block}")
     extra = {} if num_warps is None else {"num_warps": num_warps}
     with device_of(x):
-        _sgld_step_kernel[(triton.cdiv(n, block),)](x, grad, rng_state, n, base, float(alpha), float(sigma),
-                                                    BLOCK=block, **extra)
+        # the kernel reads the state's two words as a dense [2] (a strided view, e.g. a column of a larger tensor,
+        # is read from a copy; the advance below moves the caller's tensor)
+        _sgld_step_kernel[(triton.cdiv(n, block),)](x, grad, rng_state.contiguous(), n, base, float(alpha),
+                                                    float(sigma), BLOCK=block, **extra)
     # after the launch, on the same stream: the kernel has read the old offset
     _advance_(rng_state, n, advance)
 

@@ -356,3 +356,18 @@ def test_the_gathers_launcher_passes_the_order_of_the_loads_on(monkeypatch):
     for kwargs in ({}, {"rows_first": True}, {"rows_first": False, "tiles": (1, 8)}):
         buffer.buffer_sample_fwd(buf, idx, 0.5, new_rng_state(0, "cpu"), **kwargs)
     assert launched == [False, True, False]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_strided_state_draws_its_own_resets_and_moves(backend):
+    """An RNG state given as a strided [2] view (a column of a larger tensor): the resets of a dense state with the
+    same (seed, offset), and the view advanced (the kernel read the storage's next word as the offset: the same
+    resets at every call)."""
+    skip_unless_runnable("cpu", backend)
+    buf, idx = _buffer(30, (5,), "cpu"), torch.arange(30)
+    states = torch.tensor([[5, 9], [0, 0]])
+    strided, dense = states[:, 0], new_rng_state(5)
+    for _ in range(2):
+        assert_close(buffer_sample(buf, idx, 0.5, strided, backend=backend),
+                     buffer_sample(buf, idx, 0.5, dense, backend=backend), 0, 0, "x0")
+    assert states[:, 0].tolist() == dense.tolist() and states[:, 1].tolist() == [9, 0]

@@ -356,3 +356,19 @@ def test_compiled_step_is_the_reference_to_the_last_ulps():
         sgld_step_compiled_(x.transpose(2, 3), grad, 0.3, 0.5, state)
     with pytest.raises(ValueError, match="x requires grad .*x.detach"):
         sgld_step_compiled_(x.clone().requires_grad_(True), grad, 0.3, 0.5, state)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_strided_state_draws_its_own_numbers_and_moves(backend):
+    """An RNG state given as a strided [2] view (a column of a tensor holding several samplers' states): the noise of
+    a dense state with the same (seed, offset) at every call, and the view itself advanced. The kernel read the
+    storage's next word as the offset (here the other state's seed, never advanced): the same noise every call."""
+    skip_unless_runnable("cpu", backend)
+    states = torch.tensor([[5, 9], [0, 0]])  # column k: (seed, offset) of sampler k
+    strided, dense = states[:, 0], new_rng_state(5)
+    assert not strided.is_contiguous()
+    draws = _noise("cpu", backend, (3, 8), strided, 2)
+    expected = _noise("cpu", backend, (3, 8), dense, 2)
+    for got, want in zip(draws, expected):
+        assert_close(got, want, 0, 0, "noise")
+    assert states.tolist() == [[5, 9], [2 * counters_for(24), 0]]
