@@ -121,7 +121,7 @@ class ReplayBuffer:
             blocks = None
             if num_classes is not None:
                 blocks = torch.arange(num_classes, device=self.device).repeat_interleave(size // num_classes)
-            self.data = init.fill(size, blocks).to(self.device, torch.float32).contiguous()
+            self.data = init.fill(size, blocks).detach().to(self.device, torch.float32).contiguous()
             if tuple(self.data.shape) != (size, *self.sample_shape):
                 raise ConfigError(f"the buffer's init made samples of shape {tuple(self.data.shape[1:])}, not "
                                   f"{self.sample_shape}")
@@ -162,8 +162,11 @@ class ReplayBuffer:
         probability reinit_prob (one fused op)."""
         if self.init is not None and y is None and self.num_classes is not None:
             y = idx // self.class_block  # a class block restarts from its own class's law
-        # on the buffer's device whatever the init's draw returns (a no-op when it is there already)
-        fresh = None if self.init is None else self.init.draw(idx.shape[0], y).to(self.device, torch.float32)
+        fresh = None
+        if self.init is not None:
+            # on the buffer's device whatever the init's draw returns (a no-op when it is there already); detached,
+            # since restarts are chain states read by value (an init that is a network draws rows requiring grad)
+            fresh = self.init.draw(idx.shape[0], y).detach().to(self.device, torch.float32)
         return kernels.buffer_sample(self.data, idx, self.reinit_prob, self.rng_state, fresh=fresh,
                                      backend=self.backend)
 

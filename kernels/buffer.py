@@ -285,13 +285,23 @@ def buffer_sample(
     the reset decisions and the state's advance are the same either way).
 
     ``rng_state`` (int64 [2] on the buffer's device) is read on the device and advanced in place.
+    Not differentiable (chain states are read by value): a buffer or ``fresh`` that requires grad is refused.
+    An index outside [0, N) raises on the reference backend and gives a NaN row on the Triton one (see the module).
     """
+    if torch.is_grad_enabled() and (buffer.requires_grad or (fresh is not None and fresh.requires_grad)):
+        raise ValueError("buffer_sample is not differentiable (it reads chain states by value), yet the buffer or "
+                         "fresh requires grad: pass buffer.detach() and fresh.detach()")
     # plain eager calls skip the registered op's dispatch; compile, export and dispatch modes go through it
     op = _buffer_sample_impl if direct_call(buffer, idx, rng_state, fresh) else _buffer_sample_op
     return op(buffer, idx, float(reset_prob), rng_state, fresh, backend)
 
 
 def buffer_write_(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, *, backend: str | None = None) -> None:
-    """``buffer[idx] = x`` in place (buffer fp32 [N, *S], idx int64 [B], x [B, *S])."""
+    """``buffer[idx] = x`` in place (buffer fp32 [N, *S], idx int64 [B], x [B, *S]). x is written by value: no
+    gradient flows into the buffer, and a buffer that requires grad is refused (autograd cannot follow the write).
+    An index outside [0, N) raises on the reference backend and is dropped on the Triton one (see the module)."""
+    if buffer.requires_grad and torch.is_grad_enabled():
+        raise ValueError("buffer_write_: the buffer requires grad and is updated in place: pass buffer.detach() "
+                         "(the replay buffer's chains need no gradient)")
     op = _buffer_write_impl if direct_call(buffer, idx, x) else _buffer_write_op
     op(buffer, idx, x, backend)

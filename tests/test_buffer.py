@@ -300,3 +300,22 @@ def test_an_init_on_another_device_is_moved_to_the_buffers_and_its_draws_follow(
     # on one device the same buffer restarts every row from the init's draw
     here = ReplayBuffer(10, (1, 2, 2), reinit_prob=1.0, init=_CpuInit(movable=False), seed=0)
     assert torch.equal(here.sample(4)[0], torch.ones(4, 1, 2, 2))
+
+
+def test_restarts_drawn_by_an_init_that_requires_grad_are_taken_by_value():
+    """An init whose fill and draw come from a network (rows that require grad): the buffer holds and restarts from
+    their values (the gather refused them, asking for a detach the caller of ReplayBuffer cannot make)."""
+    net = torch.nn.Linear(4, 4)
+
+    class NetInit:
+        def fill(self, n, y):
+            return net(torch.randn(n, 4)).tanh()
+
+        def draw(self, n, y):
+            return net(torch.randn(n, 4)).tanh()
+
+    buf = ReplayBuffer(20, (4,), reinit_prob=1.0, init=NetInit(), seed=0)
+    assert not buf.data.requires_grad
+    x0, idx = buf.sample(5)
+    assert not x0.requires_grad and x0.shape == (5, 4) and bool((x0.abs() < 1).all())
+    buf.write_(idx, x0)

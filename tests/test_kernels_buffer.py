@@ -371,3 +371,30 @@ def test_a_strided_state_draws_its_own_resets_and_moves(backend):
         assert_close(buffer_sample(buf, idx, 0.5, strided, backend=backend),
                      buffer_sample(buf, idx, 0.5, dense, backend=backend), 0, 0, "x0")
     assert states[:, 0].tolist() == dense.tolist() and states[:, 1].tolist() == [9, 0]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_buffers_and_restarts_that_require_grad_are_refused_and_rows_are_written_by_value(backend):
+    """The ops are not differentiable: a buffer or fresh rows that require grad are refused with what to pass (the
+    gather handed out rows requiring grad whose backward failed inside torch, 'no autograd formula'; the scatter
+    changed a leaf requiring grad in place, whose gradient then still counted the overwritten rows). Rows that
+    require grad are written by value; under no_grad a buffer that requires grad is written as any other."""
+    skip_unless_runnable("cpu", backend)
+    idx = torch.tensor([1, 4])
+    leaf = torch.rand(6, 3, requires_grad=True)
+    with pytest.raises(ValueError, match=r"pass buffer.detach\(\) and fresh.detach\(\)"):
+        buffer_sample(leaf, idx, 0.5, new_rng_state(0), backend=backend)
+    with pytest.raises(ValueError, match=r"pass buffer.detach\(\) and fresh.detach\(\)"):
+        buffer_sample(leaf.detach(), idx, 0.5, new_rng_state(0), fresh=torch.zeros(2, 3, requires_grad=True),
+                      backend=backend)
+    before = leaf.detach().clone()
+    with pytest.raises(ValueError, match=r"requires grad and is updated in place: pass buffer.detach\(\)"):
+        buffer_write_(leaf, idx, torch.zeros(2, 3), backend=backend)
+    assert torch.equal(leaf.detach(), before)
+    buf, rows = torch.rand(6, 3), torch.randn(2, 3, requires_grad=True)
+    buffer_write_(buf, idx, rows, backend=backend)
+    assert torch.equal(buf[idx], rows.detach()) and not buf.requires_grad
+    with torch.no_grad():
+        buffer_write_(leaf, idx, torch.zeros(2, 3), backend=backend)
+        assert (leaf[idx] == 0).all()
+        assert buffer_sample(leaf, idx, 0.0, new_rng_state(0), backend=backend).equal(leaf[idx])
