@@ -117,6 +117,27 @@ def compiled_input_grad(model: nn.Module, *,
     return torch.compile(torch.func.grad(energy_sum), dynamic=False, options={"cpp_wrapper": cpp_wrapper})
 
 
+NOT_DIFFERENTIABLE = ("SGLD: energy_fn(x) must be differentiable in x, computed from x by torch operations; its "
+                      "result has no gradient path to x (computed under torch.no_grad(), from x.detach(), through "
+                      ".item(), .numpy() or an integer cast, or not from x at all)")
+
+
+def check_energy(energy: torch.Tensor, x: torch.Tensor) -> None:
+    """Refuse an energy that is not one value per sample of x ([B], [B, 1], or its sum as a scalar), or that has no
+    gradient path to x, before autograd differentiates it: summed, a classifier's logits [B, K] would pass for an
+    energy and the chain would descend the negated sum of the logits."""
+    if not isinstance(energy, torch.Tensor):
+        raise TypeError(f"SGLD: energy_fn(x) must return a tensor of energies E [B], got {type(energy).__name__}")
+    rows = x.shape[0] if x.dim() else 1
+    if energy.dim() and tuple(energy.shape) not in ((rows,), (rows, 1)):
+        raise ValueError(f"SGLD: energy_fn(x) must return one energy per sample, E [{rows}] (or [{rows}, 1], or "
+                         f"their sum), got shape {tuple(energy.shape)}; a classifier's logits [B, K] are not an "
+                         "energy: sample fastjem.model_energy(net) (E(x) = -logsumexp f(x)), or "
+                         "lambda x: fastjem.marginal_energy(net(x))")
+    if not energy.requires_grad:
+        raise ValueError(NOT_DIFFERENTIABLE)
+
+
 class SGLD:
     """Stochastic gradient Langevin dynamics: ``n_steps`` of x <- x - step_size dE/dx + noise N(0, I).
 
@@ -179,7 +200,11 @@ class SGLD:
         else:
             with torch.enable_grad():
                 leaf = x.detach().requires_grad_(True)
-                (grad,) = torch.autograd.grad(energy_fn(leaf).sum(), leaf)
+                energy = energy_fn(leaf)
+                check_energy(energy, leaf)
+                (grad,) = torch.autograd.grad(energy.sum(), leaf, allow_unused=True)
+            if grad is None:
+                raise ValueError(NOT_DIFFERENTIABLE)
         if self.grad_clip is not None:
             grad = grad.clamp(-self.grad_clip, self.grad_clip)
         # x += (-step_size) * dE/dx + noise * N(0, I)
@@ -194,6 +219,9 @@ class SGLD:
 
     def sample(self, energy_fn: EnergyFn, x0: torch.Tensor, model: nn.Module | None = None) -> torch.Tensor:
         """Run the chain from x0 and return the final samples (fp32, detached; x0 is not modified).
+
+        ``energy_fn(x)``: one energy per sample, E [B] (or [B, 1], or their sum), differentiable in x; anything
+        else (a classifier's logits [B, K], a result without a gradient path to x) is refused at the first step.
 
         Pass the network as ``model`` to sample with it in eval mode and its parameters frozen
         (no weight gradients are computed); its train/requires_grad state is restored afterwards.

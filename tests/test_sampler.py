@@ -368,3 +368,25 @@ def test_step_updates_the_callers_tensor_in_place_leaves_its_flag_and_runs_under
     with torch.no_grad():
         SGLD(1, 0.1, 0.0).step_(energy, x)
     assert torch.allclose(x, torch.full((2, 3), 1.62)) and not x.requires_grad
+
+
+def test_an_energy_that_is_not_one_value_per_sample_or_not_differentiable_is_refused():
+    """E [B], [B, 1] (a one-output network) and their sum are energies; a classifier passed as its own energy
+    (logits [B, K]) was summed silently and the chain descended -sum f(x), and an energy without a gradient path
+    to x raised autograd's message (advising allow_unused=True, which the caller cannot set)."""
+    net = nn.Linear(2, 5)
+    x0 = torch.randn(4, 2)
+    for energy in (lambda x: (x**2).sum(1), lambda x: (x**2).sum(1, keepdim=True), lambda x: (x**2).sum()):
+        torch.testing.assert_close(SGLD(1, 0.25, 0.0).sample(energy, x0), 0.5 * x0)
+    with pytest.raises(ValueError, match=r"one energy per sample, E \[4\] .* got shape \(4, 5\); a classifier's "
+                                         r"logits \[B, K\] are not an energy: sample fastjem.model_energy\(net\)"):
+        SGLD(1, 0.1, 0.01).sample(net, x0, model=net)
+    with pytest.raises(ValueError, match=r"got shape \(2,\)"):
+        SGLD(1, 0.1, 0.01).sample(lambda x: (x**2).sum(0), x0)
+    with pytest.raises(TypeError, match="must return a tensor of energies"):
+        SGLD(1, 0.1, 0.01).sample(lambda x: [0.0] * x.shape[0], x0)
+    for detached in (lambda x: (x.detach() ** 2).sum(1) + net.weight.sum(), lambda x: torch.zeros(x.shape[0]),
+                     lambda x: (x**2).sum(1).long()):
+        with pytest.raises(ValueError, match="must be differentiable in x"):
+            SGLD(1, 0.1, 0.01).sample(detached, x0)
+    torch.testing.assert_close(SGLD(1, 0.25, 0.0).sample(lambda x: x**2, torch.ones(())), torch.tensor(0.5))
