@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import operator
+
 import torch
 
 from fastjem import kernels
@@ -74,7 +76,8 @@ class ClassGaussians:
 
 
 class ReplayBuffer:
-    """N samples of shape ``sample_shape`` in fp32 on ``device``, initialised U(-1, 1) (or from ``init``).
+    """N samples of shape ``sample_shape`` (a tuple, or an int for vectors) in fp32 on ``device``, initialised
+    U(-1, 1) (or from ``init``).
 
     ``sample`` draws B chain indices uniformly (or, when ``num_classes`` is given, from the block of
     the requested class: the buffer is K contiguous blocks of N/K) and restarts each drawn chain from
@@ -107,7 +110,9 @@ class ReplayBuffer:
                               f"--buffer-size {size} is not divisible by {num_classes}; use e.g. "
                               f"{(size // num_classes + 1) * num_classes}")
         self.size = size
-        self.sample_shape = tuple(sample_shape)
+        # an int is one sample's length: ReplayBuffer(N, 2) holds 2-D points [N, 2]
+        is_int = hasattr(sample_shape, "__index__")
+        self.sample_shape = (operator.index(sample_shape),) if is_int else tuple(sample_shape)
         self.reinit_prob = float(reinit_prob)
         self.num_classes = num_classes
         self.device = torch.device(device)
@@ -140,6 +145,8 @@ class ReplayBuffer:
         y must lie in [0, num_classes); it is not checked, since that would read a device value on the host in
         the captured iteration: a class outside draws another block's rows, or indices past the buffer's end,
         which the reference backend refuses (IndexError) and the Triton one reads as NaN rows."""
+        if isinstance(batch_size, bool) or not hasattr(batch_size, "__index__") or batch_size < 0:
+            raise ConfigError(f"batch_size must be an integer >= 0, got {batch_size!r}")
         if y is None:
             return torch.randint(0, self.size, (batch_size,), device=self.device)
         if self.num_classes is None:

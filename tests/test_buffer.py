@@ -319,3 +319,16 @@ def test_restarts_drawn_by_an_init_that_requires_grad_are_taken_by_value():
     x0, idx = buf.sample(5)
     assert not x0.requires_grad and x0.shape == (5, 4) and bool((x0.abs() < 1).all())
     buf.write_(idx, x0)
+
+
+def test_an_int_shape_holds_vectors_and_a_batch_size_must_be_a_count():
+    """ReplayBuffer(N, 2) is a buffer of 2-D points (it raised "'int' object is not iterable"); a batch size that
+    is not an integer >= 0 is refused by name (it raised inside torch.randint)."""
+    buf = ReplayBuffer(50, 2, seed=0)
+    assert buf.sample_shape == (2,) and buf.data.shape == (50, 2)
+    x0, idx = buf.sample(7)
+    assert x0.shape == (7, 2) and idx.shape == (7,)
+    assert buf.sample(0)[0].shape == (0, 2)
+    for bad in (-1, 2.0, True):
+        with pytest.raises(ConfigError, match="batch_size must be an integer >= 0"):
+            buf.sample(bad)
