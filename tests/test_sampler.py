@@ -390,3 +390,27 @@ def test_an_energy_that_is_not_one_value_per_sample_or_not_differentiable_is_ref
         with pytest.raises(ValueError, match="must be differentiable in x"):
             SGLD(1, 0.1, 0.01).sample(detached, x0)
     torch.testing.assert_close(SGLD(1, 0.25, 0.0).sample(lambda x: x**2, torch.ones(())), torch.tensor(0.5))
+
+
+@pytest.mark.parametrize("backend", ["reference", "triton"])
+def test_the_chain_on_a_gaussian_has_the_discretised_chains_law_for_any_noise(backend):
+    """E = sum_i x_i^2 / (2 s_i^2), step a, noise sigma set apart (JEM's choice, sigma^2 != 2a): one step is
+    x' = c x + sigma z with c = 1 - a / s^2, so from x0 = 3 the mean is 3 c^T, the stationary variance
+    sigma^2 / (1 - c^2) and the lag-1 correlation c. A chain that climbs the energy (c > 1) diverges; noise of
+    another scale, or drawn again at each step, changes the variance; noise correlated across steps the lag."""
+    from kernel_utils import skip_unless_runnable
+
+    skip_unless_runnable("cpu", backend)
+    s2, a, sigma, n, steps = torch.tensor([1.0, 0.5]), 0.1, 0.05, 4000, 200
+    c = 1 - a / s2  # [0.9, 0.8]
+    var = sigma**2 / (1 - c**2)
+    energy = lambda x: (x**2 / (2 * s2)).sum(1)  # noqa: E731
+    sampler = SGLD(steps, a, sigma, seed=3, backend=backend)
+    x = sampler.sample(energy, torch.full((n, 2), 3.0)).double()
+    assert (x.mean(0).abs() < 5 * (var / n).sqrt()).all(), (x.mean(0), var)
+    # the sample variance of n Gaussians has standard deviation var * sqrt(2 / (n - 1))
+    assert ((x.var(0) - var).abs() < 5 * var * math.sqrt(2 / (n - 1))).all(), (x.var(0), var)
+    nxt = SGLD(1, a, sigma, seed=4, backend=backend).sample(energy, x.float()).double()
+    lag1 = torch.stack([torch.corrcoef(torch.stack([x[:, i], nxt[:, i]]))[0, 1] for i in range(2)])
+    # the correlation estimate's standard deviation is about (1 - c^2) / sqrt(n)
+    assert ((lag1 - c).abs() < 5 * (1 - c**2) / math.sqrt(n)).all(), (lag1, c)
