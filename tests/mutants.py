@@ -1061,7 +1061,7 @@ MUTANTS = [
         ('kernels/buffer.py', 'out if fresh is None else fresh.contiguous()', 'out if fresh is None else fresh'),
     ]),
     Mutant('buffer-sample-idx-not-contiguous', 'tests/test_kernels_buffer.py -k strided_rows', [
-        ('kernels/buffer.py', '            buffer, idx.contiguous(), out, rng_state,', '            buffer, idx, out, rng_state,'),
+        ('kernels/buffer.py', '                buffer, idx.contiguous(), out, rng_state.contiguous(),', '                buffer, idx, out, rng_state.contiguous(),'),
     ]),
     Mutant('lse-fwd-row-stride-as-K', 'tests/test_kernels_energy.py -k row_strided', [
         ('kernels/energy.py', 'logits, p_labels, energy, p_max, p_sumexp, B, K, logits.stride(0),', 'logits, p_labels, energy, p_max, p_sumexp, B, K, K,'),
@@ -1333,10 +1333,10 @@ MUTANTS = [
         ('fastjem/buffer.py', '            if tuple(self.data.shape) != (size, *self.sample_shape):', '            if False:'),
     ]),
     Mutant('buffer-fresh-not-fp32', 'tests/test_buffer.py -k "uint8 or settings_and"', [
-        ('fastjem/buffer.py', 'self.init.draw(idx.shape[0], y).to(self.device, torch.float32)', 'self.init.draw(idx.shape[0], y).to(self.device)'),
+        ('fastjem/buffer.py', 'self.init.draw(idx.shape[0], y).detach().to(self.device, torch.float32)', 'self.init.draw(idx.shape[0], y).detach().to(self.device)'),
     ]),
     Mutant('buffer-init-not-fp32', 'tests/test_buffer.py -k "uint8 or settings_and"', [
-        ('fastjem/buffer.py', 'init.fill(size, blocks).to(self.device, torch.float32)', 'init.fill(size, blocks).to(self.device)'),
+        ('fastjem/buffer.py', 'init.fill(size, blocks).detach().to(self.device, torch.float32)', 'init.fill(size, blocks).detach().to(self.device)'),
     ]),
     Mutant('buffer-divisible-hint', 'tests/test_buffer.py -k "uint8 or settings_and"', [
         ('fastjem/buffer.py', '{(size // num_classes + 1) * num_classes}', '{size // num_classes * num_classes}'),
@@ -4752,7 +4752,7 @@ MUTANTS = [
         ('fastjem/buffer.py', '            init = init.to(self.device)  # its draws', '            init = init  # its draws'),
     ]),
     Mutant('buffer-init-draw-stays-where-made', 'tests/test_buffer.py -k another_device', [
-        ('fastjem/buffer.py', '.draw(idx.shape[0], y).to(self.device, torch.float32)', '.draw(idx.shape[0], y).to(torch.float32)'),
+        ('fastjem/buffer.py', '.draw(idx.shape[0], y).detach().to(self.device, torch.float32)', '.draw(idx.shape[0], y).detach().to(torch.float32)'),
     ]),
     Mutant('trainer-custom-parts-checked-after-arch', 'tests/test_custom.py -k own_network', [
         ('fastjem/train.py', '            _check_same_custom_parts(ckpt, model, data)\n            saved = TrainConfig', '            saved = TrainConfig'),
@@ -4761,7 +4761,7 @@ MUTANTS = [
     Mutant('sgld-step-flags-callers-tensor', 'tests/test_sampler.py -k callers_tensor', [
         ('fastjem/sampler.py', '        x = x.detach()  # an alias: the update below', '        x = x.requires_grad_(False) if x.is_leaf else x  # an alias: the update below'),
         ('fastjem/sampler.py', '                leaf = x.detach().requires_grad_(True)', '                leaf = x.requires_grad_(True)'),
-        ('fastjem/sampler.py', '                (grad,) = torch.autograd.grad(energy_fn(leaf).sum(), leaf)\n', '                (grad,) = torch.autograd.grad(energy_fn(leaf).sum(), leaf)\n            x = x.detach()\n'),
+        ('fastjem/sampler.py', '                (grad,) = torch.autograd.grad(energy.sum(), leaf, allow_unused=True)\n', '                (grad,) = torch.autograd.grad(energy.sum(), leaf, allow_unused=True)\n            x = x.detach()\n'),
     ]),
     Mutant('sgld-step-needs-grad-mode', 'tests/test_sampler.py -k callers_tensor', [
         ('fastjem/sampler.py', '            with torch.enable_grad():\n                leaf = x', '            with contextlib.nullcontext():\n                leaf = x'),
@@ -5015,6 +5015,42 @@ MUTANTS = [
     Mutant('guard-classifier-only-no-lr-rung-doubles-sgld', 'tests/test_guard.py -k classifier_only', [
         ('fastjem/train.py', 'rung = rungs[min(n, len(rungs) - 1)] if rungs else "reseed"',
          'rung = rungs[min(n, len(rungs) - 1)] if rungs else "sgld_steps"'),
+    ]),
+    Mutant('sgld-strided-state-read-as-storage', 'tests/test_kernels_sgld.py -k strided_state', [
+        ('kernels/sgld.py', 'grad, rng_state.contiguous(), n, base,', 'grad, rng_state, n, base,'),
+    ]),
+    Mutant('buffer-strided-state-read-as-storage', 'tests/test_kernels_buffer.py -k strided_state', [
+        ('kernels/buffer.py', '                buffer, idx.contiguous(), out, rng_state.contiguous(),', '                buffer, idx.contiguous(), out, rng_state,'),
+    ]),
+    Mutant('buffer-sample-takes-buffers-requiring-grad', 'tests/test_kernels_buffer.py -k require_grad', [
+        ('kernels/buffer.py', '    if torch.is_grad_enabled() and (buffer.requires_grad or (fresh is not None and fresh.requires_grad)):', '    if False:'),
+    ]),
+    Mutant('buffer-write-into-a-leaf-requiring-grad', 'tests/test_kernels_buffer.py -k require_grad', [
+        ('kernels/buffer.py', '    if buffer.requires_grad and torch.is_grad_enabled():', '    if False:'),
+    ]),
+    Mutant('replay-buffer-init-draw-kept-requiring-grad', 'tests/test_buffer.py -k init_that_requires_grad', [
+        ('fastjem/buffer.py', '.draw(idx.shape[0], y).detach().to(self.device, torch.float32)', '.draw(idx.shape[0], y).to(self.device, torch.float32)'),
+    ]),
+    Mutant('replay-buffer-init-fill-kept-requiring-grad', 'tests/test_buffer.py -k init_that_requires_grad', [
+        ('fastjem/buffer.py', 'init.fill(size, blocks).detach().to(', 'init.fill(size, blocks).to('),
+    ]),
+    Mutant('sgld-energy-shape-unchecked', 'tests/test_sampler.py -k not_one_value', [
+        ('fastjem/sampler.py', '    if energy.dim() and tuple(energy.shape) not in ((rows,), (rows, 1)):', '    if False:'),
+    ]),
+    Mutant('sgld-energy-without-grad-unchecked', 'tests/test_sampler.py -k not_one_value', [
+        ('fastjem/sampler.py', '    if not energy.requires_grad:\n        raise ValueError(NOT_DIFFERENTIABLE)', '    if False:\n        raise ValueError(NOT_DIFFERENTIABLE)'),
+    ]),
+    Mutant('sgld-energy-unused-x-left-to-autograd', 'tests/test_sampler.py -k not_one_value', [
+        ('fastjem/sampler.py', 'torch.autograd.grad(energy.sum(), leaf, allow_unused=True)', 'torch.autograd.grad(energy.sum(), leaf)'),
+    ]),
+    Mutant('buffer-int-shape-refused', 'tests/test_buffer.py -k int_shape', [
+        ('fastjem/buffer.py', '(operator.index(sample_shape),) if is_int else tuple(sample_shape)', 'tuple(sample_shape)'),
+    ]),
+    Mutant('buffer-batch-size-unchecked', 'tests/test_buffer.py -k int_shape', [
+        ('fastjem/buffer.py', '        if isinstance(batch_size, bool) or not hasattr(batch_size, "__index__") or batch_size < 0:', '        if False:'),
+    ]),
+    Mutant('sgld-chain-draws-one-noise-for-every-step', 'tests/test_sampler.py -k discretised', [
+        ('fastjem/sampler.py', 'x = self.step_(energy_fn, x, rng, base + t * per_step, 0)', 'x = self.step_(energy_fn, x, rng, base, 0)'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
