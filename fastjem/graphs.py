@@ -29,7 +29,9 @@ from fastjem.sampler import SGLD, row_energies, sampling_mode
 
 
 class GraphedSGLD:
-    """``sampler.sample`` for fixed shapes, captured in a CUDA graph; call it like the eager loop."""
+    """``sampler.sample`` for fixed shapes, captured in a CUDA graph; call it like the eager loop.
+
+    The energy is a classifier's, ``model_energy(net, y)``: E(x) = -LSE net(x), or E(x, y) = -net(x)[y] with y."""
 
     def __init__(self, sampler: SGLD, net: nn.Module, model: nn.Module, x0: torch.Tensor,
                  y: torch.Tensor | None = None, *, autocast=None, backend: str | None = None, warmup: int = 2,

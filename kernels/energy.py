@@ -375,6 +375,8 @@ def lse_energy(logits: torch.Tensor, labels: torch.Tensor | None = None, *, back
     to any order (a first derivative from the fused backward, higher ones from PyTorch ops).
 
     ``backend``: ``"auto" | "triton" | "reference"``; None uses the current default (see ``fastjem.kernels``).
+    A label outside [0, K) raises on the reference backend and gives E = NaN on the Triton one (checking it on the
+    device would need a host sync).
     Plain eager calls run the registered op's implementations through a torch.autograd.Function (the same
     numbers without the custom-op dispatch, which costs tens of microseconds a call). Under torch.func's
     transforms (grad, vjp, jvp, vmap, jacrev, jacfwd, hessian) the energy is ``lse_energy_ref``, the same
