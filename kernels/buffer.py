@@ -120,8 +120,10 @@ def _check_inputs(buffer: torch.Tensor, idx: torch.Tensor, rows: torch.Tensor | 
                   fresh: torch.Tensor | None = None, reset_prob: float | None = None,
                   rng_state: torch.Tensor | None = None) -> None:
     if buffer.dtype != torch.float32 or not buffer.is_contiguous() or buffer.dim() < 1:
-        shape = tuple(buffer.shape)
-        raise ValueError(f"buffer ops: buffer must be contiguous fp32 [N, *S], got {buffer.dtype} {shape}")
+        shape = f"{tuple(buffer.shape)} with strides {buffer.stride()}"
+        raise ValueError(f"buffer ops: buffer must be contiguous fp32 [N, *S], got {buffer.dtype} {shape}: keep the "
+                         "buffer a tensor of its own (a strided view cannot be written in place: .contiguous() "
+                         "would write a copy) and cast it once with .float()")
     if idx.dim() != 1 or idx.dtype != torch.int64 or idx.device != buffer.device:
         raise ValueError("buffer ops: idx must be an int64 [B] tensor on the buffer's device")
     if rows is not None and rows.shape != (idx.shape[0], *buffer.shape[1:]):

@@ -1919,7 +1919,7 @@ MUTANTS = [
         ('kernels/sgld.py', '    if x.requires_grad and torch.is_grad_enabled():\n        raise ValueError("sgld_step_compiled_: x requires grad and is updated in place: pass x.detach()")', '    if False:\n        raise ValueError("sgld_step_compiled_: x requires grad and is updated in place: pass x.detach()")'),
     ]),
     Mutant('buffer-op-any-buffer-ok', 'tests/test_kernels_buffer.py -k bad_reset', [
-        ('kernels/buffer.py', '    if buffer.dtype != torch.float32 or not buffer.is_contiguous() or buffer.dim() < 1:\n        shape = tuple(buffer.shape)\n        raise ValueError(f"buffer ops: buffer must be contiguous fp32 [N, *S], got {buffer.dtype} {shape}")', '    if False:\n        shape = tuple(buffer.shape)\n        raise ValueError(f"buffer ops: buffer must be contiguous fp32 [N, *S], got {buffer.dtype} {shape}")'),
+        ('kernels/buffer.py', '    if buffer.dtype != torch.float32 or not buffer.is_contiguous() or buffer.dim() < 1:\n', '    if False:\n'),
     ]),
     Mutant('buffer-op-any-idx-ok', 'tests/test_kernels_buffer.py -k bad_reset', [
         ('kernels/buffer.py', '    if idx.dim() != 1 or idx.dtype != torch.int64 or idx.device != buffer.device:\n        raise ValueError("buffer ops: idx must be an int64 [B] tensor on the buffer\'s device")', '    if False:\n        raise ValueError("buffer ops: idx must be an int64 [B] tensor on the buffer\'s device")'),
@@ -5051,6 +5051,9 @@ MUTANTS = [
     ]),
     Mutant('sgld-chain-draws-one-noise-for-every-step', 'tests/test_sampler.py -k discretised', [
         ('fastjem/sampler.py', 'x = self.step_(energy_fn, x, rng, base + t * per_step, 0)', 'x = self.step_(energy_fn, x, rng, base, 0)'),
+    ]),
+    Mutant('buffer-view-refusal-silent-on-strides', 'tests/test_kernels_buffer.py -k bad_reset', [
+        ('kernels/buffer.py', 'shape = f"{tuple(buffer.shape)} with strides {buffer.stride()}"', 'shape = tuple(buffer.shape)'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

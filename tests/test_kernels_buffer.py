@@ -317,6 +317,10 @@ def test_bad_reset_probabilities_states_and_rows_are_refused_up_front(backend):
     for bad_buf in (buf.double(), buf.t(), torch.tensor(1.0)):
         with pytest.raises(ValueError, match=r"buffer must be contiguous fp32 \[N, \*S\]"):
             buffer_write_(bad_buf, idx, torch.zeros(3, 4), backend=backend)
+    # a strided view says so (its dtype and shape alone read as those asked for) and what to keep instead
+    with pytest.raises(ValueError, match=r"got torch.float32 \(10, 2\) with strides \(4, 1\): keep the buffer a "
+                                         r"tensor of its own"):
+        buffer_sample(buf[:, :2], idx, 0.05, state, backend=backend)
     for bad_idx in (idx.int(), idx.view(3, 1), idx.to("meta")):
         with pytest.raises(ValueError, match="idx must be an int64 \\[B\\] tensor on the buffer's device"):
             buffer_sample(buf, bad_idx, 0.05, state, backend=backend)
