@@ -5055,6 +5055,9 @@ MUTANTS = [
     Mutant('buffer-view-refusal-silent-on-strides', 'tests/test_kernels_buffer.py -k bad_reset', [
         ('kernels/buffer.py', 'shape = f"{tuple(buffer.shape)} with strides {buffer.stride()}"', 'shape = tuple(buffer.shape)'),
     ]),
+    Mutant('energy-logits-shape-unchecked', 'tests/test_energy.py -k b_by_k', [
+        ('fastjem/energy.py', '    if logits.dim() != 2:', '    if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 import torch
 from fastjem.kernels import lse_energy
@@ -59,3 +61,15 @@ def test_log_p_y_given_x_is_fp32_from_bf16_logits():
     out = log_py_given_x(logits.bfloat16())
     assert out.dtype == torch.float32
     torch.testing.assert_close(out, torch.log_softmax(logits.bfloat16().float(), 1))
+
+
+def test_logits_that_are_not_b_by_k_are_refused():
+    """A network's energy [B] (an own EBM's output) raised an IndexError from inside torch; a sequence of logits
+    [B, T, K] was reduced over T: E(x) of shape [B, K], log p(y|x) normalised over the wrong axis."""
+    y = torch.zeros(4, dtype=torch.long)
+    for logits in (torch.randn(4), torch.randn(4, 3, 5)):
+        for name, fn in (("marginal_energy", marginal_energy), ("joint_energy", lambda z: joint_energy(z, y)),
+                         ("log_py_given_x", log_py_given_x)):
+            shape = re.escape(str(tuple(logits.shape)))
+            with pytest.raises(ValueError, match=rf"{name}: logits must be \[B, K\] .* got shape {shape}"):
+                fn(logits)
