@@ -93,7 +93,8 @@ class ReplayBuffer:
     The gather + reset and the write-back are the fused ops of ``fastjem.kernels`` (Triton on CUDA,
     their PyTorch references elsewhere; ``backend`` forces one). The reset decisions and fresh
     values come from the buffer's own device RNG state ``rng_state`` (seeded by ``seed``, or from
-    torch's generator when None); the chain indices from torch's generator.
+    torch's generator when None; an ``SGLD`` sampler given the same seed draws the same Philox numbers, so give
+    them different seeds); the chain indices from torch's generator.
     """
 
     def __init__(self, size: int, sample_shape: tuple[int, ...], reinit_prob: float = 0.05,

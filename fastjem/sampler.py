@@ -144,7 +144,9 @@ class SGLD:
     The update is the fused ``sgld_step_`` op: one pass over x and the gradient, the Gaussian drawn
     in the kernel from the sampler's device RNG state ``rng_state`` (int64 (seed, offset), advanced
     on the device past every step's counters, once per chain, so a CUDA-graph replay draws fresh noise).
-    ``seed`` None seeds it from torch's generator. Samples are always fp32.
+    ``seed`` None seeds it from torch's generator; a ``ReplayBuffer`` given the same seed draws the same Philox
+    numbers (its restart decisions would set the size of some of the first step's noise): give them different
+    seeds. Samples are always fp32.
 
     Two options common in other EBM samplers (off by default, as in JEM): ``grad_clip`` c clips dE/dx
     element-wise to [-c, c] before the step (Du & Mordatch's IGEBM), so no coordinate's drift exceeds
