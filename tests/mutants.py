@@ -5064,9 +5064,16 @@ MUTANTS = [
 ]
 
 
-def copy_tree(dst: Path) -> None:
-    ignore = shutil.ignore_patterns(".git", "build", "runs", "*.egg-info", "__pycache__", ".data", ".pytest_cache")
-    shutil.copytree(REPO, dst, ignore=ignore, dirs_exist_ok=True)
+def copy_tree(dst: Path, root: Path = REPO) -> None:
+    """The tree at ``root`` into ``dst``, kernels/ linked in as fastjem/kernels (a link the tree has already, as a
+    checkout run with PYTHONPATH may, is made anew: copied, it would point back into the tree)."""
+    common = shutil.ignore_patterns(".git", "build", "runs", "*.egg-info", "__pycache__", ".data", ".pytest_cache")
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        link = {"kernels"} if Path(folder) == root / "fastjem" else set()
+        return set(common(folder, names)) | link
+
+    shutil.copytree(root, dst, ignore=ignore, dirs_exist_ok=True)
     (dst / "fastjem" / "kernels").symlink_to(dst / "kernels", target_is_directory=True)
 
 

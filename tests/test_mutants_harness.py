@@ -62,3 +62,18 @@ def test_jobs_run_each_mutant_in_a_tree_of_its_own(tree, capsys):
     assert outcomes == {"m0": "killed", "m1": "survived", "m2": "killed", "m3": "survived"}
     assert len(copies) == 2
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == ["m0", "m1", "m2", "m3"]
+
+
+def test_a_tree_with_kernels_linked_in_already_is_copied_with_a_link_of_its_own(tmp_path):
+    """A checkout run with PYTHONPATH links kernels/ in as fastjem/kernels itself: the copy links its own kernels/
+    (copying the link through failed on it: the folder existed when the harness made its link)."""
+    root = tmp_path / "tree"
+    (root / "kernels").mkdir(parents=True)
+    (root / "kernels" / "op.py").write_text("X = 1\n")
+    (root / "fastjem").mkdir()
+    (root / "fastjem" / "__init__.py").write_text("")
+    (root / "fastjem" / "kernels").symlink_to(root / "kernels", target_is_directory=True)
+    mutants.copy_tree(tmp_path / "copy", root)
+    link = tmp_path / "copy" / "fastjem" / "kernels"
+    assert link.is_symlink() and link.resolve() == (tmp_path / "copy" / "kernels").resolve()
+    assert (link / "op.py").read_text() == "X = 1\n"
