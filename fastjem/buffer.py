@@ -7,7 +7,7 @@ import operator
 import torch
 
 from fastjem import kernels
-from fastjem.errors import ConfigError
+from fastjem.errors import ConfigError, check_part_state, check_rng_state
 
 
 class ClassGaussians:
@@ -183,17 +183,37 @@ class ReplayBuffer:
         kernels.buffer_write_(self.data, idx, x.detach().to(torch.float32).contiguous(), backend=self.backend)
 
     def state_dict(self) -> dict:
+        """The chains (``data``) and the restart RNG state (``rng_state``), with ``size``, ``num_classes`` and
+        ``reinit_prob`` for reference; the tensors are the buffer's own (as ``nn.Module.state_dict``'s are):
+        ``torch.save`` them, or clone them to keep them in memory. The chain indices and the draws of an ``init``
+        come from torch's generator: save ``torch.get_rng_state()`` (and the CUDA one) beside it for a resumed
+        run to draw what the uninterrupted one would."""
         return {"data": self.data, "size": self.size, "num_classes": self.num_classes,
                 "reinit_prob": self.reinit_prob, "rng_state": self.rng_state}
 
     def load_state_dict(self, state: dict) -> None:
+        """Chains and RNG state from ``state_dict()``, copied in place (on this buffer's device, whatever the saved
+        one; a captured CUDA graph keeps reading them). The buffer must have the saved size, sample shape and
+        num_classes; ``reinit_prob`` and ``init`` stay this buffer's own (settings, not state). A state without
+        ``rng_state`` (an authors' buffer that ``fastjem convert`` imported) loads its chains and keeps this buffer's
+        RNG state. Anything else is refused before a tensor is written."""
+        check_part_state("ReplayBuffer", state, ("data",), ("size", "num_classes", "reinit_prob", "rng_state"))
         data = state["data"]
+        if not isinstance(data, torch.Tensor) or not data.is_floating_point():
+            what = data.dtype if isinstance(data, torch.Tensor) else type(data).__name__
+            raise ConfigError(f"ReplayBuffer.load_state_dict: data must be the floating-point tensor of chains its "
+                              f"state_dict() saved, got {what}")
         if tuple(data.shape) != tuple(self.data.shape):
-            raise ConfigError(f"replay buffer shape {tuple(data.shape)} does not match {tuple(self.data.shape)}")
+            saved = tuple(data.shape)
+            raise ConfigError(f"replay buffer shape {saved} does not match {tuple(self.data.shape)}: build the "
+                              f"ReplayBuffer with size {saved[0] if saved else '?'} and sample_shape {saved[1:]} "
+                              "to load this state")
         if state.get("num_classes", self.num_classes) != self.num_classes:
             # the same rows would be read as other classes' blocks
             raise ConfigError(f"replay buffer saved with num_classes={state['num_classes']} cannot be loaded into one "
-                              f"with num_classes={self.num_classes}")
+                              f"with num_classes={self.num_classes}: build it with num_classes={state['num_classes']}")
+        if state.get("rng_state") is not None:
+            check_rng_state("ReplayBuffer", state["rng_state"])
         self.data.copy_(data)
-        if "rng_state" in state:
+        if state.get("rng_state") is not None:
             self.rng_state.copy_(state["rng_state"])

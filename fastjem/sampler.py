@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from fastjem import kernels
+from fastjem.errors import check_part_state, check_rng_state
 from fastjem.kernels.rng import counters_for
 
 EnergyFn = Callable[[torch.Tensor], torch.Tensor]
@@ -305,8 +306,25 @@ class SGLD:
         return torch.cat(outs).detach()
 
     def state_dict(self) -> dict:
+        """The device RNG state ``rng_state`` (None before the first draw), the sampler's own tensor (as
+        ``nn.Module.state_dict``'s are): ``torch.save`` it, or clone it to keep it in memory. The settings
+        (n_steps, step_size, noise, ...) are the constructor's, not state."""
         return {"rng_state": self.rng_state}
 
     def load_state_dict(self, state: dict) -> None:
-        if state.get("rng_state") is not None:
-            self.rng_state = state["rng_state"].clone()
+        """The RNG state from ``state_dict()``, copied into this sampler's own state tensor where it has one (on its
+        device; a ``GraphedSGLD`` built on this sampler keeps reading that tensor, so it continues from the loaded
+        state), else a copy of the saved one. A saved None (a sampler that had not drawn yet) makes this one start
+        as it would before its first draw: from its ``seed`` (a seed drawn from torch's generator when None)."""
+        check_part_state("SGLD", state, ("rng_state",))
+        saved = state["rng_state"]
+        if saved is None:
+            if self.rng_state is not None:
+                seed = self.seed if self.seed is not None else int(torch.randint(0, 2**62, ()).item())
+                self.rng_state.copy_(kernels.new_rng_state(seed, self.rng_state.device))
+            return
+        check_rng_state("SGLD", saved)
+        if self.rng_state is None:
+            self.rng_state = saved.clone()
+        else:
+            self.rng_state.copy_(saved)
