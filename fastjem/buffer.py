@@ -136,6 +136,16 @@ class ReplayBuffer:
         self.rng_state = kernels.new_rng_state(seed, self.device)
         self.backend = backend
 
+    def to(self, device: torch.device | str) -> ReplayBuffer:
+        """The chains, the RNG state and an ``init`` with a ``to`` method moved to ``device`` (new tensors there: a
+        CUDA graph captured with the old ones does not follow); returns the buffer, as ``nn.Module.to`` does."""
+        device = torch.device(device)
+        self.data, self.rng_state = self.data.to(device), self.rng_state.to(device)
+        if self.init is not None and callable(getattr(self.init, "to", None)):
+            self.init = self.init.to(device)
+        self.device = device
+        return self
+
     @property
     def class_block(self) -> int:
         return self.size // (self.num_classes or 1)

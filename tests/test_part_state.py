@@ -125,3 +125,16 @@ def test_a_state_that_is_not_a_samplers_is_refused(state, match):
     with pytest.raises(ConfigError, match=match):
         sampler.load_state_dict(state)
     assert torch.equal(sampler.rng_state, kept)
+
+
+def test_a_buffer_moves_with_to_and_samples_there():
+    images, labels = torch.rand(30, 2, 2, 2) * 2 - 1, torch.arange(30) % 3
+    buffer = ReplayBuffer(12, (2, 2, 2), num_classes=3, seed=1, init=ClassGaussians(images, labels, 3))
+    data, rng = buffer.data.clone(), buffer.rng_state.clone()
+    assert buffer.to("cpu") is buffer and buffer.device == torch.device("cpu")
+    assert torch.equal(buffer.data, data) and torch.equal(buffer.rng_state, rng)
+    moved = []
+    buffer.init = type("Init", (), {"to": lambda self, d: moved.append(d) or self, "draw": buffer.init.draw})()
+    buffer.to(torch.device("meta"))
+    assert buffer.data.is_meta and buffer.rng_state.is_meta and moved == [torch.device("meta")]
+    assert buffer.device == torch.device("meta")
