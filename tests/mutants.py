@@ -1384,7 +1384,7 @@ MUTANTS = [
         ('fastjem/sampler.py', '        x = x0.detach().to(torch.float32)\n        n = x.numel()', '        x = x0.detach()\n        n = x.numel()'),
     ]),
     Mutant('sampler-load-no-clone', 'tests/test_sampler.py', [
-        ('fastjem/sampler.py', 'self.rng_state = state["rng_state"].clone()', 'self.rng_state = state["rng_state"]'),
+        ('fastjem/sampler.py', 'self.rng_state = saved.clone()', 'self.rng_state = saved'),
     ]),
     Mutant('optim-load-drops-buffers', 'tests/test_optim.py', [
         ('fastjem/optim.py', '                group["lr"] = lr\n        self.ensure_state()', '                group["lr"] = lr'),
@@ -5057,6 +5057,32 @@ MUTANTS = [
     ]),
     Mutant('energy-logits-shape-unchecked', 'tests/test_energy.py -k b_by_k', [
         ('fastjem/energy.py', '    if logits.dim() != 2:', '    if False:'),
+    ]),
+    Mutant('part-state-keys-unchecked', 'tests/test_part_state.py -k refused', [
+        ('fastjem/errors.py', '    if not missing and not unknown:\n        return\n', '    if True:\n        return\n'),
+    ]),
+    Mutant('part-state-rng-unchecked', 'tests/test_part_state.py -k refused', [
+        ('fastjem/errors.py',
+         '    if not isinstance(rng, torch.Tensor) or rng.dtype != torch.int64 or tuple(rng.shape) != (2,):',
+         '    if not isinstance(rng, torch.Tensor):'),
+    ]),
+    Mutant('buffer-load-data-unchecked', 'tests/test_part_state.py -k refused', [
+        ('fastjem/buffer.py', '        if not isinstance(data, torch.Tensor) or not data.is_floating_point():',
+         '        if False:'),
+    ]),
+    Mutant('buffer-load-drops-chains', 'tests/test_part_state.py -k continue', [
+        ('fastjem/buffer.py', '        self.data.copy_(data)\n', '        pass\n'),
+    ]),
+    Mutant('sampler-load-replaces-its-state', 'tests/test_part_state.py -k own_state_tensor', [
+        ('fastjem/sampler.py', '            self.rng_state.copy_(saved)', '            self.rng_state = saved.clone()'),
+    ]),
+    Mutant('sampler-load-of-unused-state-ignored', 'tests/test_part_state.py -k before_the_first_draw', [
+        ('fastjem/sampler.py', '        if saved is None:\n            if self.rng_state is not None:',
+         '        if saved is None:\n            if False:'),
+    ]),
+    Mutant('buffer-to-stays', 'tests/test_part_state.py -k moves', [
+        ('fastjem/buffer.py', '        self.data, self.rng_state = self.data.to(device), self.rng_state.to(device)\n',
+         '        pass\n'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -1,6 +1,8 @@
 import re
 from pathlib import Path
 
+import torch
+
 from fastjem import kernels
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -21,6 +23,13 @@ def test_readme_library_example_runs():
     assert abs(samples.mean().item()) < 0.1 and abs(samples.var().item() - 1.0) < 0.15
     assert scope["x"].shape == (64, 3, 32, 32)
     # your own network and data: trained, then evaluated on that data's 100 test images
+    # checkpointing the parts: the resumed loop's iteration is the uninterrupted one's
+    parts = next(s for s in scopes if "resumed" in s)
+    torch.manual_seed(0)
+    buffer, sampler = parts["parts"]()
+    with kernels.backend("reference"):
+        whole = [parts["iteration"](buffer, sampler) for _ in range(4)]
+    assert torch.equal(whole[3], parts["resumed"]) and not torch.equal(whole[2], parts["resumed"])
     own = next(s for s in scopes if "report" in s)
     assert own["run"]["iteration"] == 20 and own["report"]["results"]["n"] == 100
 
