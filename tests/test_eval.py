@@ -1964,6 +1964,7 @@ def test_sample_takes_the_step_size_and_noise_given_else_the_checkpoints(runs, t
     ("robustness", {"l2_eps": (0.5, math.inf)}, "epsilons must be finite numbers >= 0"),
     ("robustness", {"refine_steps": (0, -1)}, "refinement steps >= 0"),
     ("robustness", {"pgd_steps": 0}, "--pgd-steps >= 1"),
+    ("robustness", {"n_attack": -5}, "--n-attack must be >= 0 (the test images attacked; 0 for all of them), got -5"),
     ("fid", {"features_model": "classifier", "source": "train"}, "--source must be auto, buffer or fresh"),
 ])
 def test_eval_tasks_refuse_bad_options_before_loading_anything(task, kwargs, match, tmp_path):

@@ -111,7 +111,8 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
                    help="SGLD refinement steps before classifying, attacked through (default: 0 1 10)")
     g.add_argument("--pgd-steps", type=int64, default=10, help="PGD iterations (default: 10)")
     g.add_argument("--n-attack", type=int64, default=500,
-                   help="test images attacked, a fixed random subset of those --n-test leaves (default: 500)")
+                   help="test images attacked, a fixed random subset of those --n-test leaves; 0 = all of them "
+                        "(default: 500)")
     g = p.add_argument_group("fid")
     g.add_argument("--inception-weights", default=None, metavar="PATH",
                    help="local Inception v3 weights, torch-fidelity's weights-inception-2015-12-05-6726825d.pth, for "

@@ -383,6 +383,9 @@ def robustness(checkpoint, norms=NORMS, linf_eps=DEFAULT_LINF_EPS, l2_eps=DEFAUL
             raise ConfigError(f"unknown norm {norm!r}; choose from {', '.join(NORMS)}")
     if not all(0 <= e < math.inf for e in (*linf_eps, *l2_eps)) or any(n < 0 for n in refine_steps) or pgd_steps < 1:
         raise ConfigError("epsilons must be finite numbers >= 0, refinement steps >= 0 and --pgd-steps >= 1")
+    if n_attack < 0:
+        # (a negative count attacked every test image, as 0 does, without a word)
+        raise ConfigError(f"--n-attack must be >= 0 (the test images attacked; 0 for all of them), got {n_attack}")
     run = _Run("robustness", checkpoint, **common)
     em = run.em
     x, y = run.test_set()
