@@ -897,7 +897,9 @@ def _run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
     except (RuntimeError, MemoryError) as err:
         # sizes the machine cannot hold (a --buffer-size of a billion images, a GPU too small for the batch)
         what = str(err).splitlines()[0] if str(err) else type(err).__name__
-        if not isinstance(err, MemoryError) and not any(s in what for s in ("can't allocate memory", "out of memory")):
+        # (a size past 64 bits of bytes, --buffer-size 2**62: torch's "Storage size calculation overflowed")
+        if not isinstance(err, MemoryError) and not any(s in what for s in ("can't allocate memory", "out of memory",
+                                                                            "Storage size calculation overflowed")):
             raise
         print(f"fastjem: error: out of memory: {what}: make the run smaller (--batch-size, --buffer-size, --width, "
               "--image-size), or use a machine with more memory", file=sys.stderr)

@@ -7,7 +7,10 @@ which is what checkpoints store.
 
 from __future__ import annotations
 
+import json
 import math
+import numbers
+import os
 from dataclasses import asdict, dataclass, field, fields, replace
 
 from fastjem.errors import ConfigError
@@ -175,11 +178,30 @@ class TrainConfig:
         # compile=True / False (the Python API's natural spelling) mean "on" / "off"
         if isinstance(self.compile, bool):
             object.__setattr__(self, "compile", "on" if self.compile else "off")
+        # the Python API's other natural spellings, made the types config.json records: a list for a tuple, 1 for
+        # 1.0, a NumPy number, a Path for a folder (any other type is refused by validate)
+        for f in fields(self):
+            value = getattr(self, f.name)
+            kind = OPTION_TYPES[f.type]
+            if isinstance(value, bool) or type(value) is kind:
+                continue
+            if kind is tuple and isinstance(value, list):
+                value = tuple(value)
+            elif kind is float and isinstance(value, numbers.Real):
+                value = float(value)
+            elif kind is int and isinstance(value, numbers.Integral):
+                value = int(value)
+            elif kind is str and isinstance(value, os.PathLike):
+                value = os.fspath(value)
+            object.__setattr__(self, f.name, value)
 
     def validate(self) -> TrainConfig:
         """Raise ConfigError naming the first bad option; return self."""
         for f in fields(self):
             value = getattr(self, f.name)
+            if not has_option_type(f, value):
+                raise ConfigError(f"--{_flag(f.name)} must be {option_type_name(f)} (like {f.default!r}), got "
+                                  f"{value!r} ({type(value).__name__})")
             if isinstance(value, float) and not math.isfinite(value):
                 raise ConfigError(f"--{_flag(f.name)} must be a finite number, got {value}")
             choices = f.metadata.get("choices")
@@ -201,6 +223,16 @@ class TrainConfig:
                 raise ConfigError(f"--{_flag(name)} must be in [0, 1], got {getattr(self, name)}")
         if self.dropout >= 1.0:
             raise ConfigError("--dropout must be < 1")
+        if self.lr > MAX_LR:
+            raise ConfigError(f"--lr must be at most {MAX_LR:g}, got {self.lr:g}: a step that large throws every "
+                              "weight far past its scale (a minus sign dropped? 1e3 for 1e-3)")
+        if not -SEED_LIMIT < self.seed < SEED_LIMIT:
+            raise ConfigError(f"--seed must be between -{SEED_LIMIT - 1} and {SEED_LIMIT - 1}, got {self.seed}: the "
+                              "sampler's and the buffer's seeds are derived from it in 64 bits")
+        if self.generative and self.sgld_steps == 0:
+            raise ConfigError("--sgld-steps 0 never moves the chains: the p(x) term would compare the data with the "
+                              "buffer's starting noise, not with samples of the model; give --sgld-steps >= 1 (the "
+                              "paper's 20), or --classifier-only to train without sampling")
         if self.sgld_parts > self.batch_size:
             raise ConfigError(f"--sgld-parts {self.sgld_parts} is more than the batch size {self.batch_size}: a "
                               f"part needs at least one row")
@@ -271,6 +303,35 @@ def _flag(name: str) -> str:
     return name.replace("_", "-")
 
 
+# a learning rate above this is a typo (1e3 for 1e-3): Adam moves each weight by about lr a step (and past ~3e37
+# its step does not fit in fp32)
+MAX_LR = 10.0
+# seeds of either sign below 2**40: the sampler's and the buffer's (seed x 1000003 + ...) stay within 64 bits
+SEED_LIMIT = 2**40
+
+# a TrainConfig field's annotation (a string: annotations are postponed) -> its type
+OPTION_TYPES = {"int": int, "float": float, "bool": bool, "str": str, "tuple": tuple}
+
+
+def has_option_type(f, value) -> bool:
+    """Whether ``value`` has the type of TrainConfig field ``f`` exactly (True is no int, 1 no float): what
+    validate and --config files accept. A tuple's elements: names for --remedies, numbers for --decay-epochs."""
+    kind = OPTION_TYPES[f.type]
+    if type(value) is not kind:
+        return False
+    if kind is tuple:
+        element = str if isinstance(f.default[0], str) else (int, float)
+        return all(isinstance(v, element) and not isinstance(v, bool) for v in value)
+    return True
+
+
+def option_type_name(f) -> str:
+    """The type a TrainConfig field takes, as its type errors name it ('int', 'tuple of numbers')."""
+    if f.type != "tuple":
+        return f.type
+    return f"tuple of {'names' if isinstance(f.default[0], str) else 'numbers'}"
+
+
 # Model fields that must match for a checkpoint to load into a network.
 ARCH_FIELDS = ("arch", "depth", "width", "norm", "dataset", "image_size")
 
@@ -298,7 +359,6 @@ def options_from_file(path) -> dict:
     """The options a config file sets, checked: a JSON object of option names (a run's config.json, or any subset),
     a run folder (its config.json) or a checkpoint (its config). ``out_dir`` is left out: a new run gets its own
     folder. ConfigError names what is wrong and where."""
-    import json
     from pathlib import Path
 
     p = Path(path)
@@ -327,22 +387,17 @@ def options_from_file(path) -> dict:
     if unknown:
         raise ConfigError(f"--config {p}: unknown options {', '.join(unknown)} (`fastjem train --help` lists them; "
                           "names are written with underscores, as in config.json)")
-    kinds = {"int": int, "float": float, "bool": bool, "str": str, "tuple": tuple}
     options = {}
     for name, value in data.items():
         f = by_name[name]
-        kind = kinds[f.type]
+        kind = OPTION_TYPES[f.type]
         if kind is tuple and isinstance(value, list):
             value = tuple(value)
         elif kind is float and type(value) is int:
             value = float(value)
-        element = None
-        if kind is tuple:
-            element = str if f.default and isinstance(f.default[0], str) else (int, float)
-        if type(value) is not kind or (element and not all(isinstance(v, element) and not isinstance(v, bool)
-                                                           for v in value)):
-            raise ConfigError(f"--config {p}: {name} must be {f.type} (like {json.dumps(f.default)}), got "
-                              f"{json.dumps(value)}")
+        if not has_option_type(f, value):
+            raise ConfigError(f"--config {p}: {name} must be {option_type_name(f)} (like {json.dumps(f.default)}), "
+                              f"got {json.dumps(value)}")
         if kind is float and not math.isfinite(value):
             raise ConfigError(f"--config {p}: {name} must be a finite number, got {value}")
         options[name] = value

@@ -254,6 +254,10 @@ class Trainer:
         """``model``: your own network (images [B, C, H, W] in [-1, 1] -> logits [B, K]) in place of the one the
         config describes; ``data``: your own dataset (``fastjem.data.arrays_from_tensors``) in place of
         ``cfg.dataset``. A run started with either is resumed by passing the same again."""
+        if not isinstance(cfg, TrainConfig):
+            raise ConfigError(f"Trainer takes a TrainConfig, got a {type(cfg).__name__}: TrainConfig(**options), "
+                              "TrainConfig.from_dict(a run's config.json) or fastjem.config.get_preset(name)")
+        cfg.validate()  # before any work: a wrong type failed deep inside the setup
         if data is not None:
             cfg = cfg.replace(dataset=TENSORS)  # what config.json and the checkpoint record
         self.dist: DistInfo = init_from_env(cfg.device)

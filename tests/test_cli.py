@@ -1002,6 +1002,12 @@ def test_numbers_beyond_64_bits_and_runs_beyond_memory_get_one_line(tmp_path, ca
         main(["train", "--seed", str(-(2**63) - 1)])
     assert "is too small (at least -9223372036854775808)" in capsys.readouterr().err
 
+    # a size beyond 64 bits of bytes: torch's 'Storage size calculation overflowed' when the buffer is made
+    assert main(["train", *TINY, "--iters", "2", "--buffer-size", str(2**62), "--out-dir", str(tmp_path / "huge")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("fastjem: error: out of memory: Storage size calculation overflowed"), err
+    assert "make the run smaller (--batch-size, --buffer-size" in err
+
     def fit(self):
         raise RuntimeError("[enforce fail at alloc_cpu.cpp:127] DefaultCPUAllocator: can't allocate memory: you "
                            "tried to allocate 25600000000000 bytes")
@@ -1049,6 +1055,10 @@ def test_a_config_files_nan_and_a_run_without_records_are_named(tmp_path, capsys
     (["sweep", "--grid", "lr=1e-3,2e-3", "--seed", "3"], "a sweep takes its seeds from --seeds, not --seed"),
     (["plot", "{tmp}/a", "{tmp}/b", "--mean"], "--mean takes one sweep folder"),
     (["plot", "{tmp}/a", "{tmp}/b"], "several runs go into one figure: pass --out FILE.png"),
+    # values that broke the run (a traceback at the first sampler for the seed) or made it meaningless
+    (["train", "--seed", str(2**63 - 1), "--print-config"], "--seed must be between -1099511627775 and 1099511627775"),
+    (["train", "--lr", "1e3", "--print-config"], "--lr must be at most 10, got 1000"),
+    (["train", "--sgld-steps", "0", "--print-config"], "--sgld-steps 0 never moves the chains"),
 ])
 def test_command_line_mistakes_are_refused_before_any_work(args, match, tmp_path, capsys):
     """Each command's own refusals: one line saying what to give, exit status 1, nothing written or trained."""

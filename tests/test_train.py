@@ -662,7 +662,22 @@ def test_existing_run_is_not_overwritten(tiny_config, tmp_path):
     ({"iters": -2}, "iters must be > 0"), ({"momentum": 1.0}, r"momentum must be in \[0, 1\)"),
     ({"decay_epochs": (50, -1)}, "decay-epochs must be finite numbers >= 0"),
     ({"decay_epochs": (float("inf"),)}, "decay-epochs must be finite numbers >= 0"),
-    ({"decay_epochs": ("50",)}, "decay-epochs must be finite numbers >= 0"),
+    ({"decay_epochs": ("50",)}, r"decay-epochs must be tuple of numbers \(like \(50, 100\)\), got \('50',\)"),
+    # a type that is not the option's, given in Python, is refused as a config file's is (it failed deep in setup)
+    ({"lr": "0.1"}, re.escape("--lr must be float (like 0.0001), got '0.1' (str)")),
+    ({"iters": 2.5}, "iters must be int"), ({"batch_size": True}, re.escape("--batch-size must be int (like 64), got "
+                                                                              "True (bool)")),
+    ({"augment": 0}, "augment must be bool"),
+    ({"data_dir": None}, re.escape("--data-dir must be str (like ''), got None")),
+    ({"decay_epochs": 50}, "decay-epochs must be tuple of numbers"),
+    ({"remedies": "lr"}, "remedies must be tuple of names"),
+    # a seed whose derived seeds overflow 64 bits (a traceback at the sampler's), a learning rate of a dropped minus
+    ({"seed": 2**63 - 1}, "seed must be between -1099511627775 and 1099511627775"),
+    ({"seed": -(2**40)}, "seed must be"),
+    ({"lr": 1e3}, r"lr must be at most 10, got 1000: .*1e3 for 1e-3"), ({"lr": 1e308}, "lr must be at most 10"),
+    # a JEM whose chains never move
+    ({"sgld_steps": 0}, "sgld-steps 0 never moves the chains"),
+    ({"sgld_steps": 0, "px_weight": 0.0, "pxy_weight": 1.0}, "sgld-steps 0 never moves the chains"),
 ])
 def test_bad_hyperparameters_are_refused(change, match):
     with pytest.raises(ConfigError, match=match):
@@ -681,7 +696,7 @@ def test_bad_hyperparameters_are_refused(change, match):
     {"val_size": -1}, {"check_every": 1, "energy_bound": 1e-6, "gap_bound": 1e-6}, {"decay_epochs": (0, 0.5)},
     {"depth": 10}, {"arch": "convnet", "depth": 12}, {"dataset": "imagefolder", "data_dir": "x"},
     {"px_weight": 0.0, "pxy_weight": 0.0}, {"pyx_weight": 0.0, "pxy_weight": 1.0, "px_weight": 0.0},
-    {"remedies": ("lr",)},
+    {"remedies": ("lr",)}, {"seed": 2**40 - 1}, {"seed": -(2**40 - 1)}, {"lr": 10.0},
 ])
 def test_options_at_the_edge_of_their_range_are_taken(change):
     """The other side of each refusal: every bound is where the help text puts it, not one step inside."""
@@ -703,6 +718,28 @@ def test_a_config_dict_from_json_gets_tuples_and_stays_as_given():
     read = TrainConfig.from_dict(d)
     assert read == written and hash(read) == hash(written)
     assert d["decay_epochs"] == [30, 40] and d["remedies"] == ["lr"]
+
+
+def test_python_spellings_of_an_option_become_the_types_a_config_file_holds(tmp_path):
+    """1 for 1.0, NumPy numbers, a list for a tuple and a Path for a folder, as a Python caller writes them: taken as
+    the types config.json records (a Path made config.json unwritable); any other type is refused (above)."""
+    import numpy as np
+
+    cfg = TrainConfig(lr=1, reinit_prob=np.float32(0.25), batch_size=np.int64(16), decay_epochs=[5, 7.5],
+                      remedies=["lr"], data_dir=tmp_path).validate()
+    assert [type(v) for v in (cfg.lr, cfg.reinit_prob, cfg.batch_size, cfg.decay_epochs, cfg.remedies,
+                              cfg.data_dir)] == [float, float, int, tuple, tuple, str]
+    assert (cfg.lr, cfg.reinit_prob, cfg.batch_size, cfg.decay_epochs, cfg.data_dir) == (
+        1.0, 0.25, 16, (5, 7.5), str(tmp_path))
+    assert TrainConfig.from_dict(json.loads(json.dumps(cfg.to_dict()))) == cfg
+
+
+def test_the_trainer_checks_its_config_before_any_work(tiny_config, tmp_path):
+    with pytest.raises(ConfigError, match="Trainer takes a TrainConfig, got a dict: TrainConfig"):
+        Trainer(tiny_config.to_dict(), out_dir=tmp_path / "a", progress=False)
+    with pytest.raises(ConfigError, match="--data-dir must be str"):  # (a TypeError of pathlib's)
+        Trainer(tiny_config.replace(data_dir=3), out_dir=tmp_path / "b", progress=False)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_compile_takes_a_boolean_from_python():
