@@ -27,6 +27,7 @@ from fastjem.config import (
     TrainConfig,
     get_preset,
     options_from_file,
+    unread_options,
 )
 from fastjem.errors import ConfigError, FastJEMError, FastJEMWarning
 
@@ -604,6 +605,14 @@ def config_from_args(args: argparse.Namespace, grid: dict | None = None) -> tupl
                   else f"the {cfg.preset} preset")
         raise ConfigError(f"--depth sets a Wide-ResNet's depth, but this run's network is {cfg.arch} (from {source}): "
                           f"add --arch wrn (or --preset paper), or drop --depth")
+    if not args.resume:  # a resumed run's changes are resume_config's to judge
+        # an option set to the value it has anyway changes nothing either way (--classifier-only --sgld-steps 20)
+        given = {k for k, v in overrides.items() if v != getattr(base, k)} | set(grid or ())
+        refused, warned = unread_options(cfg, given, varied=grid or ())
+        if refused:
+            raise ConfigError("; ".join(refused))
+        for said in warned:
+            warnings.warn(said, FastJEMWarning, stacklevel=2)
     return cfg, overrides
 
 

@@ -99,8 +99,8 @@ class TrainConfig:
                                group="optim")
     decay_rate: float = _opt(0.3, "learning-rate decay factor", group="optim")
     batch_size: int = _opt(64, "batch size B (of each of x_p, x_lab and the SGLD batch)", group="optim")
-    epochs: float = _opt(150.0, "training length in epochs (an epoch = training set size / batch size iterations)",
-                         group="optim")
+    epochs: float = _opt(150.0, "training length in epochs (an epoch = training set size / batch size iterations); "
+                         "read when --iters is -1 (the quick preset sets --iters 800)", group="optim")
     iters: int = _opt(-1, "training length in iterations; overrides --epochs when > 0", group="optim")
     # engine: how it is computed (never what)
     precision: str = _opt("auto", "network precision: bf16 autocast, tf32 or fp32 matmuls/convs; auto = bf16 where the "
@@ -160,7 +160,8 @@ class TrainConfig:
                         group="run")
     log_every: int = _opt(25, "read device metrics and update the progress bar every N iterations", group="run")
     eval_every: int = _opt(0, "validation accuracy every N iterations (0 = only at the end)", group="run")
-    ckpt_every: int = _opt(500, "write the checkpoint every N iterations (and at the end)", group="run")
+    ckpt_every: int = _opt(500, "write the checkpoint every N iterations (and at the end; 0 = only at the end)",
+                           group="run")
     sample_every: int = _opt(0, "write a sample grid PNG every N iterations (0 = only at the end)", group="run")
     max_minutes: float = _opt(0.0, "stop cleanly after this many minutes of training in this invocation (checkpoint "
                               "written, resume command printed), e.g. under a cluster job's time limit; 0 = no limit",
@@ -403,6 +404,47 @@ def options_from_file(path) -> dict:
         options[name] = value
     options.pop("out_dir", None)
     return options
+
+
+# the options only a run that samples reads: a classifier-only run (px and pxy weights 0) has no sampler or buffer
+SAMPLER_OPTIONS = ("sgld_steps", "sgld_step_size", "sgld_noise", "buffer_size", "reinit_prob", "buffer_init",
+                   "class_cond_px", "sgld_parts", "buffer_margin")
+
+
+def unread_options(cfg: TrainConfig, given, varied=()) -> tuple[list[str], list[str]]:
+    """Of the options ``given`` on purpose (command-line flags, a sweep's grid), those ``cfg`` never reads, as
+    (refused, warned): each '--flag value: why, and what to do'. ``varied``: the options a sweep's grid sets per run,
+    whose values are not known here (a rule that depends on one is left to the runs). Refused where what the user
+    meant is lost (--epochs beside the quick preset's --iters trained 800 iterations; --data-dir beside digits);
+    a classifier-only run's sampler options are only said (the same options with --classifier-only is how a
+    baseline is made), unless a grid varies them (combinations that would all train alike)."""
+    def flags(names):
+        # each with the value given (a grid's values are its runs')
+        values = [None if n in varied else getattr(cfg, n) for n in names]
+        return ", ".join(f"--{_flag(n)}" + ("" if v is None or isinstance(v, bool) else f" {v:g}"
+                                             if isinstance(v, float) else f" {v}") for n, v in zip(names, values))
+
+    refused, warned = [], []
+    unread = [n for n in SAMPLER_OPTIONS if n in given]
+    if not cfg.generative and unread and not {"px_weight", "pxy_weight"} & set(varied):
+        (refused if set(unread) & set(varied) else warned).append(
+            f"{flags(unread)}: this run never samples (it trains the classifier alone: --px-weight and --pxy-weight "
+            f"0, or --classifier-only), so nothing reads {'it' if len(unread) == 1 else 'them'}")
+    if "epochs" in given and cfg.iters > 0 and "iters" not in varied:
+        preset = PRESETS.get(cfg.preset)
+        from_preset = "iters" not in given and preset is not None and preset.iters == cfg.iters
+        whose = f" (the {cfg.preset} preset's)" if from_preset else ""
+        refused.append(f"{flags(['epochs'])}: this run's length is --iters {cfg.iters}{whose}, which overrides "
+                       "--epochs; add --iters -1 to train for --epochs, or drop --epochs")
+    if "eval_every" in given and cfg.eval_every > 0 and cfg.val_size == 0 and "val_size" not in varied:
+        refused.append(f"{flags(['eval_every'])}: --val-size 0 holds no training images out to validate on; give "
+                       "--val-size > 0 (or -1 for the dataset's default), or drop --eval-every")
+    unread = [n for n in ("data_dir", "download") if n in given]
+    if cfg.dataset == "digits" and unread and "dataset" not in varied:
+        refused.append(f"{flags(unread)}: --dataset digits is scikit-learn's, built in, and reads no files; give "
+                       "--dataset cifar10, cifar100, svhn or imagefolder for data of your own, or drop "
+                       f"{'it' if len(unread) == 1 else 'them'}")
+    return refused, warned
 
 
 def get_preset(name: str) -> TrainConfig:

@@ -1131,6 +1131,12 @@ class Trainer:
         for note in self.engine.notes:
             self.log(f"engine: {note}")
         self.log(f"engine: {self.engine.describe()}")
+        if self.iteration == 0 and cfg.warmup_iters > self.total_iters:
+            # the linear warm-up never ends: the run trains at a fraction of the learning rate asked for
+            self.log(f"warning: --warmup-iters {cfg.warmup_iters} is longer than the run ({self.total_iters} "
+                     f"iterations): the learning rate reaches only {cfg.lr * self.total_iters / cfg.warmup_iters:g} "
+                     f"of --lr {cfg.lr:g}; give --warmup-iters at most {self.total_iters} (0 for none), or a longer "
+                     "run")
         stop = {"signal": None}
 
         def on_signal(signum, frame):

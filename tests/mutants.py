@@ -5114,8 +5114,35 @@ MUTANTS = [
     Mutant('config-sgld-steps-zero-refused-for-a-classifier', 'tests/test_train.py -k edge_of_their_range', [
         ('fastjem/config.py', '        if self.generative and self.sgld_steps == 0:', '        if self.sgld_steps == 0:'),
     ]),
+    Mutant('cli-epochs-beside-iters-taken', 'tests/test_cli.py -k mistakes_are_refused', [
+        ('fastjem/config.py', '    if "epochs" in given and cfg.iters > 0 and "iters" not in varied:', '    if False:'),
+    ]),
+    Mutant('cli-eval-every-without-validation-taken', 'tests/test_cli.py -k mistakes_are_refused', [
+        ('fastjem/config.py', '    if "eval_every" in given and cfg.eval_every > 0 and cfg.val_size == 0 and "val_size" not in varied:', '    if False:'),
+    ]),
+    Mutant('cli-data-dir-beside-digits-taken', 'tests/test_cli.py -k mistakes_are_refused', [
+        ('fastjem/config.py', '    if cfg.dataset == "digits" and unread and "dataset" not in varied:', '    if False:'),
+    ]),
+    Mutant('cli-classifier-sampler-options-unsaid', 'tests/test_cli.py -k run_reads_or_given', [
+        ('fastjem/cli.py', '        for said in warned:\n            warnings.warn(said, FastJEMWarning, stacklevel=2)', '        pass'),
+    ]),
+    Mutant('cli-grid-of-unread-sampler-options-only-said', 'tests/test_cli.py -k mistakes_are_refused', [
+        ('fastjem/config.py', '        (refused if set(unread) & set(varied) else warned).append(', '        warned.append('),
+    ]),
+    Mutant('cli-option-at-its-value-counts-as-given', 'tests/test_cli.py -k run_reads_or_given', [
+        ('fastjem/cli.py', '        given = {k for k, v in overrides.items() if v != getattr(base, k)} | set(grid or ())', '        given = set(overrides) | set(grid or ())'),
+    ]),
+    Mutant('cli-grid-varying-the-weights-still-judged', 'tests/test_cli.py -k run_reads_or_given', [
+        ('fastjem/config.py', '    if not cfg.generative and unread and not {"px_weight", "pxy_weight"} & set(varied):', '    if not cfg.generative and unread:'),
+    ]),
     Mutant('cli-storage-overflow-traceback', 'tests/test_cli.py -k beyond_64_bits', [
         ('fastjem/cli.py', ',\n                                                                            "Storage size calculation overflowed")', ')'),
+    ]),
+    Mutant('train-warmup-longer-than-run-unsaid', 'tests/test_train.py -k warm_up_longer', [
+        ('fastjem/train.py', '        if self.iteration == 0 and cfg.warmup_iters > self.total_iters:', '        if False:'),
+    ]),
+    Mutant('train-warmup-as-long-as-run-said', 'tests/test_train.py -k warm_up_longer', [
+        ('fastjem/train.py', '        if self.iteration == 0 and cfg.warmup_iters > self.total_iters:', '        if self.iteration == 0 and cfg.warmup_iters >= self.total_iters:'),
     ]),
     Mutant('eval-robust-negative-n-attack-taken', 'tests/test_eval.py -k refuse_bad_options_before_loading', [
         ('fastjem/eval/tasks.py', '    if n_attack < 0:', '    if False:'),

@@ -860,7 +860,10 @@ def test_no_validation_set_reports_none_not_zero(tmp_path, capsys):
     from fastjem.runs import run_row
 
     run = tmp_path / "run"
-    assert main(["train", "--iters", "2", "--val-size", "0", "--eval-every", "1", "--out-dir", str(run), *TINY]) == 0
+    # validations on the way too (from a config file: --eval-every beside --val-size 0 is refused as unread)
+    (tmp_path / "every.json").write_text(json.dumps({"eval_every": 1}))
+    assert main(["train", "--iters", "2", "--val-size", "0", "--config", str(tmp_path / "every.json"), "--out-dir",
+                 str(run), *TINY]) == 0
     assert "(no validation set, test NLL" in capsys.readouterr().out
     assert json.loads((run / "summary.json").read_text())["val_acc"] is None
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
@@ -1055,6 +1058,15 @@ def test_a_config_files_nan_and_a_run_without_records_are_named(tmp_path, capsys
     (["sweep", "--grid", "lr=1e-3,2e-3", "--seed", "3"], "a sweep takes its seeds from --seeds, not --seed"),
     (["plot", "{tmp}/a", "{tmp}/b", "--mean"], "--mean takes one sweep folder"),
     (["plot", "{tmp}/a", "{tmp}/b"], "several runs go into one figure: pass --out FILE.png"),
+    # an option given that the run never reads (--epochs beside the quick preset's --iters trained 800 iterations)
+    (["train", "--epochs", "5", "--print-config"], "--epochs 5: this run's length is --iters 800 (the quick "
+                                                    "preset's), which overrides --epochs; add --iters -1"),
+    (["train", "--iters", "10", "--epochs", "5", "--print-config"], "--epochs 5: this run's length is --iters 10, "),
+    (["train", "--data-dir", "{tmp}/a", "--download", "--print-config"], ", --download: --dataset digits is "
+                                                                         "scikit-learn's, built in"),
+    (["train", "--val-size", "0", "--eval-every", "5", "--print-config"], "--eval-every 5: --val-size 0 holds no"),
+    (["sweep", "--grid", "sgld-steps=1,2", "--classifier-only", "--dry-run", "--out-dir", "{tmp}/s"],
+     "--sgld-steps: this run never samples"),  # every combination would train alike
     # values that broke the run (a traceback at the first sampler for the seed) or made it meaningless
     (["train", "--seed", str(2**63 - 1), "--print-config"], "--seed must be between -1099511627775 and 1099511627775"),
     (["train", "--lr", "1e3", "--print-config"], "--lr must be at most 10, got 1000"),
@@ -1070,6 +1082,27 @@ def test_command_line_mistakes_are_refused_before_any_work(args, match, tmp_path
     err = capsys.readouterr().err
     assert code == 1 and err.startswith("fastjem: error:") and match in err, err
     assert "Traceback" not in err and sorted(tmp_path.rglob("*")) == before
+
+
+def test_options_the_run_reads_or_given_at_their_value_are_taken(tmp_path, capsys):
+    """The other side of the refusals of options never read: each is taken where a run (or some runs of a sweep)
+    reads it, or where it changes nothing."""
+    for args in (["train", "--classifier-only", "--sgld-steps", "20", "--print-config"],  # the preset's own value
+                 ["train", "--epochs", "5", "--iters", "-1", "--print-config"],
+                 ["train", "--preset", "paper", "--val-size", "0", "--print-config"],  # the preset's --eval-every
+                 ["train", "--dataset", "imagefolder", "--data-dir", str(tmp_path), "--print-config"],
+                 ["sweep", "--grid", "pxy-weight=0,1", "--px-weight", "0", "--sgld-steps", "5", "--dry-run",
+                  "--out-dir", str(tmp_path / "s")],  # the pxy-weight 1 runs sample
+                 ["sweep", "--grid", "iters=-1,10", "--epochs", "3", "--dry-run", "--out-dir", str(tmp_path / "t")]):
+        assert main(args) == 0, (args, capsys.readouterr().err)
+        assert "warning" not in capsys.readouterr().err, args
+    # a classifier-only run's sampler options are said, not refused: the same options with --classifier-only is how
+    # the baseline of a JEM is made
+    for args, unread in ((["--classifier-only", "--sgld-steps", "5", "--buffer-size", "7"], "--sgld-steps 5, "
+                          "--buffer-size 7: this run never samples"),
+                         (["--px-weight", "0", "--reinit-prob", "0.5"], "--reinit-prob 0.5: this run never samples")):
+        assert main(["train", *args, "--print-config"]) == 0
+        assert capsys.readouterr().err.startswith(f"fastjem: warning: {unread} (it trains the classifier alone")
 
 
 def test_under_torchrun_a_run_needs_one_folder_for_every_process(tmp_path, capsys, monkeypatch):

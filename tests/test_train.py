@@ -742,6 +742,19 @@ def test_the_trainer_checks_its_config_before_any_work(tiny_config, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_warm_up_longer_than_the_run_is_said_at_its_start(tiny_config, tmp_path):
+    """The learning rate never reaches --lr: the run trains at a fraction of it, which the log says."""
+    lines = []
+    Trainer(tiny_config.replace(iters=2, warmup_iters=8), out_dir=tmp_path / "long", progress=False,
+            log=lines.append).fit()
+    assert ("warning: --warmup-iters 8 is longer than the run (2 iterations): the learning rate reaches only 0.00025 "
+            "of --lr 0.001; give --warmup-iters at most 2 (0 for none), or a longer run") in lines
+    lines.clear()
+    Trainer(tiny_config.replace(iters=2, warmup_iters=2), out_dir=tmp_path / "fits", progress=False,
+            log=lines.append).fit()
+    assert lines and not any("warmup" in line for line in lines)
+
+
 def test_compile_takes_a_boolean_from_python():
     assert TrainConfig(compile=True).validate().compile == "on"
     assert TrainConfig(compile=False).validate().compile == "off"
