@@ -5147,6 +5147,9 @@ MUTANTS = [
     Mutant('eval-robust-negative-n-attack-taken', 'tests/test_eval.py -k refuse_bad_options_before_loading', [
         ('fastjem/eval/tasks.py', '    if n_attack < 0:', '    if False:'),
     ]),
+    Mutant('sample-diverged-chains-unsaid', 'tests/test_eval.py -k chains_diverged', [
+        ('fastjem/eval/cli.py', '    if bad:  # saved as drawn, but not without a word', '    if False:  # saved as drawn, but not without a word'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

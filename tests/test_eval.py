@@ -794,6 +794,17 @@ def test_sample_refuses_a_bad_step_size_before_it_loads_or_minds_the_output(runs
     assert f"{kept} exists: pass --force" in capsys.readouterr().err and kept.read_bytes() == b"earlier samples"
 
 
+def test_sample_says_when_its_chains_diverged(runs, tmp_path, capsys):
+    """A step size or noise far too large fills the file with inf / NaN: saved as drawn, and said."""
+    args = ["sample", str(runs / "jem"), "-n", "4", "--init", "noise", *SAMPLE]
+    assert main([*args, "--noise", "1e308", "--out", str(tmp_path / "wild.npz")]) == 0
+    assert re.search(r"warning: 4 of the 4 samples in .*wild.npz are not finite: the chains diverged \(step size 1, "
+                     r"noise 1e\+308\); give a smaller --step-size or --noise", capsys.readouterr().err)
+    assert not np.isfinite(np.load(tmp_path / "wild.npz")["x"]).any()
+    assert main([*args, "--out", str(tmp_path / "calm.npz")]) == 0
+    assert "not finite" not in capsys.readouterr().err
+
+
 def test_sample_draws_one_chain_in_batches_of_one_and_starts_on_every_buffer_row(runs, tmp_path):
     from fastjem.eval import draw
     from fastjem.eval.core import load_model

@@ -306,6 +306,12 @@ def run_sample(args: argparse.Namespace) -> int:
     drawn = draw.draw(em, args.n, classes, args.n_steps, args.init, args.step_size, args.noise,
                       args.batch_size, args.device, args.seed, progress=not args.no_progress)
     path = draw.save(drawn, out, overwrite=args.force)
+    bad = int((~torch.isfinite(drawn.x.flatten(1)).all(1)).sum())
+    if bad:  # saved as drawn, but not without a word
+        s = drawn.settings
+        warnings.warn(f"{bad} of the {len(drawn.x)} samples in {path} are not finite: the chains diverged (step size "
+                      f"{s['step_size']:g}, noise {s['noise']:g}); give a smaller --step-size or --noise, or fewer "
+                      "--n-steps", FastJEMWarning, stacklevel=1)
     try:
         grid = draw.save_grid(drawn, path.with_suffix(".png"))
     except OSError as err:  # the samples are saved: a picture of them that cannot be written costs only itself
