@@ -826,7 +826,8 @@ def test_the_library_draw_checks_its_arguments_as_the_command_does(runs, tmp_pat
     from fastjem.eval import draw
     from fastjem.eval.core import load_model
 
-    for kwargs, match in (({"n": 0}, "--n and --batch-size must be > 0"), ({"init": "zeros"}, "--init must be one")):
+    for kwargs, match in (({"n": 0}, "--n and --batch-size must be > 0 and --n-steps >= 0, got --n 0, "),
+                          ({"init": "zeros"}, "--init must be one")):
         with pytest.raises(ConfigError, match=match):
             draw.draw(tmp_path / "missing.pt", **kwargs)
     with pytest.raises(ConfigError, match=r"finite numbers >= 0, got --step-size -1\.0"):
@@ -2012,9 +2013,9 @@ def test_nan_ood_scores_and_a_one_image_fid_are_said_not_crashed(runs, tmp_path,
 
 
 def test_eval_ood_refuses_no_ood_images_or_a_negative_test_count(tmp_path, capsys):
-    for flag, value in (("--n-ood", "0"), ("--n-test", "-1")):
+    for flag, value, got in (("--n-ood", "0", "--n-ood 0, --n-test 0"), ("--n-test", "-1", "--n-ood 1000, --n-test -1")):
         assert main(["eval", str(tmp_path / "missing.pt"), "ood", flag, value]) == 1
-        assert "--n-ood must be > 0 and --n-test >= 0" in capsys.readouterr().err
+        assert f"--n-ood must be > 0 and --n-test >= 0, got {got}" in capsys.readouterr().err
 
 
 def test_metrics_refuse_inputs_they_cannot_score():

@@ -156,7 +156,7 @@ def run_eval(args: argparse.Namespace) -> int:
                           "(fastjem eval --help describes each)")
     refuse_ignored_options(args)
     if args.n_ood <= 0 or args.n_test < 0:
-        raise ConfigError("--n-ood must be > 0 and --n-test >= 0")
+        raise ConfigError(f"--n-ood must be > 0 and --n-test >= 0, got --n-ood {args.n_ood}, --n-test {args.n_test}")
     common = {"out_dir": args.out_dir, "batch_size": args.batch_size, "device": args.device,
               "data_dir": args.data_dir, "download": args.download, "progress": not args.no_progress,
               "seed": args.seed, "test_noise": args.test_noise, "n_test": args.n_test}

@@ -73,7 +73,8 @@ def parse_classes(spec: list[str] | None, num_classes: int) -> list[int] | None:
 
 def check_counts(n: int, n_steps: int, batch_size: int) -> None:
     if n <= 0 or n_steps < 0 or batch_size <= 0:
-        raise ConfigError("--n and --batch-size must be > 0 and --n-steps >= 0")
+        raise ConfigError(f"--n and --batch-size must be > 0 and --n-steps >= 0, got --n {n}, --batch-size "
+                          f"{batch_size}, --n-steps {n_steps}")
 
 
 def check_sgld(step_size: float | None, noise: float | None) -> None:
