@@ -606,9 +606,10 @@ def config_from_args(args: argparse.Namespace, grid: dict | None = None) -> tupl
         raise ConfigError(f"--depth sets a Wide-ResNet's depth, but this run's network is {cfg.arch} (from {source}): "
                           f"add --arch wrn (or --preset paper), or drop --depth")
     if not args.resume:  # a resumed run's changes are resume_config's to judge
-        # an option set to the value it has anyway changes nothing either way (--classifier-only --sgld-steps 20)
-        given = {k for k, v in overrides.items() if v != getattr(base, k)} | set(grid or ())
-        refused, warned = unread_options(cfg, given, varied=grid or ())
+        # an option set to the value it has anyway changes nothing for a classifier (--classifier-only --sgld-steps
+        # 20); --epochs 150 beside --iters is still an --epochs the run does not read
+        changed = {k for k, v in overrides.items() if v != getattr(base, k)} | set(grid or ())
+        refused, warned = unread_options(cfg, set(overrides) | set(grid or ()), varied=grid or (), changed=changed)
         if refused:
             raise ConfigError("; ".join(refused))
         for said in warned:
@@ -630,7 +631,7 @@ def run_train(args: argparse.Namespace) -> int:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         out_dir = Path(cfg.out_dir or f"runs/{cfg.preset}-{cfg.dataset}-{stamp}")
         cfg = cfg.replace(out_dir=str(out_dir))
-    cfg.validate()
+    cfg.validate(new_run=not args.resume)
     if args.print_config:
         options = cfg.to_dict()
         if not args.resume and "out_dir" not in overrides:

@@ -184,10 +184,10 @@ class TrainConfig:
         for f in fields(self):
             value = getattr(self, f.name)
             kind = OPTION_TYPES[f.type]
-            if isinstance(value, bool) or type(value) is kind:
+            if kind is tuple and isinstance(value, (list, tuple)):
+                value = tuple(_plain_number(v) for v in value)
+            elif isinstance(value, bool) or type(value) is kind:
                 continue
-            if kind is tuple and isinstance(value, list):
-                value = tuple(value)
             elif kind is float and isinstance(value, numbers.Real):
                 value = float(value)
             elif kind is int and isinstance(value, numbers.Integral):
@@ -196,8 +196,11 @@ class TrainConfig:
                 value = os.fspath(value)
             object.__setattr__(self, f.name, value)
 
-    def validate(self) -> TrainConfig:
-        """Raise ConfigError naming the first bad option; return self."""
+    def validate(self, new_run: bool = True) -> TrainConfig:
+        """Raise ConfigError naming the first bad option; return self. ``new_run`` False (the config of a run that
+        exists: a resume, a converted checkpoint) leaves out the rules a run that started before them may break
+        (the learning rate's and the seed's size, SGLD steps 0 in a JEM): it could not be continued otherwise,
+        since a resume may not change them."""
         for f in fields(self):
             value = getattr(self, f.name)
             if not has_option_type(f, value):
@@ -224,16 +227,8 @@ class TrainConfig:
                 raise ConfigError(f"--{_flag(name)} must be in [0, 1], got {getattr(self, name)}")
         if self.dropout >= 1.0:
             raise ConfigError("--dropout must be < 1")
-        if self.lr > MAX_LR:
-            raise ConfigError(f"--lr must be at most {MAX_LR:g}, got {self.lr:g}: a step that large throws every "
-                              "weight far past its scale (a minus sign dropped? 1e3 for 1e-3)")
-        if not -SEED_LIMIT < self.seed < SEED_LIMIT:
-            raise ConfigError(f"--seed must be between -{SEED_LIMIT - 1} and {SEED_LIMIT - 1}, got {self.seed}: the "
-                              "sampler's and the buffer's seeds are derived from it in 64 bits")
-        if self.generative and self.sgld_steps == 0:
-            raise ConfigError("--sgld-steps 0 never moves the chains: the p(x) term would compare the data with the "
-                              "buffer's starting noise, not with samples of the model; give --sgld-steps >= 1 (the "
-                              "paper's 20), or --classifier-only to train without sampling")
+        if new_run:
+            self._validate_new_run()
         if self.sgld_parts > self.batch_size:
             raise ConfigError(f"--sgld-parts {self.sgld_parts} is more than the batch size {self.batch_size}: a "
                               f"part needs at least one row")
@@ -270,6 +265,19 @@ class TrainConfig:
             raise ConfigError("--dataset imagefolder needs --data-dir pointing at a folder of class subfolders "
                               "(or with train/ and test/ subfolders of class folders)")
         return self
+
+    def _validate_new_run(self) -> None:
+        """The rules for a run about to start (validate's new_run)."""
+        if self.lr > MAX_LR:
+            raise ConfigError(f"--lr must be at most {MAX_LR:g}, got {self.lr:g}: a step that large throws every "
+                              "weight far past its scale (a minus sign dropped? 1e3 for 1e-3)")
+        if not -SEED_LIMIT < self.seed < SEED_LIMIT:
+            raise ConfigError(f"--seed must be between -{SEED_LIMIT - 1} and {SEED_LIMIT - 1}, got {self.seed}: the "
+                              "sampler's and the buffer's seeds are derived from it in 64 bits")
+        if self.generative and self.sgld_steps == 0:
+            raise ConfigError("--sgld-steps 0 never moves the chains: the p(x) term would compare the data with the "
+                              "buffer's starting noise, not with samples of the model; give --sgld-steps >= 1 (the "
+                              "paper's 20), or --classifier-only to train without sampling")
 
     @property
     def model_name(self) -> str:
@@ -312,6 +320,13 @@ SEED_LIMIT = 2**40
 
 # a TrainConfig field's annotation (a string: annotations are postponed) -> its type
 OPTION_TYPES = {"int": int, "float": float, "bool": bool, "str": str, "tuple": tuple}
+
+
+def _plain_number(v):
+    """A NumPy number as the Python int or float it is (anything else as it is)."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or type(v) in (int, float):
+        return v
+    return int(v) if isinstance(v, numbers.Integral) else float(v)
 
 
 def has_option_type(f, value) -> bool:
@@ -411,9 +426,11 @@ SAMPLER_OPTIONS = ("sgld_steps", "sgld_step_size", "sgld_noise", "buffer_size", 
                    "class_cond_px", "sgld_parts", "buffer_margin")
 
 
-def unread_options(cfg: TrainConfig, given, varied=()) -> tuple[list[str], list[str]]:
+def unread_options(cfg: TrainConfig, given, varied=(), changed=None) -> tuple[list[str], list[str]]:
     """Of the options ``given`` on purpose (command-line flags, a sweep's grid), those ``cfg`` never reads, as
-    (refused, warned): each '--flag value: why, and what to do'. ``varied``: the options a sweep's grid sets per run,
+    (refused, warned): each '--flag value: why, and what to do'. ``changed``: those of them set to another value
+    than they had anyway (default: all given), of which the sampler options a classifier-only run does not read are
+    said (--classifier-only --sgld-steps 20 changes nothing). ``varied``: the options a sweep's grid sets per run,
     whose values are not known here (a rule that depends on one is left to the runs). Refused where what the user
     meant is lost (--epochs beside the quick preset's --iters trained 800 iterations; --data-dir beside digits);
     a classifier-only run's sampler options are only said (the same options with --classifier-only is how a
@@ -425,7 +442,7 @@ def unread_options(cfg: TrainConfig, given, varied=()) -> tuple[list[str], list[
                                              if isinstance(v, float) else f" {v}") for n, v in zip(names, values))
 
     refused, warned = [], []
-    unread = [n for n in SAMPLER_OPTIONS if n in given]
+    unread = [n for n in SAMPLER_OPTIONS if n in (given if changed is None else changed)]
     if not cfg.generative and unread and not {"px_weight", "pxy_weight"} & set(varied):
         (refused if set(unread) & set(varied) else warned).append(
             f"{flags(unread)}: this run never samples (it trains the classifier alone: --px-weight and --pxy-weight "

@@ -238,7 +238,7 @@ def import_jem(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
                                   "--classifier-only to import the network without it")
         cfg = cfg.replace(buffer_size=len(buffer))
         ckpt["buffer"] = {"data": buffer, "size": len(buffer), "num_classes": None, "reinit_prob": cfg.reinit_prob}
-    ckpt["config"] = cfg.validate().to_dict()
+    ckpt["config"] = cfg.validate(new_run=False).to_dict()  # the authors' run, not one about to start
     atomic_save(ckpt, out)
     return {"path": str(out), "model": cfg.model_name, "depth": cfg.depth, "width": cfg.width, "norm": arch["norm"],
             "dataset": dataset, "num_classes": arch["num_classes"],

@@ -53,8 +53,9 @@ def run_row(folder: str | os.PathLike) -> dict:
     val = [e for e in m.evals if "val_acc" in e]
     iteration = m.train[-1]["iter"] if m.train else 0
     saved = None
-    if summary is None and (folder / "checkpoint.pt").exists():
-        # a stopped run: its checkpoint's iteration, past the last log line when it stopped between two
+    if (folder / "checkpoint.pt").exists():
+        # its checkpoint's iteration, past the last log line when it stopped between two (also a finished run
+        # resumed past its summary.json's end and stopped before its next log line)
         saved = _checkpoint_iteration(folder / "checkpoint.pt")
         iteration = max(iteration, saved)
     # summary.json is written at the end; a run resumed past it (and not finished again) is not done

@@ -123,7 +123,8 @@ def plan(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder: Pat
             try:
                 cfg = base.replace(**combo, seed=seed, out_dir=str(folder / name))
                 if check:
-                    cfg.validate()
+                    # a run the sweep started already continues under the rules it started with
+                    cfg.validate(new_run=not (folder / name / "checkpoint.pt").exists())
             except ConfigError as err:
                 raise ConfigError(f"run {name}: {err}") from err
             runs.append((name, combo, cfg))

@@ -257,7 +257,7 @@ class Trainer:
         if not isinstance(cfg, TrainConfig):
             raise ConfigError(f"Trainer takes a TrainConfig, got a {type(cfg).__name__}: TrainConfig(**options), "
                               "TrainConfig.from_dict(a run's config.json) or fastjem.config.get_preset(name)")
-        cfg.validate()  # before any work: a wrong type failed deep inside the setup
+        cfg.validate(new_run=resume is None)  # before any work: a wrong type failed deep inside the setup
         if data is not None:
             cfg = cfg.replace(dataset=TENSORS)  # what config.json and the checkpoint record
         self.dist: DistInfo = init_from_env(cfg.device)
@@ -284,7 +284,7 @@ class Trainer:
         if cfg.data_dir:
             # recorded as an absolute path: eval or a resume started from another folder reads the same data
             cfg = cfg.replace(data_dir=str(Path(cfg.data_dir).expanduser().absolute()))
-        self.cfg = cfg.validate()
+        self.cfg = cfg.validate(new_run=resume is None)
         if cfg.tensorboard and self.dist.is_main:
             check_available()  # before any work: say what to install
         self.board: TensorBoardLog | None = None

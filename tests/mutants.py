@@ -5097,7 +5097,7 @@ MUTANTS = [
         ('fastjem/train.py', '        if not isinstance(cfg, TrainConfig):\n            raise ConfigError(f"Trainer takes a TrainConfig', '        if False:\n            raise ConfigError(f"Trainer takes a TrainConfig'),
     ]),
     Mutant('trainer-validates-after-using-the-config', 'tests/test_train.py -k checks_its_config', [
-        ('fastjem/train.py', '        cfg.validate()  # before any work: a wrong type failed deep inside the setup\n', ''),
+        ('fastjem/train.py', '        cfg.validate(new_run=resume is None)  # before any work: a wrong type failed deep inside the setup\n', ''),
     ]),
     Mutant('config-seed-beyond-64-bits-taken', 'tests/test_train.py -k bad_hyperparameters', [
         ('fastjem/config.py', '        if not -SEED_LIMIT < self.seed < SEED_LIMIT:', '        if False:'),
@@ -5130,7 +5130,7 @@ MUTANTS = [
         ('fastjem/config.py', '        (refused if set(unread) & set(varied) else warned).append(', '        warned.append('),
     ]),
     Mutant('cli-option-at-its-value-counts-as-given', 'tests/test_cli.py -k run_reads_or_given', [
-        ('fastjem/cli.py', '        given = {k for k, v in overrides.items() if v != getattr(base, k)} | set(grid or ())', '        given = set(overrides) | set(grid or ())'),
+        ('fastjem/cli.py', '        changed = {k for k, v in overrides.items() if v != getattr(base, k)} | set(grid or ())', '        changed = set(overrides) | set(grid or ())'),
     ]),
     Mutant('cli-grid-varying-the-weights-still-judged', 'tests/test_cli.py -k run_reads_or_given', [
         ('fastjem/config.py', '    if not cfg.generative and unread and not {"px_weight", "pxy_weight"} & set(varied):', '    if not cfg.generative and unread:'),
@@ -5149,6 +5149,36 @@ MUTANTS = [
     ]),
     Mutant('sample-diverged-chains-unsaid', 'tests/test_eval.py -k chains_diverged', [
         ('fastjem/eval/cli.py', '    if bad:  # saved as drawn, but not without a word', '    if False:  # saved as drawn, but not without a word'),
+    ]),
+    Mutant('config-new-run-rules-on-every-run', 'tests/test_train.py -k new_run_rules', [
+        ('fastjem/config.py', '        if new_run:\n            self._validate_new_run()', '        if True:\n            self._validate_new_run()'),
+    ]),
+    Mutant('trainer-resume-judged-as-new-run-first', 'tests/test_train.py -k new_run_rules', [
+        ('fastjem/train.py', 'cfg.validate(new_run=resume is None)  # before any work', 'cfg.validate()  # before any work'),
+    ]),
+    Mutant('trainer-resume-judged-as-new-run-again', 'tests/test_train.py -k new_run_rules', [
+        ('fastjem/train.py', 'self.cfg = cfg.validate(new_run=resume is None)', 'self.cfg = cfg.validate()'),
+    ]),
+    Mutant('cli-resume-judged-as-new-run', 'tests/test_train.py -k new_run_rules', [
+        ('fastjem/cli.py', 'cfg.validate(new_run=not args.resume)', 'cfg.validate()'),
+    ]),
+    Mutant('sweep-started-run-judged-as-new', 'tests/test_train.py -k new_run_rules', [
+        ('fastjem/sweep.py', 'cfg.validate(new_run=not (folder / name / "checkpoint.pt").exists())', 'cfg.validate()'),
+    ]),
+    Mutant('sweep-new-run-judged-as-started', 'tests/test_train.py -k new_run_rules', [
+        ('fastjem/sweep.py', 'cfg.validate(new_run=not (folder / name / "checkpoint.pt").exists())', 'cfg.validate(new_run=False)'),
+    ]),
+    Mutant('cli-epochs-at-its-default-taken', 'tests/test_cli.py -k mistakes_are_refused', [
+        ('fastjem/cli.py', 'unread_options(cfg, set(overrides) | set(grid or ()), varied', 'unread_options(cfg, changed, varied'),
+    ]),
+    Mutant('eval-all-robustness-options-checked-late', 'tests/test_eval.py -k robustness_options_before', [
+        ('fastjem/eval/tasks.py', '    check_robustness_options(**opts.get("robustness", {}))  # before the other tasks run, not after\n', ''),
+    ]),
+    Mutant('runs-checkpoint-read-only-without-summary', 'tests/test_runs.py -k columns_are_the_runs_latest', [
+        ('fastjem/runs.py', '    if (folder / "checkpoint.pt").exists():\n        # its checkpoint', '    if summary is None and (folder / "checkpoint.pt").exists():\n        # its checkpoint'),
+    ]),
+    Mutant('config-numpy-in-tuples-kept', 'tests/test_train.py -k python_spellings', [
+        ('fastjem/config.py', 'value = tuple(_plain_number(v) for v in value)', 'value = tuple(value)'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

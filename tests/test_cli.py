@@ -1062,6 +1062,8 @@ def test_a_config_files_nan_and_a_run_without_records_are_named(tmp_path, capsys
     (["train", "--epochs", "5", "--print-config"], "--epochs 5: this run's length is --iters 800 (the quick "
                                                     "preset's), which overrides --epochs; add --iters -1"),
     (["train", "--iters", "10", "--epochs", "5", "--print-config"], "--epochs 5: this run's length is --iters 10, "),
+    # given at the value it has anyway, it is no less unread
+    (["train", "--epochs", "150", "--print-config"], "--epochs 150: this run's length is --iters 800"),
     (["train", "--data-dir", "{tmp}/a", "--download", "--print-config"], ", --download: --dataset digits is "
                                                                          "scikit-learn's, built in"),
     (["train", "--val-size", "0", "--eval-every", "5", "--print-config"], "--eval-every 5: --val-size 0 holds no"),

@@ -1540,6 +1540,15 @@ def test_eval_on_a_folder_of_runs_compares_them(runs, tmp_path, capsys):
     assert "one task at a time" in capsys.readouterr().err
 
 
+def test_all_refuses_robustness_options_before_its_first_task(runs, tmp_path, capsys):
+    """`eval all --n-attack -1` ran accuracy, calibration, ood and samples (minutes on a real model), then failed."""
+    out = tmp_path / "all"
+    for bad in (["--n-attack", "-1"], ["--pgd-steps", "0"]):
+        assert main(["eval", str(runs / "jem"), "all", "--out-dir", str(out), *bad, *FAST]) == 1
+        assert "must be" in capsys.readouterr().err
+        assert not out.exists() or not any(out.iterdir())
+
+
 def test_a_sweep_with_one_run_per_combination_reports_it_without_a_spread(runs, tmp_path, capsys):
     import shutil
 
@@ -2013,7 +2022,8 @@ def test_nan_ood_scores_and_a_one_image_fid_are_said_not_crashed(runs, tmp_path,
 
 
 def test_eval_ood_refuses_no_ood_images_or_a_negative_test_count(tmp_path, capsys):
-    for flag, value, got in (("--n-ood", "0", "--n-ood 0, --n-test 0"), ("--n-test", "-1", "--n-ood 1000, --n-test -1")):
+    for flag, value, got in (("--n-ood", "0", "--n-ood 0, --n-test 0"),
+                             ("--n-test", "-1", "--n-ood 1000, --n-test -1")):
         assert main(["eval", str(tmp_path / "missing.pt"), "ood", flag, value]) == 1
         assert f"--n-ood must be > 0 and --n-test >= 0, got {got}" in capsys.readouterr().err
 

@@ -208,6 +208,15 @@ def test_a_rows_columns_are_the_runs_latest_and_its_sweep_mark(runs, tmp_path):
     (run / "diverged.txt").unlink()
     (run / "summary.json").write_text(json.dumps({"iteration": 4, "test_acc": 0.5}))  # resumed past its end
     assert run_row(run)["status"] == "stopped (6/6)" and run_row(run)["test_acc"] is None
+    assert run_row(run)["resumes_at"] == 6
+    # resumed past its end (summary.json at 6) and stopped at 8 before its next log line: not done, resumes at 8
+    import torch
+
+    ckpt = torch.load(run / "checkpoint.pt", weights_only=True)
+    torch.save({**ckpt, "iteration": 8}, run / "checkpoint.pt")
+    (run / "summary.json").write_text(json.dumps({"iteration": 6, "test_acc": 0.5}))
+    row = run_row(run)
+    assert (row["status"], row["resumes_at"], row["test_acc"]) == ("stopped (8/6)", 8, None)
 
 
 def test_csv_keeps_its_header_row():

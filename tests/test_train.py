@@ -703,6 +703,37 @@ def test_options_at_the_edge_of_their_range_are_taken(change):
     assert TrainConfig(**change).validate() == TrainConfig(**change)
 
 
+def test_a_run_started_before_the_new_run_rules_is_resumed_under_them(tiny_config, tmp_path):
+    """The learning rate's and the seed's bounds and a JEM's SGLD steps > 0 are rules for a run about to start: a run
+    begun before them (its checkpoint holds --sgld-steps 0 or a seed of 2**41) resumes, on the command line, in
+    Python and in a sweep's folder, since a resume may not change either; a new run with them is refused."""
+    ckpt_path = tmp_path / "old" / "checkpoint.pt"
+    Trainer(tiny_config.replace(iters=4), out_dir=ckpt_path.parent, progress=False, log=lambda *a: None).fit()
+    ckpt = torch.load(ckpt_path, weights_only=True)
+    ckpt["config"].update(sgld_steps=0, seed=2**41)
+    torch.save(ckpt, ckpt_path)
+    old = TrainConfig.from_dict(ckpt["config"])
+    with pytest.raises(ConfigError, match="seed must be between"):
+        old.validate()
+    with pytest.raises(ConfigError, match="never moves the chains"):
+        old.replace(seed=1).validate()
+    assert old.validate(new_run=False) == old
+    t = Trainer(old.replace(iters=6), resume=ckpt_path, progress=False, log=lambda *a: None)
+    assert t.fit()["iteration"] == 6
+    from fastjem.cli import main
+    from fastjem.sweep import plan
+
+    assert main(["train", "--resume", str(ckpt_path), "--iters", "8", "--no-progress"]) == 0
+
+    # a sweep's run that exists continues; its new seeds are new runs
+    folder = tmp_path / "sweep"
+    (folder / "sgld_steps=0+seed=1").mkdir(parents=True)
+    (folder / "sgld_steps=0+seed=1" / "checkpoint.pt").write_bytes(b"")
+    assert len(plan(tiny_config, {"sgld_steps": [0]}, [1], folder)) == 1
+    with pytest.raises(ConfigError, match=r"run sgld_steps=0\+seed=2: --sgld-steps 0 never moves the chains"):
+        plan(tiny_config, {"sgld_steps": [0]}, [1, 2], folder)
+
+
 def test_a_config_dict_with_an_unknown_key_is_refused():
     cfg = TrainConfig(preset="test").to_dict()
     assert TrainConfig.from_dict(cfg) == TrainConfig(preset="test")
@@ -732,6 +763,9 @@ def test_python_spellings_of_an_option_become_the_types_a_config_file_holds(tmp_
     assert (cfg.lr, cfg.reinit_prob, cfg.batch_size, cfg.decay_epochs, cfg.data_dir) == (
         1.0, 0.25, 16, (5, 7.5), str(tmp_path))
     assert TrainConfig.from_dict(json.loads(json.dumps(cfg.to_dict()))) == cfg
+    # and inside a tuple: NumPy numbers as Python's (they were refused as "not a tuple of numbers")
+    epochs = TrainConfig(decay_epochs=(np.int64(50), np.float64(75.5))).validate().decay_epochs
+    assert epochs == (50, 75.5) and [type(e) for e in epochs] == [int, float]
 
 
 def test_the_trainer_checks_its_config_before_any_work(tiny_config, tmp_path):

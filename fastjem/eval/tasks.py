@@ -373,11 +373,9 @@ def samples(checkpoint, n_steps: int = 100, n_samples: int = 100, per_class: int
 
 
 # -------------------------------------------------------------------------------------------- robustness
-def robustness(checkpoint, norms=NORMS, linf_eps=DEFAULT_LINF_EPS, l2_eps=DEFAULT_L2_EPS, refine_steps=(0, 1, 10),
-               pgd_steps: int = 10, n_attack: int = 500, **common) -> dict:
-    """Accuracy under PGD (L-inf and L2) of the refine-then-classify pipeline f(SGLD_n(x)) for each n in
-    ``refine_steps``; gradients go through the refinement. Epsilons are on the [0, 1] pixel scale (the images
-    live in [-1, 1], where they are doubled). Writes robustness.json and robustness.png."""
+def check_robustness_options(norms=NORMS, linf_eps=DEFAULT_LINF_EPS, l2_eps=DEFAULT_L2_EPS, refine_steps=(0, 1, 10),
+                             pgd_steps: int = 10, n_attack: int = 500) -> None:
+    """Refuse robustness's options that cannot be run (``all`` checks them before its first task, not after)."""
     for norm in norms:
         if norm not in NORMS:
             raise ConfigError(f"unknown norm {norm!r}; choose from {', '.join(NORMS)}")
@@ -386,6 +384,14 @@ def robustness(checkpoint, norms=NORMS, linf_eps=DEFAULT_LINF_EPS, l2_eps=DEFAUL
     if n_attack < 0:
         # (a negative count attacked every test image, as 0 does, without a word)
         raise ConfigError(f"--n-attack must be >= 0 (the test images attacked; 0 for all of them), got {n_attack}")
+
+
+def robustness(checkpoint, norms=NORMS, linf_eps=DEFAULT_LINF_EPS, l2_eps=DEFAULT_L2_EPS, refine_steps=(0, 1, 10),
+               pgd_steps: int = 10, n_attack: int = 500, **common) -> dict:
+    """Accuracy under PGD (L-inf and L2) of the refine-then-classify pipeline f(SGLD_n(x)) for each n in
+    ``refine_steps``; gradients go through the refinement. Epsilons are on the [0, 1] pixel scale (the images
+    live in [-1, 1], where they are doubled). Writes robustness.json and robustness.png."""
+    check_robustness_options(norms, linf_eps, l2_eps, refine_steps, pgd_steps, n_attack)
     run = _Run("robustness", checkpoint, **common)
     em = run.em
     x, y = run.test_set()
@@ -673,6 +679,7 @@ def run_all(checkpoint, ood_sets=None, compare=None, inception_weights=None, fea
     sets = tuple(ood_sets) if ood_sets else every
     if "all" in sets:
         sets = every + tuple(s for s in sets if s != "all" and s not in every)
+    check_robustness_options(**opts.get("robustness", {}))  # before the other tasks run, not after
     unknown = [s for s in sets if s not in OOD_SETS and not Path(s).is_dir()]
     if unknown:  # before the other tasks run, not after
         raise OODSetError(f"unknown OOD set {unknown[0]!r}: choose from {', '.join(OOD_SETS)}, or give a folder of "
