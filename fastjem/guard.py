@@ -16,8 +16,8 @@ checkpoints by hand with a new seed or raised SGLD steps from 20 to 40. The guar
   (kept in memory, taken after a healthy check at most every ``snapshot_every`` iterations; the
   on-disk checkpoint is only ever written from a healthy state), reseed, and climb the remedy
   ladder (``remedies``): more SGLD steps (x2), a lower learning rate (x0.5), an L2 penalty on the
-  energies (0.1, then doubled). After ``max_recoveries`` the run stops with a report; the last good
-  checkpoint is intact.
+  energies (0.1, then doubled); a classifier-only run, which samples nothing, climbs only the lr rungs.
+  After ``max_recoveries`` the run stops with a report; the last good checkpoint is intact.
 
 The guard consumes no random numbers and changes no computation, so a healthy run is bit-identical
 with the guard on or off.
