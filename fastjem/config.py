@@ -298,11 +298,7 @@ class TrainConfig:
         unknown = sorted(set(d) - known)
         if unknown:
             raise ConfigError(f"unknown config keys: {', '.join(unknown)}")
-        d = dict(d)
-        for key in ("decay_epochs", "remedies"):
-            if key in d:
-                d[key] = tuple(d[key])
-        return cls(**d)
+        return cls(**d)  # JSON's lists become tuples in __post_init__
 
     def replace(self, **changes) -> TrainConfig:
         return replace(self, **changes)
