@@ -7,7 +7,8 @@ import operator
 import torch
 
 from fastjem import kernels
-from fastjem.errors import ConfigError, check_part_state, check_rng_state
+from fastjem.checkpoint import check_part_state, check_rng_state
+from fastjem.errors import ConfigError
 
 
 class ClassGaussians:

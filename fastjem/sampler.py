@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from fastjem import kernels
-from fastjem.errors import check_part_state, check_rng_state
+from fastjem.checkpoint import check_part_state, check_rng_state
 from fastjem.kernels.rng import counters_for
 
 EnergyFn = Callable[[torch.Tensor], torch.Tensor]

@@ -5056,10 +5056,10 @@ MUTANTS = [
         ('fastjem/energy.py', '    if logits.dim() != 2:', '    if False:'),
     ]),
     Mutant('part-state-keys-unchecked', 'tests/test_part_state.py -k refused', [
-        ('fastjem/errors.py', '    if not missing and not unknown:\n        return\n', '    if True:\n        return\n'),
+        ('fastjem/checkpoint.py', '    if not missing and not unknown:\n        return\n', '    if True:\n        return\n'),
     ]),
     Mutant('part-state-rng-unchecked', 'tests/test_part_state.py -k refused', [
-        ('fastjem/errors.py',
+        ('fastjem/checkpoint.py',
          '    if not isinstance(rng, torch.Tensor) or rng.dtype != torch.int64 or tuple(rng.shape) != (2,):',
          '    if not isinstance(rng, torch.Tensor):'),
     ]),
