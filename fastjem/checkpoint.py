@@ -37,12 +37,28 @@ def naming(path: str | os.PathLike):
         raise OSError(err.errno, err.strerror, str(path)) from err
 
 
+def make_folder(folder: Path) -> None:
+    """``mkdir -p folder``. A folder the file system will not make there (below /proc) or that a dangling link stands
+    for is a ConfigError that names it; other failures (a file in the way, no permission) stay OSErrors."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileNotFoundError as err:
+        raise ConfigError(f"cannot make the folder {folder} ({err.strerror}: the file system refuses a folder there): "
+                          "choose another --out-dir / --out") from err
+    except FileExistsError:
+        for link in (folder, *folder.parents):
+            if link.is_symlink() and not link.exists():
+                raise ConfigError(f"{link} is a link to {os.readlink(link)}, which does not exist: make that folder, "
+                                  "or choose another --out-dir / --out") from None
+        raise
+
+
 @contextlib.contextmanager
 def atomic_file(path: Path, mode: str):
     """Yield a temp file beside ``path``; on success fsync it, rename it over ``path`` and fsync the folder. A write
     that fails (a full disk) leaves the file at ``path`` as it was and no temporary file."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(path.parent)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as err:
         raise OSError(err.errno, err.strerror, str(path)) from err

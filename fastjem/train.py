@@ -39,6 +39,7 @@ from fastjem.checkpoint import (
     atomic_write_text,
     folder_lock,
     load_checkpoint,
+    make_folder,
     naming,
 )
 from fastjem.config import ARCH_FIELDS, TENSORS, TrainConfig
@@ -1006,7 +1007,7 @@ class Trainer:
     # ------------------------------------------------------------------------------------ loop
     def fit(self) -> dict:
         """Train to ``total_iters`` and return the summary (also written to summary.json)."""
-        self.out_dir.mkdir(parents=True, exist_ok=True)
+        make_folder(self.out_dir)
         with self._folder_lock():
             if self.dist.is_main:
                 self._tidy_folder()

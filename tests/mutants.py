@@ -5177,6 +5177,18 @@ MUTANTS = [
     Mutant('config-numpy-in-tuples-kept', 'tests/test_train.py -k python_spellings', [
         ('fastjem/config.py', 'value = tuple(_plain_number(v) for v in value)', 'value = tuple(value)'),
     ]),
+    Mutant('make-folder-enoent-raw', 'tests/test_cli.py -k will_not_make', [
+        ('fastjem/checkpoint.py', '    except FileNotFoundError as err:\n        raise ConfigError(f"cannot make the folder', '    except KeyError as err:\n        raise ConfigError(f"cannot make the folder'),
+    ]),
+    Mutant('make-folder-dangling-link-raw', 'tests/test_cli.py -k will_not_make', [
+        ('fastjem/checkpoint.py', '            if link.is_symlink() and not link.exists():', '            if False:'),
+    ]),
+    Mutant('train-out-dir-plain-mkdir', 'tests/test_cli.py -k will_not_make', [
+        ('fastjem/train.py', '        make_folder(self.out_dir)', '        self.out_dir.mkdir(parents=True, exist_ok=True)'),
+    ]),
+    Mutant('eval-out-dir-plain-mkdir', 'tests/test_cli.py -k will_not_make', [
+        ('fastjem/eval/tasks.py', '        make_folder(self.out_dir)', '        self.out_dir.mkdir(parents=True, exist_ok=True)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from dataclasses import fields
+from pathlib import Path
 
 import pytest
 
@@ -424,6 +425,22 @@ def test_an_output_folder_that_is_a_file_gets_one_clear_error(finished_run, tmp_
         with pytest.raises(FileExistsError):
             main(["runs", str(tmp_path)])
 
+
+def test_an_output_folder_the_file_system_will_not_make_gets_one_clear_error(finished_run, tmp_path, capsys):
+    """--out-dir below /proc (mkdir there is ENOENT) or through a dangling link (EEXIST with nothing there): one line
+    that names the folder or the link, no traceback; eval's reports too (their atomic write makes the folder)."""
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+    cases = [(tmp_path / "dangling", "dangling is a link to"), (tmp_path / "dangling" / "run", "dangling is a link to")]
+    if Path("/proc/self").is_dir():
+        cases.append((Path("/proc/fastjem-run"), "cannot make the folder /proc/fastjem-run (No such file"))
+    for folder, said in cases:
+        for argv in (["train", "--iters", "2", "--out-dir", str(folder), *TINY],
+                     ["eval", str(finished_run), "accuracy", "--out-dir", str(folder), "--no-progress"]):
+            code = main(argv)
+            err = capsys.readouterr().err
+            assert code == 1 and "Traceback" not in err, err
+            assert said in err and "choose another --out-dir" in err, err
+    assert not (tmp_path / "gone").exists()
 
 def test_bench_times_the_sampler_and_writes_json(tmp_path, capsys):
     import json

@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from fastjem.checkpoint import atomic_write_text
+from fastjem.checkpoint import atomic_write_text, make_folder
 from fastjem.errors import ConfigError, FastJEMError, FastJEMWarning, error_line
 from fastjem.eval import plots
 from fastjem.eval.attacks import NORMS, pgd_attack
@@ -78,7 +78,7 @@ class _Run:
         self.task = task
         self.em = load_model(checkpoint, device)
         self.out_dir = Path(out_dir) if out_dir else self.em.output_dir("eval")
-        self.out_dir.mkdir(parents=True, exist_ok=True)
+        make_folder(self.out_dir)
         self.batch_size = batch_size
         self.data_dir = data_dir
         self.download = download
