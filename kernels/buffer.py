@@ -239,7 +239,9 @@ def _buffer_sample_impl(
     if use_triton(buffer, backend):
         return buffer_sample_fwd(buffer, idx, reset_prob, rng_state, fresh=fresh)
     _check_inputs(buffer, idx, fresh=fresh, reset_prob=reset_prob, rng_state=rng_state)
-    return buffer_sample_ref(buffer, idx, reset_prob, rng_state, fresh=fresh)
+    # contiguous, as the kernel's output and the registered fake: a transposed ``fresh`` makes torch.where's result
+    # transposed, which a compiled graph (told contiguous strides) refuses at run time
+    return buffer_sample_ref(buffer, idx, reset_prob, rng_state, fresh=fresh).contiguous()
 
 
 @torch.library.custom_op("fastjem::buffer_sample", mutates_args=("rng_state",))

@@ -235,7 +235,9 @@ def _bwd_torch(
         onehot.scatter_(1, labels[:, None], 1.0)
         return (-g * onehot).to(logits.dtype)
     softmax = torch.exp(logits.float() - row_max[:, None]) / row_sumexp[:, None]
-    return (-g * softmax).to(logits.dtype)
+    # contiguous, as the kernel's and the registered fake's: elementwise ops on transposed logits give a transposed
+    # gradient, and a compiled graph that was told (4, 1) strides fails its stride assertion on (1, 6)
+    return (-g * softmax).to(logits.dtype).contiguous()
 
 
 def _bwd_differentiable(grad_energy: torch.Tensor, logits: torch.Tensor, labels: torch.Tensor | None) -> torch.Tensor:

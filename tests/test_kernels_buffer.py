@@ -153,6 +153,11 @@ def test_opcheck(backend):
     torch.library.opcheck(torch.ops.fastjem.buffer_sample.default, (buf, idx, 0.5, new_rng_state(4), fresh, backend))
     rows = torch.randn(3, 2, 3)
     torch.library.opcheck(torch.ops.fastjem.buffer_write_.default, (buf, torch.tensor([1, 5, 2]), rows, backend))
+    # a transposed fresh: the rows come back contiguous, as the registered fake says
+    fresh = torch.rand(6, 4).t() * 2 - 1
+    args = (_buffer(10, (6,), "cpu"), idx, 0.5, new_rng_state(4), fresh, backend)
+    torch.library.opcheck(torch.ops.fastjem.buffer_sample.default, args)
+    assert torch.ops.fastjem.buffer_sample(*args).is_contiguous()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -389,3 +389,15 @@ def test_row_strided_logits_are_read_row_by_row():
     (grad,) = torch.autograd.grad(e.sum(), logits)
     torch.testing.assert_close(e, -torch.logsumexp(big[:, :10], 1), rtol=0, atol=1e-6)
     torch.testing.assert_close(grad, -torch.softmax(big[:, :10], 1), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_gradient_of_transposed_logits_has_the_strides_the_fake_promises(backend):
+    skip_unless_runnable("cpu", backend)
+    logits = torch.randn(11, 6).t()  # [6, 11] with strides (1, 6): e.g. (W @ h.T).T
+    _, row_max, row_sumexp = torch.ops.fastjem.lse_energy(logits, None, backend)
+    args = (torch.randn(6), logits, None, row_max, row_sumexp, backend)
+    torch.library.opcheck(torch.ops.fastjem.lse_energy_backward.default, args)
+    grad = torch.ops.fastjem.lse_energy_backward(*args)
+    assert grad.is_contiguous()
+    assert_close(grad, -args[0][:, None] * torch.softmax(logits, 1), 1e-6, 1e-5, "dE/dlogits")
