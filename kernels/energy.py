@@ -256,6 +256,21 @@ def _bwd_differentiable(grad_energy: torch.Tensor, logits: torch.Tensor, labels:
 # --------------------------------------------------------------------------------------------
 
 
+def _check_backward_inputs(grad_energy, logits, labels, row_max, row_sumexp) -> None:
+    """The backward op's own arguments, for direct calls of ``torch.ops.fastjem.lse_energy_backward`` (autograd
+    always passes the forward's): the kernel reads ``[B]`` of each, so a shorter one is a read past its end."""
+    _check_inputs(logits, labels)
+    B = logits.shape[0]
+    n_aux = B if labels is None else 0
+    if grad_energy.shape != (B,) or not grad_energy.is_floating_point() or grad_energy.device != logits.device:
+        raise ValueError(f"lse_energy_backward: grad_energy must be a float [B={B}] tensor on the logits' device "
+                         f"{logits.device}, got {grad_energy.dtype} {tuple(grad_energy.shape)} on {grad_energy.device}")
+    for name, t in (("row_max", row_max), ("row_sumexp", row_sumexp)):
+        if t.shape != (n_aux,) or t.dtype != torch.float32 or t.device != logits.device:
+            raise ValueError(f"lse_energy_backward: {name} must be the forward's fp32 [{n_aux}] on {logits.device} "
+                             f"(torch.ops.fastjem.lse_energy returns it), got {t.dtype} {tuple(t.shape)} on {t.device}")
+
+
 def _fwd_impl(
     logits: torch.Tensor, labels: torch.Tensor | None, backend: str | None
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -295,11 +310,13 @@ def _lse_energy_backward_op(
     row_sumexp: torch.Tensor,
     backend: str | None,
 ) -> torch.Tensor:
+    _check_backward_inputs(grad_energy, logits, labels, row_max, row_sumexp)
     return _bwd_impl(grad_energy, logits, labels, row_max, row_sumexp, backend)
 
 
 @_lse_energy_backward_op.register_fake
 def _(grad_energy, logits, labels, row_max, row_sumexp, backend):
+    _check_backward_inputs(grad_energy, logits, labels, row_max, row_sumexp)
     return torch.empty_like(logits, memory_format=torch.contiguous_format)
 
 

@@ -401,3 +401,22 @@ def test_the_gradient_of_transposed_logits_has_the_strides_the_fake_promises(bac
     grad = torch.ops.fastjem.lse_energy_backward(*args)
     assert grad.is_contiguous()
     assert_close(grad, -args[0][:, None] * torch.softmax(logits, 1), 1e-6, 1e-5, "dE/dlogits")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_backward_op_refuses_arguments_not_of_the_batch(backend):
+    # a direct call of the registered backward: the kernel would read past the end of a shorter tensor (garbage), and
+    # the reference broadcast a [1] gradient or scattered only the rows of a shorter labels tensor
+    skip_unless_runnable("cpu", backend)
+    logits = torch.randn(4, 5)
+    _, row_max, row_sumexp = torch.ops.fastjem.lse_energy(logits, None, backend)
+    op = torch.ops.fastjem.lse_energy_backward
+    for bad in (torch.ones(1), torch.ones(2), torch.ones(4, 1), torch.ones(4, dtype=torch.int64)):
+        with pytest.raises(ValueError, match="grad_energy must be a float"):
+            op(bad, logits, None, row_max, row_sumexp, backend)
+    with pytest.raises(ValueError, match="row_max must be the forward's"):
+        op(torch.ones(4), logits, None, row_max[:2], row_sumexp[:2], backend)
+    with pytest.raises(ValueError, match="labels must be int64"):
+        op(torch.ones(4), logits, torch.tensor([0, 1]), row_max[:0], row_sumexp[:0], backend)
+    assert_close(op(torch.ones(4), logits, None, row_max, row_sumexp, backend), -torch.softmax(logits, 1), 1e-6, 1e-5,
+                 "dE/dlogits")
