@@ -40,6 +40,7 @@ __all__ = [
     "device_of",
     "direct_call",
     "next_power_of_2",
+    "as_number",
 ]
 
 BACKENDS = ("auto", "triton", "reference")
@@ -185,6 +186,15 @@ def direct_call(*tensors: torch.Tensor | None, differentiable: bool = False) -> 
     is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
     return all(t is None or (type(t) is torch.Tensor and (differentiable or not t.requires_grad) and not is_wrapped(t))
                for t in tensors)
+
+
+def as_number(op: str, name: str, value) -> float:
+    """``float(value)`` for an op's scalar argument (a number or a one-element tensor), else an error naming it."""
+    try:
+        return float(value)
+    except (TypeError, ValueError, RuntimeError):
+        got = f"a tensor of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor) else repr(value)
+        raise ValueError(f"{op}: {name} must be a number (a float, or a tensor of one element), got {got}") from None
 
 
 def next_power_of_2(n: int) -> int:

@@ -19,7 +19,7 @@ an index reads NaN and its write is dropped (the reference raises, as ``index_se
 
 import torch
 
-from ._dispatch import device_of, direct_call, interpreter_on, next_power_of_2, tl, triton, use_triton
+from ._dispatch import as_number, device_of, direct_call, interpreter_on, next_power_of_2, tl, triton, use_triton
 from .rng import counters_for, uniform_stream
 
 __all__ = [
@@ -125,7 +125,8 @@ def _check_inputs(buffer: torch.Tensor, idx: torch.Tensor, rows: torch.Tensor | 
                          "buffer a tensor of its own (a strided view cannot be written in place: .contiguous() "
                          "would write a copy) and cast it once with .float()")
     if idx.dim() != 1 or idx.dtype != torch.int64 or idx.device != buffer.device:
-        raise ValueError("buffer ops: idx must be an int64 [B] tensor on the buffer's device")
+        raise ValueError(f"buffer ops: idx must be an int64 [B] tensor on the buffer's device {buffer.device}, got "
+                         f"{idx.dtype} {tuple(idx.shape)} on {idx.device}: pass idx.long().to(buffer.device)")
     if rows is not None and rows.shape != (idx.shape[0], *buffer.shape[1:]):
         raise ValueError(f"buffer_write_: x must be [B, *S] = {(idx.shape[0], *buffer.shape[1:])}, got {rows.shape}")
     if rows is not None and (rows.device != buffer.device or not rows.is_floating_point()):
@@ -239,9 +240,14 @@ def _buffer_sample_impl(
     if use_triton(buffer, backend):
         return buffer_sample_fwd(buffer, idx, reset_prob, rng_state, fresh=fresh)
     _check_inputs(buffer, idx, fresh=fresh, reset_prob=reset_prob, rng_state=rng_state)
-    # contiguous, as the kernel's output and the registered fake: a transposed ``fresh`` makes torch.where's result
-    # transposed, which a compiled graph (told contiguous strides) refuses at run time
-    return buffer_sample_ref(buffer, idx, reset_prob, rng_state, fresh=fresh).contiguous()
+    try:
+        # contiguous, as the kernel's output and the registered fake: a transposed ``fresh`` makes torch.where's result
+        # transposed, which a compiled graph (told contiguous strides) refuses at run time
+        return buffer_sample_ref(buffer, idx, reset_prob, rng_state, fresh=fresh).contiguous()
+    except IndexError:
+        # index_select's own words ("index out of range in self") name neither the op nor the buffer's size
+        raise IndexError(f"buffer_sample: idx holds rows outside the buffer's [0, N={buffer.shape[0]}) (from "
+                         f"{int(idx.min())} to {int(idx.max())}): draw them with torch.randint(0, N, (B,))") from None
 
 
 @torch.library.custom_op("fastjem::buffer_sample", mutates_args=("rng_state",))
@@ -297,7 +303,7 @@ def buffer_sample(
                          "fresh requires grad: pass buffer.detach() and fresh.detach()")
     # plain eager calls skip the registered op's dispatch; compile, export and dispatch modes go through it
     op = _buffer_sample_impl if direct_call(buffer, idx, rng_state, fresh) else _buffer_sample_op
-    return op(buffer, idx, float(reset_prob), rng_state, fresh, backend)
+    return op(buffer, idx, as_number("buffer_sample", "reset_prob", reset_prob), rng_state, fresh, backend)
 
 
 def buffer_write_(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, *, backend: str | None = None) -> None:

@@ -126,10 +126,12 @@ def _check_inputs(logits: torch.Tensor, labels: torch.Tensor | None) -> None:
     if logits.dim() != 2 or logits.shape[1] == 0:
         raise ValueError(f"lse_energy: logits must be [B, K] with K >= 1 classes, got shape {tuple(logits.shape)}")
     if logits.dtype not in _DTYPES:
-        raise TypeError(f"lse_energy: logits dtype must be one of {_DTYPES}, got {logits.dtype}")
+        raise TypeError(f"lse_energy: logits dtype must be one of {_DTYPES}, got {logits.dtype}: pass logits.float() "
+                        "(the energy is computed in fp32 whatever the logits' dtype)")
     if labels is not None and (labels.shape != logits.shape[:1] or labels.dtype != torch.int64):
         got = f"{labels.dtype} {tuple(labels.shape)}"
-        raise ValueError(f"lse_energy: labels must be int64 [B={logits.shape[0]}], got {got}")
+        raise ValueError(f"lse_energy: labels must be int64 [B={logits.shape[0]}], got {got}: pass one class index "
+                         "per row of the logits, as labels.long()")
     if labels is not None and labels.device != logits.device:
         raise ValueError(f"lse_energy: labels are on {labels.device} and logits on {logits.device}; move the labels "
                          f"to {logits.device}")

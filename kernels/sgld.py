@@ -19,7 +19,7 @@ sizes launches, not bytes, set the time: replayed from a CUDA graph on an H100, 
 
 import torch
 
-from ._dispatch import device_of, direct_call, interpreter_on, tl, triton, use_triton
+from ._dispatch import as_number, device_of, direct_call, interpreter_on, tl, triton, use_triton
 from .rng import counters_for, normal_stream
 
 __all__ = ["sgld_step_", "sgld_step_ref", "sgld_step_fwd", "sgld_step_compiled_"]
@@ -54,7 +54,8 @@ if triton is not None:
 def _check_inputs(x: torch.Tensor, grad: torch.Tensor, rng_state: torch.Tensor, base: int = 0,
                   advance: int | None = None) -> None:
     if x.dtype != torch.float32:
-        raise ValueError(f"sgld_step_: x must be fp32 (never store samples in bf16), got {x.dtype}")
+        raise ValueError(f"sgld_step_: x must be fp32 (never store samples in bf16), got {x.dtype}: keep the chains "
+                         "in fp32 (x = x.float() once, then update that tensor in place)")
     if not x.is_contiguous():
         raise ValueError(f"sgld_step_: x must be contiguous (the update runs over its flat storage), got strides "
                          f"{x.stride()} for shape {tuple(x.shape)}: pass x.contiguous() and use what it returns")
@@ -62,7 +63,9 @@ def _check_inputs(x: torch.Tensor, grad: torch.Tensor, rng_state: torch.Tensor, 
         raise ValueError(f"sgld_step_: grad must be a float tensor of x's shape {tuple(x.shape)} on x's device "
                          f"{x.device}, got {grad.dtype} {tuple(grad.shape)} on {grad.device}")
     if rng_state.shape != (2,) or rng_state.dtype != torch.int64 or rng_state.device != x.device:
-        raise ValueError("sgld_step_: rng_state must be an int64 [2] (seed, offset) tensor on x's device")
+        raise ValueError(f"sgld_step_: rng_state must be an int64 [2] (seed, offset) tensor on x's device {x.device} "
+                         f"(fastjem.kernels.new_rng_state makes one), got {rng_state.dtype} {tuple(rng_state.shape)} "
+                         f"on {rng_state.device}")
     if base < 0 or (advance not in (None, 0) and advance < base + counters_for(x.numel())):
         raise ValueError(f"sgld_step_: base {base} and advance {advance} must cover this part's "
                          f"{counters_for(x.numel())} counters (0 <= base, base + counters <= advance; advance 0: "
@@ -134,9 +137,10 @@ def sgld_step_compiled_(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma
     global _compiled_step
     if _compiled_step is None:
         _compiled_step = torch.compile(sgld_step_ref, dynamic=False)
+    alpha, sigma = as_number("sgld_step_compiled_", "alpha", alpha), as_number("sgld_step_compiled_", "sigma", sigma)
     # base as a tensor: one graph for every step of a chain (SGLD.sample's step t passes base t * counters; an int
     # would be a constant, compiled again for each step until dynamo's recompile limit, then run eagerly)
-    _compiled_step(x, grad, float(alpha), float(sigma), rng_state, torch.tensor(int(base), dtype=torch.int64),
+    _compiled_step(x, grad, alpha, sigma, rng_state, torch.tensor(int(base), dtype=torch.int64),
                    None if advance is None else int(advance))
 
 
@@ -186,4 +190,5 @@ def sgld_step_(
         raise ValueError("sgld_step_: x requires grad and is updated in place: pass x.detach() (SGLD.step_ does)")
     # plain eager calls skip the registered op's dispatch; compile, export and dispatch modes go through it
     op = _sgld_step_impl if direct_call(x, grad, rng_state) else _sgld_step_op
-    op(x, grad, float(alpha), float(sigma), rng_state, backend, int(base), None if advance is None else int(advance))
+    alpha, sigma = as_number("sgld_step_", "alpha", alpha), as_number("sgld_step_", "sigma", sigma)
+    op(x, grad, alpha, sigma, rng_state, backend, int(base), None if advance is None else int(advance))

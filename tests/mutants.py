@@ -1922,16 +1922,16 @@ MUTANTS = [
         ('kernels/buffer.py', '    if buffer.dtype != torch.float32 or not buffer.is_contiguous() or buffer.dim() < 1:\n', '    if False:\n'),
     ]),
     Mutant('buffer-op-any-idx-ok', 'tests/test_kernels_buffer.py -k bad_reset', [
-        ('kernels/buffer.py', '    if idx.dim() != 1 or idx.dtype != torch.int64 or idx.device != buffer.device:\n        raise ValueError("buffer ops: idx must be an int64 [B] tensor on the buffer\'s device")', '    if False:\n        raise ValueError("buffer ops: idx must be an int64 [B] tensor on the buffer\'s device")'),
+        ('kernels/buffer.py', '    if idx.dim() != 1 or idx.dtype != torch.int64 or idx.device != buffer.device:\n', '    if False:\n'),
     ]),
     Mutant('buffer-write-any-shape-ok', 'tests/test_kernels_buffer.py -k bad_reset', [
         ('kernels/buffer.py', '    if rows is not None and rows.shape != (idx.shape[0], *buffer.shape[1:]):\n        raise ValueError(f"buffer_write_: x must be [B, *S] = {(idx.shape[0], *buffer.shape[1:])}, got {rows.shape}")', '    if False:\n        raise ValueError(f"buffer_write_: x must be [B, *S] = {(idx.shape[0], *buffer.shape[1:])}, got {rows.shape}")'),
     ]),
     Mutant('lse-energy-int-logits-ok', 'tests/test_kernels_energy.py -k integer_dtype', [
-        ('kernels/energy.py', '    if logits.dtype not in _DTYPES:\n        raise TypeError(f"lse_energy: logits dtype must be one of {_DTYPES}, got {logits.dtype}")', '    if False:\n        raise TypeError(f"lse_energy: logits dtype must be one of {_DTYPES}, got {logits.dtype}")'),
+        ('kernels/energy.py', '    if logits.dtype not in _DTYPES:\n', '    if False:\n'),
     ]),
     Mutant('lse-energy-any-labels-ok', 'tests/test_kernels_energy.py -k integer_dtype', [
-        ('kernels/energy.py', '    if labels is not None and (labels.shape != logits.shape[:1] or labels.dtype != torch.int64):\n        got = f"{labels.dtype} {tuple(labels.shape)}"\n        raise ValueError(f"lse_energy: labels must be int64 [B={logits.shape[0]}], got {got}")', '    if False:\n        got = f"{labels.dtype} {tuple(labels.shape)}"\n        raise ValueError(f"lse_energy: labels must be int64 [B={logits.shape[0]}], got {got}")'),
+        ('kernels/energy.py', '    if labels is not None and (labels.shape != logits.shape[:1] or labels.dtype != torch.int64):\n', '    if False:\n'),
     ]),
     Mutant('graphed-sgld-on-cpu-ok', 'tests/test_iteration_graph.py -k cpu_tensors', [
         ('fastjem/graphs.py', '        if not x0.is_cuda:\n            raise RuntimeError("GraphedSGLD needs CUDA tensors; use SGLD.sample on other devices")', '        if False:\n            raise RuntimeError("GraphedSGLD needs CUDA tensors; use SGLD.sample on other devices")'),

@@ -407,3 +407,20 @@ def test_buffers_and_restarts_that_require_grad_are_refused_and_rows_are_written
         buffer_write_(leaf, idx, torch.zeros(2, 3), backend=backend)
         assert (leaf[idx] == 0).all()
         assert buffer_sample(leaf, idx, 0.0, new_rng_state(0), backend=backend).equal(leaf[idx])
+
+
+def test_refused_indices_and_probabilities_are_told_what_to_pass():
+    """An idx of another dtype names what it got and what to pass; an index outside the buffer on the reference backend
+    names the op and the buffer's size (not index_select's 'index out of range in self'); a reset_prob of several
+    elements is named as such."""
+    buf = _buffer(10, (3,), "cpu")
+    with pytest.raises(ValueError, match=r"got torch.int32 \(2,\) on cpu: pass idx.long\(\)"):
+        buffer_sample(buf, torch.tensor([0, 1], dtype=torch.int32), 0.5, new_rng_state(0), backend="reference")
+    state = new_rng_state(0)
+    with pytest.raises(IndexError, match=r"buffer_sample: idx holds rows outside the buffer's \[0, N=10\) \(from -1 to "
+                                         r"10\): draw them with torch.randint"):
+        buffer_sample(buf, torch.tensor([3, 10, -1]), 0.5, state, backend="reference")
+    assert state.tolist() == [0, 0]
+    with pytest.raises(ValueError, match="buffer_sample: reset_prob must be a number"):
+        buffer_sample(buf, torch.tensor([3]), torch.tensor([0.5, 0.5]), state, backend="reference")
+    assert torch.equal(buffer_sample(buf, torch.tensor([3]), torch.tensor(0.0), state, backend="reference"), buf[3:4])

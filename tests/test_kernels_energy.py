@@ -420,3 +420,12 @@ def test_the_backward_op_refuses_arguments_not_of_the_batch(backend):
         op(torch.ones(4), logits, torch.tensor([0, 1]), row_max[:0], row_sumexp[:0], backend)
     assert_close(op(torch.ones(4), logits, None, row_max, row_sumexp, backend), -torch.softmax(logits, 1), 1e-6, 1e-5,
                  "dE/dlogits")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_refused_logits_and_labels_are_told_what_to_pass(backend):
+    skip_unless_runnable("cpu", backend)
+    with pytest.raises(TypeError, match=r"got torch.float64: pass logits.float\(\)"):
+        lse_energy(torch.randn(3, 4, dtype=torch.float64), backend=backend)
+    with pytest.raises(ValueError, match=r"got torch.int32 \(3,\): pass one class index per row .*labels.long\(\)"):
+        lse_energy(torch.randn(3, 4), torch.zeros(3, dtype=torch.int32), backend=backend)

@@ -372,3 +372,20 @@ def test_a_strided_state_draws_its_own_numbers_and_moves(backend):
     for got, want in zip(draws, expected):
         assert_close(got, want, 0, 0, "noise")
     assert states.tolist() == [[5, 9], [2 * counters_for(24), 0]]
+
+
+@pytest.mark.parametrize("backend", ["triton", "reference"])
+def test_refused_states_samples_and_step_sizes_are_told_what_to_pass(backend):
+    """Each refusal names what it got and what to pass: a state of the wrong kind, fp64 samples, and an alpha or sigma
+    that is no number (a tensor of several elements: not torch's 'only one element tensors can be converted')."""
+    skip_unless_runnable("cpu", backend)
+    x, g = torch.zeros(8), torch.zeros(8)
+    with pytest.raises(ValueError, match=r"new_rng_state makes one\), got torch.int32 \(2,\) on cpu"):
+        sgld_step_(x, g, 1.0, 1.0, new_rng_state(0).int(), backend=backend)
+    with pytest.raises(ValueError, match=r"got torch.float64: keep the chains in fp32"):
+        sgld_step_(x.double(), g, 1.0, 1.0, new_rng_state(0), backend=backend)
+    for alpha, sigma, name in ((torch.ones(2), 0.1, "alpha"), (1.0, None, "sigma")):
+        with pytest.raises(ValueError, match=f"sgld_step_: {name} must be a number"):
+            sgld_step_(x, g, alpha, sigma, new_rng_state(0), backend=backend)
+    sgld_step_(x, torch.ones(8), torch.tensor(0.5), torch.tensor([0.0]), new_rng_state(0), backend=backend)
+    assert torch.equal(x, torch.full((8,), 0.5))
