@@ -5189,6 +5189,21 @@ MUTANTS = [
     Mutant('eval-out-dir-plain-mkdir', 'tests/test_cli.py -k will_not_make', [
         ('fastjem/eval/tasks.py', '        make_folder(self.out_dir)', '        self.out_dir.mkdir(parents=True, exist_ok=True)'),
     ]),
+    Mutant('lse-energy-ref-backward-transposed', 'tests/test_kernels_energy.py -k transposed_logits_has_the_strides', [
+        ('kernels/energy.py', '    return (-g * softmax).to(logits.dtype).contiguous()', '    return (-g * softmax).to(logits.dtype)'),
+    ]),
+    Mutant('buffer-sample-ref-transposed-fresh', 'tests/test_kernels_buffer.py -k opcheck', [
+        ('kernels/buffer.py', '        return buffer_sample_ref(buffer, idx, reset_prob, rng_state, fresh=fresh).contiguous()', '        return buffer_sample_ref(buffer, idx, reset_prob, rng_state, fresh=fresh)'),
+    ]),
+    Mutant('lse-energy-backward-op-any-args-ok', 'tests/test_kernels_energy.py -k refuses_arguments_not_of_the_batch', [
+        ('kernels/energy.py', '    _check_backward_inputs(grad_energy, logits, labels, row_max, row_sumexp)\n    return _bwd_impl(', '    return _bwd_impl('),
+    ]),
+    Mutant('sgld-step-sizes-plain-float', 'tests/test_kernels_sgld.py -k told_what_to_pass', [
+        ('kernels/sgld.py', '    alpha, sigma = as_number("sgld_step_", "alpha", alpha), as_number("sgld_step_", "sigma", sigma)', '    alpha, sigma = float(alpha), float(sigma)'),
+    ]),
+    Mutant('buffer-sample-ref-index-error-raw', 'tests/test_kernels_buffer.py -k told_what_to_pass', [
+        ('kernels/buffer.py', '    except IndexError:\n        # index_select', '    except ZeroDivisionError:\n        # index_select'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
