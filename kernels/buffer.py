@@ -116,6 +116,20 @@ def _tiles(B: int, D: int) -> tuple[int, int]:
     return block_b, block_d
 
 
+def _memory_overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether the byte ranges two tensors span in one storage meet (metadata only: no read of either)."""
+    if a.numel() == 0 or b.numel() == 0 or a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
+        return False
+
+    def span(t: torch.Tensor) -> tuple[int, int]:
+        # torch strides are never negative: the first element is the lowest address
+        last = sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
+        return t.data_ptr(), t.data_ptr() + (last + 1) * t.element_size()
+
+    (a0, a1), (b0, b1) = span(a), span(b)
+    return a0 < b1 and b0 < a1
+
+
 def _check_inputs(buffer: torch.Tensor, idx: torch.Tensor, rows: torch.Tensor | None = None, *,
                   fresh: torch.Tensor | None = None, reset_prob: float | None = None,
                   rng_state: torch.Tensor | None = None) -> None:
@@ -132,6 +146,11 @@ def _check_inputs(buffer: torch.Tensor, idx: torch.Tensor, rows: torch.Tensor | 
     if rows is not None and (rows.device != buffer.device or not rows.is_floating_point()):
         raise ValueError(f"buffer_write_: x must be a float tensor on the buffer's device {buffer.device}, got "
                          f"{rows.dtype} on {rows.device}")
+    if rows is not None and _memory_overlaps(rows, buffer):
+        # the kernel's programs would read rows that others have already overwritten (the reference's index_copy_
+        # refuses it too)
+        raise ValueError("buffer_write_: x shares memory with the buffer (a view of its rows), so rows would be read "
+                         "after they were overwritten: pass x.clone()")
     if reset_prob is not None and not 0.0 <= reset_prob <= 1.0:
         raise ValueError(f"buffer_sample: reset_prob is a probability, in [0, 1]; got {reset_prob}")
     if rng_state is not None and (rng_state.shape != (2,) or rng_state.dtype != torch.int64

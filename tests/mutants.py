@@ -5204,6 +5204,9 @@ MUTANTS = [
     Mutant('buffer-sample-ref-index-error-raw', 'tests/test_kernels_buffer.py -k told_what_to_pass', [
         ('kernels/buffer.py', '    except IndexError:\n        # index_select', '    except ZeroDivisionError:\n        # index_select'),
     ]),
+    Mutant('buffer-write-overlapping-rows-ok', 'tests/test_kernels_buffer.py -k view_of_the_buffer', [
+        ('kernels/buffer.py', '    if rows is not None and _memory_overlaps(rows, buffer):\n', '    if False:\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -424,3 +424,24 @@ def test_refused_indices_and_probabilities_are_told_what_to_pass():
     with pytest.raises(ValueError, match="buffer_sample: reset_prob must be a number"):
         buffer_sample(buf, torch.tensor([3]), torch.tensor([0.5, 0.5]), state, backend="reference")
     assert torch.equal(buffer_sample(buf, torch.tensor([3]), torch.tensor(0.0), state, backend="reference"), buf[3:4])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rows_that_are_a_view_of_the_buffer_are_refused(backend):
+    """buffer_write_(buf, idx, buf[:2]): the kernel's programs (one row each on a GPU) would read rows that others had
+    already overwritten and write them again (rows 1 and 2 both became row 0); the reference's index_copy_ refuses it
+    in torch's words. Both say to pass a copy; rows elsewhere in the same storage are written as any."""
+    skip_unless_runnable("cpu", backend)
+    storage = torch.arange(18.0).view(6, 3)
+    buf = storage[:4]
+    before = buf.clone()
+    with pytest.raises(ValueError, match=r"x shares memory with the buffer .*pass x.clone\(\)"):
+        buffer_write_(buf, torch.tensor([1, 2]), buf[:2], backend=backend)
+    with pytest.raises(ValueError, match="x shares memory with the buffer"):
+        # strided: elements 9 to 13 of the storage, the buffer's last row and the row after it
+        buffer_write_(buf, torch.tensor([0, 2]), storage.as_strided((2, 3), (1, 2), 9), backend=backend)
+    assert torch.equal(buf, before)
+    buffer_write_(buf, torch.tensor([1, 2]), buf[:2].clone(), backend=backend)
+    assert torch.equal(buf[1:3], before[:2])
+    buffer_write_(buf, torch.tensor([0, 3]), storage[4:], backend=backend)  # the same storage, past the buffer's end
+    assert torch.equal(buf[[0, 3]], storage[4:])
