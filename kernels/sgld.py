@@ -89,6 +89,11 @@ def sgld_step_fwd(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma: floa
         _advance_(rng_state, n, advance)
         return
     grad = grad.contiguous()
+    # x and grad are dense, of one shape, on one device: a grad that starts elsewhere in x's bytes (a shifted view of
+    # the same storage) would be read after other programs updated it; the very same tensor is read element by element
+    x_at, g_at, nbytes = x.data_ptr(), grad.data_ptr(), n * x.element_size()
+    if g_at != x_at and x_at < g_at + n * grad.element_size() and g_at < x_at + nbytes:
+        grad = grad.clone()
     if block is None:
         # 512 with 4 warps: the fastest or within 3% of it at 64 and 4096 rows of 3x32x32 on an H100
         # (bench/results/kernel-configs-2026-11-26-NVIDIA-H100-80GB-HBM3.json: 3.35 us and 53.4 us, 2048: 4.02, 54.8)

@@ -5207,6 +5207,9 @@ MUTANTS = [
     Mutant('buffer-write-overlapping-rows-ok', 'tests/test_kernels_buffer.py -k view_of_the_buffer', [
         ('kernels/buffer.py', '    if rows is not None and _memory_overlaps(rows, buffer):\n', '    if False:\n'),
     ]),
+    Mutant('sgld-overlapping-grad-read-late', 'tests/test_kernels_sgld.py -k overlapping_x', [
+        ('kernels/sgld.py', '        grad = grad.clone()\n', '        pass\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -389,3 +389,19 @@ def test_refused_states_samples_and_step_sizes_are_told_what_to_pass(backend):
             sgld_step_(x, g, alpha, sigma, new_rng_state(0), backend=backend)
     sgld_step_(x, torch.ones(8), torch.tensor(0.5), torch.tensor([0.0]), new_rng_state(0), backend=backend)
     assert torch.equal(x, torch.full((8,), 0.5))
+
+
+def test_a_gradient_overlapping_x_is_read_before_x_is_updated():
+    """grad a shifted view of x's storage: the kernel's later blocks would read gradient elements that earlier blocks
+    had already updated; the reference (x.copy_ of the whole right-hand side) reads them first. grad that is x itself
+    is read element by element, as the reference."""
+    from fastjem.kernels import sgld
+
+    for x_at, g_at in ((1, 0), (0, 1)):
+        got, want = torch.arange(12.0), torch.arange(12.0)
+        sgld.sgld_step_fwd(got[x_at:x_at + 8], got[g_at:g_at + 8], 1.0, 0.0, new_rng_state(0), block=4)
+        sgld_step_ref(want[x_at:x_at + 8], want[g_at:g_at + 8], 1.0, 0.0, new_rng_state(0))
+        assert torch.equal(got, want)
+    x = torch.arange(8.0)
+    sgld.sgld_step_fwd(x, x, 1.0, 0.0, new_rng_state(0), block=4)
+    assert torch.equal(x, 2 * torch.arange(8.0))
