@@ -327,7 +327,8 @@ def buffer_sample(
 
 def buffer_write_(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, *, backend: str | None = None) -> None:
     """``buffer[idx] = x`` in place (buffer fp32 [N, *S], idx int64 [B], x [B, *S]). x is written by value: no
-    gradient flows into the buffer, and a buffer that requires grad is refused (autograd cannot follow the write).
+    gradient flows into the buffer, and a buffer that requires grad is refused (autograd cannot follow the write), as
+    are rows that share memory with the buffer (a view of its rows: pass a clone).
     An index outside [0, N) raises on the reference backend and is dropped on the Triton one (see the module)."""
     if buffer.requires_grad and torch.is_grad_enabled():
         raise ValueError("buffer_write_: the buffer requires grad and is updated in place: pass buffer.detach() "

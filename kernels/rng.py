@@ -54,7 +54,11 @@ _PI = 3.141592653589793
 
 
 def new_rng_state(seed: int, device: torch.device | str | None = None) -> torch.Tensor:
-    """A fresh generator state ``int64 [2] = (seed, 0)`` on ``device``."""
+    """A fresh generator state ``int64 [2] = (seed, 0)`` on ``device``; ``seed`` an integer in [-2**63, 2**63)."""
+    if not -(2**63) <= int(seed) < 2**63:
+        # torch's own words would be "Overflow when unpacking long long"
+        raise ValueError(f"new_rng_state: seed must fit int64, in [-2**63, 2**63), got {int(seed)}: take it modulo "
+                         "2**63 (e.g. random.getrandbits(63))")
     return torch.tensor([int(seed), 0], dtype=torch.int64, device=device)
 
 

@@ -5210,6 +5210,9 @@ MUTANTS = [
     Mutant('sgld-overlapping-grad-read-late', 'tests/test_kernels_sgld.py -k overlapping_x', [
         ('kernels/sgld.py', '        grad = grad.clone()\n', '        pass\n'),
     ]),
+    Mutant('rng-state-seed-overflow-raw', 'tests/test_kernels_rng.py -k beyond_int64', [
+        ('kernels/rng.py', '    if not -(2**63) <= int(seed) < 2**63:\n', '    if False:\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

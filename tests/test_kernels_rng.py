@@ -214,3 +214,10 @@ def test_box_muller_log_and_sincos_within_two_ulps_for_every_uniform(device):
         ulp = torch.from_numpy(np.spacing(want.abs().float().numpy())).double()
         err = (got.double().cpu() - want).abs() / ulp
         assert err.max().item() <= 2.0, f"{name}: {err.max().item():.2f} ulps at u = {u[err.argmax()].item()!r}"
+
+
+def test_a_seed_beyond_int64_is_refused_with_what_to_pass():
+    assert new_rng_state(2**63 - 1).tolist() == [2**63 - 1, 0] and new_rng_state(-(2**63)).tolist() == [-(2**63), 0]
+    for seed in (2**63, 2**64 - 1, -(2**63) - 1):
+        with pytest.raises(ValueError, match=r"seed must fit int64, in \[-2\*\*63, 2\*\*63\), got .*modulo 2\*\*63"):
+            new_rng_state(seed)
