@@ -305,6 +305,7 @@ def test_the_kernel_writes_only_its_own_elements(device):
 def test_a_strided_gradient_is_read_as_its_values():
     """The autograd gradient of a channels_last network can come back strided: the Triton update reads it by its
     values, not its storage (the reference's numbers, the same noise)."""
+    skip_unless_runnable("cpu", "triton")
     x = torch.randn(4, 3, 5, 6)
     g = torch.randn(4, 5, 6, 3).permute(0, 3, 1, 2)
     assert not g.is_contiguous()
@@ -318,6 +319,7 @@ def test_a_strided_gradient_is_read_as_its_values():
 def test_sgld_refuses_a_float_state_and_a_gradient_of_another_shape(backend):
     """A float RNG state stops advancing past 2^24 (the noise would repeat); a gradient of another shape would
     broadcast silently."""
+    skip_unless_runnable("cpu", backend)
     with pytest.raises(ValueError, match="int64"):
         sgld_step_(torch.zeros(8), torch.zeros(8), 1.0, 1.0, new_rng_state(0).float(), backend=backend)
     with pytest.raises(ValueError, match="grad must be"):
@@ -397,6 +399,7 @@ def test_a_gradient_overlapping_x_is_read_before_x_is_updated():
     is read element by element, as the reference."""
     from fastjem.kernels import sgld
 
+    skip_unless_runnable("cpu", "triton")
     for x_at, g_at in ((1, 0), (0, 1)):
         got, want = torch.arange(12.0), torch.arange(12.0)
         sgld.sgld_step_fwd(got[x_at:x_at + 8], got[g_at:g_at + 8], 1.0, 0.0, new_rng_state(0), block=4)
