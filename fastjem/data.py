@@ -566,11 +566,19 @@ def read_image(data: bytes, name: str = "an image") -> torch.Tensor:
 
     try:
         with Image.open(io.BytesIO(data)) as im:
+            # Pillow reads a 16-bit PGM (any maxval above 255) as 32-bit "I" scaled to 0..65535
+            sixteen = im.mode.startswith("I;16") or (im.mode == "I" and im.format == "PPM")
             im = ImageOps.exif_transpose(im)
-            if im.mode.startswith("I;16"):
-                # 16-bit grey (TIFF): rounded to 8 bits, where convert("RGB") would clip it to white
+            if sixteen:
+                # 16-bit grey (TIFF, PGM): rounded to 8 bits, where convert("RGB") would clip it to white
                 grey = (np.asarray(im).astype(np.int64) * 255 + 32767) // 65535
                 return torch.from_numpy(grey.astype(np.uint8)).unsqueeze(0).expand(3, -1, -1).contiguous()
+            if im.mode in ("I", "F"):
+                # convert("RGB") clips: floats in [0, 1] became black, 32-bit counts white, without a word
+                kind = "32-bit integer" if im.mode == "I" else "floating-point"
+                raise DataNotFoundError(f"{name} holds {kind} pixels (Pillow mode {im.mode}), whose range (0..1? "
+                                        "0..65535?) cannot be known: save it as an 8- or 16-bit image (PNG or "
+                                        "TIFF), scaled as you mean it to be seen")
             return torch.from_numpy(np.asarray(im.convert("RGB"), dtype=np.uint8).copy()).permute(2, 0, 1)
     except (OSError, ValueError, SyntaxError) as err:
         # Pillow names the in-memory buffer it read ("<_io.BytesIO object at 0x...>"), not the file
@@ -666,11 +674,12 @@ def _decode(items: list[tuple[Path, int]], desc: str, size: int = 0, progress: b
     return _stack(images, [label for _, label in items], [str(path) for path, _ in items])
 
 
-# 5: several archives' class folders read as the folder they unpack to together (an archive per class with
+# 6: 16-bit PGMs rounded (they were white), 32-bit and float images refused (clipped to white or black); 5: several
+# archives' class folders read as the folder they unpack to together (an archive per class with
 # subfolders took the subfolders as classes); 4: WebP files' EXIF orientation applied; 3: EXIF orientation applied,
 # 16-bit TIFFs rounded; 2: a folder's test split
 # by a hash of each image's path (1: a seeded shuffle of the whole list)
-IMAGEFOLDER_CACHE_VERSION = 5
+IMAGEFOLDER_CACHE_VERSION = 6
 
 
 def split_hash(key: str) -> int:

@@ -749,7 +749,7 @@ MUTANTS = [
         ('fastjem/data.py', '                         apply_exif_orientation=True)', '                         apply_exif_orientation=False)'),
     ]),
     Mutant('sixteen-bit-tiff-clipped', 'tests/test_data.py -k exif', [
-        ('fastjem/data.py', '            if im.mode.startswith("I;16"):', '            if False:'),
+        ('fastjem/data.py', '            sixteen = im.mode.startswith("I;16")', '            sixteen = False'),
     ]),
     Mutant('ood-folder-not-centre-cropped', 'tests/test_eval.py -k ood_image_folder', [
         ('fastjem/eval/ood.py', '            x = fit_size(read_image(p.read_bytes(), str(p)), size)',
@@ -5212,6 +5212,12 @@ MUTANTS = [
     ]),
     Mutant('rng-state-seed-overflow-raw', 'tests/test_kernels_rng.py -k beyond_int64', [
         ('kernels/rng.py', '    if not -(2**63) <= int(seed) < 2**63:\n', '    if False:\n'),
+    ]),
+    Mutant('sixteen-bit-pgm-clipped', 'tests/test_data.py -k sixteen_bit_pgm', [
+        ('fastjem/data.py', ' or (im.mode == "I" and im.format == "PPM")', ''),
+    ]),
+    Mutant('wide-pixels-clipped', 'tests/test_data.py -k sixteen_bit_pgm', [
+        ('fastjem/data.py', '            if im.mode in ("I", "F"):', '            if False:'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -1349,3 +1349,32 @@ def test_the_summary_pixel_mean_is_the_mean_over_all_training_pixels(tmp_path, m
     arrays.train_x, arrays.train_y = x, torch.zeros(5000, dtype=torch.int64)
     expected = [round(float(m), 2) for m in x.double().mean(dim=(0, 2, 3))]
     assert summarize(arrays, val_size=0)["pixel_mean"] == expected
+
+
+def test_sixteen_bit_pgm_rounded_and_wide_pixels_refused(tmp_path, monkeypatch):
+    """A 16-bit PGM (Pillow reads it as 32-bit mode "I", scaled to 0..65535) is rounded to 8 bits as a 16-bit PNG is
+    (it was clipped to white); a float TIFF (values in [0, 1] became black) or a 32-bit integer one (white) is
+    refused, the file named, where it was trained on without a word."""
+    import io
+
+    from fastjem.data import read_image
+
+    grey = np.array([[0, 1000, 2048], [3000, 3500, 4095]], dtype=">u2")
+    pgm = b"P5\n3 2\n4095\n" + grey.tobytes()
+    x = read_image(pgm, "a.pgm")
+    assert x.shape == (3, 2, 3) and torch.equal(x[0], x[2])
+    assert x[0].tolist() == np.rint(grey.astype(float) * 255 / 4095).astype(int).tolist()
+    for array in (np.linspace(0, 1, 16, dtype=np.float32).reshape(4, 4), np.arange(16, dtype=np.int32).reshape(4, 4)):
+        buf = io.BytesIO()
+        Image.fromarray(array).save(buf, format="TIFF")
+        with pytest.raises(DataNotFoundError, match=r"wide\.tif holds .* pixels .* save it as an 8- or 16-bit"):
+            read_image(buf.getvalue(), "wide.tif")
+    # in a folder: the file is named among those that cannot be read, nothing is trained on
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    for c in ("a", "b"):
+        (tmp_path / "f" / c).mkdir(parents=True)
+        for i in range(3):
+            Image.fromarray(np.full((4, 4, 3), 40 * i, np.uint8)).save(tmp_path / "f" / c / f"{i}.png")
+    Image.fromarray(np.ones((4, 4), np.float32)).save(tmp_path / "f" / "a" / "float.tif")
+    with pytest.raises(DataNotFoundError, match="float.tif holds floating-point pixels"):
+        load_arrays("imagefolder", tmp_path / "f", progress=False)
