@@ -464,22 +464,39 @@ def _torchvision_files_present(name: str, root: Path) -> bool:
 def image_files(folder: Path) -> list[Path]:
     """The image files under ``folder`` (a class folder), at any depth, symlinked folders followed, hidden ones
     (.ipynb_checkpoints, __MACOSX, ._x.png) skipped; sorted as paths."""
+    def unreadable(err: OSError):
+        # os.walk skips a folder it cannot list without a word: its images would be left out of their class
+        raise err
+
     found = []
     seen = set()  # folders already read, as real paths: a link back up (a loop) or to a folder read twice
-    for top, dirs, files in os.walk(folder, followlinks=True):
+    for top, dirs, files in os.walk(folder, followlinks=True, onerror=unreadable):
         real = os.path.realpath(top)
         if real in seen:
             dirs[:] = []
             continue
         seen.add(real)
         dirs[:] = [d for d in dirs if not _hidden(d)]
-        found += [Path(top) / f for f in files if not _hidden(f) and f.lower().endswith(IMAGE_SUFFIXES)
-                  and (Path(top) / f).is_file()]
+        files = [f for f in files if not _hidden(f)]
+        # (os.walk lists a link to a missing folder among the files)
+        for f in files:
+            _check_not_dangling(Path(top) / f)
+        found += [Path(top) / f for f in files if f.lower().endswith(IMAGE_SUFFIXES) and (Path(top) / f).is_file()]
     return sorted(found)
 
 
+def _check_not_dangling(p: Path) -> None:
+    """A symbolic link to nothing (a moved folder, a disk not mounted) would leave its images out without a word."""
+    if p.is_symlink() and not p.exists():
+        raise DataNotFoundError(f"{p} is a symbolic link to {os.readlink(p)}, which does not exist (moved, or on a "
+                                "disk not mounted?): mount or restore its target, or remove the link")
+
+
 def _list_images(folder: Path) -> tuple[list[tuple[Path, int]], list[str]]:
-    classes = class_order(p.name for p in folder.iterdir() if p.is_dir() and not _hidden(p.name))
+    entries = [p for p in folder.iterdir() if not _hidden(p.name)]
+    for p in entries:
+        _check_not_dangling(p)
+    classes = class_order(p.name for p in entries if p.is_dir())
     if not classes:
         raise DataNotFoundError(f"{folder} has no class subfolders: expected {folder}/<class>/<image> "
                                 f"(or {folder}/train/<class>/... and {folder}/test/<class>/... or val/), or archives "

@@ -5219,6 +5219,15 @@ MUTANTS = [
     Mutant('wide-pixels-clipped', 'tests/test_data.py -k sixteen_bit_pgm', [
         ('fastjem/data.py', '            if im.mode in ("I", "F"):', '            if False:'),
     ]),
+    Mutant('dangling-class-link-skipped', 'tests/test_data.py -k dangling_links', [
+        ('fastjem/data.py', '    for p in entries:\n        _check_not_dangling(p)\n', ''),
+    ]),
+    Mutant('dangling-image-link-skipped', 'tests/test_data.py -k dangling_links', [
+        ('fastjem/data.py', '        for f in files:\n            _check_not_dangling(Path(top) / f)\n', ''),
+    ]),
+    Mutant('unlistable-subfolder-skipped', 'tests/test_data.py -k dangling_links', [
+        ('fastjem/data.py', 'os.walk(folder, followlinks=True, onerror=unreadable)', 'os.walk(folder, followlinks=True)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1378,3 +1378,35 @@ def test_sixteen_bit_pgm_rounded_and_wide_pixels_refused(tmp_path, monkeypatch):
     Image.fromarray(np.ones((4, 4), np.float32)).save(tmp_path / "f" / "a" / "float.tif")
     with pytest.raises(DataNotFoundError, match="float.tif holds floating-point pixels"):
         load_arrays("imagefolder", tmp_path / "f", progress=False)
+
+
+def test_dangling_links_and_unreadable_subfolders_are_refused_not_skipped(tmp_path, monkeypatch):
+    """A class folder, subfolder or image that is a symbolic link to nothing (a disk not mounted), or a subfolder
+    that cannot be listed, is refused, named; they were skipped without a word: a class dropped (every later label
+    shifted), or part of a class's images left out."""
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "f"
+    for c in ("a", "b"):
+        (root / c / "sub").mkdir(parents=True)
+        for i in range(3):
+            Image.fromarray(np.full((4, 4, 3), 40 * i, np.uint8)).save(root / c / f"{i}.png")
+            Image.fromarray(np.full((4, 4, 3), 40 * i + 1, np.uint8)).save(root / c / "sub" / f"{i}.png")
+    a = load_arrays("imagefolder", root, progress=False)
+    assert len(a.train_y) + len(a.test_y) == 12
+    for link, target in ((root / "c", tmp_path / "unmounted"), (root / "a" / "more", tmp_path / "gone"),
+                         (root / "b" / "9.png", tmp_path / "gone.png")):
+        link.symlink_to(target)
+        with pytest.raises(DataNotFoundError, match=f"{link} is a symbolic link to {target}, which does not exist"):
+            load_arrays("imagefolder", root, progress=False)
+        link.unlink()
+    # a subfolder that cannot be listed (chmod 000; root reads anything, so the listing is made to fail)
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        if os.fspath(path) == str(root / "a" / "sub"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(PermissionError, match="Permission denied"):
+        load_arrays("imagefolder", root, progress=False)
