@@ -48,6 +48,7 @@ from fastjem.data import (
     DatasetInfo,
     DeviceData,
     class_names_differ,
+    data_fingerprint,
     dataset_mismatch,
     load_arrays,
     shown_classes,
@@ -342,6 +343,21 @@ class Trainer:
                 raise ConfigError(f"{ckpt['path']} was trained on the classes {shown_classes(trained)}, but "
                                   f"{cfg.data_dir or cfg.dataset} holds {shown_classes(arrays.info.classes)}: resume "
                                   "it on the data it was trained on (--data-dir); nothing was changed")
+        self.data_fingerprint = data_fingerprint(arrays)
+        saved_data = (ckpt or {}).get("data_fingerprint")
+        if saved_data and saved_data != self.data_fingerprint:
+            # the validation split and the labelled subset are drawn over the image list: a changed list redraws them,
+            # and images the run trained on would be validated on (or unlabelled ones learnt with labels)
+            now = self.data_fingerprint
+            what = (f"{now['train']} training and {now['test']} test images"
+                    if (now["train"], now["test"]) != (saved_data["train"], saved_data["test"])
+                    else "as many images, but other files or labels")
+            where = "data=" if data is not None else cfg.data_dir or cfg.dataset
+            raise ConfigError(f"{ckpt['path']} was trained on {saved_data['train']} training and {saved_data['test']} "
+                              f"test images; {where} now holds {what}: images were added, removed or renamed since, "
+                              "and resuming would draw the validation split and labelled subset anew, mixing images "
+                              "it trained on into them. Resume on the data it was trained on, or start a new run "
+                              f"from its weights (--init-weights {ckpt['path']}); nothing was changed")
         self.data = DeviceData(arrays, self.device, cfg.val_size, cfg.labels_per_class, cfg.augment,
                                cfg.data_noise)
         info = self.data.info
@@ -823,6 +839,7 @@ class Trainer:
             "format": FORMAT, "version": VERSION, "config": self.cfg.to_dict(), "iteration": self.iteration,
             "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
             **self.local_state(), "data_rng": self.data_gen.get_state(), "dataset": asdict(self.data.info),
+            "data_fingerprint": self.data_fingerprint,
             "history": self.history, "recovery": self.recovery.to_dict(), "world_size": self.dist.world,
             "best": self.best, "custom": self.custom,
         }

@@ -5228,6 +5228,18 @@ MUTANTS = [
     Mutant('unlistable-subfolder-skipped', 'tests/test_data.py -k dangling_links', [
         ('fastjem/data.py', 'os.walk(folder, followlinks=True, onerror=unreadable)', 'os.walk(folder, followlinks=True)'),
     ]),
+    Mutant('resume-on-changed-images', 'tests/test_train.py -k images_changed', [
+        ('fastjem/train.py', '        if saved_data and saved_data != self.data_fingerprint:', '        if False:'),
+    ]),
+    Mutant('data-fingerprint-not-saved', 'tests/test_train.py -k images_changed', [
+        ('fastjem/train.py', '            "data_fingerprint": self.data_fingerprint,\n', ''),
+    ]),
+    Mutant('data-fingerprint-without-names', 'tests/test_train.py -k images_changed', [
+        ('fastjem/data.py', '    digest.update(arrays.files.encode())\n', ''),
+    ]),
+    Mutant('data-fingerprint-without-labels', 'tests/test_train.py -k images_changed', [
+        ('fastjem/data.py', '        digest.update(y.numpy().astype("<i8").tobytes() + b"|")', '        pass'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

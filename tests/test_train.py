@@ -1097,6 +1097,51 @@ def test_a_resume_on_renamed_classes_is_refused_and_the_data_folder_is_recorded_
         Trainer(cfg.replace(iters=4), resume=tmp_path / "run" / "checkpoint.pt", progress=False)
 
 
+def test_a_resume_on_a_folder_whose_images_changed_is_refused(tmp_path, monkeypatch):
+    """The validation split and the labelled subset are drawn over the folder's image list: resumed after an image
+    was added, removed or swapped for another of the same class, the run redrew them without a word (images it had
+    trained on became validation images). It is refused, saying what to do; the same folder moved elsewhere resumes,
+    as does data given in Python only when it is the same."""
+    import shutil
+
+    import numpy as np
+    from PIL import Image
+
+    from fastjem.config import TrainConfig
+    from fastjem.data import load_arrays
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    rng = np.random.default_rng(0)
+    for c in ("cat", "dog"):
+        (tmp_path / "imgs" / c).mkdir(parents=True)
+        for i in range(12):
+            Image.fromarray(rng.integers(0, 255, (8, 8, 3), dtype=np.uint8)).save(tmp_path / "imgs" / c / f"{i}.png")
+    quiet = {"progress": False, "log": lambda *a: None}
+    cfg = TrainConfig(dataset="imagefolder", data_dir=str(tmp_path / "imgs"), arch="convnet", width=4, batch_size=4,
+                      sgld_steps=1, buffer_size=20, iters=2, device="cpu", compile="off", val_size=4)
+    Trainer(cfg, out_dir=tmp_path / "run", **quiet).fit()
+    ckpt = tmp_path / "run" / "checkpoint.pt"
+    shutil.copytree(tmp_path / "imgs", tmp_path / "moved")
+    Trainer(cfg.replace(iters=3, data_dir=str(tmp_path / "moved")), resume=ckpt, **quiet).fit()  # the same images
+    before = ckpt.read_bytes()
+    shutil.copy(tmp_path / "imgs" / "cat" / "0.png", tmp_path / "imgs" / "cat" / "05.png")  # one added
+    with pytest.raises(ConfigError, match=r"trained on 21 training and 3 test images; .* now holds 22 training and 3 "
+                                          r"test images: .*\(--init-weights"):
+        Trainer(cfg.replace(iters=4), resume=ckpt, **quiet)
+    (tmp_path / "imgs" / "cat" / "7.png").unlink()  # and one removed: as many, in the same class
+    with pytest.raises(ConfigError, match="now holds as many images, but other files or labels"):
+        Trainer(cfg.replace(iters=4), resume=ckpt, **quiet)
+    assert ckpt.read_bytes() == before  # nothing saved is lost
+    # data given in Python: the same arrays resume, others are refused
+    arrays = load_arrays("imagefolder", tmp_path / "moved", progress=False)
+    Trainer(cfg.replace(dataset="digits", data_dir=""), data=arrays, out_dir=tmp_path / "py", **quiet).fit()
+    py = tmp_path / "py" / "checkpoint.pt"
+    Trainer(cfg.replace(dataset="digits", data_dir="", iters=3), data=arrays, resume=py, **quiet).fit()
+    arrays.train_y = arrays.train_y.flip(0)
+    with pytest.raises(ConfigError, match="data= now holds as many images, but other files or labels"):
+        Trainer(cfg.replace(dataset="digits", data_dir="", iters=4), data=arrays, resume=py, **quiet)
+
+
 def test_a_resume_refuses_every_option_that_changes_what_is_computed(tiny_config, tmp_path):
     from fastjem.errors import CheckpointError
 
