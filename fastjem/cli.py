@@ -409,7 +409,7 @@ def add_data_parser(sub) -> None:
 def run_data(args: argparse.Namespace) -> int:
     import torch
 
-    from fastjem.data import IMAGE_SUFFIXES, load_arrays, summarize, to_float
+    from fastjem.data import IMAGE_SUFFIXES, load_arrays, summarize, to_float, untrained_message
 
     if args.image_size < 0:
         raise ConfigError("--image-size must be >= 0")
@@ -435,10 +435,9 @@ def run_data(args: argparse.Namespace) -> int:
             break
         name = r["classes"][i] if i < len(r["classes"]) else str(i)
         print(f"  {name:<{width}}  {tr:>9}  {te:>6}")
-    counts = [c for c in r["train_per_class"] if c > 0]
-    if len(counts) < r["num_classes"]:
-        empty = r["num_classes"] - len(counts)
-        print(f"  note: {empty} class{'es have' if empty != 1 else ' has'} no training images")
+    counts = r["train_per_class"]
+    if r["untrained"]:  # (every class with no image in train+val too)
+        print(f"  note: {untrained_message(r['untrained'], r['val'])}")
     elif max(counts) > 2 * min(counts):
         print(f"  note: classes are imbalanced ({min(counts)} to {max(counts)} training images)")
     if args.grid:

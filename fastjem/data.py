@@ -232,6 +232,20 @@ def validation_size(info: DatasetInfo, n_train: int, val_size: int = -1) -> int:
     return val_size
 
 
+def untrained_classes(info: DatasetInfo, train_y: torch.Tensor) -> list[str]:
+    """The classes with no image among the training labels ``train_y`` (what is left once validation is held out)."""
+    counts = torch.bincount(train_y.cpu(), minlength=info.num_classes).tolist()
+    names = info.classes if len(info.classes) == len(counts) else [str(i) for i in range(len(counts))]
+    return [name for name, n in zip(names, counts) if n == 0]
+
+
+def untrained_message(missing: list[str], val_size: int) -> str:
+    held = f" once the {val_size} validation images are held out" if val_size else ""
+    return (f"{len(missing)} class(es) have no training images{held}: {', '.join(missing[:10])}"
+            f"{' ...' if len(missing) > 10 else ''}; the classifier never learns them: add images of them"
+            + (", or give a smaller --val-size (0 for none)" if val_size else ""))
+
+
 def summarize(arrays: Arrays, val_size: int = -1) -> dict:
     """What a run would train on: shape, classes, split sizes, images per class, pixel statistics."""
     info = arrays.info
@@ -250,6 +264,9 @@ def summarize(arrays: Arrays, val_size: int = -1) -> dict:
         "train_per_class": train_counts, "test_per_class": test_counts,
         "pixel_mean": [round(float(m), 2) for m in mean],
         "augmentation": {"pad": info.pad, "flip": info.flip},
+        # the validation split DeviceData holds out (the same permutation)
+        "untrained": untrained_classes(info, arrays.train_y[
+            torch.randperm(len(arrays.train_y), generator=torch.Generator().manual_seed(SPLIT_SEED))[val:]]),
     }
 
 
@@ -1024,6 +1041,10 @@ class DeviceData:
         self.test_x = arrays.test_x.to(device)
         self.test_y = arrays.test_y.to(device)
         self.labelled = self._labelled_subset(arrays.train_y[train_idx], labels_per_class, g)
+        missing = untrained_classes(info, arrays.train_y[train_idx])
+        if missing:
+            # a rare class whose few images the random validation split took: trained on as no class at all
+            warnings.warn(untrained_message(missing, val_size), FastJEMWarning, stacklevel=2)
 
     def _labelled_subset(self, y: torch.Tensor, per_class: int, g: torch.Generator) -> torch.Tensor:
         if per_class < 0:

@@ -3410,11 +3410,6 @@ MUTANTS = [
          'name = r["classes"][i] if i < len(r["classes"]) else str(i)',
          'name = r["classes"][i] if i <= len(r["classes"]) else str(i)'),
     ]),
-    Mutant('cli-data-empty-classes-counted', 'tests/test_cli.py -k tabulates_classes', [
-        ('fastjem/cli.py',
-         'counts = [c for c in r["train_per_class"] if c > 0]',
-         'counts = [c for c in r["train_per_class"] if c >= 0]'),
-    ]),
     Mutant('cli-data-imbalance-at-twice', 'tests/test_cli.py -k tabulates_classes', [
         ('fastjem/cli.py',
          'elif max(counts) > 2 * min(counts):',
@@ -5239,6 +5234,15 @@ MUTANTS = [
     ]),
     Mutant('data-fingerprint-without-labels', 'tests/test_train.py -k images_changed', [
         ('fastjem/data.py', '        digest.update(y.numpy().astype("<i8").tobytes() + b"|")', '        pass'),
+    ]),
+    Mutant('untrained-class-not-warned', 'tests/test_data.py -k all_went_to_validation', [
+        ('fastjem/data.py', '        if missing:\n            # a rare class', '        if False:\n            # a rare class'),
+    ]),
+    Mutant('data-note-misses-untrained', 'tests/test_data.py -k all_went_to_validation', [
+        ('fastjem/cli.py', '    if r["untrained"]:', '    if False:'),
+    ]),
+    Mutant('untrained-classes-before-the-split', 'tests/test_data.py -k all_went_to_validation', [
+        ('fastjem/data.py', 'generator=torch.Generator().manual_seed(SPLIT_SEED))[val:]]),', 'generator=torch.Generator().manual_seed(SPLIT_SEED))]),'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -671,7 +671,8 @@ def test_data_command_tabulates_classes_notes_gaps_and_imbalance_and_grids_a_row
         names = [f"c{i}" for i in range(classes)] if names is None else names
         return {"dataset": "made", "shape": [1, 8, 8], "num_classes": classes, "pixel_mean": [12.0],
                 "train": sum(train), "val": 0, "test": classes, "augmentation": {"pad": 0, "flip": False},
-                "train_per_class": train, "test_per_class": [1] * classes, "classes": names}
+                "train_per_class": train, "test_per_class": [1] * classes, "classes": names,
+                "untrained": [names[i] if i < len(names) else str(i) for i, n in enumerate(train) if n == 0]}
 
     y = torch.cat([torch.full((9,), 0), torch.arange(1, 25).repeat_interleave(3)])
     images = SimpleNamespace(train_x=torch.randint(0, 256, (len(y), 1, 8, 8), dtype=torch.uint8), train_y=y)
@@ -703,8 +704,10 @@ def test_data_command_tabulates_classes_notes_gaps_and_imbalance_and_grids_a_row
     # a class without training images, one without a name; no names at all
     out = table(summary(3, [5, 0, 1], names=["cat", "dog"]))
     assert out == ["  class  train+val    test", "  cat          5       1", "  dog          0       1",
-                   "  2            1       1", "  note: 1 class has no training images"]
-    assert table(summary(3, [5, 0, 0]))[-1] == "  note: 2 classes have no training images"
+                   "  2            1       1",
+                   "  note: 1 class(es) have no training images: dog; the classifier never learns them: add images of "
+                   "them"]
+    assert table(summary(3, [5, 0, 0]))[-1].startswith("  note: 2 class(es) have no training images: c1, c2; ")
     out = table(summary(2, [4, 4], names=[]))
     assert out == ["  class  train+val    test", "  0              4       1", "  1              4       1"]
 

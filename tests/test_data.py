@@ -1408,3 +1408,39 @@ def test_dangling_links_and_unreadable_subfolders_are_refused_not_skipped(tmp_pa
     monkeypatch.setattr(os, "scandir", scandir)
     with pytest.raises(PermissionError, match="Permission denied"):
         load_arrays("imagefolder", root, progress=False)
+
+
+def test_a_class_whose_training_images_all_went_to_validation_is_said(tmp_path, monkeypatch):
+    """A rare class whose few images the random validation split took has no training image: the classifier never
+    learns it, which passed without a word. The trainer's data warns, and `fastjem data` says so in its notes."""
+    import io
+    from contextlib import redirect_stdout
+
+    from fastjem.cli import main
+    from fastjem.data import SPLIT_SEED, arrays_from_tensors, summarize
+    from fastjem.errors import FastJEMWarning
+
+    n = 40
+    y = torch.arange(n) % 2
+    y[torch.randperm(n, generator=torch.Generator().manual_seed(SPLIT_SEED))[0]] = 2  # the first validation image
+    x = torch.zeros(n, 3, 8, 8, dtype=torch.uint8)
+    arrays = arrays_from_tensors(x, y, x[:6], torch.tensor([0, 1, 2, 0, 1, 2]), classes=["cat", "dog", "okapi"])
+    with pytest.warns(FastJEMWarning, match=r"1 class\(es\) have no training images once the 4 validation images "
+                                            r"are held out: okapi; .* give a smaller --val-size"):
+        DeviceData(arrays, torch.device("cpu"), val_size=4)
+    assert summarize(arrays, 4)["untrained"] == ["okapi"] and summarize(arrays, 0)["untrained"] == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DeviceData(arrays, torch.device("cpu"), val_size=0)  # with every image trained on: nothing to say
+    # `fastjem data` on a folder laid out so: the note names the class
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    for c, count in (("cat", 20), ("dog", 20)):
+        (tmp_path / "f" / c).mkdir(parents=True)
+        for i in range(count):
+            Image.fromarray(np.full((4, 4, 3), i, np.uint8)).save(tmp_path / "f" / c / f"{i}.png")
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["data", "--dataset", "imagefolder", "--data-dir", str(tmp_path / "f"), "--val-size", "33"]) == 0
+    untrained = summarize(load_arrays("imagefolder", tmp_path / "f", progress=False), 33)["untrained"]
+    assert untrained and f"have no training images once the 33 validation images are held out: " \
+        f"{', '.join(untrained)}" in out.getvalue()
