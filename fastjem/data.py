@@ -534,6 +534,12 @@ def _list_images(folder: Path) -> tuple[list[tuple[Path, int]], list[str]]:
     for p in entries:
         _check_not_dangling(p)
     classes = class_order(p.name for p in entries if p.is_dir())
+    loose = sorted(p.name for p in entries if p.is_file() and p.name.lower().endswith(IMAGE_SUFFIXES))
+    if classes and loose:
+        # images beside the class folders belong to no class: left out, which is said
+        warnings.warn(f"{len(loose)} image(s) directly in {folder} ({', '.join(loose[:3])}"
+                      f"{', ...' if len(loose) > 3 else ''}) are not read: they are in no class folder; move them "
+                      "into one to train on them", FastJEMWarning, stacklevel=3)
     if not classes:
         raise DataNotFoundError(f"{folder} has no class subfolders: expected {folder}/<class>/<image> "
                                 f"(or {folder}/train/<class>/... and {folder}/test/<class>/... or val/), or archives "

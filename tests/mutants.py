@@ -4327,9 +4327,6 @@ MUTANTS = [
     Mutant('resume-rollback-point-every-rank-kept', 'tests/test_distributed.py -k rolls_back_where', [
         ('fastjem/train.py', '            if snapshot is not None and "ranks" in snapshot:\n                # data-parallel: the file holds every rank\'s local state; this rank keeps its own\n                ranks = snapshot.pop("ranks")\n                if len(ranks) == self.dist.world:\n                    snapshot.update(ranks[self.dist.rank])\n                else:\n                    self.log(f"resume: the rollback point {source.name} holds {len(ranks)} processes\' states, not "\n                             f"{self.dist.world}; the divergence guard rolls back to this checkpoint instead")\n                    snapshot = None\n', ''),
     ]),
-    Mutant('data-empty-classes-always-plural', 'tests/test_cli.py -k tabulates_classes', [
-        ('fastjem/cli.py', "{'es have' if empty != 1 else ' has'}", 'es have'),
-    ]),
     Mutant('runs-one-epoch-said-epochs', 'tests/test_runs.py -k length_in_epochs', [
         ('fastjem/runs.py', "epoch{'s' * (epochs != 1)}", 'epochs'),
     ]),
@@ -5243,6 +5240,9 @@ MUTANTS = [
     ]),
     Mutant('untrained-classes-before-the-split', 'tests/test_data.py -k all_went_to_validation', [
         ('fastjem/data.py', 'generator=torch.Generator().manual_seed(SPLIT_SEED))[val:]]),', 'generator=torch.Generator().manual_seed(SPLIT_SEED))]),'),
+    ]),
+    Mutant('stray-images-unsaid', 'tests/test_data.py -k beside_the_class', [
+        ('fastjem/data.py', '    if classes and loose:', '    if False:'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

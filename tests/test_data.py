@@ -1444,3 +1444,19 @@ def test_a_class_whose_training_images_all_went_to_validation_is_said(tmp_path, 
     untrained = summarize(load_arrays("imagefolder", tmp_path / "f", progress=False), 33)["untrained"]
     assert untrained and f"have no training images once the 33 validation images are held out: " \
         f"{', '.join(untrained)}" in out.getvalue()
+
+
+def test_images_beside_the_class_folders_are_said_to_be_unread(tmp_path, monkeypatch):
+    """An image left directly in the folder, beside its class folders, belongs to no class: it was left out without
+    a word; a warning names it."""
+    from fastjem.errors import FastJEMWarning
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    _write_folder(tmp_path / "f", ("a", "b"), n=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_arrays("imagefolder", tmp_path / "f", progress=False)
+    shutil.copy(tmp_path / "f" / "a" / os.listdir(tmp_path / "f" / "a")[0], tmp_path / "f" / "stray.PNG")
+    with pytest.warns(FastJEMWarning, match=r"1 image\(s\) directly in .*f \(stray.PNG\) are not read"):
+        a = load_arrays("imagefolder", tmp_path / "f", progress=False)
+    assert len(a.train_y) + len(a.test_y) == 6
