@@ -404,6 +404,10 @@ def _load_torchvision(name: str, root: Path, download: bool, flag: str = "--data
                 f"{name} in {root} is incomplete or corrupt: {' and '.join(there)} {verb} "
                 f"there, but torchvision cannot read the set ({str(err).strip()}). Fetch it again (or add --download "
                 f"to replace it), or pass {flag} pointing at a complete copy") from err
+        others = [n for n in TORCHVISION_FILES if n != name and _torchvision_files_present(n, root)]
+        if others:
+            # (cifar10 asked of a folder that holds cifar-100-python/: not "not found" alone)
+            hint += f"\n  ({root} holds {' and '.join(others)} instead: another dataset than the one asked for)"
         raise DataNotFoundError(_missing_message(name, root, flag) + hint) from err
     return Arrays(tx, ty, vx, vy, info)
 

@@ -5244,6 +5244,9 @@ MUTANTS = [
     Mutant('stray-images-unsaid', 'tests/test_data.py -k beside_the_class', [
         ('fastjem/data.py', '    if classes and loose:', '    if False:'),
     ]),
+    Mutant('torchvision-other-set-unsaid', 'tests/test_data.py -k missing_dataset_says', [
+        ('fastjem/data.py', '        if others:\n            # (cifar10 asked', '        if False:\n            # (cifar10 asked'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -411,6 +411,15 @@ def test_missing_dataset_says_what_to_do(name, tmp_path):
             load_arrays(name, folder)
         msg = str(err.value)
         assert "--download" in msg and "--data-dir" in msg and f"{name} was not found in {folder}" in msg
+        assert "instead" not in msg
+    # a folder of another set (cifar-100-python/ where cifar10 is asked for): that set named, beside the advice
+    other, its_folder = {"cifar10": ("cifar100", "cifar-100-python"), "cifar100": ("cifar10", "cifar-10-batches-py"),
+                         "svhn": ("cifar10", "cifar-10-batches-py")}[name]
+    (tmp_path / "other" / its_folder).mkdir(parents=True)
+    with pytest.raises(DataNotFoundError) as err:
+        load_arrays(name, tmp_path / "other")
+    assert f"{name} was not found in" in str(err.value), err.value
+    assert f"({tmp_path / 'other'} holds {other} instead: another dataset" in str(err.value), err.value
     # there, but not whole (a copy cut short, a file replaced): said so, not "not found" beside the folder it names
     part = tmp_path / "part"
     first = {"cifar10": "cifar-10-batches-py/data_batch_1", "cifar100": "cifar-100-python/train",
