@@ -26,6 +26,8 @@ Element ``j`` of a stream of ``n`` values that starts at counter ``base`` uses c
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 import torch
 
@@ -55,11 +57,17 @@ _PI = 3.141592653589793
 
 def new_rng_state(seed: int, device: torch.device | str | None = None) -> torch.Tensor:
     """A fresh generator state ``int64 [2] = (seed, 0)`` on ``device``; ``seed`` an integer in [-2**63, 2**63)."""
-    if not -(2**63) <= int(seed) < 2**63:
+    try:
+        # an integer of any kind (NumPy's, a one-element integer tensor); a float would be truncated: 1.7 as seed 1
+        seed = operator.index(seed)
+    except TypeError:
+        raise TypeError(f"new_rng_state: seed must be an integer, got {seed!r} ({type(seed).__name__}): pass "
+                        "int(seed) if truncating it is meant") from None
+    if not -(2**63) <= seed < 2**63:
         # torch's own words would be "Overflow when unpacking long long"
-        raise ValueError(f"new_rng_state: seed must fit int64, in [-2**63, 2**63), got {int(seed)}: take it modulo "
+        raise ValueError(f"new_rng_state: seed must fit int64, in [-2**63, 2**63), got {seed}: take it modulo "
                          "2**63 (e.g. random.getrandbits(63))")
-    return torch.tensor([int(seed), 0], dtype=torch.int64, device=device)
+    return torch.tensor([seed, 0], dtype=torch.int64, device=device)
 
 
 def counters_for(n: int) -> int:

@@ -5247,6 +5247,9 @@ MUTANTS = [
     Mutant('torchvision-other-set-unsaid', 'tests/test_data.py -k missing_dataset_says', [
         ('fastjem/data.py', '        if others:\n            # (cifar10 asked', '        if False:\n            # (cifar10 asked'),
     ]),
+    Mutant('rng-state-float-seed-truncated', 'tests/test_kernels_rng.py -k no_integer', [
+        ('kernels/rng.py', '        seed = operator.index(seed)', '        seed = int(seed)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -221,3 +221,13 @@ def test_a_seed_beyond_int64_is_refused_with_what_to_pass():
     for seed in (2**63, 2**64 - 1, -(2**63) - 1):
         with pytest.raises(ValueError, match=r"seed must fit int64, in \[-2\*\*63, 2\*\*63\), got .*modulo 2\*\*63"):
             new_rng_state(seed)
+
+
+def test_a_seed_that_is_no_integer_is_refused_not_truncated():
+    """new_rng_state(1.7) was seed 1 without a word (int() truncates); integers of every kind are taken."""
+    import numpy as np
+
+    assert new_rng_state(np.int64(5)).tolist() == new_rng_state(torch.tensor(5)).tolist() == [5, 0]
+    for seed in (1.7, 2.0, "3", torch.tensor(1.5)):
+        with pytest.raises(TypeError, match=r"seed must be an integer, got .*pass int\(seed\) if truncating"):
+            new_rng_state(seed)
