@@ -292,6 +292,42 @@ def test_calibration_compared_with_a_run_of_another_dataset_is_refused(runs, tmp
     assert not (out / "calibration.json").exists()
 
 
+def test_calibration_compared_with_a_folder_run_of_other_classes_or_size_is_refused(tmp_path, capsys):
+    """Two image-folder runs share the dataset name, not a test set: --compare with a run of other classes stopped
+    at an IndexError traceback (3 test labels, 2 logits), and one of another image size was rated on images of a size
+    it never saw, without a word. Both are refused, naming what differs."""
+    from PIL import Image
+
+    from fastjem.train import Trainer
+
+    def folder(name, classes, size):
+        for c in classes:
+            (tmp_path / name / c).mkdir(parents=True)
+            for i in range(6):
+                Image.fromarray(np.full((size, size, 3), 40 * i, np.uint8)).save(tmp_path / name / c / f"{i}.png")
+        return tmp_path / name
+
+    def run(name, data, **cfg):
+        Trainer(TrainConfig(**{**TINY, "iters": 1, "buffer_size": 48, "dataset": "imagefolder", "data_dir": str(data),
+                               **cfg}), out_dir=tmp_path / name, progress=False, log=lambda *a: None).fit()
+        return str(tmp_path / name / "checkpoint.pt")
+
+    three, two = folder("abc", "abc", 8), folder("xy", "xy", 8)
+    mine, other_classes = run("three", three), run("two", two)
+    smaller = run("small", three, image_size=6)
+    out = tmp_path / "cal"
+    assert main(["eval", mine, "calibration", "--compare", other_classes, "--out-dir", str(out), *FAST]) == 1
+    err = capsys.readouterr().err
+    assert "was trained on the classes x, y, not a, b, c: calibration is compared on one test set" in err, err
+    assert main(["eval", mine, "calibration", "--compare", smaller, "--out-dir", str(out), *FAST]) == 1
+    err = capsys.readouterr().err
+    assert "was trained on 3x6x6 images, not 3x8x8" in err, err
+    assert not (out / "calibration.json").exists()
+    # the same classes and image size (another run of that folder) compare as before
+    assert main(["eval", mine, "calibration", "--compare", run("again", three, seed=4), "--out-dir", str(out),
+                 *FAST]) == 0
+
+
 def test_cli_accuracy_calibration_ood(runs, tmp_path, capsys):
     jem, clf = runs / "jem" / "checkpoint.pt", runs / "clf" / "checkpoint.pt"
     assert main(["eval", str(jem), "accuracy", "--n-steps", "2", *FAST]) == 0

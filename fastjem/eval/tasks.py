@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from fastjem.checkpoint import atomic_write_text, make_folder
+from fastjem.data import class_names_differ, shown_classes
 from fastjem.errors import ConfigError, FastJEMError, FastJEMWarning, error_line
 from fastjem.eval import plots
 from fastjem.eval.attacks import NORMS, pgd_attack
@@ -191,6 +192,20 @@ def accuracy(checkpoint, n_steps: int = 0, step_size: float | None = None, noise
 
 
 # -------------------------------------------------------------------------------------------- calibration
+def _other_test_set(other: EvalModel, em: EvalModel) -> tuple[str, str] | None:
+    """What ``other`` was trained on and ``em`` was not, where one test set cannot serve both: another dataset, or
+    (two image folders alike) other classes or another image shape, whose test labels or pixels ``other`` never
+    learnt (its logits would index classes it does not have, or rate images of a size it never saw)."""
+    if other.info.name != em.info.name:
+        return other.info.name, em.info.name
+    if other.num_classes != em.num_classes or class_names_differ(em.info.classes, other.info.classes):
+        return f"the classes {shown_classes(other.info.classes)}", shown_classes(em.info.classes)
+    if other.sample_shape != em.sample_shape:
+        return (f"{'x'.join(map(str, other.sample_shape))} images",
+                f"{'x'.join(map(str, em.sample_shape))} (--image-size of its run)")
+    return None
+
+
 def calibration(checkpoint, n_bins: int = 20, compare=None, **common) -> dict:
     """Expected calibration error over ``n_bins`` equal-width confidence bins and a reliability diagram
     (reliability.png); ``compare`` (another checkpoint) is drawn on the same figure."""
@@ -200,8 +215,9 @@ def calibration(checkpoint, n_bins: int = 20, compare=None, **common) -> dict:
     models = [run.em]
     if compare is not None:
         other = load_model(compare, run.em.device)
-        if other.info.name != run.em.info.name:
-            raise ConfigError(f"--compare {other.path} was trained on {other.info.name}, not {run.em.info.name}: "
+        differ = _other_test_set(other, run.em)
+        if differ:
+            raise ConfigError(f"--compare {other.path} was trained on {differ[0]}, not {differ[1]}: "
                               "calibration is compared on one test set")
         models.append(other)
     x, y = run.test_set()
