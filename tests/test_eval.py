@@ -1170,6 +1170,36 @@ def test_samples_task_starts_conditional_chains_where_asked(runs, tmp_path):
         samples(runs / "clf", init="buffer", out_dir=tmp_path / "c", progress=False, device="cpu")
 
 
+def test_informative_chains_read_the_data_dir_given_when_the_run_folder_moved(tmp_path, capsys):
+    """A run's image folder moved since training: the error says to pass --data-dir, and following it works for
+    both commands that start chains from the class Gaussians (eval samples took --data-dir and read the old
+    folder anyway; fastjem sample had no --data-dir to give)."""
+    from PIL import Image
+
+    from fastjem.train import Trainer
+
+    for k, c in enumerate("ab"):
+        (tmp_path / "imgs" / c).mkdir(parents=True)
+        for i in range(8):
+            Image.fromarray(np.full((8, 8, 3), 30 + 150 * k + i, np.uint8)).save(tmp_path / "imgs" / c / f"{i}.png")
+    Trainer(TrainConfig(**{**TINY, "iters": 1, "buffer_size": 48, "dataset": "imagefolder",
+                           "data_dir": str(tmp_path / "imgs")}),
+            out_dir=tmp_path / "run", progress=False, log=lambda *a: None).fit()
+    (tmp_path / "imgs").rename(tmp_path / "moved")
+    run, moved = str(tmp_path / "run"), str(tmp_path / "moved")
+    opts = ["--init", "informative", "--n-steps", "0", "--no-progress", "--device", "cpu"]
+    assert main(["sample", run, "-n", "3", "--class", "all", *opts, "--out", str(tmp_path / "a.pt")]) == 1
+    assert "pass --data-dir" in capsys.readouterr().err
+    assert main(["sample", run, "-n", "3", "--class", "all", *opts, "--out", str(tmp_path / "a.pt"),
+                 "--data-dir", moved]) == 0
+    x = torch.load(tmp_path / "a.pt")["x"]
+    # each class's chains start at its images' level: dark a (about -0.7), light b (about +0.5)
+    assert x[:3].mean() < -0.4 and x[3:].mean() > 0.3
+    assert main(["eval", run, "samples", *opts, "--per-class", "2", "--n-samples", "2", "--n-test", "4",
+                 "--data-dir", moved, "--out-dir", str(tmp_path / "ev")]) == 0
+    assert _report(tmp_path / "ev" / "samples.json")["results"]["conditional"]["init"] == "informative"
+
+
 def test_samples_task_reports_what_the_network_says_of_each_grid(runs, tmp_path, monkeypatch):
     """On a network whose class c claims images of mean level c/10 - 0.45, and a buffer of known levels: the
     buffer-by-class grid keeps each class's most confident rows first and pads short rows white; the fresh chains

@@ -275,6 +275,11 @@ def add_sample_parser(sub) -> argparse.ArgumentParser:
                    help="chain start: the checkpoint's replay buffer, U(-1, 1), or informative = a Gaussian per class "
                         "fitted to the dataset's training images (JEM++); default: auto = the buffer when there is "
                         "one, else the run's own --buffer-init")
+    p.add_argument("--data-dir", default="",
+                   help="where --init informative reads the training images (default: the checkpoint's training "
+                        "--data-dir)")
+    p.add_argument("--download", action="store_true",
+                   help="download a missing torchvision dataset for --init informative (needs internet)")
     p.add_argument("--step-size", type=float, default=None, help="SGLD step size (default: the checkpoint's)")
     p.add_argument("--noise", type=float, default=None, help="SGLD noise std (default: the checkpoint's)")
     p.add_argument("--out", default=None,
@@ -304,7 +309,8 @@ def run_sample(args: argparse.Namespace) -> int:
     # checked before minutes of sampling, not after
     out = draw.check_output(args.out or draw.default_output(em, classes), args.force)
     drawn = draw.draw(em, args.n, classes, args.n_steps, args.init, args.step_size, args.noise,
-                      args.batch_size, args.device, args.seed, progress=not args.no_progress)
+                      args.batch_size, args.device, args.seed, progress=not args.no_progress,
+                      data_dir=args.data_dir, download=args.download)
     path = draw.save(drawn, out, overwrite=args.force)
     bad = int((~torch.isfinite(drawn.x.flatten(1)).all(1)).sum())
     if bad:  # saved as drawn, but not without a word

@@ -89,9 +89,10 @@ def check_sgld(step_size: float | None, noise: float | None) -> None:
 INITS = ("auto", "buffer", "noise", "informative")
 
 
-def class_gaussians(em: EvalModel) -> ClassGaussians:
-    """JEM++'s informative initialisation for ``em``: a Gaussian per class fitted to its dataset's training images."""
-    a = em.arrays()
+def class_gaussians(em: EvalModel, data_dir: str | os.PathLike = "", download: bool = False) -> ClassGaussians:
+    """JEM++'s informative initialisation for ``em``: a Gaussian per class fitted to its dataset's training images
+    (read from ``data_dir``, by default the folder its run trained on)."""
+    a = em.arrays(data_dir, download)
     return ClassGaussians(a.train_x, a.train_y, em.num_classes).to(em.device)
 
 
@@ -108,20 +109,24 @@ def resolve_init(em: EvalModel, init: str) -> str:
                                                    else "noise")
 
 
-def chain_starts(em: EvalModel, init: str, n: int, target: torch.Tensor | None = None) -> torch.Tensor:
+def chain_starts(em: EvalModel, init: str, n: int, target: torch.Tensor | None = None,
+                 data_dir: str | os.PathLike = "", download: bool = False) -> torch.Tensor:
     """``n`` chain starts [n, *S] on the device, from ``init`` (resolved): buffer rows, U(-1, 1), or the class
-    Gaussians (of class ``target`` when given); torch's generator draws them."""
+    Gaussians (of class ``target`` when given) of the training images in ``data_dir`` (default: the run's); torch's
+    generator draws them."""
     if init == "buffer":
         return em.buffer[torch.randint(0, len(em.buffer), (n,), device=em.device)]
     if init == "informative":
-        return class_gaussians(em).fill(n, target)
+        return class_gaussians(em, data_dir, download).fill(n, target)
     return torch.rand((n, *em.sample_shape), device=em.device) * 2 - 1
 
 
 def draw(checkpoint: str | os.PathLike | EvalModel, n: int = 100, classes: list[int] | None = None,
          n_steps: int = 100, init: str = "auto", step_size: float | None = None, noise: float | None = None,
-         batch_size: int = 500, device: str = "auto", seed: int = 0, progress: bool = False) -> Drawn:
-    """``n`` unconditional samples, or ``n`` for each class in ``classes`` (class-major order)."""
+         batch_size: int = 500, device: str = "auto", seed: int = 0, progress: bool = False,
+         data_dir: str | os.PathLike = "", download: bool = False) -> Drawn:
+    """``n`` unconditional samples, or ``n`` for each class in ``classes`` (class-major order). ``data_dir`` is
+    where the training images of ``init="informative"`` are read (default: the folder the run trained on)."""
     check_counts(n, n_steps, batch_size)
     if init not in INITS:
         raise ConfigError(f"--init must be one of {', '.join(INITS)}, got {init!r}")
@@ -135,7 +140,7 @@ def draw(checkpoint: str | os.PathLike | EvalModel, n: int = 100, classes: list[
     target = None
     if classes is not None:
         target = torch.tensor(classes, device=em.device).repeat_interleave(n)
-    x0 = chain_starts(em, init, n if target is None else len(target), target)
+    x0 = chain_starts(em, init, n if target is None else len(target), target, data_dir, download)
     x = run_chains(em.model, x0, n_steps, a, s, target, batch_size, progress)
     logits = predict_logits(em.model, x, batch_size)
     settings = {"checkpoint": str(em.path.resolve()), "iteration": em.iteration, "model": em.label, "n": n,

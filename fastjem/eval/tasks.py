@@ -378,7 +378,7 @@ def samples(checkpoint, n_steps: int = 100, n_samples: int = 100, per_class: int
     results["fresh"] = {"n_steps": n_steps, **describe(fresh)}
     # Class-conditional: per_class chains per class, class c in row c.
     y = torch.arange(k, device=dev).repeat_interleave(per_class)
-    x0 = chain_starts(em, start, len(y), y)
+    x0 = chain_starts(em, start, len(y), y, run.data_dir, run.download)
     cond = _chains(em, x0, n_steps, y, run.batch_size, run.progress, "conditional chains")
     run.figure("samples_conditional.png", lambda p: plots.image_grid(cond, p, nrow=per_class))
     results["conditional"] = {"n_steps": n_steps, "init": start, **describe(cond, y)}
