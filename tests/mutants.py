@@ -1142,7 +1142,7 @@ MUTANTS = [
         ('fastjem/eval/tasks.py', '    noise = s if noise is None else noise', '    noise = s'),
     ]),
     Mutant('tasks-calibration-compare-other-dataset', 'tests/test_contracts.py', [
-        ('fastjem/eval/tasks.py', '        if other.info.name != run.em.info.name:', '        if False:'),
+        ('fastjem/eval/tasks.py', '    if other.info.name != em.info.name:', '    if False:'),
     ]),
     Mutant('tasks-fid-source-fresh-ignored', 'tests/test_contracts.py', [
         ('fastjem/eval/tasks.py', '    use_buffer = em.buffer is not None and source != "fresh"', '    use_buffer = em.buffer is not None'),
@@ -2917,8 +2917,8 @@ MUTANTS = [
     ]),
     Mutant('sample-progress-inverted', 'tests/test_eval.py::test_cli_sample_shows_its_progress_unless_told_not_to', [
         ('fastjem/eval/cli.py',
-         'args.batch_size, args.device, args.seed, progress=not args.no_progress)',
-         'args.batch_size, args.device, args.seed, progress=args.no_progress)'),
+         'args.batch_size, args.device, args.seed, progress=not args.no_progress,',
+         'args.batch_size, args.device, args.seed, progress=args.no_progress,'),
     ]),
     Mutant('export-check-smallest-difference', 'tests/test_export.py::test_export_refuses_a_program_that_computes_something_else', [
         ('fastjem/export.py',
@@ -3947,7 +3947,7 @@ MUTANTS = [
     pass  # taken as given'''),
     ]),
     Mutant('draw-counts-unchecked', 'tests/test_eval.py -k library_draw_checks', [
-        ('fastjem/eval/draw.py', '    """``n`` unconditional samples, or ``n`` for each class in ``classes`` (class-major order)."""\n    check_counts(n, n_steps, batch_size)', '    """``n`` unconditional samples, or ``n`` for each class in ``classes`` (class-major order)."""\n    pass  # unchecked'),
+        ('fastjem/eval/draw.py', '    where the training images of ``init="informative"`` are read (default: the folder the run trained on)."""\n    check_counts(n, n_steps, batch_size)', '    where the training images of ``init="informative"`` are read (default: the folder the run trained on)."""\n    pass  # unchecked'),
     ]),
     Mutant('draw-init-checked-after-loading', 'tests/test_eval.py -k library_draw_checks', [
         ('fastjem/eval/draw.py', '    if init not in INITS:\n        raise ConfigError(f"--init must be one of {\', \'.join(INITS)}, got {init!r}")\n    em = load_model(checkpoint, device)', '    em = load_model(checkpoint, device)'),
@@ -4304,7 +4304,7 @@ MUTANTS = [
         ('fastjem/cli.py', '    if fmt != "csv":  # one table per CSV', '    if True:  # one table per CSV'),
     ]),
     Mutant('calibration-compares-across-datasets', 'tests/test_eval.py -k another_dataset', [
-        ('fastjem/eval/tasks.py', '        if other.info.name != run.em.info.name:\n            raise ConfigError(f"--compare {other.path} was trained', '        if False:\n            raise ConfigError(f"--compare {other.path} was trained'),
+        ('fastjem/eval/tasks.py', '    if other.info.name != em.info.name:\n        return other.info.name, em.info.name', '    if False:\n        return other.info.name, em.info.name'),
     ]),
     Mutant('ood-nan-scores-raise-valueerror', 'tests/test_eval.py -k one_image_fid', [
         ('fastjem/eval/tasks.py', '        except ValueError as err:\n            raise ConfigError(f"OOD scores of {label}', '        except ZeroDivisionError as err:\n            raise ConfigError(f"OOD scores of {label}'),
@@ -5249,6 +5249,21 @@ MUTANTS = [
     ]),
     Mutant('rng-state-float-seed-truncated', 'tests/test_kernels_rng.py -k no_integer', [
         ('kernels/rng.py', '        seed = operator.index(seed)', '        seed = int(seed)'),
+    ]),
+    Mutant('calibration-compare-other-classes', 'tests/test_eval.py -k folder_run_of_other_classes', [
+        ('fastjem/eval/tasks.py', '    if other.num_classes != em.num_classes or class_names_differ(em.info.classes, other.info.classes):', '    if False:'),
+    ]),
+    Mutant('calibration-compare-other-image-size', 'tests/test_eval.py -k folder_run_of_other_classes', [
+        ('fastjem/eval/tasks.py', '    if other.sample_shape != em.sample_shape:', '    if False:'),
+    ]),
+    Mutant('samples-task-informative-ignores-data-dir', 'tests/test_eval.py -k informative_chains_read', [
+        ('fastjem/eval/tasks.py', '    x0 = chain_starts(em, start, len(y), y, run.data_dir, run.download)', '    x0 = chain_starts(em, start, len(y), y)'),
+    ]),
+    Mutant('sample-cli-data-dir-dropped', 'tests/test_eval.py -k informative_chains_read', [
+        ('fastjem/eval/cli.py', '                      data_dir=args.data_dir, download=args.download)', '                      data_dir="", download=args.download)'),
+    ]),
+    Mutant('class-gaussians-read-the-training-folder', 'tests/test_eval.py -k informative_chains_read', [
+        ('fastjem/eval/draw.py', '    a = em.arrays(data_dir, download)', '    a = em.arrays()'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
