@@ -446,13 +446,25 @@ class Trainer:
         """--init-weights: the network's parameters (and buffers) from another run's checkpoint, nothing else."""
         source = load_checkpoint(path)
         saved = TrainConfig.from_dict(source["config"])
-        differ = [] if self.custom["model"] else [
-            f for f in ("arch", "depth", "width", "norm", "image_size") if getattr(saved, f) != getattr(self.cfg, f)]
-        if source.get("dataset", {}).get("num_classes", self.num_classes) != self.num_classes:
-            differ.append("number of classes")
+        # the options that build the network (a ConvNet has no depth), which the command line can match
+        options = ("arch", "depth", "width", "norm") if saved.arch == "wrn" else ("arch", "width", "norm")
+        differ = [] if self.custom["model"] else [f for f in options if getattr(saved, f) != getattr(self.cfg, f)]
         if differ:
+            flags = " ".join(f"--{f} {getattr(saved, f)}" for f in differ)
             raise ConfigError(f"--init-weights {source['path']} holds another network ({', '.join(differ)} differ: "
-                              f"{saved.model_name} norm={saved.norm}); give a checkpoint of the same architecture")
+                              f"{saved.model_name} norm={saved.norm}); give {flags} to build its network, or a "
+                              "checkpoint of this run's architecture")
+        # the images it learnt, compared as loaded (not as options: --image-size 0 keeps each dataset's own size)
+        info = self.data.info
+        keys = ("num_classes", "channels", "image_size")
+        mine = tuple(getattr(info, k) for k in keys)
+        theirs = tuple(source.get("dataset", {}).get(k, v) for k, v in zip(keys, mine, strict=True))
+        if theirs != mine:
+            shape = lambda k, c, s: f"{c}-channel {s}x{s} images of {k} classes"
+            resize = f" (--image-size {theirs[2]} resizes these)" if theirs[:2] == mine[:2] else ""
+            raise ConfigError(f"--init-weights {source['path']} was trained on {shape(*theirs)}, and this run's data "
+                              f"holds {shape(*mine)}: give data like its own{resize}, or a checkpoint trained on data "
+                              "like this run's")
         try:
             self.model.load_state_dict(source["model"])
         except RuntimeError as err:

@@ -872,6 +872,39 @@ def test_init_weights_from_another_architecture_is_refused(tiny_config, tmp_path
                 progress=False)
 
 
+def test_init_weights_refusals_say_what_makes_them_fit_and_compare_images_as_loaded(tiny_config, tmp_path):
+    """--init-weights of another network names the options that build it (following that advice works); the
+    images it learnt are compared as loaded, not as the --image-size option: the same 8x8 folder given as
+    --image-size 8 was refused ("image_size differ") and two folders of other sizes, both at --image-size 0, were
+    accepted; a 1-channel network's weights on 3-channel images stopped at "Error(s) in loading state_dict for
+    ConvNet:", which says nothing of why."""
+    import numpy as np
+    from PIL import Image
+
+    quiet = {"progress": False, "log": lambda *a: None}
+    Trainer(tiny_config.replace(iters=1), out_dir=tmp_path / "base", **quiet).fit()
+    base = str(tmp_path / "base")
+    with pytest.raises(ConfigError, match="width differ.*give --width 8 to build its network"):
+        Trainer(tiny_config.replace(width=16, depth=10, init_weights=base), out_dir=tmp_path / "b", **quiet)
+    # the advice followed (a ConvNet has no depth: the --depth given does not matter)
+    Trainer(tiny_config.replace(width=8, depth=10, init_weights=base), out_dir=tmp_path / "b", **quiet)
+
+    for c in ("a", "b"):
+        (tmp_path / "imgs" / c).mkdir(parents=True)
+        for i in range(6):
+            Image.fromarray(np.full((8, 8, 3), 30 * i, np.uint8)).save(tmp_path / "imgs" / c / f"{i}.png")
+    folder = tiny_config.replace(dataset="imagefolder", data_dir=str(tmp_path / "imgs"), buffer_size=48)
+    with pytest.raises(ConfigError, match=r"trained on 1-channel 8x8 images of 10 classes, and this run's data holds "
+                                          r"3-channel 8x8 images of 2 classes"):
+        Trainer(folder.replace(init_weights=base), out_dir=tmp_path / "c", **quiet)
+    Trainer(folder.replace(iters=1), out_dir=tmp_path / "native", **quiet).fit()
+    native = str(tmp_path / "native")
+    Trainer(folder.replace(image_size=8, init_weights=native), out_dir=tmp_path / "d", **quiet)  # the same images
+    with pytest.raises(ConfigError, match=r"8x8 images of 2 classes, and this run's data holds 3-channel 6x6 "
+                                          r"images of 2 classes: give data like its own \(--image-size 8 resizes"):
+        Trainer(folder.replace(image_size=6, init_weights=native), out_dir=tmp_path / "e", **quiet)
+
+
 def _records(folder):
     """metrics.jsonl without its timing fields (the only ones a resumed run may log differently)."""
     out = []
