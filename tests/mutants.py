@@ -5265,6 +5265,18 @@ MUTANTS = [
     Mutant('class-gaussians-read-the-training-folder', 'tests/test_eval.py -k informative_chains_read', [
         ('fastjem/eval/draw.py', '    a = em.arrays(data_dir, download)', '    a = em.arrays()'),
     ]),
+    Mutant('init-weights-options-unsaid', 'tests/test_train.py -k init_weights_refusals', [
+        ('fastjem/train.py', 'f"{saved.model_name} norm={saved.norm}); give {flags} to build its network, or a "', 'f"{saved.model_name} norm={saved.norm}); give a "'),
+    ]),
+    Mutant('init-weights-convnet-depth-compared', 'tests/test_train.py -k init_weights_refusals', [
+        ('fastjem/train.py', 'if saved.arch == "wrn" else ("arch", "width", "norm")', 'if True else ("arch", "width", "norm")'),
+    ]),
+    Mutant('init-weights-images-unchecked', 'tests/test_train.py -k init_weights_refusals', [
+        ('fastjem/train.py', '        if theirs != mine:\n            shape = lambda', '        if False:\n            shape = lambda'),
+    ]),
+    Mutant('init-weights-resize-unsaid', 'tests/test_train.py -k init_weights_refusals', [
+        ('fastjem/train.py', 'resize = f" (--image-size {theirs[2]} resizes these)" if theirs[:2] == mine[:2] else ""', 'resize = ""'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
