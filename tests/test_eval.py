@@ -1170,6 +1170,22 @@ def test_samples_task_starts_conditional_chains_where_asked(runs, tmp_path):
         samples(runs / "clf", init="buffer", out_dir=tmp_path / "c", progress=False, device="cpu")
 
 
+def test_informative_chains_at_evaluation_are_the_runs_own_class_gaussians(tmp_path):
+    """`--init informative` starts chains "the same way" training did: from the Gaussians fitted to the run's
+    labelled training images. Evaluation fitted them to every training image with its label instead, the
+    validation images and, in a semi-supervised run, the labels it never had included."""
+    from fastjem.eval.core import load_model
+    from fastjem.eval.draw import class_gaussians
+    from fastjem.train import Trainer
+
+    run = Trainer(TrainConfig(**{**TINY, "iters": 1, "labels_per_class": 3, "buffer_init": "informative"}),
+                  out_dir=tmp_path / "semi", progress=False, log=lambda *a: None)
+    run.fit()
+    trained = run.buffer.init
+    got = class_gaussians(load_model(tmp_path / "semi", "cpu"))
+    assert torch.equal(got.mean, trained.mean) and torch.equal(got.factor, trained.factor)
+
+
 def test_informative_chains_read_the_data_dir_given_when_the_run_folder_moved(tmp_path, capsys):
     """A run's image folder moved since training: the error says to pass --data-dir, and following it works for
     both commands that start chains from the class Gaussians (eval samples took --data-dir and read the old

@@ -19,7 +19,7 @@ import torch
 
 from fastjem.buffer import ClassGaussians
 from fastjem.checkpoint import atomic_save, atomic_write_bytes, output_path
-from fastjem.data import to_uint8
+from fastjem.data import DeviceData, to_uint8
 from fastjem.errors import ConfigError
 from fastjem.eval import plots
 from fastjem.eval.core import EvalModel, load_model, predict_logits, run_chains
@@ -91,9 +91,13 @@ INITS = ("auto", "buffer", "noise", "informative")
 
 def class_gaussians(em: EvalModel, data_dir: str | os.PathLike = "", download: bool = False) -> ClassGaussians:
     """JEM++'s informative initialisation for ``em``: a Gaussian per class fitted to its dataset's training images
-    (read from ``data_dir``, by default the folder its run trained on)."""
-    a = em.arrays(data_dir, download)
-    return ClassGaussians(a.train_x, a.train_y, em.num_classes).to(em.device)
+    (read from ``data_dir``, by default the folder its run trained on): the images its run fitted them to, its
+    training split without the validation images and, semi-supervised, only its labelled subset."""
+    cfg = em.config
+    split = DeviceData(em.arrays(data_dir, download), torch.device("cpu"), cfg.val_size, cfg.labels_per_class,
+                       augment=False, data_noise=0.0)
+    labelled = split.labelled
+    return ClassGaussians(split.train_x[labelled], split.train_y[labelled], em.num_classes).to(em.device)
 
 
 def resolve_init(em: EvalModel, init: str) -> str:
