@@ -5263,7 +5263,7 @@ MUTANTS = [
         ('fastjem/eval/cli.py', '                      data_dir=args.data_dir, download=args.download)', '                      data_dir="", download=args.download)'),
     ]),
     Mutant('class-gaussians-read-the-training-folder', 'tests/test_eval.py -k informative_chains_read', [
-        ('fastjem/eval/draw.py', '    a = em.arrays(data_dir, download)', '    a = em.arrays()'),
+        ('fastjem/eval/draw.py', '    split = DeviceData(em.arrays(data_dir, download),', '    split = DeviceData(em.arrays(),'),
     ]),
     Mutant('init-weights-options-unsaid', 'tests/test_train.py -k init_weights_refusals', [
         ('fastjem/train.py', 'f"{saved.model_name} norm={saved.norm}); give {flags} to build its network, or a "', 'f"{saved.model_name} norm={saved.norm}); give a "'),
@@ -5276,6 +5276,12 @@ MUTANTS = [
     ]),
     Mutant('init-weights-resize-unsaid', 'tests/test_train.py -k init_weights_refusals', [
         ('fastjem/train.py', 'resize = f" (--image-size {theirs[2]} resizes these)" if theirs[:2] == mine[:2] else ""', 'resize = ""'),
+    ]),
+    Mutant('class-gaussians-every-training-image', 'tests/test_eval.py -k runs_own_class_gaussians', [
+        ('fastjem/eval/draw.py', '    labelled = split.labelled\n', '    labelled = slice(None)\n'),
+    ]),
+    Mutant('class-gaussians-validation-included', 'tests/test_eval.py -k runs_own_class_gaussians', [
+        ('fastjem/eval/draw.py', 'torch.device("cpu"), cfg.val_size, cfg.labels_per_class,', 'torch.device("cpu"), 0, cfg.labels_per_class,'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
