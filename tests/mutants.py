@@ -5203,7 +5203,7 @@ MUTANTS = [
         ('kernels/sgld.py', '        grad = grad.clone()\n', '        pass\n'),
     ]),
     Mutant('rng-state-seed-overflow-raw', 'tests/test_kernels_rng.py -k beyond_int64', [
-        ('kernels/rng.py', '    if not -(2**63) <= int(seed) < 2**63:\n', '    if False:\n'),
+        ('kernels/rng.py', '    if not -(2**63) <= seed < 2**63:\n', '    if False:\n'),
     ]),
     Mutant('sixteen-bit-pgm-clipped', 'tests/test_data.py -k sixteen_bit_pgm', [
         ('fastjem/data.py', ' or (im.mode == "I" and im.format == "PPM")', ''),
