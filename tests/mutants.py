@@ -5283,6 +5283,12 @@ MUTANTS = [
     Mutant('class-gaussians-validation-included', 'tests/test_eval.py -k runs_own_class_gaussians', [
         ('fastjem/eval/draw.py', 'torch.device("cpu"), cfg.val_size, cfg.labels_per_class,', 'torch.device("cpu"), 0, cfg.labels_per_class,'),
     ]),
+    Mutant('sample-class-names-not-passed', 'tests/test_eval.py -k named_class', [
+        ('fastjem/eval/cli.py', 'draw.parse_classes(args.classes, em.num_classes, tuple(em.info.classes))', 'draw.parse_classes(args.classes, em.num_classes)'),
+    ]),
+    Mutant('sample-class-names-ignored', 'tests/test_eval.py -k class_names_beside', [
+        ('fastjem/eval/draw.py', '    named = dict(zip(names, range(num_classes))) if len(names) == num_classes else {}', '    named = {}'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

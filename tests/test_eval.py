@@ -2250,3 +2250,42 @@ def test_reliability_diagram_and_score_histograms_draw_the_numbers(tmp_path, mon
         "digits (in-distribution)", "noise (AUROC 0.722), 1 of 3 infinite, not drawn"]
     for fig in figures:
         plots._pyplot().close(fig)
+
+
+def test_sample_takes_class_names_beside_indices():
+    """--class cat (CIFAR-10's or an image folder's class name) was refused as no index; numbers stay indices, and a
+    name the checkpoint does not have lists the ones it does."""
+    from fastjem.eval.draw import parse_classes
+
+    names = ("cat", "dog", "fox")
+    assert parse_classes(["fox", "0"], 3, names) == [2, 0] and parse_classes(["dog"], 3, names) == [1]
+    with pytest.raises(ConfigError, match=r"got 'cow'; its classes are cat, dog, fox"):
+        parse_classes(["cow"], 3, names)
+    with pytest.raises(ConfigError, match="--class 1 is given twice"):
+        parse_classes(["dog", "1"], 3, names)
+    with pytest.raises(ConfigError, match=r"class indices, class names or 'all', got 'cat'$"):
+        parse_classes(["cat"], 3, ())  # names not known (or not one per class): indices only
+
+
+def test_sample_cli_draws_a_named_class(tmp_path, capsys):
+    """fastjem sample --class dog on a run of an image folder's cat/dog classes draws class 1, as --class 1 does."""
+    from PIL import Image
+
+    from fastjem.train import Trainer
+
+    for c in ("cat", "dog"):
+        (tmp_path / "imgs" / c).mkdir(parents=True)
+        for i in range(10):
+            Image.fromarray(np.full((8, 8, 3), 20 * i, np.uint8)).save(tmp_path / "imgs" / c / f"{i}.png")
+    Trainer(TrainConfig(**{**TINY, "iters": 2, "dataset": "imagefolder", "data_dir": str(tmp_path / "imgs")}),
+            out_dir=tmp_path / "run", progress=False, log=lambda *a: None).fit()
+    ckpt = str(tmp_path / "run" / "checkpoint.pt")
+    common = ["-n", "2", "--n-steps", "1", "--device", "cpu", "--no-progress", "--seed", "3"]
+    targets = []
+    for given in ("dog", "1"):
+        out = tmp_path / f"{given}.pt"
+        assert main(["sample", ckpt, "--class", given, "--out", str(out), *common]) == 0, capsys.readouterr().err
+        targets.append(torch.load(out, weights_only=False))
+    assert targets[0]["target"].tolist() == [1, 1] and torch.equal(targets[0]["x"], targets[1]["x"])
+    assert main(["sample", ckpt, "--class", "cow", "--out", str(tmp_path / "cow.pt"), *common]) == 1
+    assert "got 'cow'; its classes are cat, dog" in capsys.readouterr().err

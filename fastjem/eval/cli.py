@@ -269,7 +269,8 @@ def add_sample_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("-n", "--n", type=int64, default=100,
                    help="samples (per class with --class) (default: 100)")
     p.add_argument("--class", dest="classes", nargs="+", default=None, metavar="C",
-                   help="class-conditional: class indices, or 'all' (default: unconditional)")
+                   help="class-conditional: class indices (0, 1, ...) or names (cat, dog: the dataset's class names), "
+                        "or 'all' (default: unconditional)")
     p.add_argument("--n-steps", type=int64, default=100, help="SGLD steps per chain (default: 100)")
     p.add_argument("--init", default="auto", choices=("auto", "buffer", "noise", "informative"),
                    help="chain start: the checkpoint's replay buffer, U(-1, 1), or informative = a Gaussian per class "
@@ -305,7 +306,7 @@ def run_sample(args: argparse.Namespace) -> int:
     if args.out is not None:
         draw.check_output(args.out, args.force)
     em = load_model(args.checkpoint, args.device)
-    classes = draw.parse_classes(args.classes, em.num_classes)
+    classes = draw.parse_classes(args.classes, em.num_classes, tuple(em.info.classes))
     # checked before minutes of sampling, not after
     out = draw.check_output(args.out or draw.default_output(em, classes), args.force)
     drawn = draw.draw(em, args.n, classes, args.n_steps, args.init, args.step_size, args.noise,

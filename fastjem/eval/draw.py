@@ -50,19 +50,22 @@ class Drawn:
         return {k: v.detach().cpu().numpy() for k, v in out.items()}
 
 
-def parse_classes(spec: list[str] | None, num_classes: int) -> list[int] | None:
-    """``None`` (unconditional), ``["all"]`` or class indices as strings -> list of classes."""
+def parse_classes(spec: list[str] | None, num_classes: int, names: tuple[str, ...] = ()) -> list[int] | None:
+    """``None`` (unconditional), ``["all"]``, or classes as strings -> list of class indices: a number is an index,
+    anything else one of the class ``names`` (an image folder's class folders, CIFAR's "cat")."""
     if not spec:
         return None
     if spec == ["all"]:
         return list(range(num_classes))
     if "all" in spec:
         raise ConfigError(f"--class all stands alone (every class), got --class {' '.join(spec)}")
+    named = dict(zip(names, range(num_classes))) if len(names) == num_classes else {}
     classes = []
     for s in spec:
-        if not re.fullmatch(r"\d+", s):
-            raise ConfigError(f"--class takes class indices or 'all', got {s!r}")
-        c = int(s)
+        if not re.fullmatch(r"\d+", s) and s not in named:
+            shown = f"; its classes are {', '.join(names[:12])}{', ...' if len(names) > 12 else ''}" if named else ""
+            raise ConfigError(f"--class takes class indices, class names or 'all', got {s!r}{shown}")
+        c = named[s] if s in named and not re.fullmatch(r"\d+", s) else int(s)
         if c >= num_classes:
             raise ConfigError(f"--class {c}: the checkpoint has classes 0..{num_classes - 1}")
         if c in classes:
