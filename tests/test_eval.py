@@ -1006,7 +1006,7 @@ def test_cli_sample_class_conditional_pt(runs, tmp_path, capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["--class", "10"], "classes 0..9"),
-    (["--class", "three"], "class indices or 'all'"),
+    (["--class", "three"], "class indices, class names or 'all'"),
     (["--out", "samples.png"], ".npz or .pt"),
     (["-n", "0"], "must be > 0"),
     (["--batch-size", "0"], "--batch-size must be > 0"),
