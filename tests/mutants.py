@@ -5289,6 +5289,9 @@ MUTANTS = [
     Mutant('sample-class-names-ignored', 'tests/test_eval.py -k class_names_beside', [
         ('fastjem/eval/draw.py', '    named = dict(zip(names, range(num_classes))) if len(names) == num_classes else {}', '    named = {}'),
     ]),
+    Mutant('sample-data-dir-ignored-unsaid', 'tests/test_eval.py -k would_not_read', [
+        ('fastjem/eval/cli.py', '    if (args.data_dir or args.download) and start != "informative":', '    if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

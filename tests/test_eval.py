@@ -2289,3 +2289,16 @@ def test_sample_cli_draws_a_named_class(tmp_path, capsys):
     assert targets[0]["target"].tolist() == [1, 1] and torch.equal(targets[0]["x"], targets[1]["x"])
     assert main(["sample", ckpt, "--class", "cow", "--out", str(tmp_path / "cow.pt"), *common]) == 1
     assert "got 'cow'; its classes are cat, dog" in capsys.readouterr().err
+
+
+def test_sample_refuses_a_data_dir_its_chains_would_not_read(runs, tmp_path, capsys):
+    """--data-dir / --download feed only informative chain starts: beside chains from the buffer or from noise they
+    were ignored without a word."""
+    ckpt = str(runs / "jem" / "checkpoint.pt")
+    common = ["-n", "2", "--n-steps", "1", "--device", "cpu", "--no-progress", "--out", str(tmp_path / "s.pt")]
+    for extra, said in ((["--data-dir", str(tmp_path)], "--data-dir is read only by chains that start informative"
+                         r".*these start from the replay buffer: drop it, or add --init informative"),
+                        (["--init", "noise", "--download"], "--download is read only by .*these start from noise")):
+        assert main(["sample", ckpt, *extra, *common]) == 1
+        assert re.search(said, capsys.readouterr().err)
+    assert not (tmp_path / "s.pt").exists()

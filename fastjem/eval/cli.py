@@ -307,6 +307,12 @@ def run_sample(args: argparse.Namespace) -> int:
         draw.check_output(args.out, args.force)
     em = load_model(args.checkpoint, args.device)
     classes = draw.parse_classes(args.classes, em.num_classes, tuple(em.info.classes))
+    start = draw.resolve_init(em, args.init)
+    if (args.data_dir or args.download) and start != "informative":
+        given = "--data-dir" if args.data_dir else "--download"
+        where = "the replay buffer" if start == "buffer" else start
+        raise ConfigError(f"{given} is read only by chains that start informative (the class Gaussians of the "
+                          f"training images), and these start from {where}: drop it, or add --init informative")
     # checked before minutes of sampling, not after
     out = draw.check_output(args.out or draw.default_output(em, classes), args.force)
     drawn = draw.draw(em, args.n, classes, args.n_steps, args.init, args.step_size, args.noise,
