@@ -179,9 +179,13 @@ def evaluate(model: torch.nn.Module, x_u8: torch.Tensor, y: torch.Tensor, batch_
 def _refuse_imported(ckpt: dict) -> None:
     """A checkpoint converted from the authors' code (fastjem convert) starts runs, it does not continue one."""
     if ckpt.get("imported"):
+        cfg = ckpt.get("config", {})
+        # the options that build its network, which a new run must give beside --init-weights
+        names = ("arch", "depth", "width", "norm") if cfg.get("arch") == "wrn" else ("arch", "width", "norm")
+        net = "".join(f" --{k} {cfg[k]}" for k in names if k in cfg)
         raise CheckpointError(f"{ckpt['path']} was converted from {ckpt['imported']['code']}: it holds the network "
                               "and replay buffer but no optimiser, RNG or schedule state, so it cannot be resumed; "
-                              f"start a run from its network with --init-weights {ckpt['path']}")
+                              f"start a run from its network with --init-weights {ckpt['path']}{net}")
 
 
 def resume_config(path: str | Path, overrides: dict | None = None) -> TrainConfig:

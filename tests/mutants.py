@@ -5292,6 +5292,9 @@ MUTANTS = [
     Mutant('sample-data-dir-ignored-unsaid', 'tests/test_eval.py -k would_not_read', [
         ('fastjem/eval/cli.py', '    if (args.data_dir or args.download) and start != "informative":', '    if False:'),
     ]),
+    Mutant('imported-resume-advice-without-network', 'tests/test_convert.py', [
+        ('fastjem/train.py', 'f"start a run from its network with --init-weights {ckpt[\'path\']}{net}")', 'f"start a run from its network with --init-weights {ckpt[\'path\']}")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

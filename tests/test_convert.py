@@ -269,8 +269,12 @@ def test_conversion_errors_say_what_to_do(tmp_path, tiny_config):
     # a converted checkpoint starts runs; it cannot continue one
     from fastjem.train import Trainer, resume_config
 
-    with pytest.raises(CheckpointError, match="cannot be resumed.*--init-weights"):
+    with pytest.raises(CheckpointError, match="cannot be resumed.*--init-weights") as refused:
         resume_config(r["path"])
+    # with the options that build its network (else the run it advises is refused for another network)
+    net = load_model(r["path"], "cpu").config
+    assert str(refused.value).endswith(f"--init-weights {r['path']} --arch wrn --depth {net.depth} --width "
+                                       f"{net.width} --norm {net.norm}"), refused.value
     with pytest.raises(CheckpointError, match="cannot be resumed"):
         Trainer(load_model(r["path"], "cpu").config, out_dir=tmp_path / "r", resume=r["path"], progress=False)
     # only a 3-channel 32 x 32 Wide-ResNet has the authors' form
