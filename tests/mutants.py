@@ -5221,16 +5221,16 @@ MUTANTS = [
         ('fastjem/data.py', 'os.walk(folder, followlinks=True, onerror=unreadable)', 'os.walk(folder, followlinks=True)'),
     ]),
     Mutant('resume-on-changed-images', 'tests/test_train.py -k images_changed', [
-        ('fastjem/train.py', '        if saved_data and saved_data != self.data_fingerprint:', '        if False:'),
+        ('fastjem/train.py', '        if saved_data and any(saved_data[k] != self.data_fingerprint[k] for k in compared):', '        if False:'),
     ]),
     Mutant('data-fingerprint-not-saved', 'tests/test_train.py -k images_changed', [
         ('fastjem/train.py', '            "data_fingerprint": self.data_fingerprint,\n', ''),
     ]),
     Mutant('data-fingerprint-without-names', 'tests/test_train.py -k images_changed', [
-        ('fastjem/data.py', '    digest.update(arrays.files.encode())\n', ''),
+        ('fastjem/data.py', '        h.update(names.encode())\n', ''),
     ]),
     Mutant('data-fingerprint-without-labels', 'tests/test_train.py -k images_changed', [
-        ('fastjem/data.py', '        digest.update(y.numpy().astype("<i8").tobytes() + b"|")', '        pass'),
+        ('fastjem/data.py', '            h.update(y.numpy().astype("<i8").tobytes() + b"|")', '            pass'),
     ]),
     Mutant('untrained-class-not-warned', 'tests/test_data.py -k all_went_to_validation', [
         ('fastjem/data.py', '        if missing:\n            # a rare class', '        if False:\n            # a rare class'),
@@ -5294,6 +5294,15 @@ MUTANTS = [
     ]),
     Mutant('imported-resume-advice-without-network', 'tests/test_convert.py', [
         ('fastjem/train.py', 'f"start a run from its network with --init-weights {ckpt[\'path\']}{net}")', 'f"start a run from its network with --init-weights {ckpt[\'path\']}")'),
+    ]),
+    Mutant('resume-fingerprint-compares-test-images', 'tests/test_train.py -k only_the_test_images', [
+        ('fastjem/train.py', 'compared = ("train", "train_digest") if saved_data and "train_digest" in saved_data else ("train", "digest")', 'compared = ("train", "digest")'),
+    ]),
+    Mutant('resume-fingerprint-before-train-digest-unchecked', 'tests/test_train.py -k only_the_test_images', [
+        ('fastjem/train.py', 'if saved_data and "train_digest" in saved_data else ("train", "digest")', 'if saved_data and "train_digest" in saved_data else ()'),
+    ]),
+    Mutant('train-fingerprint-without-names', 'tests/test_train.py -k "images_changed or only_the_test_images"', [
+        ('fastjem/data.py', '    return Arrays(tx, ty, vx, vy, info, files, train_files)', '    return Arrays(tx, ty, vx, vy, info, files)'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

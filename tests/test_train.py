@@ -1175,6 +1175,52 @@ def test_a_resume_on_a_folder_whose_images_changed_is_refused(tmp_path, monkeypa
         Trainer(cfg.replace(dataset="digits", data_dir="", iters=4), data=arrays, resume=py, **quiet)
 
 
+def test_a_resume_after_only_the_test_images_changed_continues(tmp_path, monkeypatch):
+    """The validation split and the labelled subset are drawn over the training images alone: a resume on a folder
+    whose test/ gained, lost or renamed an image was refused as if they would be drawn anew ("mixing images it
+    trained on into them", a false reason), and the run could only restart with --init-weights. It continues; a
+    training image moved into test/ is still refused, and a checkpoint that recorded the digest of both splits
+    (before this) is still checked against both."""
+    import shutil
+
+    import numpy as np
+    from PIL import Image
+
+    from fastjem.config import TrainConfig
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    rng = np.random.default_rng(0)
+    for split, n in (("train", 8), ("test", 3)):
+        for c in ("cat", "dog"):
+            (tmp_path / "imgs" / split / c).mkdir(parents=True)
+            for i in range(n):
+                Image.fromarray(rng.integers(0, 255, (8, 8, 3), dtype=np.uint8)).save(
+                    tmp_path / "imgs" / split / c / f"{split}{i}.png")
+    quiet = {"progress": False, "log": lambda *a: None}
+    cfg = TrainConfig(dataset="imagefolder", data_dir=str(tmp_path / "imgs"), arch="convnet", width=4, batch_size=4,
+                      sgld_steps=1, buffer_size=20, iters=1, device="cpu", compile="off", val_size=4)
+    Trainer(cfg, out_dir=tmp_path / "run", **quiet).fit()
+    ckpt = tmp_path / "run" / "checkpoint.pt"
+    test = tmp_path / "imgs" / "test"
+    shutil.copy(test / "cat" / "test0.png", test / "cat" / "new.png")  # a test image added, one renamed
+    (test / "dog" / "test0.png").rename(test / "dog" / "renamed.png")
+    Trainer(cfg.replace(iters=2), resume=ckpt, **quiet).fit()
+    shutil.move(tmp_path / "imgs" / "train" / "cat" / "train0.png", test / "cat" / "train0.png")
+    with pytest.raises(ConfigError, match=r"trained on 16 training and 7 test images; .* now holds 15 training and 8 "
+                                          r"test images"):
+        Trainer(cfg.replace(iters=3), resume=ckpt, **quiet)
+    shutil.move(test / "cat" / "train0.png", tmp_path / "imgs" / "train" / "cat" / "train0.png")
+    # a checkpoint of before: its digest covers the test images too, compared as it was
+    saved = torch.load(ckpt, weights_only=False)
+    saved["data_fingerprint"].pop("train_digest")
+    torch.save(saved, ckpt)
+    (test / "cat" / "new.png").unlink()
+    with pytest.raises(ConfigError, match="now holds 16 training and 6 test images"):
+        Trainer(cfg.replace(iters=3), resume=ckpt, **quiet)
+    shutil.copy(test / "cat" / "test1.png", test / "cat" / "new.png")  # the images of that checkpoint again
+    Trainer(cfg.replace(iters=3), resume=ckpt, **quiet).fit()
+
+
 def test_a_resume_refuses_every_option_that_changes_what_is_computed(tiny_config, tmp_path):
     from fastjem.errors import CheckpointError
 
