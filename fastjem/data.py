@@ -90,7 +90,7 @@ def _names_digest(splits: Iterable[tuple[Path, list[tuple[Path, int]]]], classes
     """``Arrays.files`` of a folder: each split's images as class/path within the class folder (the folder itself
     may move)."""
     names = [f"{classes[y]}/{p.relative_to(top / classes[y]).as_posix()}" for top, items in splits for p, y in items]
-    return hashlib.sha1("\n".join(names).encode()).hexdigest()[:16]
+    return hashlib.sha1("\n".join(names).encode(errors="surrogateescape")).hexdigest()[:16]
 
 
 def arrays_from_tensors(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.Tensor, test_y: torch.Tensor,
@@ -756,7 +756,7 @@ IMAGEFOLDER_CACHE_VERSION = 6
 
 def split_hash(key: str) -> int:
     """The hash ``_split_off_test`` splits a folder by: of the image's key, under the fixed SPLIT_SEED."""
-    return int.from_bytes(hashlib.sha1(f"{SPLIT_SEED}:{key}".encode()).digest()[:8], "big")
+    return int.from_bytes(hashlib.sha1(f"{SPLIT_SEED}:{key}".encode(errors="surrogateescape")).digest()[:8], "big")
 
 
 def _split_off_test(items: list, keys: list[str], where: str) -> tuple[list, list]:
@@ -947,9 +947,11 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
         # inode and ctime too: files unpacked from one archive share an mtime, and swapping two class folders'
         # names keeps every path, label, size and mtime
         st = p.stat()
-        key.update(f"{p}|{label}|{st.st_size}|{st.st_mtime_ns}|{st.st_ino}|{st.st_ctime_ns}".encode())
+        # (surrogateescape: a name in another encoding than UTF-8, b"caf\xe9.png", hashed as its bytes)
+        key.update(f"{p}|{label}|{st.st_size}|{st.st_mtime_ns}|{st.st_ino}|{st.st_ctime_ns}".encode(
+            errors="surrogateescape"))
     # one cache file per folder (or archives) and size: a new decode of changed contents replaces the old one
-    slot = hashlib.sha1(f"{os.path.abspath(root)}|{size}".encode()).hexdigest()[:8]
+    slot = hashlib.sha1(f"{os.path.abspath(root)}|{size}".encode(errors="surrogateescape")).hexdigest()[:8]
     cache = cache_dir() / f"imagefolder-{slot}-{key.hexdigest()[:16]}.pt"
     blob = None
     if cache.exists():

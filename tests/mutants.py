@@ -5304,6 +5304,18 @@ MUTANTS = [
     Mutant('train-fingerprint-without-names', 'tests/test_train.py -k "images_changed or only_the_test_images"', [
         ('fastjem/data.py', '    return Arrays(tx, ty, vx, vy, info, files, train_files)', '    return Arrays(tx, ty, vx, vy, info, files)'),
     ]),
+    Mutant('names-digest-not-utf8-raises', 'tests/test_data.py -k not_utf8', [
+        ('fastjem/data.py', 'return hashlib.sha1("\\n".join(names).encode(errors="surrogateescape"))', 'return hashlib.sha1("\\n".join(names).encode())'),
+    ]),
+    Mutant('split-hash-not-utf8-raises', 'tests/test_data.py -k not_utf8', [
+        ('fastjem/data.py', 'hashlib.sha1(f"{SPLIT_SEED}:{key}".encode(errors="surrogateescape"))', 'hashlib.sha1(f"{SPLIT_SEED}:{key}".encode())'),
+    ]),
+    Mutant('cache-key-not-utf8-raises', 'tests/test_data.py -k not_utf8', [
+        ('fastjem/data.py', '{st.st_ctime_ns}".encode(\n            errors="surrogateescape"))', '{st.st_ctime_ns}".encode())'),
+    ]),
+    Mutant('cache-slot-not-utf8-raises', 'tests/test_data.py -k not_utf8', [
+        ('fastjem/data.py', 'f"{os.path.abspath(root)}|{size}".encode(errors="surrogateescape")', 'f"{os.path.abspath(root)}|{size}".encode()'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

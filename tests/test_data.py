@@ -1387,6 +1387,34 @@ def test_sixteen_bit_pgm_rounded_and_wide_pixels_refused(tmp_path, monkeypatch):
         load_arrays("imagefolder", tmp_path / "f", progress=False)
 
 
+def test_file_names_that_are_not_utf8_are_read(tmp_path, monkeypatch):
+    """A folder copied from an older system keeps file names in Latin-1 (b"caf\\xe9.png"), which Python lists with
+    surrogate escapes: the split hash, the cache key and the resume fingerprint stopped at "UnicodeEncodeError:
+    'utf-8' codec can't encode character '\\udce9'". They are read, in either layout; where the file system refuses
+    such names, there is nothing to test."""
+    from fastjem.data import data_fingerprint
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    for layout in ("flat", "split"):
+        root = tmp_path / os.fsdecode(layout.encode() + b"-\xe9")  # the folder and a class named so too
+        for split in ("train", "test") if layout == "split" else ("",):
+            for c in (b"a", b"\xe9t\xe9"):
+                folder = os.path.join(os.fsencode(root / split), c)
+                try:
+                    os.makedirs(folder)
+                except OSError:
+                    pytest.skip("this file system takes UTF-8 names only")
+                for i in range(4):
+                    Image.fromarray(np.full((4, 4, 3), 40 * i, np.uint8)).save(tmp_path / "x.png")
+                    try:
+                        os.rename(tmp_path / "x.png", folder + b"/caf\xe9%d.png" % i)
+                    except OSError:
+                        pytest.skip("this file system takes UTF-8 names only")
+        a = load_arrays("imagefolder", root, progress=False)
+        assert len(a.train_y) + len(a.test_y) == (16 if layout == "split" else 8), layout
+        assert data_fingerprint(a) == data_fingerprint(load_arrays("imagefolder", root, progress=False))  # cached
+
+
 def test_dangling_links_and_unreadable_subfolders_are_refused_not_skipped(tmp_path, monkeypatch):
     """A class folder, subfolder or image that is a symbolic link to nothing (a disk not mounted), or a subfolder
     that cannot be listed, is refused, named; they were skipped without a word: a class dropped (every later label
