@@ -5316,6 +5316,18 @@ MUTANTS = [
     Mutant('cache-slot-not-utf8-raises', 'tests/test_data.py -k not_utf8', [
         ('fastjem/data.py', 'f"{os.path.abspath(root)}|{size}".encode(errors="surrogateescape")', 'f"{os.path.abspath(root)}|{size}".encode()'),
     ]),
+    Mutant('atomic-file-plain-mkdir', 'tests/test_cli.py -k will_not_make', [
+        ('fastjem/checkpoint.py', '        make_folder(path.parent)\n', '        path.parent.mkdir(parents=True, exist_ok=True)\n'),
+    ]),
+    Mutant('lse-energy-backward-fake-any-args-ok', 'tests/test_kernels_energy.py -k refuses_arguments_not_of_the_batch', [
+        ('kernels/energy.py', 'def _(grad_energy, logits, labels, row_max, row_sumexp, backend):\n    _check_backward_inputs(grad_energy, logits, labels, row_max, row_sumexp)', 'def _(grad_energy, logits, labels, row_max, row_sumexp, backend):\n    pass'),
+    ]),
+    Mutant('sgld-compiled-step-sizes-unchecked', 'tests/test_kernels_sgld.py -k told_what_to_pass', [
+        ('kernels/sgld.py', '    alpha, sigma = as_number("sgld_step_compiled_", "alpha", alpha), as_number("sgld_step_compiled_", "sigma", sigma)\n', ''),
+    ]),
+    Mutant('sample-class-number-taken-as-name', 'tests/test_eval.py -k class_names_beside', [
+        ('fastjem/eval/draw.py', 'c = named[s] if s in named and not re.fullmatch(r"\\d+", s) else int(s)', 'c = named[s] if s in named else int(s)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

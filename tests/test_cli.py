@@ -428,14 +428,17 @@ def test_an_output_folder_that_is_a_file_gets_one_clear_error(finished_run, tmp_
 
 def test_an_output_folder_the_file_system_will_not_make_gets_one_clear_error(finished_run, tmp_path, capsys):
     """--out-dir below /proc (mkdir there is ENOENT) or through a dangling link (EEXIST with nothing there): one line
-    that names the folder or the link, no traceback; eval's reports too (their atomic write makes the folder)."""
+    that names the folder or the link, no traceback; eval's reports too (their atomic write makes the folder), and
+    sample's --out (an atomic write alone: it stopped at a FileExistsError traceback)."""
     (tmp_path / "dangling").symlink_to(tmp_path / "gone")
     cases = [(tmp_path / "dangling", "dangling is a link to"), (tmp_path / "dangling" / "run", "dangling is a link to")]
     if Path("/proc/self").is_dir():
         cases.append((Path("/proc/fastjem-run"), "cannot make the folder /proc/fastjem-run (No such file"))
     for folder, said in cases:
         for argv in (["train", "--iters", "2", "--out-dir", str(folder), *TINY],
-                     ["eval", str(finished_run), "accuracy", "--out-dir", str(folder), "--no-progress"]):
+                     ["eval", str(finished_run), "accuracy", "--out-dir", str(folder), "--no-progress"],
+                     ["sample", str(finished_run), "-n", "2", "--n-steps", "1", "--no-progress", "--out",
+                      str(folder / "s.pt")]):
             code = main(argv)
             err = capsys.readouterr().err
             assert code == 1 and "Traceback" not in err, err

@@ -2265,6 +2265,8 @@ def test_sample_takes_class_names_beside_indices():
         parse_classes(["dog", "1"], 3, names)
     with pytest.raises(ConfigError, match=r"class indices, class names or 'all', got 'cat'$"):
         parse_classes(["cat"], 3, ())  # names not known (or not one per class): indices only
+    # folders numbered from 1: a number is still the index, as --help says (--class 3 is folder "4")
+    assert parse_classes(["3", "1"], 4, ("1", "2", "3", "4")) == [3, 1]
 
 
 def test_sample_cli_draws_a_named_class(tmp_path, capsys):

@@ -421,6 +421,14 @@ def test_the_backward_op_refuses_arguments_not_of_the_batch(backend):
         op(torch.ones(4), logits, torch.tensor([0, 1]), row_max[:0], row_sumexp[:0], backend)
     assert_close(op(torch.ones(4), logits, None, row_max, row_sumexp, backend), -torch.softmax(logits, 1), 1e-6, 1e-5,
                  "dE/dlogits")
+    # the registered fake checks them too (torch.compile and export trace through it, not through the kernel)
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode() as mode:
+        fake = [mode.from_tensor(t) for t in (logits, row_max, row_sumexp)]
+        assert op(torch.ones(4), fake[0], None, fake[1], fake[2], backend).shape == (4, 5)
+        with pytest.raises(ValueError, match="row_max must be the forward's"):
+            op(torch.ones(4), fake[0], None, fake[1][:2], fake[2][:2], backend)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -391,6 +391,12 @@ def test_refused_states_samples_and_step_sizes_are_told_what_to_pass(backend):
             sgld_step_(x, g, alpha, sigma, new_rng_state(0), backend=backend)
     sgld_step_(x, torch.ones(8), torch.tensor(0.5), torch.tensor([0.0]), new_rng_state(0), backend=backend)
     assert torch.equal(x, torch.full((8,), 0.5))
+    # the CPU engine's compiled step says the same (before anything is compiled)
+    from fastjem.kernels import sgld_step_compiled_
+
+    for alpha, sigma, name in ((torch.ones(2), 0.1, "alpha"), (1.0, "0.1x", "sigma")):
+        with pytest.raises(ValueError, match=f"sgld_step_compiled_: {name} must be a number"):
+            sgld_step_compiled_(x, g, alpha, sigma, new_rng_state(0))
 
 
 def test_a_gradient_overlapping_x_is_read_before_x_is_updated():
