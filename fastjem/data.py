@@ -63,31 +63,20 @@ class Arrays:
     test_x: torch.Tensor
     test_y: torch.Tensor
     info: DatasetInfo
-    # a digest of the images' names (class/path, train then test) where the loader knows them (an image folder)
+    # a digest of the training images' names (class/path) where the loader knows them (an image folder)
     files: str = ""
-    # the same of the training images alone
-    train_files: str = ""
 
 
 def data_fingerprint(arrays: Arrays) -> dict:
-    """What a resumed run checks its data against: the split sizes; ``train_digest``, of the training labels in
-    order and (image folders) the training files' names, which fix the validation split and labelled subset (the
-    test set may change); ``digest``, of both splits' (what checkpoints recorded before ``train_digest``). Not the
-    pixels, which another decoder version may round otherwise."""
-    def digest(ys: tuple[torch.Tensor, ...], names: str) -> str:
-        h = hashlib.sha1()
-        for y in ys:
-            h.update(y.numpy().astype("<i8").tobytes() + b"|")
-        h.update(names.encode())
-        return h.hexdigest()[:16]
-
-    return {"train": len(arrays.train_y), "test": len(arrays.test_y),
-            "digest": digest((arrays.train_y, arrays.test_y), arrays.files),
-            "train_digest": digest((arrays.train_y,), arrays.train_files)}
+    """What a resumed run checks its data against: the split sizes (for the message) and ``digest``, of the training
+    labels in order and (image folders) the training files' names, which fix the validation split and labelled
+    subset (the test set may change). Not the pixels, which another decoder version may round otherwise."""
+    digest = hashlib.sha1(arrays.train_y.numpy().astype("<i8").tobytes() + b"|" + arrays.files.encode())
+    return {"train": len(arrays.train_y), "test": len(arrays.test_y), "digest": digest.hexdigest()[:16]}
 
 
 def _names_digest(splits: Iterable[tuple[Path, list[tuple[Path, int]]]], classes: Sequence[str]) -> str:
-    """``Arrays.files`` of a folder: each split's images as class/path within the class folder (the folder itself
+    """``Arrays.files`` of a folder: its training images as class/path within the class folder (the folder itself
     may move)."""
     names = [f"{classes[y]}/{p.relative_to(top / classes[y]).as_posix()}" for top, items in splits for p, y in items]
     return hashlib.sha1("\n".join(names).encode(errors="surrogateescape")).hexdigest()[:16]
@@ -904,7 +893,7 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
     # images' paths, and two spellings of one folder replaced each other's cache (decoded again at every switch)
     root = Path(os.path.abspath(root))
     archives = [] if root.is_dir() and _has_class_folders(root) else _image_archives(root)
-    files = train_files = ""  # an archive's names are known once it is read
+    files = ""  # an archive's names are known once it is read
     if archives:
         sources = [(a.resolve(), -1) for a in archives]
 
@@ -919,8 +908,7 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
             if test_classes != classes:
                 raise DataNotFoundError(f"{split[0]} and {split[1]} have different class folders: "
                                         f"{_class_difference(classes, test_classes)}")
-            files = _names_digest(((split[0], train_items), (split[1], test_items)), classes)
-            train_files = _names_digest(((split[0], train_items),), classes)
+            files = _names_digest(((split[0], train_items),), classes)
             trained = {_file_id(p): p for p, _ in train_items}
             both = next(((p, trained[i]) for p, i in ((p, _file_id(p)) for p, _ in test_items) if i in trained), None)
             if both:
@@ -932,8 +920,7 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
             _check_not_a_lone_split(root, classes, flag)
             train_items, test_items = _split_off_test(
                 items, [f"{classes[y]}/{p.relative_to(root / classes[y]).as_posix()}" for p, y in items], str(root))
-            files = _names_digest(((root, train_items), (root, test_items)), classes)
-            train_files = _names_digest(((root, train_items),), classes)
+            files = _names_digest(((root, train_items),), classes)
         sources = train_items + test_items
 
         def decode():
@@ -1000,7 +987,7 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
     size = tx.shape[-1]
     info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,
                        min(5000, len(ty) // 10), tuple(classes))
-    return Arrays(tx, ty, vx, vy, info, files, train_files)
+    return Arrays(tx, ty, vx, vy, info, files)
 
 
 def augment(x: torch.Tensor, pad: int, flip: bool, noise: float,

@@ -349,9 +349,8 @@ class Trainer:
                                   "it on the data it was trained on (--data-dir); nothing was changed")
         self.data_fingerprint = data_fingerprint(arrays)
         saved_data = (ckpt or {}).get("data_fingerprint")
-        # the training images alone (a checkpoint of before train_digest: both splits', as it was checked then)
-        compared = ("train", "train_digest") if saved_data and "train_digest" in saved_data else ("train", "digest")
-        if saved_data and any(saved_data[k] != self.data_fingerprint[k] for k in compared):
+        # the training images alone: the test set may change
+        if saved_data and any(saved_data[k] != self.data_fingerprint[k] for k in ("train", "digest")):
             # the validation split and the labelled subset are drawn over the training images: a changed list redraws
             # them, and images the run trained on would be validated on (or unlabelled ones learnt with labels)
             now = self.data_fingerprint

@@ -5221,16 +5221,16 @@ MUTANTS = [
         ('fastjem/data.py', 'os.walk(folder, followlinks=True, onerror=unreadable)', 'os.walk(folder, followlinks=True)'),
     ]),
     Mutant('resume-on-changed-images', 'tests/test_train.py -k images_changed', [
-        ('fastjem/train.py', '        if saved_data and any(saved_data[k] != self.data_fingerprint[k] for k in compared):', '        if False:'),
+        ('fastjem/train.py', '        if saved_data and any(saved_data[k] != self.data_fingerprint[k] for k in ("train", "digest")):', '        if False:'),
     ]),
     Mutant('data-fingerprint-not-saved', 'tests/test_train.py -k images_changed', [
         ('fastjem/train.py', '            "data_fingerprint": self.data_fingerprint,\n', ''),
     ]),
     Mutant('data-fingerprint-without-names', 'tests/test_train.py -k images_changed', [
-        ('fastjem/data.py', '        h.update(names.encode())\n', ''),
+        ('fastjem/data.py', '.tobytes() + b"|" + arrays.files.encode())', '.tobytes() + b"|")'),
     ]),
     Mutant('data-fingerprint-without-labels', 'tests/test_train.py -k images_changed', [
-        ('fastjem/data.py', '            h.update(y.numpy().astype("<i8").tobytes() + b"|")', '            pass'),
+        ('fastjem/data.py', 'hashlib.sha1(arrays.train_y.numpy().astype("<i8").tobytes() + b"|" + arrays.files', 'hashlib.sha1(b"|" + arrays.files'),
     ]),
     Mutant('untrained-class-not-warned', 'tests/test_data.py -k all_went_to_validation', [
         ('fastjem/data.py', '        if missing:\n            # a rare class', '        if False:\n            # a rare class'),
@@ -5296,13 +5296,13 @@ MUTANTS = [
         ('fastjem/train.py', 'f"start a run from its network with --init-weights {ckpt[\'path\']}{net}")', 'f"start a run from its network with --init-weights {ckpt[\'path\']}")'),
     ]),
     Mutant('resume-fingerprint-compares-test-images', 'tests/test_train.py -k only_the_test_images', [
-        ('fastjem/train.py', 'compared = ("train", "train_digest") if saved_data and "train_digest" in saved_data else ("train", "digest")', 'compared = ("train", "digest")'),
+        ('fastjem/train.py', 'for k in ("train", "digest")):', 'for k in ("train", "test", "digest")):'),
     ]),
-    Mutant('resume-fingerprint-before-train-digest-unchecked', 'tests/test_train.py -k only_the_test_images', [
-        ('fastjem/train.py', 'if saved_data and "train_digest" in saved_data else ("train", "digest")', 'if saved_data and "train_digest" in saved_data else ()'),
+    Mutant('train-fingerprint-with-test-names', 'tests/test_train.py -k only_the_test_images', [
+        ('fastjem/data.py', '            files = _names_digest(((split[0], train_items),), classes)', '            files = _names_digest(((split[0], train_items), (split[1], test_items)), classes)'),
     ]),
     Mutant('train-fingerprint-without-names', 'tests/test_train.py -k "images_changed or only_the_test_images"', [
-        ('fastjem/data.py', '    return Arrays(tx, ty, vx, vy, info, files, train_files)', '    return Arrays(tx, ty, vx, vy, info, files)'),
+        ('fastjem/data.py', '    return Arrays(tx, ty, vx, vy, info, files)', '    return Arrays(tx, ty, vx, vy, info)'),
     ]),
     Mutant('names-digest-not-utf8-raises', 'tests/test_data.py -k not_utf8', [
         ('fastjem/data.py', 'return hashlib.sha1("\\n".join(names).encode(errors="surrogateescape"))', 'return hashlib.sha1("\\n".join(names).encode())'),

@@ -1210,15 +1210,9 @@ def test_a_resume_after_only_the_test_images_changed_continues(tmp_path, monkeyp
                                           r"test images"):
         Trainer(cfg.replace(iters=3), resume=ckpt, **quiet)
     shutil.move(test / "cat" / "train0.png", tmp_path / "imgs" / "train" / "cat" / "train0.png")
-    # a checkpoint of before: its digest covers the test images too, compared as it was
-    saved = torch.load(ckpt, weights_only=False)
-    saved["data_fingerprint"].pop("train_digest")
-    torch.save(saved, ckpt)
-    (test / "cat" / "new.png").unlink()
-    with pytest.raises(ConfigError, match="now holds 16 training and 6 test images"):
+    (tmp_path / "imgs" / "train" / "cat" / "train1.png").rename(tmp_path / "imgs" / "train" / "cat" / "renamed.png")
+    with pytest.raises(ConfigError, match=r"now holds as many images, but other files or labels"):
         Trainer(cfg.replace(iters=3), resume=ckpt, **quiet)
-    shutil.copy(test / "cat" / "test1.png", test / "cat" / "new.png")  # the images of that checkpoint again
-    Trainer(cfg.replace(iters=3), resume=ckpt, **quiet).fit()
 
 
 def test_a_resume_refuses_every_option_that_changes_what_is_computed(tiny_config, tmp_path):
