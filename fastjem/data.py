@@ -516,9 +516,11 @@ def image_files(folder: Path) -> list[Path]:
         seen.add(real)
         dirs[:] = [d for d in dirs if not _hidden(d)]
         files = [f for f in files if not _hidden(f)]
-        # (os.walk lists a link to a missing folder among the files)
+        # (os.walk lists a link to a missing folder among the files): an image's, or a folder's (no suffix); a link
+        # to a missing labels.txt takes no image away
         for f in files:
-            _check_not_dangling(Path(top) / f)
+            if f.lower().endswith(IMAGE_SUFFIXES) or not Path(f).suffix:
+                _check_not_dangling(Path(top) / f)
         found += [Path(top) / f for f in files if f.lower().endswith(IMAGE_SUFFIXES) and (Path(top) / f).is_file()]
     return sorted(found)
 

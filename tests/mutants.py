@@ -5215,7 +5215,7 @@ MUTANTS = [
         ('fastjem/data.py', '    for p in entries:\n        _check_not_dangling(p)\n', ''),
     ]),
     Mutant('dangling-image-link-skipped', 'tests/test_data.py -k dangling_links', [
-        ('fastjem/data.py', '        for f in files:\n            _check_not_dangling(Path(top) / f)\n', ''),
+        ('fastjem/data.py', '                _check_not_dangling(Path(top) / f)\n', '                pass\n'),
     ]),
     Mutant('unlistable-subfolder-skipped', 'tests/test_data.py -k dangling_links', [
         ('fastjem/data.py', 'os.walk(folder, followlinks=True, onerror=unreadable)', 'os.walk(folder, followlinks=True)'),
@@ -5327,6 +5327,9 @@ MUTANTS = [
     ]),
     Mutant('sample-class-number-taken-as-name', 'tests/test_eval.py -k class_names_beside', [
         ('fastjem/eval/draw.py', 'c = named[s] if s in named and not re.fullmatch(r"\\d+", s) else int(s)', 'c = named[s] if s in named else int(s)'),
+    ]),
+    Mutant('dangling-non-image-link-refused', 'tests/test_data.py -k dangling', [
+        ('fastjem/data.py', '            if f.lower().endswith(IMAGE_SUFFIXES) or not Path(f).suffix:\n', '            if True:\n'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -1434,6 +1434,10 @@ def test_dangling_links_and_unreadable_subfolders_are_refused_not_skipped(tmp_pa
         with pytest.raises(DataNotFoundError, match=f"{link} is a symbolic link to {target}, which does not exist"):
             load_arrays("imagefolder", root, progress=False)
         link.unlink()
+    # a link to a missing file that is no image (notes.txt) takes no image away: read as before
+    (root / "a" / "notes.txt").symlink_to(tmp_path / "gone.txt")
+    assert len(load_arrays("imagefolder", root, progress=False).train_y) == len(a.train_y)
+    (root / "a" / "notes.txt").unlink()
     # a subfolder that cannot be listed (chmod 000; root reads anything, so the listing is made to fail)
     real_scandir = os.scandir
 
