@@ -1745,7 +1745,7 @@ MUTANTS = [
         ('fastjem/data.py', '        x = ((x.int() * 255 + 32767) // 65535).to(torch.uint8)', '        x = (x.int() * 255 // 65535).to(torch.uint8)'),
     ]),
     Mutant('data-suffix-case-sensitive', 'tests/test_data.py -k exif', [
-        ('fastjem/data.py', 'f.lower().endswith(IMAGE_SUFFIXES)', 'f.endswith(IMAGE_SUFFIXES)'),
+        ('fastjem/data.py', 'for f in files if f.lower().endswith(IMAGE_SUFFIXES) and', 'for f in files if f.endswith(IMAGE_SUFFIXES) and'),
     ]),
     Mutant('config-width-zero-ok', 'tests/test_train.py -k "bad_hyper or unknown_key"', [
         ('fastjem/config.py', 'positive = ["batch_size", "buffer_size", "lr", "log_every", "width"]', 'positive = ["batch_size", "buffer_size", "lr", "log_every"]'),
