@@ -10,6 +10,7 @@ import itertools
 import json
 import math
 import os
+import shlex
 import sys
 import time
 import warnings
@@ -317,7 +318,8 @@ def run_convert(args: argparse.Namespace) -> int:
         buffer = f"replay buffer {' x '.join(map(str, r['buffer']))}" if r["buffer"] else "no replay buffer"
         print(f"wrote {r['path']}: {r['model']} (norm {r['norm']}, iteration {r['iteration']}), {buffer}, in the "
               "authors' format")
-        net = (f"--load_path {r['path']} --depth {r['model'].split('-')[1]} --width {r['model'].split('-')[2]}"
+        depth, width = r["model"].split("-")[1:3]
+        net = (f"--load_path {shlex.quote(str(r['path']))} --depth {depth} --width {width}"
                + (f" --norm {r['norm']}" if r["norm"] != "none" else ""))
         if r["num_classes"] == 10:
             print(f"  use     python eval_wrn_ebm.py {net}  (in github.com/wgrathwohl/JEM)")
@@ -330,13 +332,14 @@ def run_convert(args: argparse.Namespace) -> int:
     buffer = f"replay buffer {' x '.join(map(str, r['buffer']))}" if r["buffer"] else "no replay buffer"
     print(f"wrote {r['path']}: {r['model']} (norm {r['norm']}, {r['params'] / 1e6:.1f} M parameters, "
           f"{r['num_classes']} classes, {r['dataset']}), {buffer}")
-    data = f" --data-dir {args.data_dir}" if args.data_dir else " --data-dir DIR"
-    print(f"  evaluate  fastjem eval {r['path']} all{'' if args.data_dir else data}")
-    print(f"  sample    fastjem sample {r['path']} -n 64")
+    data = f" --data-dir {shlex.quote(args.data_dir)}" if args.data_dir else " --data-dir DIR"
+    path = shlex.quote(str(r["path"]))  # commands to copy: a path with a space stays one argument
+    print(f"  evaluate  fastjem eval {path} all{'' if args.data_dir else data}")
+    print(f"  sample    fastjem sample {path} -n 64")
     # the paper preset's network unless the weights say otherwise (--init-weights needs the same architecture)
     paper = PRESETS["paper"]
     net = "".join(f" --{k} {r[k]}" for k in ("depth", "width", "norm") if r[k] != getattr(paper, k))
-    print(f"  train     fastjem train --preset paper --dataset {r['dataset']}{data} --init-weights {r['path']}{net}")
+    print(f"  train     fastjem train --preset paper --dataset {r['dataset']}{data} --init-weights {path}{net}")
     return 0
 
 
@@ -647,7 +650,7 @@ def run_train(args: argparse.Namespace) -> int:
         last = Path(trainer.out_dir) / "checkpoint.pt"
         if err.errno in WRITE_ERRNOS and last.is_file():
             print(f"fastjem: the last checkpoint written whole is {last}; once the cause below is mended, resume "
-                  f"with: fastjem train --resume {last}", file=sys.stderr)
+                  f"with: fastjem train --resume {shlex.quote(str(last))}", file=sys.stderr)
         raise
     # a data-parallel run's process group is left at exit (fastjem.distributed's exit handler)
     if summary.get("interrupted"):
@@ -670,7 +673,7 @@ def run_train(args: argparse.Namespace) -> int:
     if summary.get("curves"):
         print(f"  curves          {summary['curves']}")
     if summary.get("tensorboard"):
-        print(f"  tensorboard     {summary['tensorboard']} (tensorboard --logdir {summary['tensorboard']})")
+        print(f"  tensorboard     {summary['tensorboard']} (tensorboard --logdir {shlex.quote(summary['tensorboard'])})")
     return 0
 
 
@@ -730,7 +733,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     result = run_sweep(base, grid, args.seeds, folder, progress=not args.no_progress)
     print()
     print(format_summary(result, args.format))
-    print(f"\nper run and again: fastjem runs {folder}; summary: {folder / 'results.json'}")
+    print(f"\nper run and again: fastjem runs {shlex.quote(str(folder))}; summary: {folder / 'results.json'}")
     if result["interrupted"]:
         return stopped_status(result["stopped_by"])
     if result["failed"]:

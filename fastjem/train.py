@@ -18,6 +18,7 @@ import contextlib
 import copy
 import json
 import math
+import shlex
 import signal
 import sys
 import time
@@ -1301,7 +1302,8 @@ class Trainer:
                       " received"
             self.log(f"{why}: stopped after iteration {self.iteration}, checkpoint written to {ckpt_path}")
             if self.resume_hint:
-                self.log(f"resume with: {self.resume_hint.format(checkpoint=ckpt_path)}")
+                # quoted for a shell: a folder named with a space must not split the command copied from here
+                self.log(f"resume with: {self.resume_hint.format(checkpoint=shlex.quote(str(ckpt_path)))}")
             by = stop["signal"] if stop["signal"] in (None, "time limit") else signal.Signals(stop["signal"]).name
             return {"interrupted": True, "stopped_by": by, "iteration": self.iteration, "checkpoint": str(ckpt_path)}
         return self._finish(ckpt_path, *final)

@@ -322,6 +322,24 @@ def test_existing_run_folder_is_not_overwritten(finished_run, capsys):
     assert (finished_run / "metrics.jsonl").read_text() == records
 
 
+def test_the_printed_resume_command_works_copied_verbatim_from_a_folder_with_a_space(tmp_path, capsys):
+    """A stopped run prints the command that continues it: split as a shell splits it, that command names the
+    checkpoint as one argument and resumes the run (a folder named with a space split it in two)."""
+    import shlex
+
+    from fastjem.checkpoint import load_checkpoint
+
+    run = tmp_path / "my run"
+    assert main(["train", "--iters", "100000", "--max-minutes", "0.001", "--out-dir", str(run), *TINY]) == 0
+    out = capsys.readouterr().out
+    [hint] = [line.split("resume with: ", 1)[1] for line in out.splitlines() if line.startswith("resume with: ")]
+    argv = shlex.split(hint)
+    assert argv[:3] == ["fastjem", "train", "--resume"] and argv[3] == str(run / "checkpoint.pt"), hint
+    stopped = load_checkpoint(run / "checkpoint.pt")["iteration"]
+    assert main([*argv[1:], "--iters", str(stopped + 2), "--max-minutes", "0"]) == 0
+    assert json.loads((run / "summary.json").read_text())["iteration"] == stopped + 2
+
+
 def test_a_full_disk_mid_run_gets_one_clear_error_and_keeps_the_last_checkpoint(tmp_path, capsys, monkeypatch):
     """The disk fills at the second checkpoint: one error naming the file and the cause, the resume command, no
     traceback, no temporary file left, and the first checkpoint whole (files are replaced only when written
