@@ -673,7 +673,8 @@ def run_train(args: argparse.Namespace) -> int:
     if summary.get("curves"):
         print(f"  curves          {summary['curves']}")
     if summary.get("tensorboard"):
-        print(f"  tensorboard     {summary['tensorboard']} (tensorboard --logdir {shlex.quote(summary['tensorboard'])})")
+        board = summary["tensorboard"]
+        print(f"  tensorboard     {board} (tensorboard --logdir {shlex.quote(board)})")
     return 0
 
 
