@@ -8,6 +8,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import io
+import json
+import math
 import os
 import pickle
 import shutil
@@ -106,6 +108,20 @@ def atomic_save(obj, path: str | os.PathLike) -> None:
 
 # what a write fails with when the place is not writable or the disk is full: said in one line, no traceback
 WRITE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
+
+
+def strict_json(obj, indent: int | None = None) -> str:
+    """``obj`` as strict JSON: a NaN or infinite float becomes null (JSON has no such numbers; Python's ``json`` would
+    write the bare tokens NaN / Infinity, which jq, JavaScript, Go and Rust readers refuse)."""
+    def finite(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {k: finite(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [finite(x) for x in v]
+        return v
+    return json.dumps(finite(obj), indent=indent, allow_nan=False)
 
 
 def atomic_write_text(text: str, path: str | os.PathLike) -> None:

@@ -9,11 +9,17 @@ iterations the final model went through; rollbacks are marked.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fastjem.errors import ConfigError
+
+
+# the numbers of a training or evaluation record (metrics.jsonl writes one that is NaN or infinite as null)
+NUMBERS = ("loss", "ce", "acc", "e_data", "e_sample", "gap", "epoch", "it_per_s", "lr", "val_acc", "val_nll", "test_acc",
+           "test_nll")
 
 
 @dataclass
@@ -72,6 +78,8 @@ def read_metrics(path: str | os.PathLike) -> Metrics:
             continue
         if not isinstance(r, dict) or "iter" not in r:
             continue
+        # a number JSON cannot hold (a NaN loss) is written as null: read back as NaN, a gap in the curves
+        r = {k: math.nan if v is None and k in NUMBERS else v for k, v in r.items()}
         if "event" in r:
             m.events.append(r)
         elif "loss" in r:

@@ -42,6 +42,7 @@ from fastjem.checkpoint import (
     load_checkpoint,
     make_folder,
     naming,
+    strict_json,
 )
 from fastjem.config import ARCH_FIELDS, TENSORS, TrainConfig
 from fastjem.data import (
@@ -1037,7 +1038,8 @@ class Trainer:
             return
         path = self.out_dir / "metrics.jsonl"
         with naming(path), open(path, "a") as f:
-            f.write(json.dumps(record) + "\n")
+            # strict JSON: a diverged (unguarded) run's NaN loss is logged as null, which every JSON reader takes
+            f.write(strict_json(record) + "\n")
 
     # ------------------------------------------------------------------------------------ loop
     def fit(self) -> dict:
@@ -1432,7 +1434,7 @@ class Trainer:
             "tensorboard": str(self.out_dir / "tensorboard") if cfg.tensorboard else None,
         }
         if self.dist.is_main:
-            atomic_write_text(json.dumps(summary, indent=2), self.out_dir / "summary.json")
+            atomic_write_text(strict_json(summary, indent=2), self.out_dir / "summary.json")
         return summary
 
     def _best_summary(self, final_test: dict) -> dict | None:

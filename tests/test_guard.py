@@ -158,6 +158,28 @@ def test_without_the_guard_a_fault_stops_the_run_and_the_checkpoint_is_kept(guar
         t.fit()
 
 
+def test_an_unguarded_runs_nan_loss_is_logged_as_strict_json(guarded, tmp_path):
+    """The record of the iteration that went NaN is kept (it says where the run diverged) as JSON every reader
+    takes: null, not Python's bare NaN token, which jq, JavaScript, Go and Rust refuse; fastjem's own readers
+    (curves, runs) read it back as NaN."""
+    from fastjem.cli import main
+    from fastjem.curves import read_metrics
+
+    t = Trainer(guarded.replace(guard=False, iters=40), out_dir=tmp_path, progress=False, log=lambda *a: None)
+    t.inject_fault(3, "nan")
+    with pytest.raises(DivergedError):
+        t.fit()
+
+    def refuse(token):
+        raise ValueError(f"not strict JSON: {token}")
+
+    records = [json.loads(s, parse_constant=refuse) for s in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iter"] for r in records] == [2, 4] and records[-1]["loss"] is None
+    assert math.isfinite(records[-1]["ce"])
+    assert math.isnan(read_metrics(tmp_path).train[-1]["loss"])
+    assert main(["plot", str(tmp_path)]) == 0 and main(["runs", str(tmp_path)]) == 0
+
+
 def _train_cmd(out_dir, iters, *extra):
     return [sys.executable, "-m", "fastjem", "train", "--width", "8", "--batch-size", "16", "--sgld-steps", "2",
             "--buffer-size", "100", "--device", "cpu", "--no-compile", "--no-progress", "--iters", str(iters),
