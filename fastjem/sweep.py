@@ -22,7 +22,7 @@ from pathlib import Path
 
 from fastjem.checkpoint import RUN_LOCK, atomic_write_text, folder_lock, lock_holder
 from fastjem.config import TrainConfig
-from fastjem.errors import ConfigError, FastJEMError
+from fastjem.errors import ConfigError, FastJEMError, console
 from fastjem.runs import counted, render_table, run_row
 
 SPEC = "sweep.json"
@@ -304,7 +304,7 @@ def _time_to_go(name: str, combo: dict, cfg: TrainConfig, runs: list[tuple[str, 
 
 
 def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder: str | os.PathLike,
-              progress: bool = True, log: Callable[[str], None] = print) -> dict:
+              progress: bool = True, log: Callable[[str], None] = console) -> dict:
     """Run (or continue) the sweep in ``folder``; returns the summary that ``results.json`` holds. Stops after a
     run that was interrupted (Ctrl-C, SIGTERM, --max-minutes), its checkpoint written: the same call continues.
     One sweep at a time in a folder (a second is refused before it changes anything)."""

@@ -66,7 +66,7 @@ from fastjem.distributed import (
     max_over_ranks,
 )
 from fastjem.engine import Engine, engine_networks, resolve_engine
-from fastjem.errors import CheckpointError, ConfigError, FastJEMError, error_line
+from fastjem.errors import CheckpointError, ConfigError, FastJEMError, console, error_line
 from fastjem.guard import DivergenceGuard, RecoveryState
 from fastjem.models import build_model, has_batch_norm, has_dropout
 from fastjem.optim import DeviceSGD
@@ -258,7 +258,7 @@ class Trainer:
     resume_hint: str | None = "fastjem train --resume {checkpoint}"
 
     def __init__(self, cfg: TrainConfig, out_dir: str | Path | None = None, resume: str | Path | None = None,
-                 progress: bool = True, log=print, *, model: torch.nn.Module | None = None, data: Arrays | None = None):
+                 progress: bool = True, log=console, *, model: torch.nn.Module | None = None, data: Arrays | None = None):
         """``model``: your own network (images [B, C, H, W] in [-1, 1] -> logits [B, K]) in place of the one the
         config describes; ``data``: your own dataset (``fastjem.data.arrays_from_tensors``) in place of
         ``cfg.dataset``. A run started with either is resumed by passing the same again."""
@@ -1191,9 +1191,14 @@ class Trainer:
                    dynamic_ncols=True, file=sys.stderr, mininterval=0.1 if sys.stderr.isatty() else 30.0)
         t_window, it_window = time.perf_counter(), self.iteration
         log = self.log
-        if self.progress and log is print:
-            # lines logged during the loop (graph capture, recoveries) go above the live bar, not through it
-            self.log = lambda *parts: bar.write(" ".join(map(str, parts)), file=sys.stdout)
+        if self.progress and log is console:
+            # lines logged during the loop (graph capture, recoveries) go above the live bar, not through it; warnings
+            # to stderr, as console sends them
+            def above_bar(*parts):
+                line = " ".join(map(str, parts))
+                bar.write(line, file=sys.stderr if line.startswith("warning:") else sys.stdout)
+
+            self.log = above_bar
         if self.guard is not None and self.guard.snapshot is None:
             self._take_snapshot()
         stopping = False

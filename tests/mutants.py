@@ -2792,7 +2792,7 @@ MUTANTS = [
     ]),
     Mutant('bar-takes-a-custom-log', 'tests/test_guard.py -k custom_log_gets', [
         ('fastjem/train.py',
-         'if self.progress and log is print:',
+         'if self.progress and log is console:',
          'if self.progress:'),
     ]),
     Mutant('branch-from-a-bare-checkpoint-reads-missing-records', 'tests/test_cli.py -k kept_checkpoint_starts', [
@@ -4193,7 +4193,7 @@ MUTANTS = [
         ('fastjem/cli.py', '    print(f"  use     net = torch.export.load({str(r[\'path\'])!r}).module()")\n', ''),
     ]),
     Mutant('cli-convert-without-its-sample-line', 'tests/test_convert.py::test_cli_convert_then_eval_sample_export_train_and_back', [
-        ('fastjem/cli.py', '    print(f"  sample    fastjem sample {r[\'path\']} -n 64")\n', ''),
+        ('fastjem/cli.py', '    print(f"  sample    fastjem sample {path} -n 64")\n', ''),
     ]),
     Mutant('cli-convert-evaluate-line-data-dir-twice', 'tests/test_convert.py::test_cli_convert_then_eval_sample_export_train_and_back', [
         ('fastjem/cli.py', 'all{\'\' if args.data_dir else data}")', 'all{data}")'),
@@ -4238,10 +4238,10 @@ MUTANTS = [
         ('fastjem/cli.py', '        print(f"{counted(len(result[\'failed\']), \'run\')} failed (above): mend the cause and run the same command "\n              "again",\n              file=sys.stderr)', '        pass'),
     ]),
     Mutant('sweep-where-to-read-again-not-said', 'tests/test_sweep.py -k reused_for_another', [
-        ('fastjem/cli.py', '    print(f"\\nper run and again: fastjem runs {folder}; summary: {folder / \'results.json\'}")', '    pass'),
+        ('fastjem/cli.py', '    print(f"\\nper run and again: fastjem runs {shlex.quote(str(folder))}; summary: {folder / \'results.json\'}")', '    pass'),
     ]),
     Mutant('train-tensorboard-line-not-printed', 'tests/test_board.py -k says_where', [
-        ('fastjem/cli.py', '        print(f"  tensorboard     {summary[\'tensorboard\']} (tensorboard --logdir {summary[\'tensorboard\']})")', '        pass'),
+        ('fastjem/cli.py', '        print(f"  tensorboard     {board} (tensorboard --logdir {shlex.quote(board)})")', '        pass'),
     ]),
     Mutant('train-curves-line-not-printed', 'tests/test_board.py -k says_where', [
         ('fastjem/cli.py', '        print(f"  curves          {summary[\'curves\']}")', '        pass'),

@@ -340,6 +340,32 @@ def test_the_printed_resume_command_works_copied_verbatim_from_a_folder_with_a_s
     assert json.loads((run / "summary.json").read_text())["iteration"] == stopped + 2
 
 
+def test_a_runs_cautions_go_to_stderr_and_its_log_to_stdout(tmp_path, capsys, monkeypatch):
+    """`fastjem train > log`: the warnings a run says (at its start, and during its loop above a live progress bar)
+    reach the terminal on stderr, with the errors; stdout has the log and the summary, no warning."""
+    import fastjem.eval.plots
+
+    assert main(["train", "--iters", "2", "--warmup-iters", "8", "--out-dir", str(tmp_path / "a"), *TINY]) == 0
+    out, err = capsys.readouterr()
+    assert "warning: --warmup-iters 8 is longer than the run" in err and "warning:" not in out
+    assert "done: 2 iterations" in out
+
+    real = fastjem.eval.plots.atomic_file
+
+    def fails_for_grids(path, mode):
+        if path.suffix == ".png":
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real(path, mode)
+
+    monkeypatch.setattr(fastjem.eval.plots, "atomic_file", fails_for_grids)
+    with_bar = [a for a in TINY if a != "--no-progress"]
+    assert main(["train", "--iters", "4", "--warmup-iters", "0", "--sample-every", "2", "--out-dir",
+                 str(tmp_path / "b"), *with_bar]) == 0
+    out, err = capsys.readouterr()
+    assert "warning: sample grid not written" in err and "samples_0000002.png" in err
+    assert "warning:" not in out and "done: 4 iterations" in out
+
+
 def test_a_full_disk_mid_run_gets_one_clear_error_and_keeps_the_last_checkpoint(tmp_path, capsys, monkeypatch):
     """The disk fills at the second checkpoint: one error naming the file and the cause, the resume command, no
     traceback, no temporary file left, and the first checkpoint whole (files are replaced only when written
