@@ -16,7 +16,6 @@ from pathlib import Path
 
 from fastjem.errors import ConfigError
 
-
 # the numbers of a training or evaluation record (metrics.jsonl writes one that is NaN or infinite as null)
 NUMBERS = ("loss", "ce", "acc", "e_data", "e_sample", "gap", "epoch", "it_per_s", "lr", "val_acc", "val_nll",
            "test_acc", "test_nll")

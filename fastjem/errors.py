@@ -1,7 +1,5 @@
 """Errors that the CLI turns into one clear message and a non-zero exit."""
 
-import sys
-
 
 def error_line(err: BaseException) -> str:
     """An exception as one line for a message: its type and the first line of its text ('OSError: ...')."""
@@ -28,9 +26,3 @@ class CheckpointError(FastJEMError):
 class FastJEMWarning(UserWarning):
     """Something the user should know that does not stop the work; the CLI prints it as one line."""
 
-
-def console(*parts) -> None:
-    """The default log of a run: a line to stdout, a warning (a line starting "warning:") to stderr with the errors,
-    so that `fastjem train > log` keeps its warnings on the terminal and a results file holds no warning."""
-    line = " ".join(map(str, parts))
-    print(line, file=sys.stderr if line.startswith("warning:") else sys.stdout)

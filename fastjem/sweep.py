@@ -22,7 +22,8 @@ from pathlib import Path
 
 from fastjem.checkpoint import RUN_LOCK, atomic_write_text, folder_lock, lock_holder
 from fastjem.config import TrainConfig
-from fastjem.errors import ConfigError, FastJEMError, console
+from fastjem.console import console
+from fastjem.errors import ConfigError, FastJEMError
 from fastjem.runs import counted, render_table, run_row
 
 SPEC = "sweep.json"

@@ -45,6 +45,7 @@ from fastjem.checkpoint import (
     strict_json,
 )
 from fastjem.config import ARCH_FIELDS, TENSORS, TrainConfig
+from fastjem.console import console, progress_bar
 from fastjem.data import (
     Arrays,
     DatasetInfo,
@@ -66,7 +67,7 @@ from fastjem.distributed import (
     max_over_ranks,
 )
 from fastjem.engine import Engine, engine_networks, resolve_engine
-from fastjem.errors import CheckpointError, ConfigError, FastJEMError, console, error_line
+from fastjem.errors import CheckpointError, ConfigError, FastJEMError, error_line
 from fastjem.guard import DivergenceGuard, RecoveryState
 from fastjem.models import build_model, has_batch_norm, has_dropout
 from fastjem.optim import DeviceSGD
@@ -258,7 +259,8 @@ class Trainer:
     resume_hint: str | None = "fastjem train --resume {checkpoint}"
 
     def __init__(self, cfg: TrainConfig, out_dir: str | Path | None = None, resume: str | Path | None = None,
-                 progress: bool = True, log=console, *, model: torch.nn.Module | None = None, data: Arrays | None = None):
+                 progress: bool = True, log=console, *, model: torch.nn.Module | None = None,
+                 data: Arrays | None = None):
         """``model``: your own network (images [B, C, H, W] in [-1, 1] -> logits [B, K]) in place of the one the
         config describes; ``data``: your own dataset (``fastjem.data.arrays_from_tensors``) in place of
         ``cfg.dataset``. A run started with either is resumed by passing the same again."""
@@ -1141,8 +1143,6 @@ class Trainer:
         return records if records.exists() and folder != self.out_dir.resolve() else None
 
     def _fit(self) -> dict:
-        from tqdm import tqdm
-
         cfg = self.cfg
         if self.dist.is_main:
             atomic_write_text(json.dumps(cfg.to_dict(), indent=2), self.out_dir / "config.json")
@@ -1187,8 +1187,8 @@ class Trainer:
             except ValueError:  # not the main thread
                 pass
         # a terminal gets a live bar; a log file (not a TTY) an update every 30 s instead of every redraw
-        bar = tqdm(total=self.total_iters, initial=self.iteration, unit="it", disable=not self.progress,
-                   dynamic_ncols=True, file=sys.stderr, mininterval=0.1 if sys.stderr.isatty() else 30.0)
+        bar = progress_bar(total=self.total_iters, initial=self.iteration, unit="it", disable=not self.progress,
+                           dynamic_ncols=True)
         t_window, it_window = time.perf_counter(), self.iteration
         log = self.log
         if self.progress and log is console:

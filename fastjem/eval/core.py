@@ -175,11 +175,11 @@ def load_model(checkpoint: str | os.PathLike | EvalModel, device: str | torch.de
 
 def batches(n: int, batch_size: int, desc: str = "", progress: bool = False):
     """Slices covering range(n) in chunks of ``batch_size``, with an optional tqdm bar."""
-    from tqdm import tqdm
+    from fastjem.console import progress_bar
 
     starts = range(0, n, batch_size)
     if progress:
-        starts = tqdm(starts, desc=desc, unit="batch", leave=False, dynamic_ncols=True)
+        starts = progress_bar(iterable=starts, desc=desc, unit="batch", leave=False, dynamic_ncols=True)
     for i in starts:
         yield slice(i, min(n, i + batch_size))
 
@@ -223,12 +223,12 @@ def run_chains(model: nn.Module, x0: torch.Tensor, n_steps: int, step_size: floa
                y: torch.Tensor | None = None, batch_size: int = 500, progress: bool = False,
                desc: str = "SGLD") -> torch.Tensor:
     """``sgld_refine`` over x0 in batches of ``batch_size`` (detached chains), the progress bar counting steps."""
-    from tqdm import tqdm
+    from fastjem.console import progress_bar
 
     out = []
     starts = range(0, len(x0), batch_size)
-    with tqdm(total=len(starts) * n_steps, desc=desc, unit="step", disable=not progress, leave=False,
-              dynamic_ncols=True) as bar:
+    with progress_bar(total=len(starts) * n_steps, desc=desc, unit="step", disable=not progress, leave=False,
+                      dynamic_ncols=True) as bar:
         for i in starts:
             sl = slice(i, min(len(x0), i + batch_size))
             x, y_b = x0[sl], None if y is None else y[sl]

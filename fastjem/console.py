@@ -1,0 +1,31 @@
+"""What a command shows while it works: its log lines and its progress bars."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def console(*parts) -> None:
+    """The default log of a run: a line to stdout, a warning (a line starting "warning:") to stderr with the errors,
+    so that `fastjem train > log` keeps its warnings on the terminal and a results file holds no warning."""
+    line = " ".join(map(str, parts))
+    print(line, file=sys.stderr if line.startswith("warning:") else sys.stdout)
+
+
+def progress_bar(**kwargs):
+    """A tqdm bar on stderr. A terminal gets a live bar; a log file (stderr not a TTY) an update every 30 s instead
+    of one every 0.1 s (each a copy of the bar in the file). A terminal that reports no size (a pseudo-terminal
+    opened without one: `script`, a container's exec) gets 80 columns, where tqdm would draw nothing at all."""
+    from tqdm import tqdm
+
+    out = kwargs.setdefault("file", sys.stderr)
+    tty = out.isatty()
+    kwargs.setdefault("mininterval", 0.1 if tty else 30.0)
+    try:
+        size = os.get_terminal_size(out.fileno()) if tty else None
+    except (OSError, ValueError, AttributeError):
+        size = None
+    if size is not None and size.columns == 0:
+        kwargs.update(ncols=80, nrows=24, dynamic_ncols=False)
+    return tqdm(**kwargs)

@@ -1,0 +1,59 @@
+"""What a command shows while it works: progress bars in a terminal and in a log file, warnings apart."""
+
+import os
+import sys
+import time
+
+import pytest
+import torch
+from torch import nn
+
+from fastjem.console import progress_bar
+
+
+class Slow(nn.Module):
+    """A classifier of 2-D points whose forward takes a few milliseconds, so that a chain takes a while."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 3)
+
+    def forward(self, x):
+        time.sleep(0.005)
+        return self.lin(x)
+
+
+def test_a_bar_into_a_log_file_is_not_redrawn_every_tenth_of_a_second(capsys):
+    """stderr not a terminal (`fastjem sample ... 2> log`, a job's log): the SGLD bar of `fastjem sample` /
+    `fastjem eval` is drawn at its start and end (and every 30 s), as training's is, not ten times a second, each a
+    copy of the bar in the file."""
+    from fastjem.eval.core import run_chains
+
+    start = time.perf_counter()
+    run_chains(Slow(), torch.zeros(4, 2), n_steps=120, step_size=0.1, noise=0.0, progress=True, desc="SGLD")
+    took = time.perf_counter() - start
+    err = capsys.readouterr().err
+    drawn = [part for part in err.split("\r") if "step" in part]
+    assert took > 0.5 and 1 <= len(drawn) <= 3, (took, drawn)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs a pseudo-terminal")
+def test_a_terminal_that_reports_no_size_still_gets_the_bar():
+    """A pseudo-terminal opened without a size (0 x 0: `script`, a container's exec): tqdm alone draws nothing
+    there (its rows come out -1), so a run showed no progress at all; the bar takes 80 columns instead."""
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        assert os.get_terminal_size(slave).columns == 0
+        with open(slave, "w", closefd=False) as out:
+            bar = progress_bar(total=3, file=out, unit="it", dynamic_ncols=True)
+            for _ in range(3):
+                bar.update(1)
+            bar.close()
+            out.flush()
+        shown = os.read(master, 65536).decode()
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert "3/3" in shown, repr(shown)
