@@ -92,7 +92,14 @@ def config_help(name: str) -> str:
     of the option they share."""
     f = next(f for f in fields(TrainConfig) if f.name == name)
     default = f.default if f.default is not MISSING else None
-    return f"{f.metadata['help']} (default: {default})".replace("%", "%%")  # argparse formats help with %
+    text = f.metadata["help"]
+    if isinstance(default, tuple):  # as the option takes it: --decay-epochs 50 100, not "(50, 100)"
+        text += f" (default: {' '.join(map(str, default))})"
+    elif default == "":  # not set: the help says what that means ("default runs/<preset>-...") or it is none
+        text += "" if "default" in text else " (default: none)"
+    else:
+        text += f" (default: {default})"
+    return text.replace("%", "%%")  # argparse formats help with %
 
 
 def int64(text: str) -> int:

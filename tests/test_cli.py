@@ -111,6 +111,27 @@ def test_every_help_default_is_the_parsers_own():
         assert expected in checked, expected
 
 
+def test_trains_help_defaults_read_as_the_option_is_typed():
+    """fastjem train --help shows each option's default as one would type it: a list option's words
+    (--decay-epochs 50 100), which parse back to the default, not a Python tuple "(50, 100)"; an unset path says
+    none or what it means, never an empty "(default: )"."""
+    from fastjem.cli import build_parser, config_help
+
+    parser = build_parser()
+    for f in dataclasses.fields(TrainConfig):
+        if f.name == "preset":
+            continue
+        text = config_help(f.name)
+        assert "(default: )" not in text and "(default: (" not in text, (f.name, text)
+        if isinstance(f.default, tuple):
+            said = re.search(r"\(default: ([^)]*)\)$", text).group(1).split()
+            flag = "--" + f.name.replace("_", "-")
+            parsed = getattr(parser.parse_args(["train", flag, *said]), f.name)
+            assert tuple(type(v)(w) for v, w in zip(f.default, parsed)) == f.default, (f.name, said)
+    assert config_help("init_weights").endswith("(default: none)")
+    assert config_help("out_dir").endswith("default runs/<preset>-<dataset>-<time>")
+
+
 def test_version_names_fastjem_torch_and_triton():
     import torch
 
