@@ -649,6 +649,7 @@ def run_train(args: argparse.Namespace) -> int:
         return 0
     start = time.perf_counter()
     trainer = Trainer(cfg, out_dir=out_dir, resume=args.resume, progress=not args.no_progress)
+    resumed_at = trainer.iteration
     try:
         summary = trainer.fit()
     except OSError as err:
@@ -665,7 +666,9 @@ def run_train(args: argparse.Namespace) -> int:
     if not trainer.dist.is_main:
         return 0
     elapsed = time.perf_counter() - start
-    print(f"\ndone: {summary['iteration']} iterations in {elapsed:.1f} s on {summary['device']}")
+    # the time is this invocation's: a resumed run says how many of the iterations it trained
+    here = f" ({summary['iteration'] - resumed_at} here, resumed at iteration {resumed_at})" if resumed_at else ""
+    print(f"\ndone: {summary['iteration']} iterations{here} in {elapsed:.1f} s on {summary['device']}")
     validation = "no validation set" if summary["val_acc"] is None else f"validation {summary['val_acc']:.4f}"
     print(f"  test accuracy   {summary['test_acc']:.4f}   ({validation}, "
           f"test NLL {summary['test_nll']:.4f})")

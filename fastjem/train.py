@@ -1164,6 +1164,7 @@ class Trainer:
         self.log(f"fastjem: {self.data.info.name} {shape} ({self.data.n_train} train / {len(self.data.val_y)} val / "
                  f"{len(self.data.test_y)} test), {self._model_desc()}, device {self.device}, "
                  f"{self.total_iters} iterations ({self.iters_per_epoch} per epoch)"
+                 + (f", resuming at iteration {self.iteration}" if self.iteration else "")
                  + ("" if cfg.generative else ", classifier only (no sampling)")
                  + (f", {self.dist.world} data-parallel processes" if self.dist.enabled else ""))
         for note in self.engine.notes:

@@ -196,6 +196,10 @@ def test_train_end_to_end_in_a_subprocess(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "done: 8 iterations" in out.stdout
     assert re.search(r"8/8 \[.*it/s", out.stderr), out.stderr  # the progress bar, shown unless --no-progress
+    # it says where it resumed, and that its time is that of the 2 iterations it trained, not of all 8
+    assert ", 8 iterations (78 per epoch), resuming at iteration 6\n" in out.stdout
+    assert "done: 8 iterations (2 here, resumed at iteration 6) in " in out.stdout
+    assert re.search(r"\b6/8 \[", out.stderr), out.stderr  # the bar starts where the run resumed
     from fastjem.curves import read_metrics
 
     # the resumed run's curves go on from where the first part stopped
