@@ -3971,7 +3971,8 @@ MUTANTS = [
         ('fastjem/eval/core.py', '                bar.update(1)', '                pass'),
     ]),
     Mutant('eval-batches-bar-missing', 'tests/test_eval.py::test_refined_logits_are_the_logits_of_the_refined_inputs', [
-        ('fastjem/eval/core.py', '        starts = tqdm(starts, desc=desc, unit="batch", leave=False, dynamic_ncols=True)', '        pass'),
+        ('fastjem/eval/core.py', '        starts = progress_bar(iterable=starts, desc=desc, unit="batch", leave=False, dynamic_ncols=True)',
+         '        pass'),
     ]),
     Mutant('reliability-no-diagonal', 'tests/test_eval.py::test_reliability_diagram_and_score_histograms_draw_the_numbers', [
         ('fastjem/eval/plots.py', '    ax.plot([0, 1], [0, 1], "k--", lw=1, label="perfect calibration")\n', ''),
@@ -5330,6 +5331,58 @@ MUTANTS = [
     ]),
     Mutant('dangling-non-image-link-refused', 'tests/test_data.py -k dangling', [
         ('fastjem/data.py', '            if f.lower().endswith(IMAGE_SUFFIXES) or not Path(f).suffix:\n', '            if True:\n'),
+    ]),
+    Mutant('resume-hint-path-unquoted', 'tests/test_cli.py -k printed_resume_command', [
+        ('fastjem/train.py', 'self.resume_hint.format(checkpoint=shlex.quote(str(ckpt_path)))',
+         'self.resume_hint.format(checkpoint=ckpt_path)'),
+    ]),
+    Mutant('metrics-jsonl-writes-bare-nan', 'tests/test_guard.py -k strict_json', [
+        ('fastjem/train.py', '            f.write(strict_json(record) + "\\n")', '            f.write(json.dumps(record) + "\\n")'),
+    ]),
+    Mutant('strict-json-keeps-nan', 'tests/test_guard.py -k strict_json', [
+        ('fastjem/checkpoint.py', '        if isinstance(v, float) and not math.isfinite(v):\n            return None',
+         '        if False:\n            return None'),
+    ]),
+    Mutant('metrics-null-not-read-as-nan', 'tests/test_guard.py -k strict_json', [
+        ('fastjem/curves.py', '        r = {k: math.nan if v is None and k in NUMBERS else v for k, v in r.items()}',
+         '        r = dict(r)'),
+    ]),
+    Mutant('console-warnings-to-stdout', 'tests/test_cli.py -k cautions_go_to_stderr', [
+        ('fastjem/console.py', '    print(line, file=sys.stderr if line.startswith("warning:") else sys.stdout)',
+         '    print(line)'),
+    ]),
+    Mutant('bar-warnings-to-stdout', 'tests/test_cli.py -k cautions_go_to_stderr', [
+        ('fastjem/train.py', 'bar.write(line, file=sys.stderr if line.startswith("warning:") else sys.stdout)',
+         'bar.write(line, file=sys.stdout)'),
+    ]),
+    Mutant('progress-bar-redraws-a-log-file', 'tests/test_console.py -k log_file', [
+        ('fastjem/console.py', 'kwargs.setdefault("mininterval", 0.1 if tty else 30.0)',
+         'kwargs.setdefault("mininterval", 0.1)'),
+    ]),
+    Mutant('sgld-bar-plain-tqdm', 'tests/test_console.py -k log_file', [
+        ('fastjem/eval/core.py', '    from fastjem.console import progress_bar\n\n    out = []',
+         '    from tqdm import tqdm as progress_bar\n\n    out = []'),
+    ]),
+    Mutant('progress-bar-blank-on-a-sizeless-terminal', 'tests/test_console.py -k no_size', [
+        ('fastjem/console.py', '    if size is not None and size.columns == 0:', '    if False:'),
+    ]),
+    Mutant('train-help-tuple-default-as-python', 'tests/test_cli.py -k help_defaults_read', [
+        ('fastjem/cli.py', """        text += f" (default: {' '.join(map(str, default))})\"""",
+         """        text += f" (default: {default})\""""),
+    ]),
+    Mutant('train-help-empty-default', 'tests/test_cli.py -k help_defaults_read', [
+        ('fastjem/cli.py', '        text += "" if "default" in text else " (default: none)"',
+         '        text += f" (default: {default})"'),
+    ]),
+    Mutant('resumed-done-line-counts-all-iterations', 'tests/test_cli.py -k end_to_end_in_a_subprocess', [
+        ('fastjem/cli.py', """    here = f" ({summary['iteration'] - resumed_at} here, resumed at iteration {resumed_at})\"""",
+         '    here = ""'),
+    ]),
+    Mutant('resumed-start-line-silent', 'tests/test_cli.py -k end_to_end_in_a_subprocess', [
+        ('fastjem/train.py', '+ (f", resuming at iteration {self.iteration}" if self.iteration else "")', '+ ""'),
+    ]),
+    Mutant('metrics-field-the-readme-does-not-name', 'tests/test_readme.py -k names_every_field', [
+        ('fastjem/train.py', '"rolled_back_to": back_to,', '"rolled_back": back_to,'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -117,3 +117,25 @@ def test_every_results_file_the_readme_cites_is_there():
     cited = set(re.findall(r"bench/results/[\w.:+-]+[\w]", README.read_text()))
     assert len(cited) > 10
     assert not [path for path in sorted(cited) if not (README.parent / path).exists()]
+
+
+def test_readme_names_every_field_a_run_records(tiny_config, tmp_path):
+    """The README's paragraph on metrics.jsonl and summary.json names each field a run writes there: training lines,
+    validations, the end, a divergence recovery, and the summary."""
+    import json
+
+    from fastjem.train import Trainer
+
+    text = README.read_text()
+    start = text.index("`metrics.jsonl` holds one JSON object a line.")
+    paragraph = text[start:text.index("\n\n", start)]
+    t = Trainer(tiny_config.replace(iters=6, eval_every=2, log_every=2, check_every=2, snapshot_every=2),
+                out_dir=tmp_path, progress=False, log=lambda *a: None)
+    t.inject_fault(3, "nan")  # one recovery
+    t.fit()
+    records = [json.loads(s) for s in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    kinds = {("event" in r, "loss" in r, "val_nll" in r, "test_acc" in r) for r in records}
+    assert len(kinds) == 4, kinds  # divergence, training, validation, end
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    keys = {k for r in records for k in r} | set(summary) | set(summary["best"])
+    assert not [k for k in sorted(keys) if f"`{k}`" not in paragraph]
