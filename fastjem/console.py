@@ -13,15 +13,16 @@ def console(*parts) -> None:
     print(line, file=sys.stderr if line.startswith("warning:") else sys.stdout)
 
 
-def progress_bar(**kwargs):
-    """A tqdm bar on stderr. A terminal gets a live bar; a log file (stderr not a TTY) an update every 30 s instead
-    of one every 0.1 s (each a copy of the bar in the file). A terminal that reports no size (a pseudo-terminal
-    opened without one: `script`, a container's exec) gets 80 columns, where tqdm would draw nothing at all."""
+def progress_bar(*, tty_interval: float = 0.1, **kwargs):
+    """A tqdm bar on stderr. A terminal gets a live bar (redrawn at most every ``tty_interval`` s); a log file
+    (stderr not a TTY) an update every 30 s instead (each a copy of the bar in the file). A terminal that reports no
+    size (a pseudo-terminal opened without one: `script`, a container's exec) gets 80 columns, where tqdm would
+    draw nothing at all."""
     from tqdm import tqdm
 
     out = kwargs.setdefault("file", sys.stderr)
     tty = out.isatty()
-    kwargs.setdefault("mininterval", 0.1 if tty else 30.0)
+    kwargs["mininterval"] = tty_interval if tty else 30.0
     try:
         size = os.get_terminal_size(out.fileno()) if tty else None
     except (OSError, ValueError, AttributeError):

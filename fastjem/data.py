@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import os
 import stat
+import sys
 import tarfile
 import time
 import warnings
@@ -671,7 +672,7 @@ def _decode_many(sources: Iterable, desc: str, size: int = 0, total: int | None 
     come, and torchvision's decoders release the GIL, so decoding overlaps the reading and uses every core."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from tqdm import tqdm
+    from fastjem.console import progress_bar
 
     def decode_one(src) -> torch.Tensor | str:
         try:
@@ -696,8 +697,8 @@ def _decode_many(sources: Iterable, desc: str, size: int = 0, total: int | None 
     out: list = []
     threads = _decode_threads()
     with (_decoding(), ThreadPoolExecutor(threads) as pool,
-          tqdm(total=total, desc=f"decoding {desc}", unit="img", leave=False, mininterval=1.0,
-               disable=not progress) as bar):
+          progress_bar(total=total, desc=f"decoding {desc}", unit="img", leave=False, tty_interval=1.0,
+                       disable=not progress) as bar):
         # a few chunks in flight at a time: an archive's members are read as the decoding keeps up, not all at once
         pending = collections.deque()
         for chunk in chunks():
@@ -805,15 +806,17 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
     ``[prefix/]train/<class>/`` and ``[prefix/]test/<class>/`` form the splits; without those, members
     under ``[prefix/]<class>/`` form one set that is split as an unpacked folder would be. Images come out in
     the order an unpacked folder gives (classes sorted, files sorted within each class)."""
-    from tqdm import tqdm
+    from fastjem.console import progress_bar
 
     records = []  # (split or None, class, path below the class, where), in archive order
     loose = []  # (index in records, folders of the path) of members outside train/ and test/
 
     def members():
         for archive in archives:
-            for name, f, link in tqdm(_archive_members(archive), desc=f"reading {archive.name}", unit="file",
-                                      leave=False, mininterval=1.0, disable=not progress):
+            # beside the decoding bar, in a terminal only: two bars in a log file are cursor-moving escape codes
+            for name, f, link in progress_bar(iterable=_archive_members(archive), desc=f"reading {archive.name}",
+                                              unit="file", leave=False, tty_interval=1.0,
+                                              disable=not progress or not sys.stderr.isatty()):
                 parts = [q for q in name.split("/") if q and q != "."]
                 if (len(parts) < 2 or not parts[-1].lower().endswith(IMAGE_SUFFIXES)
                         or any(map(_hidden, parts))):

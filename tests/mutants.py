@@ -5356,8 +5356,8 @@ MUTANTS = [
          'bar.write(line, file=sys.stdout)'),
     ]),
     Mutant('progress-bar-redraws-a-log-file', 'tests/test_console.py -k log_file', [
-        ('fastjem/console.py', 'kwargs.setdefault("mininterval", 0.1 if tty else 30.0)',
-         'kwargs.setdefault("mininterval", 0.1)'),
+        ('fastjem/console.py', 'kwargs["mininterval"] = tty_interval if tty else 30.0',
+         'kwargs["mininterval"] = tty_interval'),
     ]),
     Mutant('sgld-bar-plain-tqdm', 'tests/test_console.py -k log_file', [
         ('fastjem/eval/core.py', '    from fastjem.console import progress_bar\n\n    out = []',
@@ -5383,6 +5383,9 @@ MUTANTS = [
     ]),
     Mutant('metrics-field-the-readme-does-not-name', 'tests/test_readme.py -k names_every_field', [
         ('fastjem/train.py', '"rolled_back_to": back_to,', '"rolled_back": back_to,'),
+    ]),
+    Mutant('archive-reading-bar-in-a-log-file', 'tests/test_data.py -k cursor_escapes', [
+        ('fastjem/data.py', 'disable=not progress or not sys.stderr.isatty()):', 'disable=not progress):'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

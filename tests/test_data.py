@@ -500,6 +500,20 @@ def test_archives_of_train_test_folders_load_as_the_unpacked_folder(tmp_path, fm
     assert cifar.info.name == "cifar10" and torch.equal(cifar.test_x, folder.test_x)
 
 
+def test_reading_archives_into_a_log_file_writes_no_cursor_escapes(tmp_path, capsys):
+    """stderr not a terminal (a job's log): the archive-reading bar, which a terminal shows beside the decoding
+    bar, is left out; the two together wrote cursor-up escape codes ("\x1b[A") into the file."""
+    classes = [f"c{i}" for i in range(3)]
+    _write_folder(tmp_path / "unpacked" / "train", classes, n=2, size=8)
+    _write_folder(tmp_path / "unpacked" / "test", classes, n=1, size=8)
+    (tmp_path / "packed").mkdir()
+    _archive(tmp_path / "unpacked" / "train", tmp_path / "packed" / "x-train.tar.gz", "train/")
+    _archive(tmp_path / "unpacked" / "test", tmp_path / "packed" / "x-test.tar.gz", "test/")
+    assert load_arrays("imagefolder", tmp_path / "packed", progress=True).train_x.shape[0] == 6
+    err = capsys.readouterr().err
+    assert "decoding" in err and "\x1b[A" not in err and "reading x-" not in err, repr(err)
+
+
 def test_data_dir_may_name_one_archive(tmp_path):
     classes = [f"c{i}" for i in range(10)]
     _write_folder(tmp_path / "unpacked" / "train", classes, n=3)
