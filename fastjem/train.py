@@ -252,6 +252,15 @@ def resume_folder(path: str | Path) -> Path:
     return folder
 
 
+def _rewind(bar, iteration: int) -> None:
+    """The progress bar back at a rolled-back ``iteration``, its redraw bookkeeping with it: tqdm redraws only once
+    the count passes the last one drawn, so the bar froze until the run got back to where it had diverged, and
+    then showed a rate of those iterations over the whole time since."""
+    bar.n = bar.last_print_n = iteration
+    bar.last_print_t = bar._time()
+    bar.refresh()
+
+
 class Trainer:
     """Builds data, model, optimiser, buffer and sampler from a TrainConfig and runs the loop."""
 
@@ -1231,8 +1240,7 @@ class Trainer:
                         unhealthy = any_rank(unhealthy, self.device)
                     if unhealthy:
                         self.recover()
-                        bar.n = self.iteration
-                        bar.refresh()
+                        _rewind(bar, self.iteration)
                         t_window, it_window = time.perf_counter(), self.iteration
                         continue
                     if it - self.guard.snapshot["iteration"] >= cfg.snapshot_every:
@@ -1245,8 +1253,7 @@ class Trainer:
                         # and the next check would roll it back, so roll back now rather than log it and end the run
                         self.guard.healthy()  # the reasons
                         self.recover()
-                        bar.n = self.iteration
-                        bar.refresh()
+                        _rewind(bar, self.iteration)
                         t_window, it_window = time.perf_counter(), self.iteration
                         continue
                     now = time.perf_counter()

@@ -5387,6 +5387,9 @@ MUTANTS = [
     Mutant('archive-reading-bar-in-a-log-file', 'tests/test_data.py -k cursor_escapes', [
         ('fastjem/data.py', 'disable=not progress or not sys.stderr.isatty()):', 'disable=not progress):'),
     ]),
+    Mutant('rollback-bar-keeps-its-old-count', 'tests/test_guard.py -k goes_on_drawing', [
+        ('fastjem/train.py', '    bar.n = bar.last_print_n = iteration', '    bar.n = iteration'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -123,6 +123,26 @@ def test_a_fault_in_the_last_iteration_off_the_check_grid_is_recovered(guarded, 
     assert [d["iter"] for d in div] == [13] and train[-1]["iter"] == 13 and math.isfinite(train[-1]["loss"])
 
 
+def test_the_progress_bar_goes_on_drawing_after_a_rollback(guarded, tmp_path, monkeypatch):
+    """A rollback sets the bar back to the iteration it returns to, and its redraws restart from there: tqdm draws
+    only once the count passes the last count drawn, so the bar froze for the iterations trained again and then
+    showed their rate over the whole time since."""
+    import tqdm
+
+    rewound = []
+
+    class Watched(tqdm.tqdm):
+        def refresh(self, *args, **kwargs):
+            rewound.append((self.n, self.last_print_n))
+            return super().refresh(*args, **kwargs)
+
+    monkeypatch.setattr(tqdm, "tqdm", Watched)
+    t = Trainer(guarded.replace(iters=16), out_dir=tmp_path, progress=True, log=lambda *a: None)
+    t.inject_fault(9, "nan")  # seen at the check of iteration 10, rolled back to the snapshot of 8
+    assert t.fit()["recoveries"] == 1
+    assert (8, 8) in rewound and not [(n, last) for n, last in rewound if n < last], rewound
+
+
 def test_gives_up_after_max_recoveries_keeping_the_last_good_checkpoint(guarded, tmp_path):
     # logged every 4: no record of iteration 10 stands between the rollback's and the give-up's
     t = Trainer(guarded.replace(iters=40, max_recoveries=1, ckpt_every=4, log_every=4), out_dir=tmp_path,
