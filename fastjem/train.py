@@ -1191,6 +1191,12 @@ class Trainer:
             stop["signal"] = signum
 
         previous = {}
+
+        def restore_handlers():
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            previous.clear()
+
         for sig in (signal.SIGINT, signal.SIGTERM):
             try:
                 previous[sig] = signal.signal(sig, on_signal)
@@ -1211,7 +1217,7 @@ class Trainer:
             self.log = above_bar
         if self.guard is not None and self.guard.snapshot is None:
             self._take_snapshot()
-        stopping = False
+        stopping = ended = False
         deadline = time.monotonic() + 60 * cfg.max_minutes if cfg.max_minutes > 0 else math.inf
         try:
             while self.iteration < self.total_iters and not stopping:
@@ -1287,28 +1293,36 @@ class Trainer:
                     path = self.save_checkpoint()
                     if keep_due:
                         self.keep_checkpoint(path)
+            ended = True
         finally:
             bar.close()
             self.log = log
             if self.board is not None and (stopping or self.iteration < self.total_iters):
                 self.board.close()  # stopped early (signal, error); a finished run closes it after the final records
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-        if self.guard is not None:
-            unhealthy = not self.guard.healthy()
-            if self.dist.enabled:
-                unhealthy = any_rank(unhealthy, self.device)
-            if unhealthy:
-                # stopped by a signal between checks: never write an unhealthy state over a good checkpoint
-                self.guard.restore_snapshot()
-            elif not stopping:
-                # a finished run's end, healthy, is its last checkpoint's rollback point: no rollback file is left
-                # beside it (a run extended from it rolls back there at most)
-                self._take_snapshot()
-        final = None if stopping else self._final_validation()
-        ckpt_path = self.save_checkpoint()
-        if cfg.ckpt_keep_every and self.iteration % cfg.ckpt_keep_every == 0:
-            self.keep_checkpoint(ckpt_path)
+            if not ended or self.dist.enabled:  # an error, or ranks that must stop together: as before the loop
+                restore_handlers()
+        # a signal during the final validation and checkpoint (one process: ranks would part) waits for the checkpoint,
+        # then stops the run as one in the loop does, where it ended the process with the last iterations unsaved
+        try:
+            if self.guard is not None:
+                unhealthy = not self.guard.healthy()
+                if self.dist.enabled:
+                    unhealthy = any_rank(unhealthy, self.device)
+                if unhealthy:
+                    # stopped by a signal between checks: never write an unhealthy state over a good checkpoint
+                    self.guard.restore_snapshot()
+                elif not stopping:
+                    # a finished run's end, healthy, is its last checkpoint's rollback point: no rollback file is left
+                    # beside it (a run extended from it rolls back there at most)
+                    self._take_snapshot()
+            final = None if stopping else self._final_validation()
+            ckpt_path = self.save_checkpoint()
+            if cfg.ckpt_keep_every and self.iteration % cfg.ckpt_keep_every == 0:
+                self.keep_checkpoint(ckpt_path)
+        finally:
+            restore_handlers()
+        if stop["signal"] is not None and not stopping and not self.dist.enabled:
+            stopping = True
         if stopping:
             if stop["signal"] == "time limit":
                 why = f"time limit of {cfg.max_minutes:g} min (--max-minutes) reached"

@@ -5390,6 +5390,13 @@ MUTANTS = [
     Mutant('rollback-bar-keeps-its-old-count', 'tests/test_guard.py -k goes_on_drawing', [
         ('fastjem/train.py', '    bar.n = bar.last_print_n = iteration', '    bar.n = iteration'),
     ]),
+    Mutant('final-validation-without-the-stop-handler', 'tests/test_guard.py -k final_validation_still', [
+        ('fastjem/train.py', '            if not ended or self.dist.enabled:  # an error', '            if True:  # an error'),
+    ]),
+    Mutant('signal-during-final-validation-ignored', 'tests/test_guard.py -k final_validation_still', [
+        ('fastjem/train.py', '        if stop["signal"] is not None and not stopping and not self.dist.enabled:\n            stopping = True',
+         '        if False:\n            stopping = True'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -143,6 +143,39 @@ def test_the_progress_bar_goes_on_drawing_after_a_rollback(guarded, tmp_path, mo
     assert (8, 8) in rewound and not [(n, last) for n, last in rewound if n < last], rewound
 
 
+def test_ctrl_c_during_the_final_validation_still_writes_the_last_checkpoint(guarded, tmp_path, monkeypatch):
+    """Ctrl-C while the finished loop validates (minutes for a large network on a CPU): the run writes the
+    checkpoint of its last iteration and stops as one stopped in the loop does (resume command, interrupted), where
+    Ctrl-C ended the process there and lost every iteration since the last periodic checkpoint."""
+    seen = []
+
+    def caller(signum, frame):  # the caller's own handler, which the run puts back when it returns
+        seen.append(signum)
+
+    previous = signal.signal(signal.SIGINT, caller)
+    try:
+        lines = []
+        t = Trainer(guarded.replace(iters=10, ckpt_every=4), out_dir=tmp_path, progress=False, log=lines.append)
+        validate = t._final_validation
+
+        def interrupted_validation():
+            signal.raise_signal(signal.SIGINT)
+            return validate()
+
+        monkeypatch.setattr(t, "_final_validation", interrupted_validation)
+        summary = t.fit()
+        assert signal.getsignal(signal.SIGINT) is caller and not seen  # the run's handler took it, then left
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert summary["interrupted"] and summary["stopped_by"] == "SIGINT" and summary["iteration"] == 10
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["iteration"] == 10
+    assert any(s.startswith("resume with: fastjem train --resume") for s in lines)
+    assert not (tmp_path / "summary.json").exists()
+    resumed = Trainer(resume_config(tmp_path / "checkpoint.pt"), resume=tmp_path / "checkpoint.pt", progress=False,
+                      log=lambda *a: None).fit()
+    assert resumed["iteration"] == 10 and (tmp_path / "summary.json").exists()
+
+
 def test_gives_up_after_max_recoveries_keeping_the_last_good_checkpoint(guarded, tmp_path):
     # logged every 4: no record of iteration 10 stands between the rollback's and the give-up's
     t = Trainer(guarded.replace(iters=40, max_recoveries=1, ckpt_every=4, log_every=4), out_dir=tmp_path,
