@@ -581,8 +581,8 @@ MUTANTS = [
     ]),
     Mutant('best-after-last-checkpoint', 'tests/test_train.py -k extended_keeps', [
         ('fastjem/train.py',
-         '        final = None if stopping else self._final_validation()\n        ckpt_path = self.save_checkpoint()\n',
-         '        ckpt_path = self.save_checkpoint()\n        final = None if stopping else self._final_validation()\n'),
+         '            final = None if stopping else self._final_validation()\n            ckpt_path = self.save_checkpoint()\n',
+         '            ckpt_path = self.save_checkpoint()\n            final = None if stopping else self._final_validation()\n'),
     ]),
     Mutant('atomic-files-private', 'tests/test_train.py -k mode_an_ordinary', [
         ('fastjem/checkpoint.py', '                os.fchmod(f.fileno(), 0o666 & ~_umask())', '                pass'),
@@ -703,8 +703,8 @@ MUTANTS = [
          '    check_runs(folder, runs)\n    action'),
     ]),
     Mutant('finished-run-leaves-a-rollback-file', 'tests/test_guard.py -k finished_run_leaves', [
-        ('fastjem/train.py', '            elif not stopping:\n                # a finished run',
-         '            elif False:\n                # a finished run'),
+        ('fastjem/train.py', '                elif not stopping:\n                    # a finished run',
+         '                elif False:\n                    # a finished run'),
     ]),
     Mutant('two-sweeps-in-one-folder', 'tests/test_sweep.py -k reused_for_another', [
         ('fastjem/sweep.py', '    with folder_lock(folder / SWEEP_LOCK,', '    with _no_lock(folder / SWEEP_LOCK,'),
@@ -3809,7 +3809,8 @@ MUTANTS = [
         ('fastjem/train.py', '                    bar.write(f"iter {it}: val acc {val[\'acc\']:.4f}" + (" (best so far: best.pt)" if kept else ""))\n', '                    pass  # not shown\n'),
     ]),
     Mutant('stopped-unhealthy-state-saved', 'tests/test_guard.py -k keeps_the_remedy', [
-        ('fastjem/train.py', '                self.guard.restore_snapshot()\n            elif not stopping:', '                pass  # not restored\n            elif not stopping:'),
+        ('fastjem/train.py', '                    self.guard.restore_snapshot()\n                elif not stopping:',
+         '                    pass  # not restored\n                elif not stopping:'),
     ]),
     Mutant('fit-keeps-the-bar-log', 'tests/test_train.py -k gives_back', [
         ('fastjem/train.py', '            bar.close()\n            self.log = log\n', '            bar.close()\n            pass  # log not given back\n'),
@@ -4251,7 +4252,8 @@ MUTANTS = [
         ('fastjem/train.py', '            unhealthy = not self.guard.healthy()\n            if self.dist.enabled:\n                unhealthy = any_rank(unhealthy, self.device)\n            if unhealthy:\n                return False', '            unhealthy = not self.guard.healthy()\n            if unhealthy:\n                return False'),
     ]),
     Mutant('dist-end-health-not-shared', 'tests/test_distributed.py -k health_verdict', [
-        ('fastjem/train.py', '            unhealthy = not self.guard.healthy()\n            if self.dist.enabled:\n                unhealthy = any_rank(unhealthy, self.device)\n            if unhealthy:\n                # stopped by a signal', '            unhealthy = not self.guard.healthy()\n            if unhealthy:\n                # stopped by a signal'),
+        ('fastjem/train.py', '                unhealthy = not self.guard.healthy()\n                if self.dist.enabled:\n                    unhealthy = any_rank(unhealthy, self.device)\n                if unhealthy:\n                    # stopped by a signal',
+         '                unhealthy = not self.guard.healthy()\n                if unhealthy:\n                    # stopped by a signal'),
     ]),
     Mutant('flat-splits-in-archives-taken-as-classes', 'tests/test_data.py -k splits_without_class_folders', [
         ('fastjem/data.py', '    _check_not_flat_splits(names, classes)\n', ''),

@@ -147,8 +147,11 @@ def test_the_run_log_names_the_engine_and_its_notes(tiny_config, tmp_path):
 
 def test_fit_gives_back_the_log_and_the_signal_handlers(tiny_config, tmp_path):
     """During fit, lines go above the live bar and SIGINT / SIGTERM stop at the next iteration; after it, the
-    trainer logs with print again and the process has the handlers it had (a notebook's Ctrl-C interrupts again)."""
+    trainer logs with its own log again and the process has the handlers it had (a notebook's Ctrl-C interrupts
+    again)."""
     import signal
+
+    from fastjem.console import console
 
     def mine(signum, frame):
         pass
@@ -158,7 +161,7 @@ def test_fit_gives_back_the_log_and_the_signal_handlers(tiny_config, tmp_path):
     try:
         t = Trainer(tiny_config.replace(iters=2), out_dir=tmp_path, progress=True)
         t.fit()
-        assert t.log is print
+        assert t.log is console
         assert signal.getsignal(signal.SIGINT) is mine and signal.getsignal(signal.SIGTERM) is mine
     finally:
         for sig, handler in before.items():
