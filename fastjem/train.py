@@ -257,7 +257,8 @@ def _rewind(bar, iteration: int) -> None:
     the count passes the last one drawn, so the bar froze until the run got back to where it had diverged, and
     then showed a rate of those iterations over the whole time since."""
     bar.n = bar.last_print_n = iteration
-    bar.last_print_t = bar._time()
+    if not bar.disable:  # (a disabled bar has no clock)
+        bar.last_print_t = bar._time()
     bar.refresh()
 
 
