@@ -1208,12 +1208,16 @@ class Trainer:
                            dynamic_ncols=True)
         t_window, it_window = time.perf_counter(), self.iteration
         log = self.log
-        if self.progress and log is console:
+        if self.progress:
             # lines logged during the loop (graph capture, recoveries) go above the live bar, not through it; warnings
             # to stderr, as console sends them
             def above_bar(*parts):
                 line = " ".join(map(str, parts))
-                bar.write(line, file=sys.stderr if line.startswith("warning:") else sys.stdout)
+                if log is console:
+                    bar.write(line, file=sys.stderr if line.startswith("warning:") else sys.stdout)
+                else:  # a caller's own log (a sweep's): the bar is cleared while it writes, then drawn again
+                    with type(bar).external_write_mode():
+                        log(*parts)
 
             self.log = above_bar
         if self.guard is not None and self.guard.snapshot is None:

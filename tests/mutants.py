@@ -2792,8 +2792,13 @@ MUTANTS = [
     ]),
     Mutant('bar-takes-a-custom-log', 'tests/test_guard.py -k custom_log_gets', [
         ('fastjem/train.py',
-         'if self.progress and log is console:',
-         'if self.progress:'),
+         '                    with type(bar).external_write_mode():\n                        log(*parts)',
+         '                    bar.write(line)'),
+    ]),
+    Mutant('custom-log-written-through-the-bar', 'tests/test_guard.py -k start_their_own_line', [
+        ('fastjem/train.py',
+         '                    with type(bar).external_write_mode():\n                        log(*parts)',
+         '                    if True:\n                        log(*parts)'),
     ]),
     Mutant('branch-from-a-bare-checkpoint-reads-missing-records', 'tests/test_cli.py -k kept_checkpoint_starts', [
         ('fastjem/train.py',

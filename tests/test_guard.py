@@ -344,6 +344,23 @@ def test_a_custom_log_gets_the_loops_lines_with_the_bar_on(guarded, tmp_path, ca
     assert "Rolled back" not in capsys.readouterr().out
 
 
+def test_a_custom_logs_lines_start_their_own_line_beside_the_bar(guarded, tmp_path, monkeypatch):
+    """A caller's own log that prints (a sweep's, into `fastjem sweep > log 2>&1`): the bar is cleared before each
+    line the loop logs and drawn again after it, where the line was glued onto the bar's ("...it/s]divergence at
+    ...")."""
+    import io
+
+    both = io.StringIO()  # stdout and stderr into one file, as `> log 2>&1` has them
+    monkeypatch.setattr(sys, "stdout", both)
+    monkeypatch.setattr(sys, "stderr", both)
+    t = Trainer(guarded.replace(iters=16), out_dir=tmp_path, progress=True, log=lambda *a: print(*a))
+    t.inject_fault(9, "nan")
+    assert t.fit()["recoveries"] == 1
+    text = both.getvalue()
+    before = text[:text.index("divergence at iteration")]
+    assert before.endswith(("\r", "\n")), repr(before[-120:])
+
+
 def test_a_blow_up_in_the_update_just_before_a_snapshot_is_not_snapshotted(guarded, tmp_path):
     """The learning-rate fault at iteration 13 blows the parameters up in the update that ends iteration 14, a
     check at which a snapshot is due (snapshot_every 2). No loss has been computed from those parameters yet,
