@@ -5404,6 +5404,9 @@ MUTANTS = [
         ('fastjem/train.py', '        if stop["signal"] is not None and not stopping and not self.dist.enabled:\n            stopping = True',
          '        if False:\n            stopping = True'),
     ]),
+    Mutant('sweep-eval-comparison-writes-bare-nan', 'tests/test_history.py -k diverged_seed', [
+        ('fastjem/eval/history.py', 'atomic_write_text(strict_json(result, indent=2)', 'atomic_write_text(json.dumps(result, indent=2)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

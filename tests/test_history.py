@@ -172,6 +172,13 @@ def test_a_diverged_seed_does_not_turn_its_combinations_mean_into_nan(tmp_path):
         reports.append({"dataset": "digits", "results": {"test": {"acc": acc, "nll": 1.0}}})
     result = compare_runs("accuracy", reports, runs, str(tmp_path / "out"))  # a folder given as text
     assert os.path.exists(result["json"])
+
+    def refuse(token):
+        raise ValueError(f"not strict JSON: {token}")
+
+    # the file every JSON reader takes: the NaN as null, not Python's bare NaN token
+    written = json.loads(open(result["json"]).read(), parse_constant=refuse)
+    assert [row["test acc"] for row in written["rows"]] == [0.8, None, 0.9]
     (group,) = result["groups"]
     assert group["runs"] == 3 and group["test acc"][0] == pytest.approx(0.85)
     # the spread is the sample standard deviation (over n - 1), as fastjem sweep's table gives it

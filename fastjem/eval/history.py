@@ -13,7 +13,7 @@ import json
 import math
 from pathlib import Path
 
-from fastjem.checkpoint import atomic_write_text
+from fastjem.checkpoint import atomic_write_text, strict_json
 from fastjem.errors import ConfigError
 
 
@@ -70,7 +70,8 @@ def compare_runs(task: str, reports: list[dict], runs: list[Path], out_dir: str 
              **{k: [statistics.mean(v), statistics.stdev(v) if len(v) > 1 else None]  # one run: no spread
                 for k in keys if (v := [m[k] for m in members if k in m and math.isfinite(m[k])])}}
             for combo, members in groups.items()]
-    atomic_write_text(json.dumps(result, indent=2), out_dir / f"{task}_runs.json")
+    # strict JSON: a diverged run's NaN is written as null
+    atomic_write_text(strict_json(result, indent=2), out_dir / f"{task}_runs.json")
     result["json"] = str(out_dir / f"{task}_runs.json")
     return result
 
@@ -137,7 +138,7 @@ def write_history(task: str, reports: list[dict], out_dir: str | Path) -> dict:
     rows = [{"iteration": rep["iteration"], "checkpoint": rep["checkpoint"], **headline(task, rep)} for rep in reports]
     keys = [k for k in rows[0] if k not in ("iteration", "checkpoint")] if rows else []
     history = {"task": task, "rows": rows, "keys": keys}
-    atomic_write_text(json.dumps(history, indent=2), out_dir / f"{task}_history.json")
+    atomic_write_text(strict_json(history, indent=2), out_dir / f"{task}_history.json")
     history["json"] = str(out_dir / f"{task}_history.json")
     history["png"] = str(plot_history(history, out_dir / f"{task}_history.png"))
     return history
