@@ -25,4 +25,3 @@ class CheckpointError(FastJEMError):
 
 class FastJEMWarning(UserWarning):
     """Something the user should know that does not stop the work; the CLI prints it as one line."""
-
