@@ -110,18 +110,26 @@ def atomic_save(obj, path: str | os.PathLike) -> None:
 WRITE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
 
 
+def finite_json(obj):
+    """What JSON can hold, recursively: NaN / +-inf -> None (JSON has no such numbers), tensors -> their values,
+    paths -> text; anything else JSON cannot hold stays, for json.dumps to refuse."""
+    if isinstance(obj, torch.Tensor):
+        return finite_json(obj.tolist())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: finite_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite_json(v) for v in obj]
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
 def strict_json(obj, indent: int | None = None) -> str:
-    """``obj`` as strict JSON: a NaN or infinite float becomes null (JSON has no such numbers; Python's ``json`` would
-    write the bare tokens NaN / Infinity, which jq, JavaScript, Go and Rust readers refuse)."""
-    def finite(v):
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        if isinstance(v, dict):
-            return {k: finite(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [finite(x) for x in v]
-        return v
-    return json.dumps(finite(obj), indent=indent, allow_nan=False)
+    """``obj`` as strict JSON (``finite_json``): a NaN or infinite float becomes null, where Python's ``json`` would
+    write the bare tokens NaN / Infinity, which jq, JavaScript, Go and Rust readers refuse."""
+    return json.dumps(finite_json(obj), indent=indent, allow_nan=False)
 
 
 def atomic_write_text(text: str, path: str | os.PathLike) -> None:

@@ -3878,10 +3878,10 @@ MUTANTS = [
         ('fastjem/eval/tasks.py', '    return f"cpu ({cpu_model()}, {os.cpu_count()} cores, {torch.get_num_threads()} threads)"', '    return "cpu"'),
     ]),
     Mutant('eval-json-tensor-raw', 'tests/test_eval.py -k hold_what_json', [
-        ('fastjem/eval/tasks.py', '        return _finite_json(obj.tolist())', '        return obj.tolist()'),
+        ('fastjem/checkpoint.py', '        return finite_json(obj.tolist())', '        return obj.tolist()'),
     ]),
     Mutant('eval-json-path-raw', 'tests/test_eval.py -k hold_what_json', [
-        ('fastjem/eval/tasks.py', '    if isinstance(obj, Path):\n        return str(obj)\n    return obj', '    return obj'),
+        ('fastjem/checkpoint.py', '    if isinstance(obj, Path):\n        return str(obj)\n    return obj', '    return obj'),
     ]),
     Mutant('robustness-figure-label-uncautioned', 'tests/test_eval.py -k cautions_when', [
         ('fastjem/eval/tasks.py', '                label += f" (inputs moved {moves[str(n)][\'mean_abs_change\']:.2g}/px: not robustness)"', '                pass  # not said'),
@@ -5347,8 +5347,8 @@ MUTANTS = [
         ('fastjem/train.py', '            f.write(strict_json(record) + "\\n")', '            f.write(json.dumps(record) + "\\n")'),
     ]),
     Mutant('strict-json-keeps-nan', 'tests/test_guard.py -k strict_json', [
-        ('fastjem/checkpoint.py', '        if isinstance(v, float) and not math.isfinite(v):\n            return None',
-         '        if False:\n            return None'),
+        ('fastjem/checkpoint.py', '    if isinstance(obj, float) and not math.isfinite(obj):\n        return None',
+         '    if False:\n        return None'),
     ]),
     Mutant('metrics-null-not-read-as-nan', 'tests/test_guard.py -k strict_json', [
         ('fastjem/curves.py', '        r = {k: math.nan if v is None and k in NUMBERS else v for k, v in r.items()}',

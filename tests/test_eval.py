@@ -1810,12 +1810,12 @@ def test_ood_sets_go_by_their_own_names_unless_shared_and_a_set_given_twice_is_r
 def test_reports_hold_what_json_can():
     """Tensors become their values, paths text, NaN and infinities null (strict JSON has none); what JSON cannot
     hold is refused, not written as null."""
-    from fastjem.eval.tasks import _finite_json
+    from fastjem.checkpoint import finite_json
 
-    held = _finite_json({"auc": torch.tensor([0.5, math.nan]), "where": Path("runs/x"), "inf": (math.inf, 1)})
+    held = finite_json({"auc": torch.tensor([0.5, math.nan]), "where": Path("runs/x"), "inf": (math.inf, 1)})
     assert held == {"auc": [0.5, None], "where": "runs/x", "inf": [None, 1]}
     with pytest.raises(TypeError):
-        json.dumps(_finite_json({"fn": print}))
+        json.dumps(finite_json({"fn": print}))
 
 
 def test_models_are_named_by_run_folder_or_file_also_when_given_relative(tmp_path, monkeypatch):

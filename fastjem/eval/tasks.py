@@ -7,7 +7,6 @@ report as a dict (also written to ``<out_dir>/<task>.json``).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
@@ -18,7 +17,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from fastjem.checkpoint import atomic_write_text, make_folder
+from fastjem.checkpoint import atomic_write_text, make_folder, strict_json
 from fastjem.data import class_names_differ, shown_classes
 from fastjem.errors import ConfigError, FastJEMError, FastJEMWarning, error_line
 from fastjem.eval import plots
@@ -124,8 +123,7 @@ class _Run:
             "files": self.files + [str(self.out_dir / f"{self.task}.json")],
             **({"not_written": self.not_written} if self.not_written else {}),
         }
-        atomic_write_text(json.dumps(_finite_json(report), indent=2, allow_nan=False),
-                          self.out_dir / f"{self.task}.json")
+        atomic_write_text(strict_json(report, indent=2), self.out_dir / f"{self.task}.json")
         return report
 
 
@@ -141,22 +139,6 @@ def _device_name(device: torch.device) -> str:
     from fastjem.engine import cpu_model
 
     return f"cpu ({cpu_model()}, {os.cpu_count()} cores, {torch.get_num_threads()} threads)"
-
-
-def _finite_json(obj):
-    """What JSON can hold, recursively: NaN / +-inf -> None (JSON has no such numbers), tensors -> their values,
-    paths -> text; anything else JSON cannot hold stays, for json.dumps to refuse."""
-    if isinstance(obj, torch.Tensor):
-        return _finite_json(obj.tolist())
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: _finite_json(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite_json(v) for v in obj]
-    if isinstance(obj, Path):
-        return str(obj)
-    return obj
 
 
 def _model_name(em: EvalModel) -> str:
@@ -719,7 +701,7 @@ def run_all(checkpoint, ood_sets=None, compare=None, inception_weights=None, fea
             reports[task] = {"skipped": str(err).splitlines()[0]}
         log(f"  {task}: done" if "skipped" not in reports[task] else f"  {task}: skipped")
     out_dir = Path(common.get("out_dir") or em.output_dir("eval"))
-    atomic_write_text(json.dumps({"checkpoint": str(em.path.resolve()), "summary": summary_rows(reports)}, indent=2),
+    atomic_write_text(strict_json({"checkpoint": str(em.path.resolve()), "summary": summary_rows(reports)}, indent=2),
                       out_dir / "all.json")
     atomic_write_text(markdown_report(em, reports, out_dir), out_dir / "report.md")
     return reports
