@@ -69,6 +69,9 @@ def run_row(folder: str | os.PathLike) -> dict:
     stopped_by_divergence = bool(m.events) and m.events[-1].get("action") == "stop"  # after its last recovery
     if not done and ((folder / "diverged.txt").exists() or stopped_by_divergence):
         status = "diverged"  # fastjem sweep also marks it so
+    elif summary is None and state == "stopped" and (folder / "summary.json").exists():
+        # there but not readable (a disk that failed, a hand edit): the run may have ended, which cannot be told
+        status = "summary.json unreadable"
     row = {
         "run": folder.name, "path": str(folder), "dataset": cfg.get("dataset"),
         "model": (summary or {}).get("model") or model, "kind": kind,

@@ -5407,6 +5407,9 @@ MUTANTS = [
     Mutant('sweep-eval-comparison-writes-bare-nan', 'tests/test_history.py -k diverged_seed', [
         ('fastjem/eval/history.py', 'atomic_write_text(strict_json(result, indent=2)', 'atomic_write_text(json.dumps(result, indent=2)'),
     ]),
+    Mutant('runs-unreadable-summary-unsaid', 'tests/test_runs.py -k summary_cannot_be_read', [
+        ('fastjem/runs.py', '    elif summary is None and state == "stopped" and (folder / "summary.json").exists():', '    elif False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

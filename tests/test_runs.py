@@ -40,6 +40,17 @@ def test_rows_say_what_each_run_wrote(runs):
     assert (cut["model"], cut["kind"]) == ("ConvNet(width 8)", "JEM")  # from its config, with no summary.json
 
 
+def test_a_run_whose_summary_cannot_be_read_says_so(runs, tmp_path):
+    """A finished run's summary.json damaged: listed as 'stopped (12/12)' it read as a run to resume."""
+    import shutil
+
+    root, _, _ = runs
+    shutil.copytree(root / "jem", tmp_path / "jem")
+    (tmp_path / "jem" / "summary.json").write_text('{"iteration": 12, "test_')
+    row = run_row(tmp_path / "jem")
+    assert row["status"] == "summary.json unreadable" and row["test_acc"] is None and row["iteration"] == 12
+
+
 def test_a_run_without_its_config_says_less_not_something_wrong(runs, tmp_path):
     import shutil
 
