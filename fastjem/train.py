@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import json
 import math
 import shlex
@@ -262,6 +263,39 @@ def _rewind(bar, iteration: int) -> None:
     bar.refresh()
 
 
+def _rng_states(device: torch.device) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """torch's global RNG states a run on ``device`` draws from: the CPU generator's, and the CUDA device's."""
+    return torch.get_rng_state(), torch.cuda.get_rng_state(device) if device.type == "cuda" else None
+
+
+def _set_rng_states(device: torch.device, states: tuple[torch.Tensor, torch.Tensor | None]) -> None:
+    torch.set_rng_state(states[0])
+    if states[1] is not None:
+        torch.cuda.set_rng_state(states[1], device)
+
+
+def _seeded_rng_states(seed: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The states ``torch.manual_seed(seed)`` gives the generators a run on ``device`` draws from (none touched)."""
+    cuda = torch.Generator(device).manual_seed(seed).get_state() if device.type == "cuda" else None
+    return torch.Generator().manual_seed(seed).get_state(), cuda
+
+
+def _seed_rng(seed: int, device: torch.device) -> None:
+    """``torch.manual_seed`` for the generators a run on ``device`` draws from only (not the other GPUs')."""
+    _set_rng_states(device, _seeded_rng_states(seed, device))
+
+
+def _drawing(method):
+    """A Trainer method run with the run's own torch RNG states swapped in (``Trainer._own_rng``)."""
+
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        with self._own_rng():
+            return method(self, *args, **kwargs)
+
+    return run
+
+
 class Trainer:
     """Builds data, model, optimiser, buffer and sampler from a TrainConfig and runs the loop."""
 
@@ -346,7 +380,17 @@ class Trainer:
                 raise ConfigError(f"{self.out_dir} holds another run's {', '.join(held)}: choose another --out-dir "
                                   "(or move them away); nothing was changed")
 
-        torch.manual_seed(cfg.seed)
+        # the run's own torch RNG states (model init, chain indices, dropout), swapped in while it works
+        # (_own_rng): what else the process draws, another Trainer built before this one's fit() included, changes
+        # nothing of the run, and the caller's global generator is left as it was
+        self._rng = _seeded_rng_states(cfg.seed, self.device)
+        self._rng_depth = 0
+        with self._own_rng():
+            self._build(cfg, ckpt, model, data, world)
+
+    def _build(self, cfg: TrainConfig, ckpt: dict | None, model: torch.nn.Module | None, data: Arrays | None,
+               world: int) -> None:
+        """The rest of __init__, drawing from the run's own RNG states."""
         if data is not None:
             if cfg.image_size and cfg.image_size != data.info.image_size:
                 raise ConfigError(f"--image-size {cfg.image_size} asked, but data= holds {data.info.image_size}-pixel "
@@ -399,7 +443,7 @@ class Trainer:
         if self.dist.enabled:
             broadcast_parameters_(self.model)
             # independent chains, chain indices and dropout masks per rank
-            torch.manual_seed(cfg.seed + 104_729 * rank)
+            _seed_rng(cfg.seed + 104_729 * rank, self.device)
         self.nets = nets = engine_networks(
             resolve_engine(cfg, self.device, has_batch_norm(self.model), self.dist.enabled, has_dropout(self.model)),
             self.model,
@@ -448,6 +492,23 @@ class Trainer:
         self._faults: dict[int, str] = {}
         if ckpt is not None:
             self._restore(ckpt)
+
+    @contextlib.contextmanager
+    def _own_rng(self):
+        """torch's global generators (CPU, and the run's GPU) hold the run's states inside, the caller's again
+        after, whatever ends it (an error, KeyboardInterrupt); nested uses swap once."""
+        if self._rng_depth:
+            yield
+            return
+        outer = _rng_states(self.device)
+        _set_rng_states(self.device, self._rng)
+        self._rng_depth += 1
+        try:
+            yield
+        finally:
+            self._rng_depth -= 1
+            self._rng = _rng_states(self.device)
+            _set_rng_states(self.device, outer)
 
     # ----------------------------------------------------------------------------------- setup
     def _buffer_init(self) -> ClassGaussians | None:
@@ -565,6 +626,7 @@ class Trainer:
         """The engine's SGLD parts for this batch (at most one per row)."""
         return min(self.engine.sgld_parts, x0.shape[0])
 
+    @_drawing
     def sample(self, batch_size: int, y: torch.Tensor | None = None) -> torch.Tensor:
         """Draw chains from the buffer, run SGLD (on E(x), or E(x, y) when y is given), write them back."""
         x0, idx = self.buffer.sample(batch_size, y)
@@ -621,6 +683,7 @@ class Trainer:
         parts["loss"] = loss.detach()
         return loss, parts
 
+    @_drawing
     def train_step(self) -> dict:
         """One JEM iteration; returns the metric tensors (on the device, not synced).
 
@@ -852,6 +915,7 @@ class Trainer:
         return out
 
     # ------------------------------------------------------------------------------ state / io
+    @_drawing
     def local_state(self) -> dict:
         """What differs between data-parallel ranks: buffer shard, sampler and torch RNG states."""
         rng = {"torch": torch.get_rng_state()}
@@ -913,6 +977,7 @@ class Trainer:
             else:
                 self.guard.take_snapshot()
 
+    @_drawing
     def load_state(self, ckpt: dict) -> None:
         """Model, optimiser, buffer, sampler, RNG states, iteration and remedies from a state dict."""
         try:
@@ -1054,6 +1119,7 @@ class Trainer:
             f.write(strict_json(record) + "\n")
 
     # ------------------------------------------------------------------------------------ loop
+    @_drawing
     def fit(self) -> dict:
         """Train to ``total_iters`` and return the summary (also written to summary.json)."""
         make_folder(self.out_dir)
@@ -1370,6 +1436,7 @@ class Trainer:
             raise ValueError("fault kind must be 'nan' or 'lr'")
         self._faults[iteration] = kind
 
+    @_drawing
     def recover(self) -> None:
         """Roll back to the last good snapshot, reseed, and apply the next remedy; give up after max_recoveries."""
         cfg = self.cfg
@@ -1400,7 +1467,7 @@ class Trainer:
         self.sampler.n_steps = ladder.sgld_steps  # no graph since the rollback's load_state dropped them
         # a new seed: the rolled-back run must not walk into the same divergence
         salt = 7919 * (n + 1)
-        torch.manual_seed(cfg.seed + salt + 104_729 * self.dist.rank)  # each rank its own stream, as at the start
+        _seed_rng(cfg.seed + salt + 104_729 * self.dist.rank, self.device)  # each rank its own stream, as at the start
         self.sampler.rng_state[0] += salt
         self.buffer.rng_state[0] += salt
         # and new batches (the same on every rank): without them a run whose remedy leaves its computation alone (a

@@ -1,0 +1,56 @@
+"""fastjem as a library in one long-lived process (a notebook, a script training many models): a run's results do
+not depend on what else the process did, and a run leaves the process's global state as it found it."""
+import torch
+
+from fastjem.train import Trainer
+
+
+def _quiet(*_parts):
+    pass
+
+
+def _params(trainer) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in trainer.model.parameters()] + [trainer.buffer.data.clone()]
+
+
+def _same(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
+    return len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+def test_a_run_trains_the_same_whatever_the_process_drew_between_building_and_fitting(tiny_config, tmp_path):
+    cfg = tiny_config.replace(iters=4)
+    alone = Trainer(cfg, out_dir=tmp_path / "alone", progress=False, log=_quiet)
+    alone.fit()
+    # built, then another trainer built (another seed) and the user's own draws, then fit: the run must not change
+    first = Trainer(cfg, out_dir=tmp_path / "first", progress=False, log=_quiet)
+    Trainer(cfg.replace(seed=5), out_dir=tmp_path / "other", progress=False, log=_quiet)
+    torch.rand(1000)
+    first.fit()
+    assert _same(_params(first), _params(alone))
+
+
+def test_a_trainer_leaves_torchs_global_generator_as_it_found_it(tiny_config, tmp_path):
+    torch.manual_seed(1234)
+    before = torch.get_rng_state()
+    trainer = Trainer(tiny_config.replace(iters=4), out_dir=tmp_path / "run", progress=False, log=_quiet)
+    assert torch.equal(torch.get_rng_state(), before)
+    trainer.fit()
+    assert torch.equal(torch.get_rng_state(), before)
+    trainer.sample(4)
+    trainer.save_checkpoint()
+    assert torch.equal(torch.get_rng_state(), before)
+
+
+def test_steps_outside_fit_draw_from_the_runs_own_stream(tiny_config, tmp_path):
+    """train_step called by hand, with the user's draws between steps, trains as fit() does; the checkpoint holds
+    the run's RNG state, not the caller's."""
+    cfg = tiny_config.replace(iters=4)
+    by_fit = Trainer(cfg, out_dir=tmp_path / "fit", progress=False, log=_quiet)
+    by_fit.fit()
+    by_hand = Trainer(cfg, out_dir=tmp_path / "hand", progress=False, log=_quiet)
+    for _ in range(4):
+        torch.randn(100)
+        by_hand.train_step()
+    assert _same(_params(by_hand), _params(by_fit))
+    assert torch.equal(by_hand.state_dict()["rng"]["torch"], by_fit.state_dict()["rng"]["torch"])
+
