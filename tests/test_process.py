@@ -54,3 +54,18 @@ def test_steps_outside_fit_draw_from_the_runs_own_stream(tiny_config, tmp_path):
     assert _same(_params(by_hand), _params(by_fit))
     assert torch.equal(by_hand.state_dict()["rng"]["torch"], by_fit.state_dict()["rng"]["torch"])
 
+
+def test_draw_repeats_itself_and_leaves_torchs_global_generator_alone(tiny_config, tmp_path):
+    from fastjem.eval import load_model
+    from fastjem.eval.draw import draw
+
+    run = Trainer(tiny_config.replace(iters=2), out_dir=tmp_path / "run", progress=False, log=_quiet).fit()
+    em = load_model(run["checkpoint"], "cpu")
+    torch.manual_seed(99)
+    before = torch.get_rng_state()
+    first = draw(em, n=4, n_steps=2, seed=7)
+    assert torch.equal(torch.get_rng_state(), before)
+    torch.rand(10)  # the caller's own draws between two calls change nothing of the second
+    again = draw(em, n=4, n_steps=2, seed=7)
+    assert torch.equal(first.x, again.x)
+    assert not torch.equal(draw(em, n=4, n_steps=2, seed=8).x, first.x)

@@ -23,6 +23,7 @@ from fastjem.data import DeviceData, to_uint8
 from fastjem.errors import ConfigError
 from fastjem.eval import plots
 from fastjem.eval.core import EvalModel, load_model, predict_logits, run_chains
+from fastjem.graphs import default_generator
 
 FORMATS = (".npz", ".pt")
 
@@ -143,12 +144,15 @@ def draw(checkpoint: str | os.PathLike | EvalModel, n: int = 100, classes: list[
     a = a if step_size is None else step_size
     s = s if noise is None else noise
     check_sgld(a, s)
-    torch.manual_seed(seed)
     target = None
     if classes is not None:
         target = torch.tensor(classes, device=em.device).repeat_interleave(n)
-    x0 = chain_starts(em, init, n if target is None else len(target), target, data_dir, download)
-    x = run_chains(em.model, x0, n_steps, a, s, target, batch_size, progress)
+    # the draw's own generator states: the caller's (a notebook's next draws) are left as they were
+    with torch.random.fork_rng(devices=[em.device] if em.device.type == "cuda" else []):
+        torch.default_generator.manual_seed(seed)
+        default_generator(em.device).manual_seed(seed)  # on CUDA: em.device's, where the chains draw their noise
+        x0 = chain_starts(em, init, n if target is None else len(target), target, data_dir, download)
+        x = run_chains(em.model, x0, n_steps, a, s, target, batch_size, progress)
     logits = predict_logits(em.model, x, batch_size)
     settings = {"checkpoint": str(em.path.resolve()), "iteration": em.iteration, "model": em.label, "n": n,
                 "classes": classes, "n_steps": n_steps, "init": init,
