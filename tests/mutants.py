@@ -5410,6 +5410,20 @@ MUTANTS = [
     Mutant('runs-unreadable-summary-unsaid', 'tests/test_runs.py -k summary_cannot_be_read', [
         ('fastjem/runs.py', '    elif summary is None and state == "stopped" and (folder / "summary.json").exists():', '    elif False:'),
     ]),
+    Mutant('trainer-leaves-its-rng-in-the-callers-generator', 'tests/test_process.py -k leaves_torchs_global', [
+        ('fastjem/train.py', '            _set_rng_states(self.device, outer)', '            pass'),
+    ]),
+    Mutant('trainer-draws-from-the-callers-generator', 'tests/test_process.py -k whatever_the_process_drew', [
+        ('fastjem/train.py', '        _set_rng_states(self.device, self._rng)\n        self._rng_depth += 1',
+         '        self._rng_depth += 1'),
+    ]),
+    Mutant('trainer-step-by-hand-draws-from-the-callers-generator', 'tests/test_process.py -k steps_outside_fit', [
+        ('fastjem/train.py', '    @_drawing\n    def train_step(self) -> dict:', '    def train_step(self) -> dict:'),
+    ]),
+    Mutant('draw-reseeds-the-callers-generator', 'tests/test_process.py -k draw_repeats', [
+        ('fastjem/eval/draw.py', '    with torch.random.fork_rng(devices=[em.device] if em.device.type == "cuda" else []):',
+         '    if True:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

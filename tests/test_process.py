@@ -43,8 +43,9 @@ def test_a_trainer_leaves_torchs_global_generator_as_it_found_it(tiny_config, tm
 
 def test_steps_outside_fit_draw_from_the_runs_own_stream(tiny_config, tmp_path):
     """train_step called by hand, with the user's draws between steps, trains as fit() does; the checkpoint holds
-    the run's RNG state, not the caller's."""
-    cfg = tiny_config.replace(iters=4)
+    the run's RNG state, not the caller's. Class-conditional: the step draws the sampled classes itself, beyond
+    the chain indices that sample() draws."""
+    cfg = tiny_config.replace(iters=4, class_cond_px=True)
     by_fit = Trainer(cfg, out_dir=tmp_path / "fit", progress=False, log=_quiet)
     by_fit.fit()
     by_hand = Trainer(cfg, out_dir=tmp_path / "hand", progress=False, log=_quiet)
