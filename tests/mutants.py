@@ -501,8 +501,8 @@ MUTANTS = [
     ]),
     Mutant('recover-same-seed-every-rank', 'tests/test_guard.py -k own_stream', [
         ('fastjem/train.py',
-         'torch.manual_seed(cfg.seed + salt + 104_729 * self.dist.rank)',
-         'torch.manual_seed(cfg.seed + salt)'),
+         '_seed_rng(cfg.seed + salt + 104_729 * self.dist.rank, self.device)',
+         '_seed_rng(cfg.seed + salt, self.device)'),
     ]),
     Mutant('recover-keeps-old-snapshot', 'tests/test_guard.py -k keeps_the_remedy', [
         ('fastjem/train.py',
@@ -4753,7 +4753,7 @@ MUTANTS = [
     ]),
     Mutant('trainer-custom-parts-checked-after-arch', 'tests/test_custom.py -k own_network', [
         ('fastjem/train.py', '            _check_same_custom_parts(ckpt, model, data)\n            saved = TrainConfig', '            saved = TrainConfig'),
-        ('fastjem/train.py', '\n        torch.manual_seed(cfg.seed)\n', '\n        if ckpt is not None:\n            _check_same_custom_parts(ckpt, model, data)\n        torch.manual_seed(cfg.seed)\n'),
+        ('fastjem/train.py', '\n        self._rng = _seeded_rng_states(cfg.seed, self.device)\n', '\n        if ckpt is not None:\n            _check_same_custom_parts(ckpt, model, data)\n        self._rng = _seeded_rng_states(cfg.seed, self.device)\n'),
     ]),
     Mutant('sgld-step-flags-callers-tensor', 'tests/test_sampler.py -k callers_tensor', [
         ('fastjem/sampler.py', '        x = x.detach()  # an alias: the update below', '        x = x.requires_grad_(False) if x.is_leaf else x  # an alias: the update below'),

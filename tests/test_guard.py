@@ -416,7 +416,8 @@ def test_each_rank_reseeds_its_own_stream_after_a_recovery(guarded, tmp_path):
         t.guard.take_snapshot()
         t.guard.reasons = ["test"]
         t.recover()
-        draws.append(torch.randint(0, 1000, (8,)))
+        with t._own_rng():  # the run's own stream (the caller's generator is not the run's)
+            draws.append(torch.randint(0, 1000, (8,)))
     assert not torch.equal(draws[0], draws[1])
 
 
