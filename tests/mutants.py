@@ -3869,7 +3869,7 @@ MUTANTS = [
         ('fastjem/eval/tasks.py', '    results["test_data"] = describe(x_test)', '    pass  # not described'),
     ]),
     Mutant('eval-task-unseeded', 'tests/test_eval.py -k reports_what_the_network_says_of_each', [
-        ('fastjem/eval/tasks.py', '        torch.manual_seed(seed)', '        pass  # not seeded'),
+        ('fastjem/eval/tasks.py', '        torch.default_generator.manual_seed(seed)\n        default_generator(self.em.device).manual_seed(seed)\n', '        pass  # not seeded\n'),
     ]),
     Mutant('eval-report-no-version', 'tests/test_eval.py -k strict_json', [
         ('fastjem/eval/tasks.py', '    return __version__', '    return None  # unknown'),
@@ -5423,6 +5423,9 @@ MUTANTS = [
     Mutant('draw-reseeds-the-callers-generator', 'tests/test_process.py -k draw_repeats', [
         ('fastjem/eval/draw.py', '    with torch.random.fork_rng(devices=[em.device] if em.device.type == "cuda" else []):',
          '    if True:'),
+    ]),
+    Mutant('eval-task-reseeds-the-callers-generator', 'tests/test_process.py -k eval_tasks', [
+        ('fastjem/eval/tasks.py', '        with torch.random.fork_rng(devices=[torch.cuda.current_device()] if cuda else []):\n            return task(', '        if True:\n            return task('),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -70,3 +70,23 @@ def test_draw_repeats_itself_and_leaves_torchs_global_generator_alone(tiny_confi
     again = draw(em, n=4, n_steps=2, seed=7)
     assert torch.equal(first.x, again.x)
     assert not torch.equal(draw(em, n=4, n_steps=2, seed=8).x, first.x)
+
+
+def test_eval_tasks_repeat_themselves_and_leave_torchs_global_generator_alone(tiny_config, tmp_path):
+    """An eval task seeded torch's global generators with its --seed (torch.manual_seed) and left them so: a
+    notebook's next draws depended on the evaluation it had run. Each task now draws inside a fork."""
+    from fastjem.eval import tasks
+
+    run = Trainer(tiny_config.replace(iters=2), out_dir=tmp_path / "run", progress=False, log=_quiet).fit()
+    common = {"device": "cpu", "progress": False, "n_test": 32, "test_noise": 0.1, "seed": 3}
+    torch.manual_seed(99)
+    before = torch.get_rng_state()
+    first = tasks.accuracy(run["checkpoint"], n_steps=2, out_dir=tmp_path / "a", **common)
+    assert torch.equal(torch.get_rng_state(), before)
+    torch.rand(10)
+    again = tasks.accuracy(run["checkpoint"], n_steps=2, out_dir=tmp_path / "b", **common)
+    assert first["results"] == again["results"]
+    for task, opts in ((tasks.ood, {"n_ood": 16}), (tasks.samples, {"n_steps": 1, "n_samples": 4, "per_class": 1})):
+        before = torch.get_rng_state()
+        task(run["checkpoint"], out_dir=tmp_path / task.__name__, **opts, **common)
+        assert torch.equal(torch.get_rng_state(), before), task.__name__

@@ -7,6 +7,7 @@ report as a dict (also written to ``<out_dir>/<task>.json``).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -52,6 +53,7 @@ from fastjem.eval.ood import (
     ood_scores,
     ood_set,
 )
+from fastjem.graphs import default_generator
 
 TASKS = ("accuracy", "calibration", "ood", "samples", "robustness", "fid")
 INCEPTION_WEIGHTS_URL = ("https://github.com/toshas/torch-fidelity/releases/download/v0.2.0/"
@@ -63,6 +65,19 @@ DEFAULT_L2_EPS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)
 
 class FIDUnavailableError(FastJEMError):
     """FID was asked for without a feature extractor that can run here."""
+
+
+def _own_rng(task):
+    """A task run with torch's generators forked (the CPU's, and the current GPU's where CUDA is in use): its seeded
+    draws (``_Run`` seeds them with ``seed``) leave the caller's generators as they were."""
+
+    @functools.wraps(task)
+    def run(*args, **kwargs):
+        cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
+        with torch.random.fork_rng(devices=[torch.cuda.current_device()] if cuda else []):
+            return task(*args, **kwargs)
+
+    return run
 
 
 class _Run:
@@ -89,7 +104,9 @@ class _Run:
         self.start = time.perf_counter()
         self.files: list[str] = []
         self.not_written: list[str] = []  # figures a failed write lost
-        torch.manual_seed(seed)
+        # the generators the task draws from (the CPU's and its device's; forked by _own_rng), not every GPU's
+        torch.default_generator.manual_seed(seed)
+        default_generator(self.em.device).manual_seed(seed)
 
     def test_set(self) -> tuple[torch.Tensor, torch.Tensor]:
         return self.em.test_set(self.data_dir, self.download, self.n_test, self.test_noise, self.seed, self.progress)
@@ -149,6 +166,7 @@ def _model_name(em: EvalModel) -> str:
 
 
 # ----------------------------------------------------------------------------------------------- accuracy
+@_own_rng
 def accuracy(checkpoint, n_steps: int = 0, step_size: float | None = None, noise: float | None = None,
              **common) -> dict:
     """Test accuracy and NLL of p(y|x); with ``n_steps`` > 0 also after n SGLD steps on E(x) seeded at each input
@@ -188,6 +206,7 @@ def _other_test_set(other: EvalModel, em: EvalModel) -> tuple[str, str] | None:
     return None
 
 
+@_own_rng
 def calibration(checkpoint, n_bins: int = 20, compare=None, **common) -> dict:
     """Expected calibration error over ``n_bins`` equal-width confidence bins and a reliability diagram
     (reliability.png); ``compare`` (another checkpoint) is drawn on the same figure."""
@@ -237,6 +256,7 @@ def _ood_labels(sets, in_name: str) -> list[str]:
     return labels
 
 
+@_own_rng
 def ood(checkpoint, sets=SYNTHETIC_SETS, n_ood: int = 1000, ood_data_dir: str | os.PathLike | None = None,
         skip_missing: bool = False, **common) -> dict:
     """AUROC of the three OOD scores (log p(x), max p(y|x), -||d log p(x)/dx||) of in-distribution test data
@@ -299,6 +319,7 @@ def _chains(em: EvalModel, x0: torch.Tensor, n_steps: int, y: torch.Tensor | Non
     return run_chains(em.model, x0, n_steps, a, s, y, batch_size, progress, desc)
 
 
+@_own_rng
 def samples(checkpoint, n_steps: int = 100, n_samples: int = 100, per_class: int = 10, init: str = "auto",
             **common) -> dict:
     """Sample grids: the replay buffer (samples_buffer.png), fresh chains from U(-1, 1) for ``n_steps``
@@ -384,6 +405,7 @@ def check_robustness_options(norms=NORMS, linf_eps=DEFAULT_LINF_EPS, l2_eps=DEFA
         raise ConfigError(f"--n-attack must be >= 0 (the test images attacked; 0 for all of them), got {n_attack}")
 
 
+@_own_rng
 def robustness(checkpoint, norms=NORMS, linf_eps=DEFAULT_LINF_EPS, l2_eps=DEFAULT_L2_EPS, refine_steps=(0, 1, 10),
                pgd_steps: int = 10, n_attack: int = 500, **common) -> dict:
     """Accuracy under PGD (L-inf and L2) of the refine-then-classify pipeline f(SGLD_n(x)) for each n in
@@ -601,6 +623,7 @@ def _torchmetrics_inception(weights: str, real: torch.Tensor, fake: torch.Tensor
             "features": "Inception v3 (torchmetrics, local weights)"}
 
 
+@_own_rng
 def fid(checkpoint, inception_weights: str | None = None, features_model: str | None = None, source: str = "auto",
         n_fid: int = 10000, n_steps: int = 100, **common) -> dict:
     """FID between test images and the model's samples (the replay buffer, or fresh chains of ``n_steps``).
