@@ -230,6 +230,14 @@ def validation_size(info: DatasetInfo, n_train: int, val_size: int = -1) -> int:
     return val_size
 
 
+def validation_split(n_train: int, val_size: int) -> tuple[torch.Tensor, torch.Tensor, torch.Generator]:
+    """The validation and training indices of ``n_train`` training images (a fixed permutation), and the generator
+    after drawing it (the labelled subset draws on from it)."""
+    g = torch.Generator().manual_seed(SPLIT_SEED)
+    perm = torch.randperm(n_train, generator=g)
+    return perm[:val_size], perm[val_size:], g
+
+
 def untrained_classes(info: DatasetInfo, train_y: torch.Tensor) -> list[str]:
     """The classes with no image among the training labels ``train_y`` (what is left once validation is held out)."""
     counts = torch.bincount(train_y.cpu(), minlength=info.num_classes).tolist()
@@ -262,9 +270,8 @@ def summarize(arrays: Arrays, val_size: int = -1) -> dict:
         "train_per_class": train_counts, "test_per_class": test_counts,
         "pixel_mean": [round(float(m), 2) for m in mean],
         "augmentation": {"pad": info.pad, "flip": info.flip},
-        # the validation split DeviceData holds out (the same permutation)
-        "untrained": untrained_classes(info, arrays.train_y[
-            torch.randperm(len(arrays.train_y), generator=torch.Generator().manual_seed(SPLIT_SEED))[val:]]),
+        # the validation split DeviceData holds out
+        "untrained": untrained_classes(info, arrays.train_y[validation_split(len(arrays.train_y), val)[1]]),
     }
 
 
@@ -1045,9 +1052,7 @@ class DeviceData:
         self.data_noise = data_noise
         n = len(arrays.train_y)
         val_size = validation_size(info, n, val_size)
-        g = torch.Generator().manual_seed(SPLIT_SEED)
-        perm = torch.randperm(n, generator=g)
-        val_idx, train_idx = perm[:val_size], perm[val_size:]
+        val_idx, train_idx, g = validation_split(n, val_size)
         self.train_x = arrays.train_x[train_idx].to(device)
         self.train_y = arrays.train_y[train_idx].to(device)
         self.val_x = arrays.train_x[val_idx].to(device)

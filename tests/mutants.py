@@ -221,8 +221,8 @@ MUTANTS = [
     ]),
     Mutant('split-by-run-seed', 'tests/test_data.py tests/test_train.py', [
         ('fastjem/data.py',
-         '        g = torch.Generator().manual_seed(SPLIT_SEED)\n        perm = torch.randperm(n, generator=g)',
-         '        g = torch.Generator().manual_seed(torch.initial_seed() % 1000)\n        perm = torch.randperm(n, generator=g)'),
+         '    g = torch.Generator().manual_seed(SPLIT_SEED)\n    perm = torch.randperm(n_train, generator=g)',
+         '    g = torch.Generator().manual_seed(torch.initial_seed() % 1000)\n    perm = torch.randperm(n_train, generator=g)'),
     ]),
     Mutant('sgd-nesterov-wrong', 'tests/test_optim.py', [
         ('fastjem/optim.py',
@@ -5247,7 +5247,7 @@ MUTANTS = [
         ('fastjem/cli.py', '    if r["untrained"]:', '    if False:'),
     ]),
     Mutant('untrained-classes-before-the-split', 'tests/test_data.py -k all_went_to_validation', [
-        ('fastjem/data.py', 'generator=torch.Generator().manual_seed(SPLIT_SEED))[val:]]),', 'generator=torch.Generator().manual_seed(SPLIT_SEED))]),'),
+        ('fastjem/data.py', 'arrays.train_y[validation_split(len(arrays.train_y), val)[1]]', 'arrays.train_y'),
     ]),
     Mutant('stray-images-unsaid', 'tests/test_data.py -k beside_the_class', [
         ('fastjem/data.py', '    if classes and loose:', '    if False:'),
