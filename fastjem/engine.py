@@ -199,6 +199,16 @@ def fast_bf16(device: torch.device) -> tuple[bool, str]:
     return False, f"no bf16 fast path known for {device.type}"
 
 
+def backend_flags() -> tuple[bool, bool, bool]:
+    """torch's process-wide CUDA math flags an engine sets: TF32 matmuls, TF32 cuDNN convolutions, cuDNN
+    autotuning (plain settings, readable and settable without a GPU)."""
+    return torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark
+
+
+def set_backend_flags(flags: tuple[bool, bool, bool]) -> None:
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark = flags
+
+
 @dataclass(frozen=True)
 class Engine:
     """The resolved engine for one device. ``notes`` are the log lines about fallbacks."""
@@ -223,15 +233,21 @@ class Engine:
             return torch.autocast(self.device.type, dtype=torch.bfloat16)
         return contextlib.nullcontext()
 
+    def cuda_flags(self) -> tuple[bool, bool, bool] | None:
+        """The ``backend_flags`` this engine runs under on CUDA (None on a CPU): TF32 only when asked for ("fp32"
+        convs are otherwise TF32 by default in cuDNN), and cuDNN autotuning, since every shape is static (it picks
+        among algorithms that compute the same convolution)."""
+        if self.device.type != "cuda":
+            return None
+        allow = self.precision == "tf32"
+        return allow, allow, True
+
     def apply_backend_flags(self) -> None:
-        """On CUDA: TF32 only when asked for ("fp32" convs are otherwise TF32 by default in cuDNN), and cuDNN
-        autotuning, since every shape is static (it picks among algorithms that compute the same convolution).
-        On a CPU: glibc's heap thresholds (``tune_cpu_malloc``) when the engine has them."""
-        if self.device.type == "cuda":
-            allow = self.precision == "tf32"
-            torch.backends.cuda.matmul.allow_tf32 = allow
-            torch.backends.cudnn.allow_tf32 = allow
-            torch.backends.cudnn.benchmark = True
+        """On CUDA: ``cuda_flags``, set process-wide (``Trainer`` keeps them to its own calls). On a CPU: glibc's
+        heap thresholds (``tune_cpu_malloc``) when the engine has them."""
+        flags = self.cuda_flags()
+        if flags is not None:
+            set_backend_flags(flags)
         if self.cpu_malloc:
             tune_cpu_malloc()
 

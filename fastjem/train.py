@@ -67,7 +67,7 @@ from fastjem.distributed import (
     init_from_env,
     max_over_ranks,
 )
-from fastjem.engine import Engine, engine_networks, resolve_engine
+from fastjem.engine import Engine, backend_flags, engine_networks, resolve_engine, set_backend_flags
 from fastjem.errors import CheckpointError, ConfigError, FastJEMError, error_line
 from fastjem.guard import DivergenceGuard, RecoveryState
 from fastjem.models import build_model, has_batch_norm, has_dropout
@@ -496,11 +496,18 @@ class Trainer:
     @contextlib.contextmanager
     def _own_rng(self):
         """torch's global generators (CPU, and the run's GPU) hold the run's states inside, the caller's again
-        after, whatever ends it (an error, KeyboardInterrupt); nested uses swap once."""
+        after, whatever ends it (an error, KeyboardInterrupt); nested uses swap once. So do the CUDA math flags
+        (TF32, cuDNN autotuning: ``fastjem.engine.backend_flags``), which the run's engine sets inside and the
+        caller's code finds as it left them."""
         if self._rng_depth:
             yield
             return
         outer = _rng_states(self.device)
+        outer_flags = backend_flags()
+        engine = getattr(self, "engine", None)  # (none yet while __init__ builds it)
+        flags = engine.cuda_flags() if engine is not None else None
+        if flags is not None:
+            set_backend_flags(flags)
         _set_rng_states(self.device, self._rng)
         self._rng_depth += 1
         try:
@@ -509,6 +516,7 @@ class Trainer:
             self._rng_depth -= 1
             self._rng = _rng_states(self.device)
             _set_rng_states(self.device, outer)
+            set_backend_flags(outer_flags)
 
     # ----------------------------------------------------------------------------------- setup
     def _buffer_init(self) -> ClassGaussians | None:

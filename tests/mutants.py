@@ -1345,7 +1345,7 @@ MUTANTS = [
         ('fastjem/engine.py', 'kernels = "triton" if device.type == "cuda" and triton is not None else "reference"', 'kernels = "triton" if triton is not None else "reference"'),
     ]),
     Mutant('engine-tf32-for-fp32', 'tests/test_engine.py -k cpu_paths', [
-        ('fastjem/engine.py', '            allow = self.precision == "tf32"', '            allow = self.precision != "bf16"'),
+        ('fastjem/engine.py', '        allow = self.precision == "tf32"', '        allow = self.precision != "bf16"'),
     ]),
     Mutant('engine-malloc-not-applied', 'tests/test_engine.py -k cpu_paths', [
         ('fastjem/engine.py', '        if self.cpu_malloc:\n            tune_cpu_malloc()', '        if self.cpu_malloc:\n            pass'),
@@ -2237,7 +2237,7 @@ MUTANTS = [
         ('fastjem/engine.py', '    iteration_graph: bool = False', '    iteration_graph: bool = True'),
     ]),
     Mutant('engine-cudnn-autotune-off', 'tests/test_engine.py -k by_hand', [
-        ('fastjem/engine.py', 'torch.backends.cudnn.benchmark = True', 'torch.backends.cudnn.benchmark = False'),
+        ('fastjem/engine.py', '        return allow, allow, True', '        return allow, allow, False'),
     ]),
     Mutant('engine-compile-needs-every-compiler', 'tests/test_engine.py -k by_hand', [
         ('fastjem/engine.py', 'shutil.which("g++") or shutil.which("c++")', 'shutil.which("g++") and shutil.which("c++")'),
@@ -5427,6 +5427,13 @@ MUTANTS = [
     Mutant('eval-task-reseeds-the-callers-generator', 'tests/test_process.py -k eval_tasks', [
         ('fastjem/eval/tasks.py', '        with torch.random.fork_rng(devices=[torch.cuda.current_device()] if cuda else []):\n            return task(', '        if True:\n            return task('),
     ]),
+    Mutant('trainer-engine-flags-not-set', 'tests/test_process.py',
+           [('fastjem/train.py', """        if flags is not None:
+            set_backend_flags(flags)
+        _set_rng_states(self.device, self._rng)""", """        _set_rng_states(self.device, self._rng)""")]),
+    Mutant('trainer-callers-flags-not-restored', 'tests/test_process.py',
+           [('fastjem/train.py', """            _set_rng_states(self.device, outer)
+            set_backend_flags(outer_flags)""", """            _set_rng_states(self.device, outer)""")]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1,5 +1,6 @@
 """fastjem as a library in one long-lived process (a notebook, a script training many models): a run's results do
 not depend on what else the process did, and a run leaves the process's global state as it found it."""
+import pytest
 import torch
 
 from fastjem.train import Trainer
@@ -90,3 +91,49 @@ def test_eval_tasks_repeat_themselves_and_leave_torchs_global_generator_alone(ti
         before = torch.get_rng_state()
         task(run["checkpoint"], out_dir=tmp_path / task.__name__, **opts, **common)
         assert torch.equal(torch.get_rng_state(), before), task.__name__
+
+
+def test_a_trainer_keeps_its_engines_cuda_math_flags_to_its_own_calls(tiny_config, tmp_path):
+    """The engine's TF32 and cuDNN autotuning settings are process-wide torch flags: set for good, they changed
+    the numerics and speed of the caller's other CUDA code. The flags are plain settings, so a CPU run with a CUDA
+    engine's flags shows where they hold."""
+    import dataclasses
+
+    from fastjem.engine import backend_flags, set_backend_flags
+
+    trainer = Trainer(tiny_config.replace(iters=4), out_dir=tmp_path / "run", progress=False, log=_quiet)
+    trainer.engine = dataclasses.replace(trainer.engine, device=torch.device("cuda"), precision="fp32")
+    seen = []
+    trainer.model.register_forward_pre_hook(lambda *_: seen.append(backend_flags()))
+    outer = backend_flags()
+    try:
+        set_backend_flags((True, True, False))
+        trainer.train_step()
+        trainer.sample(4)
+        assert seen and set(seen) == {(False, False, True)}
+        assert backend_flags() == (True, True, False)
+        # an error inside the run gives the caller's flags back too
+        trainer.model.register_forward_pre_hook(lambda *_: 1 / 0)
+        try:
+            trainer.train_step()
+        except ZeroDivisionError:
+            pass
+        assert backend_flags() == (True, True, False)
+    finally:
+        set_backend_flags(outer)
+
+
+@pytest.mark.gpu
+def test_building_and_training_on_cuda_leaves_the_callers_math_flags(tiny_config, tmp_path):
+    from fastjem.engine import backend_flags, set_backend_flags
+
+    outer = backend_flags()
+    try:
+        set_backend_flags((True, True, False))
+        trainer = Trainer(tiny_config.replace(iters=2, device="cuda", compile="off"), out_dir=tmp_path / "run",
+                          progress=False, log=_quiet)
+        assert backend_flags() == (True, True, False)
+        trainer.fit()
+        assert backend_flags() == (True, True, False)
+    finally:
+        set_backend_flags(outer)
