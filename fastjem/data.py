@@ -993,9 +993,9 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
     if len(classes) == 1:
         # p(y|x) of one class is 1 for every image: its loss and gradient are 0 and accuracy is 1, whatever the
         # network; a folder given one level too deep (one class's folder, or train/ of one class) looks like this
-        warnings.warn(f"image folder {root} has one class ({classes[0]!r}): classification is trivial (accuracy 1, "
-                      "no classifier gradient) and only the generative term trains; for a classifier, give a "
-                      "folder with a subfolder per class", FastJEMWarning, stacklevel=2)
+        warnings.warn(f"image folder {root} has one class ({classes[0]!r}): classification is trivial (accuracy 1 "
+                      "whatever the network; training gets no classifier gradient, only the generative term learns); "
+                      "for a classifier, give a folder with a subfolder per class", FastJEMWarning, stacklevel=2)
     size = tx.shape[-1]
     info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,
                        min(5000, len(ty) // 10), tuple(classes))
