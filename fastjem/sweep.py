@@ -96,8 +96,9 @@ def parse_grid(items: list[str]) -> dict[str, list]:
     return grid
 
 
-def _show(value) -> str:
-    if isinstance(value, tuple):
+def show_value(value) -> str:
+    """A grid value as run folders and tables print it: ``0.001``, ``true``, ``5:20`` (a tuple or list)."""
+    if isinstance(value, (tuple, list)):
         return ":".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value)
     if isinstance(value, float):
         return f"{value:g}"
@@ -106,7 +107,7 @@ def _show(value) -> str:
 
 def run_name(combo: dict, seed: int) -> str:
     """The run folder's name: ``option=value+...+seed=N`` (safe in a path: '/' becomes '_')."""
-    parts = [f"{k}={_show(v)}" for k, v in combo.items()] + [f"seed={seed}"]
+    parts = [f"{k}={show_value(v)}" for k, v in combo.items()] + [f"seed={seed}"]
     return "+".join(parts).replace(os.sep, "_")
 
 
@@ -451,13 +452,18 @@ def summarise(folder: Path, grid: dict[str, list], runs: list[tuple[str, dict, T
         test, test_sd = _mean_std(done, "test_acc")
         val, val_sd = _mean_std(done, "val_acc")
         speeds = [r["it_per_s"] for r in done if r.get("it_per_s")]
-        groups.append({**{k: _show(v) for k, v in combo.items()}, "runs": len(mine), "done": len(done),
+        # the grid's values as JSON numbers, booleans and strings (a tuple as a list): what a plotting script sorts
+        groups.append({**{k: _typed(v) for k, v in combo.items()}, "runs": len(mine), "done": len(done),
                        "diverged": diverged, "failed": sum(name in failed for name, c, _ in runs if c == combo),
                        "test_acc": test, "test_acc_std": test_sd, "val_acc": val, "val_acc_std": val_sd,
                        "it_per_s": statistics.median(speeds) if speeds else None,
                        "recoveries": sum(r["recoveries"] for r in mine if r is not None)})
-    return {"folder": str(folder), "grid": {k: [_show(v) for v in vs] for k, vs in grid.items()},
+    return {"folder": str(folder), "grid": {k: [_typed(v) for v in vs] for k, vs in grid.items()},
             "groups": groups, "runs": rows, "failed": dict(failed)}
+
+
+def _typed(value):
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _mean_std(rows: list[dict], key: str) -> tuple[float | None, float | None]:
@@ -498,7 +504,7 @@ def combinations(folder: str | os.PathLike) -> list[tuple[str, list[Path]]] | No
     out = []
     for values in itertools.product(*grid.values()):
         combo = dict(zip(grid, values))
-        label = "+".join(f"{k}={_show(v)}" for k, v in combo.items())
+        label = "+".join(f"{k}={show_value(v)}" for k, v in combo.items())
         out.append((label, [Path(folder) / name for name, c, _ in runs if c == combo]))
     return out
 
@@ -517,17 +523,17 @@ def format_summary(result: dict, fmt: str = "text") -> str:
 
         head = keys + ["runs", "done", "diverged", "failed", "test_acc_mean", "test_acc_sd", "val_acc_mean",
                        "val_acc_sd", "it_per_s", "recoveries"]
-        return render_table(head, [[g[k] for k in keys] + [str(g["runs"]), str(g["done"]), str(g["diverged"]),
-                                                           str(g.get("failed", 0)), num(g["test_acc"]),
-                                                           num(g["test_acc_std"]), num(g["val_acc"]),
-                                                           num(g["val_acc_std"]), num(g["it_per_s"], 4),
-                                                           str(g["recoveries"])] for g in result["groups"]], "csv")
+        return render_table(head, [[show_value(g[k]) for k in keys]
+                                   + [str(g["runs"]), str(g["done"]), str(g["diverged"]), str(g.get("failed", 0)),
+                                      num(g["test_acc"]), num(g["test_acc_std"]), num(g["val_acc"]),
+                                      num(g["val_acc_std"]), num(g["it_per_s"], 4), str(g["recoveries"])]
+                                   for g in result["groups"]], "csv")
 
     def done(g):
         notes = [f"{g[k]} {k}" for k in ("diverged", "failed") if g.get(k)]
         return f"{g['done']}/{g['runs']}" + (f" ({', '.join(notes)})" if notes else "")
 
-    rows = [[g[k] for k in keys] + [done(g), pm(g["test_acc"], g["test_acc_std"]),
+    rows = [[show_value(g[k]) for k in keys] + [done(g), pm(g["test_acc"], g["test_acc_std"]),
                                     pm(g["val_acc"], g["val_acc_std"]),
                                     "-" if g["it_per_s"] is None else f"{g['it_per_s']:.2f}", str(g["recoveries"])]
             for g in result["groups"]]

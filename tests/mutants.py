@@ -5434,6 +5434,18 @@ MUTANTS = [
     Mutant('trainer-callers-flags-not-restored', 'tests/test_process.py',
            [('fastjem/train.py', """            _set_rng_states(self.device, outer)
             set_backend_flags(outer_flags)""", """            _set_rng_states(self.device, outer)""")]),
+    Mutant('sweep-results-grid-as-text', 'tests/test_sweep.py -k results_json',
+           [('fastjem/sweep.py', """        groups.append({**{k: _typed(v) for k, v in combo.items()},""",
+             """        groups.append({**{k: show_value(v) for k, v in combo.items()},""")]),
+    Mutant('sweep-table-shows-raw-values', 'tests/test_sweep.py -k results_json',
+           [('fastjem/sweep.py', """        return render_table(head, [[show_value(g[k]) for k in keys]""",
+             """        return render_table(head, [[str(g[k]) for k in keys]""")]),
+    Mutant('compare-groups-values-as-text', 'tests/test_sweep.py -k results_json',
+           [('fastjem/eval/history.py', """            {**{k: json.loads(v) for k, v in zip(grid, combo)},""",
+             """            {**{k: v for k, v in zip(grid, combo)},""")]),
+    Mutant('compare-table-shows-raw-values', 'tests/test_sweep.py -k results_json',
+           [('fastjem/eval/history.py', """        rows = [[*(show_value(g[k]) for k in grid),""",
+             """        rows = [[*(str(g[k]) for k in grid),""")]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

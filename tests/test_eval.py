@@ -1643,7 +1643,7 @@ def test_a_sweep_with_one_run_per_combination_reports_it_without_a_spread(runs, 
     cmp = _report(out / "accuracy_runs.json")
     acc = _report(out / "lr_0.001-seed_0" / "accuracy.json")["results"]["plain"]["acc"]
     assert [r["plain acc"] for r in cmp["rows"]] == [acc]
-    assert cmp["groups"] == [{"lr": str(lr), "runs": 1, "plain acc": [acc, None],
+    assert cmp["groups"] == [{"lr": lr, "runs": 1, "plain acc": [acc, None],
                               "plain NLL": [cmp["rows"][0]["plain NLL"], None]}]
     assert "±" not in capsys.readouterr().out
 

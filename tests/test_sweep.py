@@ -86,7 +86,7 @@ def test_sweep_runs_every_combination_skips_finished_runs_and_resumes_a_partial_
         assert summary["iteration"] == 6
     assert json.loads((folder / "sgld_steps=2+seed=1" / "config.json").read_text())["sgld_steps"] == 2
     result = json.loads((folder / "results.json").read_text())
-    assert [g["sgld_steps"] for g in result["groups"]] == ["1", "2"] and all(g["done"] == 2 for g in result["groups"])
+    assert [g["sgld_steps"] for g in result["groups"]] == [1, 2] and all(g["done"] == 2 for g in result["groups"])
     for g, pair in zip(result["groups"], (names[:2], names[2:])):
         accs = [json.loads((folder / n / "summary.json").read_text())["test_acc"] for n in pair]
         assert g["test_acc"] == pytest.approx(statistics.mean(accs))
@@ -529,7 +529,7 @@ def test_a_sweep_on_an_image_folder_is_read_back_as_a_sweep(tmp_path, capsys):
     folder = tmp_path / "sw"
     base = TrainConfig(dataset="imagefolder", data_dir=str(tmp_path / "images"), iters=6)
     check_spec(folder, spec_of(base, {"sgld_steps": [1, 2]}, [1, 2]))
-    assert [g["sgld_steps"] for g in summarise_folder(folder)["groups"]] == ["1", "2"]
+    assert [g["sgld_steps"] for g in summarise_folder(folder)["groups"]] == [1, 2]
     assert [label for label, _ in combinations(folder)] == ["sgld_steps=1", "sgld_steps=2"]
     assert main(["runs", str(folder), "--combinations"]) == 0
     assert "0/2" in capsys.readouterr().out
@@ -578,3 +578,28 @@ def test_a_finished_run_is_freed_before_the_next_run_of_the_sweep_starts(tmp_pat
     assert main(["sweep", "--grid", "sgld-steps=1", "--seeds", "1", "2", "--out-dir", str(tmp_path / "sw"),
                  *TINY, "--iters", "2", "--buffer-size", "32"]) == 0
     assert seen == [0, 0]
+
+
+def test_results_json_holds_the_grid_values_as_json_numbers_booleans_and_lists(tmp_path):
+    """results.json gave every grid value as printed text ("20", "0.0001", "true"): a script plotting accuracy
+    against sgld_steps sorted "20" before "5". The tables still print them as the run folders name them."""
+    from fastjem.eval.history import compare_runs, format_comparison
+    from fastjem.sweep import format_summary, summarise
+
+    grid = {"sgld_steps": [5, 20], "lr": [1e-4], "augment": [False], "decay_epochs": [(50, 100)]}
+    result = json.loads(json.dumps(summarise(tmp_path, grid, [])))
+    assert result["grid"] == {"sgld_steps": [5, 20], "lr": [1e-4], "augment": [False], "decay_epochs": [[50, 100]]}
+    assert [[g[k] for k in grid] for g in result["groups"]] == [[5, 0.0001, False, [50, 100]],
+                                                                 [20, 0.0001, False, [50, 100]]]
+    assert format_summary(result, "csv").splitlines()[1].startswith("5,0.0001,false,50:100,")
+    # an eval comparison over a sweep's runs groups them by the same typed values
+    sweep = tmp_path / "sw"
+    (sweep / "a").mkdir(parents=True)
+    (sweep / "b").mkdir()
+    (sweep / "sweep.json").write_text(json.dumps({"grid": {"augment": [True], "decay_epochs": [[50, 100]]}}))
+    for run in ("a", "b"):
+        (sweep / run / "config.json").write_text(json.dumps({"augment": True, "decay_epochs": [50, 100]}))
+    reports = [{"dataset": "digits", "results": {"plain": {"acc": acc, "nll": 0.1}}} for acc in (0.5, 0.7)]
+    cmp = compare_runs("accuracy", reports, [sweep / "a", sweep / "b"], tmp_path / "cmp")
+    assert [(g["augment"], g["decay_epochs"], g["runs"]) for g in cmp["groups"]] == [(True, [50, 100], 2)]
+    assert format_comparison(cmp).splitlines()[2].split()[:3] == ["true", "50:100", "2"]

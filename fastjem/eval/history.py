@@ -63,10 +63,11 @@ def compare_runs(task: str, reports: list[dict], runs: list[Path], out_dir: str 
         groups: dict[tuple, list[dict]] = {}
         for run, row in zip(runs, rows):
             cfg = json.loads((run / "config.json").read_text()) if (run / "config.json").exists() else {}
-            groups.setdefault(tuple(str(cfg.get(k)) for k in grid), []).append(row)
+            # keyed by the values' JSON text (a list is not hashable); reported as the values themselves
+            groups.setdefault(tuple(json.dumps(cfg.get(k)) for k in grid), []).append(row)
         result["grid"] = grid
         result["groups"] = [
-            {**dict(zip(grid, combo)), "runs": len(members),
+            {**{k: json.loads(v) for k, v in zip(grid, combo)}, "runs": len(members),
              **{k: [statistics.mean(v), statistics.stdev(v) if len(v) > 1 else None]  # one run: no spread
                 for k in keys if (v := [m[k] for m in members if k in m and math.isfinite(m[k])])}}
             for combo, members in groups.items()]
@@ -83,11 +84,12 @@ def _mean_pm(mean: float, sd: float | None) -> str:
 def format_comparison(result: dict, limit: int = 4) -> str:
     """A row per run, or per sweep combination (mean ± std over its seeds); the first ``limit`` numbers."""
     from fastjem.runs import text_table
+    from fastjem.sweep import show_value
 
     keys = result["keys"][:limit]
     if result["groups"]:
         grid = result["grid"]
-        rows = [[*(g[k] for k in grid), str(g["runs"]),
+        rows = [[*(show_value(g[k]) for k in grid), str(g["runs"]),
                  *(_mean_pm(*g[k]) if k in g else "-" for k in keys)] for g in result["groups"]]
         table = text_table([*grid, "runs", *keys], rows)
     else:
