@@ -1122,6 +1122,8 @@ class Trainer:
         if not self.dist.is_main:
             return
         path = self.out_dir / "metrics.jsonl"
+        # when it was written, on the wall clock (seconds since the Unix epoch): to line a run up with other logs
+        record = {**record, "time": round(time.time(), 3)}
         with naming(path), open(path, "a") as f:
             # strict JSON: a diverged (unguarded) run's NaN loss is logged as null, which every JSON reader takes
             f.write(strict_json(record) + "\n")

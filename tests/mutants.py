@@ -5446,6 +5446,8 @@ MUTANTS = [
     Mutant('compare-table-shows-raw-values', 'tests/test_sweep.py -k results_json',
            [('fastjem/eval/history.py', """        rows = [[*(show_value(g[k]) for k in grid),""",
              """        rows = [[*(str(g[k]) for k in grid),""")]),
+    Mutant('metrics-lines-without-time', 'tests/test_train.py -k says_when_it_was_written',
+           [('fastjem/train.py', """        record = {**record, "time": round(time.time(), 3)}""", """        record = {**record}""")]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -512,6 +512,17 @@ def test_the_logged_metrics_are_the_means_over_the_iterations_since_the_last_rea
     assert all(again[name] == pytest.approx(one[name], rel=1e-5, abs=1e-6) for name in ("loss", "ce", "e_data"))
 
 
+def test_every_metrics_line_says_when_it_was_written(tiny_config, tmp_path):
+    import time
+
+    start = time.time()
+    t = Trainer(tiny_config.replace(iters=6, eval_every=3), out_dir=tmp_path, progress=False, log=lambda *a: None)
+    t.fit()
+    records = [json.loads(s) for s in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    times = [r["time"] for r in records]
+    assert len(records) >= 4 and start <= times[0] and times == sorted(times) and times[-1] <= time.time()
+
+
 @pytest.mark.parametrize("iters", [1, 3])
 def test_a_run_resumed_at_its_end_holds_the_state_the_finished_run_held(tiny_config, tmp_path, iters):
     """Resumed at its last iteration (no step left to set them), a run holds the learning rate its last step used,
