@@ -406,10 +406,13 @@ def add_data_parser(sub) -> None:
                        description="Load (and cache) a dataset exactly as `fastjem train` would, then print its "
                                    "image shape, classes, split sizes and images per class; --grid draws a few "
                                    "training images of each class. A cheap check of a folder before a long run.")
-    p.add_argument("--dataset", choices=DATASETS, default="digits")
-    p.add_argument("--data-dir", default="", help="as for fastjem train")
+    p.add_argument("--dataset", choices=DATASETS, default="digits",
+                   help="the dataset to load, as fastjem train --dataset (default: digits)")
+    p.add_argument("--data-dir", default="", help="where it lives, as for fastjem train (not for digits, which is "
+                                                  "built in); default ~/.cache/fastjem/data")
     p.add_argument("--download", action="store_true", help="download torchvision datasets when missing")
-    p.add_argument("--image-size", type=int64, default=0, help="resize on load, as fastjem train --image-size")
+    p.add_argument("--image-size", type=int64, default=0, help="resize on load, as fastjem train --image-size "
+                                                               "(default: 0, as stored)")
     p.add_argument("--val-size", type=int64, default=-1, help="training images held out for validation "
                                                             "(-1: the dataset's default)")
     p.add_argument("--grid", default=None, metavar="PNG", help="write up to 8 training images per class (10 classes "
@@ -423,6 +426,12 @@ def run_data(args: argparse.Namespace) -> int:
 
     if args.image_size < 0:
         raise ConfigError("--image-size must be >= 0")
+    # as fastjem train refuses them: a folder given without its --dataset was ignored, digits described instead
+    unread = [flag for flag, given in (("--data-dir", args.data_dir), ("--download", args.download)) if given]
+    if args.dataset == "digits" and unread:
+        raise ConfigError(f"{', '.join(unread)}: --dataset digits is scikit-learn's, built in, and reads no files; "
+                          "give --dataset cifar10, cifar100, svhn or imagefolder for data of your own, or drop "
+                          f"{'it' if len(unread) == 1 else 'them'}")
     if args.grid and Path(args.grid).suffix.lower() not in IMAGE_SUFFIXES:
         raise ConfigError(f"--grid {args.grid}: name an image file (.png, .jpg, ...), e.g. --grid {args.grid}.png")
     arrays = load_arrays(args.dataset, args.data_dir, args.download, args.image_size)

@@ -1138,6 +1138,9 @@ def test_a_config_files_nan_and_a_run_without_records_are_named(tmp_path, capsys
     (["runs", "{tmp}", "--combinations"], "--combinations takes sweep folders"),
     (["runs", "{tmp}", "--combinations", "--format", "json"], "--combinations takes sweep folders"),
     (["data", "--image-size", "-1"], "--image-size must be >= 0"),
+    # a folder given without its --dataset: the built-in digits were described instead, the folder never read
+    (["data", "--data-dir", "{tmp}/a"], "--data-dir: --dataset digits is scikit-learn's, built in, and reads no files"),
+    (["data", "--download", "--grid", "{tmp}/g.png"], "--download: --dataset digits is scikit-learn's, built in"),
     (["bench", "--sgld-steps", "0"], "--sgld-steps must be > 0"),
     (["bench", "--batch-size", "8", "0", "--out", "{tmp}/new/r.json"], "--batch-size must be > 0"),
     (["bench", "--image-size", "0", "--out", "{tmp}/new/r.json"], "--image-size must be > 0"),
