@@ -50,18 +50,36 @@ def _preset_table() -> str:
     return "\n".join(lines)
 
 
-def add_train_arguments(p: argparse.ArgumentParser) -> None:
+# what the options of fastjem train mean to a sweep, where they differ; None: refused there (a sweep continues itself,
+# takes its seeds from --seeds), so left out of its help
+SWEEP_HELP = {
+    "resume": None, "print_config": None, "seed": None,
+    "out_dir": "the sweep's folder, one run folder in it per combination and seed; default "
+               "runs/sweep-<preset>-<dataset>-<grid options> (the same command finds it again)",
+    "max_minutes": "stop cleanly after this many minutes of the whole sweep in this invocation (the running run's "
+                   "checkpoint written; the same command continues it); 0 = no limit (default: 0.0)",
+}
+
+
+def add_train_arguments(p: argparse.ArgumentParser, sweep: bool = False) -> None:
+    """fastjem train's options on ``p``; ``sweep``: as fastjem sweep takes them (SWEEP_HELP)."""
+    def said(name: str, text: str) -> str:
+        if not sweep or name not in SWEEP_HELP:
+            return text
+        return argparse.SUPPRESS if SWEEP_HELP[name] is None else SWEEP_HELP[name].replace("%", "%%")
+
     p.add_argument("--preset", default=None, choices=sorted(PRESETS),
                    help="starting configuration (default: quick)")
     p.add_argument("--resume", metavar="CHECKPOINT", default=None,
-                   help="continue the run saved in CHECKPOINT (its config is reused; run length and logging "
-                        "options may change)")
+                   help=said("resume", "continue the run saved in CHECKPOINT (its config is reused; run length and "
+                                       "logging options may change)"))
     p.add_argument("--config", metavar="FILE", default=None,
                    help="start from the options in FILE, on top of --preset: a JSON object of options (a run's "
                         "config.json, or any subset; --print-config writes one), a run folder or a checkpoint; "
                         "options given on the command line override it, and --out-dir never comes from it")
     p.add_argument("--print-config", action="store_true",
-                   help="print the configuration these options resolve to, as JSON, and exit (a --config file)")
+                   help=said("print_config", "print the configuration these options resolve to, as JSON, and exit "
+                                             "(a --config file)"))
     p.add_argument("--classifier-only", action="store_true",
                    help="train the same network as a plain classifier (px and pxy weights 0): the baseline")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (metrics still go to the log)")
@@ -75,7 +93,7 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         g = groups.setdefault(meta["group"], p.add_argument_group(GROUP_TITLES[meta["group"]]))
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not MISSING else None
-        kw = dict(dest=f.name, default=argparse.SUPPRESS, help=config_help(f.name))
+        kw = dict(dest=f.name, default=argparse.SUPPRESS, help=said(f.name, config_help(f.name)))
         if isinstance(default, bool):
             g.add_argument(flag, action=argparse.BooleanOptionalAction, **kw)
         elif isinstance(default, tuple) and all(isinstance(v, str) for v in default):
@@ -719,7 +737,7 @@ def add_sweep_parser(sub) -> None:
     p.add_argument("--format", choices=("text", "md", "csv"), default="text",
                    help="the closing table as text (default), md (Markdown) or csv; `fastjem runs FOLDER` prints it "
                         "again")
-    add_train_arguments(p)
+    add_train_arguments(p, sweep=True)
 
 
 def run_sweep_command(args: argparse.Namespace) -> int:

@@ -47,6 +47,35 @@ def test_train_help_explains_every_option():
                                                 "preset applies.")
 
 
+def test_sweep_help_says_what_its_options_mean_to_a_sweep(capsys):
+    """fastjem sweep --help listed --resume, --print-config and --seed with train's words though the sweep refuses
+    them, called --out-dir a run's folder (default runs/<preset>-<dataset>-<time>) and --max-minutes one run's limit;
+    the sweep's own folder and its whole-invocation limit are what they are."""
+    from fastjem.cli import build_parser
+
+    subs = next(a for a in build_parser()._actions if a.dest == "command").choices
+    with pytest.raises(SystemExit):
+        subs["sweep"].parse_args(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for refused in ("[--resume CHECKPOINT]", "--resume CHECKPOINT continue", "[--print-config]",
+                    "--print-config print the configuration", "[--seed SEED]", "--seed SEED random seed"):
+        assert refused not in text, refused
+    assert "--seeds" in text and "--config FILE" in text
+    assert "--out-dir OUT_DIR the sweep's folder, one run folder in it per combination and seed; default " \
+           "runs/sweep-<preset>-<dataset>-<grid options>" in text
+    assert "runs/<preset>-<dataset>-<time>" not in text
+    assert "--max-minutes MAX_MINUTES stop cleanly after this many minutes of the whole sweep" in text
+    # still parsed, so that the sweep refuses them with what to do (test_command_line_mistakes_are_refused_...)
+    args = subs["sweep"].parse_args(["--grid", "lr=1e-3", "--resume", "x", "--print-config", "--seed", "2"])
+    assert args.resume == "x" and args.print_config and args.seed == 2
+    # train's help is train's
+    with pytest.raises(SystemExit):
+        subs["train"].parse_args(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--resume CHECKPOINT continue the run saved in CHECKPOINT" in text and "--print-config" in text
+    assert "default runs/<preset>-<dataset>-<time>" in text and "the whole sweep" not in text
+
+
 def test_precision_help_says_when_auto_picks_bf16_on_a_cpu():
     """auto is bf16 on a CPU with AMX-BF16, and on one with AVX512-BF16 where the probe times bf16 convolutions
     faster (engine.fast_bf16; README: the engine's precision); the help said AMX-BF16 alone, else fp32."""
