@@ -323,7 +323,9 @@ def add_convert_parser(sub) -> None:
     g = p.add_argument_group("authors' checkpoint -> fastjem")
     g.add_argument("--dataset", default=None, choices=("cifar10", "cifar100", "svhn"),
                    help="what the network was trained on (default: cifar10, or cifar100 for 100 classes)")
-    g.add_argument("--data-dir", default="", help="where that dataset lives, recorded for fastjem eval")
+    g.add_argument("--data-dir", default="", help="where that dataset lives, recorded for fastjem eval "
+                                                       "(default: none recorded: eval reads ~/.cache/fastjem/data "
+                                                       "unless given its own --data-dir)")
     g.add_argument("--norm", default=None, choices=("none", "batch", "instance", "layer"),
                    help="the authors' --norm, needed only for instance or layer norm (their state dicts look alike)")
     g.add_argument("--classifier-only", action="store_true",
@@ -491,19 +493,21 @@ def add_bench_parser(sub) -> None:
                        description="Time SGLD sampling as training runs it (the engine resolved for this device) on "
                                    "random chains: ms per SGLD call and step, chains/s, TFLOP/s. Defaults: WRN-28-10, "
                                    "batch 64 on CUDA; WRN-10-2, batch 16 on a CPU.")
-    p.add_argument("--arch", choices=ARCHS, default="wrn")
+    p.add_argument("--arch", choices=ARCHS, default="wrn",
+                   help="network: wrn (Wide-ResNet) or convnet (the quick preset's small net) (default: wrn)")
     p.add_argument("--depth", type=int64, default=None, help="WRN depth (default: 28 on CUDA, 10 on CPU)")
     p.add_argument("--width", type=int64, default=None,
                    help="WRN widen factor (default: 10 on CUDA, 2 on CPU), or the conv net's width (default: 16, the "
                         "quick preset's)")
-    p.add_argument("--norm", choices=NORMS, default="none")
+    p.add_argument("--norm", choices=NORMS, default="none", help="normalisation layer (default: none)")
     p.add_argument("--batch-size", type=int64, nargs="+", default=None, metavar="N",
                    help="chains per SGLD call (default: 64 CUDA, 16 CPU); several sizes time each in turn and print "
                         "a table of how the cost scales")
-    p.add_argument("--sgld-steps", type=int64, default=20)
-    p.add_argument("--image-size", type=int64, default=32)
-    p.add_argument("--channels", type=int64, default=3)
-    p.add_argument("--num-classes", type=int64, default=10)
+    p.add_argument("--sgld-steps", type=int64, default=20, help="SGLD steps per sampling call (default: 20)")
+    p.add_argument("--image-size", type=int64, default=32, help="side of the chains' square images in pixels "
+                                                                "(default: 32)")
+    p.add_argument("--channels", type=int64, default=3, help="channels of the chains' images (default: 3)")
+    p.add_argument("--num-classes", type=int64, default=10, help="classes K of the network's logits (default: 10)")
     p.add_argument("--precision", choices=PRECISIONS, nargs="+", default=["auto"],
                    help="network precision (default auto: what training picks here); several, e.g. fp32 bf16, time "
                         "each in turn and print how they compare, to see which this machine runs faster")
@@ -517,9 +521,11 @@ def add_bench_parser(sub) -> None:
     p.add_argument("--sgld-parts", type=int64, default=0, metavar="N", help=config_help("sgld_parts"))
     p.add_argument("--cpu-malloc", action=argparse.BooleanOptionalAction, default=True,
                    help=config_help("cpu_malloc"))
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="device to time (default: auto = cuda when available)")
     p.add_argument("--seconds", type=float, default=10.0, help="timed seconds after the warm-up (default 10)")
-    p.add_argument("--seed", type=int64, default=0)
+    p.add_argument("--seed", type=int64, default=0, help="random seed of the network's weights and the chains "
+                                                         "(default: 0)")
     p.add_argument("--out", default=None, help="also write the result as JSON to this file (a list for several "
                                                   "batch sizes or precisions)")
     p.add_argument("--plot", default=None, metavar="PNG", help="with several batch sizes: draw chains/s and ms per "

@@ -136,8 +136,36 @@ def test_every_help_default_is_the_parsers_own():
     assert seen_worded == set(worded)
     for expected in [("sample", "n"), ("sample", "n_steps"), ("sample", "batch_size"), ("sample", "seed"),
                      ("eval", "batch_size"), ("eval", "n_ood"), ("eval", "refine_steps"), ("eval", "init"),
-                     ("eval", "n_fid"), ("bench", "sgld_parts"), ("sweep", "seeds"), ("export", "device")]:
+                     ("eval", "n_fid"), ("bench", "sgld_parts"), ("sweep", "seeds"), ("export", "device"),
+                     ("bench", "sgld_steps"), ("bench", "image_size"), ("bench", "channels"), ("bench", "num_classes"),
+                     ("bench", "seed"), ("bench", "arch"), ("bench", "norm"), ("bench", "device"),
+                     ("data", "dataset"), ("data", "image_size")]:
         assert expected in checked, expected
+
+
+def test_every_option_of_every_command_says_what_it_does():
+    """Each option in every command's --help has a text (bench's --sgld-steps, --image-size, --channels,
+    --num-classes, --device, --seed, --arch, --norm and data's --dataset showed their name alone: no meaning, no
+    default), and one with a default a user needs says it."""
+    import argparse
+
+    from fastjem.cli import build_parser
+
+    silent = []
+
+    def walk(parser, command):
+        for a in parser._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for name, sub in a.choices.items():
+                    walk(sub, name)
+            elif a.help is None or (a.help != argparse.SUPPRESS and not a.help.strip()):
+                silent.append((command, a.option_strings or a.dest))
+            elif a.option_strings and a.default not in (None, False, argparse.SUPPRESS) and a.dest != "help" \
+                    and "default" not in a.help:
+                silent.append((command, a.option_strings, "no default"))
+
+    walk(build_parser(), "fastjem")
+    assert silent == [], silent
 
 
 def test_trains_help_defaults_read_as_the_option_is_typed():
