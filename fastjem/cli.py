@@ -434,7 +434,8 @@ def add_data_parser(sub) -> None:
     p.add_argument("--image-size", type=int64, default=0, help="resize on load, as fastjem train --image-size "
                                                                "(default: 0, as stored)")
     p.add_argument("--val-size", type=int64, default=-1, help="training images held out for validation "
-                                                            "(-1: the dataset's default)")
+                                                            "(default: -1 = the dataset's, as fastjem train "
+                                                            "--val-size says)")
     p.add_argument("--grid", default=None, metavar="PNG", help="write up to 8 training images per class (10 classes "
                                                                "at most) to this PNG")
 

@@ -51,8 +51,8 @@ class TrainConfig:
                            "to N x N; 0 = as stored (an image folder's images must then share one size)",
                            group="data")
     val_size: int = _opt(-1, "training images held out for validation with a fixed seed; -1 = dataset default "
-                         "(5000 for CIFAR/SVHN, 180 for digits), 0 = none (no validation accuracy, no best.pt)",
-                         group="data")
+                         "(5000 for CIFAR/SVHN, 180 for digits, a tenth of an image folder's training images, at "
+                         "most 5000), 0 = none (no validation accuracy, no best.pt)", group="data")
     labels_per_class: int = _opt(-1, "labelled training images per class for semi-supervised training "
                                  "(the rest are used unlabelled in the p(x) term); -1 = all", group="data")
     augment: bool = _opt(True, "training augmentation on the device: reflect-pad + random crop (+ flip where the "

@@ -783,6 +783,25 @@ def test_data_command_reports_what_is_wrong_with_a_folder(tmp_path, capsys):
     assert "name an image file" in capsys.readouterr().err
 
 
+def test_the_validation_split_help_states_is_the_one_a_folder_gets(tmp_path, capsys):
+    """--val-size's help named the defaults of CIFAR/SVHN and digits alone; an image folder's (a tenth of its training
+    images, at most 5000) is the one a user of their own data needs. Text and behaviour checked together."""
+    import numpy as np
+    from PIL import Image
+
+    from fastjem.cli import config_help
+
+    assert "a tenth of an image folder's training images, at most 5000" in config_help("val_size")
+    for c in ("a", "b"):
+        (tmp_path / "f" / c).mkdir(parents=True)
+        for i in range(37):
+            Image.fromarray(np.full((8, 8, 3), 3 * i, np.uint8)).save(tmp_path / "f" / c / f"{i}.png")
+    assert main(["data", "--dataset", "imagefolder", "--data-dir", str(tmp_path / "f")]) == 0
+    split = re.search(r"train (\d+), validation (\d+)", capsys.readouterr().out)
+    train, val = int(split.group(1)), int(split.group(2))
+    assert val == (train + val) // 10 and val > 0, (train, val)
+
+
 def test_data_command_tabulates_classes_notes_gaps_and_imbalance_and_grids_a_row_per_class(tmp_path, capsys,
                                                                                           monkeypatch):
     """fastjem data's class table (the names' width; a class without a name by its index; the first 20 rows of more
