@@ -5448,6 +5448,22 @@ MUTANTS = [
              """        rows = [[*(str(g[k]) for k in grid),""")]),
     Mutant('metrics-lines-without-time', 'tests/test_train.py -k says_when_it_was_written',
            [('fastjem/train.py', """        record = {**record, "time": round(time.time(), 3)}""", """        record = {**record}""")]),
+    ]),
+    Mutant('data-command-reads-digits-beside-a-data-dir', 'tests/test_cli.py -k "refused_before_any_work and data"', [
+        ('fastjem/cli.py', '    if args.dataset == "digits" and unread:', '    if False and unread:'),
+    ]),
+    Mutant('sweep-help-is-trains', 'tests/test_cli.py -k sweep_help', [
+        ('fastjem/cli.py', '    add_train_arguments(p, sweep=True)', '    add_train_arguments(p)'),
+    ]),
+    Mutant('sweep-help-lists-what-it-refuses', 'tests/test_cli.py -k sweep_help', [
+        ('fastjem/cli.py', '    "resume": None, "print_config": None, "seed": None,', ''),
+    ]),
+    Mutant('bench-seed-help-dropped', 'tests/test_cli.py -k every_option_of_every', [
+        ('fastjem/cli.py', 'help="random seed of the network\'s weights and the chains "\n                                                         "(default: 0)")', ')'),
+    ]),
+    Mutant('bench-steps-help-without-its-default', 'tests/test_cli.py -k every_option_of_every', [
+        ('fastjem/cli.py', 'help="SGLD steps per sampling call (default: 20)"', 'help="SGLD steps per sampling call"'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
