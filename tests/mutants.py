@@ -3577,8 +3577,8 @@ MUTANTS = [
     ]),
     Mutant('bench-default-steps-not-twenty', 'tests/test_cli.py -k bench_defaults', [
         ('fastjem/cli.py',
-         'p.add_argument("--sgld-steps", type=int64, default=20)',
-         'p.add_argument("--sgld-steps", type=int64, default=10)'),
+         'p.add_argument("--sgld-steps", type=int64, default=20,',
+         'p.add_argument("--sgld-steps", type=int64, default=10,'),
     ]),
     Mutant('bench-cpu-defaults-are-cudas', 'tests/test_cli.py -k bench_defaults', [
         ('fastjem/cli.py',
