@@ -56,7 +56,8 @@ class TrainConfig:
     labels_per_class: int = _opt(-1, "labelled training images per class for semi-supervised training "
                                  "(the rest are used unlabelled in the p(x) term); -1 = all", group="data")
     augment: bool = _opt(True, "training augmentation on the device: reflect-pad + random crop (+ flip where the "
-                         "dataset allows)", group="data")
+                         "dataset allows; digits' 8x8 images get neither); --data-noise is added either way",
+                         group="data")
     data_noise: float = _opt(0.03, "std of the Gaussian noise added to training images in [-1, 1]", group="data")
     test_noise: float = _opt(0.0, "std of Gaussian noise added to test images at evaluation (the authors' "
                              "evaluation used 0.03)", group="data")
@@ -66,7 +67,8 @@ class TrainConfig:
     depth: int = _opt(28, "Wide-ResNet depth (6n+4)", group="model")
     width: int = _opt(10, "Wide-ResNet widen factor k, or the convnet's base channel count", group="model")
     norm: str = _opt("none", "normalisation layer", NORMS, "model")
-    dropout: float = _opt(0.0, "dropout rate inside residual blocks", group="model")
+    dropout: float = _opt(0.0, "dropout rate inside residual blocks (the convnet: after its second convolution)",
+                          group="model")
     init_weights: str = _opt("", "start from the network weights of this checkpoint (e.g. a classifier-only "
                              "baseline to fine-tune as a JEM); optimiser, buffer and schedule start fresh",
                              group="model")
