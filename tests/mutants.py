@@ -5464,6 +5464,9 @@ MUTANTS = [
     Mutant('bench-steps-help-without-its-default', 'tests/test_cli.py -k every_option_of_every', [
         ('fastjem/cli.py', 'help="SGLD steps per sampling call (default: 20)"', 'help="SGLD steps per sampling call"'),
     ]),
+    Mutant('ood-grad-norm-score-keeps-fp64', 'tests/test_eval.py -k score_and_statistic', [
+        ('fastjem/eval/ood.py', 'grad_norm_score(model, xb).float().cpu()', 'grad_norm_score(model, xb).cpu()'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

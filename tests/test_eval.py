@@ -2030,6 +2030,12 @@ def test_score_and_statistic_definitions_against_their_formulas():
         logits = net(x)
     assert torch.allclose(scores["maxprob"], torch.softmax(logits, 1).amax(1))
     assert torch.allclose(scores["logpx"], torch.logsumexp(logits, 1))
+    # {name: [N] fp32 on the CPU}, as the docstring says, whatever the network's dtype (a float64 one gave a fp64
+    # gradient-norm score beside two fp32 ones)
+    scores = ood_scores(net.double(), x.double(), batch_size=4)
+    assert {k: (v.dtype, v.device.type, tuple(v.shape)) for k, v in scores.items()} == {
+        k: (torch.float32, "cpu", (6,)) for k in ("logpx", "maxprob", "grad_norm")}
+    torch.testing.assert_close(scores["grad_norm"], grad_norm_score(net, x.double()).float())
     assert render_table(["run"], [["a|b"]], "md").splitlines()[-1] == "| a\\|b |"
 
 

@@ -39,7 +39,8 @@ class OODSetMissing(OODSetError):
 
 
 def grad_norm_score(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """-||d LSE f(x) / dx||_2 per sample: x [B, C, H, W] -> [B] (fp32).
+    """-||d LSE f(x) / dx||_2 per sample: x [B, C, H, W] -> [B], in x's dtype (fp32 for fp32 images; fp64 images
+    through a float64 network keep fp64, as a finite-difference check needs).
 
     Samples do not interact in an eval-mode network, so the gradient of the summed log-density is each
     sample's own gradient.
@@ -61,7 +62,8 @@ def ood_scores(model: nn.Module, x: torch.Tensor, batch_size: int = 500, progres
             logits = model(xb).float()
         out["logpx"].append(torch.logsumexp(logits, 1).cpu())
         out["maxprob"].append(torch.softmax(logits, 1).amax(1).cpu())
-        out["grad_norm"].append(grad_norm_score(model, xb).cpu())
+        # fp32 as the other two scores (a float64 network's gradient is fp64)
+        out["grad_norm"].append(grad_norm_score(model, xb).float().cpu())
     return {k: torch.cat(v) for k, v in out.items()}
 
 
