@@ -286,8 +286,9 @@ def add_export_parser(sub) -> None:
                                    "the file (fastjem.json). The program is checked against the network before "
                                    "the command returns.")
     p.add_argument("checkpoint", help="checkpoint file (checkpoint.pt, best.pt, ...), or a run folder")
-    p.add_argument("--out", default=None, help="output .pt2 (default: <checkpoint folder>/model.pt2; "
-                                               "model-best.pt2 for best.pt)")
+    p.add_argument("--out", default=None, help="output .pt2 (default: <checkpoint folder>/model.pt2 for "
+                                               "checkpoint.pt, model-<name>.pt2 for any other file: model-best.pt2 "
+                                               "for best.pt)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.add_argument("--device", default="cpu", choices=("auto", "cpu", "cuda"),
                    help="device the program is traced on and runs on (default: cpu)")
