@@ -5448,7 +5448,6 @@ MUTANTS = [
              """        rows = [[*(str(g[k]) for k in grid),""")]),
     Mutant('metrics-lines-without-time', 'tests/test_train.py -k says_when_it_was_written',
            [('fastjem/train.py', """        record = {**record, "time": round(time.time(), 3)}""", """        record = {**record}""")]),
-    ]),
     Mutant('data-command-reads-digits-beside-a-data-dir', 'tests/test_cli.py -k "refused_before_any_work and data"', [
         ('fastjem/cli.py', '    if args.dataset == "digits" and unread:', '    if False and unread:'),
     ]),
