@@ -70,7 +70,7 @@ from fastjem.distributed import (
 from fastjem.engine import Engine, backend_flags, engine_networks, resolve_engine, set_backend_flags
 from fastjem.errors import CheckpointError, ConfigError, FastJEMError, error_line
 from fastjem.guard import DivergenceGuard, RecoveryState
-from fastjem.models import build_model, has_batch_norm, has_dropout
+from fastjem.models import build_model, has_batch_norm, has_dropout, plain_module, plain_state_dict
 from fastjem.optim import DeviceSGD
 from fastjem.sampler import SGLD, eval_mode, model_energy
 
@@ -426,6 +426,11 @@ class Trainer:
         info = self.data.info
         self.num_classes = info.num_classes
         if model is not None:
+            if plain_module(model) is not model:
+                # the checkpoint names the network's own parameters; the engine compiles it where it pays
+                model = plain_module(model)
+                self.log(f"model= is a torch.compile wrapper: training the {type(model).__name__} inside it (the "
+                         "engine compiles it by --compile; checkpoints hold its own parameter names)")
             _check_logits(model, info)
             self.model = model.to(self.device)
         else:
@@ -554,7 +559,7 @@ class Trainer:
                               f"holds {shape(*mine)}: give data like its own{resize}, or a checkpoint trained on data "
                               "like this run's")
         try:
-            self.model.load_state_dict(source["model"])
+            self.model.load_state_dict(plain_state_dict(source["model"]))
         except RuntimeError as err:
             raise CheckpointError(f"--init-weights {source['path']} does not fit this network: "
                                   f"{str(err).splitlines()[0]}") from err
@@ -989,7 +994,7 @@ class Trainer:
     def load_state(self, ckpt: dict) -> None:
         """Model, optimiser, buffer, sampler, RNG states, iteration and remedies from a state dict."""
         try:
-            self.model.load_state_dict(ckpt["model"])
+            self.model.load_state_dict(plain_state_dict(ckpt["model"]))
         except RuntimeError as err:
             raise CheckpointError(f"checkpoint {ckpt.get('path', '')} does not fit this network: "
                                   f"{str(err).splitlines()[0]}") from err

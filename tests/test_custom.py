@@ -245,3 +245,28 @@ def test_a_run_on_data_given_in_python_is_evaluated_on_that_data_and_a_classifie
             log=lambda *a: None).fit()
     with pytest.raises(ConfigError, match="has no replay buffer"):
         load_model(tmp_path / "clf").buffer_rows(4)
+
+
+def test_a_compiled_network_trains_and_saves_under_its_own_parameter_names(tiny_config, tmp_path):
+    """``model=torch.compile(net)``: the run trains the module inside the wrapper, so its checkpoint names the
+    network's parameters without the wrapper's ``_orig_mod.`` prefix, and the plain network (or a compiled one)
+    loads it; a checkpoint an earlier version wrote with the prefix loads too."""
+    from fastjem.models import plain_state_dict
+
+    torch.manual_seed(0)
+    net = TinyNet()
+    trainer = Trainer(tiny_config.replace(iters=2), out_dir=tmp_path / "run", progress=False,
+                      model=torch.compile(net))
+    assert trainer.model is net
+    trainer.fit()
+    ckpt = load_checkpoint(tmp_path / "run")
+    assert set(ckpt["model"]) == set(TinyNet().state_dict()) and ckpt["custom"]["model"] == f"{__name__}.TinyNet"
+    for given in (TinyNet(), torch.compile(TinyNet())):
+        em = load_model(tmp_path / "run", "cpu", model=given)
+        assert type(em.model) is TinyNet and torch.equal(params(em.model), params(net))
+    # an older checkpoint of a compiled network: every name prefixed
+    prefixed = {f"_orig_mod.{k}": v for k, v in net.state_dict().items()}
+    plain = TinyNet()
+    plain.load_state_dict(plain_state_dict(prefixed))
+    assert torch.equal(params(plain), params(net))
+    assert plain_state_dict(net.state_dict()).keys() == net.state_dict().keys()

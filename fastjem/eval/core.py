@@ -128,7 +128,7 @@ def load_model(checkpoint: str | os.PathLike | EvalModel, device: str | torch.de
     """
     if isinstance(checkpoint, EvalModel):
         return checkpoint
-    from fastjem.models import build_model
+    from fastjem.models import build_model, plain_module, plain_state_dict
     from fastjem.train import resolve_device
 
     dev = device if isinstance(device, torch.device) else resolve_device(device)
@@ -145,10 +145,12 @@ def load_model(checkpoint: str | os.PathLike | EvalModel, device: str | torch.de
                               "only Python can build again: give a network of that kind as model= (to "
                               "fastjem.eval.load_model, fastjem.export.export_classifier, ...)")
     given = model is not None
-    if model is None:
+    if given:
+        model = plain_module(model)  # a torch.compile wrapper's names carry a prefix the checkpoint's lack
+    else:
         model = build_model(cfg.arch, info.num_classes, info.channels, cfg.depth, cfg.width, cfg.norm, cfg.dropout)
     try:
-        model.load_state_dict(ckpt["model"])
+        model.load_state_dict(plain_state_dict(ckpt["model"]))
     except RuntimeError as err:
         why = str(err).splitlines()[0]
         if given:
