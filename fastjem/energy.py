@@ -11,6 +11,9 @@ import torch
 
 def _check_logits(name: str, logits: torch.Tensor) -> None:
     """Logits are [B, K]: a [B] energy or a [B, T, K] sequence would be reduced over the wrong dimension."""
+    if not isinstance(logits, torch.Tensor):
+        raise TypeError(f"{name}: logits must be a tensor [B, K], got a {type(logits).__name__}: for a network that "
+                        "returns several outputs, pass its logits (net(x)[0])")
     if logits.dim() != 2:
         raise ValueError(f"{name}: logits must be [B, K] (one row of class scores per sample), got shape "
                          f"{tuple(logits.shape)}; a network that outputs its energy E [B] is the energy itself")

@@ -122,6 +122,14 @@ def _tiles(B: int, K: int) -> tuple[int, int]:
     return block_b, block_k
 
 
+def _check_tensor(op: str, logits) -> None:
+    """A network that returns several outputs (a tuple, a dict) failed deep inside the dispatch with a TypeError
+    about functorch; name what it returned and how to pass its logits."""
+    if not isinstance(logits, torch.Tensor):
+        raise TypeError(f"{op}: logits must be a tensor [B, K], got a {type(logits).__name__}: for a network that "
+                        "returns several outputs, pass its logits (net(x)[0], or a module whose forward returns them)")
+
+
 def _check_inputs(logits: torch.Tensor, labels: torch.Tensor | None) -> None:
     if logits.dim() != 2 or logits.shape[1] == 0:
         raise ValueError(f"lse_energy: logits must be [B, K] with K >= 1 classes, got shape {tuple(logits.shape)}")
@@ -406,6 +414,7 @@ def lse_energy(logits: torch.Tensor, labels: torch.Tensor | None = None, *, back
     registered op (so a torch.func transform inside torch.compile still meets that failure: call
     ``lse_energy_ref`` there).
     """
+    _check_tensor("lse_energy", logits)
     if direct_call(logits, labels, differentiable=True):
         return _LseEnergyEager.apply(logits, labels, backend)[0]
     if not torch.compiler.is_compiling() and _transformed(logits, labels):

@@ -73,3 +73,33 @@ def test_logits_that_are_not_b_by_k_are_refused():
             shape = re.escape(str(tuple(logits.shape)))
             with pytest.raises(ValueError, match=rf"{name}: logits must be \[B, K\] .* got shape {shape}"):
                 fn(logits)
+
+
+def test_a_network_that_returns_several_outputs_gets_a_clear_error():
+    """A network returning (logits, features) or {"logits": ...}: the energies and the sampler's model_energy said
+    "is_functorch_wrapped_tensor(): incompatible function arguments" or "'tuple' object has no attribute 'dim'";
+    now they name what came back and how to pass the logits."""
+    from fastjem import SGLD, model_energy
+
+    logits = torch.randn(4, 3)
+    y = torch.zeros(4, dtype=torch.long)
+    for out in ((logits, logits), {"logits": logits}):
+        kind = type(out).__name__
+        for name, fn in (("marginal_energy", marginal_energy), ("joint_energy", lambda z: joint_energy(z, y)),
+                         ("log_py_given_x", log_py_given_x), ("lse_energy", lse_energy),
+                         ("lse_energy", lambda z: lse_energy(z, y))):
+            with pytest.raises(TypeError, match=rf"{name}: logits must be a tensor \[B, K\], got a {kind}: .*net\(x\)"):
+                fn(out)
+
+    class TwoHeads(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(2, 3)
+
+        def forward(self, x):
+            return self.fc(x), x
+
+    net = TwoHeads()
+    with pytest.raises(TypeError, match=r"lse_energy: logits must be a tensor \[B, K\], got a tuple"):
+        SGLD(2, 0.1, 0.01, seed=0).sample(model_energy(net), torch.zeros(4, 2), model=net)
+    assert all(p.requires_grad for p in net.parameters())  # the sampler's freeze undone on the way out
