@@ -25,7 +25,8 @@ from torch import nn
 from fastjem.checkpoint import atomic_write_text
 from fastjem.config import TrainConfig
 from fastjem.data import cache_dir
-from fastjem.sampler import SGLD, EnergyFn, InputGrad, compiled_input_grad, row_energies
+from fastjem.errors import error_line
+from fastjem.sampler import SGLD, EnergyFn, InputGrad, compiled_input_grad, eval_mode, row_energies
 from fastjem.weights import CastCopy, sampling_network
 
 
@@ -536,6 +537,23 @@ def quiet_cpu_compile() -> None:
         cpp.addFilter(_NoCudaRuntimeNote())
 
 
+def channels_last_failure(model: nn.Module, sample_shape: tuple[int, ...]) -> str | None:
+    """Why ``model``, its weights channels_last, cannot run (None when it can), from one forward of two zero samples
+    (eval mode, no gradient, modes restored). Its convolutions then return channels_last activations, which a
+    network that ``.view``s them (``h.view(h.size(0), -1)``, common in user code) refuses."""
+    if not any(p.dim() == 4 for p in model.parameters()):
+        return None  # nothing was converted
+    param = next(model.parameters())
+    x = torch.zeros(2, *sample_shape, device=param.device)
+    try:
+        with torch.no_grad(), eval_mode(model):
+            model(x)
+    except RuntimeError as err:
+        return (f"channels_last weights off: the network fails on channels_last activations ({error_line(err)}); "
+                "it runs in NCHW, slower on GPUs (.reshape or .flatten in place of .view takes both layouts)")
+    return None
+
+
 def engine_networks(engine: Engine, model: nn.Module, sample_shape: tuple[int, ...], cfg: TrainConfig,
                     rows: int | None = None, cpp_wrapper: bool = True) -> Networks:
     """``model`` as ``engine`` runs it: the backend flags set, channels_last weights (cuDNN and oneDNN convolutions
@@ -546,6 +564,10 @@ def engine_networks(engine: Engine, model: nn.Module, sample_shape: tuple[int, .
     ``bench/profile_step.py`` profiles: torch.profiler does not see the C++ wrapper's operator calls)."""
     engine.apply_backend_flags()
     model = model.to(memory_format=torch.channels_last)
+    why_not = channels_last_failure(model, sample_shape)
+    if why_not:
+        model = model.to(memory_format=torch.contiguous_format)
+        engine = replace(engine, notes=engine.notes + (why_not,))
     # the compiled wrapper shares the module's parameters; ``model`` stays the plain module
     net = torch.compile(model, dynamic=False) if engine.compile else model
     sgld_model, sgld_net, cast_copy, why = sampling_network(model, net, engine.cast_weights_once, engine.compile)

@@ -270,3 +270,50 @@ def test_a_compiled_network_trains_and_saves_under_its_own_parameter_names(tiny_
     plain.load_state_dict(plain_state_dict(prefixed))
     assert torch.equal(params(plain), params(net))
     assert plain_state_dict(net.state_dict()).keys() == net.state_dict().keys()
+
+
+class ViewNet(nn.Module):
+    """Flattens a convolution's output with .view, as much user code (and the authors' WRN) does."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.LeakyReLU(0.2), nn.Conv2d(4, 4, 3, padding=1))
+        self.fc = nn.Linear(4 * 8 * 8, 10)
+
+    def forward(self, x):
+        h = self.conv(x)
+        return self.fc(h.view(h.size(0), -1))
+
+
+class ReshapeNet(ViewNet):
+    def forward(self, x):
+        h = self.conv(x)
+        return self.fc(h.reshape(h.size(0), -1))
+
+
+def test_a_network_that_views_its_activations_trains_in_nchw(tiny_config, tmp_path):
+    """The engine makes the weights channels_last, so convolutions return channels_last activations, which
+    ``.view(B, -1)`` refuses: such a network passed the model= check and then failed with a raw RuntimeError inside
+    the engine's setup. It now runs with NCHW weights, and the log says why."""
+    from fastjem.engine import channels_last_failure
+
+    torch.manual_seed(0)
+    net = ViewNet()
+    lines = []
+    trainer = Trainer(tiny_config.replace(iters=2), out_dir=tmp_path / "run", progress=False, model=net,
+                      log=lambda *a, **k: lines.append(" ".join(map(str, a))))
+    assert trainer.model is net and net.conv[2].weight.is_contiguous()
+    before = params(net)
+    trainer.fit()
+    assert not torch.equal(params(net), before)  # it trained
+    assert any("channels_last weights off: the network fails on channels_last activations (RuntimeError: view size"
+               in line and ".reshape or .flatten" in line for line in lines)
+    # a network that takes channels_last keeps it, with no note
+    assert channels_last_failure(ReshapeNet().to(memory_format=torch.channels_last), (1, 8, 8)) is None
+    reshaping = ReshapeNet()
+    lines.clear()
+    Trainer(tiny_config.replace(iters=1), out_dir=tmp_path / "reshape", progress=False, model=reshaping,
+            log=lambda *a, **k: lines.append(" ".join(map(str, a))))
+    weight = reshaping.conv[2].weight
+    assert weight.is_contiguous(memory_format=torch.channels_last) and not weight.is_contiguous()
+    assert not any("channels_last weights off" in line for line in lines)
