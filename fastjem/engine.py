@@ -549,9 +549,23 @@ def channels_last_failure(model: nn.Module, sample_shape: tuple[int, ...]) -> st
         with torch.no_grad(), eval_mode(model):
             model(x)
     except RuntimeError as err:
-        return (f"channels_last weights off: the network fails on channels_last activations ({error_line(err)}); "
-                "it runs in NCHW, slower on GPUs (.reshape or .flatten in place of .view takes both layouts)")
+        return (f"the network fails on channels_last activations ({error_line(err)}; .reshape or .flatten in place "
+                "of .view takes both layouts)")
     return None
+
+
+def channels_last_weights_(model: nn.Module, sample_shape: tuple[int, ...]) -> str | None:
+    """``model``'s 4-d weights made channels_last in place (cuDNN and oneDNN convolutions prefer NHWC); where the
+    network cannot take that, its weights NCHW again and the log line that says why (None when converted)."""
+    try:
+        model.to(memory_format=torch.channels_last)
+        why = channels_last_failure(model, sample_shape)
+    except RuntimeError as err:  # a 5-d parameter or buffer (a Conv3d) has no channels_last layout
+        why = f"a tensor of the network has no channels_last layout ({error_line(err)})"
+    if why is None:
+        return None
+    model.to(memory_format=torch.contiguous_format)
+    return f"channels_last weights off: {why}; it runs in NCHW (slower on GPUs)"
 
 
 def engine_networks(engine: Engine, model: nn.Module, sample_shape: tuple[int, ...], cfg: TrainConfig,
@@ -563,10 +577,8 @@ def engine_networks(engine: Engine, model: nn.Module, sample_shape: tuple[int, .
     ``cfg.batch_size``), its graph called from inductor's C++ wrapper unless ``cpp_wrapper`` is False (what
     ``bench/profile_step.py`` profiles: torch.profiler does not see the C++ wrapper's operator calls)."""
     engine.apply_backend_flags()
-    model = model.to(memory_format=torch.channels_last)
-    why_not = channels_last_failure(model, sample_shape)
+    why_not = channels_last_weights_(model, sample_shape)
     if why_not:
-        model = model.to(memory_format=torch.contiguous_format)
         engine = replace(engine, notes=engine.notes + (why_not,))
     # the compiled wrapper shares the module's parameters; ``model`` stays the plain module
     net = torch.compile(model, dynamic=False) if engine.compile else model

@@ -307,7 +307,17 @@ def test_a_network_that_views_its_activations_trains_in_nchw(tiny_config, tmp_pa
     trainer.fit()
     assert not torch.equal(params(net), before)  # it trained
     assert any("channels_last weights off: the network fails on channels_last activations (RuntimeError: view size"
-               in line and ".reshape or .flatten" in line for line in lines)
+               in line and ".reshape or .flatten" in line and "it runs in NCHW" in line for line in lines)
+    # a 5-d parameter has no channels_last layout: the network keeps NCHW weights, and trains
+    volume = ReshapeNet()
+    volume.conv.insert(0, nn.Conv3d(1, 1, 1))
+    volume.conv.insert(0, nn.Unflatten(1, (1, 1)))
+    volume.conv.insert(2, nn.Flatten(1, 2))
+    lines.clear()
+    Trainer(tiny_config.replace(iters=1), out_dir=tmp_path / "volume", progress=False, model=volume,
+            log=lambda *a, **k: lines.append(" ".join(map(str, a)))).fit()
+    assert any("channels_last weights off: a tensor of the network has no channels_last layout" in line
+               for line in lines) and volume.conv[5].weight.is_contiguous()
     # a network that takes channels_last keeps it, with no note
     assert channels_last_failure(ReshapeNet().to(memory_format=torch.channels_last), (1, 8, 8)) is None
     reshaping = ReshapeNet()
