@@ -264,12 +264,17 @@ def test_a_compiled_network_trains_and_saves_under_its_own_parameter_names(tiny_
     for given in (TinyNet(), torch.compile(TinyNet())):
         em = load_model(tmp_path / "run", "cpu", model=given)
         assert type(em.model) is TinyNet and torch.equal(params(em.model), params(net))
-    # an older checkpoint of a compiled network: every name prefixed
-    prefixed = {f"_orig_mod.{k}": v for k, v in net.state_dict().items()}
-    plain = TinyNet()
-    plain.load_state_dict(plain_state_dict(prefixed))
-    assert torch.equal(params(plain), params(net))
+    # a checkpoint an earlier version wrote of a compiled network (every name prefixed) is evaluated, and starts a run
+    raw = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=True)
+    raw["model"] = {f"_orig_mod.{k}": v for k, v in raw["model"].items()}
+    torch.save(raw, tmp_path / "old.pt")
+    assert torch.equal(params(load_model(tmp_path / "old.pt", "cpu", model=TinyNet()).model), params(net))
+    started = Trainer(tiny_config.replace(iters=1, init_weights=str(tmp_path / "old.pt")), out_dir=tmp_path / "new",
+                      progress=False, model=TinyNet())
+    assert torch.equal(params(started.model), params(net))
     assert plain_state_dict(net.state_dict()).keys() == net.state_dict().keys()
+    # only a prefix every name has is taken away
+    assert list(plain_state_dict({"_orig_mod.a": 1, "b": 2})) == ["_orig_mod.a", "b"]
 
 
 class ViewNet(nn.Module):
