@@ -5466,6 +5466,39 @@ MUTANTS = [
     Mutant('ood-grad-norm-score-keeps-fp64', 'tests/test_eval.py -k score_and_statistic', [
         ('fastjem/eval/ood.py', 'grad_norm_score(model, xb).float().cpu()', 'grad_norm_score(model, xb).cpu()'),
     ]),
+    Mutant('trainer-keeps-the-compile-wrapper', 'tests/test_custom.py -k compiled', [
+        ('fastjem/train.py', '            if plain_module(model) is not model:', '            if False:'),
+    ]),
+    Mutant('load-model-keeps-the-compile-wrapper', 'tests/test_custom.py -k compiled', [
+        ('fastjem/eval/core.py', '        model = plain_module(model)  # a torch.compile', '        pass  # a torch.compile'),
+    ]),
+    Mutant('load-model-keeps-the-compiled-prefix', 'tests/test_custom.py -k compiled', [
+        ('fastjem/eval/core.py', '        model.load_state_dict(plain_state_dict(ckpt["model"]))', '        model.load_state_dict(ckpt["model"])'),
+    ]),
+    Mutant('init-weights-keeps-the-compiled-prefix', 'tests/test_custom.py -k compiled', [
+        ('fastjem/train.py', '            self.model.load_state_dict(plain_state_dict(source["model"]))', '            self.model.load_state_dict(source["model"])'),
+    ]),
+    Mutant('plain-state-dict-strips-a-partial-prefix', 'tests/test_custom.py -k compiled', [
+        ('fastjem/models/__init__.py', 'if not (state and all(isinstance(k, str) and k.startswith(COMPILED_PREFIX) for k in state)):', 'if not (state and any(isinstance(k, str) and k.startswith(COMPILED_PREFIX) for k in state)):'),
+    ]),
+    Mutant('lse-energy-takes-a-tuple-of-logits', 'tests/test_energy.py -k several_outputs', [
+        ('kernels/energy.py', '    _check_tensor("lse_energy", logits)\n', ''),
+    ]),
+    Mutant('energies-take-a-tuple-of-logits', 'tests/test_energy.py -k several_outputs', [
+        ('fastjem/energy.py', '    if not isinstance(logits, torch.Tensor):\n        raise TypeError', '    if False:\n        raise TypeError'),
+    ]),
+    Mutant('engine-keeps-channels-last-a-view-refuses', 'tests/test_custom.py -k views_its_activations', [
+        ('fastjem/engine.py', '        why = channels_last_failure(model, sample_shape)', '        why = None'),
+    ]),
+    Mutant('engine-leaves-a-failed-channels-last-conversion', 'tests/test_custom.py -k views_its_activations', [
+        ('fastjem/engine.py', '    model.to(memory_format=torch.contiguous_format)\n    return f"channels_last', '    return f"channels_last'),
+    ]),
+    Mutant('engine-never-converts-to-channels-last', 'tests/test_custom.py -k views_its_activations', [
+        ('fastjem/engine.py', '        model.to(memory_format=torch.channels_last)\n        why =', '        why ='),
+    ]),
+    Mutant('engine-fails-on-a-5d-parameter', 'tests/test_custom.py -k views_its_activations', [
+        ('fastjem/engine.py', '    except RuntimeError as err:  # a 5-d parameter', '    except ValueError as err:  # a 5-d parameter'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
