@@ -538,13 +538,13 @@ def quiet_cpu_compile() -> None:
 
 
 def channels_last_failure(model: nn.Module, sample_shape: tuple[int, ...]) -> str | None:
-    """Why ``model``, its weights channels_last, cannot run (None when it can), from one forward of two zero samples
+    """Why ``model``, its weights channels_last, cannot run (None when it can), from one forward of a zero sample
     (eval mode, no gradient, modes restored). Its convolutions then return channels_last activations, which a
     network that ``.view``s them (``h.view(h.size(0), -1)``, common in user code) refuses."""
     if not any(p.dim() == 4 for p in model.parameters()):
         return None  # nothing was converted
     param = next(model.parameters())
-    x = torch.zeros(2, *sample_shape, device=param.device)
+    x = torch.zeros(1, *sample_shape, device=param.device)
     try:
         with torch.no_grad(), eval_mode(model):
             model(x)

@@ -190,7 +190,8 @@ def test_bench_times_your_own_network(tiny_config):
     CALLS.clear()
     r = bench_sampler(cfg, torch.device("cpu"), num_classes=5, channels=3, size=12, seconds=0.2, warmup=1, model=net)
     assert r["model"] == "CountingNet" and r["input"] == [3, 12, 12]
-    assert CALLS and set(CALLS) == {6}  # the timed chains went through this network (a copy of it)
+    # the timed chains went through this network (a copy of it), after the engine's channels_last probe of 1 sample
+    assert CALLS[0] == 1 and set(CALLS[1:]) == {6}
     frozen = copy.deepcopy(net).requires_grad_(False)  # an SGLD step: input gradient only
     with FlopCounterMode(display=False) as counter:
         x = torch.zeros(6, 3, 12, 12, requires_grad=True)
