@@ -388,10 +388,11 @@ def add_runs_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="the same as --format json")
     p.add_argument("--combinations", action="store_true",
                    help="a sweep folder's per-combination table alone (mean ± sd over seeds, as the sweep printed it "
-                        "at its end; text, md or csv), not its runs")
+                        "at its end), not its runs; json: a list of one summary a sweep, shaped as its results.json")
 
 
 def run_runs(args: argparse.Namespace) -> int:
+    from fastjem.checkpoint import strict_json
     from fastjem.runs import find_runs, format_table, run_label, run_row, sort_rows
     from fastjem.sweep import format_summary, summarise_folder
 
@@ -401,11 +402,14 @@ def run_runs(args: argparse.Namespace) -> int:
     if args.combinations:
         sweeps = [(p, summarise_folder(p)) for p in args.runs]
         missing = [p for p, summary in sweeps if summary is None]
-        if missing or fmt == "json":
-            raise ConfigError("--combinations takes sweep folders (fastjem sweep --out-dir) and text, md or csv (the "
-                              "JSON is the sweep's results.json)" + (f"; not a sweep: {', '.join(missing)}"
-                                                                     if missing else ""))
-        print("\n\n".join(format_summary(summary, fmt) for _, summary in sweeps))
+        if missing:
+            raise ConfigError(f"--combinations takes sweep folders (fastjem sweep --out-dir); not a sweep: "
+                              f"{', '.join(missing)}")
+        if fmt == "json":
+            # a list, one summary a sweep, shaped as its results.json, as its runs stand now
+            print(strict_json([summary for _, summary in sweeps], indent=2))
+        else:
+            print("\n\n".join(format_summary(summary, fmt) for _, summary in sweeps))
         return 0
     rows = [{**run_row(p), "run": run_label(p, args.runs)} for p in find_runs(args.runs)]
     rows = sort_rows(rows, args.sort)

@@ -1790,7 +1790,10 @@ MUTANTS = [
         ('fastjem/cli.py', '    if args.json and args.format not in ("text", "json"):\n        raise ConfigError(f"--json is --format json: it cannot be given with --format {args.format}")', '    if False:\n        raise ConfigError(f"--json is --format json: it cannot be given with --format {args.format}")'),
     ]),
     Mutant('runs-combinations-of-non-sweeps-ok', 'tests/test_cli.py -k "mistakes_are_refused or torchrun"', [
-        ('fastjem/cli.py', '        if missing or fmt == "json":\n            raise ConfigError("--combinations takes sweep folders (fastjem sweep --out-dir) and text, md or csv (the "', '        if False:\n            raise ConfigError("--combinations takes sweep folders (fastjem sweep --out-dir) and text, md or csv (the "'),
+        ('fastjem/cli.py', '        if missing:\n            raise ConfigError(f"--combinations takes sweep folders', '        if False:\n            raise ConfigError(f"--combinations takes sweep folders'),
+    ]),
+    Mutant('runs-combinations-json-as-a-table', 'tests/test_sweep.py -k every_combination', [
+        ('fastjem/cli.py', '        if fmt == "json":\n            # a list, one summary a sweep', '        if False:\n            # a list, one summary a sweep'),
     ]),
     Mutant('data-negative-image-size-ok', 'tests/test_cli.py -k "mistakes_are_refused or torchrun"', [
         ('fastjem/cli.py', '    if args.image_size < 0:\n        raise ConfigError("--image-size must be >= 0")', '    if False:\n        raise ConfigError("--image-size must be >= 0")'),

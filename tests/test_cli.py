@@ -1212,7 +1212,6 @@ def test_a_config_files_nan_and_a_run_without_records_are_named(tmp_path, capsys
     (["convert", "{tmp}/run/checkpoint.pt", "--dataset", "cifar10"], "--dataset describe(s) an authors' checkpoint"),
     (["runs", "{tmp}", "--json", "--format", "csv"], "--json is --format json: it cannot be given with --format csv"),
     (["runs", "{tmp}", "--combinations"], "--combinations takes sweep folders"),
-    (["runs", "{tmp}", "--combinations", "--format", "json"], "--combinations takes sweep folders"),
     (["data", "--image-size", "-1"], "--image-size must be >= 0"),
     # a folder given without its --dataset: the built-in digits were described instead, the folder never read
     (["data", "--data-dir", "{tmp}/a"], "--data-dir: --dataset digits is scikit-learn's, built in, and reads no files"),

@@ -97,6 +97,10 @@ def test_sweep_runs_every_combination_skips_finished_runs_and_resumes_a_partial_
     table = capsys.readouterr().out.splitlines()
     assert table[0].startswith("sgld_steps,runs,done,diverged,failed,test_acc_mean") and len(table) == 3
     assert float(table[1].split(",")[5]) == pytest.approx(result["groups"][0]["test_acc"], rel=1e-5)
+    # and as JSON: one summary a sweep, results.json's shape
+    assert main(["runs", str(folder), "--combinations", "--format", "json"]) == 0
+    (now,) = json.loads(capsys.readouterr().out)
+    assert now["groups"] == result["groups"] and now["grid"] == result["grid"] == {"sgld_steps": [1, 2]}
     assert main(["runs", str(folder), "--format", "md"]) == 0
     assert "per combination" in capsys.readouterr().out
     # one table per CSV: the runs, with no combination table after them to break a reader

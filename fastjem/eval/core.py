@@ -124,7 +124,9 @@ def load_model(checkpoint: str | os.PathLike | EvalModel, device: str | torch.de
     """Load a fastjem checkpoint (a file, or a run folder holding checkpoint.pt) for evaluation.
 
     A run trained with ``Trainer(..., model=net)`` or ``data=arrays`` is loaded by passing a network of the same
-    kind (its weights are overwritten) and the same data.
+    kind and the same data. That network becomes the evaluated one: its weights are overwritten, it is put in eval
+    mode and its parameters are frozen (``requires_grad`` False); pass a copy (``copy.deepcopy(net)``) to go on
+    training the original.
     """
     if isinstance(checkpoint, EvalModel):
         return checkpoint
