@@ -1141,7 +1141,9 @@ class Trainer:
         with self._folder_lock():
             if self.dist.is_main:
                 self._tidy_folder()
-            if self.dist.is_main and self.iteration > 0:
+            # a resume at iteration 0 too: a rollback to the start is checkpointed at once, and a kill before the next
+            # checkpoint left records past it
+            if self.dist.is_main and (self.iteration > 0 or self._resumed_from is not None):
                 self._continue_records()
             return self._fit()
 
@@ -1242,7 +1244,8 @@ class Trainer:
                 # one resumed at its end writes that iteration's end records again (metrics.jsonl dropped them), so
                 # its step is purged too, and the records metrics.jsonl keeps there are logged again
                 at_end = 0 < self.iteration >= self.total_iters
-                start = self.iteration if at_end else self.iteration + 1 if self.iteration else 0
+                resumed = self.iteration > 0 or self._resumed_from is not None
+                start = self.iteration if at_end else self.iteration + 1 if resumed else 0
                 self.board = TensorBoardLog(self.out_dir / "tensorboard", start, cfg.to_dict(), warn=self.log)
                 if at_end and (self.out_dir / "metrics.jsonl").exists():
                     from fastjem.curves import read_metrics

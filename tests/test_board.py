@@ -125,6 +125,31 @@ def test_a_rollback_and_a_resume_leave_one_value_per_iteration(tiny_config, tmp_
     assert [e.step for e in board(run).Tensors("config/text_summary")] == [0]
 
 
+def test_a_resume_at_iteration_0_purges_what_the_killed_attempt_logged(tiny_config, tmp_path):
+    """A rollback to the start is checkpointed at iteration 0; a run killed after it and resumed there purges the steps
+    its killed attempt logged (a resume at 0 opened the log as a new run's: those steps were there twice) and does not
+    write the options again."""
+    cfg = tiny_config.replace(iters=8, check_every=2, snapshot_every=8, log_every=2, lr=5e-3, ckpt_every=8,
+                              tensorboard=True)
+    t = Trainer(cfg, out_dir=tmp_path, progress=False, log=lambda *a: None)
+    t.inject_fault(3, "nan")
+    step = t.train_step
+
+    def step_then_die():
+        out = step()
+        if t.recovery.recoveries == 1 and t.iteration == 5:
+            raise KeyboardInterrupt  # a kill: fit ends without its checkpoint
+        return out
+
+    t.train_step = step_then_die
+    with pytest.raises(KeyboardInterrupt):
+        t.fit()
+    assert [s for s, _ in scalars(board(tmp_path), "loss/total")] == [2, 4]
+    Trainer(cfg, resume=tmp_path / "checkpoint.pt", progress=False, log=lambda *a: None).fit()
+    assert [s for s, _ in scalars(board(tmp_path), "loss/total")] == [2, 4, 6, 8]
+    assert [e.step for e in board(tmp_path).Tensors("config/text_summary")] == [0]
+
+
 def test_a_finished_run_resumed_at_its_end_logs_its_last_step_once(tiny_config, tmp_path):
     """fastjem train --resume on a finished run finishes it again: metrics.jsonl drops the end record and writes it
     anew, and TensorBoard likewise holds one value per tag at the last step (the training record that metrics.jsonl

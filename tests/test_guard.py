@@ -535,6 +535,33 @@ def test_a_kill_between_a_rollbacks_record_and_its_checkpoint_resumes_with_the_r
     assert len(events(tmp_path / "run")[0]) == 1
 
 
+def test_a_run_rolled_back_to_its_start_and_killed_resumes_with_the_records_once(guarded, tmp_path):
+    """A divergence before the first snapshot after the start rolls back to iteration 0, whose state is checkpointed
+    at once; killed before the next checkpoint, the run resumes at iteration 0. The records the killed attempt logged
+    after the rollback are past that checkpoint and go (a resume at 0 kept them: 2 and 4 were logged twice)."""
+    cfg = guarded.replace(iters=12, ckpt_every=8, snapshot_every=8)
+    ref = Trainer(cfg, out_dir=tmp_path / "ref", progress=False, log=lambda *a: None)
+    ref.inject_fault(3, "nan")
+    assert ref.fit()["recoveries"] == 1
+    assert [r["rolled_back_to"] for r in events(tmp_path / "ref")[0]] == [0]
+    t = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
+    t.inject_fault(3, "nan")
+    step = t.train_step
+
+    def step_then_die():
+        out = step()
+        if t.recovery.recoveries == 1 and t.iteration == 6:
+            raise _Killed
+        return out
+
+    t.train_step = step_then_die
+    with pytest.raises(_Killed):
+        t.fit()
+    assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["iteration"] == 0
+    Trainer(cfg, resume=tmp_path / "run" / "checkpoint.pt", progress=False, log=lambda *a: None).fit()
+    _assert_same_run(tmp_path / "ref", tmp_path / "run")
+
+
 def test_a_branch_from_a_kept_checkpoint_takes_the_records_of_its_own_past(guarded, tmp_path):
     """A run continued in another folder from a kept checkpoint starts with the records of the run it was taken
     from, as far as that checkpoint's state goes: from before the rollback, not the rollback nor what followed it
