@@ -1406,7 +1406,8 @@ class Trainer:
                     self._take_snapshot()
             final = None if stopping else self._final_validation()
             ckpt_path = self.save_checkpoint()
-            if cfg.ckpt_keep_every and self.iteration % cfg.ckpt_keep_every == 0:
+            # (not a rollback to the start, met by a stop: no run keeps iteration 0)
+            if cfg.ckpt_keep_every and self.iteration > 0 and self.iteration % cfg.ckpt_keep_every == 0:
                 self.keep_checkpoint(ckpt_path)
         finally:
             restore_handlers()

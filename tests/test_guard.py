@@ -562,6 +562,28 @@ def test_a_run_rolled_back_to_its_start_and_killed_resumes_with_the_records_once
     _assert_same_run(tmp_path / "ref", tmp_path / "run")
 
 
+def test_a_stop_that_meets_a_rollback_to_the_start_keeps_no_checkpoint_of_iteration_0(guarded, tmp_path):
+    """A stop (Ctrl-C, --max-minutes) in the iteration whose check rolls back to the start saves the rolled-back
+    state, iteration 0: no kept checkpoint (checkpoints/iter_0000000.pt, which 0 % N made due) is written for it, as
+    an uninterrupted run never keeps one (iteration 4's rolled back before it was kept)."""
+    t = Trainer(guarded.replace(iters=12, snapshot_every=8, ckpt_keep_every=4), out_dir=tmp_path, progress=False,
+                log=lambda *a: None)
+    t.inject_fault(3, "nan")
+    step = t.train_step
+
+    def step_then_stop():
+        out = step()
+        if t.iteration == 4:
+            os.kill(os.getpid(), signal.SIGINT)
+        return out
+
+    t.train_step = step_then_stop
+    summary = t.fit()
+    assert summary["interrupted"] and summary["iteration"] == 0 and t.recovery.recoveries == 1
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["iteration"] == 0
+    assert not list(tmp_path.glob("checkpoints/*.pt"))
+
+
 def test_a_branch_from_a_kept_checkpoint_takes_the_records_of_its_own_past(guarded, tmp_path):
     """A run continued in another folder from a kept checkpoint starts with the records of the run it was taken
     from, as far as that checkpoint's state goes: from before the rollback, not the rollback nor what followed it
