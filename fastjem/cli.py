@@ -645,7 +645,15 @@ def config_from_args(args: argparse.Namespace, grid: dict | None = None) -> tupl
             # a file that names its preset starts from that preset's values (a partial file of "preset": "paper"
             # took the quick preset's under the paper's name)
             base = get_preset(from_file["preset"])
+        preset = base.preset  # the preset whose values the file's options change
         base = base.replace(**from_file)
+        # a file of epochs alone kept the preset's --iters, which overrides them: 800 iterations, whatever it said
+        if ("epochs" in from_file and "iters" not in from_file and "iters" not in overrides
+                and "iters" not in (grid or ()) and base.iters > 0):
+            raise ConfigError(f"--config {args.config} sets epochs {from_file['epochs']:g} but not iters, and this "
+                              f"run's length is --iters {base.iters} (the {preset} preset's), which overrides "
+                              "--epochs: add \"iters\": -1 to the file (or --iters -1) to train for its epochs, or "
+                              "drop epochs from it")
     cfg = base.replace(**overrides)
     # a resumed run's network is its own; a sweep whose grid has a Wide-ResNet takes --depth for those runs
     if "depth" in overrides and cfg.arch != "wrn" and not args.resume and "wrn" not in (grid or {}).get("arch", ()):

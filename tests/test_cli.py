@@ -1156,6 +1156,26 @@ def test_config_options_that_were_quietly_overridden(tmp_path, capsys):
     assert (cfg["preset"], cfg["arch"], cfg["seed"]) == ("quick", "convnet", 4)
 
 
+def test_a_config_file_of_epochs_alone_is_not_overridden_by_the_presets_iters(tmp_path, capsys):
+    """A file setting epochs but not iters kept the quick preset's --iters 800, which overrides --epochs: the run
+    trained 800 iterations whatever the file said. Refused, as --epochs beside that preset is; the file's or the
+    command line's iters (-1: train for the epochs) settles it."""
+    import json
+
+    (tmp_path / "e.json").write_text(json.dumps({"epochs": 2.0}))
+    assert main(["train", "--config", str(tmp_path / "e.json"), "--print-config"]) == 1
+    err = capsys.readouterr().err
+    assert "sets epochs 2 but not iters" in err and "--iters 800 (the quick preset's)" in err and '"iters": -1' in err
+    assert main(["train", "--config", str(tmp_path / "e.json"), "--iters", "-1", "--print-config"]) == 0
+    assert json.loads(capsys.readouterr().out)["epochs"] == 2.0
+    (tmp_path / "both.json").write_text(json.dumps({"epochs": 2.0, "iters": -1}))
+    assert main(["train", "--config", str(tmp_path / "both.json"), "--print-config"]) == 0
+    assert json.loads(capsys.readouterr().out)["iters"] == -1
+    (tmp_path / "paper.json").write_text(json.dumps({"epochs": 2.0, "preset": "paper"}))  # a length in epochs
+    assert main(["train", "--config", str(tmp_path / "paper.json"), "--print-config"]) == 0
+    capsys.readouterr()
+
+
 def test_numbers_beyond_64_bits_and_runs_beyond_memory_get_one_line(tmp_path, capsys, monkeypatch):
     """A seed or size above 2^63 ended in a C++ 'Overflow when unpacking long long' traceback; a size the machine
     cannot hold in torch's allocator traceback. Other runtime errors keep theirs (a bug must show where)."""
