@@ -5502,6 +5502,26 @@ MUTANTS = [
     Mutant('engine-fails-on-a-5d-parameter', 'tests/test_custom.py -k views_its_activations', [
         ('fastjem/engine.py', '    except RuntimeError as err:  # a 5-d parameter', '    except ValueError as err:  # a 5-d parameter'),
     ]),
+    Mutant('resume-at-iteration-0-keeps-the-killed-attempts-records', 'tests/test_guard.py -k rolled_back_to_its_start_and_killed', [
+        ('fastjem/train.py', '            if self.dist.is_main and (self.iteration > 0 or self._resumed_from is not None):\n                self._continue_records()',
+         '            if self.dist.is_main and self.iteration > 0:\n                self._continue_records()'),
+    ]),
+    Mutant('resume-at-iteration-0-purges-no-tensorboard-step', 'tests/test_board.py -k resume_at_iteration_0', [
+        ('fastjem/train.py', 'start = self.iteration if at_end else self.iteration + 1 if resumed else 0',
+         'start = self.iteration if at_end else self.iteration + 1 if self.iteration else 0'),
+    ]),
+    Mutant('stop-at-a-rollback-to-the-start-keeps-iteration-0', 'tests/test_guard.py -k keeps_no_checkpoint_of_iteration_0', [
+        ('fastjem/train.py', 'if cfg.ckpt_keep_every and self.iteration > 0 and self.iteration % cfg.ckpt_keep_every == 0:',
+         'if cfg.ckpt_keep_every and self.iteration % cfg.ckpt_keep_every == 0:'),
+    ]),
+    Mutant('config-file-epochs-overridden-by-the-presets-iters', 'tests/test_cli.py -k epochs_alone', [
+        ('fastjem/cli.py', '        if ("epochs" in from_file and "iters" not in from_file and "iters" not in overrides',
+         '        if (False and "epochs" in from_file and "iters" not in from_file and "iters" not in overrides'),
+    ]),
+    Mutant('config-file-epochs-refused-beside-iters-on-the-command-line', 'tests/test_cli.py -k epochs_alone', [
+        ('fastjem/cli.py', '        if ("epochs" in from_file and "iters" not in from_file and "iters" not in overrides',
+         '        if ("epochs" in from_file and "iters" not in from_file'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
