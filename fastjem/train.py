@@ -159,6 +159,16 @@ def learning_rate(cfg: TrainConfig, iteration: int, iters_per_epoch: int) -> flo
     return cfg.lr * warm * cfg.decay_rate**n_decays
 
 
+def epoch_iterations(epochs: float, iters_per_epoch: int) -> int:
+    """The length of a run of ``epochs``: the first iteration count whose epoch (n / iters_per_epoch, as the schedule
+    reckons it) reaches ``epochs``, i.e. ceil(epochs * iters_per_epoch) in exact arithmetic. The float product
+    alone overshoots where it is a whole number: 0.7 x 10 is 7.000000000000001, which trained 8 iterations."""
+    n = math.ceil(epochs * iters_per_epoch)
+    while n > 1 and (n - 1) / iters_per_epoch >= epochs:
+        n -= 1
+    return n
+
+
 @torch.no_grad()
 def evaluate(model: torch.nn.Module, x_u8: torch.Tensor, y: torch.Tensor, batch_size: int = 500,
              noise: float = 0.0, seed: int = 0) -> dict:
@@ -478,7 +488,7 @@ class Trainer:
         self._inline_sgld = False
         self._iteration_graph_failed = False
         self.iters_per_epoch = max(1, self.data.n_train // cfg.batch_size)
-        self.total_iters = cfg.iters if cfg.iters > 0 else math.ceil(cfg.epochs * self.iters_per_epoch)
+        self.total_iters = cfg.iters if cfg.iters > 0 else epoch_iterations(cfg.epochs, self.iters_per_epoch)
         # at its end exactly: the run finishes again (test evaluation, summary.json), as after a kill before them
         if ckpt is not None and int(ckpt["iteration"]) > self.total_iters:
             raise ConfigError(f"{ckpt['path']} is at iteration {ckpt['iteration']}, and this run is "

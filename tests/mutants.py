@@ -5522,6 +5522,10 @@ MUTANTS = [
         ('fastjem/cli.py', '        if ("epochs" in from_file and "iters" not in from_file and "iters" not in overrides',
          '        if ("epochs" in from_file and "iters" not in from_file'),
     ]),
+    Mutant('epochs-length-from-the-float-product', 'tests/test_train.py -k first_iteration_whose_epoch', [
+        ('fastjem/train.py', '    while n > 1 and (n - 1) / iters_per_epoch >= epochs:\n        n -= 1',
+         '    while False:\n        n -= 1'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

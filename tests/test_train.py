@@ -249,6 +249,20 @@ def test_learning_rate_schedule():
     assert learning_rate(cfg, 450, 100) == pytest.approx(0.25)
 
 
+def test_a_run_of_epochs_ends_at_the_first_iteration_whose_epoch_reaches_them(tiny_config, tmp_path):
+    """--epochs E trains ceil(E x iterations per epoch) iterations, reckoned as the schedule reckons epochs
+    (iteration / iterations per epoch): 1.1 epochs of 50 iterations are 55 (the float product, 55.00000000000001,
+    made them 56), 1.15 epochs 58."""
+    from fastjem.train import epoch_iterations
+
+    t = Trainer(tiny_config.replace(iters=-1, epochs=1.1, batch_size=25), out_dir=tmp_path, progress=False,
+                log=lambda *a: None)
+    assert t.iters_per_epoch == 50 and 1.1 * 50 > 55 and t.total_iters == 55
+    assert (t.total_iters - 1) / t.iters_per_epoch < 1.1 <= t.total_iters / t.iters_per_epoch
+    assert [epoch_iterations(e, n) for e, n in ((1.15, 50), (1.1, 100), (150.0, 703), (0.001, 19), (2.0, 1))] == \
+        [58, 110, 105450, 1, 2]
+
+
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
 def test_each_step_applies_the_scheduled_learning_rate(tiny_config, tmp_path, optimizer):
     """The schedule reaches the optimiser: during warm-up and after a decay, every step's learning rate is
