@@ -2790,8 +2790,8 @@ MUTANTS = [
     ]),
     Mutant('resume-keeps-the-next-steps-tensorboard-values', 'tests/test_board.py -k one_value_per_iteration', [
         ('fastjem/train.py',
-         'self.iteration + 1 if self.iteration else 0',
-         'self.iteration + 2 if self.iteration else 0'),
+         'self.iteration + 1 if resumed else 0',
+         'self.iteration + 2 if resumed else 0'),
     ]),
     Mutant('bar-takes-a-custom-log', 'tests/test_guard.py -k custom_log_gets', [
         ('fastjem/train.py',
@@ -4900,7 +4900,7 @@ MUTANTS = [
         ('fastjem/train.py', 'if self.dist.is_main:  # rank 0 logs (tqdm.write prints even where the bar is disabled)', 'if True:  # rank 0 logs'),
     ]),
     Mutant('board-resume-at-end-duplicates-step', 'tests/test_board.py -k resumed_at_its_end', [
-        ('fastjem/train.py', 'start = self.iteration if at_end else self.iteration + 1 if self.iteration else 0', 'start = self.iteration + 1 if self.iteration else 0'),
+        ('fastjem/train.py', 'start = self.iteration if at_end else self.iteration + 1 if resumed else 0', 'start = self.iteration + 1 if resumed else 0'),
     ]),
     Mutant('board-resume-at-end-drops-records', 'tests/test_board.py -k resumed_at_its_end', [
         ('fastjem/train.py', 'if record["iter"] == self.iteration:', 'if False:'),
