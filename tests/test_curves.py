@@ -32,6 +32,43 @@ def test_read_metrics_keeps_the_iterations_the_final_model_went_through(tmp_path
     assert [e["iter"] for e in m.events] == [6]
 
 
+def test_a_long_log_is_read_in_time_linear_in_its_lines(tmp_path, monkeypatch):
+    """Hundreds of thousands of lines (--log-every 1 on a long run): each record compared with the whole list read
+    so far made fastjem plot / fastjem runs quadratic (hours). Counted in comparisons of iterations, not seconds."""
+    import fastjem.curves as curves
+
+    compared = [0]
+
+    class Iter(int):
+        def __lt__(self, other):
+            compared[0] += 1
+            return int(self) < int(other)
+
+        def __ge__(self, other):
+            compared[0] += 1
+            return int(self) >= int(other)
+
+    class CountingJson:
+        JSONDecodeError = json.JSONDecodeError
+
+        @staticmethod
+        def loads(line):
+            r = json.loads(line)
+            if isinstance(r, dict) and "iter" in r:
+                r["iter"] = Iter(r["iter"])
+            return r
+
+    n = 3000
+    records = [_train(i) for i in range(1, n + 1)] + [{"iter": i, "val_acc": 0.5} for i in range(n, n + 1)]
+    records += [_train(n - 1, loss=0.25)]  # a rollback's recomputed iteration still replaces the later records
+    _write(tmp_path / "metrics.jsonl", records)
+    monkeypatch.setattr(curves, "json", CountingJson)
+    m = read_metrics(tmp_path)
+    assert [r["iter"] for r in m.train[-2:]] == [n - 2, n - 1] and m.train[-1]["loss"] == 0.25 and m.evals == []
+    assert len(m.train) == n - 1
+    assert compared[0] < 10 * len(records), f"{compared[0]} comparisons for {len(records)} lines"
+
+
 def test_training_writes_curves_and_plot_redraws_them(tiny_config, tmp_path, capsys):
     from fastjem.train import Trainer
 
