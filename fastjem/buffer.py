@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 
 import torch
@@ -9,6 +10,7 @@ import torch
 from fastjem import kernels
 from fastjem.checkpoint import check_part_state, check_rng_state
 from fastjem.errors import ConfigError
+from fastjem.memory import check_fits
 
 
 class ClassGaussians:
@@ -32,7 +34,17 @@ class ClassGaussians:
         self.sample_shape = tuple(x.shape[1:])
         self.num_classes = num_classes
         d = x[0].numel()
-        means, factors = [], []
+        # before a byte is allocated: K fp32 factors of D x D, and (one class at a time) its float64 covariance and
+        # Cholesky factor; 512 x 512 RGB images make D^2 alone petabytes
+        shown = "x".join(map(str, self.sample_shape))
+        check_fits(num_classes * d * d * 4 + 2 * d * d * 8, x.device,
+                   f"the informative initialisation ({num_classes} covariance factors of {d} x {d} for {shown} "
+                   "images, fp32)",
+                   "use --buffer-init uniform, or a smaller --image-size (its size grows as the image size to the 4th "
+                   "power)")
+        # filled in place, one class at a time: a list of the factors stacked at the end held them twice
+        self.mean = torch.empty(num_classes, d, device=x.device)  # [K, D]
+        self.factor = torch.empty(num_classes, d, d, device=x.device)  # [K, D, D], lower triangular
         for k in range(num_classes):
             xk = x[y == k].reshape(-1, d).double()
             if len(xk) < 2:
@@ -42,10 +54,9 @@ class ClassGaussians:
             centred = xk - mu
             cov = centred.T @ centred / (len(xk) - 1)
             cov.diagonal().add_(eps)
-            means.append(mu.float())
-            factors.append(torch.linalg.cholesky(cov).float())
-        self.mean = torch.stack(means)  # [K, D]
-        self.factor = torch.stack(factors)  # [K, D, D], lower triangular
+            self.mean[k] = mu
+            self.factor[k] = torch.linalg.cholesky(cov)
+            del centred, cov
 
     def to(self, device: torch.device | str) -> ClassGaussians:
         self.mean, self.factor = self.mean.to(device), self.factor.to(device)
@@ -121,6 +132,13 @@ class ReplayBuffer:
         if init is not None and callable(getattr(init, "to", None)):
             init = init.to(self.device)  # its draws at every sample then happen where the buffer is
         self.init = init
+        # before a byte is allocated: a buffer past the machine's memory was a kill without a word (a CPU's
+        # overcommitted pages filled) or an out-of-memory error that named no option
+        chain = math.prod(self.sample_shape) * 4
+        check_fits(size * chain, self.device,
+                   f"the replay buffer ({size} chains of {'x'.join(map(str, self.sample_shape))}, fp32)",
+                   lambda free: f"give a smaller --buffer-size (at most {free // chain} chains fit, less what the "
+                                "network and the data take)")
         # Never bf16: its spacing near 1 (0.004) is the size of the SGLD noise.
         if init is None:
             self.data = torch.empty((size, *self.sample_shape), device=self.device, dtype=torch.float32).uniform_(-1, 1)

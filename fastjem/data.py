@@ -29,6 +29,7 @@ import torch.nn.functional as F
 
 from fastjem.config import TENSORS
 from fastjem.errors import ConfigError, DataNotFoundError, FastJEMWarning
+from fastjem.memory import check_fits
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".bmp", ".gif", ".webp", ".tif", ".tiff", ".ppm", ".pgm",
                   ".pbm")
@@ -1053,6 +1054,15 @@ class DeviceData:
         n = len(arrays.train_y)
         val_size = validation_size(info, n, val_size)
         val_idx, train_idx, g = validation_split(n, val_size)
+        # the images are held on the device, the training split (with validation) copied there (a copy on the CPU
+        # too) and the test split moved: refused before the copy where they cannot fit
+        device = torch.device(device)
+        needed = arrays.train_x.nbytes + (arrays.test_x.nbytes if device.type != "cpu" else 0)
+        c, h, w = arrays.train_x.shape[1:]
+        check_fits(needed, device, f"the dataset ({len(arrays.train_x)} training and {len(arrays.test_x)} test images "
+                                   f"of {c}x{h}x{w}, uint8, held on the training device)",
+                   "give a smaller --image-size, a smaller dataset" + (", or train on --device cpu"
+                                                                      if device.type != "cpu" else ""))
         self.train_x = arrays.train_x[train_idx].to(device)
         self.train_y = arrays.train_y[train_idx].to(device)
         self.val_x = arrays.train_x[val_idx].to(device)

@@ -332,3 +332,67 @@ def test_an_int_shape_holds_vectors_and_a_batch_size_must_be_a_count():
     for bad in (-1, 2.0, True):
         with pytest.raises(ConfigError, match="batch_size must be an integer >= 0"):
             buf.sample(bad)
+
+
+def _memory(monkeypatch, available, swap=0):
+    """The CPU's available memory and free swap as /proc/meminfo would say them."""
+    import fastjem.memory
+
+    monkeypatch.setattr(fastjem.memory, "_meminfo", lambda: {"MemAvailable": available, "SwapFree": swap})
+
+
+def test_a_buffer_or_informative_init_past_the_free_memory_is_refused_before_it_is_allocated(monkeypatch):
+    """A buffer past the machine's memory was allocated all the same (Linux overcommits) and the process killed
+    without a word as its pages were filled; now a ConfigError names the option. What fits (swap counted) is made."""
+    from fastjem.buffer import ClassGaussians
+
+    chain = 3 * 32 * 32 * 4
+    _memory(monkeypatch, 1000 * chain - 1)
+    allocated = []
+    real_empty = torch.empty
+    monkeypatch.setattr(torch, "empty", lambda *a, **k: allocated.append(a) or real_empty(*a, **k))
+    with pytest.raises(ConfigError, match=r"the replay buffer \(1000 chains of 3x32x32, fp32\) takes 11\.7 MiB on "
+                                          r"cpu, which has 11\.7 MiB free: give a smaller --buffer-size \(at most 999 "
+                                          "chains fit"):
+        ReplayBuffer(1000, (3, 32, 32))
+    assert allocated == []  # refused before the allocation
+    monkeypatch.setattr(torch, "empty", real_empty)
+    _memory(monkeypatch, 500 * chain, swap=500 * chain)  # swap counts: what would fit is made
+    assert ReplayBuffer(1000, (3, 32, 32)).data.shape == (1000, 3, 32, 32)
+
+    # the informative initialisation's K covariance factors of D x D (D = 3 x 16 x 16 = 768 here)
+    x, y = torch.rand(40, 3, 16, 16) * 2 - 1, torch.arange(40) % 4
+    need = 4 * 768 * 768 * 4 + 2 * 768 * 768 * 8
+    _memory(monkeypatch, need - 1)
+    with pytest.raises(ConfigError, match=r"informative initialisation \(4 covariance factors of 768 x 768 for "
+                                          r"3x16x16 images, fp32\).*use --buffer-init uniform, or a smaller "
+                                          "--image-size"):
+        ClassGaussians(x, y, 4)
+    _memory(monkeypatch, need)
+    g = ClassGaussians(x, y, 4)
+    assert g.factor.shape == (4, 768, 768) and g.mean.shape == (4, 768)
+    xk = x[y == 1].reshape(-1, 768).double()
+    assert torch.allclose(g.mean[1], xk.mean(0).float())
+    assert torch.allclose(g.factor[1] @ g.factor[1].T, torch.cov(xk.T).float() + 1e-4 * torch.eye(768), atol=1e-4)
+
+
+def test_free_memory_is_read_from_the_device(monkeypatch):
+    """A GPU's free memory counts what torch's allocator holds unused; the CPU's is Linux's available memory plus
+    free swap; unknown (another OS) checks nothing."""
+    import os
+
+    import fastjem.memory as memory
+
+    if os.path.exists("/proc/meminfo"):  # Linux: its fields in bytes
+        info = memory._meminfo()
+        assert 0 < info["MemAvailable"] <= info["MemTotal"] and info["MemTotal"] % 1024 == 0
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda index=None: (3 << 30, 80 << 30))
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda index=None: 5 << 30)
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda index=None: 4 << 30)
+    assert memory.free_bytes("cuda:0") == 4 << 30
+    _memory(monkeypatch, 7 << 30, swap=1 << 30)
+    assert memory.free_bytes("cpu") == 8 << 30
+    monkeypatch.setattr(memory, "_meminfo", lambda: {})
+    assert memory.free_bytes("cpu") is None
+    memory.check_fits(1 << 60, "cpu", "anything", "nothing")  # not known: not refused
+    assert memory.size_text(1536 << 20) == "1.5 GiB"

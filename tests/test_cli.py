@@ -1193,11 +1193,17 @@ def test_numbers_beyond_64_bits_and_runs_beyond_memory_get_one_line(tmp_path, ca
         main(["train", "--seed", str(-(2**63) - 1)])
     assert "is too small (at least -9223372036854775808)" in capsys.readouterr().err
 
-    # a size beyond 64 bits of bytes: torch's 'Storage size calculation overflowed' when the buffer is made
-    assert main(["train", *TINY, "--iters", "2", "--buffer-size", str(2**62), "--out-dir", str(tmp_path / "huge")]) == 1
+    # a size beyond 64 bits of bytes: torch's 'Storage size calculation overflowed' when the batch is drawn
+    assert main(["train", *TINY, "--iters", "2", "--warmup-iters", "0", "--batch-size", str(2**62), "--out-dir",
+                 str(tmp_path / "huge")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("fastjem: error: out of memory: Storage size calculation overflowed"), err
     assert "make the run smaller (--batch-size, --buffer-size" in err
+    # a buffer of that size is refused before it is allocated, naming its option
+    assert main(["train", *TINY, "--iters", "2", "--buffer-size", str(2**62), "--out-dir", str(tmp_path / "big")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("fastjem: error: the replay buffer (4611686018427387904 chains of 1x8x8, fp32) takes"), err
+    assert "give a smaller --buffer-size" in err
 
     def fit(self):
         raise RuntimeError("[enforce fail at alloc_cpu.cpp:127] DefaultCPUAllocator: can't allocate memory: you "

@@ -1515,3 +1515,25 @@ def test_images_beside_the_class_folders_are_said_to_be_unread(tmp_path, monkeyp
     with pytest.warns(FastJEMWarning, match=r"1 image\(s\) directly in .*f \(stray.PNG\) are not read"):
         a = load_arrays("imagefolder", tmp_path / "f", progress=False)
     assert len(a.train_y) + len(a.test_y) == 6
+
+
+def test_a_dataset_past_the_devices_free_memory_is_refused_before_it_is_copied(monkeypatch):
+    """The images are held on the training device: a set larger than its memory was an out-of-memory error (or a
+    kill) naming no option; now a ConfigError says what to change, a GPU's message naming --device cpu."""
+    import fastjem.memory
+    from fastjem.data import arrays_from_tensors
+    from fastjem.errors import ConfigError
+
+    x = torch.zeros(100, 3, 16, 16, dtype=torch.uint8)
+    arrays = arrays_from_tensors(x, torch.arange(100) % 2, x[:20], torch.arange(20) % 2)
+    free = {"cuda": 100 * 768 + 20 * 768 - 1, "cpu": 100 * 768 - 1}
+    monkeypatch.setattr(fastjem.memory, "free_bytes", lambda device: free[torch.device(device).type])
+    with pytest.raises(ConfigError, match=r"the dataset \(100 training and 20 test images of 3x16x16, uint8, held on "
+                                          r"the training device\) takes 90\.0 KiB on cuda, .*give a smaller "
+                                          "--image-size, a smaller dataset, or train on --device cpu"):
+        DeviceData(arrays, torch.device("cuda"), val_size=10)
+    with pytest.raises(ConfigError, match=r"takes 75\.0 KiB on cpu, which has 75\.0 KiB free: give a smaller "
+                                          "--image-size, a smaller dataset$"):
+        DeviceData(arrays, torch.device("cpu"), val_size=10)
+    free["cpu"] += 1  # what fits is made
+    assert DeviceData(arrays, torch.device("cpu"), val_size=10).n_train == 90
