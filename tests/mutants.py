@@ -5526,6 +5526,27 @@ MUTANTS = [
         ('fastjem/train.py', '    while n > 1 and (n - 1) / iters_per_epoch >= epochs:\n        n -= 1',
          '    while False:\n        n -= 1'),
     ]),
+    Mutant('curves-read-quadratic', 'tests/test_curves.py -k "long_log or keeps_the_iterations"', [
+        ('fastjem/curves.py', '    while records and records[-1]["iter"] >= it:\n        records.pop()', '    records[:] = [r for r in records if r["iter"] < it]'),
+    ]),
+    Mutant('buffer-memory-unchecked', 'tests/test_buffer.py -k past_the_free', [
+        ('fastjem/buffer.py', '        check_fits(size * chain, self.device,', '        check_fits(0, self.device,'),
+    ]),
+    Mutant('informative-init-memory-unchecked', 'tests/test_buffer.py -k past_the_free', [
+        ('fastjem/buffer.py', '        check_fits(num_classes * d * d * 4 + 2 * d * d * 8, x.device,', '        check_fits(0, x.device,'),
+    ]),
+    Mutant('dataset-memory-unchecked', 'tests/test_data.py -k past_the_devices', [
+        ('fastjem/data.py', '        check_fits(needed, device, f"the dataset', '        check_fits(0, device, f"the dataset'),
+    ]),
+    Mutant('dataset-memory-test-split-left-out-on-gpu', 'tests/test_data.py -k past_the_devices', [
+        ('fastjem/data.py', '(arrays.test_x.nbytes if device.type != "cpu" else 0)', '0'),
+    ]),
+    Mutant('free-memory-without-swap', 'tests/test_buffer.py -k "free_memory or past_the_free"', [
+        ('fastjem/memory.py', '        return info["MemAvailable"] + info.get("SwapFree", 0)', '        return info["MemAvailable"]'),
+    ]),
+    Mutant('free-gpu-memory-without-the-cache', 'tests/test_buffer.py -k free_memory', [
+        ('fastjem/memory.py', '            return int(free + torch.cuda.memory_reserved(index) - torch.cuda.memory_allocated(index))', '            return int(free)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
