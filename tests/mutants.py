@@ -5547,6 +5547,9 @@ MUTANTS = [
     Mutant('free-gpu-memory-without-the-cache', 'tests/test_buffer.py -k free_memory', [
         ('fastjem/memory.py', '            return int(free + torch.cuda.memory_reserved(index) - torch.cuda.memory_allocated(index))', '            return int(free)'),
     ]),
+    Mutant('imagefolder-split-a-pass-per-class', 'tests/test_data.py -k "many_classes or small_class"', [
+        ('fastjem/data.py', '    for members in by_class.values():', '    for members in ([i for i, item in enumerate(items) if item[1] == label] for label in by_class):'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

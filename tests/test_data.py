@@ -1274,6 +1274,30 @@ def test_a_small_class_gives_its_smallest_hash_to_the_test_set_and_keeps_its_lar
         _split_off_test([(hit[0], 2), (miss[0], 0)], [hit[0], miss[0]], "imgs")
 
 
+def test_a_folder_of_many_classes_is_split_in_one_pass_over_its_images():
+    """The test split of a folder of 1000 classes (ImageNet's layout, no train/ and test/) went over every image
+    once per class: minutes. Counted in label comparisons, not seconds; the split is the one the hash fixes."""
+    from fastjem.data import _split_off_test, split_hash
+
+    compared = [0]
+
+    class Label(int):
+        def __eq__(self, other):
+            compared[0] += 1
+            return int(self) == int(other)
+
+        __hash__ = int.__hash__
+
+    n, k = 3000, 100
+    keys = [f"{i % k}/{i}.png" for i in range(n)]
+    items = [(key, Label(i % k)) for i, key in enumerate(keys)]
+    train, test = _split_off_test(items, keys, "imgs")
+    assert compared[0] < 5 * n, f"{compared[0]} comparisons for {n} images of {k} classes"
+    assert len(train) + len(test) == n and train == [x for x in items if x not in test]
+    assert {key for key, _ in test} == {key for key in keys if split_hash(key) % 6 == 0}
+    assert [key for key, _ in test] == sorted((key for key, _ in test), key=keys.index)  # items keep their order
+
+
 def test_many_images_decode_in_order_with_chunks_in_flight(monkeypatch, counted_bars):
     """More images than the chunks in flight at once (256 a chunk, two per decoding thread): each comes back in
     the order given, fitted to the size asked, and counted by the bar (the chunks taken while more are read and
