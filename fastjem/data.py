@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import hashlib
+import math
 import os
 import stat
 import sys
@@ -704,21 +705,38 @@ def _decode_many(sources: Iterable, desc: str, size: int = 0, total: int | None 
 
     out: list = []
     threads = _decode_threads()
+
+    def take(images: list) -> None:
+        first = not any(not isinstance(x, str) for x in out)
+        out.extend(images)
+        bar.update(len(images))
+        shape = next((x.shape for x in images if not isinstance(x, str)), None)
+        if first and shape is not None and total:
+            # the decoded images are held, then stacked (a second copy): refused at the first chunk, not once the
+            # machine's memory is spent (200 000 images of 512 x 512 take 146 GiB)
+            c, h, w = shape
+            check_fits(2 * total * c * h * w, "cpu",
+                       f"decoding {desc} ({total} images of {c}x{h}x{w}, uint8, held twice while they are stacked)",
+                       lambda free: "pass --image-size N to resize them as they are decoded (shorter side to N, centre "
+                                    f"crop; at most {math.isqrt(free // (2 * total * c))} fits here, less what "
+                                    "training takes)")
+
     with (_decoding(), ThreadPoolExecutor(threads) as pool,
           progress_bar(total=total, desc=f"decoding {desc}", unit="img", leave=False, tty_interval=1.0,
                        disable=not progress) as bar):
         # a few chunks in flight at a time: an archive's members are read as the decoding keeps up, not all at once
         pending = collections.deque()
-        for chunk in chunks():
-            pending.append(pool.submit(work, chunk))
-            if len(pending) > 2 * threads:
-                images = pending.popleft().result()
-                out += images
-                bar.update(len(images))
-        while pending:
-            images = pending.popleft().result()
-            out += images
-            bar.update(len(images))
+        try:
+            for chunk in chunks():
+                pending.append(pool.submit(work, chunk))
+                if len(pending) > 2 * threads:
+                    take(pending.popleft().result())
+            while pending:
+                take(pending.popleft().result())
+        except BaseException:
+            for future in pending:  # not decoded only to be dropped
+                future.cancel()
+            raise
     bad = [x for x in out if isinstance(x, str)]
     if bad:
         more = f" (and {len(bad) - 10} more)" if len(bad) > 10 else ""

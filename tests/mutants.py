@@ -5550,6 +5550,9 @@ MUTANTS = [
     Mutant('imagefolder-split-a-pass-per-class', 'tests/test_data.py -k "many_classes or small_class"', [
         ('fastjem/data.py', '    for members in by_class.values():', '    for members in ([i for i, item in enumerate(items) if item[1] == label] for label in by_class):'),
     ]),
+    Mutant('imagefolder-decode-memory-unchecked', 'tests/test_data.py -k too_large_to_decode', [
+        ('fastjem/data.py', '            check_fits(2 * total * c * h * w, "cpu",', '            check_fits(0, "cpu",'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

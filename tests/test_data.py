@@ -1561,3 +1561,30 @@ def test_a_dataset_past_the_devices_free_memory_is_refused_before_it_is_copied(m
         DeviceData(arrays, torch.device("cpu"), val_size=10)
     free["cpu"] += 1  # what fits is made
     assert DeviceData(arrays, torch.device("cpu"), val_size=10).n_train == 90
+
+
+def test_an_image_folder_too_large_to_decode_is_refused_at_its_first_images(tmp_path, monkeypatch):
+    """200 000 images of 512 x 512 were decoded until the machine's memory was spent (a kill, or a MemoryError deep in
+    the decoding); the first chunk decoded tells their size: refused then, naming --image-size and the size that
+    fits. Smaller images, resized as they are decoded, are read."""
+    import fastjem.data
+    import fastjem.memory
+    from fastjem.errors import ConfigError
+
+    _write_folder(tmp_path / "imgs" / "train", ("a", "b"), n=400, size=16)  # chunks of 256: four
+    _write_folder(tmp_path / "imgs" / "test", ("a", "b"), n=2, size=16)
+    monkeypatch.setattr(fastjem.data, "_decode_threads", lambda: 1)
+    decoded = []
+    real = fastjem.data.read_image
+    monkeypatch.setattr(fastjem.data, "read_image", lambda *a: decoded.append(1) or real(*a))
+    need = 2 * 800 * 3 * 16 * 16  # every image, held twice (the list of them and their stack)
+    monkeypatch.setattr(fastjem.memory, "_meminfo", lambda: {"MemAvailable": need - 1})
+    with pytest.raises(ConfigError, match=r"decoding train \(800 images of 3x16x16, uint8, held twice while they are "
+                                          r"stacked\) takes .* on cpu, which has .* free: pass --image-size N to "
+                                          r"resize them as they are decoded \(shorter side to N, centre crop; at most "
+                                          "15 fits here"):
+        load_arrays("imagefolder", tmp_path / "imgs", progress=False)
+    assert len(decoded) <= 3 * 256  # refused at the first chunk (three in flight), not once all were decoded
+    assert load_arrays("imagefolder", tmp_path / "imgs", image_size=15, progress=False).train_x.shape[1:] == (3, 15, 15)
+    monkeypatch.setattr(fastjem.memory, "_meminfo", lambda: {"MemAvailable": need})
+    assert load_arrays("imagefolder", tmp_path / "imgs", progress=False).train_x.shape[1:] == (3, 16, 16)
