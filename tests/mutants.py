@@ -1727,7 +1727,7 @@ MUTANTS = [
         ('fastjem/data.py', 'antialias=scale < 1)', 'antialias=False)'),
     ]),
     Mutant('data-fit-truncates', 'tests/test_data.py -k fit_size', [
-        ('fastjem/data.py', '        x = flat.round_().clamp_(0, 255)', '        x = flat.clamp_(0, 255)'),
+        ('fastjem/data.py', 'part.round_().clamp_(0, 255)[..., top', 'part.clamp_(0, 255)[..., top'),
     ]),
     Mutant('data-pad-not-rescaled', 'tests/test_data.py -k unpacked_offline', [
         ('fastjem/data.py', 'pad=round(arrays.info.pad * image_size / old)))', 'pad=arrays.info.pad))'),
@@ -5552,6 +5552,11 @@ MUTANTS = [
     ]),
     Mutant('imagefolder-decode-memory-unchecked', 'tests/test_data.py -k too_large_to_decode', [
         ('fastjem/data.py', '            check_fits(2 * total * c * h * w, "cpu",', '            check_fits(0, "cpu",'),
+    ]),
+    Mutant('data-fit-whole-set-in-floats', 'tests/test_data.py -k fit_size', [
+        ('fastjem/data.py', '    for i in range(0, flat.shape[0], FIT_CHUNK):', '    for i in range(0, flat.shape[0], flat.shape[0] or 1):'),
+        ('fastjem/data.py', '        part = F.interpolate(flat[i:i + FIT_CHUNK].float()', '        part = F.interpolate(flat.float()'),
+        ('fastjem/data.py', '        out[i:i + FIT_CHUNK] = part', '        out[:] = part'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -715,6 +715,26 @@ def test_fit_size_scales_the_shorter_side_and_crops_the_centre():
     assert torch.equal(fit_size(flat[0, :, :6, :6], 6), flat[0, :, :6, :6])
 
 
+def test_fit_size_resizes_a_large_set_a_chunk_at_a_time(monkeypatch):
+    """The whole set in floats at the new size (CIFAR-10 at --image-size 224: 30 GB, four times the result) is not
+    made: at most FIT_CHUNK images are interpolated at once, and the result is the one of the images resized alone."""
+    import fastjem.data
+    from fastjem.data import FIT_CHUNK, fit_size
+
+    assert FIT_CHUNK <= 1024
+    x = torch.randint(0, 256, (2 * FIT_CHUNK + 2, 1, 3, 5), dtype=torch.uint8)
+    seen = []
+    real = fastjem.data.F.interpolate
+    monkeypatch.setattr(fastjem.data.F, "interpolate", lambda t, **k: seen.append(len(t)) or real(t, **k))
+    for size, lead in ((2, x), (7, x.view(5, -1, 1, 3, 5))):  # shrunk, enlarged; any leading dimensions
+        seen.clear()
+        out = fit_size(lead, size)
+        assert max(seen) <= FIT_CHUNK and sum(seen) == len(x), seen
+        alone = torch.stack([fit_size(img, size) for img in x[[0, FIT_CHUNK, -1]]])
+        flat = out.reshape(len(x), 1, size, size)
+        assert out.shape == (*lead.shape[:-2], size, size) and torch.equal(flat[[0, FIT_CHUNK, -1]], alone)
+
+
 def test_fit_size_crops_the_middle_of_the_longer_side():
     """A 4 x 10 image to 4 x 4 keeps columns 3-6, and a 10 x 4 one rows 3-6: (10 - 4) // 2 cut on each side."""
     from fastjem.data import fit_size
