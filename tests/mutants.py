@@ -2545,8 +2545,8 @@ MUTANTS = [
     ]),
     Mutant('decode-drops-chunks-in-flight', 'tests/test_data.py -k chunks_in_flight', [
         ('fastjem/data.py',
-         '                images = pending.popleft().result()\n                out += images\n                bar.update(len(images))\n        while pending:',
-         '                images = pending.popleft().result()\n                bar.update(len(images))\n        while pending:'),
+         '                    take(pending.popleft().result())\n            while pending:',
+         '                    bar.update(len(pending.popleft().result()))\n            while pending:'),
     ]),
     Mutant('bad-files-more-at-ten', 'tests/test_data.py -k chunks_in_flight', [
         ('fastjem/data.py',
@@ -3848,10 +3848,10 @@ MUTANTS = [
         ('fastjem/data.py', '        x = ((x.int() * 255 + 32767) // 65535).to(torch.uint8)', '        pass  # not rounded'),
     ]),
     Mutant('data-decoding-bar-drain-uncounted', 'tests/test_data.py -k chunks_in_flight', [
-        ('fastjem/data.py', '            images = pending.popleft().result()\n            out += images\n            bar.update(len(images))\n    bad', '            images = pending.popleft().result()\n            out += images\n    bad'),
+        ('fastjem/data.py', '            while pending:\n                take(pending.popleft().result())', '            while pending:\n                out.extend(pending.popleft().result())'),
     ]),
     Mutant('data-decoding-bar-flight-uncounted', 'tests/test_data.py -k chunks_in_flight', [
-        ('fastjem/data.py', '                out += images\n                bar.update(len(images))', '                out += images'),
+        ('fastjem/data.py', '                    take(pending.popleft().result())\n            while pending:', '                    out.extend(pending.popleft().result())\n            while pending:'),
     ]),
     Mutant('data-lone-image-tested', 'tests/test_data.py -k small_class_gives', [
         ('fastjem/data.py', '        if len(members) == 1:\n            chosen = set()', '        if len(members) == 1:\n            pass  # kept as hashed'),
