@@ -27,7 +27,7 @@ from fastjem.checkpoint import atomic_write_text
 from fastjem.config import TrainConfig
 from fastjem.engine import cpu_bf16_flags, device_name, engine_networks, resolve_engine
 from fastjem.kernels._dispatch import triton
-from fastjem.models import build_model, has_batch_norm, has_dropout
+from fastjem.models import build_model, check_image_size, has_batch_norm, has_dropout
 from fastjem.sampler import SGLD
 
 
@@ -66,6 +66,8 @@ def build_sampler_call(cfg: TrainConfig, device: torch.device, num_classes: int 
     (the engine resolved for ``device``; replayed from a CUDA graph when the engine has one). ``model``: your own
     network (a copy is timed) in place of the one ``cfg`` describes. ``cpp_wrapper`` False: a CPU engine's compiled
     SGLD gradient called from Python (``engine_networks``), as a profile needs it."""
+    if model is None:
+        check_image_size(cfg.arch, cfg.norm, size)
     torch.manual_seed(cfg.seed)
     model = _network(cfg, num_classes, channels, model).to(device)
     engine = resolve_engine(cfg, device, has_batch_norm(model), has_dropout=has_dropout(model))

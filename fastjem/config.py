@@ -14,6 +14,7 @@ import os
 from dataclasses import asdict, dataclass, field, fields, replace
 
 from fastjem.errors import ConfigError
+from fastjem.models import check_image_size
 
 DATASETS = ("digits", "cifar10", "cifar100", "svhn", "imagefolder")
 # data given in Python: Trainer(cfg, data=fastjem.data.arrays_from_tensors(...)) records its run as this dataset
@@ -242,6 +243,9 @@ class TrainConfig:
             raise ConfigError("all loss weights are 0: nothing to train")
         if self.arch == "wrn" and ((self.depth - 4) % 6 != 0 or self.depth < 10):
             raise ConfigError(f"--depth must be 6n+4 with n >= 1 (10, 16, 22, 28, ...), got {self.depth}")
+        if self.image_size:
+            # before the data is read: torch refuses the norm only at the first forward
+            check_image_size(self.arch, self.norm, self.image_size)
         if self.labels_per_class == 0 or self.labels_per_class < -1:
             raise ConfigError("--labels-per-class must be a positive count, or -1 for all labels")
         if self.val_size < -1:

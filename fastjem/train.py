@@ -70,7 +70,7 @@ from fastjem.distributed import (
 from fastjem.engine import Engine, backend_flags, engine_networks, resolve_engine, set_backend_flags
 from fastjem.errors import CheckpointError, ConfigError, FastJEMError, error_line
 from fastjem.guard import DivergenceGuard, RecoveryState
-from fastjem.models import build_model, has_batch_norm, has_dropout, plain_module, plain_state_dict
+from fastjem.models import build_model, check_image_size, has_batch_norm, has_dropout, plain_module, plain_state_dict
 from fastjem.optim import DeviceSGD
 from fastjem.sampler import SGLD, eval_mode, model_energy
 
@@ -408,6 +408,11 @@ class Trainer:
             arrays = data
         else:
             arrays = load_arrays(cfg.dataset, cfg.data_dir, cfg.download, cfg.image_size, progress=self.progress)
+        if model is None:
+            # images of their own size (no --image-size) too small for the norm: refused before they go to the device
+            given = ("--image-size" if cfg.image_size else "the size of data='s images" if data is not None
+                     else f"the size of the images in {cfg.data_dir or cfg.dataset}")
+            check_image_size(cfg.arch, cfg.norm, arrays.info.image_size, given)
         if ckpt is not None and data is None:
             trained = tuple(ckpt.get("dataset", {}).get("classes", ()))
             if trained and class_names_differ(trained, arrays.info.classes):

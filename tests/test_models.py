@@ -178,3 +178,56 @@ def test_convnet_uses_leaky_relu_and_norms_where_asked():
     # --dropout puts one dropout of that rate in the net
     drop = [d for d in ConvNet(10, 3, 8, dropout=0.5).modules() if isinstance(d, nn.Dropout)]
     assert [d.p for d in drop] == [0.5]
+
+
+@pytest.mark.parametrize("arch,least", [("wrn", 5), ("convnet", 3)])
+def test_instance_norm_smallest_image_size_is_the_one_torch_can_train(arch, least):
+    """--norm instance: images under 5x5 (WRN) or 3x3 (conv net) leave a norm layer 1x1 maps, which torch refuses
+    at the first training forward; check_image_size refuses exactly those sizes, naming --image-size and --norm,
+    and no size that trains."""
+    from fastjem.errors import ConfigError
+    from fastjem.models import check_image_size, min_image_size
+
+    assert min_image_size(arch, "instance") == least
+    for size in range(1, least + 3):
+        net = build_model(arch, 3, 1, 10, 1, "instance").train()
+        try:
+            net(torch.randn(2, 1, size, size))
+            trains = True
+        except ValueError:
+            trains = False
+        assert trains == (size >= least), size
+        if trains:
+            check_image_size(arch, "instance", size)
+        else:
+            with pytest.raises(ConfigError, match=rf"--image-size {least} or more.*--norm"):
+                check_image_size(arch, "instance", size)
+    for norm in ("none", "batch", "layer"):  # the others take 1x1 maps
+        assert min_image_size(arch, norm) == 1
+        check_image_size(arch, norm, 1)
+
+
+def test_instance_norm_on_too_small_images_is_refused_before_training(tiny_config, tmp_path):
+    """--image-size (the config, before any data is read), data= of tiny images and the sampler benchmark: a clear
+    error, not torch's 'Expected more than 1 spatial element' at the first forward; one pixel more trains."""
+    from fastjem.benchmark import build_sampler_call
+    from fastjem.data import arrays_from_tensors
+    from fastjem.errors import ConfigError
+    from fastjem.train import Trainer
+
+    with pytest.raises(ConfigError, match=r"at least 5x5.*--image-size 5"):
+        tiny_config.replace(arch="wrn", depth=10, width=1, norm="instance", image_size=4).validate()
+    tiny_config.replace(arch="wrn", depth=10, width=1, norm="instance", image_size=5).validate()
+    cfg = tiny_config.replace(norm="instance", iters=1, batch_size=4, buffer_size=20, sgld_steps=1, val_size=0)
+    g = torch.Generator().manual_seed(0)
+    for size in (2, 3):
+        x = torch.randint(0, 256, (40, 1, size, size), dtype=torch.uint8, generator=g)
+        y = torch.arange(40) % 2
+        data = arrays_from_tensors(x[:32], y[:32], x[32:], y[32:], pad=0)
+        if size == 2:
+            with pytest.raises(ConfigError, match=r"2x2 images \(the size of data='s images\).*--image-size 3"):
+                Trainer(cfg, out_dir=tmp_path / "small", progress=False, data=data)
+        else:
+            Trainer(cfg, out_dir=tmp_path / "fits", progress=False, data=data).train_step()
+    with pytest.raises(ConfigError, match=r"--image-size 3 or more"):
+        build_sampler_call(cfg, torch.device("cpu"), 10, 1, 2)

@@ -8,10 +8,12 @@ import torch
 from torch import nn
 from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
 
+from fastjem.errors import ConfigError
 from fastjem.models.convnet import ConvNet
 from fastjem.models.wrn import WideResNet
 
-__all__ = ["ConvNet", "WideResNet", "build_model", "has_batch_norm", "has_dropout", "plain_module", "plain_state_dict"]
+__all__ = ["ConvNet", "WideResNet", "build_model", "check_image_size", "has_batch_norm", "has_dropout",
+           "min_image_size", "plain_module", "plain_state_dict", "smallest_norm_size"]
 
 # what torch.compile's wrapper (OptimizedModule) puts before every name of its module's state_dict
 COMPILED_PREFIX = "_orig_mod."
@@ -25,6 +27,40 @@ def build_model(arch: str, num_classes: int, in_channels: int, depth: int = 28, 
     if arch == "convnet":
         return ConvNet(num_classes, in_channels, width, norm, dropout)
     raise ValueError(f"unknown arch {arch!r}; expected wrn or convnet")
+
+
+def smallest_norm_size(arch: str, image_size: int) -> int:
+    """The side of the smallest maps a norm layer of ``arch`` sees, for ``image_size`` x ``image_size`` inputs: each
+    stride-2 3x3 conv (padding 1) takes n pixels to ceil(n / 2); the Wide-ResNet's last norm follows two of them,
+    the conv net's last norm one."""
+    side = image_size
+    for _ in range(2 if arch == "wrn" else 1):
+        side = -(-side // 2)
+    return side
+
+
+def min_image_size(arch: str, norm: str) -> int:
+    """The smallest image side ``arch`` with ``norm`` can train on: instance norm needs maps of 2x2 or more at every
+    norm layer (the statistics of one pixel are undefined, and torch refuses them); the other norms take any."""
+    if norm != "instance":
+        return 1
+    side = 1
+    while smallest_norm_size(arch, side) < 2:
+        side += 1
+    return side
+
+
+def check_image_size(arch: str, norm: str, image_size: int, given: str = "--image-size") -> None:
+    """ConfigError, before a network is built, where ``image_size`` x ``image_size`` images are too small for
+    ``norm`` in ``arch`` (torch fails only at the first forward, naming no option). ``given``: what set the size
+    (the option, or the data's own size), named in the advice."""
+    least = min_image_size(arch, norm)
+    if image_size < least:
+        side = smallest_norm_size(arch, image_size)
+        raise ConfigError(f"--norm {norm} with --arch {arch} needs images of at least {least}x{least}: the last norm "
+                          f"layer of {image_size}x{image_size} images ({given}) sees {side}x{side} maps, and instance "
+                          f"statistics of one pixel are undefined; give --image-size {least} or more, or another "
+                          "--norm (layer, batch or none)")
 
 
 def has_dropout(model: nn.Module) -> bool:
