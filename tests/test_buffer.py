@@ -339,6 +339,8 @@ def _memory(monkeypatch, available, swap=0):
     import fastjem.memory
 
     monkeypatch.setattr(fastjem.memory, "_meminfo", lambda: {"MemAvailable": available, "SwapFree": swap})
+    # and no cgroup limit (the machine's own may be lower than the figures faked)
+    monkeypatch.setattr(fastjem.memory, "PROC_CGROUP", fastjem.memory.Path("/nonexistent/cgroup"))
 
 
 def test_a_buffer_or_informative_init_past_the_free_memory_is_refused_before_it_is_allocated(monkeypatch):
@@ -396,3 +398,74 @@ def test_free_memory_is_read_from_the_device(monkeypatch):
     assert memory.free_bytes("cpu") is None
     memory.check_fits(1 << 60, "cpu", "anything", "nothing")  # not known: not refused
     assert memory.size_text(1536 << 20) == "1.5 GiB"
+
+
+def _cgroups(monkeypatch, tmp_path, own: str, files: dict[str, str], available=8 << 30, swap=0):
+    """A fake /proc/self/cgroup (``own``) and cgroup tree (``files``: path below the mount -> contents), and the
+    machine's available memory and free swap."""
+    import fastjem.memory as memory
+
+    _memory(monkeypatch, available, swap)
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "cgroup").write_text(own)
+    monkeypatch.setattr(memory, "PROC_CGROUP", tmp_path / "cgroup")
+    monkeypatch.setattr(memory, "CGROUP_ROOT", tmp_path / "fs")
+    (tmp_path / "fs").mkdir()
+    for name, text in files.items():
+        (tmp_path / "fs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "fs" / name).write_text(text)
+
+
+def test_free_cpu_memory_is_the_cgroups_where_it_limits_the_process_below_the_machine(monkeypatch, tmp_path):
+    """In a container limited below the machine's free memory, a buffer past the limit was allocated (the machine
+    had room) and the process killed at its cgroup's limit without a word. The tightest limit of the process's
+    cgroup and those above it (v2, v1) counts now, less the usage, its page cache (reclaimed first) and swap added:
+    what fits is never refused."""
+    import fastjem.memory as memory
+
+    gib, mib = 1 << 30, 1 << 20
+    # v2: the job's limit (above the process's own unlimited cgroup) binds; 300 bytes of page cache count as free
+    _cgroups(monkeypatch, tmp_path, "0::/job/step\n", {
+        "job/memory.max": f"{2 * gib}\n", "job/memory.current": f"{gib + gib // 2}\n",
+        "job/memory.stat": "anon 1000\nactive_file 100\ninactive_file 200\nshmem 7\n",
+        "job/step/memory.max": "max\n", "job/step/memory.current": f"{gib}\n"})
+    assert memory.free_bytes("cpu") == gib // 2 + 300
+    with pytest.raises(ConfigError, match=r"the replay buffer .* which has 512\.0 MiB free"):
+        ReplayBuffer(gib // 2 // (3 * 32 * 32 * 4) + 1, (3, 32, 32))
+    memory.check_fits(gib // 2 + 300, "cpu", "what fits", "")
+    # the machine's free memory where it is less; free swap counted, as much as the cgroup's swap limit allows
+    _cgroups(monkeypatch, tmp_path / "a", "0::/job\n", {"job/memory.max": f"{4 * gib}", "job/memory.current": "0"},
+             available=gib, swap=gib)
+    assert memory.free_bytes("cpu") == 2 * gib
+    (tmp_path / "a" / "fs" / "job" / "memory.max").write_text(str(gib))
+    assert memory.free_bytes("cpu") == 2 * gib  # its swap is not limited: the machine's free swap
+    (tmp_path / "a" / "fs" / "job" / "memory.swap.max").write_text(str(256 * mib))
+    (tmp_path / "a" / "fs" / "job" / "memory.swap.current").write_text(str(56 * mib))
+    assert memory.free_bytes("cpu") == gib + 200 * mib
+    # v1: the memory controller's line; "no limit" (the largest page count) is none, the parent's limit binds
+    no_limit = "9223372036854771712\n"
+    _cgroups(monkeypatch, tmp_path / "b", "5:devices:/x\n4:memory:/docker/abc\n0::/\n", {
+        "memory/docker/abc/memory.limit_in_bytes": no_limit, "memory/docker/abc/memory.usage_in_bytes": f"{gib}",
+        "memory/docker/memory.limit_in_bytes": f"{3 * gib}", "memory/docker/memory.usage_in_bytes": f"{2 * gib}",
+        "memory/docker/memory.stat": "cache 9\ntotal_active_file 10\ntotal_inactive_file 20\n",
+        "memory/memory.limit_in_bytes": no_limit, "memory/memory.usage_in_bytes": f"{5 * gib}"})
+    assert memory.free_bytes("cpu") == gib + 30
+    # memory and swap together, where swap is accounted
+    (tmp_path / "b" / "fs" / "memory" / "docker" / "memory.memsw.limit_in_bytes").write_text(f"{3 * gib}")
+    (tmp_path / "b" / "fs" / "memory" / "docker" / "memory.memsw.usage_in_bytes").write_text(f"{2 * gib + mib}")
+    assert memory.free_bytes("cpu") == gib - mib + 30
+    # a container without its own cgroup namespace lists the host's path; its own cgroup is mounted at the root
+    _cgroups(monkeypatch, tmp_path / "c", "0::/system.slice/docker-abc.scope\n",
+             {"memory.max": f"{gib}", "memory.current": f"{gib // 4}"})
+    assert memory.free_bytes("cpu") == gib - gib // 4
+    # no limit anywhere (v2's "max", v1's largest value, no files): the machine's figure, to the byte
+    _cgroups(monkeypatch, tmp_path / "d", "4:memory:/a\n0::/a\n", {
+        "a/memory.max": "max", "a/memory.current": f"{gib}", "memory/a/memory.limit_in_bytes": no_limit,
+        "memory/a/memory.usage_in_bytes": f"{gib}"}, available=3 * gib, swap=5)
+    assert memory.free_bytes("cpu") == 3 * gib + 5
+    # a cgroup past its limit has nothing free; no /proc/meminfo (not Linux's), the cgroup's figure alone
+    _cgroups(monkeypatch, tmp_path / "e", "0::/\n", {"memory.max": "100", "memory.current": "200"})
+    assert memory.free_bytes("cpu") == 0
+    monkeypatch.setattr(memory, "_meminfo", lambda: {})
+    (tmp_path / "e" / "fs" / "memory.current").write_text("40")
+    assert memory.free_bytes("cpu") == 60

@@ -1598,6 +1598,7 @@ def test_an_image_folder_too_large_to_decode_is_refused_at_its_first_images(tmp_
     real = fastjem.data.read_image
     monkeypatch.setattr(fastjem.data, "read_image", lambda *a: decoded.append(1) or real(*a))
     need = 2 * 800 * 3 * 16 * 16  # every image, held twice (the list of them and their stack)
+    monkeypatch.setattr(fastjem.memory, "PROC_CGROUP", tmp_path / "no-cgroup")  # the machine's limit left out
     monkeypatch.setattr(fastjem.memory, "_meminfo", lambda: {"MemAvailable": need - 1})
     with pytest.raises(ConfigError, match=r"decoding train \(800 images of 3x16x16, uint8, held twice while they are "
                                           r"stacked\) takes .* on cpu, which has .* free: pass --image-size N to "
