@@ -1609,3 +1609,45 @@ def test_an_image_folder_too_large_to_decode_is_refused_at_its_first_images(tmp_
     assert load_arrays("imagefolder", tmp_path / "imgs", image_size=15, progress=False).train_x.shape[1:] == (3, 15, 15)
     monkeypatch.setattr(fastjem.memory, "_meminfo", lambda: {"MemAvailable": need})
     assert load_arrays("imagefolder", tmp_path / "imgs", progress=False).train_x.shape[1:] == (3, 16, 16)
+
+
+@pytest.mark.parametrize("fmt", ["zip", "gztar"])
+def test_image_archives_too_large_to_decode_are_refused_before_the_memory_is_spent(tmp_path, monkeypatch, fmt):
+    """Archives read in place had no memory check (their image count is unknown until read): past the free memory
+    the process was killed while decoding. A zip's central directory gives the count, refused at the first chunk
+    as a folder is; a tar (no index) is refused as the images read pass the free memory. What fits is read."""
+    import fastjem.data
+    import fastjem.memory
+    from fastjem.errors import ConfigError
+
+    _write_folder(tmp_path / "imgs" / "train", ("a", "b"), n=400, size=16)
+    _write_folder(tmp_path / "imgs" / "test", ("a", "b"), n=2, size=16)
+    (tmp_path / "packed").mkdir()
+    ext = "zip" if fmt == "zip" else "tar.gz"
+    _archive(tmp_path / "imgs", tmp_path / "packed" / f"imgs.{ext}", "", fmt)
+    monkeypatch.setattr(fastjem.data, "_decode_threads", lambda: 1)
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    decoded = []
+    real = fastjem.data.read_image
+    monkeypatch.setattr(fastjem.data, "read_image", lambda *a: decoded.append(1) or real(*a))
+    monkeypatch.setattr(fastjem.memory, "PROC_CGROUP", tmp_path / "no-cgroup")  # the machine's limit left out
+    need = 2 * 804 * 3 * 16 * 16  # every image of both splits, held twice (the list of them and their stack)
+    monkeypatch.setattr(fastjem.memory, "_meminfo", lambda: {"MemAvailable": need - 1})
+    if fmt == "zip":
+        match = (r"decoding imgs\.zip \(804 images of 3x16x16, uint8, held twice while they are stacked\) takes .* "
+                 "at most 15 fits here")
+    else:
+        match = (r"decoding imgs\.tar\.gz takes more than 1\.2 MiB on cpu \(80\d images read so far, .*known only once "
+                 r"it is read\), which had 1\.2 MiB free: pass --image-size N .*under 15,")
+    with pytest.raises(ConfigError, match=match):
+        load_arrays("imagefolder", tmp_path / "packed", progress=False)
+    if fmt == "zip":
+        assert len(decoded) <= 3 * 256  # refused at the first chunk (three in flight), not once all were decoded
+    decoded.clear()
+    monkeypatch.setattr(fastjem.memory, "_meminfo", lambda: {"MemAvailable": need // 4})
+    with pytest.raises(ConfigError, match="decoding imgs"):
+        load_arrays("imagefolder", tmp_path / "packed", progress=False)
+    assert len(decoded) <= 3 * 256  # a quarter of them fit: refused at the first chunk past that, not at the end
+    monkeypatch.setattr(fastjem.memory, "_meminfo", lambda: {"MemAvailable": need})
+    packed = load_arrays("imagefolder", tmp_path / "packed", progress=False)
+    assert packed.train_x.shape[1:] == (3, 16, 16) and len(packed.train_y) + len(packed.test_y) == 804
