@@ -2575,13 +2575,13 @@ MUTANTS = [
     ]),
     Mutant('archive-reads-non-images', 'tests/test_data.py -k archive_of_class_folders_is_split', [
         ('fastjem/data.py',
-         'if (len(parts) < 2 or not parts[-1].lower().endswith(IMAGE_SUFFIXES)',
-         'if (len(parts) < 2 and not parts[-1].lower().endswith(IMAGE_SUFFIXES)'),
+         'if len(parts) < 2 or not parts[-1].lower().endswith(IMAGE_SUFFIXES) or any(map(_hidden, parts)):',
+         'if len(parts) < 2 and not parts[-1].lower().endswith(IMAGE_SUFFIXES) or any(map(_hidden, parts)):'),
     ]),
     Mutant('archive-reads-hidden-members', 'tests/test_data.py -k archive_of_class_folders_is_split', [
         ('fastjem/data.py',
-         '                        or any(map(_hidden, parts))):',
-         '                        and any(map(_hidden, parts))):'),
+         'if len(parts) < 2 or not parts[-1].lower().endswith(IMAGE_SUFFIXES) or any(map(_hidden, parts)):',
+         'if len(parts) < 2 or not parts[-1].lower().endswith(IMAGE_SUFFIXES) or False:'),
     ]),
     Mutant('imagefolder-cache-needs-its-parent', 'tests/test_data.py -k no_cache_folder_exists', [
         ('fastjem/data.py',
@@ -5542,7 +5542,7 @@ MUTANTS = [
         ('fastjem/data.py', '(arrays.test_x.nbytes if device.type != "cpu" else 0)', '0'),
     ]),
     Mutant('free-memory-without-swap', 'tests/test_buffer.py -k "free_memory or past_the_free"', [
-        ('fastjem/memory.py', '        return info["MemAvailable"] + info.get("SwapFree", 0)', '        return info["MemAvailable"]'),
+        ('fastjem/memory.py', '        host = info["MemAvailable"] + swap if', '        host = info["MemAvailable"] if'),
     ]),
     Mutant('free-gpu-memory-without-the-cache', 'tests/test_buffer.py -k free_memory', [
         ('fastjem/memory.py', '            return int(free + torch.cuda.memory_reserved(index) - torch.cuda.memory_allocated(index))', '            return int(free)'),
