@@ -490,7 +490,10 @@ def run_data(args: argparse.Namespace) -> int:
 
         rows = [arrays.train_x[arrays.train_y == c][:8] for c in range(min(10, r["num_classes"]))]
         rows = [torch.cat([row, torch.zeros(8 - len(row), *row.shape[1:], dtype=row.dtype)]) for row in rows]
-        print(f"  grid          {image_grid(to_float(torch.cat(rows)), args.grid, nrow=8)} (a row per class)")
+        # which class each row is: index order, which names that are numbers need not follow (folders 1..10)
+        shown = [r["classes"][c] if c < len(r["classes"]) else str(c) for c in range(len(rows))]
+        print(f"  grid          {image_grid(to_float(torch.cat(rows)), args.grid, nrow=8)} (a row per class, top to "
+              f"bottom: {', '.join(shown)}{', ...' if r['num_classes'] > len(rows) else ''})")
     return 0
 
 

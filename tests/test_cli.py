@@ -840,7 +840,8 @@ def test_data_command_tabulates_classes_notes_gaps_and_imbalance_and_grids_a_row
     assert out[0] == "  class        train+val    test" and out[1] == "  c0                  10       1"
     assert out[4] == "  a_long_name         10       1" and out[20] == "  c19                 10       1"
     assert out[21:24] == ["  ... 5 more classes", "  note: classes are imbalanced (10 to 21 training images)",
-                          f"  grid          {tmp_path / 'g.png'} (a row per class)"]
+                          f"  grid          {tmp_path / 'g.png'} (a row per class, top to bottom: c0, c1, c2, "
+                          "a_long_name, c4, c5, c6, c7, c8, c9, ...)"]
     (x, nrow), = grids
     rows = x.view(10, 8, 1, 8, 8)
     assert nrow == 8 and torch.equal(rows[0], to_float(images.train_x[:8]))

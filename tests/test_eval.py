@@ -2271,8 +2271,16 @@ def test_sample_takes_class_names_beside_indices():
         parse_classes(["dog", "1"], 3, names)
     with pytest.raises(ConfigError, match=r"class indices, class names or 'all', got 'cat'$"):
         parse_classes(["cat"], 3, ())  # names not known (or not one per class): indices only
-    # folders numbered from 1: a number is still the index, as --help says (--class 3 is folder "4")
-    assert parse_classes(["3", "1"], 4, ("1", "2", "3", "4")) == [3, 1]
+    # classes named by numbers other than their indices (folders numbered from 1, or 0..10 sorted as text by an
+    # older checkpoint): a name wins (--class 3 drew the folder named 4); a number no class is named stays an index
+    assert parse_classes(["3", "1"], 4, ("1", "2", "3", "4")) == [2, 0]
+    assert parse_classes(["0", "4"], 4, ("1", "2", "3", "4")) == [0, 3]
+    assert parse_classes(["2", "10"], 11, ("0", "1", "10", *(str(i) for i in range(2, 10)))) == [3, 2]
+    with pytest.raises(ConfigError, match=r'--class 0 is given twice \(class 0 \(named "1"\)\)'):
+        parse_classes(["1", "0"], 4, ("1", "2", "3", "4"))
+    with pytest.raises(ConfigError, match=r"--class 5: no class is named '5', and the checkpoint's class indices are "
+                                          "0..3; its classes are 1, 2, 3, 4"):
+        parse_classes(["5"], 4, ("1", "2", "3", "4"))
 
 
 def test_sample_cli_draws_a_named_class(tmp_path, capsys):
@@ -2297,6 +2305,30 @@ def test_sample_cli_draws_a_named_class(tmp_path, capsys):
     assert targets[0]["target"].tolist() == [1, 1] and torch.equal(targets[0]["x"], targets[1]["x"])
     assert main(["sample", ckpt, "--class", "cow", "--out", str(tmp_path / "cow.pt"), *common]) == 1
     assert "got 'cow'; its classes are cat, dog" in capsys.readouterr().err
+
+
+def test_sample_cli_takes_a_number_as_the_class_of_that_name(tmp_path, capsys):
+    """An image folder's classes numbered 1..3 (labels 0..2): --class 3 was index 3 (the folder named 4 where there
+    is one; refused here); now it is the folder named 3, and the classes drawn are printed and saved by index and
+    name. A number no class is named (0) is an index."""
+    from PIL import Image
+
+    from fastjem.train import Trainer
+
+    for c in ("1", "2", "3"):
+        (tmp_path / "imgs" / c).mkdir(parents=True)
+        for i in range(6):
+            Image.fromarray(np.full((8, 8, 3), 20 * i + int(c), np.uint8)).save(tmp_path / "imgs" / c / f"{i}.png")
+    Trainer(TrainConfig(**{**TINY, "iters": 2, "dataset": "imagefolder", "data_dir": str(tmp_path / "imgs")}),
+            out_dir=tmp_path / "run", progress=False, log=lambda *a: None).fit()
+    ckpt = str(tmp_path / "run" / "checkpoint.pt")
+    common = ["-n", "2", "--n-steps", "1", "--device", "cpu", "--no-progress", "--seed", "3"]
+    out = tmp_path / "three.pt"
+    assert main(["sample", ckpt, "--class", "3", "0", "--out", str(out), *common]) == 0, capsys.readouterr().err
+    assert '\n  classes         2 (named "3"), 0 (named "1")\n' in capsys.readouterr().out
+    drawn = torch.load(out, weights_only=False)
+    assert drawn["target"].tolist() == [2, 2, 0, 0]
+    assert drawn["settings"]["classes"] == [2, 0] and drawn["settings"]["class_names"] == ["3", "1"]
 
 
 def test_sample_refuses_a_data_dir_its_chains_would_not_read(runs, tmp_path, capsys):

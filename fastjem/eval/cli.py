@@ -269,8 +269,10 @@ def add_sample_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("-n", "--n", type=int64, default=100,
                    help="samples (per class with --class) (default: 100)")
     p.add_argument("--class", dest="classes", nargs="+", default=None, metavar="C",
-                   help="class-conditional: class indices (0, 1, ...) or names (cat, dog: the dataset's class names), "
-                        "or 'all' (default: unconditional)")
+                   help="class-conditional: class names (cat, dog: the dataset's class names, an image folder's class "
+                        "folders), class indices 0..K-1, or 'all' (default: unconditional); a name wins over an "
+                        "index: of folders numbered 1..10, --class 3 is the folder named 3 (index 2), --class 0 "
+                        "index 0; the classes drawn are printed as index (name)")
     p.add_argument("--n-steps", type=int64, default=100, help="SGLD steps per chain (default: 100)")
     p.add_argument("--init", default="auto", choices=("auto", "buffer", "noise", "informative"),
                    help="chain start: the checkpoint's replay buffer, U(-1, 1), or informative = a Gaussian per class "
@@ -335,6 +337,11 @@ def run_sample(args: argparse.Namespace) -> int:
     kind = "unconditional" if classes is None else f"conditional on {len(classes)} class(es)"
     print(f"{len(drawn.x)} samples, {kind}: {s['n_steps']} SGLD steps from the {s['init']}, "
           f"step size {s['step_size']:g}, noise {s['noise']:g} ({s['model']}, iteration {s['iteration']})")
+    if classes is not None:
+        # which class each --class given is, by index (the saved targets) and name
+        names = tuple(em.info.classes)
+        more = f", ... ({len(classes)} in all)" if len(classes) > 20 else ""
+        print(f"  classes         {', '.join(draw.class_label(c, names) for c in classes[:20])}{more}")
     print(f"  mean log p~(x)  {drawn.logpx.mean().item():.3f}")
     if drawn.target is not None:
         print(f"  classified as their target class: {(drawn.pred == drawn.target).float().mean().item():.3f}")

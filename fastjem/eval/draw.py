@@ -52,8 +52,9 @@ class Drawn:
 
 
 def parse_classes(spec: list[str] | None, num_classes: int, names: tuple[str, ...] = ()) -> list[int] | None:
-    """``None`` (unconditional), ``["all"]``, or classes as strings -> list of class indices: a number is an index,
-    anything else one of the class ``names`` (an image folder's class folders, CIFAR's "cat")."""
+    """``None`` (unconditional), ``["all"]``, or classes as strings -> list of class indices: a class name where one
+    of ``names`` (an image folder's class folders, CIFAR's "cat") matches exactly, a number too (of folders numbered
+    1..10, "3" is the folder named 3, index 2); else a number is an index 0..K-1."""
     if not spec:
         return None
     if spec == ["all"]:
@@ -61,18 +62,29 @@ def parse_classes(spec: list[str] | None, num_classes: int, names: tuple[str, ..
     if "all" in spec:
         raise ConfigError(f"--class all stands alone (every class), got --class {' '.join(spec)}")
     named = dict(zip(names, range(num_classes))) if len(names) == num_classes else {}
+    shown = f"; its classes are {', '.join(names[:12])}{', ...' if len(names) > 12 else ''}" if named else ""
     classes = []
     for s in spec:
-        if not re.fullmatch(r"\d+", s) and s not in named:
-            shown = f"; its classes are {', '.join(names[:12])}{', ...' if len(names) > 12 else ''}" if named else ""
+        if s in named:
+            c = named[s]
+        elif re.fullmatch(r"\d+", s):
+            c = int(s)
+            if c >= num_classes:
+                raise ConfigError(f"--class {s}: no class is named {s!r}, and the checkpoint's class indices are "
+                                  f"0..{num_classes - 1}{shown}")
+        else:
             raise ConfigError(f"--class takes class indices, class names or 'all', got {s!r}{shown}")
-        c = named[s] if s in named and not re.fullmatch(r"\d+", s) else int(s)
-        if c >= num_classes:
-            raise ConfigError(f"--class {c}: the checkpoint has classes 0..{num_classes - 1}")
         if c in classes:
-            raise ConfigError(f"--class {c} is given twice: each class once (--n samples are drawn for each)")
+            raise ConfigError(f"--class {s} is given twice (class {class_label(c, names)}): each class once (--n "
+                              "samples are drawn for each)")
         classes.append(c)
     return classes
+
+
+def class_label(index: int, names: tuple[str, ...] = ()) -> str:
+    """A class as messages name it: its index, and its name where that is another text ('2 (named "3")')."""
+    name = names[index] if index < len(names) else str(index)
+    return str(index) if name == str(index) else f'{index} (named "{name}")'
 
 
 def check_counts(n: int, n_steps: int, batch_size: int) -> None:
@@ -156,6 +168,9 @@ def draw(checkpoint: str | os.PathLike | EvalModel, n: int = 100, classes: list[
     logits = predict_logits(em.model, x, batch_size)
     settings = {"checkpoint": str(em.path.resolve()), "iteration": em.iteration, "model": em.label, "n": n,
                 "classes": classes, "n_steps": n_steps, "init": init,
+                # the classes' names, where the checkpoint knows them (the targets are indices)
+                "class_names": ([em.info.classes[c] for c in classes]
+                                if classes is not None and len(em.info.classes) == em.num_classes else None),
                 "step_size": a, "noise": s, "seed": seed,
                 # the seed repeats a draw only with these two: each batch of chains draws its own noise
                 "batch_size": batch_size, "device": str(em.device)}
