@@ -5558,6 +5558,66 @@ MUTANTS = [
         ('fastjem/data.py', '        part = F.interpolate(flat[i:i + FIT_CHUNK].float()', '        part = F.interpolate(flat.float()'),
         ('fastjem/data.py', '        out[i:i + FIT_CHUNK] = part', '        out[:] = part'),
     ]),
+    Mutant('instance-norm-size-unchecked-in-config', 'tests/test_models.py -k too_small_images_is_refused', [
+        ('fastjem/config.py', '            check_image_size(self.arch, self.norm, self.image_size)', '            pass'),
+    ]),
+    Mutant('instance-norm-size-unchecked-in-trainer', 'tests/test_models.py -k too_small_images_is_refused', [
+        ('fastjem/train.py', '            check_image_size(cfg.arch, cfg.norm, arrays.info.image_size, given)', '            pass'),
+    ]),
+    Mutant('instance-norm-size-unchecked-in-bench', 'tests/test_models.py -k too_small_images_is_refused', [
+        ('fastjem/benchmark.py', '        check_image_size(cfg.arch, cfg.norm, size)', '        pass'),
+    ]),
+    Mutant('instance-norm-wrn-halved-once', 'tests/test_models.py -k instance_norm', [
+        ('fastjem/models/__init__.py', '    for _ in range(2 if arch == "wrn" else 1):', '    for _ in range(1):'),
+    ]),
+    Mutant('instance-norm-needs-one-pixel', 'tests/test_models.py -k instance_norm', [
+        ('fastjem/models/__init__.py', '    while smallest_norm_size(arch, side) < 2:', '    while smallest_norm_size(arch, side) < 1:'),
+    ]),
+    Mutant('cgroup-limit-ignored', 'tests/test_buffer.py -k cgroup', [
+        ('fastjem/memory.py', '        cgroup = _cgroup_free(swap)', '        cgroup = None'),
+    ]),
+    Mutant('cgroup-parents-ignored', 'tests/test_buffer.py -k cgroup', [
+        ('fastjem/memory.py', '    return [folder, *[p for p in folder.parents if p == root or root in p.parents]]', '    return [folder]'),
+    ]),
+    Mutant('cgroup-namespace-root-not-read', 'tests/test_buffer.py -k cgroup', [
+        ('fastjem/memory.py', '    if ".." in Path(path).parts or not folder.is_dir():\n        return [root]', '    if ".." in Path(path).parts or not folder.is_dir():\n        return []'),
+    ]),
+    Mutant('cgroup-page-cache-not-free', 'tests/test_buffer.py -k cgroup', [
+        ('fastjem/memory.py', 'take(limit - used + stat.get("active_file", 0) + stat.get("inactive_file", 0) + swap)', 'take(limit - used + swap)'),
+    ]),
+    Mutant('cgroup-v1-no-limit-read-as-a-limit', 'tests/test_buffer.py -k cgroup', [
+        ('fastjem/memory.py', 'return int(text) if text.isdecimal() and int(text) < NO_LIMIT else None', 'return int(text) if text.isdecimal() else None'),
+    ]),
+    Mutant('cgroup-swap-limit-ignored', 'tests/test_buffer.py -k cgroup', [
+        ('fastjem/memory.py', '                swap = min(swap, max(0, swap_limit - swap_used))', '                pass'),
+    ]),
+    Mutant('cgroup-swap-not-counted', 'tests/test_buffer.py -k cgroup', [
+        ('fastjem/memory.py', '            swap = swap_free\n', '            swap = 0\n'),
+    ]),
+    Mutant('cgroup-v1-memsw-ignored', 'tests/test_buffer.py -k cgroup', [
+        ('fastjem/memory.py', '                free = min(free, both - both_used + cache)', '                pass'),
+    ]),
+    Mutant('cgroup-v1-not-read', 'tests/test_buffer.py -k cgroup', [
+        ('fastjem/memory.py', '        elif "memory" in controllers.split(","):', '        elif False:'),
+    ]),
+    Mutant('zip-image-count-unused', 'tests/test_data.py -k archives_too_large', [
+        ('fastjem/data.py', ', size, _archive_image_count(archives),', ', size, None,'),
+    ]),
+    Mutant('tar-decoding-unchecked', 'tests/test_data.py -k archives_too_large', [
+        ('fastjem/data.py', '            if free is not None and 2 * held["bytes"] > free:', '            if False:'),
+    ]),
+    Mutant('sample-number-is-an-index-first', 'tests/test_eval.py -k "class_names_beside or number_as_the_class"', [
+        ('fastjem/eval/draw.py', '        if s in named:\n            c = named[s]', '        if s in named and not s.isdecimal():\n            c = named[s]'),
+    ]),
+    Mutant('sample-classes-drawn-not-printed', 'tests/test_eval.py -k number_as_the_class', [
+        ('fastjem/eval/cli.py', "        print(f\"  classes         {', '.join(draw.class_label(c, names) for c in classes[:20])}{more}\")", '        pass'),
+    ]),
+    Mutant('sample-class-names-not-saved', 'tests/test_eval.py -k number_as_the_class', [
+        ('fastjem/eval/draw.py', '"class_names": ([em.info.classes[c] for c in classes]', '"class_names": ([em.info.classes[0] for c in classes]'),
+    ]),
+    Mutant('data-grid-rows-unnamed', 'tests/test_cli.py -k data_command_tabulates', [
+        ('fastjem/cli.py', '        shown = [r["classes"][c] if c < len(r["classes"]) else str(c) for c in range(len(rows))]', '        shown = [str(c) for c in range(len(rows))]'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

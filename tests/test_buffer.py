@@ -463,6 +463,8 @@ def test_free_cpu_memory_is_the_cgroups_where_it_limits_the_process_below_the_ma
         "a/memory.max": "max", "a/memory.current": f"{gib}", "memory/a/memory.limit_in_bytes": no_limit,
         "memory/a/memory.usage_in_bytes": f"{gib}"}, available=3 * gib, swap=5)
     assert memory.free_bytes("cpu") == 3 * gib + 5
+    monkeypatch.setattr(memory, "_meminfo", lambda: {})
+    assert memory.free_bytes("cpu") is None  # not known (not 8 EiB, v1's no-limit value, free)
     # a cgroup past its limit has nothing free; no /proc/meminfo (not Linux's), the cgroup's figure alone
     _cgroups(monkeypatch, tmp_path / "e", "0::/\n", {"memory.max": "100", "memory.current": "200"})
     assert memory.free_bytes("cpu") == 0
