@@ -5336,9 +5336,6 @@ MUTANTS = [
     Mutant('sgld-compiled-step-sizes-unchecked', 'tests/test_kernels_sgld.py -k told_what_to_pass', [
         ('kernels/sgld.py', '    alpha, sigma = as_number("sgld_step_compiled_", "alpha", alpha), as_number("sgld_step_compiled_", "sigma", sigma)\n', ''),
     ]),
-    Mutant('sample-class-number-taken-as-name', 'tests/test_eval.py -k class_names_beside', [
-        ('fastjem/eval/draw.py', 'c = named[s] if s in named and not re.fullmatch(r"\\d+", s) else int(s)', 'c = named[s] if s in named else int(s)'),
-    ]),
     Mutant('dangling-non-image-link-refused', 'tests/test_data.py -k dangling', [
         ('fastjem/data.py', '            if f.lower().endswith(IMAGE_SUFFIXES) or not Path(f).suffix:\n', '            if True:\n'),
     ]),
