@@ -1005,7 +1005,7 @@ def test_cli_sample_class_conditional_pt(runs, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--class", "10"], "classes 0..9"),
+    (["--class", "10"], "no class is named '10', and the checkpoint's class indices are 0..9"),
     (["--class", "three"], "class indices, class names or 'all'"),
     (["--out", "samples.png"], ".npz or .pt"),
     (["-n", "0"], "must be > 0"),
