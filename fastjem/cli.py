@@ -717,7 +717,7 @@ def run_train(args: argparse.Namespace) -> int:
         return 0
     elapsed = time.perf_counter() - start
     # the time is this invocation's: a resumed run says how many of the iterations it trained
-    here = f" ({summary['iteration'] - resumed_at} here, resumed at iteration {resumed_at})" if resumed_at else ""
+    here = f" ({summary['iteration'] - resumed_at} here, resumed at iteration {resumed_at})" if args.resume else ""
     print(f"\ndone: {summary['iteration']} iterations{here} in {elapsed:.1f} s on {summary['device']}")
     validation = "no validation set" if summary["val_acc"] is None else f"validation {summary['val_acc']:.4f}"
     print(f"  test accuracy   {summary['test_acc']:.4f}   ({validation}, "

@@ -1273,14 +1273,16 @@ class Trainer:
         self.log(f"fastjem: {self.data.info.name} {shape} ({self.data.n_train} train / {len(self.data.val_y)} val / "
                  f"{len(self.data.test_y)} test), {self._model_desc()}, device {self.device}, "
                  f"{self.total_iters} iterations ({self.iters_per_epoch} per epoch)"
-                 + (f", resuming at iteration {self.iteration}" if self.iteration else "")
+                 # (a checkpoint of iteration 0 too: one stopped or rolled back to its start)
+                 + (f", resuming at iteration {self.iteration}" if self._resumed_from is not None else "")
                  + ("" if cfg.generative else ", classifier only (no sampling)")
                  + (f", {self.dist.world} data-parallel processes" if self.dist.enabled else ""))
         for note in self.engine.notes:
             self.log(f"engine: {note}")
         self.log(f"engine: {self.engine.describe()}")
-        if self.iteration == 0 and cfg.warmup_iters > self.total_iters:
-            # the linear warm-up never ends: the run trains at a fraction of the learning rate asked for
+        if self._resumed_from is None and cfg.warmup_iters > self.total_iters:
+            # the linear warm-up never ends: the run trains at a fraction of the learning rate asked for (said when
+            # the run starts: a resume, even one at iteration 0, cannot change --warmup-iters)
             self.log(f"warning: --warmup-iters {cfg.warmup_iters} is longer than the run ({self.total_iters} "
                      f"iterations): the learning rate reaches only {cfg.lr * self.total_iters / cfg.warmup_iters:g} "
                      f"of --lr {cfg.lr:g}; give --warmup-iters at most {self.total_iters} (0 for none), or a longer "

@@ -5139,10 +5139,10 @@ MUTANTS = [
         ('fastjem/cli.py', ',\n                                                                            "Storage size calculation overflowed")', ')'),
     ]),
     Mutant('train-warmup-longer-than-run-unsaid', 'tests/test_train.py -k warm_up_longer', [
-        ('fastjem/train.py', '        if self.iteration == 0 and cfg.warmup_iters > self.total_iters:', '        if False:'),
+        ('fastjem/train.py', '        if self._resumed_from is None and cfg.warmup_iters > self.total_iters:', '        if False:'),
     ]),
     Mutant('train-warmup-as-long-as-run-said', 'tests/test_train.py -k warm_up_longer', [
-        ('fastjem/train.py', '        if self.iteration == 0 and cfg.warmup_iters > self.total_iters:', '        if self.iteration == 0 and cfg.warmup_iters >= self.total_iters:'),
+        ('fastjem/train.py', '        if self._resumed_from is None and cfg.warmup_iters > self.total_iters:', '        if self._resumed_from is None and cfg.warmup_iters >= self.total_iters:'),
     ]),
     Mutant('eval-robust-negative-n-attack-taken', 'tests/test_eval.py -k refuse_bad_options_before_loading', [
         ('fastjem/eval/tasks.py', '    if n_attack < 0:', '    if False:'),
@@ -5386,7 +5386,7 @@ MUTANTS = [
          '    here = ""'),
     ]),
     Mutant('resumed-start-line-silent', 'tests/test_cli.py -k end_to_end_in_a_subprocess', [
-        ('fastjem/train.py', '+ (f", resuming at iteration {self.iteration}" if self.iteration else "")', '+ ""'),
+        ('fastjem/train.py', '+ (f", resuming at iteration {self.iteration}" if self._resumed_from is not None else "")', '+ ""'),
     ]),
     Mutant('metrics-field-the-readme-does-not-name', 'tests/test_readme.py -k names_every_field', [
         ('fastjem/train.py', '"rolled_back_to": back_to,', '"rolled_back": back_to,'),
@@ -5614,6 +5614,17 @@ MUTANTS = [
     ]),
     Mutant('data-grid-rows-unnamed', 'tests/test_cli.py -k data_command_tabulates', [
         ('fastjem/cli.py', '        shown = [r["classes"][c] if c < len(r["classes"]) else str(c) for c in range(len(rows))]', '        shown = [str(c) for c in range(len(rows))]'),
+    ]),
+    Mutant('resumed-at-0-start-line-silent', 'tests/test_train.py -k resumed_at_iteration_0', [
+        ('fastjem/train.py', '+ (f", resuming at iteration {self.iteration}" if self._resumed_from is not None else "")',
+         '+ (f", resuming at iteration {self.iteration}" if self.iteration else "")'),
+    ]),
+    Mutant('resumed-at-0-warm-up-warned-again', 'tests/test_train.py -k resumed_at_iteration_0', [
+        ('fastjem/train.py', '        if self._resumed_from is None and cfg.warmup_iters > self.total_iters:',
+         '        if self.iteration == 0 and cfg.warmup_iters > self.total_iters:'),
+    ]),
+    Mutant('resumed-at-0-done-line-unsaid', 'tests/test_cli.py -k resumed_at_iteration_0', [
+        ('fastjem/cli.py', "resumed at iteration {resumed_at})\" if args.resume else \"\"", "resumed at iteration {resumed_at})\" if resumed_at else \"\""),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

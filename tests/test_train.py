@@ -817,6 +817,18 @@ def test_a_warm_up_longer_than_the_run_is_said_at_its_start(tiny_config, tmp_pat
     assert lines and not any("warmup" in line for line in lines)
 
 
+def test_a_run_resumed_at_iteration_0_says_so_and_is_not_warned_again(tiny_config, tmp_path):
+    """A checkpoint of iteration 0 (a run stopped, or rolled back, at its start) resumes as any other: the log says
+    where, and the warm-up warning of its start (whose --warmup-iters a resume cannot change) is not said again."""
+    cfg = tiny_config.replace(iters=2, warmup_iters=8)
+    first = Trainer(cfg, out_dir=tmp_path, progress=False, log=lambda *a: None)
+    ckpt = first.save_checkpoint()  # what a stop at the start leaves
+    lines = []
+    Trainer(resume_config(ckpt), resume=ckpt, progress=False, log=lines.append).fit()
+    assert lines[0].endswith("2 iterations (78 per epoch), resuming at iteration 0"), lines[0]
+    assert not any("warmup" in line for line in lines), lines
+
+
 def test_compile_takes_a_boolean_from_python():
     assert TrainConfig(compile=True).validate().compile == "on"
     assert TrainConfig(compile=False).validate().compile == "off"
