@@ -267,7 +267,8 @@ def test_a_run_resumed_at_iteration_0_is_reported_as_resumed(tiny_config, tmp_pa
     """A checkpoint of iteration 0 (a run stopped or rolled back at its start): the end says the run resumed there."""
     from fastjem.train import Trainer
 
-    ckpt = Trainer(tiny_config.replace(iters=2), out_dir=tmp_path, progress=False, log=lambda *a: None).save_checkpoint()
+    first = Trainer(tiny_config.replace(iters=2), out_dir=tmp_path, progress=False, log=lambda *a: None)
+    ckpt = first.save_checkpoint()
     assert main(["train", "--resume", str(ckpt), "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert ", resuming at iteration 0\n" in out and "done: 2 iterations (2 here, resumed at iteration 0) in " in out
