@@ -98,7 +98,8 @@ class TrainConfig:
     momentum: float = _opt(0.9, "SGD momentum", group="optim")
     weight_decay: float = _opt(0.0, "weight decay", group="optim")
     warmup_iters: int = _opt(1000, "linear learning-rate warm-up iterations", group="optim")
-    decay_epochs: tuple = _opt((50, 100), "epochs at which the learning rate is multiplied by --decay-rate",
+    decay_epochs: tuple = _opt((50, 100), "epochs at which the learning rate is multiplied by --decay-rate (the "
+                               "log's start gives them in iterations, and names those past the run's end)",
                                group="optim")
     decay_rate: float = _opt(0.3, "learning-rate decay factor", group="optim")
     batch_size: int = _opt(64, "batch size B (of each of x_p, x_lab and the SGLD batch)", group="optim")

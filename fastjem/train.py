@@ -169,6 +169,37 @@ def epoch_iterations(epochs: float, iters_per_epoch: int) -> int:
     return n
 
 
+def schedule_description(cfg: TrainConfig, iters_per_epoch: int, total_iters: int) -> str:
+    """The learning-rate schedule in iterations, as the run's log states it at its start: the warm-up's end, and the
+    iteration after which each decay of ``decay_epochs`` applies (the epoch's last, as ``learning_rate`` reckons
+    epochs), those past the run's end named as never reached. The decays are given in epochs, whose length in
+    iterations follows the batch size and the dataset: the quick preset's epochs 30 and 38 are iterations 570 and 722
+    of its 800 at batch 64, but past the run's end at batch 16."""
+    text = f"schedule: learning rate {cfg.lr:g}"
+    if cfg.warmup_iters > 0:
+        text += f", reached by a linear warm-up at iteration {cfg.warmup_iters}"
+        if cfg.warmup_iters > total_iters:
+            text += f" (past the run's end, iteration {total_iters})"
+    if not cfg.decay_epochs:
+        return text + "; no decay"
+    # the first iteration (from 0) whose rate is decayed: the epoch's last one done (0: from the start)
+    milestones = [(epoch_iterations(e, iters_per_epoch) if e > 0 else 0, e) for e in sorted(cfg.decay_epochs)]
+
+    def listed(ms):
+        return " and ".join(f"{it} (epoch {e:g})" for it, e in ms)
+
+    reached = [m for m in milestones if m[0] < total_iters]
+    unreached = [m for m in milestones if m[0] >= total_iters]
+    rate = f"x{cfg.decay_rate:g}"
+    if reached:
+        text += f"; {rate} after iteration{'s' * (len(reached) > 1)} {listed(reached)}"
+    if unreached:
+        text += (f"; {rate} after iteration{'s' * (len(unreached) > 1)} {listed(unreached)} never reached: past the "
+                 f"run's end (iteration {total_iters}; an epoch is {iters_per_epoch} iterations at --batch-size "
+                 f"{cfg.batch_size})")
+    return text
+
+
 @torch.no_grad()
 def evaluate(model: torch.nn.Module, x_u8: torch.Tensor, y: torch.Tensor, batch_size: int = 500,
              noise: float = 0.0, seed: int = 0) -> dict:
@@ -1280,6 +1311,10 @@ class Trainer:
         for note in self.engine.notes:
             self.log(f"engine: {note}")
         self.log(f"engine: {self.engine.describe()}")
+        # in iterations: --decay-epochs count epochs, whose length follows the batch size and the dataset
+        scaled = self.recovery.lr_scale != 1
+        self.log(schedule_description(cfg, self.iters_per_epoch, self.total_iters)
+                 + (f"; x{self.recovery.lr_scale:g} after the guard's recoveries" if scaled else ""))
         if self._resumed_from is None and cfg.warmup_iters > self.total_iters:
             # the linear warm-up never ends: the run trains at a fraction of the learning rate asked for (said when
             # the run starts: a resume, even one at iteration 0, cannot change --warmup-iters)

@@ -5626,6 +5626,24 @@ MUTANTS = [
     Mutant('resumed-at-0-done-line-unsaid', 'tests/test_cli.py -k resumed_at_iteration_0', [
         ('fastjem/cli.py', "resumed at iteration {resumed_at})\" if args.resume else \"\"", "resumed at iteration {resumed_at})\" if resumed_at else \"\""),
     ]),
+    Mutant('schedule-line-unsaid', 'tests/test_train.py -k schedule_in_iterations', [
+        ('fastjem/train.py', '        self.log(schedule_description(cfg, self.iters_per_epoch, self.total_iters)',
+         '        (schedule_description(cfg, self.iters_per_epoch, self.total_iters)'),
+    ]),
+    Mutant('schedule-unreached-decays-listed-as-reached', 'tests/test_train.py -k schedule_in_iterations', [
+        ('fastjem/train.py', '    reached = [m for m in milestones if m[0] < total_iters]',
+         '    reached = milestones'),
+    ]),
+    Mutant('schedule-decay-one-iteration-early', 'tests/test_train.py -k schedule_in_iterations', [
+        ('fastjem/train.py', '    milestones = [(epoch_iterations(e, iters_per_epoch) if e > 0 else 0, e) for e in sorted(cfg.decay_epochs)]',
+         '    milestones = [(epoch_iterations(e, iters_per_epoch) - 1 if e > 0 else 0, e) for e in sorted(cfg.decay_epochs)]'),
+    ]),
+    Mutant('schedule-line-a-warning', 'tests/test_train.py -k schedule_in_iterations', [
+        ('fastjem/train.py', '    text = f"schedule: learning rate {cfg.lr:g}"', '    text = f"warning: schedule: learning rate {cfg.lr:g}"'),
+    ]),
+    Mutant('schedule-line-hides-the-guards-rate', 'tests/test_train.py -k schedule_in_iterations', [
+        ('fastjem/train.py', '        scaled = self.recovery.lr_scale != 1', '        scaled = False'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -245,6 +245,10 @@ def test_train_end_to_end_in_a_subprocess(tmp_path):
     # the time it says it trained: within the command's own
     assert 0 < float(re.search(r"done: 6 iterations in ([0-9.]+) s", out.stdout).group(1)) < wall
     assert "it/s" not in out.stderr  # --no-progress: no bar
+    # the quick preset's decays, epochs 30 and 38, at batch 16 come after its end: said, on stdout (not a warning)
+    assert ("\nschedule: learning rate 0.001, reached by a linear warm-up at iteration 100 (past the run's end, "
+            "iteration 6); x0.3 after iterations 2340 (epoch 30) and 2964 (epoch 38) never reached: past the run's end "
+            "(iteration 6; an epoch is 78 iterations at --batch-size 16)\n") in out.stdout
     for name in ("checkpoint.pt", "metrics.jsonl", "samples.png", "curves.png"):
         assert str(tmp_path / "run" / name) in out.stdout
         assert (tmp_path / "run" / name).exists()

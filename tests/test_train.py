@@ -829,6 +829,39 @@ def test_a_run_resumed_at_iteration_0_says_so_and_is_not_warned_again(tiny_confi
     assert not any("warmup" in line for line in lines), lines
 
 
+def test_the_start_of_a_run_states_its_schedule_in_iterations(tiny_config, tmp_path):
+    """--decay-epochs count epochs, whose length follows the batch size and the dataset: the log's start gives the
+    schedule in iterations and names the decays the run never reaches (a line, not a warning: short runs are
+    common). What it says is what the run does: the rate logged after the stated iteration is decayed."""
+    from fastjem.train import schedule_description
+
+    quick = get_preset("quick")
+    assert schedule_description(quick, 1257 // 64, 800) == (
+        "schedule: learning rate 0.001, reached by a linear warm-up at iteration 100; x0.3 after iterations 570 "
+        "(epoch 30) and 722 (epoch 38)")
+    assert schedule_description(quick.replace(batch_size=48), 1257 // 48, 800).endswith(
+        "; x0.3 after iteration 780 (epoch 30); x0.3 after iteration 988 (epoch 38) never reached: past the run's end "
+        "(iteration 800; an epoch is 26 iterations at --batch-size 48)")
+    assert schedule_description(quick.replace(decay_epochs=(), warmup_iters=0), 19, 800) == (
+        "schedule: learning rate 0.001; no decay")
+    lines = []
+    cfg = tiny_config.replace(decay_epochs=(1, 0.1))  # 78 iterations an epoch: 8 and 78
+    Trainer(cfg, out_dir=tmp_path, progress=False, log=lines.append).fit()
+    [line] = [line for line in lines if line.startswith("schedule: ")]
+    assert line == ("schedule: learning rate 0.001, reached by a linear warm-up at iteration 5; x0.3 after iteration 8 "
+                    "(epoch 0.1); x0.3 after iteration 78 (epoch 1) never reached: past the run's end (iteration 12; "
+                    "an epoch is 78 iterations at --batch-size 16)")
+    assert not any(line.startswith("warning:") for line in lines)
+    records = [json.loads(s) for s in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert {r["iter"]: r["lr"] for r in records if "lr" in r} == pytest.approx({4: 8e-4, 8: 1e-3, 12: 3e-4})
+    # a run whose guard halved its rate (a resumed one keeps its remedies) says so too
+    lines.clear()
+    t = Trainer(cfg.replace(iters=2), out_dir=tmp_path / "halved", progress=False, log=lines.append)
+    t.recovery.lr_scale = 0.5
+    t.fit()
+    assert any(line.startswith("schedule: ") and line.endswith("; x0.5 after the guard's recoveries") for line in lines)
+
+
 def test_compile_takes_a_boolean_from_python():
     assert TrainConfig(compile=True).validate().compile == "on"
     assert TrainConfig(compile=False).validate().compile == "off"
