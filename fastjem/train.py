@@ -1558,9 +1558,10 @@ class Trainer:
         # the rolled-back state with its remedy and new seed is the good state now: a stop before the next snapshot
         # restores this, not the state before the remedy (which would resume into the same divergence)
         self._take_snapshot()
-        if cfg.ckpt_every:
-            # and checkpoint.pt holds it: a kill before the next checkpoint would otherwise resume the state that
-            # was just abandoned
+        if cfg.ckpt_every or cfg.ckpt_keep_every:
+            # and checkpoint.pt holds it, in a run that writes checkpoints as it trains (kept ones are written into
+            # checkpoint.pt too): a kill before the next checkpoint would otherwise resume the state that was just
+            # abandoned, and walk into the divergence again without the remedy
             self.save_checkpoint()
 
     def _last_good(self) -> str:

@@ -630,7 +630,7 @@ MUTANTS = [
         ('fastjem/eval/cli.py', '    stale = [f for f in ("all.json", "report.md") if (out / f).exists()]', '    stale = []'),
     ]),
     Mutant('rollback-not-checkpointed', 'tests/test_guard.py -k kill_right_after', [
-        ('fastjem/train.py', '        self._take_snapshot()\n        if cfg.ckpt_every:\n            # and checkpoint.pt',
+        ('fastjem/train.py', '        self._take_snapshot()\n        if cfg.ckpt_every or cfg.ckpt_keep_every:\n            # and checkpoint.pt',
          '        self._take_snapshot()\n        if False:\n            # and checkpoint.pt'),
     ]),
     Mutant('rollback-event-trimmed-on-resume', 'tests/test_guard.py -k "kill_right_after or own_past or records_once"', [
@@ -5643,6 +5643,10 @@ MUTANTS = [
     ]),
     Mutant('schedule-line-hides-the-guards-rate', 'tests/test_train.py -k schedule_in_iterations', [
         ('fastjem/train.py', '        scaled = self.recovery.lr_scale != 1', '        scaled = False'),
+    ]),
+    Mutant('rollback-not-checkpointed-by-a-run-that-keeps-checkpoints', 'tests/test_guard.py -k checkpointed_at_once_by_a_run_that_keeps', [
+        ('fastjem/train.py', '        if cfg.ckpt_every or cfg.ckpt_keep_every:\n            # and checkpoint.pt holds it',
+         '        if cfg.ckpt_every:\n            # and checkpoint.pt holds it'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

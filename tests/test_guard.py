@@ -562,6 +562,34 @@ def test_a_run_rolled_back_to_its_start_and_killed_resumes_with_the_records_once
     _assert_same_run(tmp_path / "ref", tmp_path / "run")
 
 
+def test_a_rollback_is_checkpointed_at_once_by_a_run_that_keeps_checkpoints_only(guarded, tmp_path):
+    """--ckpt-every 0 with --ckpt-keep-every N writes checkpoint.pt as it trains (at every kept one), so a rollback
+    checkpoints the rolled-back state at once there too: checkpoint.pt held iteration 4 of the abandoned attempt, and
+    a run killed before its next kept checkpoint resumed that, not the state with its remedy."""
+    cfg = guarded.replace(iters=12, ckpt_every=0, ckpt_keep_every=4, snapshot_every=8)
+    ref = Trainer(cfg, out_dir=tmp_path / "ref", progress=False, log=lambda *a: None)
+    ref.inject_fault(5, "nan")
+    assert ref.fit()["recoveries"] == 1
+    assert [r["rolled_back_to"] for r in events(tmp_path / "ref")[0]] == [0]
+    t = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
+    t.inject_fault(5, "nan")
+    step = t.train_step
+
+    def step_then_die():
+        out = step()
+        if t.recovery.recoveries == 1 and t.iteration == 2:
+            raise _Killed
+        return out
+
+    t.train_step = step_then_die
+    with pytest.raises(_Killed):
+        t.fit()
+    ckpt = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
+    assert (ckpt["iteration"], ckpt["recovery"]["recoveries"]) == (0, 1)
+    Trainer(cfg, resume=tmp_path / "run" / "checkpoint.pt", progress=False, log=lambda *a: None).fit()
+    _assert_same_run(tmp_path / "ref", tmp_path / "run")
+
+
 def test_a_stop_that_meets_a_rollback_to_the_start_keeps_no_checkpoint_of_iteration_0(guarded, tmp_path):
     """A stop (Ctrl-C, --max-minutes) in the iteration whose check rolls back to the start saves the rolled-back
     state, iteration 0: no kept checkpoint (checkpoints/iter_0000000.pt, which 0 % N made due) is written for it, as
