@@ -429,7 +429,8 @@ SAMPLER_OPTIONS = ("sgld_steps", "sgld_step_size", "sgld_noise", "buffer_size", 
                    "class_cond_px", "sgld_parts", "buffer_margin")
 
 
-def unread_options(cfg: TrainConfig, given, varied=(), changed=None) -> tuple[list[str], list[str]]:
+def unread_options(cfg: TrainConfig, given, varied=(), changed=None, resumed: bool = False
+                   ) -> tuple[list[str], list[str]]:
     """Of the options ``given`` on purpose (command-line flags, a sweep's grid), those ``cfg`` never reads, as
     (refused, warned): each '--flag value: why, and what to do'. ``changed``: those of them set to another value
     than they had anyway (default: all given), of which the sampler options a classifier-only run does not read are
@@ -437,7 +438,8 @@ def unread_options(cfg: TrainConfig, given, varied=(), changed=None) -> tuple[li
     whose values are not known here (a rule that depends on one is left to the runs). Refused where what the user
     meant is lost (--epochs beside the quick preset's --iters trained 800 iterations; --data-dir beside digits);
     a classifier-only run's sampler options are only said (the same options with --classifier-only is how a
-    baseline is made), unless a grid varies them (combinations that would all train alike)."""
+    baseline is made), unless a grid varies them (combinations that would all train alike). ``resumed``: ``cfg`` is
+    a saved run's config with the options a resume may change applied, and the advice is what a resume can do."""
     def flags(names):
         # each with the value given (a grid's values are its runs')
         values = [None if n in varied else getattr(cfg, n) for n in names]
@@ -457,13 +459,20 @@ def unread_options(cfg: TrainConfig, given, varied=(), changed=None) -> tuple[li
         refused.append(f"{flags(['epochs'])}: this run's length is --iters {cfg.iters}{whose}, which overrides "
                        "--epochs; add --iters -1 to train for --epochs, or drop --epochs")
     if "eval_every" in given and cfg.eval_every > 0 and cfg.val_size == 0 and "val_size" not in varied:
-        refused.append(f"{flags(['eval_every'])}: --val-size 0 holds no training images out to validate on; give "
-                       "--val-size > 0 (or -1 for the dataset's default), or drop --eval-every")
+        if resumed:  # (the held-out split is fixed when a run starts)
+            refused.append(f"{flags(['eval_every'])}: this run was started with --val-size 0, no training images held "
+                           "out to validate on, which a resume cannot change; drop --eval-every (the end reports the "
+                           "test accuracy), or start a new run with --val-size > 0 (--init-weights CHECKPOINT to "
+                           "begin from this one's network)")
+        else:
+            refused.append(f"{flags(['eval_every'])}: --val-size 0 holds no training images out to validate on; give "
+                           "--val-size > 0 (or -1 for the dataset's default), or drop --eval-every")
     unread = [n for n in ("data_dir", "download") if n in given]
     if cfg.dataset == "digits" and unread and "dataset" not in varied:
-        refused.append(f"{flags(unread)}: --dataset digits is scikit-learn's, built in, and reads no files; give "
-                       "--dataset cifar10, cifar100, svhn or imagefolder for data of your own, or drop "
-                       f"{'it' if len(unread) == 1 else 'them'}")
+        them = "it" if len(unread) == 1 else "them"
+        refused.append(f"{flags(unread)}: --dataset digits is scikit-learn's, built in, and reads no files; "
+                       + (f"this run trains on it: drop {them}" if resumed else "give --dataset cifar10, cifar100, "
+                          f"svhn or imagefolder for data of your own, or drop {them}"))
     return refused, warned
 
 

@@ -45,7 +45,7 @@ from fastjem.checkpoint import (
     naming,
     strict_json,
 )
-from fastjem.config import ARCH_FIELDS, TENSORS, TrainConfig
+from fastjem.config import ARCH_FIELDS, TENSORS, TrainConfig, unread_options
 from fastjem.console import console, progress_bar
 from fastjem.data import (
     Arrays,
@@ -268,6 +268,11 @@ def _refuse_changes(path, saved: TrainConfig, changed: dict, hint: str = "") -> 
                          for k in refused)
         raise CheckpointError(f"cannot change {desc} when resuming {path}: resume continues the same run; "
                               f"start a new run for a different setting{hint}")
+    # the options a resume may change that this run would not read (--eval-every beside its --val-size 0): refused
+    # as a new run's are, not ignored
+    unread, _ = unread_options(saved.replace(**changed), set(changed), resumed=True)
+    if unread:
+        raise CheckpointError(f"when resuming {path}: {'; '.join(unread)}; nothing was changed")
 
 
 def _run_folder(checkpoint: Path) -> Path:

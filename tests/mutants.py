@@ -5648,6 +5648,17 @@ MUTANTS = [
         ('fastjem/train.py', '        if cfg.ckpt_every or cfg.ckpt_keep_every:\n            # and checkpoint.pt holds it',
          '        if cfg.ckpt_every:\n            # and checkpoint.pt holds it'),
     ]),
+    Mutant('resume-takes-options-it-would-not-read', 'tests/test_train.py -k options_the_run_would_not_read', [
+        ('fastjem/train.py', '    unread, _ = unread_options(saved.replace(**changed), set(changed), resumed=True)',
+         '    unread = []'),
+    ]),
+    Mutant('resume-eval-every-advice-of-a-new-run', 'tests/test_train.py -k options_the_run_would_not_read', [
+        ('fastjem/config.py', '        if resumed:  # (the held-out split is fixed when a run starts)',
+         '        if False:  # (the held-out split is fixed when a run starts)'),
+    ]),
+    Mutant('resume-digits-data-dir-advice-of-a-new-run', 'tests/test_train.py -k options_the_run_would_not_read', [
+        ('fastjem/config.py', '(f"this run trains on it: drop {them}" if resumed else', '(f"this run trains on it: drop {them}" if False else'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

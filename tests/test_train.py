@@ -1316,6 +1316,27 @@ def test_a_resume_in_python_refuses_a_config_that_changes_what_is_computed(tiny_
     assert t.cfg == resume_config(ckpt, {"iters": 2, "log_every": 1})
 
 
+def test_a_resume_refuses_the_options_the_run_would_not_read(tiny_config, tmp_path):
+    """Of the options a resume may change, those the run never reads are refused as a new run's are, with what a
+    resume can do: --eval-every beside the run's --val-size 0 (the held-out split is fixed at the start) validated
+    nothing, silently; --data-dir beside digits read nothing and was recorded in config.json."""
+    quiet = {"progress": False, "log": lambda *a: None}
+    Trainer(tiny_config.replace(iters=1, val_size=0), out_dir=tmp_path / "run", **quiet).fit()
+    ckpt = tmp_path / "run" / "checkpoint.pt"
+    said = "--eval-every 2: this run was started with --val-size 0, .* a resume cannot change; drop --eval-every"
+    with pytest.raises(CheckpointError, match=f"when resuming {ckpt}: {said}"):
+        resume_config(ckpt, {"iters": 2, "eval_every": 2})
+    with pytest.raises(CheckpointError, match=said):  # in Python too
+        Trainer(tiny_config.replace(iters=2, val_size=0, eval_every=2), resume=ckpt, **quiet)
+    with pytest.raises(CheckpointError, match="--data-dir .*: --dataset digits .* reads no files; this run trains on "
+                                              "it: drop it; nothing was changed"):
+        resume_config(ckpt, {"data_dir": str(tmp_path)})
+    assert resume_config(ckpt, {"iters": 2, "eval_every": 0}).iters == 2
+    # a run with a validation set takes --eval-every on a resume
+    Trainer(tiny_config.replace(iters=1), out_dir=tmp_path / "val", **quiet).fit()
+    assert resume_config(tmp_path / "val" / "checkpoint.pt", {"iters": 2, "eval_every": 2}).eval_every == 2
+
+
 def test_the_iteration_graph_check_compares_vectors_by_cosine_and_norm_ratio():
     """_agreement(a, b): the cosine and |b| / |a| of two flattened states; equal for two empty or two zero
     vectors, infinite where only a is zero, undefined (nan) where their sizes differ. _flat joins tensors as fp32."""
