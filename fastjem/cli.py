@@ -725,8 +725,12 @@ def run_train(args: argparse.Namespace) -> int:
     print(f"  checkpoint      {summary['checkpoint']}")
     best = summary.get("best")
     if best:
+        # (a resume that kept no best.pt left the earlier one: said, so that it is not read as this run's best)
+        unkept = "" if best.get("kept_until") is None else (
+            f" (kept until iteration {best['kept_until']}; no later validation was compared with it: "
+            f"{'--no-keep-best' if not trainer.cfg.keep_best else '--eval-every 0'})")
         print(f"  best            {best['checkpoint']}: iteration {best['iter']}, validation {best['val_acc']:.4f}, "
-              f"test {best['test_acc']:.4f}")
+              f"test {best['test_acc']:.4f}{unkept}")
     print(f"  metrics log     {summary['metrics']}")
     if summary["samples"]:
         print(f"  sample grid     {summary['samples']}")

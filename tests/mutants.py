@@ -5659,6 +5659,18 @@ MUTANTS = [
     Mutant('resume-digits-data-dir-advice-of-a-new-run', 'tests/test_train.py -k options_the_run_would_not_read', [
         ('fastjem/config.py', '(f"this run trains on it: drop {them}" if resumed else', '(f"this run trains on it: drop {them}" if False else'),
     ]),
+    Mutant('best-kept-before-a-resume-reported-as-this-runs', 'tests/test_best.py -k kept_until', [
+        ('fastjem/train.py', '            elif "kept_until" not in self.best:', '            elif False:'),
+    ]),
+    Mutant('best-kept-until-moved-by-each-resume', 'tests/test_best.py -k kept_until', [
+        ('fastjem/train.py', '            elif "kept_until" not in self.best:', '            else:'),
+    ]),
+    Mutant('best-kept-until-kept-by-a-keeping-resume', 'tests/test_best.py -k kept_until', [
+        ('fastjem/train.py', '                self.best = {k: v for k, v in self.best.items() if k != "kept_until"}', '                pass'),
+    ]),
+    Mutant('best-kept-until-unprinted', 'tests/test_best.py -k kept_until', [
+        ('fastjem/cli.py', '        unkept = "" if best.get("kept_until") is None else (', '        unkept = "" if True else ('),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

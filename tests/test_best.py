@@ -119,6 +119,38 @@ def test_a_resumed_run_keeps_its_best_record_only_while_best_pt_is_there(tiny_co
     assert Trainer(more, out_dir=tmp_path, resume=ckpt, progress=False, log=lambda *a: None).best is None
 
 
+def test_a_resume_that_keeps_no_best_pt_reports_the_earlier_one_as_kept_until_it(tmp_path, capsys):
+    """--no-keep-best (or --eval-every 0) on a resume leaves the best.pt of the run before it as it was: the summary
+    and the end's report say it was kept until the resume, not that it is the best of this run's validations; a
+    later resume that keeps best.pt again compares with it, and the caveat goes."""
+    run = tmp_path / "run"
+    args = ["--width", "8", "--batch-size", "16", "--sgld-steps", "2", "--buffer-size", "100", "--log-every", "2",
+            "--device", "cpu", "--no-compile", "--no-progress"]
+    assert main(["train", "--iters", "4", "--eval-every", "2", "--out-dir", str(run), *args]) == 0
+    capsys.readouterr()
+    before = (run / "best.pt").read_bytes()
+    record = load_checkpoint(run / "best.pt")["best"]
+    assert main(["train", "--resume", str(run / "checkpoint.pt"), "--iters", "8", "--no-keep-best",
+                 "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    best = json.loads((run / "summary.json").read_text())["best"]
+    assert (best["iter"], best["val_acc"], best["kept_until"]) == (record["iter"], record["val_acc"], 4)
+    assert (f"iteration {record['iter']}, validation {record['val_acc']:.4f}, test {best['test_acc']:.4f} (kept until "
+            "iteration 4; no later validation was compared with it: --no-keep-best)\n") in out
+    assert (run / "best.pt").read_bytes() == before
+    # a further resume that keeps none either: still kept until 4 (the checkpoint carries it)
+    assert main(["train", "--resume", str(run / "checkpoint.pt"), "--iters", "10", "--eval-every", "0",
+                 "--no-progress"]) == 0
+    assert json.loads((run / "summary.json").read_text())["best"]["kept_until"] == 4
+    assert "(kept until iteration 4; no later validation was compared with it: --no-keep-best)" in \
+        capsys.readouterr().out
+    # keeping again: compared from here on, no caveat
+    assert main(["train", "--resume", str(run / "checkpoint.pt"), "--iters", "12", "--keep-best", "--eval-every", "2",
+                 "--no-progress"]) == 0
+    assert "kept until" not in capsys.readouterr().out
+    assert "kept_until" not in json.loads((run / "summary.json").read_text())["best"]
+
+
 def test_curves_mark_what_best_pt_holds(tiny_config, tmp_path):
     from fastjem.curves import read_metrics
 
