@@ -1366,8 +1366,8 @@ class Trainer:
                 # this leg compares its validations with best.pt again
                 self.best = {k: v for k, v in self.best.items() if k != "kept_until"}
             elif "kept_until" not in self.best:
-                # a resume that keeps no best.pt (--no-keep-best, --eval-every 0) leaves the earlier legs' as it was: its
-                # record says after which iteration no validation was compared with it (checkpoints carry it on)
+                # a resume that keeps no best.pt (--no-keep-best, --eval-every 0) leaves the earlier legs' as it was:
+                # its record says after which iteration no validation was compared with it (checkpoints carry it on)
                 self.best = {**self.best, "kept_until": self.iteration}
         if self.guard is not None and self.guard.snapshot is None:
             self._take_snapshot()
