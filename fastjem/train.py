@@ -194,9 +194,9 @@ def schedule_description(cfg: TrainConfig, iters_per_epoch: int, total_iters: in
     if reached:
         text += f"; {rate} after iteration{'s' * (len(reached) > 1)} {listed(reached)}"
     if unreached:
+        epoch = f"{iters_per_epoch} iteration{'s' * (iters_per_epoch != 1)}"
         text += (f"; {rate} after iteration{'s' * (len(unreached) > 1)} {listed(unreached)} never reached: past the "
-                 f"run's end (iteration {total_iters}; an epoch is {iters_per_epoch} iterations at --batch-size "
-                 f"{cfg.batch_size})")
+                 f"run's end (iteration {total_iters}; an epoch is {epoch} at --batch-size {cfg.batch_size})")
     return text
 
 
@@ -1327,6 +1327,17 @@ class Trainer:
                      f"iterations): the learning rate reaches only {cfg.lr * self.total_iters / cfg.warmup_iters:g} "
                      f"of --lr {cfg.lr:g}; give --warmup-iters at most {self.total_iters} (0 for none), or a longer "
                      "run")
+        n_train = self.data.n_train
+        if self._resumed_from is None and cfg.batch_size > n_train:
+            # real batches are drawn with replacement, so a batch larger than the data runs (at its cost in memory
+            # and time) but repeats images rather than adding any
+            self.log(f"warning: --batch-size {cfg.batch_size} is larger than the training set ({n_train} "
+                     f"{'image' if n_train == 1 else 'images'}"
+                     + (f", {len(self.data.val_y)} held out for validation" if len(self.data.val_y) else "")
+                     + "): batches are drawn with replacement, so a batch holds each image "
+                     f"{cfg.batch_size / n_train:.3g} times on average (and costs that many times the memory and time "
+                     f"of a batch of {n_train}), and an epoch (for --epochs and --decay-epochs) is 1 iteration; give "
+                     f"--batch-size at most {n_train} (the paper's is 64)")
         stop = {"signal": None}
 
         def on_signal(signum, frame):

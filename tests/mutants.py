@@ -5671,6 +5671,13 @@ MUTANTS = [
     Mutant('best-kept-until-unprinted', 'tests/test_best.py -k kept_until', [
         ('fastjem/cli.py', '        unkept = "" if best.get("kept_until") is None else (', '        unkept = "" if True else ('),
     ]),
+    Mutant('batch-larger-than-the-data-unsaid', 'tests/test_train.py -k larger_than_the_training_set', [
+        ('fastjem/train.py', '        if self._resumed_from is None and cfg.batch_size > n_train:', '        if False:'),
+    ]),
+    Mutant('batch-as-large-as-the-data-warned', 'tests/test_train.py -k larger_than_the_training_set', [
+        ('fastjem/train.py', '        if self._resumed_from is None and cfg.batch_size > n_train:',
+         '        if self._resumed_from is None and cfg.batch_size >= n_train:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

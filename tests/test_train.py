@@ -862,6 +862,24 @@ def test_the_start_of_a_run_states_its_schedule_in_iterations(tiny_config, tmp_p
     assert any(line.startswith("schedule: ") and line.endswith("; x0.5 after the guard's recoveries") for line in lines)
 
 
+@pytest.mark.filterwarnings("ignore:.*have no training images once")  # (most of digits held out)
+def test_a_batch_larger_than_the_training_set_is_warned_of(tiny_config, tmp_path):
+    """Batches are drawn with replacement: --batch-size 1000000 on digits ran, slowly and in gigabytes, each batch
+    the same 1257 images over and over, an epoch 1 iteration. The start says so, naming the training set's size."""
+    lines = []
+    cfg = tiny_config.replace(iters=1, val_size=1430)  # 7 of the 1437 training images left, batch 16
+    Trainer(cfg, out_dir=tmp_path / "a", progress=False, log=lines.append).fit()
+    assert ("warning: --batch-size 16 is larger than the training set (7 images, 1430 held out for validation): "
+            "batches are drawn with replacement, so a batch holds each image 2.29 times on average (and costs that "
+            "many times the memory and time of a batch of 7), and an epoch (for --epochs and --decay-epochs) is 1 "
+            "iteration; give --batch-size at most 7 (the paper's is 64)") in lines
+    # a batch of the whole set (and the usual batch) is no warning
+    for out, changes in (("b", {"val_size": 1421}), ("c", {"val_size": -1})):
+        lines.clear()
+        Trainer(cfg.replace(**changes), out_dir=tmp_path / out, progress=False, log=lines.append).fit()
+        assert not any(line.startswith("warning: --batch-size") for line in lines), out
+
+
 def test_compile_takes_a_boolean_from_python():
     assert TrainConfig(compile=True).validate().compile == "on"
     assert TrainConfig(compile=False).validate().compile == "off"
