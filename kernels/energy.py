@@ -380,23 +380,42 @@ def _transformed(*tensors: torch.Tensor | None) -> bool:
     return any(t is not None and torch._C._functorch.is_functorch_wrapped_tensor(t) for t in tensors)
 
 
+def _eager_backward(ctx, grad_energy, grad_row_max, grad_row_sumexp):
+    logits, labels, row_max, row_sumexp = ctx.saved_tensors
+    if torch.is_grad_enabled():
+        # create_graph=True: the gradient itself will be differentiated
+        return _bwd_differentiable(grad_energy, logits, labels), None, None
+    return _bwd_impl(grad_energy, logits, labels, row_max, row_sumexp, ctx.backend), None, None
+
+
 class _LseEnergyEager(torch.autograd.Function):
     """The registered op's forward and backward implementations without its dispatch, for plain eager calls (see
-    ``direct_call``)."""
+    ``direct_call``) while no torch.func transform is active.
+
+    ``forward`` takes ``ctx`` and fills it itself rather than naming a ``setup_context``: torch binds a setup_context
+    Function's arguments to its forward's signature (``inspect.signature``) at every ``apply``, which on a CPU took
+    about as long as this small op's forward itself (SGLD calls it at every step). Under a transform torch takes
+    only the setup_context form: ``_LseEnergyTransformable``."""
+
+    @staticmethod
+    def forward(ctx, logits, labels, backend):
+        output = _fwd_impl(logits, labels, backend)
+        _setup_context(ctx, (logits, labels, backend), output)
+        return output
+
+    backward = staticmethod(_eager_backward)
+
+
+class _LseEnergyTransformable(torch.autograd.Function):
+    """``_LseEnergyEager`` in the setup_context form, for plain tensors met while a torch.func transform is active
+    (a constant the transformed function closes over)."""
 
     @staticmethod
     def forward(logits, labels, backend):
         return _fwd_impl(logits, labels, backend)
 
     setup_context = staticmethod(_setup_context)
-
-    @staticmethod
-    def backward(ctx, grad_energy, grad_row_max, grad_row_sumexp):
-        logits, labels, row_max, row_sumexp = ctx.saved_tensors
-        if torch.is_grad_enabled():
-            # create_graph=True: the gradient itself will be differentiated
-            return _bwd_differentiable(grad_energy, logits, labels), None, None
-        return _bwd_impl(grad_energy, logits, labels, row_max, row_sumexp, ctx.backend), None, None
+    backward = staticmethod(_eager_backward)
 
 
 def lse_energy(logits: torch.Tensor, labels: torch.Tensor | None = None, *, backend: str | None = None):
@@ -416,7 +435,8 @@ def lse_energy(logits: torch.Tensor, labels: torch.Tensor | None = None, *, back
     """
     _check_tensor("lse_energy", logits)
     if direct_call(logits, labels, differentiable=True):
-        return _LseEnergyEager.apply(logits, labels, backend)[0]
+        eager = _LseEnergyTransformable if torch._C._are_functorch_transforms_active() else _LseEnergyEager
+        return eager.apply(logits, labels, backend)[0]
     if not torch.compiler.is_compiling() and _transformed(logits, labels):
         _check_inputs(logits, labels)
         return lse_energy_ref(logits, labels)

@@ -536,8 +536,8 @@ MUTANTS = [
     ]),
     Mutant('lse-double-backward-eager-constant-stats', 'tests/test_kernels_energy.py -k second_derivatives', [
         ('kernels/energy.py',
-         '        if torch.is_grad_enabled():\n',
-         '        if False:\n'),
+         '    if torch.is_grad_enabled():\n',
+         '    if False:\n'),
     ]),
     Mutant('lse-double-backward-op-none', 'tests/test_kernels_energy.py -k second_derivatives', [
         ('kernels/energy.py',
@@ -5677,6 +5677,16 @@ MUTANTS = [
     Mutant('batch-as-large-as-the-data-warned', 'tests/test_train.py -k larger_than_the_training_set', [
         ('fastjem/train.py', '        if self._resumed_from is None and cfg.batch_size > n_train:',
          '        if self._resumed_from is None and cfg.batch_size >= n_train:'),
+    ]),
+    Mutant('lse-eager-binds-signature-every-call', 'tests/test_kernels_energy.py -k binds_no_signature', [
+        ('kernels/energy.py',
+         '        eager = _LseEnergyTransformable if torch._C._are_functorch_transforms_active() else _LseEnergyEager',
+         '        eager = _LseEnergyTransformable'),
+    ]),
+    Mutant('lse-eager-ctx-form-under-a-transform', 'tests/test_kernels_energy.py -k plain_tensor_inside', [
+        ('kernels/energy.py',
+         '        eager = _LseEnergyTransformable if torch._C._are_functorch_transforms_active() else _LseEnergyEager',
+         '        eager = _LseEnergyEager'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -300,6 +300,38 @@ def test_torch_func_transforms_and_input_gradients_of_a_network(backend, labels_
     assert_close(dx, dx_ref, 1e-6, 1e-5, "dE/dx")
 
 
+def test_an_eager_call_binds_no_signature(monkeypatch):
+    """A plain eager call (what SGLD makes at every step) runs the autograd.Function whose forward takes ctx: torch
+    binds a setup_context Function's arguments with inspect.signature at every apply, which took as long as the
+    reference forward itself on a CPU."""
+    import inspect
+
+    calls = []
+    real = inspect.signature
+    monkeypatch.setattr(inspect, "signature", lambda *a, **k: calls.append(a) or real(*a, **k))
+    logits = torch.randn(4, 10, requires_grad=True)
+    labels = torch.randint(0, 10, (4,))
+    for y in (None, labels):
+        e = lse_energy(logits, y, backend="reference")
+        (grad,) = torch.autograd.grad(e.sum(), logits)
+        assert_close(e, lse_energy_ref(logits, y), E_ATOL, E_RTOL, "E")
+    assert calls == []
+
+
+@pytest.mark.parametrize("labels_given", [False, True], ids=["marginal", "joint"])
+def test_a_plain_tensor_inside_a_transform_is_taken(labels_given):
+    """A transformed function that closes over plain logits (not the transform's input) calls the eager path with
+    unwrapped tensors while the transform is active, where torch takes only a setup_context Function."""
+    gen = torch.Generator().manual_seed(8)
+    logits = torch.randn(5, 10, generator=gen, requires_grad=True)
+    labels = torch.randint(0, 10, (5,), generator=gen) if labels_given else None
+    scale = torch.randn(5, generator=gen)
+    e = lse_energy_ref(logits, labels).detach()
+    for constant in (logits, logits.detach()):
+        grad = torch.func.grad(lambda s, c=constant: (s * lse_energy(c, labels, backend="reference")).sum())(scale)
+        assert_close(grad, e, E_ATOL, E_RTOL, "d/dscale")
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_bad_inputs_under_a_transform_get_the_same_errors(backend):
     """Under torch.func the energy is the reference formula, which would take [B, K, ...] logits silently (a
