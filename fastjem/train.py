@@ -1396,13 +1396,7 @@ class Trainer:
                 if self.dist.enabled:
                     # ranks stop together, at a check point: a lone rank would hang the others' all-reduce
                     if check_due:
-                        # and for the same reason, so that they exit alike: 0 go on, 1 time limit, 2 + a signal
-                        mine = stop["signal"]
-                        code = max_over_ranks(0 if mine is None else 1 if mine == "time limit" else 2 + int(mine),
-                                              self.device)
-                        stopping = code > 0
-                        if stopping:
-                            stop["signal"] = "time limit" if code == 1 else code - 2
+                        stopping = self._agree_on_stop(stop)
                 else:
                     stopping = stop["signal"] is not None
                 if self.guard is not None and check_due:
@@ -1464,10 +1458,11 @@ class Trainer:
             self.log = log
             if self.board is not None and (stopping or self.iteration < self.total_iters):
                 self.board.close()  # stopped early (signal, error); a finished run closes it after the final records
-            if not ended or self.dist.enabled:  # an error, or ranks that must stop together: as before the loop
+            if not ended:  # an error: as before the loop
                 restore_handlers()
-        # a signal during the final validation and checkpoint (one process: ranks would part) waits for the checkpoint,
-        # then stops the run as one in the loop does, where it ended the process with the last iterations unsaved
+        # a signal during the final validation and checkpoint waits for the checkpoint, then stops the run as one in
+        # the loop does, where it ended the process with the last iterations unsaved (every rank goes through the
+        # validation's and the checkpoint's collectives, the signal only noted; they agree on stopping after them)
         try:
             if self.guard is not None:
                 unhealthy = not self.guard.healthy()
@@ -1487,8 +1482,10 @@ class Trainer:
                 self.keep_checkpoint(ckpt_path)
         finally:
             restore_handlers()
-        if stop["signal"] is not None and not stopping and not self.dist.enabled:
-            stopping = True
+        if not stopping:
+            # every rank, for the same reason, where one alone got the signal: the others would finish the run (and
+            # rank 0 write summary.json) while it stopped, with another exit status
+            stopping = self._agree_on_stop(stop) if self.dist.enabled else stop["signal"] is not None
         if stopping:
             if stop["signal"] == "time limit":
                 why = f"time limit of {cfg.max_minutes:g} min (--max-minutes) reached"
@@ -1502,6 +1499,16 @@ class Trainer:
             by = stop["signal"] if stop["signal"] in (None, "time limit") else signal.Signals(stop["signal"]).name
             return {"interrupted": True, "stopped_by": by, "iteration": self.iteration, "checkpoint": str(ckpt_path)}
         return self._finish(ckpt_path, *final)
+
+    def _agree_on_stop(self, stop: dict) -> bool:
+        """Whether any rank got a stop (a signal, its time limit): every rank then stops, for the same reason, so
+        that they exit alike; a collective call. ``stop["signal"]`` becomes the reason agreed: 0 go on, 1 the time
+        limit, 2 + the largest signal number."""
+        mine = stop["signal"]
+        code = max_over_ranks(0 if mine is None else 1 if mine == "time limit" else 2 + int(mine), self.device)
+        if code > 0:
+            stop["signal"] = "time limit" if code == 1 else code - 2
+        return code > 0
 
     def keep_if_best(self, it: int, val_acc: float, checked: bool = False) -> bool:
         """Write best.pt when ``val_acc`` beats every earlier validation of the run (ties keep the earlier state)

@@ -560,8 +560,8 @@ MUTANTS = [
          '            if False:\n                end = i  # cut short'),
     ]),
     Mutant('stop-reason-local', 'tests/test_distributed.py -k stop_signal', [
-        ('fastjem/train.py', '                            stop["signal"] = "time limit" if code == 1 else code - 2',
-         '                            pass'),
+        ('fastjem/train.py', '            stop["signal"] = "time limit" if code == 1 else code - 2',
+         '            pass'),
     ]),
     Mutant('stopped-exits-0', 'tests/test_guard.py -k sigterm', [
         ('fastjem/cli.py', '        return stopped_status(summary.get("stopped_by"))', '        return 0'),
@@ -2675,8 +2675,8 @@ MUTANTS = [
     ]),
     Mutant('dist-time-limit-does-not-stop', 'tests/test_distributed.py -k time_limit', [
         ('fastjem/train.py',
-         'stopping = code > 0\n',
-         'stopping = code > 1\n'),
+         'return code > 0\n',
+         'return code > 1\n'),
     ]),
     Mutant('dist-time-limit-read-as-a-signal', 'tests/test_distributed.py -k time_limit', [
         ('fastjem/train.py',
@@ -5398,11 +5398,11 @@ MUTANTS = [
         ('fastjem/train.py', '    bar.n = bar.last_print_n = iteration', '    bar.n = iteration'),
     ]),
     Mutant('final-validation-without-the-stop-handler', 'tests/test_guard.py -k final_validation_still', [
-        ('fastjem/train.py', '            if not ended or self.dist.enabled:  # an error', '            if True:  # an error'),
+        ('fastjem/train.py', '            if not ended:  # an error', '            if True:  # an error'),
     ]),
     Mutant('signal-during-final-validation-ignored', 'tests/test_guard.py -k final_validation_still', [
-        ('fastjem/train.py', '        if stop["signal"] is not None and not stopping and not self.dist.enabled:\n            stopping = True',
-         '        if False:\n            stopping = True'),
+        ('fastjem/train.py', 'stopping = self._agree_on_stop(stop) if self.dist.enabled else stop["signal"] is not None',
+         'stopping = self._agree_on_stop(stop) if self.dist.enabled else False'),
     ]),
     Mutant('sweep-eval-comparison-writes-bare-nan', 'tests/test_history.py -k diverged_seed', [
         ('fastjem/eval/history.py', 'atomic_write_text(strict_json(result, indent=2)', 'atomic_write_text(json.dumps(result, indent=2)'),
@@ -5687,6 +5687,13 @@ MUTANTS = [
         ('kernels/energy.py',
          '        eager = _LseEnergyTransformable if torch._C._are_functorch_transforms_active() else _LseEnergyEager',
          '        eager = _LseEnergyEager'),
+    ]),
+    Mutant('dist-final-validation-without-the-stop-handler', 'tests/test_distributed.py -k final_validation', [
+        ('fastjem/train.py', '            if not ended:  # an error', '            if not ended or self.dist.enabled:  # an error'),
+    ]),
+    Mutant('dist-signal-during-final-validation-not-agreed', 'tests/test_distributed.py -k final_validation', [
+        ('fastjem/train.py', 'stopping = self._agree_on_stop(stop) if self.dist.enabled else stop["signal"] is not None',
+         'stopping = stop["signal"] is not None'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -72,8 +72,9 @@ def test_jem_with_per_rank_buffers_keeps_replicas_identical_and_resumes(tmp_path
 
 
 # Run under torchrun: a fault on rank 1 only. "lr": its learning rate x1e6 for one iteration, so its replica
-# alone blows up and its guard alone sees it; "stop": a SIGINT to rank 1 alone after its third iteration; "time":
-# rank 1's clock alone passes the --max-minutes deadline after its third iteration.
+# alone blows up and its guard alone sees it; "stop": a SIGINT to rank 1 alone after its third iteration; "final": a
+# SIGTERM to rank 1 alone as its final validation starts; "time": rank 1's clock alone passes the --max-minutes
+# deadline after its third iteration.
 ONE_RANK_FAULT = '''
 import atexit, json, os, signal, sys, time
 from pathlib import Path
@@ -141,6 +142,12 @@ if rank == 1 and kind == "stop":
             os.kill(os.getpid(), signal.SIGINT)
         return parts
     t.train_step = train_step
+if rank == 1 and kind == "final":
+    validate = t._final_validation
+    def final_validation():
+        os.kill(os.getpid(), signal.SIGTERM)
+        return validate()
+    t._final_validation = final_validation
 if rank == 1 and kind == "time":
     import time
     step, clock = t.train_step, time.monotonic
@@ -217,6 +224,19 @@ def test_a_stop_signal_on_one_rank_stops_every_rank_at_the_same_check(tmp_path):
     assert [r["stopped_by"] for r in ranks] == ["SIGINT", "SIGINT"]
     assert ranks[0]["params"] == ranks[1]["params"]
     assert load_checkpoint(tmp_path / "stop" / "checkpoint.pt")["iteration"] == 4
+
+
+def test_a_stop_signal_during_the_final_validation_still_writes_the_last_checkpoint(tmp_path):
+    """SIGTERM reaches rank 1 alone during the finished loop's final validation: every rank finishes the validation
+    and the checkpoint of the last iteration (rank 0 writes it), then all stop as one stopped in the loop does
+    (interrupted, by SIGTERM), where rank 1 died there and torchrun took rank 0 down with it, the last iterations
+    unsaved."""
+    ranks = run_one_rank_fault(tmp_path, "final")
+    assert [(r["interrupted"], r["iteration"], r["stopped_by"]) for r in ranks] == [(True, 12, "SIGTERM")] * 2
+    assert ranks[0]["params"] == ranks[1]["params"]
+    ckpt = load_checkpoint(tmp_path / "final" / "checkpoint.pt")
+    assert ckpt["iteration"] == 12 and len(ckpt["ranks"]) == 2
+    assert not (tmp_path / "final" / "summary.json").exists()  # the run did not finish: a resume finishes it
 
 
 def test_a_time_limit_reached_on_one_rank_stops_every_rank_at_the_same_check(tmp_path):
