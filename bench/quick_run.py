@@ -29,6 +29,7 @@ from env_info import (  # noqa: E402
 
 from fastjem.config import PRESETS, get_preset  # noqa: E402
 from fastjem.errors import FastJEMError  # noqa: E402
+from fastjem.runs import counted  # noqa: E402
 from fastjem.train import Trainer  # noqa: E402
 
 
@@ -89,7 +90,8 @@ def main(argv=None) -> int:
         "recoveries": summary["recoveries"], "smoke": args.iters > 0,
     }
     path = write_result(rep, "quick", trainer.device, started, args.out)
-    print(f"{args.preset}{' (classifier only)' if args.classifier_only else ''}: {summary['iteration']} iterations "
+    print(f"{args.preset}{' (classifier only)' if args.classifier_only else ''}: "
+          f"{counted(summary['iteration'], 'iteration')} "
           f"in {seconds:.1f} s on {rep['device'].get('name', trainer.device)}, test accuracy {summary['test_acc']:.4f}")
     print(f"wrote {path}")
     return 0

@@ -677,6 +677,7 @@ def config_from_args(args: argparse.Namespace, grid: dict | None = None) -> tupl
 
 
 def run_train(args: argparse.Namespace) -> int:
+    from fastjem.runs import counted
     from fastjem.train import Trainer, resume_config, resume_folder
 
     cfg, overrides = config_from_args(args)
@@ -718,7 +719,7 @@ def run_train(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - start
     # the time is this invocation's: a resumed run says how many of the iterations it trained
     here = f" ({summary['iteration'] - resumed_at} here, resumed at iteration {resumed_at})" if args.resume else ""
-    print(f"\ndone: {summary['iteration']} iterations{here} in {elapsed:.1f} s on {summary['device']}")
+    print(f"\ndone: {counted(summary['iteration'], 'iteration')}{here} in {elapsed:.1f} s on {summary['device']}")
     validation = "no validation set" if summary["val_acc"] is None else f"validation {summary['val_acc']:.4f}"
     print(f"  test accuracy   {summary['test_acc']:.4f}   ({validation}, "
           f"test NLL {summary['test_nll']:.4f})")

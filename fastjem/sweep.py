@@ -265,7 +265,7 @@ def describe_plan(base: TrainConfig, grid: dict[str, list], seeds: list[int], fo
             else:
                 seconds, iters, rate, basis = guess
                 total += seconds
-                line += f"   about {_duration(seconds)} ({iters} iterations at {rate:.3g} it/s, {basis})"
+                line += f"   about {_duration(seconds)} ({counted(iters, 'iteration')} at {rate:.3g} it/s, {basis})"
         lines.append(line)
     if to_go:
         known = len(to_go) - len(unknown)

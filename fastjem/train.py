@@ -72,6 +72,7 @@ from fastjem.errors import CheckpointError, ConfigError, FastJEMError, error_lin
 from fastjem.guard import DivergenceGuard, RecoveryState
 from fastjem.models import build_model, check_image_size, has_batch_norm, has_dropout, plain_module, plain_state_dict
 from fastjem.optim import DeviceSGD
+from fastjem.runs import counted
 from fastjem.sampler import SGLD, eval_mode, model_energy
 
 METRIC_NAMES = ("loss", "ce", "acc", "e_data", "e_sample")
@@ -533,8 +534,8 @@ class Trainer:
         # at its end exactly: the run finishes again (test evaluation, summary.json), as after a kill before them
         if ckpt is not None and int(ckpt["iteration"]) > self.total_iters:
             raise ConfigError(f"{ckpt['path']} is at iteration {ckpt['iteration']}, and this run is "
-                              f"{self.total_iters} iterations long: give a larger --iters (or --epochs) to train on; "
-                              "nothing was changed")
+                              f"{counted(self.total_iters, 'iteration')} long: give a larger --iters (or --epochs) to "
+                              "train on; nothing was changed")
         self.iteration = 0
         self.last_samples: torch.Tensor | None = None
         self._acc = torch.zeros(len(METRIC_NAMES), device=self.device)
@@ -1308,7 +1309,7 @@ class Trainer:
         shape = "x".join(map(str, self.data.sample_shape))
         self.log(f"fastjem: {self.data.info.name} {shape} ({self.data.n_train} train / {len(self.data.val_y)} val / "
                  f"{len(self.data.test_y)} test), {self._model_desc()}, device {self.device}, "
-                 f"{self.total_iters} iterations ({self.iters_per_epoch} per epoch)"
+                 f"{counted(self.total_iters, 'iteration')} ({self.iters_per_epoch} per epoch)"
                  # (a checkpoint of iteration 0 too: one stopped or rolled back to its start)
                  + (f", resuming at iteration {self.iteration}" if self._resumed_from is not None else "")
                  + ("" if cfg.generative else ", classifier only (no sampling)")
@@ -1323,10 +1324,10 @@ class Trainer:
         if self._resumed_from is None and cfg.warmup_iters > self.total_iters:
             # the linear warm-up never ends: the run trains at a fraction of the learning rate asked for (said when
             # the run starts: a resume, even one at iteration 0, cannot change --warmup-iters)
-            self.log(f"warning: --warmup-iters {cfg.warmup_iters} is longer than the run ({self.total_iters} "
-                     f"iterations): the learning rate reaches only {cfg.lr * self.total_iters / cfg.warmup_iters:g} "
-                     f"of --lr {cfg.lr:g}; give --warmup-iters at most {self.total_iters} (0 for none), or a longer "
-                     "run")
+            self.log(f"warning: --warmup-iters {cfg.warmup_iters} is longer than the run "
+                     f"({counted(self.total_iters, 'iteration')}): the learning rate reaches only "
+                     f"{cfg.lr * self.total_iters / cfg.warmup_iters:g} of --lr {cfg.lr:g}; give --warmup-iters at "
+                     f"most {self.total_iters} (0 for none), or a longer run")
         n_train = self.data.n_train
         if self._resumed_from is None and cfg.batch_size > n_train:
             # real batches are drawn with replacement, so a batch larger than the data runs (at its cost in memory

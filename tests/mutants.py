@@ -5695,6 +5695,28 @@ MUTANTS = [
         ('fastjem/train.py', 'stopping = self._agree_on_stop(stop) if self.dist.enabled else stop["signal"] is not None',
          'stopping = stop["signal"] is not None'),
     ]),
+    Mutant('start-line-says-1-iterations', 'tests/test_cli.py -k one_iteration_says', [
+        ('fastjem/train.py', """f"{counted(self.total_iters, 'iteration')} ({self.iters_per_epoch} per epoch)\"""",
+         """f"{self.total_iters} iterations ({self.iters_per_epoch} per epoch)\""""),
+    ]),
+    Mutant('warmup-warning-says-1-iterations', 'tests/test_cli.py -k one_iteration_says', [
+        ('fastjem/train.py', """f"({counted(self.total_iters, 'iteration')}): the learning rate""",
+         """f"({self.total_iters} iterations): the learning rate"""),
+    ]),
+    Mutant('too-short-resume-says-1-iterations', 'tests/test_cli.py -k one_iteration_says', [
+        ('fastjem/train.py', """f"{counted(self.total_iters, 'iteration')} long: give""",
+         """f"{self.total_iters} iterations long: give"""),
+    ]),
+    Mutant('done-line-says-1-iterations', 'tests/test_cli.py -k one_iteration_says', [
+        ('fastjem/cli.py', """done: {counted(summary['iteration'], 'iteration')}{here}""",
+         """done: {summary['iteration']} iterations{here}"""),
+    ]),
+    Mutant('sweep-dry-run-says-1-iterations', 'tests/test_sweep.py -k 1_iteration_not', [
+        ('fastjem/sweep.py', """({counted(iters, 'iteration')} at {rate:.3g}""", """({iters} iterations at {rate:.3g}"""),
+    ]),
+    Mutant('quick-run-says-1-iterations', 'tests/test_bench.py -k shortened_quick_run', [
+        ('bench/quick_run.py', """f"{counted(summary['iteration'], 'iteration')} \"""", """f"{summary['iteration']} iterations \""""),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -769,7 +769,7 @@ def test_bench_scripts_refuse_bad_options_before_any_work(capsys, monkeypatch):
     assert "eager-step: a CPU variant" in capsys.readouterr().err
 
 
-def test_a_shortened_quick_run_is_a_smoke_run_and_cpu_rows_name_their_threads(tmp_path):
+def test_a_shortened_quick_run_is_a_smoke_run_and_cpu_rows_name_their_threads(tmp_path, capsys):
     """quick_run --iters (a check of the script) writes smoke-quick-*.json, which the README's tables leave out
     (it replaced the 800-iteration row before); a CPU row names its threads, so a 1-thread run does not stand in
     for a 2-thread one."""
@@ -782,8 +782,10 @@ def test_a_shortened_quick_run_is_a_smoke_run_and_cpu_rows_name_their_threads(tm
     rep = json.loads(path.read_text())
     assert rep["classifier_only"] is False and rep["config"]["px_weight"] > 0 and rep["config"]["precision"] == "auto"
     # the baseline row and a precision other than the preset's reach the run they record
-    assert quick_run.main(["--iters", "2", "--classifier-only", "--precision", "fp32", "--out",
+    capsys.readouterr()
+    assert quick_run.main(["--iters", "1", "--classifier-only", "--precision", "fp32", "--out",
                            str(tmp_path / "base")]) == 0
+    assert "quick (classifier only): 1 iteration in " in capsys.readouterr().out  # not "1 iterations"
     (path,) = (tmp_path / "base").glob("smoke-quick-*.json")
     rep = json.loads(path.read_text())
     assert rep["classifier_only"] is True and rep["config"]["px_weight"] == rep["config"]["pxy_weight"] == 0.0

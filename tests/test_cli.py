@@ -437,6 +437,24 @@ def test_the_printed_resume_command_works_copied_verbatim_from_a_folder_with_a_s
     assert json.loads((run / "summary.json").read_text())["iteration"] == stopped + 2
 
 
+def test_a_run_of_one_iteration_says_iteration_not_iterations(tmp_path, capsys):
+    """"1 iterations" in the start line, the warm-up warning, the summary and a resume's refusal: the singular
+    where the count is 1."""
+    from fastjem.errors import ConfigError
+    from fastjem.train import Trainer, resume_config
+
+    run = tmp_path / "one"
+    assert main(["train", "--iters", "1", "--warmup-iters", "8", "--out-dir", str(run), *TINY]) == 0
+    out, err = capsys.readouterr()
+    assert ", 1 iteration (78 per epoch)\n" in out and "done: 1 iteration in " in out
+    assert "longer than the run (1 iteration): the learning rate" in err
+    assert "1 iterations" not in out + err
+    assert main(["train", "--resume", str(run / "checkpoint.pt"), "--iters", "2"]) == 0
+    assert "done: 2 iterations (1 here, resumed at iteration 1) in " in capsys.readouterr().out
+    with pytest.raises(ConfigError, match="at iteration 2, and this run is 1 iteration long: give a larger"):
+        Trainer(resume_config(run / "checkpoint.pt", {"iters": 1}), resume=run / "checkpoint.pt", progress=False)
+
+
 def test_a_runs_cautions_go_to_stderr_and_its_log_to_stdout(tmp_path, capsys, monkeypatch):
     """`fastjem train > log`: the warnings a run says (at its start, and during its loop above a live progress bar)
     reach the terminal on stderr, with the errors; stdout has the log and the summary, no warning."""

@@ -139,6 +139,16 @@ def test_sweep_runs_every_combination_skips_finished_runs_and_resumes_a_partial_
     assert "--sgld-steps given both as an option and in --grid" in capsys.readouterr().err
 
 
+def test_a_dry_run_says_1_iteration_not_1_iterations(tmp_path, capsys, monkeypatch):
+    """A run with one iteration left to train: "1 iteration at", not "1 iterations at"."""
+    import fastjem.sweep
+
+    monkeypatch.setattr(fastjem.sweep, "_time_to_go", lambda *a: (20.0, 1, 0.05, "the speed of 1 stopped run"))
+    assert main(["sweep", "--grid", "sgld-steps=1", "--seeds", "1", "--out-dir", str(tmp_path / "sw"), *TINY,
+                 "--dry-run"]) == 0
+    assert "about 0m20s (1 iteration at 0.05 it/s, the speed of 1 stopped run)" in capsys.readouterr().out
+
+
 def test_a_dry_run_says_how_long_each_run_has_left_from_the_speeds_measured_in_the_folder(tmp_path, capsys):
     """A finished run's speed estimates its combination's other seeds; a stopped run's logged speed (and its
     iterations done) its own and its siblings'; a combination with no logged speed is said to be unknown."""
