@@ -14,7 +14,7 @@ import os
 from dataclasses import asdict, dataclass, field, fields, replace
 
 from fastjem.errors import ConfigError
-from fastjem.models import check_image_size
+from fastjem.models import check_batch_norm_batch, check_image_size
 
 DATASETS = ("digits", "cifar10", "cifar100", "svhn", "imagefolder")
 # data given in Python: Trainer(cfg, data=fastjem.data.arrays_from_tensors(...)) records its run as this dataset
@@ -247,6 +247,7 @@ class TrainConfig:
         if self.image_size:
             # before the data is read: torch refuses the norm only at the first forward
             check_image_size(self.arch, self.norm, self.image_size)
+            check_batch_norm_batch(self.arch, self.norm, self.image_size, self.batch_size)
         if self.labels_per_class == 0 or self.labels_per_class < -1:
             raise ConfigError("--labels-per-class must be a positive count, or -1 for all labels")
         if self.val_size < -1:

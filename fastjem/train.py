@@ -70,7 +70,15 @@ from fastjem.distributed import (
 from fastjem.engine import Engine, backend_flags, engine_networks, resolve_engine, set_backend_flags
 from fastjem.errors import CheckpointError, ConfigError, FastJEMError, error_line
 from fastjem.guard import DivergenceGuard, RecoveryState
-from fastjem.models import build_model, check_image_size, has_batch_norm, has_dropout, plain_module, plain_state_dict
+from fastjem.models import (
+    build_model,
+    check_batch_norm_batch,
+    check_image_size,
+    has_batch_norm,
+    has_dropout,
+    plain_module,
+    plain_state_dict,
+)
 from fastjem.optim import DeviceSGD
 from fastjem.runs import counted
 from fastjem.sampler import SGLD, eval_mode, model_energy
@@ -450,6 +458,8 @@ class Trainer:
             given = ("--image-size" if cfg.image_size else "the size of data='s images" if data is not None
                      else f"the size of the images in {cfg.data_dir or cfg.dataset}")
             check_image_size(cfg.arch, cfg.norm, arrays.info.image_size, given)
+            # and with batch norm, a process's share of the batch: one image of 1x1 maps has no batch statistics
+            check_batch_norm_batch(cfg.arch, cfg.norm, arrays.info.image_size, cfg.batch_size // world, world, given)
         if ckpt is not None and data is None:
             trained = tuple(ckpt.get("dataset", {}).get("classes", ()))
             if trained and class_names_differ(trained, arrays.info.classes):

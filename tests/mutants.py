@@ -5717,6 +5717,15 @@ MUTANTS = [
     Mutant('quick-run-says-1-iterations', 'tests/test_bench.py -k shortened_quick_run', [
         ('bench/quick_run.py', """f"{counted(summary['iteration'], 'iteration')} \"""", """f"{summary['iteration']} iterations \""""),
     ]),
+    Mutant('batch-norm-one-image-config-unchecked', 'tests/test_models.py -k batch_norm_on_one', [
+        ('fastjem/config.py', '            check_batch_norm_batch(self.arch, self.norm, self.image_size, self.batch_size)\n', ''),
+    ]),
+    Mutant('batch-norm-one-image-data-unchecked', 'tests/test_models.py -k batch_norm_on_one', [
+        ('fastjem/train.py', '            check_batch_norm_batch(cfg.arch, cfg.norm, arrays.info.image_size, cfg.batch_size // world, world, given)\n', ''),
+    ]),
+    Mutant('batch-norm-one-image-advice-ignores-processes', 'tests/test_models.py -k batch_norm_on_one', [
+        ('fastjem/models/__init__.py', 'give --batch-size {2 * world} or more', 'give --batch-size 2 or more'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -207,6 +207,49 @@ def test_instance_norm_smallest_image_size_is_the_one_torch_can_train(arch, leas
         check_image_size(arch, norm, 1)
 
 
+@pytest.mark.parametrize("arch,least", [("wrn", 5), ("convnet", 3)])
+def test_batch_norm_on_one_image_of_1x1_maps_is_refused_before_training(arch, least, tiny_config, tmp_path):
+    """--norm batch with one image per forward (--batch-size 1, or one per process) and images small enough that a
+    norm layer sees 1x1 maps: torch's "Expected more than 1 value per channel when training" at the first forward
+    became a clear error, from the config (--image-size) and from the data's own size; a size or batch that trains
+    is let through."""
+    from fastjem.data import arrays_from_tensors
+    from fastjem.errors import ConfigError
+    from fastjem.models import check_batch_norm_batch
+    from fastjem.train import Trainer
+
+    for size in range(1, least + 2):
+        for batch in (1, 2):
+            try:
+                build_model(arch, 3, 1, 10, 1, "batch").train()(torch.randn(batch, 1, size, size))
+                trains = True
+            except ValueError:
+                trains = False
+            assert trains == (size >= least or batch > 1), (size, batch)
+            cfg = tiny_config.replace(arch=arch, depth=10, width=1, norm="batch", image_size=size, batch_size=batch)
+            if trains:
+                cfg.validate()
+            else:
+                with pytest.raises(ConfigError, match=rf"one image per forward \(--batch-size 1\).*{size}x{size} "
+                                                      rf"images \(--image-size\) sees 1x1 maps.*--batch-size 2 or "
+                                                      rf"more, --image-size {least} or more, or another --norm"):
+                    cfg.validate()
+    # one image per process of a data-parallel run: the advice counts the processes
+    with pytest.raises(ConfigError, match=r"\(--batch-size 2 over 2 processes\).*give --batch-size 4 or more"):
+        check_batch_norm_batch(arch, "batch", least - 1, 1, 2)
+    check_batch_norm_batch(arch, "batch", least - 1, 2, 2)
+    # images of their own size (no --image-size): refused before the run, not at its first training forward
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, 256, (40, 1, least - 1, least - 1), dtype=torch.uint8, generator=g)
+    y = torch.arange(40) % 2
+    data = arrays_from_tensors(x[:32], y[:32], x[32:], y[32:], pad=0)
+    cfg = tiny_config.replace(arch=arch, depth=10, width=1, norm="batch", iters=1, batch_size=1, buffer_size=20,
+                              sgld_steps=1, val_size=0)
+    with pytest.raises(ConfigError, match=r"images \(the size of data='s images\) sees 1x1 maps"):
+        Trainer(cfg, out_dir=tmp_path / "one", progress=False, data=data)
+    Trainer(cfg.replace(batch_size=2), out_dir=tmp_path / "two", progress=False, data=data).train_step()
+
+
 def test_instance_norm_on_too_small_images_is_refused_before_training(tiny_config, tmp_path):
     """--image-size (the config, before any data is read), data= of tiny images and the sampler benchmark: a clear
     error, not torch's 'Expected more than 1 spatial element' at the first forward; one pixel more trains."""

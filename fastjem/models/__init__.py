@@ -12,8 +12,8 @@ from fastjem.errors import ConfigError
 from fastjem.models.convnet import ConvNet
 from fastjem.models.wrn import WideResNet
 
-__all__ = ["ConvNet", "WideResNet", "build_model", "check_image_size", "has_batch_norm", "has_dropout",
-           "min_image_size", "plain_module", "plain_state_dict", "smallest_norm_size"]
+__all__ = ["ConvNet", "WideResNet", "build_model", "check_batch_norm_batch", "check_image_size", "has_batch_norm",
+           "has_dropout", "min_image_size", "plain_module", "plain_state_dict", "smallest_norm_size"]
 
 # what torch.compile's wrapper (OptimizedModule) puts before every name of its module's state_dict
 COMPILED_PREFIX = "_orig_mod."
@@ -42,8 +42,11 @@ def smallest_norm_size(arch: str, image_size: int) -> int:
 def min_image_size(arch: str, norm: str) -> int:
     """The smallest image side ``arch`` with ``norm`` can train on: instance norm needs maps of 2x2 or more at every
     norm layer (the statistics of one pixel are undefined, and torch refuses them); the other norms take any."""
-    if norm != "instance":
-        return 1
+    return _least_side_for_two(arch) if norm == "instance" else 1
+
+
+def _least_side_for_two(arch: str) -> int:
+    """The smallest image side whose maps are 2x2 or more at every norm layer of ``arch``."""
     side = 1
     while smallest_norm_size(arch, side) < 2:
         side += 1
@@ -61,6 +64,22 @@ def check_image_size(arch: str, norm: str, image_size: int, given: str = "--imag
                           f"layer of {image_size}x{image_size} images ({given}) sees {side}x{side} maps, and instance "
                           f"statistics of one pixel are undefined; give --image-size {least} or more, or another "
                           "--norm (layer, batch or none)")
+
+
+def check_batch_norm_batch(arch: str, norm: str, image_size: int, batch: int, world: int = 1,
+                           given: str = "--image-size") -> None:
+    """ConfigError, before a network is built, where batch norm would train on one value per channel: one image per
+    training forward (``batch``: a process's share of --batch-size over ``world`` processes) and 1x1 maps at a norm
+    layer of ``arch`` (torch fails only at the first forward: "Expected more than 1 value per channel when
+    training"). ``given``: what set the image size, named in the advice."""
+    if norm != "batch" or batch > 1 or smallest_norm_size(arch, image_size) > 1:
+        return
+    least = _least_side_for_two(arch)
+    per = f"--batch-size {batch * world} over {world} processes" if world > 1 else f"--batch-size {batch}"
+    raise ConfigError(f"--norm batch with --arch {arch} trains on one image per forward ({per}), and the last norm "
+                      f"layer of {image_size}x{image_size} images ({given}) sees 1x1 maps: batch statistics of one "
+                      f"value per channel are undefined; give --batch-size {2 * world} or more, --image-size {least} "
+                      "or more, or another --norm (layer or none)")
 
 
 def has_dropout(model: nn.Module) -> bool:
