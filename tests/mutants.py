@@ -5726,6 +5726,15 @@ MUTANTS = [
     Mutant('batch-norm-one-image-advice-ignores-processes', 'tests/test_models.py -k batch_norm_on_one', [
         ('fastjem/models/__init__.py', 'give --batch-size {2 * world} or more', 'give --batch-size 2 or more'),
     ]),
+    Mutant('sample-default-name-by-index', 'tests/test_eval.py -k "number_as_the_class or default_sample_file"', [
+        ('fastjem/eval/draw.py', 're.sub(r"[^\\w.+-]+", "_", names[c]) if names else str(c)', 'str(c)'),
+    ]),
+    Mutant('sample-default-name-characters-kept', 'tests/test_eval.py -k default_sample_file', [
+        ('fastjem/eval/draw.py', 're.sub(r"[^\\w.+-]+", "_", names[c])', 'names[c]'),
+    ]),
+    Mutant('sample-default-name-not-cut', 'tests/test_eval.py -k default_sample_file', [
+        ('fastjem/eval/draw.py', '        if len(name.encode()) > 120:', '        if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -2329,6 +2329,32 @@ def test_sample_cli_takes_a_number_as_the_class_of_that_name(tmp_path, capsys):
     drawn = torch.load(out, weights_only=False)
     assert drawn["target"].tolist() == [2, 2, 0, 0]
     assert drawn["settings"]["classes"] == [2, 0] and drawn["settings"]["class_names"] == ["3", "1"]
+    # the default file is named by the class's name, as --class gave it: class-3 (it was class-2, by the index)
+    assert main(["sample", ckpt, "--class", "3", *common]) == 0, capsys.readouterr().err
+    assert [p.name for p in (tmp_path / "run" / "sampled").glob("*.npz")] == ["class-3.npz"]
+    with np.load(tmp_path / "run" / "sampled" / "class-3.npz") as f:
+        assert f["target"].tolist() == [2, 2]
+
+
+def test_the_default_sample_file_names_classes_by_a_file_names_characters(tmp_path):
+    """Class names become part of the default file's name: other characters than letters, digits, ".", "+" and "-"
+    are replaced (a "/" would name a folder), and a long list is cut to a file name the system takes, with a digest
+    that keeps two lists apart; without names (not one per class) the indices name the classes."""
+    from types import SimpleNamespace
+
+    from fastjem.eval.draw import default_output
+
+    def fake(names, k):
+        return SimpleNamespace(info=SimpleNamespace(classes=names), num_classes=k, output_dir=lambda kind: tmp_path)
+
+    em = fake(("maple tree", "a/b", "émeu", "x+y.z"), 4)
+    assert default_output(em, [0, 1, 3]).name == "class-maple_tree-a_b-x+y.z.npz"
+    assert default_output(em, [2]).name == "class-émeu.npz"
+    assert default_output(fake(("a", "b"), 3), [2, 0]).name == "class-2-0.npz"
+    many = fake(tuple(f"class_with_a_long_name_{i}" for i in range(100)), 100)
+    a, b = (default_output(many, list(range(first, 60))) for first in (0, 1))
+    assert a != b and all(len(p.name.encode()) <= 255 for p in (a, b)) and a.name.startswith("class-class_with_a")
+    a.write_bytes(b"")  # a name the file system takes
 
 
 def test_sample_refuses_a_data_dir_its_chains_would_not_read(runs, tmp_path, capsys):

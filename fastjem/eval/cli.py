@@ -286,7 +286,7 @@ def add_sample_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--step-size", type=float, default=None, help="SGLD step size (default: the checkpoint's)")
     p.add_argument("--noise", type=float, default=None, help="SGLD noise std (default: the checkpoint's)")
     p.add_argument("--out", default=None,
-                   help="output file, .npz or .pt (default: <unconditional|class-...|all-classes>.npz in sampled/ "
+                   help="output file, .npz or .pt (default: <unconditional|class-NAME-...|all-classes>.npz in sampled/ "
                         "beside a run's checkpoint.pt, in sampled-<name>/ beside any other checkpoint file)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.add_argument("--batch-size", type=int64, default=500, help="chains run at once (default: 500)")

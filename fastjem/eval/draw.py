@@ -8,6 +8,7 @@ checkpoint's own SGLD settings unless given.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import re
@@ -178,14 +179,23 @@ def draw(checkpoint: str | os.PathLike | EvalModel, n: int = 100, classes: list[
 
 
 def default_output(em: EvalModel, classes: list[int] | None) -> Path:
-    """<checkpoint folder>/sampled/unconditional.npz, .../class-3-7.npz or .../all-classes.npz (sampled-best/ for
-    best.pt)."""
+    """<checkpoint folder>/sampled/unconditional.npz, .../class-cat-dog.npz or .../all-classes.npz (sampled-best/ for
+    best.pt). Classes go by name where the checkpoint knows them (--class 3 of folders numbered 1..10 is the folder
+    named 3: class-3, not its index 2), by index where it does not; a name is made a file name's part (characters
+    other than letters, digits, ".", "+" and "-" become "_"), and a long list is cut, with a digest of the whole."""
     if classes is None:
         name = "unconditional"
     elif classes == list(range(em.num_classes)):
         name = "all-classes"
     else:
-        name = "class-" + "-".join(map(str, classes))
+        names = tuple(em.info.classes) if len(em.info.classes) == em.num_classes else ()
+        name = "class-" + "-".join(re.sub(r"[^\w.+-]+", "_", names[c]) if names else str(c) for c in classes)
+        if len(name.encode()) > 120:  # a file name has at most 255 bytes; a digest keeps two long lists apart
+            digest = hashlib.sha1(name.encode()).hexdigest()[:8]
+            head = name[:100]
+            while len(head.encode()) > 100:
+                head = head[:-1]
+            name = f"{head.rstrip('-')}-etc-{len(classes)}-{digest}"
     return em.output_dir("sampled") / f"{name}.npz"
 
 
