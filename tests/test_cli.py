@@ -11,6 +11,7 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
+from helpers import fail_grid_writes
 
 from fastjem.cli import main
 from fastjem.config import TrainConfig
@@ -458,21 +459,12 @@ def test_a_run_of_one_iteration_says_iteration_not_iterations(tmp_path, capsys):
 def test_a_runs_cautions_go_to_stderr_and_its_log_to_stdout(tmp_path, capsys, monkeypatch):
     """`fastjem train > log`: the warnings a run says (at its start, and during its loop above a live progress bar)
     reach the terminal on stderr, with the errors; stdout has the log and the summary, no warning."""
-    import fastjem.eval.plots
-
     assert main(["train", "--iters", "2", "--warmup-iters", "8", "--out-dir", str(tmp_path / "a"), *TINY]) == 0
     out, err = capsys.readouterr()
     assert "warning: --warmup-iters 8 is longer than the run" in err and "warning:" not in out
     assert "done: 2 iterations" in out
 
-    real = fastjem.eval.plots.atomic_file
-
-    def fails_for_grids(path, mode):
-        if path.suffix == ".png":
-            raise OSError(errno.ENOSPC, "No space left on device", str(path))
-        return real(path, mode)
-
-    monkeypatch.setattr(fastjem.eval.plots, "atomic_file", fails_for_grids)
+    fail_grid_writes(monkeypatch)
     with_bar = [a for a in TINY if a != "--no-progress"]
     assert main(["train", "--iters", "4", "--warmup-iters", "0", "--sample-every", "2", "--out-dir",
                  str(tmp_path / "b"), *with_bar]) == 0

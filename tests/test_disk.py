@@ -6,6 +6,7 @@ import json
 
 import pytest
 import torch
+from helpers import fail_grid_writes
 
 from fastjem.checkpoint import load_checkpoint
 from fastjem.train import Trainer
@@ -18,16 +19,7 @@ def _full_disk(*args, **kwargs):
 def test_a_sample_grid_that_cannot_be_written_does_not_stop_the_run(tiny_config, tmp_path, monkeypatch):
     """The periodic grid at iteration 4 falls at a checkpoint: the checkpoint of that iteration is still written
     and the run trains to its end (it stopped there, losing the checkpoint interval)."""
-    import fastjem.eval.plots
-
-    real = fastjem.eval.plots.atomic_file
-
-    def fails_for_grids(path, mode):
-        if path.suffix == ".png":
-            raise OSError(errno.ENOSPC, "No space left on device", str(path))
-        return real(path, mode)
-
-    monkeypatch.setattr(fastjem.eval.plots, "atomic_file", fails_for_grids)
+    fail_grid_writes(monkeypatch)
     lines = []
     cfg = tiny_config.replace(iters=8, ckpt_every=4, sample_every=4)
     summary = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lines.append).fit()

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers import image_folder
 from kernel_utils import assert_gaussian_moments
 from torch import nn
 from torch.nn import functional as F
@@ -272,14 +273,9 @@ def _report(path):
 def test_calibration_compared_with_a_run_of_another_dataset_is_refused(runs, tmp_path, capsys):
     """Reliability diagrams are compared on one test set: --compare with a run trained on other images is refused,
     naming both datasets, and no report is written."""
-    from PIL import Image
-
     from fastjem.train import Trainer
 
-    for c in ("a", "b"):
-        (tmp_path / "imgs" / c).mkdir(parents=True)
-        for i in range(10):
-            Image.fromarray(np.full((8, 8, 3), 20 * i, np.uint8)).save(tmp_path / "imgs" / c / f"{i}.png")
+    image_folder(tmp_path / "imgs", classes=("a", "b"))
     Trainer(TrainConfig(**{**TINY, "iters": 2, "dataset": "imagefolder", "data_dir": str(tmp_path / "imgs")}),
             out_dir=tmp_path / "folder_run", progress=False, log=lambda *a: None).fit()
     other = tmp_path / "folder_run" / "checkpoint.pt"
@@ -2285,14 +2281,9 @@ def test_sample_takes_class_names_beside_indices():
 
 def test_sample_cli_draws_a_named_class(tmp_path, capsys):
     """fastjem sample --class dog on a run of an image folder's cat/dog classes draws class 1, as --class 1 does."""
-    from PIL import Image
-
     from fastjem.train import Trainer
 
-    for c in ("cat", "dog"):
-        (tmp_path / "imgs" / c).mkdir(parents=True)
-        for i in range(10):
-            Image.fromarray(np.full((8, 8, 3), 20 * i, np.uint8)).save(tmp_path / "imgs" / c / f"{i}.png")
+    image_folder(tmp_path / "imgs")
     Trainer(TrainConfig(**{**TINY, "iters": 2, "dataset": "imagefolder", "data_dir": str(tmp_path / "imgs")}),
             out_dir=tmp_path / "run", progress=False, log=lambda *a: None).fit()
     ckpt = str(tmp_path / "run" / "checkpoint.pt")

@@ -4,6 +4,7 @@ import re
 
 import pytest
 import torch
+from helpers import image_folder
 from kernel_utils import assert_gaussian_moments
 
 from fastjem.checkpoint import load_checkpoint
@@ -1199,17 +1200,10 @@ def test_a_resume_on_renamed_classes_is_refused_and_the_data_folder_is_recorded_
     """Resumed on a folder whose class folders have other names (as many), the run would go on with labels that
     mean other classes and write the new names into its checkpoint; it is refused. A relative --data-dir is
     recorded as an absolute path, so that eval or a resume from another folder reads the same data."""
-    import numpy as np
-    from PIL import Image
-
     from fastjem.config import TrainConfig
 
     monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
-    rng = np.random.default_rng(0)
-    for c in ("cat", "dog"):
-        (tmp_path / "imgs" / c).mkdir(parents=True)
-        for i in range(12):
-            Image.fromarray(rng.integers(0, 255, (8, 8, 3), dtype=np.uint8)).save(tmp_path / "imgs" / c / f"{i}.png")
+    image_folder(tmp_path / "imgs", per_class=12, noise=True)
     monkeypatch.chdir(tmp_path)
     cfg = TrainConfig(dataset="imagefolder", data_dir="imgs", arch="convnet", width=4, batch_size=4, sgld_steps=1,
                       buffer_size=20, iters=2, device="cpu", compile="off", val_size=0)
@@ -1228,18 +1222,11 @@ def test_a_resume_on_a_folder_whose_images_changed_is_refused(tmp_path, monkeypa
     as does data given in Python only when it is the same."""
     import shutil
 
-    import numpy as np
-    from PIL import Image
-
     from fastjem.config import TrainConfig
     from fastjem.data import load_arrays
 
     monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
-    rng = np.random.default_rng(0)
-    for c in ("cat", "dog"):
-        (tmp_path / "imgs" / c).mkdir(parents=True)
-        for i in range(12):
-            Image.fromarray(rng.integers(0, 255, (8, 8, 3), dtype=np.uint8)).save(tmp_path / "imgs" / c / f"{i}.png")
+    image_folder(tmp_path / "imgs", per_class=12, noise=True)
     quiet = {"progress": False, "log": lambda *a: None}
     cfg = TrainConfig(dataset="imagefolder", data_dir=str(tmp_path / "imgs"), arch="convnet", width=4, batch_size=4,
                       sgld_steps=1, buffer_size=20, iters=2, device="cpu", compile="off", val_size=4)
