@@ -540,26 +540,32 @@ def test_a_run_rolled_back_to_its_start_and_killed_resumes_with_the_records_once
     at once; killed before the next checkpoint, the run resumes at iteration 0. The records the killed attempt logged
     after the rollback are past that checkpoint and go (a resume at 0 kept them: 2 and 4 were logged twice)."""
     cfg = guarded.replace(iters=12, ckpt_every=8, snapshot_every=8)
+    assert _killed_after_a_rollback_to_the_start(cfg, tmp_path, fault=3, die_at=6)["iteration"] == 0
+    Trainer(cfg, resume=tmp_path / "run" / "checkpoint.pt", progress=False, log=lambda *a: None).fit()
+    _assert_same_run(tmp_path / "ref", tmp_path / "run")
+
+
+def _killed_after_a_rollback_to_the_start(cfg, tmp_path, fault: int, die_at: int) -> dict:
+    """A reference run of ``cfg`` in ref/ with a NaN at iteration ``fault`` (one recovery, back to iteration 0), and
+    the same run in run/ killed at iteration ``die_at`` after that rollback: the checkpoint it left."""
     ref = Trainer(cfg, out_dir=tmp_path / "ref", progress=False, log=lambda *a: None)
-    ref.inject_fault(3, "nan")
+    ref.inject_fault(fault, "nan")
     assert ref.fit()["recoveries"] == 1
     assert [r["rolled_back_to"] for r in events(tmp_path / "ref")[0]] == [0]
     t = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
-    t.inject_fault(3, "nan")
+    t.inject_fault(fault, "nan")
     step = t.train_step
 
     def step_then_die():
         out = step()
-        if t.recovery.recoveries == 1 and t.iteration == 6:
+        if t.recovery.recoveries == 1 and t.iteration == die_at:
             raise _Killed
         return out
 
     t.train_step = step_then_die
     with pytest.raises(_Killed):
         t.fit()
-    assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["iteration"] == 0
-    Trainer(cfg, resume=tmp_path / "run" / "checkpoint.pt", progress=False, log=lambda *a: None).fit()
-    _assert_same_run(tmp_path / "ref", tmp_path / "run")
+    return load_checkpoint(tmp_path / "run" / "checkpoint.pt")
 
 
 def test_a_rollback_is_checkpointed_at_once_by_a_run_that_keeps_checkpoints_only(guarded, tmp_path):
@@ -567,24 +573,7 @@ def test_a_rollback_is_checkpointed_at_once_by_a_run_that_keeps_checkpoints_only
     checkpoints the rolled-back state at once there too: checkpoint.pt held iteration 4 of the abandoned attempt, and
     a run killed before its next kept checkpoint resumed that, not the state with its remedy."""
     cfg = guarded.replace(iters=12, ckpt_every=0, ckpt_keep_every=4, snapshot_every=8)
-    ref = Trainer(cfg, out_dir=tmp_path / "ref", progress=False, log=lambda *a: None)
-    ref.inject_fault(5, "nan")
-    assert ref.fit()["recoveries"] == 1
-    assert [r["rolled_back_to"] for r in events(tmp_path / "ref")[0]] == [0]
-    t = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
-    t.inject_fault(5, "nan")
-    step = t.train_step
-
-    def step_then_die():
-        out = step()
-        if t.recovery.recoveries == 1 and t.iteration == 2:
-            raise _Killed
-        return out
-
-    t.train_step = step_then_die
-    with pytest.raises(_Killed):
-        t.fit()
-    ckpt = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
+    ckpt = _killed_after_a_rollback_to_the_start(cfg, tmp_path, fault=5, die_at=2)
     assert (ckpt["iteration"], ckpt["recovery"]["recoveries"]) == (0, 1)
     Trainer(cfg, resume=tmp_path / "run" / "checkpoint.pt", progress=False, log=lambda *a: None).fit()
     _assert_same_run(tmp_path / "ref", tmp_path / "run")
