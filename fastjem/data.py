@@ -38,7 +38,7 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".bmp", ".gif", ".we
 HELD_OUT = ("test", "val", "valid", "validation")
 # archives of image folders, read in place (not unpacked)
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".zip")
-# torchvision's own downloads: torchvision unpacks them (checksum verified; nothing is fetched)
+# torchvision's own downloads: unpacked once found in --data-dir (checksum verified; nothing is fetched)
 TORCHVISION_ARCHIVES = {"cifar10": "cifar-10-python.tar.gz", "cifar100": "cifar-100-python.tar.gz"}
 TORCHVISION_FOLDERS = {"cifar10": "cifar-10-batches-py", "cifar100": "cifar-100-python"}
 # The validation split and the labelled subset do not depend on the run's seed.
@@ -376,7 +376,6 @@ def _load_torchvision(name: str, root: Path, download: bool, flag: str = "--data
     import torchvision
 
     archive = TORCHVISION_ARCHIVES.get(name)
-    unpacking = False
     if (not download and archive is not None and (root / archive).is_file()
             and not _torchvision_folder_complete(name, root)):
         from torchvision.datasets.utils import check_integrity
@@ -387,9 +386,13 @@ def _load_torchvision(name: str, root: Path, download: bool, flag: str = "--data
             raise DataNotFoundError(_missing_message(name, root, flag) + f"\n  ({root / archive} is there but its MD5 "
                                     "checksum is not the published one: a truncated or different file? fetch it "
                                     "again, or pass --download)")
-        # the download step now finds the verified archive and only unpacks it (over a half-unpacked folder too):
-        # nothing is fetched
-        download = unpacking = True
+        try:
+            # unpacked here (over a half-unpacked folder too), then read by torchvision without its download step
+            _unpack_tar(root / archive, root)
+        except (tarfile.TarError, OSError) as err:
+            raise DataNotFoundError(f"{root / archive} is there, but it could not be unpacked into {root} "
+                                    f"({type(err).__name__}: {err}): give a writable {flag} holding it, or unpack "
+                                    f"it yourself there (tar xzf {archive})") from err
     try:
         if name == "svhn":
             train = torchvision.datasets.SVHN(str(root), split="train", download=download)
@@ -408,10 +411,6 @@ def _load_torchvision(name: str, root: Path, download: bool, flag: str = "--data
             k = 10 if name == "cifar10" else 100
             info = DatasetInfo(name, k, 3, 32, 4, True, 5000, tuple(train.classes))
     except (RuntimeError, OSError) as err:
-        if unpacking:
-            raise DataNotFoundError(f"{root / archive} is there, but it could not be unpacked into {root} "
-                                    f"({type(err).__name__}: {err}): give a writable {flag} holding it, or unpack "
-                                    f"it yourself there (tar xzf {archive})") from err
         hint = "" if not download else f"\n  (download failed: {err})"
         there = [str(root / p) for p in TORCHVISION_FILES[name] if (root / p).exists()]
         if there and not download:
@@ -427,6 +426,24 @@ def _load_torchvision(name: str, root: Path, download: bool, flag: str = "--data
             hint += f"\n  ({root} holds {' and '.join(others)} instead: another dataset than the one asked for)"
         raise DataNotFoundError(_missing_message(name, root, flag) + hint) from err
     return Arrays(tx, ty, vx, vy, info)
+
+
+def _unpack_tar(archive: Path, dest: Path) -> None:
+    """``archive`` unpacked into ``dest`` by tarfile's "data" filter (Python 3.14's default): a member that would
+    land outside ``dest``, a link out of it or a device file is refused (tarfile.TarError), never written.
+    torchvision's own unpacking passes no filter: it would write them, and Python 3.12 and 3.13 warn at every call."""
+    with tarfile.open(archive) as tar:
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(dest, filter="data")
+            return
+        # a Python before the filters (3.10.11, 3.11.3): the same refusal, checked first
+        top = dest.resolve()
+        members = tar.getmembers()
+        for m in members:
+            inside = (top / m.name).resolve()
+            if not (m.isfile() or m.isdir()) or (inside != top and top not in inside.parents):
+                raise tarfile.TarError(f"{m.name!r} is not a file or folder inside {dest}")
+        tar.extractall(dest, members=members)
 
 
 def _torchvision_folder_complete(name: str, root: Path) -> bool:

@@ -688,6 +688,39 @@ def test_a_torchvision_archive_that_cannot_be_unpacked_says_so(tmp_path, monkeyp
     assert (root / "cifar-10-batches-py").read_text() == "in the way"
 
 
+def test_a_torchvision_archive_is_unpacked_by_tarfiles_data_filter(tmp_path, monkeypatch):
+    """The archive is unpacked with tarfile's "data" filter: no DeprecationWarning from Python 3.12 / 3.13 (torchvision
+    unpacks with no filter), and a member that would land outside --data-dir is refused, never written."""
+    import io
+    import tarfile
+
+    root, batches = _small_cifar_archive(tmp_path, monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        a = load_arrays("cifar10", root)
+    assert a.train_y.tolist() == batches["data_batch_1"]["labels"]
+    # the same archive with one more member, ../outside.txt
+    archive = root / "cifar-10-python.tar.gz"
+    with tarfile.open(archive) as tar:
+        members = [(m, tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()]
+    with tarfile.open(archive, "w:gz") as tar:
+        for m, data in members:
+            tar.addfile(m, io.BytesIO(data) if data is not None else None)
+        extra = tarfile.TarInfo("../outside.txt")
+        extra.size = 3
+        tar.addfile(extra, io.BytesIO(b"out"))
+    shutil.rmtree(root / "cifar-10-batches-py")
+    with pytest.raises(DataNotFoundError, match=r"cifar-10-python\.tar\.gz is there, but it could not be unpacked"):
+        load_arrays("cifar10", root)
+    assert not (tmp_path / "outside.txt").exists()
+    # a Python before the filters (3.10.11, 3.11.3): the same refusal
+    monkeypatch.delattr(tarfile, "data_filter")
+    shutil.rmtree(root / "cifar-10-batches-py")
+    with pytest.raises(DataNotFoundError, match=r"'\.\./outside\.txt' is not a file or folder inside"):
+        load_arrays("cifar10", root)
+    assert not (tmp_path / "outside.txt").exists()
+
+
 def test_the_jpeg_copy_of_cifar10_loads_from_its_tarballs(cifar10_tarballs):
     """The real CIFAR-10 copy (two tarballs of JPEG folders) in ../shared/data, read in place."""
     root = cifar10_tarballs
