@@ -652,7 +652,7 @@ def test_a_checkpoint_holding_other_objects_is_refused_never_unpickled(tiny_conf
     (tmp_path / "bad").mkdir()
     torch.save({**ckpt, "history": Runs()}, tmp_path / "bad" / "checkpoint.pt")
     (tmp_path / "bad" / "metrics.jsonl").write_text((tmp_path / "run" / "metrics.jsonl").read_text())
-    said = r"holds more than tensors and plain values \([a-z]+\.open\): not a checkpoint fastjem writes"
+    said = r"holds more than tensors and plain values \([a-z_]+\.open\): not a checkpoint fastjem writes"
     with pytest.raises(CheckpointError, match=said):
         load_checkpoint(tmp_path / "bad" / "checkpoint.pt")
     with pytest.raises(CheckpointError, match=said):
