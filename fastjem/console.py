@@ -23,6 +23,10 @@ def progress_bar(*, tty_interval: float = 0.1, **kwargs):
     out = kwargs.setdefault("file", sys.stderr)
     tty = out.isatty()
     kwargs["mininterval"] = tty_interval if tty else 30.0
+    if not tty:
+        # tqdm's monitor thread redraws a bar whose last draw is maxinterval old (10 s by default): a slow run's log
+        # would get a copy every 10-20 s
+        kwargs["maxinterval"] = 30.0
     try:
         size = os.get_terminal_size(out.fileno()) if tty else None
     except (OSError, ValueError, AttributeError):

@@ -1,6 +1,7 @@
 """What a command shows while it works: progress bars in a terminal and in a log file, warnings apart."""
 
 import os
+import re
 import select
 import sys
 import time
@@ -36,6 +37,53 @@ def test_a_bar_into_a_log_file_is_not_redrawn_every_tenth_of_a_second(capsys):
     err = capsys.readouterr().err
     drawn = [part for part in err.split("\r") if "step" in part]
     assert took > 0.5 and 1 <= len(drawn) <= 3, (took, drawn)
+
+
+def test_a_bar_into_a_log_file_waits_30_s_between_draws_however_slow_the_run(monkeypatch):
+    """A run of one iteration a second, its bar into a log file: tqdm's monitor thread also redraws a bar whose last
+    draw is ``maxinterval`` old (10 s by default), so the file got a copy every 10-20 s, not every 30 s. Here the
+    monitor runs in this thread on a clock that one iteration advances by a second, for two minutes."""
+    import io
+
+    from tqdm._monitor import TMonitor
+
+    now = [0.0]
+    out = io.StringIO()
+    bar = progress_bar(total=1000, file=out, unit="it")
+    bar._time = lambda: now[0]
+    bar.start_t = bar.last_print_t = 0.0
+
+    class OneIterationPerWait:  # the monitor's sleep between checks: one iteration of the run, one second
+        def __init__(self):
+            self.done = False
+
+        def set(self):
+            self.done = True
+
+        def is_set(self):
+            return self.done
+
+        def wait(self, timeout=None):
+            now[0] += 1.0
+            bar.update(1)
+            self.done = now[0] >= 120
+            return self.done
+
+    class Monitor(TMonitor):
+        def start(self):  # run below, in this thread
+            pass
+
+        def get_instances(self):
+            return [bar]
+
+    # tqdm's own monitor thread (real clock) leaves this bar alone meanwhile
+    monkeypatch.setattr(TMonitor, "get_instances", lambda self: [])
+    monkeypatch.setattr(TMonitor, "_test", {"time": lambda: now[0], "Event": OneIterationPerWait})
+    Monitor(type(bar), 1.0).run()
+    bar.close()
+    drawn = [int(n) for n in re.findall(r"(\d+)/1000", out.getvalue())]
+    assert drawn[0] == 0 and drawn[-1] == 120, drawn
+    assert all(b - a >= 30 for a, b in zip(drawn[:-1], drawn[1:-1])), drawn
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs a pseudo-terminal")
