@@ -5735,6 +5735,19 @@ MUTANTS = [
     Mutant('sample-default-name-not-cut', 'tests/test_eval.py -k default_sample_file', [
         ('fastjem/eval/draw.py', '        if len(name.encode()) > 120:', '        if False:'),
     ]),
+    Mutant('cifar-archive-unpacked-by-torchvision', 'tests/test_data.py -k "torchvision_archive"', [
+        ('fastjem/data.py', '            _unpack_tar(root / archive, root)', '            download = True'),
+    ]),
+    Mutant('cifar-archive-unpacked-without-filter', 'tests/test_data.py -k data_filter', [
+        ('fastjem/data.py', '            tar.extractall(dest, filter="data")', '            tar.extractall(dest)'),
+    ]),
+    Mutant('cifar-archive-unchecked-before-filters', 'tests/test_data.py -k data_filter', [
+        ('fastjem/data.py', '            if not (m.isfile() or m.isdir()) or (inside != top and top not in inside.parents):',
+         '            if not (m.isfile() or m.isdir()):'),
+    ]),
+    Mutant('log-file-bar-redrawn-by-tqdm-monitor', 'tests/test_console.py -k 30_s', [
+        ('fastjem/console.py', '        kwargs["maxinterval"] = 30.0', '        pass'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
