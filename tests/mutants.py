@@ -4215,7 +4215,8 @@ MUTANTS = [
         ('fastjem/optim.py', '            if group["momentum"] == 0:\n                continue\n            for p in group["params"]:\n                state = self.state[p]', '            for p in group["params"]:\n                state = self.state[p]'),
     ]),
     Mutant('cifar-unpack-failure-not-named', 'tests/test_data.py -k cannot_be_unpacked', [
-        ('fastjem/data.py', '        if unpacking:\n            raise DataNotFoundError(f"{root / archive} is there, but it could not be unpacked', '        if False:\n            raise DataNotFoundError(f"{root / archive} is there, but it could not be unpacked'),
+        ('fastjem/data.py', '        except (tarfile.TarError, OSError) as err:\n            raise DataNotFoundError(f"{root / archive} is there, but it could not be unpacked',
+         '        except tarfile.TarError as err:\n            raise DataNotFoundError(f"{root / archive} is there, but it could not be unpacked'),
     ]),
     Mutant('cifar-whole-folder-unpacked-again', 'tests/test_data.py -k unpacked_offline', [
         ('fastjem/data.py', '    return all((folder / f).is_file() for f, _ in cls.train_list + cls.test_list) and (', '    return False and all((folder / f).is_file() for f, _ in cls.train_list + cls.test_list) and ('),
