@@ -184,9 +184,9 @@ def print_precisions(results: list[dict]) -> None:
 
 def plot_batch_scaling(results: list[dict], path: str | Path) -> Path:
     """chains/s and ms per SGLD step against the batch size (log x axis), as a PNG at ``path``."""
-    from fastjem.eval.plots import _pyplot, _save
+    from fastjem.eval.plots import _figures, _save
 
-    plt = _pyplot()
+    plt = _figures()
     rs = sorted(results, key=lambda r: r["batch_size"])
     b = sorted({r["batch_size"] for r in rs})
     labels = list(dict.fromkeys(_precision_label(r) for r in results))

@@ -102,7 +102,7 @@ def plot_curves(runs: Metrics | dict[str, Metrics], path: str | os.PathLike, tit
 
     ``runs`` is one run's Metrics, or {label: Metrics} to overlay several (one colour each: an ablation, or a
     JEM against its classifier-only baseline)."""
-    from fastjem.eval.plots import COLOURS, _pyplot, _save
+    from fastjem.eval.plots import COLOURS, _figures, _save
 
     if isinstance(runs, Metrics):
         runs = {"": runs}
@@ -122,7 +122,7 @@ def plot_curves(runs: Metrics | dict[str, Metrics], path: str | os.PathLike, tit
         ([f"not plotted, no records yet: {', '.join(waiting)}"] if waiting else [])
     if notes:
         title = "; ".join(([title] if title else []) + notes)
-    plt = _pyplot()
+    plt = _figures()
     many = len(runs) > 4
     fig, axes = plt.subplots(2, 2, figsize=(10, 6.5), sharex=True)
     single = len(runs) == 1
@@ -250,7 +250,7 @@ def plot_sweep_mean(folder: str | os.PathLike, out: str | os.PathLike | None = N
     """A sweep's curves, one line per combination: the mean over its seeds' runs at every logged iteration all of
     them reached, in a band of ± one sample standard deviation (2 seeds or more); validation accuracy likewise, and
     the test accuracy's mean ± sd at the end. ``out`` defaults to FOLDER/curves-mean.png."""
-    from fastjem.eval.plots import COLOURS, _pyplot, _save
+    from fastjem.eval.plots import COLOURS, _figures, _save
     from fastjem.sweep import combinations
 
     folder = Path(folder)
@@ -258,7 +258,7 @@ def plot_sweep_mean(folder: str | os.PathLike, out: str | os.PathLike | None = N
     if groups is None:
         raise ConfigError(f"{folder} is not a sweep folder (no readable sweep.json): --mean averages a fastjem sweep's "
                           "seeds; plot runs without it")
-    plt = _pyplot()
+    plt = _figures()
     fig, axes = plt.subplots(2, 2, figsize=(10, 6.5), sharex=True)
     palette = COLOURS if len(groups) <= len(COLOURS) else [plt.get_cmap("tab20")(i % 20) for i in range(len(groups))]
     drawn, generative = [], False

@@ -61,10 +61,6 @@ def drawn(monkeypatch):
     figures = []
     monkeypatch.setattr("fastjem.eval.plots._save", lambda fig, path, tight=False: figures.append(fig) or path)
     yield figures
-    import matplotlib.pyplot as plt
-
-    for fig in figures:  # _save would have closed them
-        plt.close(fig)
 
 
 @pytest.fixture

@@ -795,8 +795,8 @@ MUTANTS = [
          '        previous(args)'),
     ]),
     Mutant('figure-written-in-place', 'tests/test_disk.py -k whole_or_not', [
-        ('fastjem/eval/plots.py', '        with atomic_file(path, "wb") as f:\n            fig.savefig(f,',
-         '        with open(path, "wb") as f:\n            fig.savefig(f,'),
+        ('fastjem/eval/plots.py', '    with atomic_file(path, "wb") as f:\n        fig.savefig(f,',
+         '    with open(path, "wb") as f:\n        fig.savefig(f,'),
     ]),
     Mutant('grid-written-in-place', 'tests/test_disk.py -k whole_or_not', [
         ('fastjem/eval/plots.py', '    with atomic_file(path, "wb") as f:\n        save_image(grid,',
@@ -4014,13 +4014,13 @@ MUTANTS = [
         ('fastjem/eval/plots.py', '        ax.set_ylim(0, 1)\n', ''),
     ]),
     Mutant('figure-text-path-refused', 'tests/test_eval.py::test_figures_take_text_paths_return_the_file_and_close_what_they_drew', [
-        ('fastjem/eval/plots.py', '    path = Path(path)\n    try:', '    try:'),
+        ('fastjem/eval/plots.py', '    path = Path(path)\n    # written whole or not at all', '    # written whole or not at all'),
     ]),
     Mutant('grid-image-returns-none', 'tests/test_eval.py::test_figures_take_text_paths_return_the_file_and_close_what_they_drew', [
         ('fastjem/eval/plots.py', '        save_image(grid, f, format=pil_format(path))\n    return path', '        save_image(grid, f, format=pil_format(path))\n    return None'),
     ]),
     Mutant('figure-left-open', 'tests/test_eval.py::test_figures_take_text_paths_return_the_file_and_close_what_they_drew', [
-        ('fastjem/eval/plots.py', '    finally:\n        plt.close(fig)\n', '    finally:\n        pass\n'),
+        ('fastjem/eval/plots.py', '        fig = Figure(**fig_kw)\n', '        import matplotlib.pyplot\n\n        fig = matplotlib.pyplot.figure(**fig_kw)\n'),
     ]),
     Mutant('fid-sqrtm-not-symmetrised', 'tests/test_eval.py::test_fid_of_a_set_with_itself_is_zero_and_matches_the_diagonal_case', [
         ('fastjem/eval/metrics.py', '    a = (a + a.T) / 2\n', ''),
@@ -5748,6 +5748,9 @@ MUTANTS = [
     ]),
     Mutant('log-file-bar-redrawn-by-tqdm-monitor', 'tests/test_console.py -k 30_s', [
         ('fastjem/console.py', '        kwargs["maxinterval"] = 30.0', '        pass'),
+    ]),
+    Mutant('figures-switch-the-callers-backend', 'tests/test_eval.py -k callers_matplotlib', [
+        ('fastjem/eval/plots.py', '    return _Figures()', '    import matplotlib\n\n    matplotlib.use("Agg", force=False)\n    return _Figures()'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

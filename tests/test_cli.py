@@ -1345,7 +1345,6 @@ def test_bench_prints_and_plots_what_it_measured(tmp_path, drawn, capsys):
     import json
 
     from fastjem import benchmark
-    from fastjem.eval import plots
 
     def result(b, precision, ms):
         return {"model": "WRN-10-1", "batch_size": b, "sgld_steps": 2, "input": [3, 8, 8], "device": "cpu X",
@@ -1382,7 +1381,5 @@ def test_bench_prints_and_plots_what_it_measured(tmp_path, drawn, capsys):
     assert figures[0]._suptitle.get_text() == "fastjem bench: WRN-10-1 on cpu X (precisions fp32, bf16)"
     assert figures[1].axes[0].get_legend() is None
     assert figures[1]._suptitle.get_text() == "fastjem bench: WRN-10-1 on cpu X (precision fp32, eager)"
-    for fig in figures:
-        plots._pyplot().close(fig)
     written = benchmark.write_result(rs, str(tmp_path / "new" / "dir" / "r.json"))
     assert written == tmp_path / "new" / "dir" / "r.json" and json.loads(written.read_text()) == rs

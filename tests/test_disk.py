@@ -68,12 +68,11 @@ def test_a_figure_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
     were left of a 114 KB picture). Now the old picture stays, and no temporary file."""
     import matplotlib.figure
 
-    from fastjem.eval.plots import _pyplot, _save, image_grid
+    from fastjem.eval.plots import _save, image_grid
 
-    plt = _pyplot()
     path = tmp_path / "curves.png"
-    fig = plt.figure()
-    plt.plot([0, 1], [1, 0])
+    fig = matplotlib.figure.Figure()
+    fig.subplots().plot([0, 1], [1, 0])
     _save(fig, path)
     before = path.read_bytes()
 
@@ -83,7 +82,7 @@ def test_a_figure_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
 
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", half_then_full)
     with pytest.raises(OSError, match="No space left") as err:
-        _save(plt.figure(), path)
+        _save(matplotlib.figure.Figure(), path)
     assert err.value.filename == str(path)  # the message can say which file
     assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["curves.png"]
 

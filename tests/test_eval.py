@@ -2170,7 +2170,6 @@ def test_figures_grid_layout_robustness_axis_and_image_formats(tmp_path, monkeyp
     for ax in (linf, l2):
         assert ax.get_ylabel() == "accuracy under PGD" and ax.get_ylim() == (0, 1)
         assert [t.get_text() for t in ax.get_legend().get_texts()] == ["no refinement"]
-    plots._pyplot().close(figures[0])
     monkeypatch.undo()
     with pytest.raises(ValueError, match=r"unknown image file extension '\.xyz'.*use \.png"):
         plots.image_grid(torch.zeros(4, 1, 8, 8), tmp_path / "grid.xyz")
@@ -2181,10 +2180,11 @@ def test_figures_grid_layout_robustness_axis_and_image_formats(tmp_path, monkeyp
 def test_figures_take_text_paths_return_the_file_and_close_what_they_drew(tmp_path):
     """Each figure function writes its PNG to a path given as text, returns it as a Path, and leaves no figure
     open (a report draws dozens); a grid of images that still require grad saves too."""
+    import matplotlib.pyplot as plt
+
     from fastjem.eval import plots
     from fastjem.eval.metrics import CalibrationResult
 
-    plt = plots._pyplot()
     open_before = plt.get_fignums()
     r = CalibrationResult(0.1, 2, [0.0, 0.5, 1.0], [1, 1], [0.0, 1.0], [0.4, 0.9], 0.1)
     scores = {"a": {"s": torch.tensor([0.0, 1.0])}, "b": {"s": torch.tensor([2.0])}}
@@ -2195,6 +2195,34 @@ def test_figures_take_text_paths_return_the_file_and_close_what_they_drew(tmp_pa
     assert written == [tmp_path / name for name in ("rel.png", "h.png", "r.png", "g.png")]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in written)
     assert plt.get_fignums() == open_before
+
+
+def test_figures_leave_the_callers_matplotlib_backend_and_figures_alone(tmp_path):
+    """A notebook (inline backend) that trains or evaluates in-process: fastjem's figures switched matplotlib to Agg
+    for the rest of the session (its own plt.show() then drew nothing) and went through pyplot's figure list. Now the
+    caller's backend and open figures are as they were."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    from fastjem.curves import plot_curves, read_metrics
+    from fastjem.eval import plots
+    from fastjem.eval.metrics import CalibrationResult
+
+    before = matplotlib.get_backend()
+    try:
+        matplotlib.use("pdf")  # the caller's choice
+        mine = plt.figure()
+        r = CalibrationResult(0.1, 2, [0.0, 0.5, 1.0], [1, 1], [0.0, 1.0], [0.4, 0.9], 0.1)
+        plots.reliability_diagram([("jem", r)], tmp_path / "rel.png")
+        log = tmp_path / "metrics.jsonl"
+        records = [{"iter": i, "loss": 2 / i, "ce": 2 / i, "acc": 0.5, "it_per_s": 10.0, "lr": 1e-3} for i in (1, 2)]
+        log.write_text("".join(json.dumps(r) + "\n" for r in records))
+        plot_curves(read_metrics(log), tmp_path / "curves.png")
+        assert (tmp_path / "rel.png").read_bytes()[:4] == (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
+        assert matplotlib.get_backend() == "pdf" and plt.get_fignums() == [mine.number]
+        plt.close(mine)
+    finally:
+        matplotlib.use(before)
 
 
 def test_reliability_diagram_and_score_histograms_draw_the_numbers(tmp_path, monkeypatch):
@@ -2250,8 +2278,6 @@ def test_reliability_diagram_and_score_histograms_draw_the_numbers(tmp_path, mon
     assert sum(p.get_height() > 0 for p in ax.patches) == 5  # 3 + 2 finite scores, each in a bin of its own
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
         "digits (in-distribution)", "noise (AUROC 0.722), 1 of 3 infinite, not drawn"]
-    for fig in figures:
-        plots._pyplot().close(fig)
 
 
 def test_sample_takes_class_names_beside_indices():

@@ -147,9 +147,9 @@ def write_history(task: str, reports: list[dict], out_dir: str | Path) -> dict:
 
 
 def plot_history(history: dict, path: Path) -> Path:
-    from fastjem.eval.plots import _pyplot, _save
+    from fastjem.eval.plots import _figures, _save
 
-    plt = _pyplot()
+    plt = _figures()
     keys = history["keys"][:12]
     cols = min(3, max(1, len(keys)))
     rows = max(1, math.ceil(len(keys) / cols))

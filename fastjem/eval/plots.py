@@ -18,19 +18,34 @@ from fastjem.eval.metrics import CalibrationResult
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 
 
-def _pyplot():
-    import matplotlib
+class _Figures:
+    """pyplot's ``subplots`` and ``get_cmap`` without pyplot: each figure a ``matplotlib.figure.Figure`` of its own,
+    written by ``savefig`` whatever the backend. pyplot would register it in the caller's figure list, and choosing a
+    backend for it (``matplotlib.use("Agg")``) switched a notebook's inline backend off for the rest of its session."""
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    @staticmethod
+    def subplots(nrows: int = 1, ncols: int = 1, *, sharex=False, sharey=False, squeeze: bool = True,
+                 gridspec_kw: dict | None = None, **fig_kw):
+        from matplotlib.figure import Figure
 
-    return plt
+        fig = Figure(**fig_kw)
+        return fig, fig.subplots(nrows, ncols, sharex=sharex, sharey=sharey, squeeze=squeeze, gridspec_kw=gridspec_kw)
+
+    @staticmethod
+    def get_cmap(name: str):
+        import matplotlib
+
+        return matplotlib.colormaps[name]
+
+
+def _figures() -> _Figures:
+    return _Figures()
 
 
 def reliability_diagram(results: list[tuple[str, CalibrationResult]], path: str | os.PathLike) -> Path:
     """Accuracy per confidence bin against the diagonal (top) and the count per bin (bottom), one colour per
     model; the ECE of each model in the title."""
-    plt = _pyplot()
+    plt = _figures()
     fig, (ax, axc) = plt.subplots(2, 1, figsize=(5.5, 6.5), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
     n = len(results)
     ax.plot([0, 1], [0, 1], "k--", lw=1, label="perfect calibration")
@@ -61,7 +76,7 @@ def score_histograms(scores: dict[str, dict[str, torch.Tensor]], in_name: str, s
     """Histogram of one OOD score for the in-distribution set and each OOD set; AUROCs in the legend. Infinite
     scores (an overflowing gradient norm), which the AUROC ranks, are counted in the legend, not drawn: the bins
     span the finite ones."""
-    plt = _pyplot()
+    plt = _figures()
     fig, ax = plt.subplots(figsize=(6, 4))
     values = torch.cat([s[score_name] for s in scores.values()]).double()
     finite = values[torch.isfinite(values)]
@@ -91,7 +106,7 @@ def robustness_curves(curves: dict[str, dict[str, list]], path: str | os.PathLik
 
     curves: {norm: {label: [(eps, acc), ...]}}.
     """
-    plt = _pyplot()
+    plt = _figures()
     fig, axes = plt.subplots(1, len(curves), figsize=(5 * len(curves), 4), squeeze=False)
     for ax, (norm, lines) in zip(axes[0], curves.items(), strict=True):
         for k, (label, pts) in enumerate(lines.items()):
@@ -152,14 +167,8 @@ def pil_format(path: Path) -> str:
 
 def _save(fig, path, tight: bool = False) -> Path:
     """``tight``: the image grows to hold what lies outside the figure (a legend beside the panels)."""
-    import matplotlib.pyplot as plt
-
     path = Path(path)
-    try:
-        # written whole or not at all: a failed write (a full disk) leaves the picture that was there
-        with atomic_file(path, "wb") as f:
-            fig.savefig(f, format=path.suffix.lstrip(".").lower() or "png", dpi=110,
-                        bbox_inches="tight" if tight else None)
-    finally:
-        plt.close(fig)
+    # written whole or not at all: a failed write (a full disk) leaves the picture that was there
+    with atomic_file(path, "wb") as f:
+        fig.savefig(f, format=path.suffix.lstrip(".").lower() or "png", dpi=110, bbox_inches="tight" if tight else None)
     return path
