@@ -8,7 +8,7 @@ from fastjem import kernels
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def test_readme_library_example_runs():
+def test_readme_library_example_runs(capsys):
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
     assert blocks
     # reference ops: under TRITON_INTERPRET=1 the interpreter would make this example take a minute
@@ -17,6 +17,9 @@ def test_readme_library_example_runs():
         for code in blocks:
             scopes.append({})
             exec(compile(code, "README.md", "exec"), scopes[-1])
+    # as written, the examples run without a warning (the Trainer's warned of a warm-up longer than its 20 iterations)
+    said = capsys.readouterr()
+    assert "warning" not in (said.out + said.err).lower()
     scope = next(s for s in scopes if "samples" in s)
     samples = scope["samples"]
     # the Gaussian example: unit variance, zero mean, within Monte Carlo and step-size error
