@@ -66,6 +66,11 @@ class ClassGaussians:
     def nbytes(self) -> int:
         return self.mean.nbytes + self.factor.nbytes
 
+    def __repr__(self) -> str:
+        # the settings and the size, never the factors (hundreds of MB for CIFAR-10)
+        return (f"ClassGaussians(num_classes={self.num_classes}, sample_shape={self.sample_shape}, "
+                f"device={str(self.mean.device)!r}, {self.nbytes / 2**20:.1f} MB)")
+
     def draw(self, n: int, y: torch.Tensor | None = None) -> torch.Tensor:
         """[n, *S] fp32 samples of class ``y`` (int64 [n]) or of uniformly random classes; fixed shapes, no sync."""
         dev = self.mean.device
@@ -154,6 +159,14 @@ class ReplayBuffer:
             seed = int(torch.randint(0, 2**62, ()).item())
         self.rng_state = kernels.new_rng_state(seed, self.device)
         self.backend = backend
+
+    def __repr__(self) -> str:
+        # the settings, never the chains (a notebook printing a buffer of 10000 images printed its tensor)
+        conditional = f", num_classes={self.num_classes}" if self.num_classes is not None else ""
+        init = f", init={self.init!r}" if self.init is not None else ""
+        backend = f", backend={self.backend!r}" if self.backend is not None else ""
+        return (f"ReplayBuffer(size={self.size}, sample_shape={self.sample_shape}, reinit_prob={self.reinit_prob!r}"
+                f"{conditional}, device={str(self.device)!r}{backend}{init})")
 
     def to(self, device: torch.device | str) -> ReplayBuffer:
         """The chains, the RNG state and an ``init`` with a ``to`` method moved to ``device`` (new tensors there: a

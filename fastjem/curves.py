@@ -28,6 +28,12 @@ class Metrics:
     events: list[dict] = field(default_factory=list)  # divergence recoveries
     generative: bool = True  # False for a classifier-only run: its logged energies are placeholders
 
+    def __repr__(self) -> str:
+        # counts and the span, not every record (a long run logs thousands)
+        span = f" (iterations {self.train[0]['iter']}..{self.train[-1]['iter']})" if self.train else ""
+        return (f"Metrics({len(self.train)} training records{span}, {len(self.evals)} evaluations, "
+                f"{len(self.events)} divergence events, generative={self.generative})")
+
 
 def _folder(run: str | os.PathLike) -> Path:
     """The run folder, given the folder or its metrics.jsonl."""

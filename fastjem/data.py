@@ -69,6 +69,12 @@ class Arrays:
     # a digest of the training images' names (class/path) where the loader knows them (an image folder)
     files: str = ""
 
+    def __repr__(self) -> str:
+        # the sizes, not the images (the dataclass's repr printed four tensors)
+        info = self.info
+        return (f"Arrays({info.name}: {len(self.train_y)} train / {len(self.test_y)} test images of "
+                f"{'x'.join(map(str, self.train_x.shape[1:]))} {self.train_x.dtype}, {info.num_classes} classes)")
+
 
 def data_fingerprint(arrays: Arrays) -> dict:
     """What a resumed run checks its data against: the split sizes (for the message) and ``digest``, of the training
@@ -1168,6 +1174,11 @@ class DeviceData:
         if missing:
             # a rare class whose few images the random validation split took: trained on as no class at all
             warnings.warn(untrained_message(missing, val_size), FastJEMWarning, stacklevel=2)
+
+    def __repr__(self) -> str:
+        shape = "x".join(map(str, self.train_x.shape[1:]))
+        return (f"DeviceData({self.info.name}: {len(self.train_y)} train / {len(self.val_y)} val / {len(self.test_y)} "
+                f"test images of {shape}, {len(self.labelled)} labelled, device {self.device})")
 
     def _labelled_subset(self, y: torch.Tensor, per_class: int, g: torch.Generator) -> torch.Tensor:
         if per_class < 0:

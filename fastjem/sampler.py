@@ -180,6 +180,14 @@ class SGLD:
         self.rng_state: torch.Tensor | None = None
         self._streams: dict = {}  # (device, parts) -> one CUDA stream per part, for sample_parts
 
+    def __repr__(self) -> str:
+        # the constructor's settings (the options off by default only where set), not the RNG state
+        extra = "".join(f", {name}={value!r}" for name, value in (
+            ("seed", self.seed), ("backend", self.backend), ("grad_clip", self.grad_clip), ("clamp", self.clamp))
+            if value is not None)
+        extra += ", compiled_update=True" if self.compiled_update else ""
+        return f"SGLD(n_steps={self.n_steps}, step_size={self.step_size!r}, noise={self.noise!r}{extra})"
+
     def rng_for(self, device: torch.device) -> torch.Tensor:
         """The device RNG state, created on first use on ``device``."""
         if self.rng_state is None:

@@ -585,6 +585,15 @@ class Trainer:
             _set_rng_states(self.device, outer)
             set_backend_flags(outer_flags)
 
+    def __repr__(self) -> str:
+        # (a Trainer whose __init__ failed has no data yet)
+        if not hasattr(self, "guard"):
+            return f"Trainer(not built, out_dir='{getattr(self, 'out_dir', None)}')"
+        shape = "x".join(map(str, self.data.sample_shape))
+        kind = "" if self.cfg.generative else ", classifier only"
+        return (f"Trainer({self.data.info.name} {shape}, {self._model_desc()}, device {self.device}, iteration "
+                f"{self.iteration} of {self.total_iters}{kind}, out_dir='{self.out_dir}')")
+
     # ----------------------------------------------------------------------------------- setup
     def _buffer_init(self) -> ClassGaussians | None:
         """--buffer-init informative: the class Gaussians of the labelled training images (None for uniform)."""

@@ -39,6 +39,16 @@ class EvalModel:
     data: Arrays | None = None  # the dataset given to load_model(data=...)
     _arrays: dict = field(default_factory=dict, repr=False)
 
+    def __repr__(self) -> str:
+        # what was loaded, in one line: the dataclass's own repr printed the whole network and the replay buffer's
+        # tensor (10000 images for CIFAR-10) into a notebook
+        info = self.info
+        buffer = "no buffer" if self.buffer is None else f"buffer [{', '.join(map(str, self.buffer.shape))}]"
+        data = ", data given" if self.data is not None else ""
+        return (f"EvalModel({self.label} {self.model_name}, iteration {self.iteration}, {info.name}: "
+                f"{info.num_classes} classes of {info.channels}x{info.image_size}x{info.image_size}, {buffer}, "
+                f"device {self.device}{data}, path='{self.path}')")
+
     @property
     def label(self) -> str:
         """'JEM' for a generative run, 'classifier-only' for the baseline."""

@@ -41,6 +41,14 @@ class Drawn:
     logpx: torch.Tensor
     settings: dict = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        # shapes, not values (the dataclass's repr printed every sample's pixels)
+        def shown(t):
+            return "None" if t is None else f"[{', '.join(map(str, t.shape))}] {str(t.dtype).replace('torch.', '')}"
+
+        return (f"Drawn(x={shown(self.x)}, target={shown(self.target)}, pred={shown(self.pred)}, "
+                f"logpx={shown(self.logpx)}, settings={self.settings!r})")
+
     @property
     def images(self) -> torch.Tensor:
         return to_uint8(self.x)

@@ -1,0 +1,77 @@
+"""fastjem used as a library in one long-lived process (a notebook): what its objects print, and a Trainer used again
+after a fit that was interrupted or failed."""
+
+import pytest
+import torch
+
+from fastjem import SGLD, ReplayBuffer
+from fastjem.buffer import ClassGaussians
+from fastjem.curves import Metrics
+from fastjem.data import arrays_from_tensors
+from fastjem.eval import load_model
+from fastjem.eval.draw import Drawn
+from fastjem.train import Trainer
+
+
+def _one_line(text: str, most: int = 300) -> None:
+    assert "\n" not in text and len(text) <= most and "tensor(" not in text, text[:2000]
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory, tiny_config_module):
+    """A Trainer fitted for 2 iterations, and its checkpoint."""
+    cfg = tiny_config_module.replace(iters=2, warmup_iters=0, log_every=1, eval_every=0)
+    trainer = Trainer(cfg, out_dir=tmp_path_factory.mktemp("run"), progress=False, log=lambda *a: None)
+    return trainer, trainer.fit()["checkpoint"]
+
+
+def test_sampler_and_buffer_print_their_settings_as_their_constructors_take_them():
+    """The default object repr (``<fastjem.sampler.SGLD object at 0x...>``) told a notebook nothing."""
+    sampler = SGLD(5, 0.1, 0.2, seed=3, backend="reference", grad_clip=0.5, clamp=(-1, 1))
+    again = eval(repr(sampler), {"SGLD": SGLD})
+    assert vars(again) | {"_streams": None, "rng_state": None} == vars(sampler) | {"_streams": None, "rng_state": None}
+    assert repr(SGLD(20, 1.0, 0.01)) == "SGLD(n_steps=20, step_size=1.0, noise=0.01)"
+    buffer = ReplayBuffer(10000, (3, 32, 32), reinit_prob=0.1, num_classes=10)
+    _one_line(repr(buffer), 120)
+    again = eval(repr(buffer), {"ReplayBuffer": ReplayBuffer})
+    assert (again.size, again.sample_shape, again.reinit_prob, again.num_classes, again.device) == \
+        (10000, (3, 32, 32), 0.1, 10, torch.device("cpu"))
+    images = torch.randint(0, 256, (40, 1, 4, 4), dtype=torch.uint8)
+    init = ClassGaussians(images, torch.arange(40) % 4, 4)
+    shown = repr(ReplayBuffer(8, (1, 4, 4), init=init))
+    _one_line(shown)
+    assert "init=ClassGaussians(num_classes=4, sample_shape=(1, 4, 4)" in shown
+
+
+def test_trainer_and_what_it_holds_print_one_line_each(fitted):
+    trainer, _ = fitted
+    shown = repr(trainer)
+    _one_line(shown)
+    assert "digits 1x8x8" in shown and "iteration 2 of 2" in shown and str(trainer.out_dir) in shown
+    _one_line(repr(trainer.data))
+    assert "1257 train / 180 val / 360 test" in repr(trainer.data)
+    assert repr(trainer.buffer).startswith("ReplayBuffer(size=200, sample_shape=(1, 8, 8)")
+    assert repr(trainer.sampler).startswith("SGLD(n_steps=3, step_size=1.0, noise=0.01")
+
+
+def test_an_evaluated_model_prints_no_tensor_nor_network(fitted):
+    """EvalModel's dataclass repr printed the whole network and the replay buffer's tensor (10000 images for
+    CIFAR-10) into the notebook."""
+    _, checkpoint = fitted
+    em = load_model(checkpoint)
+    shown = repr(em)
+    _one_line(shown)
+    assert "JEM ConvNet(width 8), iteration 2" in shown and "buffer [200, 1, 8, 8]" in shown
+
+
+def test_data_samples_and_records_print_sizes_not_contents():
+    images, labels = torch.rand(600, 3, 16, 16), torch.randint(0, 4, (600,))
+    data = arrays_from_tensors(images[:500], labels[:500], images[500:], labels[500:], classes=["a", "b", "c", "d"])
+    _one_line(repr(data))
+    assert "500 train / 100 test images of 3x16x16" in repr(data)
+    drawn = Drawn(torch.rand(100, 3, 32, 32), None, torch.zeros(100, dtype=torch.long), torch.zeros(100))
+    _one_line(repr(drawn))
+    assert "x=[100, 3, 32, 32] float32, target=None" in repr(drawn)
+    records = Metrics(train=[{"iter": i, "loss": 1.0} for i in range(1, 5001)])
+    _one_line(repr(records))
+    assert "5000 training records (iterations 1..5000)" in repr(records)
