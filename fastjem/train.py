@@ -340,6 +340,15 @@ def _seed_rng(seed: int, device: torch.device) -> None:
     _set_rng_states(device, _seeded_rng_states(seed, device))
 
 
+def _file_stamp(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, modification time) of ``path``, None when it does not exist: whether it was written since."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 def _drawing(method):
     """A Trainer method run with the run's own torch RNG states swapped in (``Trainer._own_rng``)."""
 
@@ -408,32 +417,11 @@ class Trainer:
         self._resumed_from = Path(ckpt["path"]) if ckpt else None
         if self.out_dir is None:
             raise ConfigError("an output folder is needed (--out-dir)")
-        latest = self.out_dir / "checkpoint.pt"
-        if ckpt is None and latest.exists():
-            raise ConfigError(f"{self.out_dir} already holds a run (checkpoint.pt): continue it with --resume "
-                              f"{latest}, or choose another --out-dir; nothing was changed")
-        if ckpt is None and (self.out_dir / "sweep.json").exists():
-            # run listings and eval would see this run and never the sweep's
-            raise ConfigError(f"{self.out_dir} holds a sweep (sweep.json): choose another --out-dir for a single run; "
-                              "nothing was changed")
-        if ckpt is None and (self.out_dir / "metrics.jsonl").exists():
-            # a new run would append its records to the old ones
-            raise ConfigError(f"{self.out_dir} holds the records of a run that stopped before its first checkpoint "
-                              "(metrics.jsonl, no checkpoint.pt): remove the folder to start that run over, or choose "
-                              "another --out-dir; nothing was changed")
-        if ckpt is not None and latest.exists() and not latest.samefile(ckpt["path"]):
-            # e.g. resuming best.pt beside the run's own latest checkpoint: continuing here would overwrite it
-            raise ConfigError(f"resuming {ckpt['path']} into {self.out_dir} would overwrite {latest} (a different "
-                              "state of the run): give another --out-dir for the run that continues from it; "
-                              "nothing was changed")
-        if ckpt is None or Path(ckpt["path"]).resolve().parent != self.out_dir.resolve():
-            # a run that starts here, or continues here from another folder's checkpoint, would replace another
-            # run's best.pt and kept checkpoints, or write its records into that run's metrics.jsonl
-            held = [n for n in ("metrics.jsonl", "best.pt", "checkpoints") if (self.out_dir / n).exists()]
-            held += sorted(p.name for p in self.out_dir.glob("rollback-*.pt"))
-            if held:
-                raise ConfigError(f"{self.out_dir} holds another run's {', '.join(held)}: choose another --out-dir "
-                                  "(or move them away); nothing was changed")
+        self._check_out_dir()
+        # checkpoint.pt as this Trainer last saw it (built, or written by it): fit() refuses a folder another run
+        # wrote since (_check_unchanged)
+        self._latest_seen = _file_stamp(self.out_dir / "checkpoint.pt")
+        self._fitted = False
 
         # the run's own torch RNG states (model init, chain indices, dropout), swapped in while it works
         # (_own_rng): what else the process draws, another Trainer built before this one's fit() included, changes
@@ -559,6 +547,52 @@ class Trainer:
         self._faults: dict[int, str] = {}
         if ckpt is not None:
             self._restore(ckpt)
+
+    def _check_out_dir(self) -> None:
+        """Refuse an ``out_dir`` whose files the run would overwrite or mix its records into (another run's, a
+        sweep's); the run resumed from ``_resumed_from`` may continue its own."""
+        resumed = self._resumed_from
+        latest = self.out_dir / "checkpoint.pt"
+        if resumed is None and latest.exists():
+            raise ConfigError(f"{self.out_dir} already holds a run (checkpoint.pt): continue it with --resume "
+                              f"{latest}, or choose another --out-dir; nothing was changed")
+        if resumed is None and (self.out_dir / "sweep.json").exists():
+            # run listings and eval would see this run and never the sweep's
+            raise ConfigError(f"{self.out_dir} holds a sweep (sweep.json): choose another --out-dir for a single run; "
+                              "nothing was changed")
+        if resumed is None and (self.out_dir / "metrics.jsonl").exists():
+            # a new run would append its records to the old ones
+            raise ConfigError(f"{self.out_dir} holds the records of a run that stopped before its first checkpoint "
+                              "(metrics.jsonl, no checkpoint.pt): remove the folder to start that run over, or choose "
+                              "another --out-dir; nothing was changed")
+        if resumed is not None and latest.exists() and not latest.samefile(resumed):
+            # e.g. resuming best.pt beside the run's own latest checkpoint: continuing here would overwrite it
+            raise ConfigError(f"resuming {resumed} into {self.out_dir} would overwrite {latest} (a different "
+                              "state of the run): give another --out-dir for the run that continues from it; "
+                              "nothing was changed")
+        if resumed is None or Path(resumed).resolve().parent != self.out_dir.resolve():
+            # a run that starts here, or continues here from another folder's checkpoint, would replace another
+            # run's best.pt and kept checkpoints, or write its records into that run's metrics.jsonl
+            held = [n for n in ("metrics.jsonl", "best.pt", "checkpoints") if (self.out_dir / n).exists()]
+            held += sorted(p.name for p in self.out_dir.glob("rollback-*.pt"))
+            if held:
+                raise ConfigError(f"{self.out_dir} holds another run's {', '.join(held)}: choose another --out-dir "
+                                  "(or move them away); nothing was changed")
+
+    def _check_unchanged(self) -> None:
+        """At fit(): the folder as this Trainer left it. Several Trainers in one process (a notebook, a loop that
+        builds them all, then fits each) were each checked against the folder when built; the second to fit one
+        folder then overwrote the first's checkpoint.pt and appended its records to the first's metrics.jsonl."""
+        if not self._fitted:
+            self._check_out_dir()  # a new run: the folder still holds no run (none has started there since)
+        latest = self.out_dir / "checkpoint.pt"
+        now = _file_stamp(latest)
+        if now is not None and now != self._latest_seen:
+            raise ConfigError(f"{latest} was written by another run since this Trainer was built or last saved it "
+                              "(another Trainer in this process, or another process, trains in "
+                              f"{self.out_dir}): fitting would overwrite that run's state with this Trainer's "
+                              "older one and mix their records; build the Trainer again to continue it "
+                              f"(Trainer(cfg, resume='{latest}')), or give another out_dir; nothing was changed")
 
     @contextlib.contextmanager
     def _own_rng(self):
@@ -1128,6 +1162,7 @@ class Trainer:
                 self.log(f"warning: replicas differ across ranks: {state['replica_checksums']}")
         atomic_save(state, path)
         if name == "checkpoint.pt":
+            self._latest_seen = _file_stamp(path)
             # rollback files no checkpoint names any more
             for old in self.out_dir.glob("rollback-*.pt"):
                 if old.name != self._snapshot_file:
@@ -1210,6 +1245,11 @@ class Trainer:
         """Train to ``total_iters`` and return the summary (also written to summary.json)."""
         make_folder(self.out_dir)
         with self._folder_lock():
+            if not self.dist.enabled:
+                # (data-parallel ranks were checked together when built; only rank 0 writes, so the others' view of
+                # checkpoint.pt is not theirs to compare)
+                self._check_unchanged()
+            self._fitted = True
             if self.dist.is_main:
                 self._tidy_folder()
             # a resume at iteration 0 too: a rollback to the start is checkpointed at once, and a kill before the next

@@ -8,6 +8,7 @@ from fastjem import SGLD, ReplayBuffer
 from fastjem.buffer import ClassGaussians
 from fastjem.curves import Metrics
 from fastjem.data import arrays_from_tensors
+from fastjem.errors import ConfigError
 from fastjem.eval import load_model
 from fastjem.eval.draw import Drawn
 from fastjem.train import Trainer
@@ -75,3 +76,35 @@ def test_data_samples_and_records_print_sizes_not_contents():
     records = Metrics(train=[{"iter": i, "loss": 1.0} for i in range(1, 5001)])
     _one_line(repr(records))
     assert "5000 training records (iterations 1..5000)" in repr(records)
+
+
+def _quiet(cfg, out, **kw):
+    return Trainer(cfg, out_dir=out, progress=False, log=lambda *a: None, **kw)
+
+
+def test_trainers_built_for_one_folder_before_either_fit_do_not_mix_their_runs(tmp_path, tiny_config):
+    """Each was checked against the folder when built: the second to fit overwrote the first's checkpoint.pt and
+    appended its records to the first's metrics.jsonl (a notebook building several Trainers, then fitting each)."""
+    cfg = tiny_config.replace(iters=2, warmup_iters=0, log_every=1, eval_every=0)
+    first, second = _quiet(cfg, tmp_path), _quiet(cfg.replace(seed=9), tmp_path)
+    first.fit()
+    records = (tmp_path / "metrics.jsonl").read_text()
+    state = (tmp_path / "checkpoint.pt").read_bytes()
+    with pytest.raises(ConfigError, match="already holds a run"):
+        second.fit()
+    assert (tmp_path / "metrics.jsonl").read_text() == records and (tmp_path / "checkpoint.pt").read_bytes() == state
+
+
+def test_a_trainer_refuses_a_checkpoint_another_wrote_since_it_was_built(tmp_path, tiny_config):
+    cfg = tiny_config.replace(iters=2, warmup_iters=0, log_every=1, eval_every=0)
+    latest = _quiet(cfg, tmp_path).fit()["checkpoint"]
+    longer = cfg.replace(iters=4)
+    ahead, behind = _quiet(longer, tmp_path, resume=latest), _quiet(longer, tmp_path, resume=latest)
+    assert ahead.fit()["iteration"] == 4
+    state = (tmp_path / "checkpoint.pt").read_bytes()
+    with pytest.raises(ConfigError, match="written by another run since this Trainer was built.*build the Trainer again"):
+        behind.fit()
+    assert (tmp_path / "checkpoint.pt").read_bytes() == state
+    # its own writes are no other run's: fitted again (finished), after a checkpoint saved by hand
+    ahead.save_checkpoint()
+    assert ahead.fit()["iteration"] == 4
