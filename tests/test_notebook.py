@@ -108,3 +108,38 @@ def test_a_trainer_refuses_a_checkpoint_another_wrote_since_it_was_built(tmp_pat
     # its own writes are no other run's: fitted again (finished), after a checkpoint saved by hand
     ahead.save_checkpoint()
     assert ahead.fit()["iteration"] == 4
+
+
+def test_a_notebook_cell_gets_a_live_bar_not_a_log_files():
+    """A notebook's stderr (ipykernel's OutStream) is not a TTY: the bar was drawn as into a log file, every 30 s,
+    so a run of a minute showed no progress at all. Here one update a second for five seconds."""
+    import io
+    import re
+
+    from fastjem.console import progress_bar
+
+    class OutStream(io.StringIO):
+        pass
+
+    OutStream.__module__ = "ipykernel.iostream"
+    out = OutStream()
+    now = [0.0]
+    bar = progress_bar(total=100, file=out, unit="it")
+    bar._time = lambda: now[0]
+    bar.start_t = bar.last_print_t = 0.0
+    for _ in range(5):
+        now[0] += 1.0
+        bar.update(1)
+    drawn = [int(n) for n in re.findall(r"(\d+)/100", out.getvalue())]
+    bar.close()
+    assert drawn == [0, 1, 2, 3, 4, 5], drawn
+    # a log file still gets its copies 30 s apart
+    log = io.StringIO()
+    bar = progress_bar(total=100, file=log, unit="it")
+    bar._time = lambda: now[0]
+    bar.start_t = bar.last_print_t = now[0]
+    for _ in range(5):
+        now[0] += 1.0
+        bar.update(1)
+    assert re.findall(r"(\d+)/100", log.getvalue()) == ["0"]
+    bar.close()
