@@ -5752,6 +5752,68 @@ MUTANTS = [
     Mutant('figures-switch-the-callers-backend', 'tests/test_eval.py -k callers_matplotlib', [
         ('fastjem/eval/plots.py', '    return _Figures()', '    import matplotlib\n\n    matplotlib.use("Agg", force=False)\n    return _Figures()'),
     ]),
+    Mutant('evalmodel-repr-prints-buffer-and-network', 'tests/test_notebook.py -k evaluated_model', [
+        ('fastjem/eval/core.py',
+         '    def __repr__(self) -> str:\n        # what was loaded, in one line',
+         '    def _unused_repr(self) -> str:\n        # what was loaded, in one line'),
+    ]),
+    Mutant('replay-buffer-repr-default', 'tests/test_notebook.py -k constructors_take_them', [
+        ('fastjem/buffer.py',
+         '    def __repr__(self) -> str:\n        # the settings, never the chains',
+         '    def _unused_repr(self) -> str:\n        # the settings, never the chains'),
+    ]),
+    Mutant('class-gaussians-repr-default', 'tests/test_notebook.py -k constructors_take_them', [
+        ('fastjem/buffer.py',
+         '    def __repr__(self) -> str:\n        # the settings and the size, never the factors',
+         '    def _unused_repr(self) -> str:\n        # the settings and the size, never the factors'),
+    ]),
+    Mutant('sgld-repr-default', 'tests/test_notebook.py -k constructors_take_them', [
+        ('fastjem/sampler.py',
+         "    def __repr__(self) -> str:\n        # the constructor's settings",
+         "    def _unused_repr(self) -> str:\n        # the constructor's settings"),
+    ]),
+    Mutant('arrays-repr-prints-tensors', 'tests/test_notebook.py -k sizes_not_contents', [
+        ('fastjem/data.py',
+         '    def __repr__(self) -> str:\n        # the sizes, not the images',
+         '    def _unused_repr(self) -> str:\n        # the sizes, not the images'),
+    ]),
+    Mutant('metrics-repr-prints-every-record', 'tests/test_notebook.py -k sizes_not_contents', [
+        ('fastjem/curves.py',
+         '    def __repr__(self) -> str:\n        # counts and the span',
+         '    def _unused_repr(self) -> str:\n        # counts and the span'),
+    ]),
+    Mutant('drawn-repr-prints-pixels', 'tests/test_notebook.py -k sizes_not_contents', [
+        ('fastjem/eval/draw.py',
+         '    def __repr__(self) -> str:\n        # shapes, not values',
+         '    def _unused_repr(self) -> str:\n        # shapes, not values'),
+    ]),
+    Mutant('trainer-repr-default', 'tests/test_notebook.py -k one_line_each', [
+        ('fastjem/train.py',
+         '    def __repr__(self) -> str:\n        # (a Trainer whose __init__ failed has no data yet)',
+         '    def _unused_repr(self) -> str:\n        # (a Trainer whose __init__ failed has no data yet)'),
+    ]),
+    Mutant('device-data-repr-default', 'tests/test_notebook.py -k one_line_each', [
+        ('fastjem/data.py',
+         '    def __repr__(self) -> str:\n        shape = "x".join(map(str, self.train_x.shape[1:]))',
+         '    def _unused_repr(self) -> str:\n        shape = "x".join(map(str, self.train_x.shape[1:]))'),
+    ]),
+    Mutant('fit-trusts-the-folder-checked-when-built', 'tests/test_notebook.py -k "one_folder or another_wrote"', [
+        ('fastjem/train.py', '                self._check_unchanged()', '                pass'),
+    ]),
+    Mutant('fit-new-run-folder-not-checked-again', 'tests/test_notebook.py -k one_folder', [
+        ('fastjem/train.py', '            self._check_out_dir()  # a new run: the folder still holds no run',
+         '            pass  # a new run: the folder still holds no run'),
+    ]),
+    Mutant('fit-ignores-checkpoint-written-by-another-run', 'tests/test_notebook.py -k another_wrote', [
+        ('fastjem/train.py', '        if now is not None and now != self._latest_seen:', '        if False:'),
+    ]),
+    Mutant('own-checkpoint-taken-for-another-runs', 'tests/test_notebook.py -k another_wrote', [
+        ('fastjem/train.py', '            self._latest_seen = _file_stamp(path)', '            pass'),
+    ]),
+    Mutant('notebook-bar-drawn-as-a-log-files', 'tests/test_notebook.py -k notebook_cell', [
+        ('fastjem/console.py', '    return out.isatty() or type(out).__module__.partition(".")[0] == "ipykernel"',
+         '    return out.isatty()'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
