@@ -422,6 +422,7 @@ class Trainer:
         # wrote since (_check_unchanged)
         self._latest_seen = _file_stamp(self.out_dir / "checkpoint.pt")
         self._fitted = False
+        self._finished = False  # a fit() of this Trainer reached the run's end
 
         # the run's own torch RNG states (model init, chain indices, dropout), swapped in while it works
         # (_own_rng): what else the process draws, another Trainer built before this one's fit() included, changes
@@ -1242,7 +1243,10 @@ class Trainer:
     # ------------------------------------------------------------------------------------ loop
     @_drawing
     def fit(self) -> dict:
-        """Train to ``total_iters`` and return the summary (also written to summary.json)."""
+        """Train to ``total_iters`` and return the summary (also written to summary.json). Called again after a fit
+        that stopped (a signal, ``KeyboardInterrupt``, an error) it continues from the iteration reached; after one
+        that finished it trains nothing and computes the run's end again (to train longer, build a Trainer that
+        resumes the checkpoint with a larger ``iters``: ``resume_config(checkpoint, {"iters": n})``)."""
         make_folder(self.out_dir)
         with self._folder_lock():
             if not self.dist.enabled:
@@ -1380,6 +1384,13 @@ class Trainer:
         scaled = self.recovery.lr_scale != 1
         self.log(schedule_description(cfg, self.iters_per_epoch, self.total_iters)
                  + (f"; x{self.recovery.lr_scale:g} after the guard's recoveries" if scaled else ""))
+        if self._finished:
+            # a notebook's fit() run again, to train more: it would otherwise finish again without a word of why
+            ckpt = self.out_dir / "checkpoint.pt"
+            self.log(f"this Trainer has trained its {counted(self.total_iters, 'iteration')} already: nothing to "
+                     "train, the run's end (validation, test, summary.json) is computed again. To train longer: "
+                     f"Trainer(resume_config('{ckpt}', {{'iters': N}}), resume='{ckpt}').fit() with N > "
+                     f"{self.total_iters}")
         if self._resumed_from is None and cfg.warmup_iters > self.total_iters:
             # the linear warm-up never ends: the run trains at a fraction of the learning rate asked for (said when
             # the run starts: a resume, even one at iteration 0, cannot change --warmup-iters)
@@ -1676,6 +1687,7 @@ class Trainer:
 
     def _finish(self, ckpt_path: Path, val: dict, kept: bool) -> dict:
         cfg = self.cfg
+        self._finished = True
         test = evaluate(self.model, self.data.test_x, self.data.test_y, noise=cfg.test_noise)
         samples = self.save_samples("samples.png") if cfg.generative and self.dist.is_main else None
         validation = {"val_acc": val["acc"]} if val["acc"] is not None else {}

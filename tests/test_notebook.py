@@ -143,3 +143,27 @@ def test_a_notebook_cell_gets_a_live_bar_not_a_log_files():
         bar.update(1)
     assert re.findall(r"(\d+)/100", log.getvalue()) == ["0"]
     bar.close()
+
+
+def test_fit_called_again_continues_a_stopped_run_and_says_a_finished_one_has_nothing_to_train(tmp_path, tiny_config):
+    cfg = tiny_config.replace(iters=4, warmup_iters=0, log_every=1, eval_every=0)
+    lines = []
+    trainer = Trainer(cfg, out_dir=tmp_path, progress=False, log=lambda *a: lines.append(" ".join(map(str, a))))
+    step = trainer.train_step
+
+    def interrupted():
+        if trainer.iteration == 2:
+            raise KeyboardInterrupt  # Ctrl-C in the user's own code, between iterations
+        return step()
+
+    trainer.train_step = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        trainer.fit()
+    del trainer.train_step
+    assert trainer.iteration == 2
+    summary = trainer.fit()
+    assert summary["iteration"] == 4 and not any("nothing to train" in line for line in lines)
+    again = trainer.fit()
+    assert again["iteration"] == 4
+    said = [line for line in lines if "nothing to train" in line]
+    assert len(said) == 1 and "trained its 4 iterations already" in said[0] and "resume_config(" in said[0], lines
