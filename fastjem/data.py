@@ -141,6 +141,33 @@ def arrays_from_tensors(train_x: torch.Tensor, train_y: torch.Tensor, test_x: to
     return Arrays(train_x, train_y, test_x, test_y, info)
 
 
+def check_arrays(data, given: str = "data=") -> Arrays:
+    """Refuse ``data`` that is not the ``Arrays`` fastjem trains on: uint8 images [N, C, S, S] as its ``info``
+    describes them and int64 labels [N] of its classes. ``arrays_from_tensors`` makes such data; an ``Arrays`` built
+    by hand (or edited since: it is a plain dataclass) went unchecked, and float images in [0, 1] trained as images
+    all near -1, labels past the classes failed inside the loss, mid-run."""
+    fix = "make it with fastjem.data.arrays_from_tensors(train_x, train_y, test_x, test_y, classes)"
+    if not isinstance(data, Arrays):
+        raise ConfigError(f"{given} takes a fastjem.data.Arrays, got a {type(data).__name__}: {fix}")
+    info = data.info
+    shape = (info.channels, info.image_size, info.image_size)
+    for split in ("train", "test"):
+        x, y = getattr(data, f"{split}_x"), getattr(data, f"{split}_y")
+        if not torch.is_tensor(x) or x.dtype != torch.uint8 or tuple(x.shape[1:]) != shape or x.dim() != 4:
+            got = f"{x.dtype} {tuple(x.shape)}" if torch.is_tensor(x) else type(x).__name__
+            raise ConfigError(f"{given}: {split}_x must be uint8 images [N, {', '.join(map(str, shape))}] (as its "
+                              f"info says: {info.channels} channels of {info.image_size}x{info.image_size}), got "
+                              f"{got}: {fix}")
+        if not torch.is_tensor(y) or y.dtype != torch.int64 or tuple(y.shape) != (len(x),):
+            got = f"{y.dtype} {tuple(y.shape)}" if torch.is_tensor(y) else type(y).__name__
+            raise ConfigError(f"{given}: {split}_y must be int64 labels [{len(x)}] for its {len(x)} images, got {got}: "
+                              f"{fix}")
+        if len(y) and (int(y.min()) < 0 or int(y.max()) >= info.num_classes):
+            raise ConfigError(f"{given}: {split}_y has labels in {int(y.min())}..{int(y.max())}, past its "
+                              f"{info.num_classes} classes (0..{info.num_classes - 1}): {fix}")
+    return data
+
+
 def dataset_mismatch(saved: DatasetInfo, given: DatasetInfo) -> str | None:
     """Why ``given`` data cannot stand for the data a network was trained on (classes, channels, image size), or
     None when it can."""

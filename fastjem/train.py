@@ -51,6 +51,7 @@ from fastjem.data import (
     Arrays,
     DatasetInfo,
     DeviceData,
+    check_arrays,
     class_names_differ,
     data_fingerprint,
     dataset_mismatch,
@@ -377,6 +378,7 @@ class Trainer:
                               "TrainConfig.from_dict(a run's config.json) or fastjem.config.get_preset(name)")
         cfg.validate(new_run=resume is None)  # before any work: a wrong type failed deep inside the setup
         if data is not None:
+            check_arrays(data)
             cfg = cfg.replace(dataset=TENSORS)  # what config.json and the checkpoint record
         self.dist: DistInfo = init_from_env(cfg.device)
         self.log = log if self.dist.is_main else (lambda *a, **k: None)

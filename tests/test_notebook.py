@@ -102,7 +102,7 @@ def test_a_trainer_refuses_a_checkpoint_another_wrote_since_it_was_built(tmp_pat
     ahead, behind = _quiet(longer, tmp_path, resume=latest), _quiet(longer, tmp_path, resume=latest)
     assert ahead.fit()["iteration"] == 4
     state = (tmp_path / "checkpoint.pt").read_bytes()
-    with pytest.raises(ConfigError, match="written by another run since this Trainer was built.*build the Trainer again"):
+    with pytest.raises(ConfigError, match="written by another run since this Trainer was built.*build the Trainer"):
         behind.fit()
     assert (tmp_path / "checkpoint.pt").read_bytes() == state
     # its own writes are no other run's: fitted again (finished), after a checkpoint saved by hand
@@ -167,3 +167,27 @@ def test_fit_called_again_continues_a_stopped_run_and_says_a_finished_one_has_no
     assert again["iteration"] == 4
     said = [line for line in lines if "nothing to train" in line]
     assert len(said) == 1 and "trained its 4 iterations already" in said[0] and "resume_config(" in said[0], lines
+
+
+@pytest.mark.parametrize("broken", ["float images", "labels past the classes", "channels last", "not Arrays"])
+def test_data_built_or_edited_by_hand_is_refused_before_training(tmp_path, tiny_config, broken):
+    """An Arrays made without arrays_from_tensors (or edited in a later cell: a plain dataclass) went unchecked: float
+    images in [0, 1] trained as images all near -1 without a word, labels past the classes failed inside the
+    loss mid-run, channels-last images inside the network's first convolution."""
+    import dataclasses
+
+    images, labels = torch.randint(0, 256, (120, 3, 8, 8), dtype=torch.uint8), torch.arange(120) % 4
+    data = arrays_from_tensors(images[:100], labels[:100], images[100:], labels[100:], classes=list("abcd"))
+    bad = {"float images": lambda: dataclasses.replace(data, train_x=data.train_x.float() / 255),
+           "labels past the classes": lambda: dataclasses.replace(data, train_y=data.train_y + 2),
+           "channels last": lambda: dataclasses.replace(data, test_x=data.test_x.permute(0, 2, 3, 1)),
+           "not Arrays": lambda: {"train_x": data.train_x}}[broken]()
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten())
+    with pytest.raises(ConfigError, match="arrays_from_tensors"):
+        Trainer(tiny_config, out_dir=tmp_path, model=net, data=bad, progress=False, log=lambda *a: None)
+    assert not any(tmp_path.iterdir())
+    if broken != "not Arrays":
+        run = _quiet(tiny_config.replace(iters=1, warmup_iters=0, log_every=1, eval_every=0), tmp_path / "good",
+                     model=net, data=data).fit()
+        with pytest.raises(ConfigError, match="arrays_from_tensors"):
+            load_model(run["checkpoint"], model=net, data=bad)

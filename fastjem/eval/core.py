@@ -14,6 +14,7 @@ from fastjem.config import TrainConfig
 from fastjem.data import (
     Arrays,
     DatasetInfo,
+    check_arrays,
     class_names_differ,
     dataset_mismatch,
     load_arrays,
@@ -180,7 +181,7 @@ def load_model(checkpoint: str | os.PathLike | EvalModel, device: str | torch.de
     em = EvalModel(model, cfg, info, buffer, int(ckpt["iteration"]), Path(ckpt["path"]), dev,
                    custom_data=bool(custom.get("data")), custom_model=custom.get("model") or "")
     if data is not None:
-        why = dataset_mismatch(info, data.info)
+        why = dataset_mismatch(info, check_arrays(data).info)
         if why:
             raise CheckpointError(f"checkpoint {ckpt['path']}: {why}")
         em.data = data
