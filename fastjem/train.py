@@ -1414,6 +1414,16 @@ class Trainer:
         stop = {"signal": None}
 
         def on_signal(signum, frame):
+            if signum == signal.SIGINT and stop["signal"] == signal.SIGINT:
+                # a second Ctrl-C: stop now, not after an iteration that may take minutes (a notebook's interrupt
+                # button is all it has: the first was noted and the second did nothing, until a kernel restart)
+                raise KeyboardInterrupt
+            if stop["signal"] is None and signum == signal.SIGINT and self.dist.is_main:
+                try:
+                    print("\nSIGINT received: stopping at the end of the iteration under way, with a checkpoint "
+                          "(Ctrl-C again to stop at once, without one)", file=sys.stderr, flush=True)
+                except RuntimeError:  # stderr was being written when the signal came (a reentrant call)
+                    pass
             stop["signal"] = signum
 
         previous = {}

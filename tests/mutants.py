@@ -5814,6 +5814,30 @@ MUTANTS = [
         ('fastjem/console.py', '    return out.isatty() or type(out).__module__.partition(".")[0] == "ipykernel"',
          '    return out.isatty()'),
     ]),
+    Mutant('second-fit-says-nothing-of-why', 'tests/test_notebook.py -k fit_called_again', [
+        ('fastjem/train.py', '        if self._finished:\n            # a notebook', '        if False:\n            # a notebook'),
+    ]),
+    Mutant('finished-fit-not-recorded', 'tests/test_notebook.py -k fit_called_again', [
+        ('fastjem/train.py', '        cfg = self.cfg\n        self._finished = True\n', '        cfg = self.cfg\n'),
+    ]),
+    Mutant('trainer-data-unchecked', 'tests/test_notebook.py -k by_hand', [
+        ('fastjem/train.py', '            check_arrays(data)\n', '            pass\n'),
+    ]),
+    Mutant('load-model-data-unchecked', 'tests/test_notebook.py -k by_hand', [
+        ('fastjem/eval/core.py', '        why = dataset_mismatch(info, check_arrays(data).info)',
+         '        why = dataset_mismatch(info, data.info)'),
+    ]),
+    Mutant('hand-made-arrays-float-images-pass', 'tests/test_notebook.py -k "by_hand and float"', [
+        ('fastjem/data.py', 'if not torch.is_tensor(x) or x.dtype != torch.uint8 or tuple(x.shape[1:]) != shape or x.dim() != 4:',
+         'if not torch.is_tensor(x) or tuple(x.shape[1:]) != shape or x.dim() != 4:'),
+    ]),
+    Mutant('hand-made-arrays-labels-unchecked', 'tests/test_notebook.py -k "by_hand and labels"', [
+        ('fastjem/data.py', '        if len(y) and (int(y.min()) < 0 or int(y.max()) >= info.num_classes):',
+         '        if False:'),
+    ]),
+    Mutant('second-ctrl-c-waits-for-the-iteration', 'tests/test_notebook.py -k second_ctrl', [
+        ('fastjem/train.py', '            if signum == signal.SIGINT and stop["signal"] == signal.SIGINT:', '            if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

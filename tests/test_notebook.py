@@ -191,3 +191,29 @@ def test_data_built_or_edited_by_hand_is_refused_before_training(tmp_path, tiny_
                      model=net, data=data).fit()
         with pytest.raises(ConfigError, match="arrays_from_tensors"):
             load_model(run["checkpoint"], model=net, data=bad)
+
+
+def test_a_second_ctrl_c_stops_a_fit_at_once(tmp_path, tiny_config, capsys):
+    """The first Ctrl-C (a notebook's interrupt button) stops the run at the end of the iteration; a second did
+    nothing at all, so an iteration of minutes could only be ended by restarting the kernel, losing its state."""
+    import signal
+
+    cfg = tiny_config.replace(iters=4, warmup_iters=0, log_every=1, eval_every=0)
+    trainer = _quiet(cfg, tmp_path)
+    step = trainer.train_step
+
+    def slow_iteration():
+        if trainer.iteration == 1:
+            signal.raise_signal(signal.SIGINT)  # noted: the iteration goes on
+            signal.raise_signal(signal.SIGINT)  # again: the user will not wait for it
+        return step()
+
+    trainer.train_step = slow_iteration
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        trainer.fit()
+    assert signal.getsignal(signal.SIGINT) is before
+    assert trainer.iteration == 1 and not (tmp_path / "checkpoint.pt").exists()
+    assert "Ctrl-C again to stop at once" in capsys.readouterr().err
+    del trainer.train_step
+    assert trainer.fit()["iteration"] == 4
