@@ -548,6 +548,7 @@ class Trainer:
         self.guard = DivergenceGuard(self, cfg.energy_bound, cfg.gap_bound, cfg.buffer_margin) if cfg.guard else None
         self._snapshot_file: str | None = None  # the guard's rollback point on disk (_save_snapshot)
         self._faults: dict[int, str] = {}
+        self._updating = False  # train_step between the optimiser's step and the iteration's count
         if ckpt is not None:
             self._restore(ckpt)
 
@@ -816,8 +817,10 @@ class Trainer:
         if fault == "lr":
             lr *= 1e6
         self._set_lr(lr)
+        self._updating = False
         runner = self._iteration_graph() if self.engine.iteration_graph and fault is None else None
         if runner is not None:
+            self._updating = True
             outputs = runner.replay()
             self.last_samples = outputs["samples"]
             parts = outputs["parts"]
@@ -825,6 +828,7 @@ class Trainer:
             parts = self._iteration(fault)
         self.iteration += 1
         self._acc_n += 1
+        self._updating = False
         return parts
 
     def _iteration(self, fault: str | None = None) -> dict:
@@ -843,6 +847,9 @@ class Trainer:
             loss.backward()
         if self.dist.enabled:
             all_reduce_grads_(list(self.model.parameters()), self.dist.world)
+        # from here to the count of the iteration, a second Ctrl-C waits (fit's on_signal): an update stopped halfway
+        # (some parameters and Adam's step counters moved, the iteration not counted) would be trained on
+        self._updating = True
         self.optimizer.step()
         if self.guard is not None:
             self.guard.observe(parts)
@@ -1416,7 +1423,11 @@ class Trainer:
         def on_signal(signum, frame):
             if signum == signal.SIGINT and stop["signal"] == signal.SIGINT:
                 # a second Ctrl-C: stop now, not after an iteration that may take minutes (a notebook's interrupt
-                # button is all it has: the first was noted and the second did nothing, until a kernel restart)
+                # button is all it has: the first was noted and the second did nothing, until a kernel restart);
+                # during the optimiser's update, once the iteration is whole
+                if self._updating:
+                    stop["abort"] = True
+                    return
                 raise KeyboardInterrupt
             if stop["signal"] is None and signum == signal.SIGINT and self.dist.is_main:
                 try:
@@ -1470,6 +1481,8 @@ class Trainer:
         try:
             while self.iteration < self.total_iters and not stopping:
                 self.train_step()
+                if stop.get("abort"):
+                    raise KeyboardInterrupt  # a second Ctrl-C that came during the update
                 it = self.iteration
                 keep_due = bool(cfg.ckpt_keep_every) and it % cfg.ckpt_keep_every == 0
                 ckpt_due = (bool(cfg.ckpt_every) and it % cfg.ckpt_every == 0) or keep_due

@@ -5838,6 +5838,12 @@ MUTANTS = [
     Mutant('second-ctrl-c-waits-for-the-iteration', 'tests/test_notebook.py -k second_ctrl', [
         ('fastjem/train.py', '            if signum == signal.SIGINT and stop["signal"] == signal.SIGINT:', '            if False:'),
     ]),
+    Mutant('second-ctrl-c-tears-the-update', 'tests/test_notebook.py -k during_the_update', [
+        ('fastjem/train.py', '                if self._updating:\n                    stop["abort"] = True\n                    return\n', ''),
+    ]),
+    Mutant('second-ctrl-c-during-update-forgotten', 'tests/test_notebook.py -k during_the_update', [
+        ('fastjem/train.py', '                if stop.get("abort"):\n                    raise KeyboardInterrupt  # a second', '                if False:\n                    raise KeyboardInterrupt  # a second'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

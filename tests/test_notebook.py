@@ -217,3 +217,29 @@ def test_a_second_ctrl_c_stops_a_fit_at_once(tmp_path, tiny_config, capsys):
     assert "Ctrl-C again to stop at once" in capsys.readouterr().err
     del trainer.train_step
     assert trainer.fit()["iteration"] == 4
+
+
+def test_a_second_ctrl_c_during_the_update_stops_once_the_iteration_is_whole(tmp_path, tiny_config):
+    """Raised inside the optimiser's update, KeyboardInterrupt left the parameters and Adam's step counters moved and
+    the iteration uncounted: fit() again trained one update more than its iteration count says."""
+    import signal
+
+    cfg = tiny_config.replace(iters=4, warmup_iters=0, log_every=1, eval_every=0)
+    trainer = _quiet(cfg, tmp_path)
+    update = trainer.optimizer.step
+
+    def interrupted_update(*args, **kwargs):
+        out = update(*args, **kwargs)
+        if trainer.iteration == 1:
+            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
+        return out
+
+    trainer.optimizer.step = interrupted_update
+    with pytest.raises(KeyboardInterrupt):
+        trainer.fit()
+    steps = {float(state["step"]) for state in trainer.optimizer.state.values()}
+    assert trainer.iteration == 2 and steps == {2.0} and trainer._acc_n == 1
+    del trainer.optimizer.step
+    assert trainer.fit()["iteration"] == 4
+    assert {float(state["step"]) for state in trainer.optimizer.state.values()} == {4.0}
