@@ -23,6 +23,7 @@ import shlex
 import signal
 import sys
 import time
+import weakref
 from dataclasses import asdict
 from pathlib import Path
 
@@ -350,6 +351,11 @@ def _file_stamp(path: Path) -> tuple[int, int, int] | None:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
+# the networks given as model= to a Trainer of this process (a notebook that runs its Trainer cell again with the same
+# network starts from the weights the last run left)
+_GIVEN_MODELS: weakref.WeakSet = weakref.WeakSet()
+
+
 def _drawing(method):
     """A Trainer method run with the run's own torch RNG states swapped in (``Trainer._own_rng``)."""
 
@@ -380,6 +386,12 @@ class Trainer:
         if data is not None:
             check_arrays(data)
             cfg = cfg.replace(dataset=TENSORS)  # what config.json and the checkpoint record
+        if model is not None and not any(p.requires_grad for p in model.parameters()):
+            # load_model(..., model=net) freezes the network it evaluates: the README's example run again in a
+            # notebook failed at the first backward ("element 0 of tensors does not require grad")
+            raise ConfigError("model= has no parameter to train (all have requires_grad False; "
+                              "fastjem.eval.load_model(..., model=net) freezes the network it evaluates): give a new "
+                              "network, or load_model a copy (copy.deepcopy(net)) to keep this one trainable")
         self.dist: DistInfo = init_from_env(cfg.device)
         self.log = log if self.dist.is_main else (lambda *a, **k: None)
         self.progress = progress and self.dist.is_main
@@ -485,6 +497,11 @@ class Trainer:
                 self.log(f"model= is a torch.compile wrapper: training the {type(model).__name__} inside it (the "
                          "engine compiles it by --compile; checkpoints hold its own parameter names)")
             _check_logits(model, info)
+            if model in _GIVEN_MODELS and ckpt is None and not cfg.init_weights:
+                self.log("warning: model= was given to another Trainer in this process: this run starts from the "
+                         "weights that one left, not from a fresh initialisation, and training either changes the "
+                         "other's network; give each run a network of its own (build it again, or copy.deepcopy it)")
+            _GIVEN_MODELS.add(model)
             self.model = model.to(self.device)
         else:
             self.model = build_model(cfg.arch, info.num_classes, info.channels, cfg.depth, cfg.width, cfg.norm,

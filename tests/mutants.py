@@ -5844,6 +5844,17 @@ MUTANTS = [
     Mutant('second-ctrl-c-during-update-forgotten', 'tests/test_notebook.py -k during_the_update', [
         ('fastjem/train.py', '                if stop.get("abort"):\n                    raise KeyboardInterrupt  # a second', '                if False:\n                    raise KeyboardInterrupt  # a second'),
     ]),
+    Mutant('frozen-model-trained-anyway', 'tests/test_notebook.py -k readme_example', [
+        ('fastjem/train.py', '        if model is not None and not any(p.requires_grad for p in model.parameters()):',
+         '        if False:'),
+    ]),
+    Mutant('shared-model-not-warned-of', 'tests/test_notebook.py -k readme_example', [
+        ('fastjem/train.py', '            _GIVEN_MODELS.add(model)\n', ''),
+    ]),
+    Mutant('fresh-model-warned-of', 'tests/test_notebook.py -k readme_example', [
+        ('fastjem/train.py', '            if model in _GIVEN_MODELS and ckpt is None and not cfg.init_weights:',
+         '            if ckpt is None and not cfg.init_weights:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -243,3 +243,33 @@ def test_a_second_ctrl_c_during_the_update_stops_once_the_iteration_is_whole(tmp
     del trainer.optimizer.step
     assert trainer.fit()["iteration"] == 4
     assert {float(state["step"]) for state in trainer.optimizer.state.values()} == {4.0}
+
+
+def _small_data_and_net():
+    images, labels = torch.randint(0, 256, (120, 3, 8, 8), dtype=torch.uint8), torch.arange(120) % 4
+    data = arrays_from_tensors(images[:100], labels[:100], images[100:], labels[100:], classes=list("abcd"))
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(),
+                              torch.nn.Linear(8, 4))
+    return data, net
+
+
+def test_the_readme_example_run_again_with_its_network_is_told_what_happened(tmp_path, tiny_config):
+    """The README's cells (train net, then load_model(..., model=net) to evaluate) run again in a notebook: the
+    second Trainer got the frozen network and failed at its first backward, "element 0 of tensors does not require
+    grad"; one given a network another Trainer trained started from those weights without a word."""
+    data, net = _small_data_and_net()
+    cfg = tiny_config.replace(iters=1, warmup_iters=0, log_every=1, eval_every=0)
+    lines = []
+    log = lambda *a: lines.append(" ".join(map(str, a)))  # noqa: E731
+    run = Trainer(cfg, out_dir=tmp_path / "one", model=net, data=data, progress=False, log=log).fit()
+    assert not any("another Trainer" in line for line in lines)
+    Trainer(cfg, out_dir=tmp_path / "two", model=net, data=data, progress=False, log=log)
+    assert any(line.startswith("warning: model= was given to another Trainer") for line in lines), lines
+    load_model(run["checkpoint"], model=net, data=data)
+    with pytest.raises(ConfigError, match="no parameter to train.*copy.deepcopy"):
+        Trainer(cfg, out_dir=tmp_path / "three", model=net, data=data, progress=False, log=log)
+    assert not (tmp_path / "three").exists()
+    # a fresh network of its own: no warning
+    lines.clear()
+    Trainer(cfg, out_dir=tmp_path / "four", model=_small_data_and_net()[1], data=data, progress=False, log=log)
+    assert not any("another Trainer" in line for line in lines)
