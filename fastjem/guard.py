@@ -8,8 +8,8 @@ checkpoints by hand with a new seed or raised SGLD steps from 20 to 40. The guar
   whether the loss or an energy is non-finite, an energy's magnitude exceeds ``energy_bound``, or
   the data/sample energy gap exceeds ``gap_bound``. The flag is read every ``check_every``
   iterations, together with two checks of the current parameters (which no loss has seen yet: the
-  flag's last loss was computed before the last update): their energies on replay-buffer samples
-  and on fresh U(-1, 1) noise must be finite and within ``energy_bound``, and, the paper's
+  flag's last loss was computed before the last update), all in one host read: their energies on
+  replay-buffer samples and on fresh U(-1, 1) noise must be finite and within ``energy_bound``, and, the paper's
   diagnosis, the buffer's must not be far (``buffer_margin``) above the noise's, i.e. the sampler
   still finds low energy;
 - recovery: roll back model, optimiser, buffer, sampler and RNG states to the last good snapshot
@@ -84,21 +84,26 @@ class DivergenceGuard:
 
     @torch.no_grad()
     def healthy(self) -> bool:
-        """Read the flag (one host sync) and run the buffer diagnosis; record why when unhealthy."""
+        """Read the flag, the parameters' finiteness and the buffer diagnosis's two energies in one host sync (they
+        are stacked on the device and read together); record why when unhealthy."""
         t = self.trainer
         self.reasons = []
-        if bool(self.flag):
+        # one finiteness value for all parameter tensors (not one each: 58 on a WRN-28-10)
+        values = [self.flag.float(), torch.stack([torch.isfinite(p).all() for p in t.model.parameters()]).all().float()]
+        if t.cfg.generative:
+            # computed whatever the parameters hold (their energies are only looked at when they are finite): a
+            # branch on their finiteness would be a host sync of its own
+            with eval_mode(t.model), t.engine.autocast():
+                values.append(-t.model(t.buffer.data[: len(self.probe)]).float().logsumexp(1).mean())
+                values.append(-t.model(self.probe).float().logsumexp(1).mean())
+        flag, params_finite, *energies = torch.stack(values).tolist()  # the one host sync
+        if flag:
             self.reasons.append(f"non-finite or out-of-bound loss/energy (|E| > {self.energy_bound:g} or "
                                 f"|gap| > {self.gap_bound:g})")
-        # one host sync for all parameter tensors (not one each: 58 on a WRN-28-10)
-        params_finite = bool(torch.stack([torch.isfinite(p).all() for p in t.model.parameters()]).all())
         if not params_finite:
             self.reasons.append("non-finite parameters")
-        if t.cfg.generative and params_finite:
-            with eval_mode(t.model), t.engine.autocast():
-                e_buf = -t.model(t.buffer.data[: len(self.probe)]).float().logsumexp(1).mean()
-                e_uni = -t.model(self.probe).float().logsumexp(1).mean()
-            e_buf, e_uni = float(e_buf), float(e_uni)
+        if energies and params_finite:
+            e_buf, e_uni = energies
             # The flag only saw losses computed before the last update; these energies come from the current
             # parameters, so an update that blew them up is caught here, before it can become the snapshot.
             if not (math.isfinite(e_buf) and math.isfinite(e_uni)) or max(abs(e_buf), abs(e_uni)) > self.energy_bound:

@@ -929,3 +929,40 @@ def test_a_classifier_only_run_climbs_only_the_learning_rate_rung(guarded, tmp_p
     assert (t.recovery.lr_scale, t.recovery.sgld_steps, t.recovery.energy_l2) == (0.125, guarded.sgld_steps, 0.0)
     remedies = [e["remedy"] for e in events(t.out_dir)[0]]
     assert remedies == ["lr", "lr", "lr"]
+
+
+@pytest.fixture
+def host_reads(monkeypatch) -> list:
+    """The names of the tensor-to-host reads made while the fixture is live (item, bool, float, int, tolist, numpy)."""
+    reads = []
+    for name in ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__"):
+        original = getattr(torch.Tensor, name)
+
+        def counted(self, *args, _name=name, _original=original, **kwargs):
+            reads.append(_name)
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(torch.Tensor, name, counted)
+    return reads
+
+
+@pytest.mark.parametrize("state", ["healthy", "flag", "nan-parameter", "buffer-far-above-noise"])
+def test_a_guard_check_is_one_host_read(guarded, tmp_path, state, request):
+    """A check reads the flag, the parameters' finiteness and the buffer diagnosis's two energies from the device
+    together, in one host read (each a sync of its own on a GPU), whatever it finds; its findings are those each
+    check makes on its own."""
+    t = Trainer(guarded, out_dir=tmp_path, progress=False)
+    expected = {"healthy": [], "flag": ["non-finite or out-of-bound"], "nan-parameter": ["non-finite parameters"],
+                "buffer-far-above-noise": ["replay-buffer energy"]}[state]
+    if state == "flag":
+        t.guard.observe({"loss": torch.tensor(float("nan"))})
+    elif state == "nan-parameter":
+        with torch.no_grad():
+            list(t.model.parameters())[-1].view(-1)[0] = float("nan")
+    elif state == "buffer-far-above-noise":
+        t.guard.buffer_margin = -1e6
+    reads = request.getfixturevalue("host_reads")
+    assert t.guard.healthy() is (not expected)
+    assert len(reads) == 1, reads
+    assert [r[: len(e)] for r, e in zip(t.guard.reasons, expected)] == expected
+    assert len(t.guard.reasons) == len(expected)
