@@ -90,6 +90,12 @@ METRIC_NAMES = ("loss", "ce", "acc", "e_data", "e_sample")
 LOCAL_STATE = ("buffer", "sampler", "rng", "metric_sums", "metric_count", "last_samples")
 
 
+class _StoppedAtTheEnd(BaseException):
+    """A stop signal during what a run writes after its final checkpoint (test evaluation, sample grid, curves,
+    summary.json): raised by the signal handler, caught by fit. A BaseException, so that no ``except Exception``
+    on the way (the curves' drawing) takes it for a failure."""
+
+
 class DivergedError(FastJEMError):
     """The loss became non-finite."""
 
@@ -1435,14 +1441,17 @@ class Trainer:
                      f"{cfg.batch_size / n_train:.3g} times on average (and costs that many times the memory and time "
                      f"of a batch of {n_train}), and an epoch (for --epochs and --decay-epochs) is 1 iteration; give "
                      f"--batch-size at most {n_train} (the paper's is 64)")
-        stop = {"signal": None}
+        # "finishing": past the final checkpoint, where a signal stops what is left at once (it only notes it before:
+        # the loop stops at its next iteration); "writing": a record being written, which the stop waits for
+        stop = {"signal": None, "finishing": False, "writing": False}
 
         def on_signal(signum, frame):
             if signum == signal.SIGINT and stop["signal"] == signal.SIGINT:
                 # a second Ctrl-C: stop now, not after an iteration that may take minutes (a notebook's interrupt
                 # button is all it has: the first was noted and the second did nothing, until a kernel restart);
-                # during the optimiser's update, once the iteration is whole
-                if self._updating:
+                # during the optimiser's update, once the iteration is whole; during a record of the end's, once it
+                # is written (then the end's stop follows)
+                if self._updating or stop["writing"]:
                     stop["abort"] = True
                     return
                 raise KeyboardInterrupt
@@ -1453,6 +1462,8 @@ class Trainer:
                 except RuntimeError:  # stderr was being written when the signal came (a reentrant call)
                     pass
             stop["signal"] = signum
+            if stop["finishing"] and not stop["writing"]:
+                raise _StoppedAtTheEnd(signum)
 
         previous = {}
 
@@ -1593,8 +1604,9 @@ class Trainer:
             # (not a rollback to the start, met by a stop: no run keeps iteration 0)
             if cfg.ckpt_keep_every and self.iteration > 0 and self.iteration % cfg.ckpt_keep_every == 0:
                 self.keep_checkpoint(ckpt_path)
-        finally:
+        except BaseException:
             restore_handlers()
+            raise
         if not stopping:
             # every rank, for the same reason, where one alone got the signal: the others would finish the run (and
             # rank 0 write summary.json) while it stopped, with another exit status
@@ -1611,7 +1623,35 @@ class Trainer:
                 self.log(f"resume with: {self.resume_hint.format(checkpoint=shlex.quote(str(ckpt_path)))}")
             by = stop["signal"] if stop["signal"] in (None, "time limit") else signal.Signals(stop["signal"]).name
             return {"interrupted": True, "stopped_by": by, "iteration": self.iteration, "checkpoint": str(ckpt_path)}
-        return self._finish(ckpt_path, *final)
+        # the handlers stay through the end's outputs: a signal there (the test evaluation can take minutes) stops
+        # them at once, says what was not written and how to write it, and exits as a stopped run does, where it
+        # ended the process with Python's own KeyboardInterrupt (or, for SIGTERM, silently)
+        left = self._end_outputs()
+        try:
+            stop["finishing"] = True
+            return self._finish(ckpt_path, *final, left=left, stop=stop)
+        except _StoppedAtTheEnd as err:
+            if self.board is not None:
+                self.board.close()
+            name = signal.Signals(err.args[0]).name
+            self.log(f"{name} received after the final checkpoint: {ckpt_path} holds iteration {self.iteration}, "
+                     f"saved; not written: {', '.join(left)}")
+            if self.resume_hint:
+                # a run resumed at its end trains no further: it evaluates and writes the end's outputs
+                self.log("write them with: " + self.resume_hint.format(checkpoint=shlex.quote(str(ckpt_path)))
+                         + " (the run is at its last iteration: it trains no further)")
+            return {"interrupted": True, "stopped_by": name, "iteration": self.iteration, "checkpoint": str(ckpt_path),
+                    "not_written": list(left)}
+        finally:
+            stop["finishing"] = False
+            restore_handlers()
+
+    def _end_outputs(self) -> list[str]:
+        """What a finished run writes after its final checkpoint, in order (those of rank 0 on rank 0 only)."""
+        main = self.dist.is_main
+        return [*(["samples.png (the sample grid)"] if self.cfg.generative and main else []),
+                ("the test-set evaluation (the last record of metrics.jsonl)" if main else "the test-set evaluation"),
+                *(["curves.png", "summary.json"] if main else [])]
 
     def _agree_on_stop(self, stop: dict) -> bool:
         """Whether any rank got a stop (a signal, its time limit): every rank then stops, for the same reason, so
@@ -1727,19 +1767,47 @@ class Trainer:
         # a run resumed at its end (killed after its last checkpoint) finds best.pt already this state
         return val, kept or (self.best is not None and self.best.get("iter") == self.iteration)
 
-    def _finish(self, ckpt_path: Path, val: dict, kept: bool) -> dict:
+    def _finish(self, ckpt_path: Path, val: dict, kept: bool, left: list | None = None, stop: dict | None = None
+                ) -> dict:
+        """The end's outputs after the final checkpoint (``_end_outputs``); each one written is taken off ``left``.
+        ``stop``: fit's signal state; a record is written whole before a signal that comes during it stops the run
+        (the pictures and summary.json are atomic writes already)."""
         cfg = self.cfg
         self._finished = True
+        left = self._end_outputs() if left is None else left
+
+        @contextlib.contextmanager
+        def whole(then_stop: bool = True):
+            if stop is None:
+                yield
+                return
+            stop["writing"] = True
+            try:
+                yield
+            finally:
+                stop["writing"] = False
+            if then_stop and stop["signal"] is not None:
+                raise _StoppedAtTheEnd(stop["signal"])
+
         test = evaluate(self.model, self.data.test_x, self.data.test_y, noise=cfg.test_noise)
-        samples = self.save_samples("samples.png") if cfg.generative and self.dist.is_main else None
         validation = {"val_acc": val["acc"]} if val["acc"] is not None else {}
-        self._log_jsonl({"iter": self.iteration, **validation, "test_acc": test["acc"], "test_nll": test["nll"],
-                         "best": kept})
-        if self.board is not None:
-            self.board.scalars(self.iteration, {**validation, **({"val_nll": val["nll"]} if validation else {}),
-                                                "test_acc": test["acc"], "test_nll": test["nll"]})
-            self.board.close()
-        curves = self._plot_curves() if self.dist.is_main else None
+        samples = None
+        with whole():
+            # (before the board closes: the grid goes to TensorBoard too)
+            if cfg.generative and self.dist.is_main:
+                samples = self.save_samples("samples.png")
+                left.pop(0)
+            self._log_jsonl({"iter": self.iteration, **validation, "test_acc": test["acc"], "test_nll": test["nll"],
+                             "best": kept})
+            if self.board is not None:
+                self.board.scalars(self.iteration, {**validation, **({"val_nll": val["nll"]} if validation else {}),
+                                                    "test_acc": test["acc"], "test_nll": test["nll"]})
+                self.board.close()
+            left.pop(0)
+        curves = None
+        if self.dist.is_main:
+            curves = self._plot_curves()
+            left.pop(0)
         summary = {
             "iteration": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"], "test_nll": test["nll"],
             "model": self.custom["model"].rsplit(".", 1)[-1] if self.custom["model"] else cfg.model_name,
@@ -1750,7 +1818,10 @@ class Trainer:
             "tensorboard": str(self.out_dir / "tensorboard") if cfg.tensorboard else None,
         }
         if self.dist.is_main:
-            atomic_write_text(strict_json(summary, indent=2), self.out_dir / "summary.json")
+            # the last output: a signal during it comes too late to stop anything
+            with whole(then_stop=False):
+                atomic_write_text(strict_json(summary, indent=2), self.out_dir / "summary.json")
+                left.pop(0)
         return summary
 
     def _best_summary(self, final_test: dict) -> dict | None:

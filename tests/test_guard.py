@@ -966,3 +966,111 @@ def test_a_guard_check_is_one_host_read(guarded, tmp_path, state, request):
     assert len(reads) == 1, reads
     assert [r[: len(e)] for r, e in zip(t.guard.reasons, expected)] == expected
     assert len(t.guard.reasons) == len(expected)
+
+
+# ------------------------------------------------------------------ a stop after the final checkpoint
+class _Terminated(Exception):
+    """SIGTERM reached the handler installed before fit (fit had not handled it)."""
+
+
+@pytest.fixture
+def sigterm_raises():
+    """SIGTERM raises _Terminated outside fit (not the default, which would end pytest itself); fit installs its
+    own handler while it runs and puts this one back."""
+
+    def raise_terminated(signum, frame):
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, raise_terminated)
+    yield raise_terminated
+    signal.signal(signal.SIGTERM, previous)
+
+
+@pytest.mark.parametrize("during", ["test-evaluation", "test-record", "curves"])
+def test_a_signal_after_the_final_checkpoint_stops_the_ends_outputs_and_says_what_is_left(guarded, tmp_path,
+                                                                                             monkeypatch, during,
+                                                                                             sigterm_raises):
+    """SIGTERM during what follows the final checkpoint (the test evaluation, the end's record, the curves) stops
+    the run there as a stop in the loop does (no traceback, the process is not killed mid-write): the checkpoint
+    is kept, what was written is whole (a record being written when the signal came is finished first), the log
+    names the outputs not written and the command that writes them; that command finishes the run as the
+    uninterrupted one did."""
+    import fastjem.train as train_mod
+
+    cfg = guarded.replace(iters=8)
+    Trainer(cfg, out_dir=tmp_path / "ref", progress=False, log=lambda *a: None).fit()
+    lines = []
+    t = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: lines.append(" ".join(map(str, a))))
+
+    def term():
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    if during == "test-evaluation":
+        evaluate = train_mod.evaluate
+
+        def evaluate_then_term(model, x, *args, **kwargs):
+            if x is t.data.test_x:
+                term()
+            return evaluate(model, x, *args, **kwargs)
+
+        monkeypatch.setattr(train_mod, "evaluate", evaluate_then_term)
+    elif during == "test-record":
+        log_jsonl = t._log_jsonl
+
+        def term_while_writing(record):
+            if "test_acc" in record:
+                term()
+            log_jsonl(record)
+
+        t._log_jsonl = term_while_writing
+    else:
+        plot = t._plot_curves
+
+        def term_then_plot():
+            term()
+            return plot()
+
+        t._plot_curves = term_then_plot
+    summary = t.fit()
+    run = tmp_path / "run"
+    assert summary["interrupted"] and summary["stopped_by"] == "SIGTERM" and summary["iteration"] == 8
+    not_written = ["samples.png (the sample grid)", "the test-set evaluation (the last record of metrics.jsonl)",
+                   "curves.png", "summary.json"]
+    if during != "test-evaluation":
+        not_written = not_written[2:]
+    assert summary["not_written"] == not_written
+    assert load_checkpoint(run / "checkpoint.pt")["iteration"] == 8
+    assert not (run / "summary.json").exists() and not (run / "curves.png").exists()
+    assert (run / "samples.png").exists() is (during != "test-evaluation")
+    records = [json.loads(s) for s in (run / "metrics.jsonl").read_text().splitlines()]  # every line whole
+    assert ("test_acc" in records[-1]) is (during != "test-evaluation")
+    assert not list(run.glob(".*.tmp"))
+    said = "\n".join(lines)
+    assert f"SIGTERM received after the final checkpoint: {run / 'checkpoint.pt'} holds iteration 8, saved" in said
+    assert "not written: " + ", ".join(not_written) in said
+    assert f"write them with: fastjem train --resume {run / 'checkpoint.pt'}" in said
+    # the command said finishes the run as the uninterrupted one did
+    assert signal.getsignal(signal.SIGTERM) is sigterm_raises
+    resumed = Trainer(cfg, resume=run / "checkpoint.pt", progress=False, log=lambda *a: None).fit()
+    assert not resumed.get("interrupted") and (run / "summary.json").exists() and (run / "curves.png").exists()
+    _assert_same_run(tmp_path / "ref", run)
+    assert (tmp_path / "ref" / "samples.png").read_bytes() == (run / "samples.png").read_bytes()
+
+
+def test_fastjem_train_stopped_after_its_final_checkpoint_exits_as_a_stopped_run(tmp_path, monkeypatch, capsys,
+                                                                                 sigterm_raises):
+    """The CLI: 128 + the signal's number (so that `fastjem train ... && fastjem eval ...` stops there), no
+    traceback, and the outputs not written with the command that writes them."""
+    from fastjem.cli import main
+
+    plot = Trainer._plot_curves
+
+    def term_then_plot(self):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return plot(self)
+
+    monkeypatch.setattr(Trainer, "_plot_curves", term_then_plot)
+    assert main(_train_cmd(tmp_path / "run", 6)[3:]) == 128 + signal.SIGTERM
+    out = capsys.readouterr().out
+    assert "not written: curves.png, summary.json" in out
+    assert f"write them with: fastjem train --resume {tmp_path / 'run' / 'checkpoint.pt'}" in out
