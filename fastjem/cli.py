@@ -677,6 +677,7 @@ def config_from_args(args: argparse.Namespace, grid: dict | None = None) -> tupl
 
 
 def run_train(args: argparse.Namespace) -> int:
+    from fastjem.distributed import world_from_env
     from fastjem.runs import counted
     from fastjem.train import Trainer, resume_config, resume_folder
 
@@ -691,7 +692,8 @@ def run_train(args: argparse.Namespace) -> int:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         out_dir = Path(cfg.out_dir or f"runs/{cfg.preset}-{cfg.dataset}-{stamp}")
         cfg = cfg.replace(out_dir=str(out_dir))
-    cfg.validate(new_run=not args.resume)
+    # torchrun's processes: a batch each cannot train is refused before the process group is joined and the data read
+    cfg.validate(new_run=not args.resume, world=world_from_env())
     if args.print_config:
         options = cfg.to_dict()
         if not args.resume and "out_dir" not in overrides:

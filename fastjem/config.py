@@ -200,7 +200,7 @@ class TrainConfig:
                 value = os.fspath(value)
             object.__setattr__(self, f.name, value)
 
-    def validate(self, new_run: bool = True) -> TrainConfig:
+    def validate(self, new_run: bool = True, world: int = 1) -> TrainConfig:
         """Raise ConfigError naming the first bad option; return self. ``new_run`` False (the config of a run that
         exists: a resume, a converted checkpoint) leaves out the rules a run that started before them may break
         (the learning rate's and the seed's size, SGLD steps 0 in a JEM): it could not be continued otherwise,
@@ -244,10 +244,14 @@ class TrainConfig:
             raise ConfigError("all loss weights are 0: nothing to train")
         if self.arch == "wrn" and ((self.depth - 4) % 6 != 0 or self.depth < 10):
             raise ConfigError(f"--depth must be 6n+4 with n >= 1 (10, 16, 22, 28, ...), got {self.depth}")
+        if self.batch_size % world or self.buffer_size % world:
+            raise ConfigError(f"with {world} processes, --batch-size ({self.batch_size}, the global batch) and "
+                              f"--buffer-size ({self.buffer_size}) must be divisible by {world}")
         if self.image_size:
-            # before the data is read: torch refuses the norm only at the first forward
+            # before the data is read: torch refuses the norm only at the first forward (with batch norm, at a
+            # process's share of the batch)
             check_image_size(self.arch, self.norm, self.image_size)
-            check_batch_norm_batch(self.arch, self.norm, self.image_size, self.batch_size)
+            check_batch_norm_batch(self.arch, self.norm, self.image_size, self.batch_size // world, world)
         if self.labels_per_class == 0 or self.labels_per_class < -1:
             raise ConfigError("--labels-per-class must be a positive count, or -1 for all labels")
         if self.val_size < -1:

@@ -35,6 +35,14 @@ class DistInfo:
         return self.rank == 0
 
 
+def world_from_env() -> int:
+    """The number of processes torchrun started this one among (1 outside torchrun, or where its variables are
+    incomplete: init_from_env says what is missing), read before any process group exists, so that a config the
+    per-process batch cannot train is refused before the group is joined and the data read."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    return world if world > 1 and "RANK" in os.environ else 1
+
+
 def init_from_env(device_name: str) -> DistInfo:
     """Join the process group that torchrun describes in the environment (no-op for one process). A group the
     caller made before is used as it is, and left to the caller to destroy (import torch._dynamo before making it,

@@ -422,14 +422,12 @@ class Trainer:
         if cfg.data_dir:
             # recorded as an absolute path: eval or a resume started from another folder reads the same data
             cfg = cfg.replace(data_dir=str(Path(cfg.data_dir).expanduser().absolute()))
-        self.cfg = cfg.validate(new_run=resume is None)
+        world = self.dist.world
+        # (the batch's divisibility by the processes, and batch norm's per-process batch at --image-size)
+        self.cfg = cfg.validate(new_run=resume is None, world=world)
         if cfg.tensorboard and self.dist.is_main:
             check_available()  # before any work: say what to install
         self.board: TensorBoardLog | None = None
-        world = self.dist.world
-        if cfg.batch_size % world or cfg.buffer_size % world:
-            raise ConfigError(f"with {world} processes, --batch-size ({cfg.batch_size}, the global batch) and "
-                              f"--buffer-size ({cfg.buffer_size}) must be divisible by {world}")
         self.device = resolve_device(cfg.device)
         if self.device.type == "cuda" and self.dist.enabled:
             self.device = torch.device("cuda", self.dist.local_rank)

@@ -250,6 +250,52 @@ def test_batch_norm_on_one_image_of_1x1_maps_is_refused_before_training(arch, le
     Trainer(cfg.replace(batch_size=2), out_dir=tmp_path / "two", progress=False, data=data).train_step()
 
 
+@pytest.mark.parametrize("arch,least", [("wrn", 5), ("convnet", 3)])
+def test_batch_norm_on_one_image_per_process_is_refused_up_front(arch, least, tiny_config, tmp_path, monkeypatch,
+                                                                  capsys):
+    """Data parallel: --batch-size 2 over 2 processes is one image per forward. With --image-size, fastjem train
+    under torchrun refuses it from the config, before the process group is joined or the data read (it got as far
+    as the Trainer); images of their own size are refused by the Trainer, counting the processes alike."""
+    import fastjem.train as train_mod
+    from fastjem.cli import main
+    from fastjem.data import arrays_from_tensors
+    from fastjem.distributed import DistInfo
+    from fastjem.errors import ConfigError
+
+    cfg = tiny_config.replace(arch=arch, depth=10, width=1, norm="batch", image_size=least - 1, batch_size=2,
+                              buffer_size=20)
+    cfg.validate()
+    one_each = r"one image per forward \(--batch-size 2 over 2 processes\).*give --batch-size 4 or more"
+    with pytest.raises(ConfigError, match=one_each):
+        cfg.validate(world=2)
+    cfg.replace(batch_size=4).validate(world=2)
+    # a batch the processes cannot share is said as such (not as a share of one image)
+    with pytest.raises(ConfigError, match=r"with 2 processes, --batch-size \(3, the global batch\).*divisible by 2"):
+        cfg.replace(batch_size=3).validate(world=2)
+    # the command line under torchrun (its variables; MASTER_ADDR left out: joining the group would fail)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.delenv("MASTER_ADDR", raising=False)
+    depth = ["--depth", "10"] if arch == "wrn" else []
+    args = ["train", "--dataset", "digits", "--arch", arch, *depth, "--width", "1", "--norm", "batch", "--image-size",
+            str(least - 1), "--batch-size", "2", "--buffer-size", "20", "--device", "cpu", "--no-compile",
+            "--no-progress", "--iters", "1", "--out-dir", str(tmp_path / "cli")]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "over 2 processes" in err and "MASTER_ADDR" not in err, err
+    assert not (tmp_path / "cli").exists()
+    # the Trainer, for images of their own size (no --image-size)
+    monkeypatch.setattr(train_mod, "init_from_env", lambda device: DistInfo(0, 2, 0))
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, 256, (40, 1, least - 1, least - 1), dtype=torch.uint8, generator=g)
+    y = torch.arange(40) % 2
+    data = arrays_from_tensors(x[:32], y[:32], x[32:], y[32:], pad=0)
+    by_data = one_each.replace("processes\\).*", "processes\\).*the size of data='s images.*")
+    with pytest.raises(ConfigError, match=by_data):
+        train_mod.Trainer(cfg.replace(image_size=0, iters=1, sgld_steps=1, val_size=0), out_dir=tmp_path / "run",
+                          progress=False, data=data)
+
+
 def test_instance_norm_on_too_small_images_is_refused_before_training(tiny_config, tmp_path):
     """--image-size (the config, before any data is read), data= of tiny images and the sampler benchmark: a clear
     error, not torch's 'Expected more than 1 spatial element' at the first forward; one pixel more trains."""
