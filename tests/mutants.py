@@ -5728,10 +5728,10 @@ MUTANTS = [
         ('fastjem/models/__init__.py', 'give --batch-size {2 * world} or more', 'give --batch-size 2 or more'),
     ]),
     Mutant('sample-default-name-by-index', 'tests/test_eval.py -k "number_as_the_class or default_sample_file"', [
-        ('fastjem/eval/draw.py', 're.sub(r"[^\\w.+-]+", "_", names[c]) if names else str(c)', 'str(c)'),
+        ('fastjem/eval/draw.py', '"-".join(safe[c] if names else str(c) for c in classes)', '"-".join(str(c) for c in classes)'),
     ]),
     Mutant('sample-default-name-characters-kept', 'tests/test_eval.py -k default_sample_file', [
-        ('fastjem/eval/draw.py', 're.sub(r"[^\\w.+-]+", "_", names[c])', 'names[c]'),
+        ('fastjem/eval/draw.py', 'safe = [re.sub(r"[^\\w.+-]+", "_", n) for n in names]', 'safe = list(names)'),
     ]),
     Mutant('sample-default-name-not-cut', 'tests/test_eval.py -k default_sample_file', [
         ('fastjem/eval/draw.py', '        if len(name.encode()) > 120:', '        if False:'),

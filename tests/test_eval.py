@@ -2374,6 +2374,32 @@ def test_the_default_sample_file_names_classes_by_a_file_names_characters(tmp_pa
     a.write_bytes(b"")  # a name the file system takes
 
 
+def test_class_lists_whose_names_a_file_name_makes_alike_get_files_of_their_own(tmp_path):
+    """Two class names made the same part of a file name ("a b", "a/b" and "a_b"), alike but for case (one file on
+    macOS and Windows), or a name holding the "-" that joins names ("a-b" against "a" and "b"): each list of
+    classes still gets a default file of its own, the same one at each call; names that cannot be confused keep the
+    plain name."""
+    from types import SimpleNamespace
+
+    from fastjem.eval.draw import default_output
+
+    def fake(names):
+        return SimpleNamespace(info=SimpleNamespace(classes=names), num_classes=len(names),
+                               output_dir=lambda kind: tmp_path)
+
+    for names, lists in [(("a b", "a/b", "a_b", "c"), [[0], [1], [2], [0, 3], [2, 3]]),
+                         (("Cat", "cat", "dog"), [[0], [1], [0, 2], [1, 2]]),
+                         (("a-b", "a", "b"), [[0], [1, 2], [2, 1]])]:
+        em = fake(names)
+        got = [default_output(em, c) for c in lists]
+        assert len({p.name.lower() for p in got}) == len(lists), got
+        assert got == [default_output(em, c) for c in lists]  # deterministic
+        assert all(p.name.startswith("class-") for p in got)
+    # a digest where needed, the plain name where the names cannot be confused
+    assert default_output(fake(("a b", "a_b", "c")), [0]).name.startswith("class-a_b-")
+    assert default_output(fake(("cat", "dog", "x y")), [0, 2]).name == "class-cat-x_y.npz"
+
+
 def test_sample_refuses_a_data_dir_its_chains_would_not_read(runs, tmp_path, capsys):
     """--data-dir / --download feed only informative chain starts: beside chains from the buffer or from noise they
     were ignored without a word."""

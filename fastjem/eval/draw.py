@@ -190,20 +190,28 @@ def default_output(em: EvalModel, classes: list[int] | None) -> Path:
     """<checkpoint folder>/sampled/unconditional.npz, .../class-cat-dog.npz or .../all-classes.npz (sampled-best/ for
     best.pt). Classes go by name where the checkpoint knows them (--class 3 of folders numbered 1..10 is the folder
     named 3: class-3, not its index 2), by index where it does not; a name is made a file name's part (characters
-    other than letters, digits, ".", "+" and "-" become "_"), and a long list is cut, with a digest of the whole."""
+    other than letters, digits, ".", "+" and "-" become "_"), and a long list is cut, with a digest of the whole.
+    Where the names so made could name two lists of classes alike (two names made the same, "a b" and "a_b", or
+    alike but for case, which some file systems ignore; or a name holding the "-" that joins them: "a-b" and "a",
+    "b"), a digest of the classes' indices follows them: each list of classes gets a file of its own, the same one
+    each time."""
     if classes is None:
-        name = "unconditional"
-    elif classes == list(range(em.num_classes)):
-        name = "all-classes"
-    else:
-        names = tuple(em.info.classes) if len(em.info.classes) == em.num_classes else ()
-        name = "class-" + "-".join(re.sub(r"[^\w.+-]+", "_", names[c]) if names else str(c) for c in classes)
-        if len(name.encode()) > 120:  # a file name has at most 255 bytes; a digest keeps two long lists apart
-            digest = hashlib.sha1(name.encode()).hexdigest()[:8]
-            head = name[:100]
-            while len(head.encode()) > 100:
-                head = head[:-1]
-            name = f"{head.rstrip('-')}-etc-{len(classes)}-{digest}"
+        return em.output_dir("sampled") / "unconditional.npz"
+    if classes == list(range(em.num_classes)):
+        return em.output_dir("sampled") / "all-classes.npz"
+    names = tuple(em.info.classes) if len(em.info.classes) == em.num_classes else ()
+    safe = [re.sub(r"[^\w.+-]+", "_", n) for n in names]
+    name = "class-" + "-".join(safe[c] if names else str(c) for c in classes)
+    # (indices alone, as numbers joined by "-", name one list each)
+    ambiguous = bool(names) and (len({s.lower() for s in safe}) < len(safe) or any("-" in s for s in safe))
+    digest = hashlib.sha1(",".join(map(str, classes)).encode()).hexdigest()[:8]
+    if len(name.encode()) > 120:  # a file name has at most 255 bytes; a digest keeps two long lists apart
+        head = name[:100]
+        while len(head.encode()) > 100:
+            head = head[:-1]
+        name = f"{head.rstrip('-')}-etc-{len(classes)}-{digest}"
+    elif ambiguous:
+        name = f"{name}-{digest}"
     return em.output_dir("sampled") / f"{name}.npz"
 
 
