@@ -409,13 +409,22 @@ def _load_torchvision(name: str, root: Path, download: bool, flag: str = "--data
     import torchvision
 
     archive = TORCHVISION_ARCHIVES.get(name)
-    if (not download and archive is not None and (root / archive).is_file()
-            and not _torchvision_folder_complete(name, root)):
-        from torchvision.datasets.utils import check_integrity
+    # with --download, the files' checksums too: a corrupt copy is fetched again, as torchvision's download step did
+    if archive is not None and (download or (root / archive).is_file()) and not _torchvision_folder_complete(
+            name, root, verify=download):
+        from torchvision.datasets import utils as tv_utils
 
         cls = torchvision.datasets.CIFAR10 if name == "cifar10" else torchvision.datasets.CIFAR100
+        if download:
+            # fetched by torchvision's download helper alone (it checks the MD5, and keeps a file already there that
+            # has it), then unpacked below as an archive found here is: torchvision's own extraction passes tarfile
+            # no filter, and would write a member outside the folder
+            try:
+                tv_utils.download_url(cls.url, str(root), filename=archive, md5=cls.tgz_md5)
+            except (RuntimeError, OSError) as err:
+                raise DataNotFoundError(_missing_message(name, root, flag) + f"\n  (download failed: {err})") from err
         # checked here first: on a mismatch torchvision's download step would fetch the file again
-        if not check_integrity(str(root / archive), cls.tgz_md5):
+        elif not tv_utils.check_integrity(str(root / archive), cls.tgz_md5):
             raise DataNotFoundError(_missing_message(name, root, flag) + f"\n  ({root / archive} is there but its MD5 "
                                     "checksum is not the published one: a truncated or different file? fetch it "
                                     "again, or pass --download)")
@@ -435,8 +444,9 @@ def _load_torchvision(name: str, root: Path, download: bool, flag: str = "--data
             info = DatasetInfo("svhn", 10, 3, 32, 4, False, 5000, tuple(str(i) for i in range(10)))
         else:
             cls = torchvision.datasets.CIFAR10 if name == "cifar10" else torchvision.datasets.CIFAR100
-            train = cls(str(root), train=True, download=download)
-            test = cls(str(root), train=False, download=download)
+            # (fetched and unpacked above: torchvision's download step would unpack the archive itself)
+            train = cls(str(root), train=True, download=False)
+            test = cls(str(root), train=False, download=False)
             tx = torch.from_numpy(train.data).permute(0, 3, 1, 2).contiguous()
             vx = torch.from_numpy(test.data).permute(0, 3, 1, 2).contiguous()
             ty = torch.tensor(train.targets, dtype=torch.int64)
@@ -479,15 +489,18 @@ def _unpack_tar(archive: Path, dest: Path) -> None:
         tar.extractall(dest, members=members)
 
 
-def _torchvision_folder_complete(name: str, root: Path) -> bool:
+def _torchvision_folder_complete(name: str, root: Path, verify: bool = False) -> bool:
     """torchvision's unpacked CIFAR folder holds every file its archive does (a half-unpacked one is unpacked
-    again)."""
+    again); ``verify``: each with its published MD5 checksum too."""
     import torchvision
+    from torchvision.datasets.utils import check_integrity
 
     cls = torchvision.datasets.CIFAR10 if name == "cifar10" else torchvision.datasets.CIFAR100
     folder = root / cls.base_folder
-    return all((folder / f).is_file() for f, _ in cls.train_list + cls.test_list) and (
-        folder / cls.meta["filename"]).is_file()
+    files = [*cls.train_list, *cls.test_list, (cls.meta["filename"], cls.meta["md5"])]
+    if verify:
+        return all(check_integrity(str(folder / f), md5) for f, md5 in files)
+    return all((folder / f).is_file() for f, _ in files)
 
 
 def _split_folders(root: Path) -> tuple[Path, Path] | None:

@@ -721,6 +721,52 @@ def test_a_torchvision_archive_is_unpacked_by_tarfiles_data_filter(tmp_path, mon
     assert not (tmp_path / "outside.txt").exists()
 
 
+def test_download_fetches_the_cifar_archive_and_unpacks_it_by_the_data_filter(tmp_path, monkeypatch):
+    """--download: torchvision's download helper fetches the archive (a copy of a local file here, no network) and
+    fastjem unpacks it as it does an archive found in --data-dir, with tarfile's "data" filter: a member with an
+    absolute path or one that climbs out with ".." is refused and never written (torchvision's own extraction, which
+    --download used, passes no filter and wrote them). A folder already whole is not fetched again."""
+    import io
+    import tarfile
+    from pathlib import Path
+
+    import torchvision.datasets.utils as tv_utils
+
+    root, batches = _small_cifar_archive(tmp_path, monkeypatch)
+    served = tmp_path / "served.tar.gz"
+    shutil.move(root / "cifar-10-python.tar.gz", served)
+    fetched = []
+
+    def fetch(url, folder, filename=None, md5=None, **kwargs):
+        fetched.append(url)
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(served, Path(folder) / filename)
+
+    monkeypatch.setattr(tv_utils, "download_url", fetch)
+    a = load_arrays("cifar10", root, download=True)
+    assert len(fetched) == 1 and (root / "cifar-10-python.tar.gz").is_file()
+    assert torch.equal(a.train_x, torch.from_numpy(batches["data_batch_1"]["data"]).view(4, 3, 32, 32))
+    load_arrays("cifar10", root, download=True)
+    assert len(fetched) == 1  # whole: read, not fetched again
+    # an archive served with members outside the folder: refused, nothing written outside
+    with tarfile.open(served) as tar:
+        members = [(m, tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()]
+    outside = tmp_path / "elsewhere" / "absolute.txt"
+    with tarfile.open(served, "w:gz") as tar:
+        for m, data in members:
+            tar.addfile(m, io.BytesIO(data) if data is not None else None)
+        for bad in ("../outside.txt", str(outside)):
+            extra = tarfile.TarInfo(bad)
+            extra.size = 3
+            tar.addfile(extra, io.BytesIO(b"out"))
+    shutil.rmtree(root / "cifar-10-batches-py")
+    (root / "cifar-10-python.tar.gz").unlink()
+    with pytest.raises(DataNotFoundError, match=r"cifar-10-python\.tar\.gz is there, but it could not be unpacked"):
+        load_arrays("cifar10", root, download=True)
+    assert len(fetched) == 2
+    assert not (tmp_path / "outside.txt").exists() and not outside.exists()
+
+
 def test_the_jpeg_copy_of_cifar10_loads_from_its_tarballs(cifar10_tarballs):
     """The real CIFAR-10 copy (two tarballs of JPEG folders) in ../shared/data, read in place."""
     root = cifar10_tarballs
