@@ -90,6 +90,11 @@ METRIC_NAMES = ("loss", "ce", "acc", "e_data", "e_sample")
 LOCAL_STATE = ("buffer", "sampler", "rng", "metric_sums", "metric_count", "last_samples")
 
 
+# what a finished run writes after its final checkpoint, as a stop there names those it did not write
+END_SAMPLES, END_CURVES, END_SUMMARY = "samples.png (the sample grid)", "curves.png", "summary.json"
+END_TEST = "the test-set evaluation (the last record of metrics.jsonl)"
+
+
 class _StoppedAtTheEnd(BaseException):
     """A stop signal during what a run writes after its final checkpoint (test evaluation, sample grid, curves,
     summary.json): raised by the signal handler, caught by fit. A BaseException, so that no ``except Exception``
@@ -1647,9 +1652,8 @@ class Trainer:
     def _end_outputs(self) -> list[str]:
         """What a finished run writes after its final checkpoint, in order (those of rank 0 on rank 0 only)."""
         main = self.dist.is_main
-        return [*(["samples.png (the sample grid)"] if self.cfg.generative and main else []),
-                ("the test-set evaluation (the last record of metrics.jsonl)" if main else "the test-set evaluation"),
-                *(["curves.png", "summary.json"] if main else [])]
+        return [*([END_SAMPLES] if self.cfg.generative and main else []), END_TEST,
+                *([END_CURVES, END_SUMMARY] if main else [])]
 
     def _agree_on_stop(self, stop: dict) -> bool:
         """Whether any rank got a stop (a signal, its time limit): every rank then stops, for the same reason, so
@@ -1774,6 +1778,10 @@ class Trainer:
         self._finished = True
         left = self._end_outputs() if left is None else left
 
+        def written(what: str) -> None:
+            if what in left:
+                left.remove(what)
+
         @contextlib.contextmanager
         def whole(then_stop: bool = True):
             if stop is None:
@@ -1794,18 +1802,18 @@ class Trainer:
             # (before the board closes: the grid goes to TensorBoard too)
             if cfg.generative and self.dist.is_main:
                 samples = self.save_samples("samples.png")
-                left.pop(0)
+                written(END_SAMPLES)
             self._log_jsonl({"iter": self.iteration, **validation, "test_acc": test["acc"], "test_nll": test["nll"],
                              "best": kept})
             if self.board is not None:
                 self.board.scalars(self.iteration, {**validation, **({"val_nll": val["nll"]} if validation else {}),
                                                     "test_acc": test["acc"], "test_nll": test["nll"]})
                 self.board.close()
-            left.pop(0)
+            written(END_TEST)
         curves = None
         if self.dist.is_main:
             curves = self._plot_curves()
-            left.pop(0)
+            written(END_CURVES)
         summary = {
             "iteration": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"], "test_nll": test["nll"],
             "model": self.custom["model"].rsplit(".", 1)[-1] if self.custom["model"] else cfg.model_name,
@@ -1819,7 +1827,7 @@ class Trainer:
             # the last output: a signal during it comes too late to stop anything
             with whole(then_stop=False):
                 atomic_write_text(strict_json(summary, indent=2), self.out_dir / "summary.json")
-                left.pop(0)
+                written(END_SUMMARY)
         return summary
 
     def _best_summary(self, final_test: dict) -> dict | None:

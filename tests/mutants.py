@@ -1285,7 +1285,7 @@ MUTANTS = [
         ('fastjem/eval/draw.py', '    return "buffer" if em.buffer is not None else ("informative" if em.config.buffer_init == "informative"', '    return "buffer" if em.buffer is not None else ("noise" if em.config.buffer_init == "informative"'),
     ]),
     Mutant('draw-all-classes-unnamed', 'tests/test_contracts.py -k drawing_starts', [
-        ('fastjem/eval/draw.py', '    elif classes == list(range(em.num_classes)):', '    elif False:'),
+        ('fastjem/eval/draw.py', '    if classes == list(range(em.num_classes)):', '    if False:'),
     ]),
     Mutant('draw-negative-step', 'tests/test_contracts.py -k drawing_starts', [
         ('fastjem/eval/draw.py', '           if v is not None and not 0 <= v < math.inf]', '           if v is not None and not v < math.inf]'),
@@ -1943,7 +1943,7 @@ MUTANTS = [
         ('fastjem/graphs.py', '        if device.type != "cuda":\n            raise RuntimeError("GraphedIteration needs a CUDA device; call the iteration eagerly elsewhere")', '        if False:\n            raise RuntimeError("GraphedIteration needs a CUDA device; call the iteration eagerly elsewhere")'),
     ]),
     Mutant('world-indivisible-batch-ok', 'tests/test_train.py -k cannot_share', [
-        ('fastjem/train.py', '        if cfg.batch_size % world or cfg.buffer_size % world:\n            raise ConfigError(f"with {world} processes, --batch-size ({cfg.batch_size}, the global batch) and "', '        if False:\n            raise ConfigError(f"with {world} processes, --batch-size ({cfg.batch_size}, the global batch) and "'),
+        ('fastjem/config.py', '        if self.batch_size % world or self.buffer_size % world:\n            raise ConfigError(f"with {world} processes, --batch-size ({self.batch_size}, the global batch) and "', '        if False:\n            raise ConfigError(f"with {world} processes, --batch-size ({self.batch_size}, the global batch) and "'),
     ]),
     Mutant('resume-on-another-world-ok', 'tests/test_train.py -k would_not_train', [
         ('fastjem/train.py', '        if saved_world != self.dist.world:\n            raise CheckpointError(f"checkpoint {ckpt.get(\'path\', \'\')} was written by {saved_world} process(es); "', '        if False:\n            raise CheckpointError(f"checkpoint {ckpt.get(\'path\', \'\')} was written by {saved_world} process(es); "'),
@@ -2755,8 +2755,8 @@ MUTANTS = [
     ]),
     Mutant('classifier-only-draws-a-grid-at-the-end', 'tests/test_train.py -k classifier_only_never', [
         ('fastjem/train.py',
-         'samples = self.save_samples("samples.png") if cfg.generative and self.dist.is_main else None',
-         'samples = self.save_samples("samples.png") if self.dist.is_main else None'),
+         '            if cfg.generative and self.dist.is_main:\n                samples = self.save_samples("samples.png")',
+         '            if self.dist.is_main:\n                samples = self.save_samples("samples.png")'),
     ]),
     Mutant('resume-keeps-a-give-up-record', 'tests/test_guard.py -k gives_up', [
         ('fastjem/train.py',
@@ -3968,7 +3968,7 @@ MUTANTS = [
         ('fastjem/eval/draw.py', '    s = s if noise is None else noise\n    check_sgld(a, s)', '    s = s if noise is None else noise'),
     ]),
     Mutant('draw-all-classes-named-by-list', 'tests/test_eval.py -k library_draw_checks', [
-        ('fastjem/eval/draw.py', '        name = "all-classes"', '        pass  # named below'),
+        ('fastjem/eval/draw.py', '        return em.output_dir("sampled") / "all-classes.npz"', '        pass  # named below'),
     ]),
     Mutant('draw-save-replaces', 'tests/test_eval.py -k library_draw_checks', [
         ('fastjem/eval/draw.py', '    path = check_output(path, overwrite)\n    if path.suffix == ".pt":', '    path = Path(path)\n    if path.suffix == ".pt":'),
@@ -4219,7 +4219,7 @@ MUTANTS = [
          '        except tarfile.TarError as err:\n            raise DataNotFoundError(f"{root / archive} is there, but it could not be unpacked'),
     ]),
     Mutant('cifar-whole-folder-unpacked-again', 'tests/test_data.py -k unpacked_offline', [
-        ('fastjem/data.py', '    return all((folder / f).is_file() for f, _ in cls.train_list + cls.test_list) and (', '    return False and all((folder / f).is_file() for f, _ in cls.train_list + cls.test_list) and ('),
+        ('fastjem/data.py', '    return all((folder / f).is_file() for f, _ in files)', '    return False and all((folder / f).is_file() for f, _ in files)'),
     ]),
     Mutant('split-folders-need-class-folders', 'tests/test_data.py -k splits_without_class_folders', [
         ('fastjem/data.py', '    if not (train.is_dir() and any(p.is_dir() for p in train.iterdir())):\n        return None', '    if not train.is_dir():\n        return None'),
@@ -5158,10 +5158,10 @@ MUTANTS = [
         ('fastjem/train.py', 'cfg.validate(new_run=resume is None)  # before any work', 'cfg.validate()  # before any work'),
     ]),
     Mutant('trainer-resume-judged-as-new-run-again', 'tests/test_train.py -k new_run_rules', [
-        ('fastjem/train.py', 'self.cfg = cfg.validate(new_run=resume is None)', 'self.cfg = cfg.validate()'),
+        ('fastjem/train.py', 'self.cfg = cfg.validate(new_run=resume is None, world=world)', 'self.cfg = cfg.validate(world=world)'),
     ]),
     Mutant('cli-resume-judged-as-new-run', 'tests/test_train.py -k new_run_rules', [
-        ('fastjem/cli.py', 'cfg.validate(new_run=not args.resume)', 'cfg.validate()'),
+        ('fastjem/cli.py', 'cfg.validate(new_run=not args.resume, world=world_from_env())', 'cfg.validate(world=world_from_env())'),
     ]),
     Mutant('sweep-started-run-judged-as-new', 'tests/test_train.py -k new_run_rules', [
         ('fastjem/sweep.py', 'cfg.validate(new_run=not (folder / name / "checkpoint.pt").exists())', 'cfg.validate()'),
@@ -5341,8 +5341,8 @@ MUTANTS = [
         ('fastjem/data.py', '            if f.lower().endswith(IMAGE_SUFFIXES) or not Path(f).suffix:\n', '            if True:\n'),
     ]),
     Mutant('resume-hint-path-unquoted', 'tests/test_cli.py -k printed_resume_command', [
-        ('fastjem/train.py', 'self.resume_hint.format(checkpoint=shlex.quote(str(ckpt_path)))',
-         'self.resume_hint.format(checkpoint=ckpt_path)'),
+        ('fastjem/train.py', 'self.log(f"resume with: {self.resume_hint.format(checkpoint=shlex.quote(str(ckpt_path)))}")',
+         'self.log(f"resume with: {self.resume_hint.format(checkpoint=ckpt_path)}")'),
     ]),
     Mutant('metrics-jsonl-writes-bare-nan', 'tests/test_guard.py -k strict_json', [
         ('fastjem/train.py', '            f.write(strict_json(record) + "\\n")', '            f.write(json.dumps(record) + "\\n")'),
@@ -5719,7 +5719,7 @@ MUTANTS = [
         ('bench/quick_run.py', """f"{counted(summary['iteration'], 'iteration')} \"""", """f"{summary['iteration']} iterations \""""),
     ]),
     Mutant('batch-norm-one-image-config-unchecked', 'tests/test_models.py -k batch_norm_on_one', [
-        ('fastjem/config.py', '            check_batch_norm_batch(self.arch, self.norm, self.image_size, self.batch_size)\n', ''),
+        ('fastjem/config.py', '            check_batch_norm_batch(self.arch, self.norm, self.image_size, self.batch_size // world, world)\n', ''),
     ]),
     Mutant('batch-norm-one-image-data-unchecked', 'tests/test_models.py -k batch_norm_on_one', [
         ('fastjem/train.py', '            check_batch_norm_batch(cfg.arch, cfg.norm, arrays.info.image_size, cfg.batch_size // world, world, given)\n', ''),
@@ -5734,7 +5734,7 @@ MUTANTS = [
         ('fastjem/eval/draw.py', 'safe = [re.sub(r"[^\\w.+-]+", "_", n) for n in names]', 'safe = list(names)'),
     ]),
     Mutant('sample-default-name-not-cut', 'tests/test_eval.py -k default_sample_file', [
-        ('fastjem/eval/draw.py', '        if len(name.encode()) > 120:', '        if False:'),
+        ('fastjem/eval/draw.py', '    if len(name.encode()) > 120:', '    if False:'),
     ]),
     Mutant('cifar-archive-unpacked-by-torchvision', 'tests/test_data.py -k "torchvision_archive"', [
         ('fastjem/data.py', '            _unpack_tar(root / archive, root)', '            download = True'),
@@ -5854,6 +5854,55 @@ MUTANTS = [
     Mutant('fresh-model-warned-of', 'tests/test_notebook.py -k readme_example', [
         ('fastjem/train.py', '            if model in _GIVEN_MODELS and ckpt is None and not cfg.init_weights:',
          '            if ckpt is None and not cfg.init_weights:'),
+    ]),
+    Mutant('guard-check-reads-each-value', 'tests/test_guard.py -k one_host_read', [
+        ('fastjem/guard.py', 'flag, params_finite, *energies = torch.stack(values).tolist()', 'flag, params_finite, *energies = [float(v) for v in values]'),
+    ]),
+    Mutant('guard-energies-of-non-finite-parameters-judged', 'tests/test_guard.py -k "one_host_read or non_finite_parameter"', [
+        ('fastjem/guard.py', '        if energies and params_finite:', '        if energies:'),
+    ]),
+    Mutant('end-signal-left-to-python', 'tests/test_guard.py -k "after_the_final_checkpoint or stopped_after_its_final"', [
+        ('fastjem/train.py', '        left = self._end_outputs()\n        try:', '        left = self._end_outputs()\n        restore_handlers()\n        try:'),
+    ]),
+    Mutant('end-record-cut-by-signal', 'tests/test_guard.py -k after_the_final_checkpoint', [
+        ('fastjem/train.py', 'stop["writing"] = True', 'stop["writing"] = False'),
+    ]),
+    Mutant('end-stop-names-no-command', 'tests/test_guard.py -k "after_the_final_checkpoint or stopped_after_its_final"', [
+        ('fastjem/train.py', '            if self.resume_hint:\n                # a run resumed at its end trains no further', '            if False:\n                # a run resumed at its end trains no further'),
+    ]),
+    Mutant('end-stop-reads-as-finished', 'tests/test_guard.py -k "after_the_final_checkpoint or stopped_after_its_final"', [
+        ('fastjem/train.py', '            return {"interrupted": True, "stopped_by": name,', '            return {"interrupted": False, "stopped_by": name,'),
+    ]),
+    Mutant('end-stop-forgets-what-was-written', 'tests/test_guard.py -k after_the_final_checkpoint', [
+        ('fastjem/train.py', '            written(END_CURVES)', '            pass'),
+    ]),
+    Mutant('config-batch-norm-ignores-processes', 'tests/test_models.py -k one_image_per_process', [
+        ('fastjem/config.py', 'check_batch_norm_batch(self.arch, self.norm, self.image_size, self.batch_size // world, world)', 'check_batch_norm_batch(self.arch, self.norm, self.image_size, self.batch_size)'),
+    ]),
+    Mutant('cli-validates-for-one-process', 'tests/test_models.py -k one_image_per_process', [
+        ('fastjem/cli.py', 'cfg.validate(new_run=not args.resume, world=world_from_env())', 'cfg.validate(new_run=not args.resume)'),
+    ]),
+    Mutant('trainer-batch-norm-ignores-processes', 'tests/test_models.py -k one_image_per_process', [
+        ('fastjem/train.py', 'check_batch_norm_batch(cfg.arch, cfg.norm, arrays.info.image_size, cfg.batch_size // world, world, given)', 'check_batch_norm_batch(cfg.arch, cfg.norm, arrays.info.image_size, cfg.batch_size, world, given)'),
+    ]),
+    Mutant('sample-default-names-collide', 'tests/test_eval.py -k get_files_of_their_own', [
+        ('fastjem/eval/draw.py', '    elif ambiguous:', '    elif False:'),
+    ]),
+    Mutant('sample-default-names-collide-by-case', 'tests/test_eval.py -k get_files_of_their_own', [
+        ('fastjem/eval/draw.py', 'len({s.lower() for s in safe}) < len(safe)', 'len(set(safe)) < len(safe)'),
+    ]),
+    Mutant('sample-default-names-ambiguous-join', 'tests/test_eval.py -k get_files_of_their_own', [
+        ('fastjem/eval/draw.py', ' or any("-" in s for s in safe))', ')'),
+    ]),
+    Mutant('pillow-undeclared', 'tests/test_packaging.py -k declared', [
+        ('pyproject.toml', '    "matplotlib",\n    "pillow",\n', '    "matplotlib",\n'),
+    ]),
+    Mutant('download-unpacked-by-torchvision', 'tests/test_data.py -k download_fetches', [
+        ('fastjem/data.py', '            train = cls(str(root), train=True, download=False)\n            test = cls(str(root), train=False, download=False)', '            train = cls(str(root), train=True, download=download)\n            test = cls(str(root), train=False, download=download)'),
+        ('fastjem/data.py', '    if archive is not None and (download or (root / archive).is_file()) and', '    if archive is not None and (not download and (root / archive).is_file()) and'),
+    ]),
+    Mutant('download-whole-folder-fetched-again', 'tests/test_data.py -k download_fetches', [
+        ('fastjem/data.py', '        return all(check_integrity(str(folder / f), md5) for f, md5 in files)', '        return False'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
