@@ -1632,6 +1632,8 @@ class Trainer:
         left = self._end_outputs()
         try:
             stop["finishing"] = True
+            if stop["signal"] is not None:  # come since the agreement above, before the handler stopped at once
+                raise _StoppedAtTheEnd(stop["signal"])
             return self._finish(ckpt_path, *final, left=left, stop=stop)
         except _StoppedAtTheEnd as err:
             if self.board is not None:

@@ -5876,6 +5876,9 @@ MUTANTS = [
     Mutant('end-stop-forgets-what-was-written', 'tests/test_guard.py -k after_the_final_checkpoint', [
         ('fastjem/train.py', '            written(END_CURVES)', '            pass'),
     ]),
+    Mutant('end-signal-before-the-outputs-ignored', 'tests/test_guard.py -k after_the_final_checkpoint', [
+        ('fastjem/train.py', '            if stop["signal"] is not None:  # come since the agreement above', '            if False:  # come since the agreement above'),
+    ]),
     Mutant('config-batch-norm-ignores-processes', 'tests/test_models.py -k one_image_per_process', [
         ('fastjem/config.py', 'check_batch_norm_batch(self.arch, self.norm, self.image_size, self.batch_size // world, world)', 'check_batch_norm_batch(self.arch, self.norm, self.image_size, self.batch_size)'),
     ]),

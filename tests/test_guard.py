@@ -986,15 +986,15 @@ def sigterm_raises():
     signal.signal(signal.SIGTERM, previous)
 
 
-@pytest.mark.parametrize("during", ["test-evaluation", "test-record", "curves"])
+@pytest.mark.parametrize("during", ["the-start", "test-evaluation", "test-record", "curves"])
 def test_a_signal_after_the_final_checkpoint_stops_the_ends_outputs_and_says_what_is_left(guarded, tmp_path,
                                                                                              monkeypatch, during,
                                                                                              sigterm_raises):
-    """SIGTERM during what follows the final checkpoint (the test evaluation, the end's record, the curves) stops
-    the run there as a stop in the loop does (no traceback, the process is not killed mid-write): the checkpoint
-    is kept, what was written is whole (a record being written when the signal came is finished first), the log
-    names the outputs not written and the command that writes them; that command finishes the run as the
-    uninterrupted one did."""
+    """SIGTERM during what follows the final checkpoint (the test evaluation, the end's record, the curves, or just
+    before them) stops the run there as a stop in the loop does (no traceback, the process is not killed
+    mid-write): the checkpoint is kept, what was written is whole (a record being written when the signal came is
+    finished first), the log names the outputs not written and the command that writes them; that command finishes
+    the run as the uninterrupted one did."""
     import fastjem.train as train_mod
 
     cfg = guarded.replace(iters=8)
@@ -1005,7 +1005,15 @@ def test_a_signal_after_the_final_checkpoint_stops_the_ends_outputs_and_says_wha
     def term():
         os.kill(os.getpid(), signal.SIGTERM)
 
-    if during == "test-evaluation":
+    if during == "the-start":  # after the checkpoint, before the handler stops the end's outputs at once
+        outputs = t._end_outputs
+
+        def term_then_list():
+            term()
+            return outputs()
+
+        t._end_outputs = term_then_list
+    elif during == "test-evaluation":
         evaluate = train_mod.evaluate
 
         def evaluate_then_term(model, x, *args, **kwargs):
@@ -1036,14 +1044,15 @@ def test_a_signal_after_the_final_checkpoint_stops_the_ends_outputs_and_says_wha
     assert summary["interrupted"] and summary["stopped_by"] == "SIGTERM" and summary["iteration"] == 8
     not_written = ["samples.png (the sample grid)", "the test-set evaluation (the last record of metrics.jsonl)",
                    "curves.png", "summary.json"]
-    if during != "test-evaluation":
+    early = during in ("the-start", "test-evaluation")
+    if not early:
         not_written = not_written[2:]
     assert summary["not_written"] == not_written
     assert load_checkpoint(run / "checkpoint.pt")["iteration"] == 8
     assert not (run / "summary.json").exists() and not (run / "curves.png").exists()
-    assert (run / "samples.png").exists() is (during != "test-evaluation")
+    assert (run / "samples.png").exists() is not early
     records = [json.loads(s) for s in (run / "metrics.jsonl").read_text().splitlines()]  # every line whole
-    assert ("test_acc" in records[-1]) is (during != "test-evaluation")
+    assert ("test_acc" in records[-1]) is not early
     assert not list(run.glob(".*.tmp"))
     said = "\n".join(lines)
     assert f"SIGTERM received after the final checkpoint: {run / 'checkpoint.pt'} holds iteration 8, saved" in said
