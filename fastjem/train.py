@@ -1774,8 +1774,9 @@ class Trainer:
     def _finish(self, ckpt_path: Path, val: dict, kept: bool, left: list | None = None, stop: dict | None = None
                 ) -> dict:
         """The end's outputs after the final checkpoint (``_end_outputs``); each one written is taken off ``left``.
-        ``stop``: fit's signal state; a record is written whole before a signal that comes during it stops the run
-        (the pictures and summary.json are atomic writes already)."""
+        ``stop``: fit's signal state. A signal stops the computations (the test evaluation, best.pt's) at once; one
+        that comes while an output is written (the sample grid and the end's record, the curves, summary.json) waits
+        for it, so that no record is cut and ``left`` is exactly what was not written."""
         cfg = self.cfg
         self._finished = True
         left = self._end_outputs() if left is None else left
@@ -1814,8 +1815,10 @@ class Trainer:
             written(END_TEST)
         curves = None
         if self.dist.is_main:
-            curves = self._plot_curves()
-            written(END_CURVES)
+            # (a second or two: a signal waits for it, so that the list of what was not written is true)
+            with whole():
+                curves = self._plot_curves()
+                written(END_CURVES)
         summary = {
             "iteration": self.iteration, "val_acc": val["acc"], "test_acc": test["acc"], "test_nll": test["nll"],
             "model": self.custom["model"].rsplit(".", 1)[-1] if self.custom["model"] else cfg.model_name,
