@@ -1607,14 +1607,16 @@ class Trainer:
             # (not a rollback to the start, met by a stop: no run keeps iteration 0)
             if cfg.ckpt_keep_every and self.iteration > 0 and self.iteration % cfg.ckpt_keep_every == 0:
                 self.keep_checkpoint(ckpt_path)
+            if not stopping:
+                # every rank, for the same reason, where one alone got the signal: the others would finish the run
+                # (and rank 0 write summary.json) while it stopped, with another exit status
+                stopping = self._agree_on_stop(stop) if self.dist.enabled else stop["signal"] is not None
         except BaseException:
             restore_handlers()
             raise
-        if not stopping:
-            # every rank, for the same reason, where one alone got the signal: the others would finish the run (and
-            # rank 0 write summary.json) while it stopped, with another exit status
-            stopping = self._agree_on_stop(stop) if self.dist.enabled else stop["signal"] is not None
         if stopping:
+            # (a run that finishes keeps them through the end's outputs, below)
+            restore_handlers()
             if stop["signal"] == "time limit":
                 why = f"time limit of {cfg.max_minutes:g} min (--max-minutes) reached"
             else:

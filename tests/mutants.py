@@ -5879,6 +5879,9 @@ MUTANTS = [
     Mutant('end-signal-before-the-outputs-ignored', 'tests/test_guard.py -k after_the_final_checkpoint', [
         ('fastjem/train.py', '            if stop["signal"] is not None:  # come since the agreement above', '            if False:  # come since the agreement above'),
     ]),
+    Mutant('stop-after-the-final-checkpoint-keeps-the-runs-handler', 'tests/test_guard.py -k final_validation_still', [
+        ('fastjem/train.py', '            # (a run that finishes keeps them through the end\'s outputs, below)\n            restore_handlers()\n', ''),
+    ]),
     Mutant('config-batch-norm-ignores-processes', 'tests/test_models.py -k one_image_per_process', [
         ('fastjem/config.py', 'check_batch_norm_batch(self.arch, self.norm, self.image_size, self.batch_size // world, world)', 'check_batch_norm_batch(self.arch, self.norm, self.image_size, self.batch_size)'),
     ]),
