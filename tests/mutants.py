@@ -5839,7 +5839,7 @@ MUTANTS = [
         ('fastjem/train.py', '            if signum == signal.SIGINT and stop["signal"] == signal.SIGINT:', '            if False:'),
     ]),
     Mutant('second-ctrl-c-tears-the-update', 'tests/test_notebook.py -k during_the_update', [
-        ('fastjem/train.py', '                if self._updating:\n                    stop["abort"] = True\n                    return\n', ''),
+        ('fastjem/train.py', '                if self._updating or stop["writing"]:\n                    stop["abort"] = True\n                    return\n', ''),
     ]),
     Mutant('second-ctrl-c-during-update-forgotten', 'tests/test_notebook.py -k during_the_update', [
         ('fastjem/train.py', '                if stop.get("abort"):\n                    raise KeyboardInterrupt  # a second', '                if False:\n                    raise KeyboardInterrupt  # a second'),
@@ -5909,6 +5909,9 @@ MUTANTS = [
     ]),
     Mutant('download-whole-folder-fetched-again', 'tests/test_data.py -k download_fetches', [
         ('fastjem/data.py', '        return all(check_integrity(str(folder / f), md5) for f, md5 in files)', '        return False'),
+    ]),
+    Mutant('second-ctrl-c-tears-the-ends-record', 'tests/test_guard.py -k second_ctrl_c_while', [
+        ('fastjem/train.py', '                if self._updating or stop["writing"]:', '                if self._updating:'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -986,6 +986,25 @@ def sigterm_raises():
     signal.signal(signal.SIGTERM, previous)
 
 
+def test_a_second_ctrl_c_while_the_ends_record_is_written_waits_for_it(guarded, tmp_path):
+    """Two Ctrl-Cs while the end's test record is written (the second normally stops at once, with a
+    KeyboardInterrupt): the record is finished first and the run stops as after one signal, every line whole."""
+    t = Trainer(guarded.replace(iters=8), out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
+    log_jsonl = t._log_jsonl
+
+    def two_ctrl_c_while_writing(record):
+        if "test_acc" in record:
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+        log_jsonl(record)
+
+    t._log_jsonl = two_ctrl_c_while_writing
+    summary = t.fit()
+    assert summary["interrupted"] and summary["stopped_by"] == "SIGINT"
+    records = [json.loads(s) for s in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert "test_acc" in records[-1]
+
+
 @pytest.mark.parametrize("during", ["the-start", "test-evaluation", "test-record", "curves"])
 def test_a_signal_after_the_final_checkpoint_stops_the_ends_outputs_and_says_what_is_left(guarded, tmp_path,
                                                                                              monkeypatch, during,
