@@ -5913,6 +5913,12 @@ MUTANTS = [
     Mutant('second-ctrl-c-tears-the-ends-record', 'tests/test_guard.py -k second_ctrl_c_while', [
         ('fastjem/train.py', '                if self._updating or stop["writing"]:', '                if self._updating:'),
     ]),
+    Mutant('recovery-lr-scale-not-applied', 'tests/test_train.py::test_a_recoverys_learning_rate_scale_is_the_rate_the_optimiser_steps_with', [
+        ('fastjem/train.py', '        lr = learning_rate(self.cfg, self.iteration, self.iters_per_epoch) * self.recovery.lr_scale', '        lr = learning_rate(self.cfg, self.iteration, self.iters_per_epoch)'),
+    ]),
+    Mutant('wrn-head-skips-its-activation', 'tests/test_models.py::test_the_head_is_norm_leaky_relu_global_average_pool_then_linear', [
+        ('fastjem/models/wrn.py', '        h = self.act(self.norm(h))\n        return global_avg_pool(h)', '        return global_avg_pool(h)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -57,6 +57,21 @@ def test_a_block_adds_its_branch_to_its_input_or_to_its_shortcut():
     assert [b.shortcut is not None for b in m.blocks[:3]] == [True, False, True]
 
 
+def test_the_head_is_norm_leaky_relu_global_average_pool_then_linear():
+    """After the last block: norm -> LeakyReLU(0.2) -> global average pool -> Linear (DESIGN section 2), computed
+    here from the network's own layers: a head that skipped the activation or the norm would give other logits."""
+    m = WideResNet(10, 1, norm="batch").eval()
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():  # running statistics far from (0, 1), so that the norm is no identity
+        m.norm.running_mean.copy_(torch.randn(m.norm.num_features, generator=gen))
+        m.norm.running_var.copy_(torch.rand(m.norm.num_features, generator=gen) + 0.5)
+    x = torch.randn(3, 3, 8, 8, generator=gen)
+    h = m.blocks(m.conv1(x))
+    want = m.fc(torch.nn.functional.leaky_relu(m.norm(h), 0.2).mean(dim=(2, 3)))
+    torch.testing.assert_close(m(x), want)
+    torch.testing.assert_close(m.features(x), torch.nn.functional.leaky_relu(m.norm(h), 0.2).mean(dim=(2, 3)))
+
+
 def test_dropout_sits_between_a_blocks_two_convolutions():
     """JEM's block: norm -> LeakyReLU -> conv1 -> dropout -> norm -> LeakyReLU -> conv2: dropout takes conv1's
     output and hands it to the second norm (traced by hooks, in training mode where dropout acts)."""

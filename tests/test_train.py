@@ -39,6 +39,23 @@ def test_the_trainers_energy_is_the_networks_logsumexp_and_its_logit_given_a_lab
     torch.testing.assert_close(t.energy_fn(y)(x), -logits[torch.arange(5), y])
 
 
+def test_a_recoverys_learning_rate_scale_is_the_rate_the_optimiser_steps_with(tiny_config, tmp_path):
+    """After the guard's recoveries halved the learning rate (lr_scale 0.5), a step moves the parameters as a run
+    with half the learning rate does (the same draws, so the same gradients): the optimiser steps with the scaled
+    rate, not only the log. Plain SGD, whose update is lr * gradient."""
+    cfg = tiny_config.replace(optimizer="sgd", warmup_iters=0)
+    halved = Trainer(cfg.replace(lr=cfg.lr / 2), out_dir=tmp_path / "half", progress=False)
+    scaled = Trainer(cfg, out_dir=tmp_path / "scaled", progress=False)
+    scaled.recovery.lr_scale = 0.5
+    start = params(scaled.model).clone()
+    assert torch.equal(start, params(halved.model))
+    for t in (halved, scaled):
+        torch.manual_seed(0)  # chain indices come from torch's generator
+        t.train_step()
+    torch.testing.assert_close(params(scaled.model), params(halved.model), rtol=1e-6, atol=1e-7)
+    assert not torch.equal(params(scaled.model), start)
+
+
 def test_a_step_trains_the_network_in_training_mode_whatever_mode_it_was_left_in(tiny_config, tmp_path):
     """A network put in eval mode between steps (to look at its samples, say) still trains as one: batch norm
     normalises by the batch and updates its running statistics."""
