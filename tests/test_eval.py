@@ -1271,6 +1271,18 @@ def test_samples_task_reports_what_the_network_says_of_each_grid(runs, tmp_path,
     assert torch.equal(*fresh_of[5]) and not torch.equal(fresh_of[5][0], fresh_of[6][0])
 
 
+def test_a_task_leaves_the_callers_generator_where_it_was(runs, tmp_path):
+    """A task seeds torch's generator with its seed (its draws are reproducible) in a fork of it: the caller's own
+    seeded draws go on as if no task had run (a notebook that draws around an evaluation)."""
+    from fastjem.eval import tasks
+
+    torch.manual_seed(7)
+    expected = torch.rand(5)
+    torch.manual_seed(7)
+    tasks.accuracy(runs / "jem", n_steps=1, n_test=16, test_noise=0.03, out_dir=tmp_path / "a", progress=False)
+    assert torch.equal(torch.rand(5), expected)
+
+
 def test_accuracy_and_calibration_report_what_the_network_says_of_the_test_images(runs, tmp_path):
     """On two fixed linear networks: accuracy and NLL of p(y|x) (refinement with step size and noise 0 changes
     nothing), and each model's calibration entry; with one bin, ECE is |accuracy - mean confidence|."""
