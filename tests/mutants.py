@@ -5922,6 +5922,12 @@ MUTANTS = [
     Mutant('eval-task-moves-the-callers-generator', 'tests/test_eval.py::test_a_task_leaves_the_callers_generator_where_it_was', [
         ('fastjem/eval/tasks.py', '        with torch.random.fork_rng(devices=[torch.cuda.current_device()] if cuda else []):', '        if True:'),
     ]),
+    Mutant('logged-px-energies-swapped', 'tests/test_train.py::test_the_logged_energies_are_the_data_batchs_and_the_sampled_batchs', [
+        ('fastjem/train.py', '            parts["e_data"], parts["e_sample"] = e_data.mean().detach(), e_sample.mean().detach()', '            parts["e_sample"], parts["e_data"] = e_data.mean().detach(), e_sample.mean().detach()'),
+    ]),
+    Mutant('logged-pxy-energies-swapped', 'tests/test_train.py::test_the_logged_energies_are_the_data_batchs_and_the_sampled_batchs', [
+        ('fastjem/train.py', '                parts["e_data"], parts["e_sample"] = e_lab_y.mean().detach(), e_qy.mean().detach()', '                parts["e_sample"], parts["e_data"] = e_lab_y.mean().detach(), e_qy.mean().detach()'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

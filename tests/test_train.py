@@ -244,6 +244,27 @@ def test_loss_is_the_jem_objective_with_every_term(tiny_config, tmp_path, class_
     assert loss.item() == pytest.approx(expected.item(), rel=1e-5, abs=1e-6)
 
 
+@pytest.mark.parametrize("px_weight,pxy_weight", [(1.0, 0.0), (0.0, 1.0)], ids=["px", "pxy-alone"])
+def test_the_logged_energies_are_the_data_batchs_and_the_sampled_batchs(tiny_config, tmp_path, px_weight, pxy_weight):
+    """e_data and e_sample (the log's columns, the guard's bounds, gap = e_sample - e_data) are the mean energy of
+    the data batch and of the sampled batch, in that order: with --px-weight E(x) of x_p and of x_q; with the
+    p(x, y) term alone E(x, y) of x_lab and of x_qy."""
+    t = Trainer(tiny_config.replace(px_weight=px_weight, pxy_weight=pxy_weight), out_dir=tmp_path, progress=False)
+    g = torch.Generator().manual_seed(0)
+    x_p, x_lab, x_s = (torch.rand(16, *t.data.sample_shape, generator=g) * 2 - 1 for _ in range(3))
+    y_lab = torch.randint(0, 10, (16,), generator=g)
+    t.sample = lambda batch_size, y=None: x_s  # the sampler's draw, fixed
+    _, parts = t.loss(x_p, x_lab, y_lab)
+    with torch.no_grad():
+        f = t.model
+        if px_weight:
+            want = (-f(x_p).logsumexp(1).mean(), -f(x_s).logsumexp(1).mean())
+        else:
+            want = (-f(x_lab).gather(1, y_lab[:, None]).mean(), -f(x_s).gather(1, y_lab[:, None]).mean())
+    torch.testing.assert_close((parts["e_data"], parts["e_sample"]), want)
+    assert not torch.allclose(want[0], want[1])
+
+
 def test_conditional_buffer_size_must_divide(tiny_config, tmp_path):
     with pytest.raises(ConfigError, match="divisible"):
         Trainer(tiny_config.replace(class_cond_px=True, buffer_size=205), out_dir=tmp_path, progress=False)
