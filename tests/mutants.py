@@ -5928,6 +5928,9 @@ MUTANTS = [
     Mutant('logged-pxy-energies-swapped', 'tests/test_train.py::test_the_logged_energies_are_the_data_batchs_and_the_sampled_batchs', [
         ('fastjem/train.py', '                parts["e_data"], parts["e_sample"] = e_lab_y.mean().detach(), e_qy.mean().detach()', '                parts["e_sample"], parts["e_data"] = e_lab_y.mean().detach(), e_qy.mean().detach()'),
     ]),
+    Mutant('ood-logpx-is-the-top-logit', 'tests/test_eval.py::test_ood_scores_are_log_p_x_the_top_class_probability_and_the_gradient_norm', [
+        ('fastjem/eval/ood.py', '        out["logpx"].append(torch.logsumexp(logits, 1).cpu())', '        out["logpx"].append(logits.amax(1).cpu())'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -107,6 +107,21 @@ def _net(seed=0, width=4, dtype=torch.float64):
     return ConvNet(10, 1, width).to(dtype).eval()
 
 
+def test_ood_scores_are_log_p_x_the_top_class_probability_and_the_gradient_norm():
+    """ood_scores, in batches, against the formulas: logpx = LSE f(x) (the unnormalised log-density, not the top
+    logit), maxprob = max softmax f(x), grad_norm = -||d LSE f(x) / dx|| (grad_norm_score, checked on its own)."""
+    from fastjem.eval.ood import ood_scores
+
+    net = ConvNet(num_classes=10, in_channels=1, width=4).eval()
+    x = torch.rand(7, 1, 8, 8, generator=torch.Generator().manual_seed(0)) * 2 - 1
+    got = ood_scores(net, x, batch_size=3)
+    with torch.no_grad():
+        logits = net(x)
+    torch.testing.assert_close(got["logpx"], torch.logsumexp(logits, 1))
+    torch.testing.assert_close(got["maxprob"], torch.softmax(logits, 1).amax(1))
+    torch.testing.assert_close(got["grad_norm"], grad_norm_score(net, x))
+
+
 def test_grad_norm_score_matches_finite_differences():
     net = _net()
     x = torch.rand(3, 1, 8, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(1)) * 2 - 1
