@@ -5917,7 +5917,7 @@ MUTANTS = [
         ('fastjem/train.py', '        lr = learning_rate(self.cfg, self.iteration, self.iters_per_epoch) * self.recovery.lr_scale', '        lr = learning_rate(self.cfg, self.iteration, self.iters_per_epoch)'),
     ]),
     Mutant('wrn-head-skips-its-activation', 'tests/test_models.py::test_the_head_is_norm_leaky_relu_global_average_pool_then_linear', [
-        ('fastjem/models/wrn.py', '        h = self.act(self.norm(h))\n        return global_avg_pool(h)', '        return global_avg_pool(h)'),
+        ('fastjem/models/wrn.py', '        h = self.act(self.norm(h))\n        return global_avg_pool(h)', '        h = self.norm(h)\n        return global_avg_pool(h)'),
     ]),
     Mutant('eval-task-moves-the-callers-generator', 'tests/test_eval.py::test_a_task_leaves_the_callers_generator_where_it_was', [
         ('fastjem/eval/tasks.py', '        with torch.random.fork_rng(devices=[torch.cuda.current_device()] if cuda else []):', '        if True:'),
