@@ -72,6 +72,7 @@ from fastjem.distributed import (
 from fastjem.engine import Engine, backend_flags, engine_networks, resolve_engine, set_backend_flags
 from fastjem.errors import CheckpointError, ConfigError, FastJEMError, error_line
 from fastjem.guard import DivergenceGuard, RecoveryState
+from fastjem.memory import check_fits
 from fastjem.models import (
     build_model,
     check_batch_norm_batch,
@@ -523,6 +524,15 @@ class Trainer:
         self.data_gen = torch.Generator(device=self.device).manual_seed(cfg.seed)
         rank = self.dist.rank
         self.local_batch = cfg.batch_size // world
+        # before a byte of it is allocated: an iteration holds at least three fp32 batches (x_p, x_lab, the SGLD
+        # chains); a --batch-size past the machine's memory was drawn all the same (Linux overcommits) and the
+        # process swapped or was killed without a word
+        row = 3 * math.prod(self.data.sample_shape) * 4
+        check_fits(self.local_batch * row, self.device,
+                   f"an iteration's batches (3 x {self.local_batch} images of "
+                   f"{'x'.join(map(str, self.data.sample_shape))}, fp32, before the network's activations)",
+                   lambda free: f"give a smaller --batch-size (at most {free // row} fit, less what the network's "
+                                "activations take; the paper's is 64)")
         self.shard = slice(rank * self.local_batch, (rank + 1) * self.local_batch) if self.dist.enabled else None
         if self.dist.enabled:
             broadcast_parameters_(self.model)

@@ -1202,6 +1202,30 @@ def test_a_config_file_of_epochs_alone_is_not_overridden_by_the_presets_iters(tm
     capsys.readouterr()
 
 
+def test_a_batch_past_the_free_memory_is_refused_before_training(tmp_path, capsys, monkeypatch):
+    """--batch-size 999999999 on digits warned that the batch was larger than the data, then drew it (Linux
+    overcommits): the process swapped for minutes or was killed without a word. An iteration's three fp32 batches
+    that cannot fit are now refused before anything is drawn, naming --batch-size and how many would fit."""
+    import fastjem.memory
+
+    row = 3 * 64 * 4  # x_p, x_lab and the chains, 1x8x8 fp32
+    monkeypatch.setattr(fastjem.memory, "_meminfo", lambda: {"MemAvailable": 1000 * row - 1, "SwapFree": 0})
+    monkeypatch.setattr(fastjem.memory, "PROC_CGROUP", fastjem.memory.Path("/nonexistent/cgroup"))
+    t = time.time()
+    assert main(["train", *TINY, "--iters", "1", "--warmup-iters", "0", "--batch-size", "1000", "--out-dir",
+                 str(tmp_path / "big")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("fastjem: error: an iteration's batches (3 x 1000 images of 1x8x8, fp32, before the "
+                          "network's activations) takes 750.0 KiB on cpu"), err
+    assert "give a smaller --batch-size (at most 999 fit" in err
+    assert not (tmp_path / "big" / "checkpoint.pt").exists()
+    monkeypatch.undo()
+    assert main(["train", *TINY, "--iters", "1", "--warmup-iters", "0", "--batch-size", "999999999", "--out-dir",
+                 str(tmp_path / "huge")]) == 1
+    assert "give a smaller --batch-size" in capsys.readouterr().err
+    assert time.time() - t < 60
+
+
 def test_numbers_beyond_64_bits_and_runs_beyond_memory_get_one_line(tmp_path, capsys, monkeypatch):
     """A seed or size above 2^63 ended in a C++ 'Overflow when unpacking long long' traceback; a size the machine
     cannot hold in torch's allocator traceback. Other runtime errors keep theirs (a bug must show where)."""
@@ -1219,13 +1243,12 @@ def test_numbers_beyond_64_bits_and_runs_beyond_memory_get_one_line(tmp_path, ca
         main(["train", "--seed", str(-(2**63) - 1)])
     assert "is too small (at least -9223372036854775808)" in capsys.readouterr().err
 
-    # a size beyond 64 bits of bytes: torch's 'Storage size calculation overflowed' when the batch is drawn
+    # a batch of a size beyond 64 bits of bytes is refused before it is drawn, naming its option
     assert main(["train", *TINY, "--iters", "2", "--warmup-iters", "0", "--batch-size", str(2**62), "--out-dir",
                  str(tmp_path / "huge")]) == 1
-    warned, err = capsys.readouterr().err.split("\n", 1)  # (the start warns of a batch larger than the data)
-    assert warned.startswith("warning: --batch-size 4611686018427387904 is larger than the training set (1257 "), warned
-    assert err.startswith("fastjem: error: out of memory: Storage size calculation overflowed"), err
-    assert "make the run smaller (--batch-size, --buffer-size" in err
+    err = capsys.readouterr().err
+    assert err.startswith("fastjem: error: an iteration's batches (3 x 4611686018427387904 images of 1x8x8"), err
+    assert "give a smaller --batch-size" in err
     # a buffer of that size is refused before it is allocated, naming its option
     assert main(["train", *TINY, "--iters", "2", "--buffer-size", str(2**62), "--out-dir", str(tmp_path / "big")]) == 1
     err = capsys.readouterr().err
