@@ -1263,6 +1263,18 @@ def test_numbers_beyond_64_bits_and_runs_beyond_memory_get_one_line(tmp_path, ca
     assert main(["train", *TINY, "--iters", "2", "--out-dir", str(tmp_path / "run")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("fastjem: error: out of memory: [enforce fail") and "--buffer-size" in err
+
+    import torch
+
+    def overflow(self):  # a size past 64 bits of bytes that no up-front check caught: torch's own words
+        torch.empty(2**62, 64)
+
+    monkeypatch.setattr(Trainer, "fit", overflow)
+    assert main(["train", *TINY, "--iters", "2", "--out-dir", str(tmp_path / "run3")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("fastjem: error: out of memory: Storage size calculation overflowed"), err
+    assert "make the run smaller (--batch-size, --buffer-size" in err
+
     def bug(self):
         raise RuntimeError("bug")
 
