@@ -5931,6 +5931,9 @@ MUTANTS = [
     Mutant('ood-logpx-is-the-top-logit', 'tests/test_eval.py::test_ood_scores_are_log_p_x_the_top_class_probability_and_the_gradient_norm', [
         ('fastjem/eval/ood.py', '        out["logpx"].append(torch.logsumexp(logits, 1).cpu())', '        out["logpx"].append(logits.amax(1).cpu())'),
     ]),
+    Mutant('train-batch-past-memory-drawn', 'tests/test_cli.py -k batch_past_the_free_memory', [
+        ('fastjem/train.py', '        check_fits(self.local_batch * row, self.device,', '        (lambda *a: None)(self.local_batch * row, self.device,'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
