@@ -648,6 +648,13 @@ def config_from_args(args: argparse.Namespace, grid: dict | None = None) -> tupl
             # a file that names its preset starts from that preset's values (a partial file of "preset": "paper"
             # took the quick preset's under the paper's name)
             base = get_preset(from_file["preset"])
+        elif (from_file.get("preset", "custom") != "custom"
+              and not {f.name for f in fields(TrainConfig)} - {"out_dir"} <= set(from_file)):
+            # a partial file of a misspelt name ("pape") took the quick preset's values under that name without a
+            # word (a whole config.json, a run made in Python under a name of its own, needs none)
+            raise ConfigError(f"--config {args.config}: preset {from_file['preset']!r} is no preset, and the options "
+                              f"the file leaves out would come from the quick one: give one of {', '.join(PRESETS)} "
+                              "(or custom: a config made in Python), or drop it from the file")
         preset = base.preset  # the preset whose values the file's options change
         base = base.replace(**from_file)
         # a file of epochs alone kept the preset's --iters, which overrides them: 800 iterations, whatever it said

@@ -1180,6 +1180,21 @@ def test_config_options_that_were_quietly_overridden(tmp_path, capsys):
     assert main(["train", "--config", str(tmp_path / "p.json"), "--preset", "quick", "--print-config"]) == 0
     cfg = json.loads(capsys.readouterr().out)  # --preset given: its values and name, the file's seed
     assert (cfg["preset"], cfg["arch"], cfg["seed"]) == ("quick", "convnet", 4)
+    # a misspelt preset in a file trained the quick preset's values under that name without a word
+    (tmp_path / "typo.json").write_text(json.dumps({"preset": "Paper", "seed": 4}))
+    for cmd in (["train", "--print-config"], ["sweep", "--grid", "lr=0.1,0.2", "--dry-run"]):
+        assert main([*cmd, "--config", str(tmp_path / "typo.json")]) == 1
+        assert (f"--config {tmp_path / 'typo.json'}: preset 'Paper' is no preset, and the options the file leaves "
+                "out would come from the quick one: give one of quick, paper (or custom") in capsys.readouterr().err, cmd
+    (tmp_path / "custom.json").write_text(json.dumps({"preset": "custom", "seed": 4}))  # a Trainer's own config.json
+    assert main(["train", "--config", str(tmp_path / "custom.json"), "--print-config"]) == 0
+    assert json.loads(capsys.readouterr().out)["preset"] == "custom"
+    # a whole config.json of a run made in Python under a name of its own is taken as it is
+    whole = {**dataclasses.asdict(TrainConfig(preset="mine", seed=4)), "decay_epochs": [50, 100], "remedies": ["lr"]}
+    (tmp_path / "whole.json").write_text(json.dumps(whole))
+    assert main(["train", "--config", str(tmp_path / "whole.json"), "--print-config"]) == 0
+    cfg = json.loads(capsys.readouterr().out)
+    assert (cfg["preset"], cfg["arch"], cfg["seed"]) == ("mine", "wrn", 4)
 
 
 def test_a_config_file_of_epochs_alone_is_not_overridden_by_the_presets_iters(tmp_path, capsys):
