@@ -5934,6 +5934,12 @@ MUTANTS = [
     Mutant('train-batch-past-memory-drawn', 'tests/test_cli.py -k batch_past_the_free_memory', [
         ('fastjem/train.py', '        check_fits(self.local_batch * row, self.device,', '        (lambda *a: None)(self.local_batch * row, self.device,'),
     ]),
+    Mutant('cli-config-misspelt-preset-taken', 'tests/test_cli.py -k quietly_overridden', [
+        ('fastjem/cli.py', '        elif (from_file.get("preset", "custom") != "custom"', '        elif (False'),
+    ]),
+    Mutant('cli-config-whole-file-own-preset-refused', 'tests/test_cli.py -k quietly_overridden', [
+        ('fastjem/cli.py', '              and not {f.name for f in fields(TrainConfig)} - {"out_dir"} <= set(from_file)):', '              and True):'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1185,7 +1185,7 @@ def test_config_options_that_were_quietly_overridden(tmp_path, capsys):
     for cmd in (["train", "--print-config"], ["sweep", "--grid", "lr=0.1,0.2", "--dry-run"]):
         assert main([*cmd, "--config", str(tmp_path / "typo.json")]) == 1
         assert (f"--config {tmp_path / 'typo.json'}: preset 'Paper' is no preset, and the options the file leaves "
-                "out would come from the quick one: give one of quick, paper (or custom") in capsys.readouterr().err, cmd
+                "out would come from the quick one: give one of quick, paper (or custom") in capsys.readouterr().err
     (tmp_path / "custom.json").write_text(json.dumps({"preset": "custom", "seed": 4}))  # a Trainer's own config.json
     assert main(["train", "--config", str(tmp_path / "custom.json"), "--print-config"]) == 0
     assert json.loads(capsys.readouterr().out)["preset"] == "custom"
