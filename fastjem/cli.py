@@ -70,10 +70,10 @@ def add_train_arguments(p: argparse.ArgumentParser, sweep: bool = False) -> None
 
     p.add_argument("--preset", default=None, choices=sorted(PRESETS),
                    help="starting configuration (default: quick)")
-    p.add_argument("--resume", metavar="CHECKPOINT", default=None,
+    p.add_argument("--resume", metavar="CHECKPOINT", default=None, action=PathArgument,
                    help=said("resume", "continue the run saved in CHECKPOINT (its config is reused; run length and "
                                        "logging options may change)"))
-    p.add_argument("--config", metavar="FILE", default=None,
+    p.add_argument("--config", metavar="FILE", default=None, action=PathArgument,
                    help="start from the options in FILE, on top of --preset: a JSON object of options (a run's "
                         "config.json, or any subset; --print-config writes one), a run folder or a checkpoint; "
                         "options given on the command line override it, and --out-dir never comes from it")
@@ -100,6 +100,8 @@ def add_train_arguments(p: argparse.ArgumentParser, sweep: bool = False) -> None
             g.add_argument(flag, nargs="+", type=str, metavar="NAME", **kw)
         elif isinstance(default, tuple):
             g.add_argument(flag, nargs="*", type=float, metavar="EPOCH", **kw)
+        elif f.name in PATH_OPTIONS:
+            g.add_argument(flag, action=PathArgument, **kw)
         else:
             g.add_argument(flag, type=int64 if type(default) is int else type(default), choices=meta.get("choices"),
                            **kw)
@@ -131,6 +133,24 @@ def int64(text: str) -> int:
 
 
 int64.__name__ = "int"  # argparse names the type in "invalid int value: ..."
+
+
+class PathArgument(argparse.Action):
+    """A file or folder argument, stored as given, that refuses '' (an unset shell variable: ``--out-dir "$DIR"``):
+    it was taken as the current folder, or as the option not given, without a word."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if "" in (values if isinstance(values, list) else [values]):
+            if option_string is None:  # a positional: it has no default to fall back on
+                raise argparse.ArgumentError(self, "an empty path ('', an unset shell variable?) names no file or "
+                                                   "folder: give its path ('.' for the current folder)")
+            raise argparse.ArgumentError(self, "an empty path ('', an unset shell variable?) names no file or folder: "
+                                               f"give a path, or drop {option_string} for its default")
+        setattr(namespace, self.dest, values)
+
+
+# TrainConfig's options that name a file or folder (their "" is the default, never a value to give)
+PATH_OPTIONS = ("data_dir", "init_weights", "out_dir")
 
 
 class _Version(argparse.Action):
@@ -285,10 +305,11 @@ def add_export_parser(sub) -> None:
                                    "(torch.export.load(path).module()). Classes, input shape and range travel in "
                                    "the file (fastjem.json). The program is checked against the network before "
                                    "the command returns.")
-    p.add_argument("checkpoint", help="checkpoint file (checkpoint.pt, best.pt, ...), or a run folder")
-    p.add_argument("--out", default=None, help="output .pt2 (default: <checkpoint folder>/model.pt2 for "
-                                               "checkpoint.pt, model-<name>.pt2 for any other file: model-best.pt2 "
-                                               "for best.pt)")
+    p.add_argument("checkpoint", action=PathArgument,
+                   help="checkpoint file (checkpoint.pt, best.pt, ...), or a run folder")
+    p.add_argument("--out", default=None, action=PathArgument,
+                   help="output .pt2 (default: <checkpoint folder>/model.pt2 for checkpoint.pt, model-<name>.pt2 "
+                        "for any other file: model-best.pt2 for best.pt)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.add_argument("--device", default="cpu", choices=("auto", "cpu", "cuda"),
                    help="device the program is traced on and runs on (default: cpu)")
@@ -317,16 +338,17 @@ def add_convert_parser(sub) -> None:
                                    "(--init-weights), but cannot be resumed (it holds no optimiser state). A fastjem "
                                    "checkpoint or run folder of a 32 x 32 RGB Wide-ResNet becomes a file their scripts "
                                    "load with --load_path. The direction follows from the file given.")
-    p.add_argument("checkpoint", help="the authors' .pt file, or a fastjem checkpoint / run folder")
-    p.add_argument("--out", default=None, help="output .pt (default: beside the input, <name>-fastjem.pt or "
-                                               "<name>-jem.pt)")
+    p.add_argument("checkpoint", action=PathArgument,
+                   help="the authors' .pt file, or a fastjem checkpoint / run folder")
+    p.add_argument("--out", default=None, action=PathArgument,
+                   help="output .pt (default: beside the input, <name>-fastjem.pt or <name>-jem.pt)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     g = p.add_argument_group("authors' checkpoint -> fastjem")
     g.add_argument("--dataset", default=None, choices=("cifar10", "cifar100", "svhn"),
                    help="what the network was trained on (default: cifar10, or cifar100 for 100 classes)")
-    g.add_argument("--data-dir", default="", help="where that dataset lives, recorded for fastjem eval "
-                                                       "(default: none recorded: eval reads ~/.cache/fastjem/data "
-                                                       "unless given its own --data-dir)")
+    g.add_argument("--data-dir", default="", action=PathArgument,
+                   help="where that dataset lives, recorded for fastjem eval (default: none recorded: eval reads "
+                        "~/.cache/fastjem/data unless given its own --data-dir)")
     g.add_argument("--norm", default=None, choices=("none", "batch", "instance", "layer"),
                    help="the authors' --norm, needed only for instance or layer norm (their state dicts look alike)")
     g.add_argument("--classifier-only", action="store_true",
@@ -379,7 +401,7 @@ def add_runs_parser(sub) -> None:
                                    "iteration and status, median it/s, last train / validation accuracy, test "
                                    "accuracy, best.pt's record and divergence recoveries. Read from what runs write "
                                    "as they go, so unfinished runs show where they stand.")
-    p.add_argument("runs", nargs="*", default=["runs"], metavar="RUN",
+    p.add_argument("runs", nargs="*", default=["runs"], metavar="RUN", action=PathArgument,
                    help="run folders, or folders of runs (default: runs/)")
     p.add_argument("--sort", choices=SORT_KEYS, default="run", help="order of the lines (default: run name; "
                                                                      "measures best first)")
@@ -433,16 +455,17 @@ def add_data_parser(sub) -> None:
                                    "training images of each class. A cheap check of a folder before a long run.")
     p.add_argument("--dataset", choices=DATASETS, default="digits",
                    help="the dataset to load, as fastjem train --dataset (default: digits)")
-    p.add_argument("--data-dir", default="", help="where it lives, as for fastjem train (not for digits, which is "
-                                                  "built in); default ~/.cache/fastjem/data")
+    p.add_argument("--data-dir", default="", action=PathArgument,
+                   help="where it lives, as for fastjem train (not for digits, which is built in); default "
+                        "~/.cache/fastjem/data")
     p.add_argument("--download", action="store_true", help="download torchvision datasets when missing")
     p.add_argument("--image-size", type=int64, default=0, help="resize on load, as fastjem train --image-size "
                                                                "(default: 0, as stored)")
     p.add_argument("--val-size", type=int64, default=-1, help="training images held out for validation "
                                                             "(default: -1 = the dataset's, as fastjem train "
                                                             "--val-size says)")
-    p.add_argument("--grid", default=None, metavar="PNG", help="write up to 8 training images per class (10 classes "
-                                                               "at most) to this PNG")
+    p.add_argument("--grid", default=None, metavar="PNG", action=PathArgument,
+                   help="write up to 8 training images per class (10 classes at most) to this PNG")
 
 
 def run_data(args: argparse.Namespace) -> int:
@@ -535,10 +558,11 @@ def add_bench_parser(sub) -> None:
     p.add_argument("--seconds", type=float, default=10.0, help="timed seconds after the warm-up (default 10)")
     p.add_argument("--seed", type=int64, default=0, help="random seed of the network's weights and the chains "
                                                          "(default: 0)")
-    p.add_argument("--out", default=None, help="also write the result as JSON to this file (a list for several "
-                                                  "batch sizes or precisions)")
-    p.add_argument("--plot", default=None, metavar="PNG", help="with several batch sizes: draw chains/s and ms per "
-                                                                "step against the batch size to this file")
+    p.add_argument("--out", default=None, action=PathArgument,
+                   help="also write the result as JSON to this file (a list for several batch sizes or precisions)")
+    p.add_argument("--plot", default=None, metavar="PNG", action=PathArgument,
+                   help="with several batch sizes: draw chains/s and ms per step against the batch size to this "
+                        "file")
     p.add_argument("--force", action="store_true", help="replace an existing --out / --plot file")
 
 
@@ -837,10 +861,10 @@ def add_plot_parser(sub) -> None:
                        description="Loss, accuracy (train, validation, test), data and sample energies, it/s and "
                                    "learning rate against iteration, from RUN/metrics.jsonl, as one PNG. Several "
                                    "runs are overlaid, one colour each (an ablation, a JEM and its baseline).")
-    p.add_argument("runs", nargs="+", metavar="RUN",
+    p.add_argument("runs", nargs="+", metavar="RUN", action=PathArgument,
                    help="run folders (the --out-dir of fastjem train), their metrics.jsonl, or folders of runs (a "
                         "fastjem sweep: every run in it)")
-    p.add_argument("--out", default=None,
+    p.add_argument("--out", default=None, action=PathArgument,
                    help="PNG to write (default: RUN/curves.png for one run or one folder of runs; required for "
                         "several)")
     p.add_argument("--mean", action="store_true",

@@ -5940,6 +5940,18 @@ MUTANTS = [
     Mutant('cli-config-whole-file-own-preset-refused', 'tests/test_cli.py -k quietly_overridden', [
         ('fastjem/cli.py', '              and not {f.name for f in fields(TrainConfig)} - {"out_dir"} <= set(from_file)):', '              and True):'),
     ]),
+    Mutant('cli-empty-path-taken', 'tests/test_cli.py -k empty_path', [
+        ('fastjem/cli.py', '        if "" in (values if isinstance(values, list) else [values]):', '        if None in (values if isinstance(values, list) else [values]):'),
+    ]),
+    Mutant('cli-empty-positional-worded-as-option', 'tests/test_cli.py -k empty_path', [
+        ('fastjem/cli.py', '            if option_string is None:  # a positional: it has no default to fall back on', '            if False:'),
+    ]),
+    Mutant('train-empty-out-dir-taken', 'tests/test_cli.py -k empty_path', [
+        ('fastjem/cli.py', '        elif f.name in PATH_OPTIONS:\n            g.add_argument(flag, action=PathArgument, **kw)\n', ''),
+    ]),
+    Mutant('eval-empty-compare-taken', 'tests/test_cli.py -k empty_path', [
+        ('fastjem/eval/cli.py', '    g.add_argument("--compare", metavar="CHECKPOINT", default=None, action=PathArgument,', '    g.add_argument("--compare", metavar="CHECKPOINT", default=None,'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

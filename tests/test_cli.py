@@ -1433,3 +1433,54 @@ def test_bench_prints_and_plots_what_it_measured(tmp_path, drawn, capsys):
     assert figures[1]._suptitle.get_text() == "fastjem bench: WRN-10-1 on cpu X (precision fp32, eager)"
     written = benchmark.write_result(rs, str(tmp_path / "new" / "dir" / "r.json"))
     assert written == tmp_path / "new" / "dir" / "r.json" and json.loads(written.read_text()) == rs
+
+
+# every argument that names a file or folder, as (command line before it, the argument, command line after it)
+PATH_ARGUMENTS = [
+    *((cmd, flag, extra) for cmd, extra in (("train", []), ("sweep", ["--grid", "lr=1e-3,2e-3"]))
+      for flag in ("--resume", "--config", "--data-dir", "--init-weights", "--out-dir")),
+    ("eval", "checkpoint", ["accuracy"]),
+    *(("eval x accuracy", flag, []) for flag in ("--out-dir", "--data-dir", "--compare", "--ood-data-dir",
+                                                  "--inception-weights")),
+    ("sample", "checkpoint", []), *(("sample x", flag, []) for flag in ("--data-dir", "--out")),
+    ("plot", "RUN", []), ("plot x", "--out", []), ("bench", "--out", []), ("bench", "--plot", []),
+    ("data", "--data-dir", []), ("data", "--grid", []), ("runs", "RUN", []),
+    ("export", "checkpoint", []), ("export x", "--out", []),
+    ("convert", "checkpoint", []), *(("convert x", flag, []) for flag in ("--out", "--data-dir")),
+]
+
+
+@pytest.mark.parametrize("before,argument,after", PATH_ARGUMENTS, ids=lambda v: v if isinstance(v, str) else "")
+def test_an_empty_path_is_refused_by_the_parser_naming_its_argument(tmp_path, monkeypatch, capsys, before, argument,
+                                                                     after):
+    """'' (an unset shell variable: --out-dir "$DIR") was the current folder (a run folder, an eval's output), or the
+    option not given at all (--config, --resume: a new run from the preset), without a word."""
+    monkeypatch.chdir(tmp_path)
+    given = [""] if argument.isupper() or argument == "checkpoint" else [argument, ""]
+    with pytest.raises(SystemExit) as exit_:
+        main([*before.split(), *given, *after])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and f"argument {argument}: an empty path ('', an unset shell variable?)" in err, err
+    if given == [""]:  # a positional has no default to drop to
+        assert "give its path ('.' for the current folder)" in err and "drop" not in err, err
+    else:
+        assert f"give a path, or drop {argument} for its default" in err, err
+    assert not any(tmp_path.iterdir())
+
+
+def test_every_file_and_folder_argument_refuses_an_empty_path():
+    """A file or folder argument added to a command without PathArgument would take '' again."""
+    import argparse
+
+    from fastjem.cli import PathArgument, build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    paths = {(cmd, a.option_strings[0] if a.option_strings else a.metavar or a.dest)
+             for cmd, sub in commands.items() for a in sub._actions if isinstance(a, PathArgument)}
+    assert paths == {(before.split()[0], argument) for before, argument, _ in PATH_ARGUMENTS}
+    # the other free-text arguments name no file: a task, OOD sets, class names, remedies, a feature model's spec
+    free = {(cmd, a.dest) for cmd, sub in commands.items() for a in sub._actions
+            if type(a) is argparse._StoreAction and a.type in (None, str) and not a.choices}
+    assert free == {("train", "remedies"), ("sweep", "remedies"), ("eval", "task"), ("eval", "ood"),
+                    ("eval", "features_model"), ("sample", "classes")}

@@ -6,7 +6,7 @@ import argparse
 import warnings
 from pathlib import Path
 
-from fastjem.cli import int64
+from fastjem.cli import PathArgument, int64
 from fastjem.errors import ConfigError, FastJEMWarning
 
 TASK_HELP = {
@@ -60,19 +60,20 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
         epilog=f"tasks:\n{tasks}\n\nexamples:\n  fastjem eval runs/jem/checkpoint.pt calibration --compare "
                "runs/baseline/checkpoint.pt\n  fastjem eval runs/jem ood --ood uniform constant interp svhn "
                "--data-dir ~/data\n  fastjem eval runs/jem all")
-    p.add_argument("checkpoint", help="checkpoint file, a run folder holding checkpoint.pt, a folder of "
-                                      "checkpoints (a run's checkpoints/, from --ckpt-keep-every: the task on each, "
-                                      "then its history) or a folder of runs (a fastjem sweep: the task on each run, "
-                                      "then a comparison, mean ± std per grid combination)")
+    p.add_argument("checkpoint", action=PathArgument,
+                   help="checkpoint file, a run folder holding checkpoint.pt, a folder of checkpoints (a run's "
+                        "checkpoints/, from --ckpt-keep-every: the task on each, then its history) or a folder of runs "
+                        "(a fastjem sweep: the task on each run, then a comparison, mean ± std per grid combination)")
     p.add_argument("task", metavar="TASK", help=f"one of: {', '.join(TASK_HELP)}")
     g = p.add_argument_group("common")
-    g.add_argument("--out-dir", default=None,
+    g.add_argument("--out-dir", default=None, action=PathArgument,
                    help="output folder (default: eval/ beside a run's checkpoint.pt, eval-<name>/ beside any other "
                         "checkpoint file: eval-best/ for best.pt)")
     g.add_argument("--batch-size", type=int64, default=500, help="evaluation batch size (default: 500)")
     g.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="device (default: auto)")
-    g.add_argument("--data-dir", default="", help="where the datasets live (default: the checkpoint's training "
-                                                   "--data-dir, else ~/.cache/fastjem/data)")
+    g.add_argument("--data-dir", default="", action=PathArgument,
+                   help="where the datasets live (default: the checkpoint's training --data-dir, else "
+                        "~/.cache/fastjem/data)")
     g.add_argument("--download", action="store_true", help="download missing torchvision datasets (needs internet)")
     g.add_argument("--n-test", type=int64, default=0,
                    help="use N test images, a fixed random subset, the same for every task and checkpoint (default: "
@@ -93,13 +94,14 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
                         "--buffer-init)")
     g = p.add_argument_group("calibration")
     g.add_argument("--bins", type=int64, default=20, help="equal-width confidence bins for ECE (default: 20)")
-    g.add_argument("--compare", metavar="CHECKPOINT", default=None,
+    g.add_argument("--compare", metavar="CHECKPOINT", default=None, action=PathArgument,
                    help="a second checkpoint (e.g. the classifier-only baseline) drawn on the same diagram")
     g = p.add_argument_group("ood")
     g.add_argument("--ood", nargs="+", default=None, metavar="SET",
                    help=f"OOD sets: {', '.join(OOD_SETS)} or a folder of images (default: {' '.join(SYNTHETIC_SETS)}; "
                         "'all' tries every set and skips those not available)")
-    g.add_argument("--ood-data-dir", default=None, help="where the OOD datasets live (default: --data-dir)")
+    g.add_argument("--ood-data-dir", default=None, action=PathArgument,
+                   help="where the OOD datasets live (default: --data-dir)")
     g.add_argument("--n-ood", type=int64, default=1000, help="images per OOD set (default: 1000)")
     g = p.add_argument_group("robustness")
     g.add_argument("--norms", nargs="+", default=list(NORMS), choices=NORMS, help="attack norms (default: both)")
@@ -114,7 +116,7 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
                    help="test images attacked, a fixed random subset of those --n-test leaves; 0 = all of them "
                         "(default: 500)")
     g = p.add_argument_group("fid")
-    g.add_argument("--inception-weights", default=None, metavar="PATH",
+    g.add_argument("--inception-weights", default=None, metavar="PATH", action=PathArgument,
                    help="local Inception v3 weights, torch-fidelity's weights-inception-2015-12-05-6726825d.pth, for "
                         "FID / Inception score via torchmetrics (pip install 'torchmetrics[image]')")
     g.add_argument("--features-model", default=None, metavar="SPEC",
@@ -265,7 +267,7 @@ def add_sample_parser(sub) -> argparse.ArgumentParser:
                     "log p~(x) and, when conditional, the target class, plus a PNG grid beside the file.",
         epilog="examples:\n  fastjem sample runs/jem -n 1000\n  fastjem sample runs/jem/checkpoint.pt --class all "
                "-n 16 --out cond.pt\n  fastjem sample runs/jem --class 3 7 --init noise --n-steps 500")
-    p.add_argument("checkpoint", help="checkpoint file, or a run folder holding checkpoint.pt")
+    p.add_argument("checkpoint", action=PathArgument, help="checkpoint file, or a run folder holding checkpoint.pt")
     p.add_argument("-n", "--n", type=int64, default=100,
                    help="samples (per class with --class) (default: 100)")
     p.add_argument("--class", dest="classes", nargs="+", default=None, metavar="C",
@@ -278,14 +280,14 @@ def add_sample_parser(sub) -> argparse.ArgumentParser:
                    help="chain start: the checkpoint's replay buffer, U(-1, 1), or informative = a Gaussian per class "
                         "fitted to the dataset's training images (JEM++); default: auto = the buffer when there is "
                         "one, else the run's own --buffer-init")
-    p.add_argument("--data-dir", default="",
+    p.add_argument("--data-dir", default="", action=PathArgument,
                    help="where --init informative reads the training images (default: the checkpoint's training "
                         "--data-dir)")
     p.add_argument("--download", action="store_true",
                    help="download a missing torchvision dataset for --init informative (needs internet)")
     p.add_argument("--step-size", type=float, default=None, help="SGLD step size (default: the checkpoint's)")
     p.add_argument("--noise", type=float, default=None, help="SGLD noise std (default: the checkpoint's)")
-    p.add_argument("--out", default=None,
+    p.add_argument("--out", default=None, action=PathArgument,
                    help="output file, .npz or .pt (default: <unconditional|class-NAME-...|all-classes>.npz in sampled/ "
                         "beside a run's checkpoint.pt, in sampled-<name>/ beside any other checkpoint file)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
