@@ -802,9 +802,18 @@ def add_sweep_parser(sub) -> None:
 
 
 def run_sweep_command(args: argparse.Namespace) -> int:
+    from fastjem.distributed import world_from_env
     from fastjem.runs import counted
     from fastjem.sweep import format_summary, parse_grid, run_sweep
 
+    world = world_from_env()
+    if world > 1:
+        # each of torchrun's processes ran the whole sweep: all but one were refused the sweep folder's lock, and the
+        # one left waited for them in its first run's process group
+        raise ConfigError(f"fastjem sweep trains its runs one after another in one process; under torchrun "
+                          f"(WORLD_SIZE={world}) each of the {world} processes would run the whole sweep: start it "
+                          "without torchrun, or train each combination data-parallel with torchrun ... -m fastjem "
+                          "train --out-dir FOLDER")
     if args.resume or args.print_config:
         raise ConfigError("fastjem sweep continues itself (run the same command again) and has no --print-config; "
                           "--resume and --print-config are for fastjem train")

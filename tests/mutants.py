@@ -5952,6 +5952,12 @@ MUTANTS = [
     Mutant('eval-empty-compare-taken', 'tests/test_cli.py -k empty_path', [
         ('fastjem/eval/cli.py', '    g.add_argument("--compare", metavar="CHECKPOINT", default=None, action=PathArgument,', '    g.add_argument("--compare", metavar="CHECKPOINT", default=None,'),
     ]),
+    Mutant('sweep-under-torchrun-runs', 'tests/test_cli.py -k sweep_under_torchrun', [
+        ('fastjem/cli.py', '    world = world_from_env()\n    if world > 1:\n        # each of torchrun', '    world = world_from_env()\n    if False:\n        # each of torchrun'),
+    ]),
+    Mutant('sweep-world-from-world-size-alone', 'tests/test_cli.py -k sweep_under_torchrun', [
+        ('fastjem/cli.py', '    world = world_from_env()\n    if world > 1:', '    world = int(os.environ.get("WORLD_SIZE", "1"))\n    if world > 1:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1388,6 +1388,21 @@ def test_under_torchrun_a_run_needs_one_folder_for_every_process(tmp_path, capsy
     assert not any(tmp_path.iterdir())
 
 
+def test_a_sweep_under_torchrun_is_refused_before_it_touches_its_folder(tmp_path, capsys, monkeypatch):
+    """Each of torchrun's processes ran the whole sweep: one took the folder's lock and the others were told that
+    another fastjem sweep was using it (their own sibling), then torchrun ended the first."""
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", "--grid", "lr=1e-3,2e-3", *TINY, "--out-dir", "sw"]) == 1
+    err = capsys.readouterr().err
+    assert "under torchrun (WORLD_SIZE=2) each of the 2 processes would run the whole sweep: start it without " \
+           "torchrun" in err, err
+    assert not any(tmp_path.iterdir())
+    monkeypatch.delenv("RANK")  # WORLD_SIZE left set by hand, or by another tool: no torchrun, as fastjem train reads it
+    assert main(["sweep", "--grid", "lr=1e-3,2e-3", *TINY, "--out-dir", "sw", "--dry-run"]) == 0
+
+
 def test_bench_prints_and_plots_what_it_measured(tmp_path, drawn, capsys):
     """print_result's lines and the scaling table's heading; the scaling figure: chains/s and ms per step against
     the batch size on a log-2 axis ticked at the sizes run, from 0 up, one line per precision (a legend when there
