@@ -301,6 +301,18 @@ class TrainConfig:
         """Whether this run samples at all (False for the classifier-only baseline)."""
         return self.px_weight > 0 or self.pxy_weight > 0
 
+    def __repr__(self) -> str:
+        """As code that makes it again (``from fastjem import PRESETS, TrainConfig``), with only what differs: from
+        the preset it started from, ``PRESETS['quick'].replace(iters=200)``, else ``TrainConfig(lr=0.001, ...)``
+        (the dataclass's repr listed all 60 options, which a notebook cell wrapped over a screen)."""
+        base = PRESETS.get(self.preset)
+        start = f"PRESETS[{self.preset!r}].replace" if base is not None else "TrainConfig"
+        changed = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
+                            if getattr(self, f.name) != (getattr(base, f.name) if base is not None else f.default))
+        if base is not None and not changed:
+            return f"PRESETS[{self.preset!r}]"
+        return f"{start}({changed})"
+
     def to_dict(self) -> dict:
         return asdict(self)
 

@@ -5958,6 +5958,12 @@ MUTANTS = [
     Mutant('sweep-world-from-world-size-alone', 'tests/test_cli.py -k sweep_under_torchrun', [
         ('fastjem/cli.py', '    world = world_from_env()\n    if world > 1:', '    world = int(os.environ.get("WORLD_SIZE", "1"))\n    if world > 1:'),
     ]),
+    Mutant('config-repr-every-option', 'tests/test_notebook.py -k config_prints', [
+        ('fastjem/config.py', '                            if getattr(self, f.name) != (getattr(base, f.name) if base is not None else f.default))', '                            if True)'),
+    ]),
+    Mutant('config-repr-from-defaults-not-preset', 'tests/test_notebook.py -k config_prints', [
+        ('fastjem/config.py', '        base = PRESETS.get(self.preset)\n', '        base = None\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -44,6 +44,21 @@ def test_sampler_and_buffer_print_their_settings_as_their_constructors_take_them
     assert "init=ClassGaussians(num_classes=4, sample_shape=(1, 4, 4)" in shown
 
 
+def test_a_config_prints_as_the_code_that_makes_it_from_its_preset():
+    """The dataclass's repr listed every one of its 60 options, over a screen of a notebook cell, and what a run
+    changed was lost among the defaults."""
+    from fastjem import PRESETS, TrainConfig
+
+    assert repr(PRESETS["quick"]) == "PRESETS['quick']"
+    cfg = PRESETS["quick"].replace(iters=200, lr=2e-3, decay_epochs=(5,))
+    assert repr(cfg) == "PRESETS['quick'].replace(lr=0.002, decay_epochs=(5,), iters=200)"
+    assert repr(TrainConfig(sgld_steps=5, device="cpu")) == "TrainConfig(sgld_steps=5, device='cpu')"
+    # a preset's name that is no preset (a config made in Python under a name of its own): from the defaults
+    assert repr(TrainConfig(preset="mine", iters=3)) == "TrainConfig(iters=3, preset='mine')"
+    for shown in (cfg, PRESETS["paper"].replace(dataset="cifar100", out_dir="runs/x"), TrainConfig(preset="mine")):
+        assert eval(repr(shown), {"PRESETS": PRESETS, "TrainConfig": TrainConfig}) == shown
+
+
 def test_trainer_and_what_it_holds_print_one_line_each(fitted):
     trainer, _ = fitted
     shown = repr(trainer)
