@@ -265,7 +265,8 @@ class TrainConfig:
                 raise ConfigError(f"--{_flag(name)} must be >= 0, got {getattr(self, name)}")
         if self.decay_rate == 0 and self.decay_epochs:
             raise ConfigError(f"--decay-rate 0 sets the learning rate to 0 from epoch {min(self.decay_epochs):g} on "
-                              "(--decay-epochs): give a rate > 0 (the paper's is 0.3), or no --decay-epochs")
+                              "(--decay-epochs): give a rate > 0 (the paper's is 0.3), or, for no decay, "
+                              "--decay-epochs with no epoch after it")
         if not self.momentum < 1:
             raise ConfigError(f"--momentum must be in [0, 1), got {self.momentum}")
         unknown = [r for r in self.remedies if r not in REMEDIES]

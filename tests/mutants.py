@@ -5964,6 +5964,9 @@ MUTANTS = [
     Mutant('config-repr-from-defaults-not-preset', 'tests/test_notebook.py -k config_prints', [
         ('fastjem/config.py', '        base = PRESETS.get(self.preset)\n', '        base = None\n'),
     ]),
+    Mutant('config-decay-rate-zero-taken', 'tests/test_cli.py -k decay_rate_of_0', [
+        ('fastjem/config.py', '        if self.decay_rate == 0 and self.decay_epochs:', '        if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1499,3 +1499,15 @@ def test_every_file_and_folder_argument_refuses_an_empty_path():
             if type(a) is argparse._StoreAction and a.type in (None, str) and not a.choices}
     assert free == {("train", "remedies"), ("sweep", "remedies"), ("eval", "task"), ("eval", "ood"),
                     ("eval", "features_model"), ("sample", "classes")}
+
+
+def test_a_decay_rate_of_0_says_how_to_train_without_decay(capsys):
+    """--decay-rate 0 is refused (the learning rate 0 from the first decay epoch on); its advice, 'or no
+    --decay-epochs', did not say how: leaving the option out keeps the preset's epochs."""
+    assert main(["train", "--decay-rate", "0", "--print-config"]) == 1
+    err = capsys.readouterr().err
+    assert ("--decay-rate 0 sets the learning rate to 0 from epoch 30 on (--decay-epochs): give a rate > 0 (the "
+            "paper's is 0.3), or, for no decay, --decay-epochs with no epoch after it") in err, err
+    # the advice, taken
+    assert main(["train", "--decay-rate", "0", "--decay-epochs", "--print-config"]) == 0
+    assert json.loads(capsys.readouterr().out)["decay_epochs"] == []
