@@ -1194,10 +1194,11 @@ class DeviceData:
         n = len(arrays.train_y)
         val_size = validation_size(info, n, val_size)
         val_idx, train_idx, g = validation_split(n, val_size)
-        # the images are held on the device, the training split (with validation) copied there (a copy on the CPU
-        # too) and the test split moved: refused before the copy where they cannot fit
+        # the images are held on the device, both splits copied there (on the CPU too: the test split was the
+        # caller's own tensor, which an edit in a later notebook cell changed under the run): refused before the copy
+        # where they cannot fit
         device = torch.device(device)
-        needed = arrays.train_x.nbytes + (arrays.test_x.nbytes if device.type != "cpu" else 0)
+        needed = arrays.train_x.nbytes + arrays.test_x.nbytes
         c, h, w = arrays.train_x.shape[1:]
         check_fits(needed, device, f"the dataset ({len(arrays.train_x)} training and {len(arrays.test_x)} test images "
                                    f"of {c}x{h}x{w}, uint8, held on the training device)",
@@ -1207,8 +1208,8 @@ class DeviceData:
         self.train_y = arrays.train_y[train_idx].to(device)
         self.val_x = arrays.train_x[val_idx].to(device)
         self.val_y = arrays.train_y[val_idx].to(device)
-        self.test_x = arrays.test_x.to(device)
-        self.test_y = arrays.test_y.to(device)
+        self.test_x = arrays.test_x.to(device, copy=True)
+        self.test_y = arrays.test_y.to(device, copy=True)
         self.labelled = self._labelled_subset(arrays.train_y[train_idx], labels_per_class, g)
         missing = untrained_classes(info, arrays.train_y[train_idx])
         if missing:

@@ -5537,7 +5537,7 @@ MUTANTS = [
         ('fastjem/data.py', '        check_fits(needed, device, f"the dataset', '        check_fits(0, device, f"the dataset'),
     ]),
     Mutant('dataset-memory-test-split-left-out-on-gpu', 'tests/test_data.py -k past_the_devices', [
-        ('fastjem/data.py', '(arrays.test_x.nbytes if device.type != "cpu" else 0)', '0'),
+        ('fastjem/data.py', '        needed = arrays.train_x.nbytes + arrays.test_x.nbytes\n', '        needed = arrays.train_x.nbytes\n'),
     ]),
     Mutant('free-memory-without-swap', 'tests/test_buffer.py -k "free_memory or past_the_free"', [
         ('fastjem/memory.py', '        host = info["MemAvailable"] + swap if', '        host = info["MemAvailable"] if'),
@@ -5966,6 +5966,12 @@ MUTANTS = [
     ]),
     Mutant('config-decay-rate-zero-taken', 'tests/test_cli.py -k decay_rate_of_0', [
         ('fastjem/config.py', '        if self.decay_rate == 0 and self.decay_epochs:', '        if False:'),
+    ]),
+    Mutant('data-cpu-test-split-aliased', 'tests/test_data.py -k copy_of_the_callers', [
+        ('fastjem/data.py', '        self.test_x = arrays.test_x.to(device, copy=True)', '        self.test_x = arrays.test_x.to(device)'),
+    ]),
+    Mutant('data-cpu-test-split-not-counted', 'tests/test_data.py -k copy_of_the_callers', [
+        ('fastjem/data.py', '        needed = arrays.train_x.nbytes + arrays.test_x.nbytes\n', '        needed = arrays.train_x.nbytes + (arrays.test_x.nbytes if device.type != "cpu" else 0)\n'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

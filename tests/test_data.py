@@ -1649,13 +1649,13 @@ def test_a_dataset_past_the_devices_free_memory_is_refused_before_it_is_copied(m
 
     x = torch.zeros(100, 3, 16, 16, dtype=torch.uint8)
     arrays = arrays_from_tensors(x, torch.arange(100) % 2, x[:20], torch.arange(20) % 2)
-    free = {"cuda": 100 * 768 + 20 * 768 - 1, "cpu": 100 * 768 - 1}
+    free = {"cuda": 100 * 768 + 20 * 768 - 1, "cpu": 100 * 768 + 20 * 768 - 1}  # both splits are copies on either
     monkeypatch.setattr(fastjem.memory, "free_bytes", lambda device: free[torch.device(device).type])
     with pytest.raises(ConfigError, match=r"the dataset \(100 training and 20 test images of 3x16x16, uint8, held on "
                                           r"the training device\) takes 90\.0 KiB on cuda, .*give a smaller "
                                           "--image-size, a smaller dataset, or train on --device cpu"):
         DeviceData(arrays, torch.device("cuda"), val_size=10)
-    with pytest.raises(ConfigError, match=r"takes 75\.0 KiB on cpu, which has 75\.0 KiB free: give a smaller "
+    with pytest.raises(ConfigError, match=r"takes 90\.0 KiB on cpu, which has 90\.0 KiB free: give a smaller "
                                           "--image-size, a smaller dataset$"):
         DeviceData(arrays, torch.device("cpu"), val_size=10)
     free["cpu"] += 1  # what fits is made
@@ -1730,3 +1730,23 @@ def test_image_archives_too_large_to_decode_are_refused_before_the_memory_is_spe
     monkeypatch.setattr(fastjem.memory, "_meminfo", lambda: {"MemAvailable": need})
     packed = load_arrays("imagefolder", tmp_path / "packed", progress=False)
     assert packed.train_x.shape[1:] == (3, 16, 16) and len(packed.train_y) + len(packed.test_y) == 804
+
+
+def test_device_data_holds_a_copy_of_the_callers_test_split_and_counts_it(monkeypatch):
+    """On the CPU the test split was the caller's own tensor (arrays_from_tensors keeps a uint8 one as it is): an
+    edit of it in a later notebook cell changed the images a run is tested on, while the training split was a copy;
+    the memory check left it out."""
+    import fastjem.data as data_module
+    from fastjem.data import arrays_from_tensors
+
+    images, labels = torch.randint(0, 256, (120, 3, 8, 8), dtype=torch.uint8), torch.arange(120) % 4
+    test_x, test_y = images[100:].clone(), labels[100:].clone()
+    arrays = arrays_from_tensors(images[:100], labels[:100], test_x, test_y)
+    asked = []
+    monkeypatch.setattr(data_module, "check_fits", lambda needed, *a: asked.append(needed))
+    data = DeviceData(arrays, torch.device("cpu"), val_size=10)
+    assert asked == [images[:100].nbytes + test_x.nbytes]
+    kept_x, kept_y = test_x.clone(), test_y.clone()
+    test_x.zero_()
+    test_y.fill_(3)
+    assert torch.equal(data.test_x, kept_x) and torch.equal(data.test_y, kept_y)
