@@ -1399,7 +1399,7 @@ def test_a_sweep_under_torchrun_is_refused_before_it_touches_its_folder(tmp_path
     assert "under torchrun (WORLD_SIZE=2) each of the 2 processes would run the whole sweep: start it without " \
            "torchrun" in err, err
     assert not any(tmp_path.iterdir())
-    monkeypatch.delenv("RANK")  # WORLD_SIZE left set by hand, or by another tool: no torchrun, as fastjem train reads it
+    monkeypatch.delenv("RANK")  # WORLD_SIZE set by hand or left by another tool: no torchrun, as fastjem train reads it
     assert main(["sweep", "--grid", "lr=1e-3,2e-3", *TINY, "--out-dir", "sw", "--dry-run"]) == 0
 
 
