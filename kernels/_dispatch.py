@@ -184,7 +184,9 @@ def direct_call(*tensors: torch.Tensor | None, differentiable: bool = False) -> 
     if torch.compiler.is_compiling() or _dispatch_modes_active():
         return False
     is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
-    return all(t is None or (type(t) is torch.Tensor and (differentiable or not t.requires_grad) and not is_wrapped(t))
+    # meta tensors take the registered fake (their shapes only): the interpreter cannot read them
+    return all(t is None or (type(t) is torch.Tensor and (differentiable or not t.requires_grad) and not is_wrapped(t)
+                             and not t.is_meta)
                for t in tensors)
 
 

@@ -118,13 +118,15 @@ def _tiles(B: int, D: int) -> tuple[int, int]:
 
 def _memory_overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Whether the byte ranges two tensors span in one storage meet (metadata only: no read of either)."""
-    if a.numel() == 0 or b.numel() == 0 or a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
+    # the storage itself, not its address: every meta storage is at address 0, and a fake one has none to read
+    if a.numel() == 0 or b.numel() == 0 or not torch._C._is_alias_of(a, b):
         return False
 
     def span(t: torch.Tensor) -> tuple[int, int]:
         # torch strides are never negative: the first element is the lowest address
         last = sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
-        return t.data_ptr(), t.data_ptr() + (last + 1) * t.element_size()
+        start = t.storage_offset() * t.element_size()
+        return start, start + (last + 1) * t.element_size()
 
     (a0, a1), (b0, b1) = span(a), span(b)
     return a0 < b1 and b0 < a1
@@ -279,6 +281,8 @@ def _buffer_sample_op(
 
 @_buffer_sample_op.register_fake
 def _(buffer, idx, reset_prob, rng_state, fresh, backend):
+    # the eager op's checks, so that meta tensors, torch.compile and export refuse what it refuses
+    _check_inputs(buffer, idx, fresh=fresh, reset_prob=reset_prob, rng_state=rng_state)
     return buffer.new_empty((idx.shape[0], *buffer.shape[1:]))
 
 
@@ -297,6 +301,7 @@ def _buffer_write_op(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, b
 
 @_buffer_write_op.register_fake
 def _(buffer, idx, x, backend):
+    _check_inputs(buffer, idx, x)
     return None
 
 

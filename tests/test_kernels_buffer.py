@@ -180,6 +180,49 @@ def test_compile_fullgraph(backend):
     assert torch.equal(buf, buf_e) and torch.equal(state, state_e) and bool((buf < -1).any())
 
 
+def test_the_registered_ops_refuse_on_meta_tensors_what_the_eager_ops_refuse():
+    """The registered fakes (meta tensors, torch.compile, export) make the eager ops' checks with their words: a
+    wrong-shaped, wrong-typed or wrong-device write, index, state or fresh is refused, not taken for a good one; meta
+    tensors of their own are not taken for views of one storage (every meta storage is at address 0)."""
+    buf, idx, state = torch.empty(10, 4, device="meta"), torch.arange(3, device="meta"), new_rng_state(0, "meta")
+    write, sample = torch.ops.fastjem.buffer_write_, torch.ops.fastjem.buffer_sample
+    write(buf, idx, torch.empty(3, 4, device="meta"), None)
+    assert sample(buf, idx, 0.5, state, torch.empty(3, 4, device="meta"), None).shape == (3, 4)
+    buffer_write_(buf, idx, torch.empty(3, 4, device="meta"))  # the eager wrapper on meta tensors too
+    with pytest.raises(ValueError, match=r"x must be \[B, \*S\] = \(3, 4\)"):
+        write(buf, idx, torch.empty(3, 5, device="meta"), None)
+    with pytest.raises(ValueError, match="x must be a float tensor on the buffer's device"):
+        write(buf, idx, torch.empty(3, 4, dtype=torch.int64, device="meta"), None)
+    with pytest.raises(ValueError, match="x shares memory with the buffer"):
+        write(buf, idx, buf[:3], None)
+    with pytest.raises(ValueError, match=r"buffer must be contiguous fp32 \[N, \*S\]"):
+        write(buf.double(), idx, torch.empty(3, 4, device="meta"), None)
+    with pytest.raises(ValueError, match=r"idx must be an int64 \[B\] tensor on the buffer's device"):
+        sample(buf, idx.view(3, 1), 0.5, state, None, None)
+    with pytest.raises(ValueError, match=r"rng_state must be an int64 \[2\]"):
+        sample(buf, idx, 0.5, state.float(), None, None)
+    with pytest.raises(ValueError, match="reset_prob is a probability"):
+        sample(buf, idx, 1.5, state, None, None)
+    with pytest.raises(ValueError, match=r"fresh must be fp32 \[B, \*S\] = \(3, 4\)"):
+        sample(buf, idx, 0.5, state, torch.empty(3, 5, device="meta"), None)
+
+
+def test_a_compiled_wrong_shaped_write_is_refused_before_anything_runs():
+    """Under torch.compile(fullgraph=True) a write of the wrong shape is refused while the graph is traced, naming
+    what to pass, before the gather before it advances the RNG state (it was refused only when the write ran)."""
+    torch._dynamo.reset()
+
+    def refresh(buf, idx, state):
+        x = buffer_sample(buf, idx, 0.5, state, backend="reference")
+        buffer_write_(buf, idx, x[:, :3], backend="reference")
+
+    buf, idx, state = _buffer(10, (4,), "cpu"), torch.arange(3), new_rng_state(0, "cpu")
+    before = buf.clone()
+    with pytest.raises(Exception, match=r"x must be \[B, \*S\] = \(3, 4\)"):
+        torch.compile(refresh, fullgraph=True, backend="aot_eager")(buf, idx, state)
+    assert torch.equal(buf, before) and state.tolist() == new_rng_state(0, "cpu").tolist()
+
+
 @pytest.mark.parametrize("row_shape", ROW_SHAPES)
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("device", DEVICES)
