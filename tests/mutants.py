@@ -5973,6 +5973,19 @@ MUTANTS = [
     Mutant('data-cpu-test-split-not-counted', 'tests/test_data.py -k copy_of_the_callers', [
         ('fastjem/data.py', '        needed = arrays.train_x.nbytes + arrays.test_x.nbytes\n', '        needed = arrays.train_x.nbytes + (arrays.test_x.nbytes if device.type != "cpu" else 0)\n'),
     ]),
+    Mutant('buffer-write-fake-checks-nothing', "tests/test_kernels_buffer.py -k 'meta_tensors or compiled_wrong'", [
+        ('kernels/buffer.py', '    _check_inputs(buffer, idx, x)\n    return None\n', '    return None\n'),
+    ]),
+    Mutant('buffer-sample-fake-checks-nothing', 'tests/test_kernels_buffer.py -k meta_tensors', [
+        ('kernels/buffer.py', '    _check_inputs(buffer, idx, fresh=fresh, reset_prob=reset_prob, rng_state=rng_state)\n    return buffer.new_empty(',
+         '    return buffer.new_empty('),
+    ]),
+    Mutant('buffer-overlap-by-storage-address', 'tests/test_kernels_buffer.py -k meta_tensors', [
+        ('kernels/buffer.py', 'not torch._C._is_alias_of(a, b)', 'a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr()'),
+    ]),
+    Mutant('dispatch-meta-tensors-run-directly', 'tests/test_kernels_buffer.py -k meta_tensors', [
+        ('kernels/_dispatch.py', '\n                             and not t.is_meta)', ')'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
