@@ -67,7 +67,7 @@ def build_sampler_call(cfg: TrainConfig, device: torch.device, num_classes: int 
     network (a copy is timed) in place of the one ``cfg`` describes. ``cpp_wrapper`` False: a CPU engine's compiled
     SGLD gradient called from Python (``engine_networks``), as a profile needs it."""
     if model is None:
-        check_image_size(cfg.arch, cfg.norm, size)
+        check_image_size(cfg.arch, cfg.norm, size, width=cfg.width)
     torch.manual_seed(cfg.seed)
     model = _network(cfg, num_classes, channels, model).to(device)
     engine = resolve_engine(cfg, device, has_batch_norm(model), has_dropout=has_dropout(model))

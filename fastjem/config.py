@@ -250,7 +250,7 @@ class TrainConfig:
         if self.image_size:
             # before the data is read: torch refuses the norm only at the first forward (with batch norm, at a
             # process's share of the batch)
-            check_image_size(self.arch, self.norm, self.image_size)
+            check_image_size(self.arch, self.norm, self.image_size, width=self.width)
             check_batch_norm_batch(self.arch, self.norm, self.image_size, self.batch_size // world, world)
         if self.labels_per_class == 0 or self.labels_per_class < -1:
             raise ConfigError("--labels-per-class must be a positive count, or -1 for all labels")

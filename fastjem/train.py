@@ -470,7 +470,7 @@ class Trainer:
             # images of their own size (no --image-size) too small for the norm: refused before they go to the device
             given = ("--image-size" if cfg.image_size else "the size of data='s images" if data is not None
                      else f"the size of the images in {cfg.data_dir or cfg.dataset}")
-            check_image_size(cfg.arch, cfg.norm, arrays.info.image_size, given)
+            check_image_size(cfg.arch, cfg.norm, arrays.info.image_size, given, width=cfg.width)
             # and with batch norm, a process's share of the batch: one image of 1x1 maps has no batch statistics
             check_batch_norm_batch(cfg.arch, cfg.norm, arrays.info.image_size, cfg.batch_size // world, world, given)
         if ckpt is not None and data is None:

@@ -213,13 +213,45 @@ def test_instance_norm_smallest_image_size_is_the_one_torch_can_train(arch, leas
             trains = False
         assert trains == (size >= least), size
         if trains:
-            check_image_size(arch, "instance", size)
+            check_image_size(arch, "instance", size, width=1)
         else:
             with pytest.raises(ConfigError, match=rf"--image-size {least} or more.*--norm"):
-                check_image_size(arch, "instance", size)
+                check_image_size(arch, "instance", size, width=1)
     for norm in ("none", "batch", "layer"):  # the others take 1x1 maps
         assert min_image_size(arch, norm) == 1
-        check_image_size(arch, norm, 1)
+        check_image_size(arch, norm, 1, width=2)
+
+
+@pytest.mark.parametrize("arch", ["wrn", "convnet"])
+def test_layer_norm_over_one_value_is_refused_before_training(arch, tiny_config):
+    """--norm layer: the conv net of width 1 normalises one channel of the full image first, so 1x1 images give it
+    one value, which it makes 0: torch refuses one image a forward, and more give logits that ignore the input;
+    --image-size and the width are checked together (with the data's own size too), naming both; every other width,
+    size and arch trains."""
+    from fastjem.errors import ConfigError
+    from fastjem.models import check_image_size
+
+    for width in (1, 2):
+        for size in (1, 2):
+            net = build_model(arch, 3, 1, 10, width, "layer").train()
+            try:
+                net(torch.randn(1, 1, size, size))
+                x = torch.randn(2, 1, size, size)
+                trains = not torch.equal(net(x), net(-x))
+            except ValueError:
+                trains = False
+            assert trains == (arch == "wrn" or width > 1 or size > 1), (width, size)
+            cfg = tiny_config.replace(arch=arch, depth=10, width=width, norm="layer", image_size=size)
+            if trains:
+                cfg.validate()
+                check_image_size(arch, "layer", size, "the size of data='s images", width=width)
+            else:
+                with pytest.raises(ConfigError, match=r"--norm layer with --arch convnet --width 1 needs images of at "
+                                                      r"least 2x2.*1x1 images \(--image-size\).*give --width 2 or "
+                                                      r"more, --image-size 2 or more, or another --norm"):
+                    cfg.validate()
+                with pytest.raises(ConfigError, match=r"1x1 images \(the size of data='s images\)"):
+                    check_image_size(arch, "layer", size, "the size of data='s images", width=width)
 
 
 @pytest.mark.parametrize("arch,least", [("wrn", 5), ("convnet", 3)])

@@ -39,10 +39,14 @@ def smallest_norm_size(arch: str, image_size: int) -> int:
     return side
 
 
-def min_image_size(arch: str, norm: str) -> int:
+def min_image_size(arch: str, norm: str, width: int | None = None) -> int:
     """The smallest image side ``arch`` with ``norm`` can train on: instance norm needs maps of 2x2 or more at every
-    norm layer (the statistics of one pixel are undefined, and torch refuses them); the other norms take any."""
-    return _least_side_for_two(arch) if norm == "instance" else 1
+    norm layer (the statistics of one pixel are undefined, and torch refuses them); layer norm more than one value
+    per image (it normalises one to 0), which only the conv net of ``width`` 1 lacks on 1x1 images (its first norm
+    sees one channel of the full image; None: a width above 1); the other norms take any."""
+    if norm == "instance":
+        return _least_side_for_two(arch)
+    return 2 if norm == "layer" and arch == "convnet" and width == 1 else 1
 
 
 def _least_side_for_two(arch: str) -> int:
@@ -53,11 +57,17 @@ def _least_side_for_two(arch: str) -> int:
     return side
 
 
-def check_image_size(arch: str, norm: str, image_size: int, given: str = "--image-size") -> None:
+def check_image_size(arch: str, norm: str, image_size: int, given: str = "--image-size", *, width: int) -> None:
     """ConfigError, before a network is built, where ``image_size`` x ``image_size`` images are too small for
-    ``norm`` in ``arch`` (torch fails only at the first forward, naming no option). ``given``: what set the size
-    (the option, or the data's own size), named in the advice."""
-    least = min_image_size(arch, norm)
+    ``norm`` in ``arch`` of ``width`` (torch fails only at the first forward, naming no option). ``given``: what set
+    the size (the option, or the data's own size), named in the advice."""
+    least = min_image_size(arch, norm, width)
+    if norm == "layer" and image_size < least:
+        raise ConfigError(f"--norm layer with --arch {arch} --width {width} needs images of at least {least}x{least}: "
+                          f"its first norm layer sees one channel of {image_size}x{image_size} images ({given}), one "
+                          "value, which it normalises to 0 (the network would never see its input; torch refuses one "
+                          f"image a forward); give --width 2 or more, --image-size {least} or more, or another --norm "
+                          "(batch or none)")
     if image_size < least:
         side = smallest_norm_size(arch, image_size)
         raise ConfigError(f"--norm {norm} with --arch {arch} needs images of at least {least}x{least}: the last norm "
