@@ -5557,13 +5557,14 @@ MUTANTS = [
         ('fastjem/data.py', '        out[i:i + FIT_CHUNK] = part', '        out[:] = part'),
     ]),
     Mutant('instance-norm-size-unchecked-in-config', 'tests/test_models.py -k too_small_images_is_refused', [
-        ('fastjem/config.py', '            check_image_size(self.arch, self.norm, self.image_size)', '            pass'),
+        ('fastjem/config.py', '            check_image_size(self.arch, self.norm, self.image_size, width=self.width)', '            pass'),
     ]),
     Mutant('instance-norm-size-unchecked-in-trainer', 'tests/test_models.py -k too_small_images_is_refused', [
-        ('fastjem/train.py', '            check_image_size(cfg.arch, cfg.norm, arrays.info.image_size, given)', '            pass'),
+        ('fastjem/train.py', '            check_image_size(cfg.arch, cfg.norm, arrays.info.image_size, given, width=cfg.width)',
+         '            pass'),
     ]),
     Mutant('instance-norm-size-unchecked-in-bench', 'tests/test_models.py -k too_small_images_is_refused', [
-        ('fastjem/benchmark.py', '        check_image_size(cfg.arch, cfg.norm, size)', '        pass'),
+        ('fastjem/benchmark.py', '        check_image_size(cfg.arch, cfg.norm, size, width=cfg.width)', '        pass'),
     ]),
     Mutant('instance-norm-wrn-halved-once', 'tests/test_models.py -k instance_norm', [
         ('fastjem/models/__init__.py', '    for _ in range(2 if arch == "wrn" else 1):', '    for _ in range(1):'),
@@ -5985,6 +5986,9 @@ MUTANTS = [
     ]),
     Mutant('dispatch-meta-tensors-run-directly', 'tests/test_kernels_buffer.py -k meta_tensors', [
         ('kernels/_dispatch.py', '\n                             and not t.is_meta)', ')'),
+    ]),
+    Mutant('convnet-width-1-layer-norm-on-1x1-taken', 'tests/test_models.py -k layer_norm_over', [
+        ('fastjem/models/__init__.py', '    return 2 if norm == "layer" and arch == "convnet" and width == 1 else 1\n', '    return 1\n'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
