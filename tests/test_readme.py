@@ -37,6 +37,21 @@ def test_readme_library_example_runs(capsys):
     assert own["run"]["iteration"] == 20 and own["report"]["results"]["n"] == 100
 
 
+def test_readme_eval_example_prints_what_its_comments_say(capsys):
+    """The eval parts' example is run above, but its comments are the output a reader is promised: AUROC 0.833...
+    (the tied pair counted half), two predictions in bin 17 = (0.85, 0.9], and an FID near 16 for means 1 apart in
+    16 dimensions. Its printed lines are read against them, so neither the code nor the comments drift."""
+    block = next(b for b in re.findall(r"```python\n(.*?)```", README.read_text(), re.S) if "fid_from_features" in b)
+    said_auroc = re.search(r"# ([\d.]+)\.\.\.: in-distribution", block).group(1)
+    said_fid = int(re.search(r"# ~(\d+): the means differ", block).group(1))
+    torch.manual_seed(0)
+    exec(compile(block, "README.md", "exec"), {})
+    auroc, ece_and_count, fid = capsys.readouterr().out.splitlines()
+    assert auroc.startswith(said_auroc) and said_auroc == "0.833"
+    assert ece_and_count.split()[1] == "2"  # the two confidences of 0.9
+    assert abs(float(fid) - said_fid) < 1.0 and said_fid == 16
+
+
 def test_readme_gives_the_two_commands():
     text = README.read_text()
     assert 'python -m pip install . && fastjem train' in text
