@@ -5990,6 +5990,13 @@ MUTANTS = [
     Mutant('convnet-width-1-layer-norm-on-1x1-taken', 'tests/test_models.py -k layer_norm_over', [
         ('fastjem/models/__init__.py', '    return 2 if norm == "layer" and arch == "convnet" and width == 1 else 1\n', '    return 1\n'),
     ]),
+    Mutant('readme-eval-example-fid-loses-the-means', 'tests/test_readme.py -k eval_example', [
+        ('fastjem/eval/metrics.py', '    value = diff.dot(diff) + torch.trace(cov1)', '    value = 0 * diff.dot(diff) + torch.trace(cov1)'),
+    ]),
+    Mutant('readme-eval-example-auroc-ties-lost', 'tests/test_readme.py -k eval_example', [
+        ('fastjem/eval/metrics.py', '    u = ranks[:n_pos].sum().item() - n_pos * (n_pos + 1) / 2.0\n',
+         '    u = ranks[:n_pos].floor().sum().item() - n_pos * (n_pos + 1) / 2.0\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
