@@ -41,6 +41,7 @@ __all__ = [
     "direct_call",
     "next_power_of_2",
     "as_number",
+    "refuse",
 ]
 
 BACKENDS = ("auto", "triton", "reference")
@@ -197,6 +198,27 @@ def as_number(op: str, name: str, value) -> float:
     except (TypeError, ValueError, RuntimeError):
         got = f"a tensor of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor) else repr(value)
         raise ValueError(f"{op}: {name} must be a number (a float, or a tensor of one element), got {got}") from None
+
+
+@torch.library.custom_op("fastjem::refuse_", mutates_args=("anchor",))
+def _refuse_op(anchor: torch.Tensor, message: str) -> None:
+    raise ValueError(message)
+
+
+@_refuse_op.register_fake
+def _(anchor, message):
+    return None
+
+
+def refuse(message: str, anchor: torch.Tensor) -> None:
+    """``ValueError(message)``: at once in eager code; under torch.compile when the compiled code runs, where eager
+    code would have raised it, so that both say the same (raised while dynamo traces, it ends a fullgraph compile
+    with dynamo's own error, the message in its debug context). Dynamo guards on what the refusal was decided from
+    (requires_grad, grad mode), so the graph that raises runs only for such inputs. ``anchor``: the tensor the
+    refused op would have written, which keeps the refusal in the graph (an op that writes nothing is dropped)."""
+    if not torch.compiler.is_compiling():
+        raise ValueError(message)
+    _refuse_op(anchor, message)
 
 
 def next_power_of_2(n: int) -> int:

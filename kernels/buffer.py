@@ -19,7 +19,17 @@ an index reads NaN and its write is dropped (the reference raises, as ``index_se
 
 import torch
 
-from ._dispatch import as_number, device_of, direct_call, interpreter_on, next_power_of_2, tl, triton, use_triton
+from ._dispatch import (
+    as_number,
+    device_of,
+    direct_call,
+    interpreter_on,
+    next_power_of_2,
+    refuse,
+    tl,
+    triton,
+    use_triton,
+)
 from .rng import counters_for, uniform_stream
 
 __all__ = [
@@ -323,8 +333,9 @@ def buffer_sample(
     An index outside [0, N) raises on the reference backend and gives a NaN row on the Triton one (see the module).
     """
     if torch.is_grad_enabled() and (buffer.requires_grad or (fresh is not None and fresh.requires_grad)):
-        raise ValueError("buffer_sample is not differentiable (it reads chain states by value), yet the buffer or "
-                         "fresh requires grad: pass buffer.detach() and fresh.detach()")
+        refuse("buffer_sample is not differentiable (it reads chain states by value), yet the buffer or fresh "
+               "requires grad: pass buffer.detach() and fresh.detach()", rng_state)
+        return buffer.new_empty((idx.shape[0], *buffer.shape[1:]))  # compiling: the graph raises before it is read
     # plain eager calls skip the registered op's dispatch; compile, export and dispatch modes go through it
     op = _buffer_sample_impl if direct_call(buffer, idx, rng_state, fresh) else _buffer_sample_op
     return op(buffer, idx, as_number("buffer_sample", "reset_prob", reset_prob), rng_state, fresh, backend)
@@ -336,7 +347,8 @@ def buffer_write_(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, *, b
     are rows that share memory with the buffer (a view of its rows: pass a clone).
     An index outside [0, N) raises on the reference backend and is dropped on the Triton one (see the module)."""
     if buffer.requires_grad and torch.is_grad_enabled():
-        raise ValueError("buffer_write_: the buffer requires grad and is updated in place: pass buffer.detach() "
-                         "(the replay buffer's chains need no gradient)")
+        refuse("buffer_write_: the buffer requires grad and is updated in place: pass buffer.detach() (the replay "
+               "buffer's chains need no gradient)", buffer)
+        return  # compiling: the graph raises here when it runs
     op = _buffer_write_impl if direct_call(buffer, idx, x) else _buffer_write_op
     op(buffer, idx, x, backend)

@@ -19,7 +19,7 @@ sizes launches, not bytes, set the time: replayed from a CUDA graph on an H100, 
 
 import torch
 
-from ._dispatch import as_number, device_of, direct_call, interpreter_on, tl, triton, use_triton
+from ._dispatch import as_number, device_of, direct_call, interpreter_on, refuse, tl, triton, use_triton
 from .rng import counters_for, normal_stream
 
 __all__ = ["sgld_step_", "sgld_step_ref", "sgld_step_fwd", "sgld_step_compiled_"]
@@ -192,7 +192,8 @@ def sgld_step_(
     ``advance=0`` leaves the state to the caller (a loop that advances it once: ``SGLD.sample``).
     """
     if x.requires_grad and torch.is_grad_enabled():
-        raise ValueError("sgld_step_: x requires grad and is updated in place: pass x.detach() (SGLD.step_ does)")
+        refuse("sgld_step_: x requires grad and is updated in place: pass x.detach() (SGLD.step_ does)", x)
+        return  # compiling: the graph raises here when it runs
     # plain eager calls skip the registered op's dispatch; compile, export and dispatch modes go through it
     op = _sgld_step_impl if direct_call(x, grad, rng_state) else _sgld_step_op
     alpha, sigma = as_number("sgld_step_", "alpha", alpha), as_number("sgld_step_", "sigma", sigma)

@@ -453,6 +453,37 @@ def test_buffers_and_restarts_that_require_grad_are_refused_and_rows_are_written
         assert buffer_sample(leaf, idx, 0.0, new_rng_state(0), backend=backend).equal(leaf[idx])
 
 
+def test_a_buffer_that_requires_grad_is_refused_with_the_same_error_when_compiled():
+    """Under torch.compile(fullgraph=True) a buffer or fresh rows that require grad raise the eager ops' ValueError,
+    word for word, when the compiled code runs (raised while dynamo traced, it was dynamo's 'Observed exception', the
+    message in its debug context); nothing is written or advanced, and the same function compiled for a detached
+    buffer works (the refusing graph runs only for inputs that require grad)."""
+    idx = torch.tensor([1, 4])
+
+    def write(buf, rows):
+        buffer_write_(buf, idx, rows, backend="reference")
+        return rows * 2
+
+    def gather(buf, state, fresh=None):
+        return buffer_sample(buf, idx, 0.5, state, fresh=fresh, backend="reference") + 1
+
+    for fn, args in ((write, (torch.zeros(2, 3),)), (gather, (new_rng_state(0),)),
+                     (gather, (new_rng_state(0), torch.zeros(2, 3, requires_grad=True)))):
+        torch._dynamo.reset()
+        leaf = torch.rand(6, 3, requires_grad=fn is write or len(args) == 1)
+        with pytest.raises(ValueError) as eager:
+            fn(leaf, *args)
+        before, state = leaf.detach().clone(), args[0].clone()
+        with pytest.raises(ValueError) as compiled:
+            torch.compile(fn, fullgraph=True, backend="aot_eager")(leaf, *args)
+        assert str(compiled.value) == str(eager.value) and "detach()" in str(eager.value)
+        assert torch.equal(leaf.detach(), before) and torch.equal(args[0], state)
+        if fn is write:
+            buf = leaf.detach().clone()
+            torch.compile(fn, fullgraph=True, backend="aot_eager")(buf, *args)
+            assert torch.equal(buf[idx], args[0])
+
+
 def test_refused_indices_and_probabilities_are_told_what_to_pass():
     """An idx of another dtype names what it got and what to pass; an index outside the buffer on the reference backend
     names the op and the buffer's size (not index_select's 'index out of range in self'); a reset_prob of several

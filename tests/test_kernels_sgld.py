@@ -360,6 +360,25 @@ def test_compiled_step_is_the_reference_to_the_last_ulps():
         sgld_step_compiled_(x.clone().requires_grad_(True), grad, 0.3, 0.5, state)
 
 
+def test_an_x_that_requires_grad_is_refused_with_the_same_error_when_compiled():
+    """Under torch.compile(fullgraph=True) an x that requires grad raises sgld_step_'s eager ValueError, word for
+    word, when the compiled code runs (not dynamo's 'Observed exception'), before x or the state is changed."""
+    torch._dynamo.reset()
+
+    def step(x, grad, state):
+        sgld_step_(x, grad, 0.3, 0.5, state, backend="reference")
+        return grad * 2
+
+    x, grad, state = torch.rand(2, 4, requires_grad=True), torch.randn(2, 4), new_rng_state(0)
+    with pytest.raises(ValueError) as eager:
+        step(x, grad, state)
+    before = x.detach().clone()
+    with pytest.raises(ValueError) as compiled:
+        torch.compile(step, fullgraph=True, backend="aot_eager")(x, grad, state)
+    assert str(compiled.value) == str(eager.value) and "pass x.detach()" in str(eager.value)
+    assert torch.equal(x.detach(), before) and state.tolist() == new_rng_state(0).tolist()
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_strided_state_draws_its_own_numbers_and_moves(backend):
     """An RNG state given as a strided [2] view (a column of a tensor holding several samplers' states): the noise of
