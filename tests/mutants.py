@@ -5997,6 +5997,17 @@ MUTANTS = [
         ('fastjem/eval/metrics.py', '    u = ranks[:n_pos].sum().item() - n_pos * (n_pos + 1) / 2.0\n',
          '    u = ranks[:n_pos].floor().sum().item() - n_pos * (n_pos + 1) / 2.0\n'),
     ]),
+    Mutant('refuse-raises-while-compiling', "tests/test_kernels_buffer.py -k same_error_when_compiled", [
+        ('kernels/_dispatch.py', '    if not torch.compiler.is_compiling():\n        raise ValueError(message)\n',
+         '    raise ValueError(message)\n'),
+    ]),
+    Mutant('refuse-op-raises-nothing', "tests/test_kernels_sgld.py -k same_error_when_compiled", [
+        ('kernels/_dispatch.py', 'def _refuse_op(anchor: torch.Tensor, message: str) -> None:\n    raise ValueError(message)\n',
+         'def _refuse_op(anchor: torch.Tensor, message: str) -> None:\n    pass\n'),
+    ]),
+    Mutant('buffer-sample-compiled-refusal-gathers', "tests/test_kernels_buffer.py -k same_error_when_compiled", [
+        ('kernels/buffer.py', '        return buffer.new_empty((idx.shape[0], *buffer.shape[1:]))  # compiling', '        pass  # compiling'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
