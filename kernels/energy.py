@@ -305,6 +305,8 @@ def _lse_energy_op(
 
 @_lse_energy_op.register_fake
 def _(logits, labels, backend):
+    # the eager op's checks: meta tensors (meta labels beside CPU logits dispatch here), compile and export
+    _check_inputs(logits, labels)
     B = logits.shape[0]
     n_aux = B if labels is None else 0
     f32 = torch.float32

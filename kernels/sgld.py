@@ -170,6 +170,8 @@ def _sgld_step_op(
 
 @_sgld_step_op.register_fake
 def _(x, grad, alpha, sigma, rng_state, backend, base=0, advance=None):
+    # the eager op's checks: meta tensors (a meta grad beside a CPU x dispatches here), compile and export
+    _check_inputs(x, grad, rng_state, base, advance)
     return None
 
 
