@@ -6008,6 +6008,13 @@ MUTANTS = [
     Mutant('buffer-sample-compiled-refusal-gathers', "tests/test_kernels_buffer.py -k same_error_when_compiled", [
         ('kernels/buffer.py', '        return buffer.new_empty((idx.shape[0], *buffer.shape[1:]))  # compiling', '        pass  # compiling'),
     ]),
+    Mutant('sgld-fake-checks-nothing', 'tests/test_kernels_sgld.py -k bad_samples_and_gradients', [
+        ('kernels/sgld.py', '    _check_inputs(x, grad, rng_state, base, advance)\n    return None\n', '    return None\n'),
+    ]),
+    Mutant('lse-energy-fake-checks-nothing', 'tests/test_kernels_energy.py -k labels_on_another_device', [
+        ('kernels/energy.py', '    # the eager op\'s checks: meta tensors (meta labels beside CPU logits dispatch here), compile and export\n'
+         '    _check_inputs(logits, labels)\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
