@@ -17,6 +17,27 @@ def _check_logits(name: str, logits: torch.Tensor) -> None:
     if logits.dim() != 2:
         raise ValueError(f"{name}: logits must be [B, K] (one row of class scores per sample), got shape "
                          f"{tuple(logits.shape)}; a network that outputs its energy E [B] is the energy itself")
+    if logits.shape[1] == 0:
+        # logsumexp over no classes is -inf: every energy would be +inf without a word
+        raise ValueError(f"{name}: logits must have K >= 1 classes, got shape {tuple(logits.shape)}")
+
+
+def _check_labels(name: str, logits: torch.Tensor, y) -> None:
+    """y is one class index per row of the logits: a float y failed inside gather, a y of another length gave that
+    many energies (or an error about gather's sizes), and a [B, 1] y was flattened."""
+    if not isinstance(y, torch.Tensor):
+        raise TypeError(f"{name}: y must be an int64 tensor [B] of class indices, got a {type(y).__name__}: pass "
+                        "torch.as_tensor(y, dtype=torch.long)")
+    B, K = logits.shape
+    if y.dtype not in (torch.int64, torch.int32) or tuple(y.shape) != (B,):
+        raise ValueError(f"{name}: y must be int64 (or int32) [B={B}], one class index per row of the logits, got {y.dtype} "
+                         f"{tuple(y.shape)}: pass y.long(), y.view(-1) for a column of labels")
+    # checked on CPU tensors only: on a GPU it would cost a host sync (an index outside asserts in gather there)
+    if y.device.type == "cpu" and y.numel():
+        low, high = torch.aminmax(y)
+        if low < 0 or high >= K:
+            raise ValueError(f"{name}: y must be class indices in [0, K={K}), got values from {int(low)} to "
+                             f"{int(high)}")
 
 
 def marginal_energy(logits: torch.Tensor) -> torch.Tensor:
@@ -28,6 +49,7 @@ def marginal_energy(logits: torch.Tensor) -> torch.Tensor:
 def joint_energy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """E(x, y) = -f(x)[y]. logits [B, K], y [B] -> [B] fp32."""
     _check_logits("joint_energy", logits)
+    _check_labels("joint_energy", logits, y)
     return -logits.float().gather(1, y.view(-1, 1)).squeeze(1)
 
 

@@ -122,12 +122,15 @@ def _tiles(B: int, K: int) -> tuple[int, int]:
     return block_b, block_k
 
 
-def _check_tensor(op: str, logits) -> None:
+def _check_tensor(op: str, logits, labels=None) -> None:
     """A network that returns several outputs (a tuple, a dict) failed deep inside the dispatch with a TypeError
     about functorch; name what it returned and how to pass its logits."""
     if not isinstance(logits, torch.Tensor):
         raise TypeError(f"{op}: logits must be a tensor [B, K], got a {type(logits).__name__}: for a network that "
                         "returns several outputs, pass its logits (net(x)[0], or a module whose forward returns them)")
+    if labels is not None and not isinstance(labels, torch.Tensor):
+        raise TypeError(f"{op}: labels must be an int64 tensor [B] of class indices (or None), got a "
+                        f"{type(labels).__name__}: pass torch.as_tensor(labels, dtype=torch.long)")
 
 
 def _check_inputs(logits: torch.Tensor, labels: torch.Tensor | None) -> None:
@@ -143,6 +146,17 @@ def _check_inputs(logits: torch.Tensor, labels: torch.Tensor | None) -> None:
     if labels is not None and labels.device != logits.device:
         raise ValueError(f"lse_energy: labels are on {labels.device} and logits on {logits.device}; move the labels "
                          f"to {logits.device}")
+
+
+def _check_label_range(labels: torch.Tensor | None, K: int) -> None:
+    """Labels in [0, K), checked on CPU tensors only: on a GPU it would cost a host sync at every call (a label outside
+    gives E = NaN on the Triton backend, a device-side assert on the reference)."""
+    if labels is None or labels.device.type != "cpu" or labels.numel() == 0:
+        return
+    low, high = torch.aminmax(labels)
+    if low < 0 or high >= K:
+        raise ValueError(f"lse_energy: labels must be class indices in [0, K={K}), got values from {int(low)} to "
+                         f"{int(high)}: pass labels that index the logits' columns")
 
 
 # --------------------------------------------------------------------------------------------
@@ -214,6 +228,9 @@ def lse_energy_bwd(
 
 def lse_energy_ref(logits: torch.Tensor, labels: torch.Tensor | None = None) -> torch.Tensor:
     """E [B] fp32: ``-logsumexp(logits, 1)``, or ``-logits[b, labels[b]]`` when labels are given. Autograd-able."""
+    _check_tensor("lse_energy_ref", logits, labels)
+    # shapes and dtypes only (no data read): the spec also runs inside torch.func transforms and torch.compile
+    _check_inputs(logits, labels)
     x = logits.float()
     if labels is None:
         return -torch.logsumexp(x, dim=1)
@@ -284,9 +301,10 @@ def _check_backward_inputs(grad_energy, logits, labels, row_max, row_sumexp) -> 
 def _fwd_impl(
     logits: torch.Tensor, labels: torch.Tensor | None, backend: str | None
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    _check_inputs(logits, labels)
+    _check_label_range(labels, logits.shape[1])
     if use_triton(logits, backend):
         return lse_energy_fwd(logits, labels)
-    _check_inputs(logits, labels)
     return _fwd_torch(logits, labels)
 
 
@@ -425,8 +443,9 @@ def lse_energy(logits: torch.Tensor, labels: torch.Tensor | None = None, *, back
     to any order (a first derivative from the fused backward, higher ones from PyTorch ops).
 
     ``backend``: ``"auto" | "triton" | "reference"``; None uses the current default (see ``fastjem.kernels``).
-    A label outside [0, K) raises on the reference backend and gives E = NaN on the Triton one (checking it on the
-    device would need a host sync).
+    Labels outside [0, K) are refused (ValueError) when they are CPU tensors; on a GPU they are not checked (that
+    would need a host sync at every call): such a label gives E = NaN on the Triton backend and a device-side
+    assert on the reference.
     Plain eager calls run the registered op's implementations through a torch.autograd.Function (the same
     numbers without the custom-op dispatch, which costs tens of microseconds a call). Under torch.func's
     transforms (grad, vjp, jvp, vmap, jacrev, jacfwd, hessian) the energy is ``lse_energy_ref``, the same
@@ -435,7 +454,7 @@ def lse_energy(logits: torch.Tensor, labels: torch.Tensor | None = None, *, back
     registered op (so a torch.func transform inside torch.compile still meets that failure: call
     ``lse_energy_ref`` there).
     """
-    _check_tensor("lse_energy", logits)
+    _check_tensor("lse_energy", logits, labels)
     if direct_call(logits, labels, differentiable=True):
         eager = _LseEnergyTransformable if torch._C._are_functorch_transforms_active() else _LseEnergyEager
         return eager.apply(logits, labels, backend)[0]

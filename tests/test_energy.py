@@ -103,3 +103,30 @@ def test_a_network_that_returns_several_outputs_gets_a_clear_error():
     with pytest.raises(TypeError, match=r"lse_energy: logits must be a tensor \[B, K\], got a tuple"):
         SGLD(2, 0.1, 0.01, seed=0).sample(model_energy(net), torch.zeros(4, 2), model=net)
     assert all(p.requires_grad for p in net.parameters())  # the sampler's freeze undone on the way out
+
+
+def test_joint_energy_labels_that_are_not_one_class_per_row_are_refused():
+    """Float labels failed inside gather, a list had no .view, labels of another length gave that many energies
+    (or an error about gather's sizes), and labels outside [0, K) an index error from inside torch."""
+    logits = torch.randn(4, 3)
+    for y in (torch.zeros(4), torch.zeros(3, dtype=torch.long), torch.zeros(8, dtype=torch.long),
+              torch.zeros(4, 1, dtype=torch.long)):
+        with pytest.raises(ValueError, match=r"joint_energy: y must be int64 \(or int32\) \[B=4\]"):
+            joint_energy(logits, y)
+    with pytest.raises(TypeError, match="joint_energy: y must be an int64 tensor"):
+        joint_energy(logits, [0, 1, 2, 0])
+    for y in (torch.tensor([0, 1, 3, 0]), torch.tensor([0, -1, 2, 0])):
+        with pytest.raises(ValueError, match=r"joint_energy: y must be class indices in \[0, K=3\)"):
+            joint_energy(logits, y)
+    # the valid labels still pick their logits, int32 ones too
+    y = torch.tensor([2, 0, 1, 2])
+    assert torch.equal(joint_energy(logits, y.int()), -logits.gather(1, y[:, None]).squeeze(1))
+
+
+def test_logits_of_no_classes_are_refused():
+    """[B, 0] logits gave E(x) = +inf for every row (logsumexp over nothing) and an index error for E(x, y)."""
+    logits = torch.randn(4, 0)
+    for name, fn in (("marginal_energy", marginal_energy), ("log_py_given_x", log_py_given_x),
+                     ("joint_energy", lambda z: joint_energy(z, torch.zeros(4, dtype=torch.long)))):
+        with pytest.raises(ValueError, match=rf"{name}: logits must have K >= 1 classes, got shape \(4, 0\)"):
+            fn(logits)

@@ -194,6 +194,29 @@ def test_dispatch_modes_and_fake_tensors_see_the_registered_op():
         assert out.shape == (2, 3)
 
 
+@pytest.mark.parametrize("backend", [None, "reference", "triton"])
+def test_meta_tensors_take_the_registered_fakes(backend):
+    """A model built on the meta device (shape inference): under the interpreter the ops ran their kernels on meta
+    tensors ("Cannot copy out of meta tensor"); the registered fakes give the shapes, and the same checks."""
+    meta = torch.device("meta")
+    logits = torch.randn(4, 3, device=meta, requires_grad=True)
+    labels = torch.zeros(4, dtype=torch.int64, device=meta)
+    e = kernels.lse_energy(logits, backend=backend)
+    assert e.device == meta and e.shape == (4,) and e.dtype == torch.float32
+    (grad,) = torch.autograd.grad(e.sum(), logits)
+    assert grad.device == meta and grad.shape == (4, 3)
+    assert kernels.lse_energy(logits, labels, backend=backend).shape == (4,)
+    with pytest.raises(ValueError, match=r"labels must be int64 \[B=4\]"):
+        kernels.lse_energy(logits, labels[:2], backend=backend)
+    state = kernels.new_rng_state(0, meta)
+    x, g = torch.empty(4, 8, device=meta), torch.empty(4, 8, device=meta)
+    kernels.sgld_step_(x, g, 1.0, 0.01, state, backend=backend)
+    buf, idx = torch.empty(10, 8, device=meta), torch.zeros(4, dtype=torch.int64, device=meta)
+    out = kernels.buffer_sample(buf, idx, 0.05, state, backend=backend)
+    assert out.device == meta and out.shape == (4, 8)
+    kernels.buffer_write_(buf, idx, x, backend=backend)
+
+
 def test_interpreter_with_numpy_it_cannot_run_is_a_clear_error(monkeypatch):
     # Triton < 3.7's interpreter fails deep inside a kernel under NumPy >= 2.4 (seen with triton 3.6.0,
     # NumPy 2.4.6: "only 0-dimensional arrays can be converted to Python scalars"); say so at dispatch.

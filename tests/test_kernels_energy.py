@@ -194,14 +194,42 @@ def test_strided_labels_pick_their_own_rows(backend):
     assert_close(grad, grad_ref, 0, 0, "dE/dlogits")
 
 
-def test_labels_outside_the_classes_give_nan_not_a_stray_read():
-    """A kernel cannot raise without a host sync: a label outside [0, K) gives E = NaN; the reference raises."""
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_labels_outside_the_classes_are_refused_on_the_cpu(backend):
+    """CPU labels are checked (no host sync to pay): a label outside [0, K) is a ValueError on either backend; the
+    Triton backend gave E = NaN and the reference an index error from inside gather."""
+    skip_unless_runnable("cpu", backend)
+    logits = torch.randn(3, 10)
+    for labels in (torch.tensor([3, 10, 0]), torch.tensor([3, -1, 0])):
+        with pytest.raises(ValueError, match=r"labels must be class indices in \[0, K=10\)"):
+            lse_energy(logits, labels, backend=backend)
+    # the bounds themselves are classes
+    e = lse_energy(logits, torch.tensor([0, 9, 9]), backend=backend)
+    assert e.tolist() == (-logits[[0, 1, 2], [0, 9, 9]]).tolist()
+
+
+def test_the_kernel_reads_no_label_outside_the_classes():
+    """On a GPU labels are not checked (a host sync at every call): the kernel gives E = NaN there, not a stray
+    read; its launcher, called here directly, takes such labels as a GPU call does."""
     skip_unless_runnable("cpu", "triton")
     logits = torch.randn(3, 10)
-    e = lse_energy(logits, torch.tensor([3, 10, -1]), backend="triton")
+    e, _, _ = energy.lse_energy_fwd(logits, torch.tensor([3, 10, -1]))
     assert e[0] == -logits[0, 3] and e[1:].isnan().all()
-    with pytest.raises(RuntimeError, match="out of bounds"):
-        lse_energy(logits, torch.tensor([3, 10, -1]), backend="reference")
+
+
+def test_labels_that_are_not_a_tensor_are_refused():
+    """A list of labels failed inside the dispatch with a TypeError about is_functorch_wrapped_tensor."""
+    for fn in (lse_energy, lse_energy_ref):
+        with pytest.raises(TypeError, match="labels must be an int64 tensor"):
+            fn(torch.randn(2, 3), [0, 1])
+
+
+def test_the_spec_refuses_what_the_op_refuses():
+    """lse_energy_ref, imported on its own, took [B, 0] logits (E = +inf) and gave gather's error for float labels."""
+    with pytest.raises(ValueError, match="K >= 1 classes"):
+        lse_energy_ref(torch.randn(2, 0))
+    with pytest.raises(ValueError, match=r"labels must be int64 \[B=2\]"):
+        lse_energy_ref(torch.randn(2, 3), torch.zeros(2))
 
 
 def test_labels_on_another_device_are_refused():
