@@ -3,14 +3,46 @@
 from __future__ import annotations
 
 import math
-import operator
 
 import torch
 
 from fastjem import kernels
 from fastjem.checkpoint import check_part_state, check_rng_state
-from fastjem.errors import ConfigError
+from fastjem.errors import ConfigError, as_integer, as_real
+from fastjem.kernels.rng import check_seed
 from fastjem.memory import check_fits
+
+
+def check_sample_shape(given) -> tuple[int, ...]:
+    """One sample's shape (a tuple, or an int for vectors) as a tuple of sizes >= 1 (``()``: scalar samples): a
+    negative or float size failed inside torch, a 0 made empty chains."""
+    dims = (given,) if hasattr(given, "__index__") else given
+    sizes = None
+    if not isinstance(given, (str, bytes)) and hasattr(dims, "__iter__"):
+        try:
+            sizes = tuple(as_integer("", d) for d in dims)
+        except TypeError:
+            sizes = None
+    if sizes is None or any(d < 1 for d in sizes):
+        raise ConfigError(f"ReplayBuffer sample_shape must be one sample's shape, a tuple of sizes >= 1 such as "
+                          f"(3, 32, 32) (or an int for vectors), got {given!r}")
+    return sizes
+
+
+def check_class_labels(what: str, y, n: int, num_classes: int, rows: str = "n", *, on_device: bool = True) -> None:
+    """y is an int64 (or int32) tensor [n] of classes in [0, num_classes); the range is read on the host, so where
+    that would cost a sync in the training loop (``on_device`` False) it is checked on CPU tensors only."""
+    if not isinstance(y, torch.Tensor):
+        raise ConfigError(f"{what}: y must be an int64 tensor [{rows}={n}] of class labels, got a {type(y).__name__}: "
+                          "pass torch.as_tensor(y, dtype=torch.long)")
+    if y.dtype not in (torch.int64, torch.int32) or tuple(y.shape) != (n,):
+        raise ConfigError(f"{what}: y must be int64 [{rows}={n}], one class label per image, got {y.dtype} "
+                          f"{tuple(y.shape)}: pass y.long(), y.view(-1) for a column of labels")
+    if y.numel() and (on_device or y.device.type == "cpu"):
+        low, high = torch.aminmax(y)
+        if low < 0 or high >= num_classes:
+            raise ConfigError(f"{what}: y must be classes in [0, num_classes={num_classes}), got labels from "
+                              f"{int(low)} to {int(high)}")
 
 
 class ClassGaussians:
@@ -29,6 +61,15 @@ class ClassGaussians:
 
     def __init__(self, x: torch.Tensor, y: torch.Tensor, num_classes: int, eps: float = 1e-4):
         """``x`` [N, *S] images in [-1, 1] (any float dtype, or uint8 0..255), ``y`` [N] class labels."""
+        num_classes = as_integer("ClassGaussians num_classes", num_classes, ConfigError)
+        if num_classes < 1:
+            raise ConfigError(f"ClassGaussians num_classes must be >= 1, got {num_classes}")
+        if not isinstance(x, torch.Tensor) or x.dim() < 1:
+            raise ConfigError(f"ClassGaussians x must be the images as a tensor [N, *S], got "
+                              f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}")
+        # a float y dropped the images of fractional labels, one of another length or a [N, 1] column raised a mask
+        # IndexError, and labels past num_classes were left out of every class without a word
+        check_class_labels("ClassGaussians", y, x.shape[0], num_classes, "N")
         if x.dtype == torch.uint8:
             x = x.float() / 127.5 - 1.0
         self.sample_shape = tuple(x.shape[1:])
@@ -74,6 +115,9 @@ class ClassGaussians:
     def draw(self, n: int, y: torch.Tensor | None = None) -> torch.Tensor:
         """[n, *S] fp32 samples of class ``y`` (int64 [n]) or of uniformly random classes; fixed shapes, no sync."""
         dev = self.mean.device
+        if y is not None:
+            # the range on CPU labels only: in the training loop a GPU's would cost a host sync (-1 draws class K-1)
+            check_class_labels("ClassGaussians.draw", y, n, self.num_classes, on_device=False)
         k = torch.randint(0, self.num_classes, (n,), device=dev) if y is None else y.to(dev)
         z = torch.randn(n, self.mean.shape[1], device=dev)  # [n, D]
         every = torch.matmul(z, self.factor.transpose(1, 2))  # [K, n, D]: L_k z for every class
@@ -83,6 +127,9 @@ class ClassGaussians:
     def fill(self, n: int, y: torch.Tensor | None = None) -> torch.Tensor:
         """Like ``draw`` for many samples at once (a buffer's first contents): one class at a time."""
         dev = self.mean.device
+        if y is not None:
+            # a row of a class outside [0, num_classes) was never written: uninitialised memory as first contents
+            check_class_labels("ClassGaussians.fill", y, n, self.num_classes)
         k = torch.randint(0, self.num_classes, (n,), device=dev) if y is None else y.to(dev)
         out = torch.empty(n, self.mean.shape[1], device=dev)
         for c in range(self.num_classes):
@@ -117,6 +164,15 @@ class ReplayBuffer:
     def __init__(self, size: int, sample_shape: tuple[int, ...], reinit_prob: float = 0.05,
                  num_classes: int | None = None, device: torch.device | str = "cpu", seed: int | None = None,
                  backend: str | None = None, init=None):
+        # types first: a string failed the comparisons below with a bare TypeError, a float size failed inside torch,
+        # a bool was taken for 0 or 1 (num_classes=True for one class)
+        size = as_integer("ReplayBuffer size (the number of chains)", size, ConfigError)
+        reinit_prob = as_real("ReplayBuffer reinit_prob (a probability, e.g. 0.05)", reinit_prob, ConfigError)
+        if num_classes is not None:
+            num_classes = as_integer("ReplayBuffer num_classes (or None)", num_classes, ConfigError)
+        if backend is not None and backend not in kernels.BACKENDS:
+            raise ConfigError(f"ReplayBuffer backend must be one of {kernels.BACKENDS} (or None for the current "
+                              f"default), got {backend!r}")
         if size <= 0:
             raise ConfigError(f"buffer size must be > 0, got {size}")
         if not 0.0 <= reinit_prob <= 1.0:
@@ -129,8 +185,7 @@ class ReplayBuffer:
                               f"{(size // num_classes + 1) * num_classes}")
         self.size = size
         # an int is one sample's length: ReplayBuffer(N, 2) holds 2-D points [N, 2]
-        is_int = hasattr(sample_shape, "__index__")
-        self.sample_shape = (operator.index(sample_shape),) if is_int else tuple(sample_shape)
+        self.sample_shape = check_sample_shape(sample_shape)
         self.reinit_prob = float(reinit_prob)
         self.num_classes = num_classes
         self.device = torch.device(device)
@@ -155,8 +210,7 @@ class ReplayBuffer:
             if tuple(self.data.shape) != (size, *self.sample_shape):
                 raise ConfigError(f"the buffer's init made samples of shape {tuple(self.data.shape[1:])}, not "
                                   f"{self.sample_shape}")
-        if seed is None:
-            seed = int(torch.randint(0, 2**62, ()).item())
+        seed = int(torch.randint(0, 2**62, ()).item()) if seed is None else check_seed("ReplayBuffer", seed)
         self.rng_state = kernels.new_rng_state(seed, self.device)
         self.backend = backend
 

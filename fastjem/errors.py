@@ -1,5 +1,7 @@
 """Errors that the CLI turns into one clear message and a non-zero exit."""
 
+import operator
+
 
 def error_line(err: BaseException) -> str:
     """An exception as one line for a message: its type and the first line of its text ('OSError: ...')."""
@@ -25,3 +27,25 @@ class CheckpointError(FastJEMError):
 
 class FastJEMWarning(UserWarning):
     """Something the user should know that does not stop the work; the CLI prints it as one line."""
+
+
+def as_integer(what: str, value, error: type[Exception] = TypeError) -> int:
+    """``value`` as an int (Python's, NumPy's, a one-element integer tensor), else ``error`` naming ``what``: a float
+    count (2.5 steps) failed late or was truncated, a bool (an int in Python) was taken for 0 or 1."""
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise error(f"{what} must be an integer, got {value!r} ({type(value).__name__})")
+
+
+def as_real(what: str, value, error: type[Exception] = TypeError) -> float:
+    """``value`` as a float (an int, a float, a NumPy number, a one-element tensor), else ``error`` naming ``what``:
+    a string or None failed a comparison with a bare TypeError, a bool was taken for 0 or 1."""
+    if not isinstance(value, (bool, str, bytes)) and value is not None:
+        try:
+            return float(value)
+        except (TypeError, ValueError, RuntimeError):
+            pass
+    raise error(f"{what} must be a number, got {value!r} ({type(value).__name__})")

@@ -17,7 +17,8 @@ from torch import nn
 
 from fastjem import kernels
 from fastjem.checkpoint import check_part_state, check_rng_state
-from fastjem.kernels.rng import counters_for
+from fastjem.errors import as_integer, as_real
+from fastjem.kernels.rng import check_seed, counters_for
 
 EnergyFn = Callable[[torch.Tensor], torch.Tensor]
 InputGrad = Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor]
@@ -160,15 +161,30 @@ class SGLD:
     def __init__(self, n_steps: int = 20, step_size: float = 1.0, noise: float = 0.01, seed: int | None = None,
                  backend: str | None = None, *, grad_clip: float | None = None,
                  clamp: tuple[float, float] | None = None, compiled_update: bool = False):
+        # types first: a string failed the comparisons below with a bare TypeError, 2.5 steps failed at the first
+        # sample, a bool was taken for 0 or 1
+        n_steps = as_integer("SGLD n_steps (the number of steps, e.g. 20)", n_steps)
+        step_size = as_real("SGLD step_size (e.g. 1.0)", step_size)
+        noise = as_real("SGLD noise (the standard deviation of the noise, e.g. 0.01)", noise)
         if n_steps < 0 or not (0 <= step_size < math.inf and 0 <= noise < math.inf):
             raise ValueError(f"SGLD n_steps, step_size and noise must be finite and >= 0, got n_steps={n_steps}, "
                              f"step_size={step_size}, noise={noise}")
-        if grad_clip is not None and not grad_clip > 0:
+        if grad_clip is not None and not as_real("SGLD grad_clip (or None)", grad_clip) > 0:
             raise ValueError(f"SGLD grad_clip must be > 0 (or None), got {grad_clip}")
         if clamp is not None:
-            clamp = (float(clamp[0]), float(clamp[1]))
+            if isinstance(clamp, (str, bytes)) or not hasattr(clamp, "__len__") or len(clamp) != 2:
+                raise TypeError(f"SGLD clamp must be a pair (low, high) of numbers (or None), got {clamp!r}")
+            clamp = (as_real("SGLD clamp's low", clamp[0]), as_real("SGLD clamp's high", clamp[1]))
             if not clamp[0] < clamp[1]:
                 raise ValueError(f"SGLD clamp must be (low, high) with low < high, got {clamp}")
+        if not isinstance(compiled_update, bool):
+            raise TypeError(f"SGLD compiled_update must be True or False, got {compiled_update!r}")
+        if seed is not None:
+            # checked now, not at the first sample: the same words new_rng_state would say then
+            seed = check_seed("SGLD", seed)
+        if backend is not None and backend not in kernels.BACKENDS:
+            raise ValueError(f"SGLD backend must be one of {kernels.BACKENDS} (or None for the current default), got "
+                             f"{backend!r}")
         self.compiled_update = compiled_update
         self.grad_clip = None if grad_clip is None else float(grad_clip)
         self.clamp = clamp
@@ -270,6 +286,7 @@ class SGLD:
         runs on its own stream, joined before the result, so one block's kernels may fill the SMs another's leave
         idle; elsewhere the blocks run one after another. ``parts`` 1 is ``sample`` itself."""
         rows = x0.shape[0]
+        parts = as_integer("SGLD parts (a number of blocks of rows)", parts)
         if not 1 <= parts <= rows:
             raise ValueError(f"SGLD parts must be in [1, batch size {rows}], got {parts}")
         if parts == 1:

@@ -35,6 +35,7 @@ from ._dispatch import direct_call, tl, triton
 
 __all__ = [
     "new_rng_state",
+    "check_seed",
     "philox4x32_10",
     "philox_words",
     "philox_words_numpy",
@@ -55,19 +56,27 @@ _TWO_PI = 6.283185307179586
 _PI = 3.141592653589793
 
 
-def new_rng_state(seed: int, device: torch.device | str | None = None) -> torch.Tensor:
-    """A fresh generator state ``int64 [2] = (seed, 0)`` on ``device``; ``seed`` an integer in [-2**63, 2**63)."""
+def check_seed(owner: str, seed) -> int:
+    """``seed`` as a Python int in [-2**63, 2**63), else an error naming ``owner``."""
     try:
-        # an integer of any kind (NumPy's, a one-element integer tensor); a float would be truncated: 1.7 as seed 1
+        # an integer of any kind (NumPy's, a one-element integer tensor); a float would be truncated: 1.7 as seed 1,
+        # and a bool (an int in Python) is a flag passed in the wrong place, not seed 0 or 1
+        if isinstance(seed, bool):
+            raise TypeError
         seed = operator.index(seed)
     except TypeError:
-        raise TypeError(f"new_rng_state: seed must be an integer, got {seed!r} ({type(seed).__name__}): pass "
+        raise TypeError(f"{owner}: seed must be an integer, got {seed!r} ({type(seed).__name__}): pass "
                         "int(seed) if truncating it is meant") from None
     if not -(2**63) <= seed < 2**63:
         # torch's own words would be "Overflow when unpacking long long"
-        raise ValueError(f"new_rng_state: seed must fit int64, in [-2**63, 2**63), got {seed}: take it modulo "
+        raise ValueError(f"{owner}: seed must fit int64, in [-2**63, 2**63), got {seed}: take it modulo "
                          "2**63 (e.g. random.getrandbits(63))")
-    return torch.tensor([seed, 0], dtype=torch.int64, device=device)
+    return seed
+
+
+def new_rng_state(seed: int, device: torch.device | str | None = None) -> torch.Tensor:
+    """A fresh generator state ``int64 [2] = (seed, 0)`` on ``device``; ``seed`` an integer in [-2**63, 2**63)."""
+    return torch.tensor([check_seed("new_rng_state", seed), 0], dtype=torch.int64, device=device)
 
 
 def counters_for(n: int) -> int:

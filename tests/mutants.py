@@ -6015,6 +6015,30 @@ MUTANTS = [
         ('kernels/energy.py', '    # the eager op\'s checks: meta tensors (meta labels beside CPU logits dispatch here), compile and export\n'
          '    _check_inputs(logits, labels)\n', ''),
     ]),
+    Mutant('lse-energy-cpu-label-range-unchecked', 'tests/test_kernels_energy.py -k labels_outside_the_classes_are_refused', [
+        ('kernels/energy.py', '    _check_label_range(labels, logits.shape[1])\n', ''),
+    ]),
+    Mutant('lse-energy-label-list-taken', 'tests/test_kernels_energy.py -k labels_that_are_not_a_tensor', [
+        ('kernels/energy.py', '    if labels is not None and not isinstance(labels, torch.Tensor):', '    if False:'),
+    ]),
+    Mutant('lse-energy-ref-unchecked', 'tests/test_kernels_energy.py -k spec_refuses', [
+        ('kernels/energy.py', '    _check_inputs(logits, labels)\n    x = logits.float()', '    x = logits.float()'),
+    ]),
+    Mutant('lse-energy-fake-unchecked', 'tests/test_kernels_dispatch.py -k meta_tensors', [
+        ('kernels/energy.py', '    # what the real op refuses for its shapes and dtypes, refused when torch.compile traces or meta tensors run it\n    _check_inputs(logits, labels)\n', ''),
+    ]),
+    Mutant('meta-tensors-run-the-kernels', 'tests/test_kernels_dispatch.py -k meta_tensors', [
+        ('kernels/_dispatch.py', '\n                             and not t.is_meta)', ')'),
+    ]),
+    Mutant('joint-energy-labels-unchecked', 'tests/test_energy.py -k joint_energy_labels', [
+        ('fastjem/energy.py', '    _check_labels("joint_energy", logits, y)\n', ''),
+    ]),
+    Mutant('joint-energy-label-range-unchecked', 'tests/test_energy.py -k joint_energy_labels', [
+        ('fastjem/energy.py', '    if y.device.type == "cpu" and y.numel():', '    if False:'),
+    ]),
+    Mutant('energies-take-no-classes', 'tests/test_energy.py -k no_classes', [
+        ('fastjem/energy.py', '    if logits.shape[1] == 0:', '    if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -245,6 +245,33 @@ def test_the_buffer_checks_its_settings_and_holds_fp32_whatever_its_init_draws()
             ReplayBuffer(8, (2,), **kwargs)
     with pytest.raises(ConfigError, match="buffer size must be > 0"):
         ReplayBuffer(0, (2,))
+    # a string or None failed a comparison with a bare TypeError, a float size or shape inside torch, a bool was
+    # taken for 0 or 1, a 0 in the shape made empty chains, a float seed or unknown backend failed only when sampling
+    for args, kwargs, match in (
+            ((8, (2,)), {"reinit_prob": "x"}, r"reinit_prob \(a probability, e.g. 0.05\) must be a number, got 'x'"),
+            ((8, (2,)), {"reinit_prob": None}, "reinit_prob .* must be a number, got None"),
+            ((8, (2,)), {"reinit_prob": True}, r"reinit_prob .* must be a number, got True \(bool\)"),
+            ((8.5, (2,)), {}, r"ReplayBuffer size \(the number of chains\) must be an integer, got 8.5"),
+            (("8", (2,)), {}, "ReplayBuffer size .* must be an integer, got '8'"),
+            ((True, (2,)), {}, "ReplayBuffer size .* must be an integer, got True"),
+            ((8, (2,)), {"num_classes": 2.5}, r"ReplayBuffer num_classes \(or None\) must be an integer, got 2.5"),
+            ((8, (2,)), {"num_classes": True}, "ReplayBuffer num_classes .* must be an integer, got True"),
+            ((8, (2,)), {"backend": "gpu"}, "ReplayBuffer backend must be one of"),
+            ((8, -2), {}, "sample_shape must be one sample's shape, a tuple of sizes >= 1"),
+            ((8, (2, -1)), {}, r"sample_shape .* got \(2, -1\)"),
+            ((8, (3, 0)), {}, r"sample_shape .* got \(3, 0\)"),
+            ((8, 2.5), {}, "sample_shape .* got 2.5"),
+            ((8, (2.5,)), {}, "sample_shape .* got"),
+            ((8, "ab"), {}, "sample_shape .* got 'ab'")):
+        with pytest.raises(ConfigError, match=match):
+            ReplayBuffer(*args, **kwargs)
+    for seed in (1.5, True):
+        with pytest.raises(TypeError, match=rf"ReplayBuffer: seed must be an integer, got {seed}"):
+            ReplayBuffer(8, (2,), seed=seed)
+    # integers and numbers of other kinds are taken
+    buf = ReplayBuffer(torch.tensor(8), [2, torch.tensor(3)], reinit_prob=torch.tensor(0.5), num_classes=2)
+    assert (buf.size, buf.sample_shape, buf.reinit_prob, buf.data.shape) == (8, (2, 3), 0.5, (8, 2, 3))
+    assert ReplayBuffer(8, ()).sample(3)[0].shape == (3,)  # scalar samples
     # the smallest buffers are buffers: one chain; one class (a conditional buffer of a single block)
     assert ReplayBuffer(1, (2,)).sample(3)[1].tolist() == [0, 0, 0]
     assert ReplayBuffer(4, (2,), num_classes=1).draw_indices(6, torch.zeros(6, dtype=torch.int64)).max() <= 3
@@ -471,3 +498,34 @@ def test_free_cpu_memory_is_the_cgroups_where_it_limits_the_process_below_the_ma
     monkeypatch.setattr(memory, "_meminfo", lambda: {})
     (tmp_path / "e" / "fs" / "memory.current").write_text("40")
     assert memory.free_bytes("cpu") == 60
+
+
+def test_class_gaussians_refuse_labels_that_are_not_one_class_per_image():
+    """A float y dropped the images of fractional labels, a y of another length or a [N, 1] column raised a mask
+    IndexError, labels past num_classes were left out of every class, num_classes 0 fitted nothing and 2.5 failed
+    inside torch.empty. draw took -1 for class K-1; fill left the rows of a class outside uninitialised."""
+    from fastjem.buffer import ClassGaussians
+
+    x = torch.rand(20, 2) * 2 - 1
+    y = torch.arange(20) % 2
+    for labels, match in ((y.float(), r"ClassGaussians: y must be int64 \[N=20\], one class label per image, got "
+                                      r"torch.float32"),
+                          (y[:10], r"y must be int64 \[N=20\].* got torch.int64 \(10,\)"),
+                          (y.view(20, 1), r"got torch.int64 \(20, 1\): pass y.long\(\), y.view\(-1\)"),
+                          (y.tolist(), "y must be an int64 tensor .* got a list"),
+                          (y + 1, r"y must be classes in \[0, num_classes=2\), got labels from 1 to 2"),
+                          (y - 1, r"got labels from -1 to 0")):
+        with pytest.raises(ConfigError, match=match):
+            ClassGaussians(x, labels, 2)
+    for k, match in ((0, "num_classes must be >= 1, got 0"), (2.5, "num_classes must be an integer, got 2.5"),
+                     (True, "num_classes must be an integer, got True")):
+        with pytest.raises(ConfigError, match=match):
+            ClassGaussians(x, y, k)
+    g = ClassGaussians(x, y.int(), 2)  # int32 labels are labels
+    for name, fn in (("draw", g.draw), ("fill", g.fill)):
+        for labels, match in ((torch.tensor([0.0, 1.0]), r"int64 \[n=2\]"), (torch.tensor([0, 1, 1]), r"\(3,\)"),
+                              (torch.tensor([0, 2]), r"in \[0, num_classes=2\), got labels from 0 to 2"),
+                              (torch.tensor([0, -1]), "got labels from -1 to 0")):
+            with pytest.raises(ConfigError, match=rf"ClassGaussians.{name}: y must be .*{match}"):
+                fn(2, labels)
+        assert fn(2, torch.tensor([1, 0], dtype=torch.int32)).shape == (2, 2)

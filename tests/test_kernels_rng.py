@@ -231,3 +231,10 @@ def test_a_seed_that_is_no_integer_is_refused_not_truncated():
     for seed in (1.7, 2.0, "3", torch.tensor(1.5)):
         with pytest.raises(TypeError, match=r"seed must be an integer, got .*pass int\(seed\) if truncating"):
             new_rng_state(seed)
+
+
+def test_a_bool_seed_is_refused():
+    """True is an int in Python: new_rng_state(True) was seed 1, a flag passed where the seed goes."""
+    for seed in (True, False):
+        with pytest.raises(TypeError, match=rf"new_rng_state: seed must be an integer, got {seed} \(bool\)"):
+            new_rng_state(seed)

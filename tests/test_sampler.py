@@ -1,5 +1,6 @@
 import math
 
+import numpy as np
 import pytest
 import torch
 from fastjem.kernels import new_rng_state
@@ -414,3 +415,34 @@ def test_the_chain_on_a_gaussian_has_the_discretised_chains_law_for_any_noise(ba
     lag1 = torch.stack([torch.corrcoef(torch.stack([x[:, i], nxt[:, i]]))[0, 1] for i in range(2)])
     # the correlation estimate's standard deviation is about (1 - c^2) / sqrt(n)
     assert ((lag1 - c).abs() < 5 * (1 - c**2) / math.sqrt(n)).all(), (lag1, c)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"n_steps": 2.5}, r"SGLD n_steps \(the number of steps, e.g. 20\) must be an integer, got 2.5 \(float\)"),
+    ({"n_steps": "3"}, r"SGLD n_steps .* must be an integer, got '3' \(str\)"),
+    ({"n_steps": True}, r"SGLD n_steps .* must be an integer, got True \(bool\)"),
+    ({"step_size": "a"}, r"SGLD step_size \(e.g. 1.0\) must be a number, got 'a' \(str\)"),
+    ({"step_size": True}, r"SGLD step_size .* must be a number, got True \(bool\)"),
+    ({"noise": None}, r"SGLD noise .* must be a number, got None"),
+    ({"grad_clip": "a"}, r"SGLD grad_clip \(or None\) must be a number, got 'a'"),
+    ({"clamp": (1,)}, r"SGLD clamp must be a pair \(low, high\) of numbers"),
+    ({"clamp": 1.0}, r"SGLD clamp must be a pair \(low, high\) of numbers"),
+    ({"clamp": (0, "a")}, r"SGLD clamp's high must be a number, got 'a'"),
+    ({"compiled_update": "yes"}, r"SGLD compiled_update must be True or False, got 'yes'"),
+    ({"seed": 1.5}, r"SGLD: seed must be an integer, got 1.5 \(float\)"),
+    ({"seed": True}, r"SGLD: seed must be an integer, got True \(bool\)"),
+])
+def test_settings_of_the_wrong_type_are_refused_naming_the_argument(kwargs, match):
+    """A string failed a comparison with a bare TypeError, 2.5 steps or a float seed failed only at the first sample,
+    a bool was taken for 1, a clamp of one number an IndexError: now a TypeError naming the argument, at once."""
+    with pytest.raises(TypeError, match=match):
+        SGLD(**kwargs)
+
+
+def test_an_unknown_backend_is_refused_when_the_sampler_is_built():
+    with pytest.raises(ValueError, match=r"SGLD backend must be one of \('auto', 'triton', 'reference'\)"):
+        SGLD(backend="cuda")
+    # numbers of other kinds are still numbers
+    s = SGLD(torch.tensor(3), np.float32(0.5), torch.tensor(0.01), seed=np.int64(4), grad_clip=2, clamp=(-1, 1))
+    assert (s.n_steps, s.step_size, s.seed, s.grad_clip, s.clamp) == (3, 0.5, 4, 2.0, (-1.0, 1.0))
+    assert type(s.n_steps) is int and type(s.seed) is int
