@@ -241,16 +241,18 @@ class ReplayBuffer:
 
         y must lie in [0, num_classes); it is not checked, since that would read a device value on the host in
         the captured iteration: a class outside draws another block's rows, or indices past the buffer's end,
-        which the reference backend refuses (IndexError) and the Triton one reads as NaN rows."""
+        which the buffer ops refuse on a CPU (IndexError) and the Triton kernels read as NaN rows on a GPU."""
         if isinstance(batch_size, bool) or not hasattr(batch_size, "__index__") or batch_size < 0:
             raise ConfigError(f"batch_size must be an integer >= 0, got {batch_size!r}")
         if y is None:
             return torch.randint(0, self.size, (batch_size,), device=self.device)
         if self.num_classes is None:
             raise ConfigError("class-conditional draws need a buffer built with num_classes")
-        if y.dtype != torch.int64 or tuple(y.shape) != (batch_size,):
+        if not isinstance(y, torch.Tensor) or y.dtype != torch.int64 or tuple(y.shape) != (batch_size,):
+            # a list of classes failed with "'list' object has no attribute 'dtype'"
+            got = f"{y.dtype} {tuple(y.shape)}" if isinstance(y, torch.Tensor) else f"a {type(y).__name__}"
             raise ConfigError(f"y must hold the class of each drawn chain, int64 [batch_size={batch_size}]; got "
-                              f"{y.dtype} {tuple(y.shape)}")
+                              f"{got}")
         offset = torch.randint(0, self.class_block, (y.shape[0],), device=self.device)
         return y.to(self.device) * self.class_block + offset
 

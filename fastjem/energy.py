@@ -30,8 +30,8 @@ def _check_labels(name: str, logits: torch.Tensor, y) -> None:
                         "torch.as_tensor(y, dtype=torch.long)")
     B, K = logits.shape
     if y.dtype not in (torch.int64, torch.int32) or tuple(y.shape) != (B,):
-        raise ValueError(f"{name}: y must be int64 (or int32) [B={B}], one class index per row of the logits, got {y.dtype} "
-                         f"{tuple(y.shape)}: pass y.long(), y.view(-1) for a column of labels")
+        raise ValueError(f"{name}: y must be int64 (or int32) [B={B}], one class index per row of the logits, got "
+                         f"{y.dtype} {tuple(y.shape)}: pass y.long(), y.view(-1) for a column of labels")
     # checked on CPU tensors only: on a GPU it would cost a host sync (an index outside asserts in gather there)
     if y.device.type == "cpu" and y.numel():
         low, high = torch.aminmax(y)

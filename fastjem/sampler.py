@@ -124,6 +124,13 @@ NOT_DIFFERENTIABLE = ("SGLD: energy_fn(x) must be differentiable in x, computed 
                       ".item(), .numpy() or an integer cast, or not from x at all)")
 
 
+def check_start(x0) -> None:
+    """x0 is a tensor: a list of starting points failed with "'list' object has no attribute 'detach'"."""
+    if not isinstance(x0, torch.Tensor):
+        raise TypeError(f"SGLD: x0 must be a tensor of starting samples [B, ...], got a {type(x0).__name__}: pass "
+                        "torch.as_tensor(x0, dtype=torch.float32)")
+
+
 def check_energy(energy: torch.Tensor, x: torch.Tensor) -> None:
     """Refuse an energy that is not one value per sample of x ([B], [B, 1], or its sum as a scalar), or that has no
     gradient path to x, before autograd differentiates it: summed, a classifier's logits [B, K] would pass for an
@@ -253,6 +260,7 @@ class SGLD:
         Pass the network as ``model`` to sample with it in eval mode and its parameters frozen
         (no weight gradients are computed); its train/requires_grad state is restored afterwards.
         """
+        check_start(x0)
         # inference_mode(False): called under torch.inference_mode() too (enable_grad alone cannot undo it)
         with torch.inference_mode(False), sampling_mode(model), torch.enable_grad():
             x = x0.detach().to(torch.float32).clone(memory_format=torch.contiguous_format)
@@ -285,6 +293,7 @@ class SGLD:
         chains ``sample`` computes: the same noise, the network's arithmetic on fewer rows. On CUDA each block
         runs on its own stream, joined before the result, so one block's kernels may fill the SMs another's leave
         idle; elsewhere the blocks run one after another. ``parts`` 1 is ``sample`` itself."""
+        check_start(x0)
         rows = x0.shape[0]
         parts = as_integer("SGLD parts (a number of blocks of rows)", parts)
         if not 1 <= parts <= rows:

@@ -185,7 +185,8 @@ def direct_call(*tensors: torch.Tensor | None, differentiable: bool = False) -> 
     if torch.compiler.is_compiling() or _dispatch_modes_active():
         return False
     is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
-    # meta tensors take the registered fake (their shapes only): the interpreter cannot read them
+    # meta tensors take the registered fake (their shapes only, with the eager op's checks): the interpreter cannot
+    # read them
     return all(t is None or (type(t) is torch.Tensor and (differentiable or not t.requires_grad) and not is_wrapped(t)
                              and not t.is_meta)
                for t in tensors)
@@ -194,6 +195,9 @@ def direct_call(*tensors: torch.Tensor | None, differentiable: bool = False) -> 
 def as_number(op: str, name: str, value) -> float:
     """``float(value)`` for an op's scalar argument (a number or a one-element tensor), else an error naming it."""
     try:
+        # a bool is an int in Python: a flag passed where a step size or probability goes, not 1.0
+        if isinstance(value, bool):
+            raise TypeError
         return float(value)
     except (TypeError, ValueError, RuntimeError):
         got = f"a tensor of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor) else repr(value)

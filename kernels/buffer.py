@@ -13,8 +13,8 @@ Reset rows never read the buffer (the load is masked; the benchmark's ``rows_fir
 reset values are drawn only in the tiles that have a reset row.
 ``buffer_write_`` is ``buffer[idx] = x``; with repeated indices one of the rows wins (unspecified which), as for
 ``index_copy_``.
-An index outside [0, N) cannot be refused without a host sync: the kernels mask it, so a kept row with such
-an index reads NaN and its write is dropped (the reference raises, as ``index_select`` does).
+An index outside [0, N) is refused (IndexError) when idx is a CPU tensor; on a GPU that would cost a host sync:
+the kernels mask it, so a kept row with such an index reads NaN and its write is dropped.
 """
 
 import torch
@@ -264,21 +264,29 @@ def buffer_write_ref(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor) -
     buffer.index_copy_(0, idx, x.to(buffer.dtype))
 
 
+def _check_rows_in_buffer(op: str, buffer: torch.Tensor, idx: torch.Tensor) -> None:
+    """Indices in [0, N), checked on CPU tensors only: on a GPU it would cost a host sync at every call (the kernels
+    read a row outside as NaN and drop its write there). On the CPU the Triton backend did so without a word, and the
+    reference said index_select's "index out of range in self", naming neither the op nor the buffer's size."""
+    if idx.device.type != "cpu" or idx.numel() == 0:
+        return
+    low, high = torch.aminmax(idx)
+    if low < 0 or high >= buffer.shape[0]:
+        raise IndexError(f"{op}: idx holds rows outside the buffer's [0, N={buffer.shape[0]}) (from {int(low)} to "
+                         f"{int(high)}): draw them with torch.randint(0, N, (B,))")
+
+
 def _buffer_sample_impl(
     buffer: torch.Tensor, idx: torch.Tensor, reset_prob: float, rng_state: torch.Tensor, fresh: torch.Tensor | None,
     backend: str | None
 ) -> torch.Tensor:
+    _check_inputs(buffer, idx, fresh=fresh, reset_prob=reset_prob, rng_state=rng_state)
+    _check_rows_in_buffer("buffer_sample", buffer, idx)
     if use_triton(buffer, backend):
         return buffer_sample_fwd(buffer, idx, reset_prob, rng_state, fresh=fresh)
-    _check_inputs(buffer, idx, fresh=fresh, reset_prob=reset_prob, rng_state=rng_state)
-    try:
-        # contiguous, as the kernel's output and the registered fake: a transposed ``fresh`` makes torch.where's result
-        # transposed, which a compiled graph (told contiguous strides) refuses at run time
-        return buffer_sample_ref(buffer, idx, reset_prob, rng_state, fresh=fresh).contiguous()
-    except IndexError:
-        # index_select's own words ("index out of range in self") name neither the op nor the buffer's size
-        raise IndexError(f"buffer_sample: idx holds rows outside the buffer's [0, N={buffer.shape[0]}) (from "
-                         f"{int(idx.min())} to {int(idx.max())}): draw them with torch.randint(0, N, (B,))") from None
+    # contiguous, as the kernel's output and the registered fake: a transposed ``fresh`` makes torch.where's result
+    # transposed, which a compiled graph (told contiguous strides) refuses at run time
+    return buffer_sample_ref(buffer, idx, reset_prob, rng_state, fresh=fresh).contiguous()
 
 
 @torch.library.custom_op("fastjem::buffer_sample", mutates_args=("rng_state",))
@@ -297,10 +305,11 @@ def _(buffer, idx, reset_prob, rng_state, fresh, backend):
 
 
 def _buffer_write_impl(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, backend: str | None) -> None:
+    _check_inputs(buffer, idx, x)
+    _check_rows_in_buffer("buffer_write_", buffer, idx)
     if use_triton(buffer, backend):
         buffer_write_fwd(buffer, idx, x)
     else:
-        _check_inputs(buffer, idx, x)
         buffer_write_ref(buffer, idx, x)
 
 
@@ -330,7 +339,7 @@ def buffer_sample(
 
     ``rng_state`` (int64 [2] on the buffer's device) is read on the device and advanced in place.
     Not differentiable (chain states are read by value): a buffer or ``fresh`` that requires grad is refused.
-    An index outside [0, N) raises on the reference backend and gives a NaN row on the Triton one (see the module).
+    An index outside [0, N) raises on a CPU and gives a NaN row on the Triton backend on a GPU (see the module).
     """
     if torch.is_grad_enabled() and (buffer.requires_grad or (fresh is not None and fresh.requires_grad)):
         refuse("buffer_sample is not differentiable (it reads chain states by value), yet the buffer or fresh "
@@ -345,7 +354,7 @@ def buffer_write_(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, *, b
     """``buffer[idx] = x`` in place (buffer fp32 [N, *S], idx int64 [B], x [B, *S]). x is written by value: no
     gradient flows into the buffer, and a buffer that requires grad is refused (autograd cannot follow the write), as
     are rows that share memory with the buffer (a view of its rows: pass a clone).
-    An index outside [0, N) raises on the reference backend and is dropped on the Triton one (see the module)."""
+    An index outside [0, N) raises on a CPU and is dropped on the Triton backend on a GPU (see the module)."""
     if buffer.requires_grad and torch.is_grad_enabled():
         refuse("buffer_write_: the buffer requires grad and is updated in place: pass buffer.detach() (the replay "
                "buffer's chains need no gradient)", buffer)

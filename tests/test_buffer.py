@@ -191,6 +191,8 @@ def test_class_draws_need_one_label_per_chain():
         buf.sample(8, torch.tensor([0, 1, 2, 3]))
     with pytest.raises(ConfigError, match="int64"):
         buf.sample(4, torch.tensor([0.0, 1.0, 2.0, 3.0]))
+    with pytest.raises(ConfigError, match=r"int64 \[batch_size=4\]; got a list"):  # was: no attribute 'dtype'
+        buf.sample(4, [0, 1, 2, 3])
     with pytest.raises(ConfigError, match="num_classes must be > 0"):
         ReplayBuffer(40, (3,), num_classes=0)
     with pytest.raises(ConfigError, match="class-conditional draws need a buffer built with num_classes"):

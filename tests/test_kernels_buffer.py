@@ -318,25 +318,26 @@ def test_every_launch_configuration_gives_the_same_rows(device):
 
 
 def test_indices_outside_the_buffer_read_nan_and_write_nothing():
-    """No host sync to refuse them: the kernels mask rows outside [0, N) (the reference raises, as index_select)."""
+    """On a GPU there is no host sync to refuse them: the kernels mask rows outside [0, N). Their launchers, called
+    here directly, take such indices as a GPU call does (the ops refuse CPU indices before launching)."""
     skip_unless_runnable("cpu", "triton")
+    from fastjem.kernels.buffer import buffer_sample_fwd, buffer_write_fwd
+
     # the buffer is rows 64-103 of a larger tensor: a write past its ends would land in the guard rows around it
     # (found there, not as memory corrupted outside any tensor)
     storage = _buffer(168, (3,), "cpu")
     buf = storage[64:104]
     before = storage.clone()
     idx = torch.tensor([0, 1, 40, -1, 97])
-    x0 = buffer_sample(buf, idx, 0.0, new_rng_state(0, "cpu"), backend="triton")
+    x0 = buffer_sample_fwd(buf, idx, 0.0, new_rng_state(0, "cpu"))
     assert torch.equal(x0[:2], buf[:2]) and x0[2:].isnan().all()
-    from fastjem.kernels.buffer import buffer_sample_fwd
-
     got = buffer_sample_fwd(buf, idx, 0.0, new_rng_state(0, "cpu"), rows_first=True)  # the benchmark's order
     assert torch.equal(got[:2], buf[:2]) and got[2:].isnan().all()
-    buffer_write_(buf, idx, torch.zeros(5, 3), backend="triton")
+    buffer_write_fwd(buf, idx, torch.zeros(5, 3))
     assert (buf[:2] == 0).all() and torch.equal(buf[2:], before[66:104])
     assert torch.equal(storage[:64], before[:64]) and torch.equal(storage[104:], before[104:])
     with pytest.raises(IndexError):
-        buffer_sample(buf, idx, 0.0, new_rng_state(0, "cpu"), backend="reference")
+        buffer_sample(buf, idx, 0.0, new_rng_state(0, "cpu"), backend="triton")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -499,6 +500,28 @@ def test_refused_indices_and_probabilities_are_told_what_to_pass():
     with pytest.raises(ValueError, match="buffer_sample: reset_prob must be a number"):
         buffer_sample(buf, torch.tensor([3]), torch.tensor([0.5, 0.5]), state, backend="reference")
     assert torch.equal(buffer_sample(buf, torch.tensor([3]), torch.tensor(0.0), state, backend="reference"), buf[3:4])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_indices_outside_the_buffer_are_refused_on_the_cpu(backend):
+    """CPU indices are checked on either backend (no host sync to pay): the Triton kernels gave NaN rows and dropped
+    writes without a word, the reference's write said index_copy_'s words. Nothing is written or drawn."""
+    skip_unless_runnable("cpu", backend)
+    buf = _buffer(10, (3,), "cpu")
+    before, state = buf.clone(), new_rng_state(0)
+    for idx in (torch.tensor([3, 10]), torch.tensor([-1, 3])):
+        low, high = int(idx.min()), int(idx.max())
+        with pytest.raises(IndexError, match=rf"buffer_sample: idx holds rows outside the buffer's \[0, N=10\) "
+                                             rf"\(from {low} to {high}\)"):
+            buffer_sample(buf, idx, 0.5, state, backend=backend)
+        with pytest.raises(IndexError, match=rf"buffer_write_: idx holds rows outside .* \(from {low} to {high}\)"):
+            buffer_write_(buf, idx, torch.zeros(2, 3), backend=backend)
+    assert torch.equal(buf, before) and state.tolist() == [0, 0]
+    # the ends are rows
+    buffer_write_(buf, torch.tensor([0, 9]), torch.ones(2, 3), backend=backend)
+    assert buffer_sample(buf, torch.tensor([9, 0]), 0.0, state, backend=backend).eq(1).all()
+    with pytest.raises(ValueError, match="buffer_sample: reset_prob must be a number"):
+        buffer_sample(buf, torch.tensor([0]), True, state, backend=backend)  # a flag, not a probability of 1
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -405,7 +405,8 @@ def test_refused_states_samples_and_step_sizes_are_told_what_to_pass(backend):
         sgld_step_(x, g, 1.0, 1.0, new_rng_state(0).int(), backend=backend)
     with pytest.raises(ValueError, match=r"got torch.float64: keep the chains in fp32"):
         sgld_step_(x.double(), g, 1.0, 1.0, new_rng_state(0), backend=backend)
-    for alpha, sigma, name in ((torch.ones(2), 0.1, "alpha"), (1.0, None, "sigma")):
+    # a bool (an int in Python) was a step of 1.0
+    for alpha, sigma, name in ((torch.ones(2), 0.1, "alpha"), (1.0, None, "sigma"), (True, 0.1, "alpha")):
         with pytest.raises(ValueError, match=f"sgld_step_: {name} must be a number"):
             sgld_step_(x, g, alpha, sigma, new_rng_state(0), backend=backend)
     sgld_step_(x, torch.ones(8), torch.tensor(0.5), torch.tensor([0.0]), new_rng_state(0), backend=backend)

@@ -55,7 +55,7 @@ def test_parts_refuse_what_they_cannot_split():
         sampler.sample_parts(lambda s, e: energy, torch.zeros(2, 4), 3)
     # 2.0 failed inside range() with "'float' object cannot be interpreted as an integer", True ran as 1 part
     for parts in (2.0, True, "2"):
-        with pytest.raises(TypeError, match=rf"SGLD parts \(a number of blocks of rows\) must be an integer, got"):
+        with pytest.raises(TypeError, match=r"SGLD parts \(a number of blocks of rows\) must be an integer, got"):
             sampler.sample_parts(lambda s, e: energy, torch.zeros(4, 4), parts)
     with pytest.raises(ConfigError, match="sgld-parts"):
         TrainConfig(batch_size=4, sgld_parts=8).validate()

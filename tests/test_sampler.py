@@ -439,6 +439,14 @@ def test_settings_of_the_wrong_type_are_refused_naming_the_argument(kwargs, matc
         SGLD(**kwargs)
 
 
+def test_a_start_that_is_not_a_tensor_is_refused():
+    """A list of starting points failed with "'list' object has no attribute 'detach'"."""
+    for run in (lambda s: s.sample(lambda x: (x ** 2).sum(1), [[0.0, 1.0]]),
+                lambda s: s.sample_parts(lambda a, b: (lambda x: (x ** 2).sum(1)), [[0.0, 1.0]], 1)):
+        with pytest.raises(TypeError, match=r"SGLD: x0 must be a tensor of starting samples \[B, ...\], got a list"):
+            run(SGLD(2, seed=0))
+
+
 def test_an_unknown_backend_is_refused_when_the_sampler_is_built():
     with pytest.raises(ValueError, match=r"SGLD backend must be one of \('auto', 'triton', 'reference'\)"):
         SGLD(backend="cuda")
