@@ -54,7 +54,7 @@ if triton is not None:
         m_b = o_b < B
         if HAS_LABELS:
             b_label = tl.load(p_labels + o_b, mask=m_b, other=0)
-            # a label outside [0, K) reads nothing and gives E = NaN (the reference raises; a kernel cannot)
+            # a label outside [0, K) reads nothing and gives E = NaN (CPU labels are refused before launch)
             m_label = m_b & (b_label >= 0) & (b_label < K)
             b_x = tl.load(p_logits + o_b * stride_b + b_label, mask=m_label, other=float("nan")).to(tl.float32)
             tl.store(p_energy + o_b, -b_x, mask=m_b)
