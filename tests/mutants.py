@@ -6025,10 +6025,10 @@ MUTANTS = [
         ('kernels/energy.py', '    _check_inputs(logits, labels)\n    x = logits.float()', '    x = logits.float()'),
     ]),
     Mutant('lse-energy-fake-unchecked', 'tests/test_kernels_dispatch.py -k meta_tensors', [
-        ('kernels/energy.py', '    # what the real op refuses for its shapes and dtypes, refused when torch.compile traces or meta tensors run it\n    _check_inputs(logits, labels)\n', ''),
+        ('kernels/energy.py', '    # the eager op\'s checks: meta tensors (meta labels beside CPU logits dispatch here), compile and export\n    _check_inputs(logits, labels)\n', ''),
     ]),
     Mutant('meta-tensors-run-the-kernels', 'tests/test_kernels_dispatch.py -k meta_tensors', [
-        ('kernels/_dispatch.py', '    if given and all(isinstance(t, torch.Tensor) and t.is_meta for t in given):', '    if False:'),
+        ('kernels/_dispatch.py', '\n                             and not t.is_meta)', ')'),
     ]),
     Mutant('joint-energy-labels-unchecked', 'tests/test_energy.py -k joint_energy_labels', [
         ('fastjem/energy.py', '    _check_labels("joint_energy", logits, y)\n', ''),
