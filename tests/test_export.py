@@ -109,11 +109,12 @@ def test_export_refuses_its_output_before_loading_the_checkpoint(run, tmp_path, 
     assert (tmp_path / "m.pt2").read_bytes() == b"kept"
 
 
-@pytest.mark.parametrize("wrong", ["scaled", "nan", "one"])
+@pytest.mark.parametrize("wrong", ["scaled", "nan", "one", "single"])
 def test_export_refuses_a_program_that_computes_something_else(run, tmp_path, capsys, monkeypatch, wrong):
-    """The check of the file read back: logits 10% off, NaN (max(0.0, nan) passed it as a difference of 0), or one
-    logit of the last of several images 0.005% off (the largest difference counts, not the mean) are refused, the
-    file kept for inspection; the metadata states the pixel range the program expects."""
+    """The check of the file read back: logits 10% off, NaN (max(0.0, nan) passed it as a difference of 0), one
+    logit of the last of several images 0.005% off (the largest difference counts, not the mean), or logits 10% off
+    for a batch of one image only (a program specialised wrongly at batch size 1) are refused, the file kept for
+    inspection; the metadata states the pixel range the program expects."""
     import fastjem.export as export
 
     real = export.load_exported
@@ -129,6 +130,8 @@ def test_export_refuses_a_program_that_computes_something_else(run, tmp_path, ca
                 bump = torch.zeros_like(out)
                 bump[-1, 0] = 5e-5 * out.abs().max() * (len(out) > 1)
                 return out + bump
+            if wrong == "single":
+                return out * 1.1 if len(out) == 1 else out
             return out * 1.1 if wrong == "scaled" else out * float("nan")
 
     monkeypatch.setattr(export, "load_exported", lambda path, device="cpu": Wrong(real(path, device)))
