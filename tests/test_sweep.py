@@ -617,3 +617,78 @@ def test_results_json_holds_the_grid_values_as_json_numbers_booleans_and_lists(t
     cmp = compare_runs("accuracy", reports, [sweep / "a", sweep / "b"], tmp_path / "cmp")
     assert [(g["augment"], g["decay_epochs"], g["runs"]) for g in cmp["groups"]] == [(True, [50, 100], 2)]
     assert format_comparison(cmp).splitlines()[2].split()[:3] == ["true", "50:100", "2"]
+
+
+def test_the_table_gives_each_combinations_mean_sd_and_median_speed(tmp_path, monkeypatch):
+    """Three finished seeds of uneven accuracy and speed: the table's accuracy is their mean (not the median),
+    its ± their sample standard deviation, test and validation each its own, and its it/s their median speed (not
+    the mean, which one slow or fast run would pull); the same numbers in the text, Markdown and CSV tables (the
+    speed to 4 significant digits there)."""
+    import fastjem.sweep
+    from fastjem.sweep import format_summary, summarise
+
+    test, val, speed = [0.5, 0.6, 0.9], [0.3, 0.35, 0.7], [1.0, 2.3456, 6.0]
+    grid = {"lr": [0.001]}
+    runs = [(f"lr=0.001+seed={s}", {"lr": 0.001}, None) for s in (1, 2, 3)]
+    rows = {}
+    for (name, _, _), t, v, s in zip(runs, test, val, speed):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "metrics.jsonl").write_text("")
+        rows[name] = {"status": "done", "test_acc": t, "val_acc": v, "it_per_s": s, "recoveries": 0}
+    monkeypatch.setattr(fastjem.sweep, "run_row", lambda folder: rows[folder.name])
+    (g,) = summarise(tmp_path, grid, runs)["groups"]
+    assert g["test_acc"] == pytest.approx(statistics.mean(test)) and g["val_acc"] == pytest.approx(0.45)
+    assert g["test_acc_std"] == pytest.approx(statistics.stdev(test))
+    assert g["val_acc_std"] == pytest.approx(statistics.stdev(val))
+    assert g["it_per_s"] == 2.3456
+    result = {"grid": grid, "groups": [g]}
+    sd_test, sd_val = f"{statistics.stdev(test):.4f}", f"{statistics.stdev(val):.4f}"
+    assert (sd_test, sd_val) == ("0.2082", "0.2179")
+    assert format_summary(result, "md").splitlines()[2] == \
+        f"| 0.001 | 3/3 | 0.6667 ± {sd_test} | 0.4500 ± {sd_val} | 2.35 | 0 |"
+    assert format_summary(result).splitlines()[2].split() == \
+        ["0.001", "3/3", "0.6667", "±", sd_test, "0.4500", "±", sd_val, "2.35", "0"]
+    assert format_summary(result, "csv").splitlines()[1] == \
+        f"0.001,3,3,0,0,0.666667,{statistics.stdev(test):.6g},0.45,{statistics.stdev(val):.6g},2.346,0"
+
+
+def test_a_dry_runs_time_to_go_takes_the_median_speed_of_its_combinations_runs():
+    """Three finished seeds at 1, 2 and 6 it/s: the fourth seed's 40 iterations take about 20 s (2 it/s, their
+    median), not 13 s (3 it/s, their mean, pulled by one fast run)."""
+    from fastjem.config import TrainConfig
+    from fastjem.sweep import _time_to_go
+
+    cfg = TrainConfig(preset="test").replace(iters=40)
+    combo = {"lr": 1e-3}
+    runs = [(f"lr=0.001+seed={s}", combo, cfg) for s in (1, 2, 3, 4)]
+    states = dict(zip([n for n, _, _ in runs], ("done", "done", "done", "new")))
+    rows = {n: {"it_per_s": rate, "iteration": 40, "status": "done"} for (n, _, _), rate in zip(runs, (1.0, 6.0, 2.0))}
+    basis = "the speed of 3 finished runs of this combination"
+    assert _time_to_go("lr=0.001+seed=4", combo, cfg, runs, states, rows) == (20.0, 40, 2.0, basis)
+
+
+def test_after_each_run_the_time_the_rest_will_take_is_at_the_mean_pace_of_the_runs_so_far(tmp_path, capsys,
+                                                                                           monkeypatch):
+    """Runs of 10, 50 and 20 s: after the second, 2 to go at 30 s each (not the last run's 50 s); after the third, 1
+    to go at 26.67 s (their mean; not the last run's 20 s, nor their median's 20 s)."""
+    import time
+
+    from fastjem.train import Trainer
+
+    clock, took = [1000.0], iter([10, 50, 20, 40])
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+
+    def fit(self):
+        clock[0] += next(took)
+        return {"test_acc": 0.5, "iteration": 6}
+
+    monkeypatch.setattr(Trainer, "fit", fit)
+    assert main(["sweep", "--grid", "sgld-steps=1,2,3,4", "--out-dir", str(tmp_path / "sw"), *TINY]) == 0
+    out = capsys.readouterr().out
+    assert "[1/4] sgld_steps=1+seed=1: test accuracy 0.5000 in 0m10s (sweep: 0m10s so far; 3 to go, about 0m30s at " \
+           "this pace)" in out
+    assert "[2/4] sgld_steps=2+seed=1: test accuracy 0.5000 in 0m50s (sweep: 1m00s so far; 2 to go, about 1m00s at " \
+           "this pace)" in out
+    assert "[3/4] sgld_steps=3+seed=1: test accuracy 0.5000 in 0m20s (sweep: 1m20s so far; 1 to go, about 0m27s at " \
+           "this pace)" in out
+    assert "[4/4] sgld_steps=4+seed=1: test accuracy 0.5000 in 0m40s (sweep: 2m00s so far)\n" in out
