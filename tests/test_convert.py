@@ -164,10 +164,28 @@ def test_dataparallel_prefix_no_buffer_and_classifier_only(tmp_path):
     x = torch.rand(3, 3, 32, 32) * 2 - 1
     with torch.no_grad():
         assert _close(net.classify(x), em.model(x))
-    _authors_file(tmp_path / "clf.pt")
+    _authors_file(tmp_path / "clf.pt")  # with a buffer of 64 chains, which a classifier-only import leaves out
     r = import_jem(tmp_path / "clf.pt", classifier_only=True)
     em = load_model(r["path"], "cpu")
     assert not em.config.generative and em.buffer is None and em.label == "classifier-only"
+    assert r["buffer"] is None and "buffer" not in load_checkpoint(r["path"])
+
+
+def test_a_classifier_only_run_goes_back_without_its_replay_buffer(tmp_path, monkeypatch):
+    """A classifier-only run's checkpoint holds a buffer its training never sampled (uniform noise): the authors'
+    file gets an empty replay_buffer, as their classifier-only checkpoints have, not that noise."""
+    import fastjem.convert as convert
+    from fastjem.models.wrn import WideResNet
+
+    ckpt = {"path": str(tmp_path / "clf.pt"), "iteration": 4, "buffer": {"data": torch.rand(8, 3, 32, 32) * 2 - 1},
+            "config": TrainConfig(dataset="cifar10", arch="wrn", depth=10, width=1, px_weight=0.0).to_dict(),
+            "dataset": {"channels": 3, "image_size": 32}, "model": WideResNet(10, 1, 10, 3, "none").state_dict()}
+    monkeypatch.setattr(convert, "load_checkpoint", lambda p: ckpt)
+    r = export_jem(tmp_path / "clf.pt", tmp_path / "out.pt")
+    assert r["buffer"] is None and torch.load(r["path"], weights_only=True)["replay_buffer"].numel() == 0
+    ckpt["config"] = TrainConfig(dataset="cifar10", arch="wrn", depth=10, width=1).to_dict()  # a JEM run keeps it
+    r = export_jem(tmp_path / "clf.pt", tmp_path / "jem.pt")
+    assert r["buffer"] == (8, 3, 32, 32)
 
 
 def test_a_state_dict_that_is_not_the_authors_wrn_is_refused_by_what_it_holds(tmp_path):
