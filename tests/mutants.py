@@ -6128,6 +6128,42 @@ MUTANTS = [
     Mutant('sgld-start-list-taken', 'tests/test_sampler.py -k start_that_is_not', [
         ('fastjem/sampler.py', '    if not isinstance(x0, torch.Tensor):\n        raise TypeError(f"SGLD: x0', '    if False:\n        raise TypeError(f"SGLD: x0'),
     ]),
+    Mutant('export-single-image-unchecked', 'tests/test_export.py::test_export_refuses_a_program_that_computes_something_else', [
+        ('fastjem/export.py', '    for b in (1, 7):', '    for b in (7,):'),
+    ]),
+    Mutant('sweep-table-speed-mean', 'tests/test_sweep.py -k mean_sd_and_median', [
+        ('fastjem/sweep.py', '"it_per_s": statistics.median(speeds) if speeds else None,', '"it_per_s": statistics.mean(speeds) if speeds else None,'),
+    ]),
+    Mutant('sweep-table-accuracy-median', 'tests/test_sweep.py -k mean_sd_and_median', [
+        ('fastjem/sweep.py', '    return statistics.mean(vals), (statistics.stdev', '    return statistics.median(vals), (statistics.stdev'),
+    ]),
+    Mutant('sweep-table-sd-shows-mean', 'tests/test_sweep.py -k mean_sd_and_median', [
+        ('fastjem/sweep.py', '("" if sd is None else f" ± {sd:.4f}")', '("" if sd is None else f" ± {mean:.4f}")'),
+    ]),
+    Mutant('sweep-table-val-sd-is-test-sd', 'tests/test_sweep.py -k mean_sd_and_median', [
+        ('fastjem/sweep.py', 'pm(g["val_acc"], g["val_acc_std"]),', 'pm(g["val_acc"], g["test_acc_std"]),'),
+    ]),
+    Mutant('sweep-csv-test-sd-is-val-sd', 'tests/test_sweep.py -k mean_sd_and_median', [
+        ('fastjem/sweep.py', 'num(g["test_acc"]), num(g["test_acc_std"]), num(g["val_acc"]),', 'num(g["test_acc"]), num(g["val_acc_std"]), num(g["val_acc"]),'),
+    ]),
+    Mutant('sweep-csv-speed-two-digits', 'tests/test_sweep.py -k mean_sd_and_median', [
+        ('fastjem/sweep.py', 'num(g["it_per_s"], 4)', 'num(g["it_per_s"], 2)'),
+    ]),
+    Mutant('sweep-time-to-go-mean-speed', 'tests/test_sweep.py -k median_speed_of_its', [
+        ('fastjem/sweep.py', '            rate = statistics.median(rates)', '            rate = statistics.mean(rates)'),
+    ]),
+    Mutant('sweep-pace-of-the-last-run', 'tests/test_sweep.py -k mean_pace', [
+        ('fastjem/sweep.py', '{_duration(statistics.mean(took) * to_go)}', '{_duration(took[-1] * to_go)}'),
+    ]),
+    Mutant('sweep-pace-median', 'tests/test_sweep.py -k mean_pace', [
+        ('fastjem/sweep.py', '{_duration(statistics.mean(took) * to_go)}', '{_duration(statistics.median(took) * to_go)}'),
+    ]),
+    Mutant('convert-classifier-only-keeps-buffer', 'tests/test_convert.py::test_dataparallel_prefix_no_buffer_and_classifier_only', [
+        ('fastjem/convert.py', '    buffer = jem["buffer"] if not classifier_only else None', '    buffer = jem["buffer"]'),
+    ]),
+    Mutant('convert-back-classifier-run-with-its-buffer', 'tests/test_convert.py::test_a_classifier_only_run_goes_back_without_its_replay_buffer', [
+        ('fastjem/convert.py', '    if cfg.generative and all(s is not None for s in shards):', '    if all(s is not None for s in shards):'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
