@@ -254,6 +254,23 @@ def test_a_capture_that_fails_midway_restores_the_state(tiny_config, tmp_path, m
     _assert_same_run(eager, failed)
 
 
+def test_a_guard_flag_raised_in_the_warm_up_is_lowered_by_the_restore(tiny_config, tmp_path, monkeypatch):
+    """The divergence guard's flag is state an iteration changes: one raised by a warm-up iteration (a capture's
+    warm-up runs on the real state) must be restored with the rest, or the guard's next check stops a healthy run."""
+    t = Trainer(tiny_config.replace(guard=True), out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
+
+    class FlagsInWarmUp(EagerReplay):
+        def __init__(self, step, snapshot, device, warmup=2):
+            step()
+            t.guard.flag.fill_(True)
+            super().__init__(step, snapshot, device, warmup=1)
+
+    monkeypatch.setattr(fastjem.graphs, "GraphedIteration", FlagsInWarmUp)
+    t.engine = dataclasses.replace(t.engine, iteration_graph=True)
+    t.train_step()
+    assert "iteration" in t._graphs and not t.guard.flag.item()
+
+
 def test_state_snapshot_restores_in_place():
     a = torch.arange(4.0)
     g = torch.Generator().manual_seed(0)
