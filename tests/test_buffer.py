@@ -531,3 +531,15 @@ def test_class_gaussians_refuse_labels_that_are_not_one_class_per_image():
             with pytest.raises(ConfigError, match=rf"ClassGaussians.{name}: y must be .*{match}"):
                 fn(2, labels)
         assert fn(2, torch.tensor([1, 0], dtype=torch.int32)).shape == (2, 2)
+
+
+def test_a_buffer_without_a_seed_draws_its_restarts_from_torchs_seed():
+    """No ``seed``: the restart stream's seed comes from torch's generator, so torch.manual_seed reproduces it and
+    two buffers (two runs of different --seed) do not restart their chains with the same noise."""
+    torch.manual_seed(0)
+    a = ReplayBuffer(8, (2,))
+    torch.manual_seed(1)
+    b = ReplayBuffer(8, (2,))
+    torch.manual_seed(0)
+    c = ReplayBuffer(8, (2,))
+    assert torch.equal(a.rng_state, c.rng_state) and not torch.equal(a.rng_state, b.rng_state)
