@@ -6164,6 +6164,12 @@ MUTANTS = [
     Mutant('convert-back-classifier-run-with-its-buffer', 'tests/test_convert.py::test_a_classifier_only_run_goes_back_without_its_replay_buffer', [
         ('fastjem/convert.py', '    if cfg.generative and all(s is not None for s in shards):', '    if all(s is not None for s in shards):'),
     ]),
+    Mutant('graph-snapshot-without-guard-flag', 'tests/test_iteration_graph.py -k guard_flag', [
+        ('fastjem/train.py', '            tensors.append(self.guard.flag)\n', '            pass\n'),
+    ]),
+    Mutant('buffer-unseeded-restarts-fixed', 'tests/test_buffer.py -k without_a_seed', [
+        ('fastjem/buffer.py', '            seed = int(torch.randint(0, 2**62, ()).item())', '            seed = 0'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
