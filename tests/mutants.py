@@ -6168,7 +6168,7 @@ MUTANTS = [
         ('fastjem/train.py', '            tensors.append(self.guard.flag)\n', '            pass\n'),
     ]),
     Mutant('buffer-unseeded-restarts-fixed', 'tests/test_buffer.py -k without_a_seed', [
-        ('fastjem/buffer.py', '            seed = int(torch.randint(0, 2**62, ()).item())', '            seed = 0'),
+        ('fastjem/buffer.py', '        seed = int(torch.randint(0, 2**62, ()).item()) if seed is None else', '        seed = 0 if seed is None else'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
