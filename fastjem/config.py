@@ -101,7 +101,8 @@ class TrainConfig:
     decay_epochs: tuple = _opt((50, 100), "epochs at which the learning rate is multiplied by --decay-rate (the "
                                "log's start gives them in iterations, and names those past the run's end)",
                                group="optim")
-    decay_rate: float = _opt(0.3, "learning-rate decay factor", group="optim")
+    decay_rate: float = _opt(0.3, "learning-rate decay factor (0 is taken where no decay epoch falls inside the run)",
+                             group="optim")
     batch_size: int = _opt(64, "batch size B (of each of x_p, x_lab and the SGLD batch)", group="optim")
     epochs: float = _opt(150.0, "training length in epochs (an epoch = training set size / batch size iterations); "
                          "read when --iters is -1 (the quick preset sets --iters 800)", group="optim")
@@ -263,10 +264,6 @@ class TrainConfig:
         for name in ("snapshot_every", "max_recoveries", "buffer_margin"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"--{_flag(name)} must be >= 0, got {getattr(self, name)}")
-        if self.decay_rate == 0 and self.decay_epochs:
-            raise ConfigError(f"--decay-rate 0 sets the learning rate to 0 from epoch {min(self.decay_epochs):g} on "
-                              "(--decay-epochs): give a rate > 0 (the paper's is 0.3), or, for no decay, "
-                              "--decay-epochs with no epoch after it")
         if not self.momentum < 1:
             raise ConfigError(f"--momentum must be in [0, 1), got {self.momentum}")
         unknown = [r for r in self.remedies if r not in REMEDIES]

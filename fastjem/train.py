@@ -192,6 +192,27 @@ def epoch_iterations(epochs: float, iters_per_epoch: int) -> int:
     return n
 
 
+def decay_iterations(cfg: TrainConfig, iters_per_epoch: int) -> list[tuple[int, float]]:
+    """(iteration, epoch) of each of ``decay_epochs``, in order: the first iteration (from 0) whose rate it decays,
+    the epoch's last one done (0: from the start)."""
+    return [(epoch_iterations(e, iters_per_epoch) if e > 0 else 0, e) for e in sorted(cfg.decay_epochs)]
+
+
+def check_decay_reached(cfg: TrainConfig, iters_per_epoch: int, total_iters: int, resumed: bool = False) -> None:
+    """Refuse --decay-rate 0 where a decay falls inside the run: from there on the learning rate is 0 and training
+    changes nothing. A decay past the run's end never applies, so there the rate is taken."""
+    reached = [m for m in decay_iterations(cfg, iters_per_epoch) if m[0] < total_iters] if cfg.decay_rate == 0 else []
+    if not reached:
+        return
+    it, epoch = reached[0]
+    shorter = f"--iters {it} at most" if it > 0 else ""
+    # a resume may change the run's length, never its schedule
+    advice = (shorter or "a new run" if resumed else "a rate > 0 (the paper's is 0.3), or, for no decay, "
+              "--decay-epochs with no epoch after it" + (f", or {shorter}" if shorter else ""))
+    raise ConfigError(f"--decay-rate 0 sets the learning rate to 0 after iteration {it} (epoch {epoch:g} of "
+                      f"--decay-epochs), inside this run of {counted(total_iters, 'iteration')}: give {advice}")
+
+
 def schedule_description(cfg: TrainConfig, iters_per_epoch: int, total_iters: int) -> str:
     """The learning-rate schedule in iterations, as the run's log states it at its start: the warm-up's end, and the
     iteration after which each decay of ``decay_epochs`` applies (the epoch's last, as ``learning_rate`` reckons
@@ -205,8 +226,7 @@ def schedule_description(cfg: TrainConfig, iters_per_epoch: int, total_iters: in
             text += f" (past the run's end, iteration {total_iters})"
     if not cfg.decay_epochs:
         return text + "; no decay"
-    # the first iteration (from 0) whose rate is decayed: the epoch's last one done (0: from the start)
-    milestones = [(epoch_iterations(e, iters_per_epoch) if e > 0 else 0, e) for e in sorted(cfg.decay_epochs)]
+    milestones = decay_iterations(cfg, iters_per_epoch)
 
     def listed(ms):
         return " and ".join(f"{it} (epoch {e:g})" for it, e in ms)
@@ -573,6 +593,7 @@ class Trainer:
             raise ConfigError(f"{ckpt['path']} is at iteration {ckpt['iteration']}, and this run is "
                               f"{counted(self.total_iters, 'iteration')} long: give a larger --iters (or --epochs) to "
                               "train on; nothing was changed")
+        check_decay_reached(cfg, self.iters_per_epoch, self.total_iters, resumed=ckpt is not None)
         self.iteration = 0
         self.last_samples: torch.Tensor | None = None
         self._acc = torch.zeros(len(METRIC_NAMES), device=self.device)

@@ -5637,8 +5637,8 @@ MUTANTS = [
          '    reached = milestones'),
     ]),
     Mutant('schedule-decay-one-iteration-early', 'tests/test_train.py -k schedule_in_iterations', [
-        ('fastjem/train.py', '    milestones = [(epoch_iterations(e, iters_per_epoch) if e > 0 else 0, e) for e in sorted(cfg.decay_epochs)]',
-         '    milestones = [(epoch_iterations(e, iters_per_epoch) - 1 if e > 0 else 0, e) for e in sorted(cfg.decay_epochs)]'),
+        ('fastjem/train.py', '    return [(epoch_iterations(e, iters_per_epoch) if e > 0 else 0, e) for e in sorted(cfg.decay_epochs)]',
+         '    return [(epoch_iterations(e, iters_per_epoch) - 1 if e > 0 else 0, e) for e in sorted(cfg.decay_epochs)]'),
     ]),
     Mutant('schedule-line-a-warning', 'tests/test_train.py -k schedule_in_iterations', [
         ('fastjem/train.py', '    text = f"schedule: learning rate {cfg.lr:g}"', '    text = f"warning: schedule: learning rate {cfg.lr:g}"'),
@@ -5965,8 +5965,18 @@ MUTANTS = [
     Mutant('config-repr-from-defaults-not-preset', 'tests/test_notebook.py -k config_prints', [
         ('fastjem/config.py', '        base = PRESETS.get(self.preset)\n', '        base = None\n'),
     ]),
-    Mutant('config-decay-rate-zero-taken', 'tests/test_cli.py -k decay_rate_of_0', [
-        ('fastjem/config.py', '        if self.decay_rate == 0 and self.decay_epochs:', '        if False:'),
+    Mutant('train-decay-rate-zero-taken', 'tests/test_train.py -k decay_rate_of_0', [
+        ('fastjem/train.py', 'if m[0] < total_iters] if cfg.decay_rate == 0 else []', '] if False else []'),
+    ]),
+    Mutant('cli-decay-rate-zero-taken', 'tests/test_cli.py -k decay_rate_of_0', [
+        ('fastjem/train.py', 'if m[0] < total_iters] if cfg.decay_rate == 0 else []', '] if False else []'),
+    ]),
+    Mutant('train-decay-rate-zero-refused-past-the-end', 'tests/test_train.py -k decay_rate_of_0', [
+        ('fastjem/train.py', 'if m[0] < total_iters] if cfg.decay_rate == 0 else []',
+         '] if cfg.decay_rate == 0 else []'),
+    ]),
+    Mutant('train-decay-rate-zero-resume-advice', 'tests/test_train.py -k decay_rate_of_0', [
+        ('fastjem/train.py', 'self.total_iters, resumed=ckpt is not None)', 'self.total_iters)'),
     ]),
     Mutant('data-cpu-test-split-aliased', 'tests/test_data.py -k copy_of_the_callers', [
         ('fastjem/data.py', '        self.test_x = arrays.test_x.to(device, copy=True)', '        self.test_x = arrays.test_x.to(device)'),

@@ -1501,13 +1501,19 @@ def test_every_file_and_folder_argument_refuses_an_empty_path():
                     ("eval", "features_model"), ("sample", "classes")}
 
 
-def test_a_decay_rate_of_0_says_how_to_train_without_decay(capsys):
-    """--decay-rate 0 is refused (the learning rate 0 from the first decay epoch on); its advice, 'or no
-    --decay-epochs', did not say how: leaving the option out keeps the preset's epochs."""
-    assert main(["train", "--decay-rate", "0", "--print-config"]) == 1
+def test_a_decay_rate_of_0_says_how_to_train_without_decay(capsys, tmp_path):
+    """--decay-rate 0 with a decay inside the run is refused (the learning rate 0 from there on), saying how to train
+    without decay (leaving --decay-epochs out keeps the preset's epochs); with every decay past the run's end (the
+    quick preset's epochs 30 and 38 beside --iters 100) no decay happens, and the run is taken."""
+    # the quick preset's 19 iterations an epoch: epoch 0.1 decays from iteration 2 on
+    assert main(["train", "--decay-rate", "0", "--decay-epochs", "0.1", "--iters", "3", "--out-dir",
+                 str(tmp_path / "a"), "--no-progress"]) == 1
     err = capsys.readouterr().err
-    assert ("--decay-rate 0 sets the learning rate to 0 from epoch 30 on (--decay-epochs): give a rate > 0 (the "
-            "paper's is 0.3), or, for no decay, --decay-epochs with no epoch after it") in err, err
-    # the advice, taken
+    assert ("--decay-rate 0 sets the learning rate to 0 after iteration 2 (epoch 0.1 of --decay-epochs), inside this "
+            "run of 3 iterations: give a rate > 0 (the paper's is 0.3), or, for no decay, --decay-epochs with no "
+            "epoch after it, or --iters 2 at most") in err, err
+    assert not (tmp_path / "a").exists()
+    # each advice, taken: the options it names are accepted as written
     assert main(["train", "--decay-rate", "0", "--decay-epochs", "--print-config"]) == 0
     assert json.loads(capsys.readouterr().out)["decay_epochs"] == []
+    assert main(["train", "--decay-rate", "0", "--iters", "100", "--print-config"]) == 0

@@ -287,6 +287,33 @@ def test_learning_rate_schedule():
     assert learning_rate(cfg, 450, 100) == pytest.approx(0.25)
 
 
+def test_a_decay_rate_of_0_is_refused_only_where_a_decay_falls_inside_the_run(tiny_config, tmp_path):
+    """--decay-rate 0 makes the learning rate 0 from its first decay on: refused where that decay falls inside the
+    run, before anything is written, and taken where every decay falls past the run's end, since then no decay
+    happens; a resume that would reach one is refused too, with the advice a resume can take."""
+    # digits at batch 16: 78 iterations an epoch (the training images left beside the validation set), so epoch 1
+    # decays from iteration 78 on
+    cfg = tiny_config.replace(decay_rate=0.0, decay_epochs=(1.0, 2.0), iters=78)
+    run = Trainer(cfg, out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
+    assert run.iters_per_epoch == 78
+    run.train_step()
+    assert all(float(g["lr"]) > 0 for g in run.optimizer.param_groups)
+    with pytest.raises(ConfigError, match=re.escape(
+            "--decay-rate 0 sets the learning rate to 0 after iteration 78 (epoch 1 of --decay-epochs), inside this "
+            "run of 79 iterations: give a rate > 0 (the paper's is 0.3), or, for no decay, --decay-epochs with no "
+            "epoch after it, or --iters 78 at most")):
+        Trainer(cfg.replace(iters=79), out_dir=tmp_path / "long", progress=False, log=lambda *a: None)
+    assert not (tmp_path / "long").exists()
+    with pytest.raises(ConfigError, match=re.escape("after iteration 0 (epoch 0 of --decay-epochs), inside this run "
+                                                    "of 78 iterations: give a rate > 0 (the paper's is 0.3), or, for "
+                                                    "no decay, --decay-epochs with no epoch after it")):
+        Trainer(cfg.replace(decay_epochs=(0.0,)), out_dir=tmp_path / "zero", progress=False, log=lambda *a: None)
+    short = Trainer(cfg.replace(iters=2), out_dir=tmp_path / "short", progress=False, log=lambda *a: None).fit()
+    with pytest.raises(ConfigError, match=re.escape("inside this run of 79 iterations: give --iters 78 at most")):
+        Trainer(resume_config(short["checkpoint"], {"iters": 79}), resume=short["checkpoint"], progress=False,
+                log=lambda *a: None)
+
+
 def test_a_run_of_epochs_ends_at_the_first_iteration_whose_epoch_reaches_them(tiny_config, tmp_path):
     """--epochs E trains ceil(E x iterations per epoch) iterations, reckoned as the schedule reckons epochs
     (iteration / iterations per epoch): 1.1 epochs of 50 iterations are 55 (the float product, 55.00000000000001,
@@ -716,7 +743,7 @@ def test_existing_run_is_not_overwritten(tiny_config, tmp_path):
     ({"reinit_prob": 1.5}, "reinit-prob"), ({"depth": 12, "arch": "wrn"}, "6n\\+4"),
     ({"dataset": "mnist"}, "dataset"), ({"batch_size": 0}, "batch-size"), ({"sgld_noise": float("inf")}, "finite"),
     ({"energy_bound": 0.0}, "energy-bound must be > 0"), ({"gap_bound": 0.0}, "gap-bound must be > 0"),
-    ({"momentum": 5.0}, r"momentum must be in \[0, 1\)"), ({"decay_rate": 0.0}, "decay-rate 0"),
+    ({"momentum": 5.0}, r"momentum must be in \[0, 1\)"),
     ({"width": 0}, "width must be > 0"), ({"image_size": -1}, "image-size must be >= 0"),
     ({"dropout": 1.0}, "dropout must be < 1"), ({"epochs": 0.0, "iters": -1}, "set a training length"),
     ({"px_weight": 0.0, "pyx_weight": 0.0, "pxy_weight": 0.0}, "nothing to train"),
@@ -756,7 +783,8 @@ def test_bad_hyperparameters_are_refused(change, match):
                           "px_weight", "pxy_weight", "weight_decay", "warmup_iters", "eval_every", "ckpt_every",
                           "sample_every", "ckpt_keep_every", "max_minutes", "momentum", "image_size", "sgld_parts",
                           "snapshot_every", "max_recoveries", "buffer_margin")},
-    {"decay_rate": 0.0, "decay_epochs": ()}, {"epochs": 0.0, "iters": 1}, {"epochs": 0.5, "iters": -1},
+    {"decay_rate": 0.0, "decay_epochs": ()}, {"decay_rate": 0.0}, {"epochs": 0.0, "iters": 1},
+    {"epochs": 0.5, "iters": -1},
     {"reinit_prob": 0.0, "dropout": 0.0}, {"reinit_prob": 1.0, "dropout": 0.99}, {"momentum": 0.99},
     {"sgld_parts": 8, "batch_size": 8}, {"labels_per_class": 1, "val_size": 0}, {"labels_per_class": -1},
     {"val_size": -1}, {"check_every": 1, "energy_bound": 1e-6, "gap_bound": 1e-6}, {"decay_epochs": (0, 0.5)},
