@@ -141,12 +141,29 @@ class PathArgument(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None):
         if "" in (values if isinstance(values, list) else [values]):
-            if option_string is None:  # a positional: it has no default to fall back on
-                raise argparse.ArgumentError(self, "an empty path ('', an unset shell variable?) names no file or "
-                                                   "folder: give its path ('.' for the current folder)")
-            raise argparse.ArgumentError(self, "an empty path ('', an unset shell variable?) names no file or folder: "
-                                               f"give a path, or drop {option_string} for its default")
+            raise argparse.ArgumentError(self, self.refusal(option_string))
         setattr(namespace, self.dest, values)
+
+    def refusal(self, option_string: str | None) -> str:
+        """What the error says of ''."""
+        if option_string is None:  # a positional: it has no default to fall back on
+            return "an empty path ('', an unset shell variable?) names no file or folder: give its path ('.' for the " \
+                   "current folder)"
+        return ("an empty path ('', an unset shell variable?) names no file or folder: give a path, or drop "
+                f"{option_string} for its default")
+
+
+class NameArgument(PathArgument):
+    """A free-text argument naming something other than a path (an OOD set, a feature model), that refuses '' as
+    PathArgument does: ``--ood ""`` scored the current folder's images as an OOD set without a word. ``names``: what
+    '' fails to name; ``expected``: what to give instead."""
+
+    def __init__(self, option_strings, dest, names: str = "nothing", expected: str = "a value", **kwargs):
+        super().__init__(option_strings, dest, **kwargs)
+        self.names, self.expected = names, expected
+
+    def refusal(self, option_string: str | None) -> str:
+        return f"an empty name ('', an unset shell variable?) names {self.names}: give {self.expected}"
 
 
 # TrainConfig's options that name a file or folder (their "" is the default, never a value to give)

@@ -5945,7 +5945,7 @@ MUTANTS = [
         ('fastjem/cli.py', '        if "" in (values if isinstance(values, list) else [values]):', '        if None in (values if isinstance(values, list) else [values]):'),
     ]),
     Mutant('cli-empty-positional-worded-as-option', 'tests/test_cli.py -k empty_path', [
-        ('fastjem/cli.py', '            if option_string is None:  # a positional: it has no default to fall back on', '            if False:'),
+        ('fastjem/cli.py', '        if option_string is None:  # a positional: it has no default to fall back on', '        if False:'),
     ]),
     Mutant('train-empty-out-dir-taken', 'tests/test_cli.py -k empty_path', [
         ('fastjem/cli.py', '        elif f.name in PATH_OPTIONS:\n            g.add_argument(flag, action=PathArgument, **kw)\n', ''),
@@ -6179,6 +6179,22 @@ MUTANTS = [
     ]),
     Mutant('buffer-unseeded-restarts-fixed', 'tests/test_buffer.py -k without_a_seed', [
         ('fastjem/buffer.py', '        seed = int(torch.randint(0, 2**62, ()).item()) if seed is None else', '        seed = 0 if seed is None else'),
+    ]),
+    Mutant('eval-ood-empty-set-taken', 'tests/test_cli.py -k empty_ood_set', [
+        ('fastjem/eval/cli.py', 'metavar="SET", action=NameArgument, names="no OOD set",\n                   expected=f"{\', \'.join(OOD_SETS)}, all or a folder of images, or drop --ood for the default "\n                            f"({\' \'.join(SYNTHETIC_SETS)})",\n',
+         'metavar="SET",\n'),
+    ]),
+    Mutant('eval-features-model-empty-taken', 'tests/test_cli.py -k empty_ood_set', [
+        ('fastjem/eval/cli.py', 'metavar="SPEC", action=NameArgument, names="no feature model",\n                   expected="\'classifier\', a torch.export or TorchScript file, or \'module.path:name\' (or "\n                            "--inception-weights PATH instead)",\n',
+         'metavar="SPEC",\n'),
+    ]),
+    Mutant('name-argument-worded-as-path', 'tests/test_cli.py -k empty_ood_set', [
+        ('fastjem/cli.py', '        return f"an empty name (\'\', an unset shell variable?) names {self.names}: give {self.expected}"',
+         '        return super().refusal(option_string)'),
+    ]),
+    Mutant('eval-ood-api-empty-set-taken', 'tests/test_eval.py -k empty_string', [
+        ('fastjem/eval/tasks.py', '    if "" in sets:\n        # Path("") is the current folder',
+         '    if False:\n        # Path("") is the current folder'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -1492,13 +1492,36 @@ def test_every_file_and_folder_argument_refuses_an_empty_path():
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
     paths = {(cmd, a.option_strings[0] if a.option_strings else a.metavar or a.dest)
-             for cmd, sub in commands.items() for a in sub._actions if isinstance(a, PathArgument)}
+             for cmd, sub in commands.items() for a in sub._actions if type(a) is PathArgument}
     assert paths == {(before.split()[0], argument) for before, argument, _ in PATH_ARGUMENTS}
-    # the other free-text arguments name no file: a task, OOD sets, class names, remedies, a feature model's spec
+    # the other free-text arguments name no file: a task, class names, remedies; OOD sets and a feature model's spec
+    # refuse '' too (NameArgument)
     free = {(cmd, a.dest) for cmd, sub in commands.items() for a in sub._actions
             if type(a) is argparse._StoreAction and a.type in (None, str) and not a.choices}
-    assert free == {("train", "remedies"), ("sweep", "remedies"), ("eval", "task"), ("eval", "ood"),
-                    ("eval", "features_model"), ("sample", "classes")}
+    assert free == {("train", "remedies"), ("sweep", "remedies"), ("eval", "task"), ("sample", "classes")}
+
+
+@pytest.mark.parametrize("task,given,message", [
+    ("ood", ["--ood", ""], "argument --ood: an empty name ('', an unset shell variable?) names no OOD set: give "
+                           "uniform, constant, interp, svhn, cifar10, cifar100, digits, all or a folder of images, or "
+                           "drop --ood for the default (uniform constant interp)"),
+    ("ood", ["--ood", "uniform", ""], "argument --ood: an empty name"),
+    ("fid", ["--features-model", ""], "argument --features-model: an empty name ('', an unset shell variable?) names "
+                                      "no feature model: give 'classifier', a torch.export or TorchScript file, or "
+                                      "'module.path:name' (or --inception-weights PATH instead)"),
+], ids=["ood", "ood-second", "features-model"])
+def test_an_empty_ood_set_or_feature_model_is_refused_naming_the_option(tmp_path, monkeypatch, capsys, task, given,
+                                                                         message):
+    """--ood '' (an unset shell variable: --ood "$SET") scored the current folder's images as an OOD set without a
+    word, and --features-model '' failed only once the checkpoint was loaded: both are refused by the parser, the
+    option named, before anything is read or written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.png").write_bytes(b"")  # a folder an OOD set '' would read
+    with pytest.raises(SystemExit) as exit_:
+        main(["eval", "missing.pt", task, *given])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and message in err, err
+    assert [p.name for p in tmp_path.iterdir()] == ["a.png"]
 
 
 def test_a_decay_rate_of_0_says_how_to_train_without_decay(capsys, tmp_path):

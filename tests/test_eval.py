@@ -1814,6 +1814,15 @@ def test_the_test_noise_goes_on_the_ood_sets_as_on_the_test_images_but_the_synth
     assert std["interp"] == pytest.approx(0.5 * 1.5**0.5, rel=0.05)
 
 
+def test_an_ood_set_named_by_an_empty_string_is_refused_before_the_checkpoint_is_read(tmp_path):
+    """fastjem.eval.ood(sets=["uniform", ""]) read the current folder as an OOD set of images (Path("") is ".")."""
+    from fastjem.eval import ood
+
+    with pytest.raises(ConfigError, match=re.escape("an OOD set named '' (an unset variable?) names no set: give a "
+                                                    "set's name or a folder's path ('.' for the current folder)")):
+        ood(tmp_path / "missing.pt", sets=["uniform", ""])
+
+
 def test_ood_sets_go_by_their_own_names_unless_shared_and_a_set_given_twice_is_refused(tmp_path):
     from fastjem.errors import ConfigError
     from fastjem.eval.tasks import _ood_labels

@@ -6,7 +6,7 @@ import argparse
 import warnings
 from pathlib import Path
 
-from fastjem.cli import PathArgument, int64
+from fastjem.cli import NameArgument, PathArgument, int64
 from fastjem.errors import ConfigError, FastJEMWarning
 
 TASK_HELP = {
@@ -97,7 +97,9 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
     g.add_argument("--compare", metavar="CHECKPOINT", default=None, action=PathArgument,
                    help="a second checkpoint (e.g. the classifier-only baseline) drawn on the same diagram")
     g = p.add_argument_group("ood")
-    g.add_argument("--ood", nargs="+", default=None, metavar="SET",
+    g.add_argument("--ood", nargs="+", default=None, metavar="SET", action=NameArgument, names="no OOD set",
+                   expected=f"{', '.join(OOD_SETS)}, all or a folder of images, or drop --ood for the default "
+                            f"({' '.join(SYNTHETIC_SETS)})",
                    help=f"OOD sets: {', '.join(OOD_SETS)} or a folder of images (default: {' '.join(SYNTHETIC_SETS)}; "
                         "'all' tries every set and skips those not available)")
     g.add_argument("--ood-data-dir", default=None, action=PathArgument,
@@ -119,7 +121,9 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
     g.add_argument("--inception-weights", default=None, metavar="PATH", action=PathArgument,
                    help="local Inception v3 weights, torch-fidelity's weights-inception-2015-12-05-6726825d.pth, for "
                         "FID / Inception score via torchmetrics (pip install 'torchmetrics[image]')")
-    g.add_argument("--features-model", default=None, metavar="SPEC",
+    g.add_argument("--features-model", default=None, metavar="SPEC", action=NameArgument, names="no feature model",
+                   expected="'classifier', a torch.export or TorchScript file, or 'module.path:name' (or "
+                            "--inception-weights PATH instead)",
                    help="any feature extractor: 'module.path:name', a file from torch.export.save (fixed or dynamic "
                         "batch) or torch.jit.save, or 'classifier' (this "
                         "network's own features); images in [-1, 1] -> [B, D]")

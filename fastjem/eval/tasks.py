@@ -265,6 +265,10 @@ def ood(checkpoint, sets=SYNTHETIC_SETS, n_ood: int = 1000, ood_data_dir: str | 
     images as on the test images, but for the synthetic uniform and constant sets."""
     if not sets:
         raise ConfigError("--ood needs at least one OOD set")
+    if "" in sets:
+        # Path("") is the current folder: its images would be scored as an OOD set
+        raise ConfigError("an OOD set named '' (an unset variable?) names no set: give a set's name or a folder's "
+                          "path ('.' for the current folder)")
     run = _Run("ood", checkpoint, **common)
     em = run.em
     x_in, _ = run.test_set()
