@@ -862,8 +862,10 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     if result["interrupted"]:
         return stopped_status(result["stopped_by"])
     if result["failed"]:
+        refused = len(result.get("refused", ()))
         print(f"{counted(len(result['failed']), 'run')} failed (above): mend the cause and run the same command "
-              "again",
+              "again" + (f"; of these, {refused} failed for an option: where the sweep gives it, give the sweep other "
+                         "options with another --out-dir (this folder keeps its options)" if refused else ""),
               file=sys.stderr)
         return 1
     return 0

@@ -139,6 +139,42 @@ def plan(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder: Pat
     return runs
 
 
+def check_decays(runs: list[tuple[str, dict, TrainConfig]], folder: Path, progress: bool = False) -> None:
+    """Refuse, before anything is written, a run whose --decay-rate 0 sets the learning rate to 0 inside it: where a
+    decay epoch falls needs the epoch's length, which only the data gives, so the data of such runs is loaded here
+    (once per dataset): failed by each run in turn, the runs were reported as for the same command to try again,
+    which fails them again. Data that cannot be loaded is left to the run, which reports it."""
+    from fastjem.data import load_arrays, validation_size
+    from fastjem.train import check_decay_reached, epoch_iterations
+
+    sizes: dict[tuple, tuple | None] = {}  # (training images, DatasetInfo) of each dataset
+    for name, _, cfg in runs:
+        # a run already started passed this check when it started, under the same options
+        if cfg.decay_rate != 0 or not cfg.decay_epochs or status(folder / name) != "new":
+            continue
+        key = (cfg.dataset, cfg.data_dir, cfg.download, cfg.image_size)
+        if key not in sizes:
+            try:
+                arrays = load_arrays(cfg.dataset, cfg.data_dir, cfg.download, cfg.image_size, progress=progress)
+                sizes[key] = len(arrays.train_y), arrays.info
+            except (FastJEMError, OSError):
+                sizes[key] = None
+            arrays = None  # the images go before the next dataset's load
+        if sizes[key] is None:
+            continue
+        images, info = sizes[key]
+        try:
+            n_train = images - validation_size(info, images, cfg.val_size)
+        except FastJEMError:
+            continue
+        iters_per_epoch = max(1, n_train // cfg.batch_size)
+        total = cfg.iters if cfg.iters > 0 else epoch_iterations(cfg.epochs, iters_per_epoch)
+        try:
+            check_decay_reached(cfg, iters_per_epoch, total)
+        except ConfigError as err:
+            raise ConfigError(f"run {name}: {err}; nothing was changed") from err
+
+
 def spec_of(base: TrainConfig, grid: dict, seeds: list[int]) -> dict:
     options = {k: v for k, v in base.to_dict().items() if k not in ("out_dir", "seed", *MACHINE_OPTIONS)}
     return json.loads(json.dumps({"base": options, "grid": grid, "seeds": list(seeds)}))
@@ -250,6 +286,7 @@ def describe_plan(base: TrainConfig, grid: dict[str, list], seeds: list[int], fo
     runs = plan(base, grid, seeds, folder)
     check_spec(folder, spec_of(base, grid, seeds), write=False)
     check_runs(folder, runs)
+    check_decays(runs, folder)
     action = {"done": "skip (done)", "diverged": "skip (diverged)", "partial": "resume", "new": "start"}
     states = {name: status(folder / name) for name, _, _ in runs}
     rows = {name: run_row(folder / name) for name, _, _ in runs if states[name] in ("done", "partial")}
@@ -314,6 +351,7 @@ def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder
     runs = plan(base, grid, seeds, folder)
     spec = spec_of(base, grid, seeds)
     check_spec(folder, spec, write=False)
+    check_decays(runs, folder, progress)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -342,6 +380,7 @@ def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
         f"{counted(len(seeds), 'seed')}) in {folder}")
     interrupted = stopped_by = None
     failed: dict[str, str] = {}
+    refused: list[str] = []  # the failed runs whose error was a ConfigError
     shown: set[str] = set()
 
     def run_log(line: str) -> None:
@@ -402,8 +441,15 @@ def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
             # missing data, a damaged checkpoint, out of memory at one grid point, ...: the other runs go on, the
             # table comes, and the same command tries this run again once its cause is mended
             failed[name] = str(err) if isinstance(err, FastJEMError) else f"{type(err).__name__}: {err}"
-            log(f"[{i}/{len(runs)}] {name}: failed: {failed[name]}; the sweep goes on (the same command tries it "
-                "again)")
+            if isinstance(err, ConfigError):
+                # options the sweep gives the run fail it again under the same command, and another sweep.json is
+                # refused in this folder
+                refused.append(name)
+                again = ("the same command fails it again where the sweep's options are refused: give other "
+                         "options with another --out-dir")
+            else:
+                again = "the same command tries it again"
+            log(f"[{i}/{len(runs)}] {name}: failed: {failed[name]}; the sweep goes on ({again})")
             continue
         finally:
             # the run's network, optimiser, buffer and data (on the GPU) go before the next run starts: they refer to
@@ -423,6 +469,7 @@ def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
     result = summarise(folder, grid, runs, failed)
     result["interrupted"] = interrupted
     result["stopped_by"] = stopped_by  # a signal's name, "time limit", or None
+    result["refused"] = refused
     atomic_write_text(json.dumps(result, indent=2), folder / RESULTS)
     return result
 

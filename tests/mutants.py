@@ -699,8 +699,8 @@ MUTANTS = [
          'sum(r["recoveries"] for r in done)'),
     ]),
     Mutant('dry-run-skips-folder-checks', 'tests/test_sweep.py -k dry_run_refuses', [
-        ('fastjem/sweep.py', '    check_spec(folder, spec_of(base, grid, seeds), write=False)\n    check_runs(folder, runs)\n    action',
-         '    check_runs(folder, runs)\n    action'),
+        ('fastjem/sweep.py', '    check_spec(folder, spec_of(base, grid, seeds), write=False)\n    check_runs(folder, runs)\n    check_decays',
+         '    check_runs(folder, runs)\n    check_decays'),
     ]),
     Mutant('finished-run-leaves-a-rollback-file', 'tests/test_guard.py -k finished_run_leaves', [
         ('fastjem/train.py', '                elif not stopping:\n                    # a finished run',
@@ -3110,8 +3110,8 @@ MUTANTS = [
     ]),
     Mutant('sweep-folder-parent-not-made', 'tests/test_sweep.py -k max_minutes', [
         ('fastjem/sweep.py',
-         '    check_spec(folder, spec, write=False)\n    try:\n        folder.mkdir(parents=True, exist_ok=True)',
-         '    check_spec(folder, spec, write=False)\n    try:\n        folder.mkdir(parents=False, exist_ok=True)'),
+         '    try:\n        folder.mkdir(parents=True, exist_ok=True)',
+         '    try:\n        folder.mkdir(parents=False, exist_ok=True)'),
     ]),
     Mutant('sweep-delete-hint-on-done', 'tests/test_sweep.py -k diverges_beyond', [
         ('fastjem/sweep.py',
@@ -4246,7 +4246,7 @@ MUTANTS = [
         ('fastjem/data.py', '        if self.augment_enabled:\n            return augment(', '        if True:\n            return augment('),
     ]),
     Mutant('sweep-failed-runs-not-said', 'tests/test_sweep.py -k reused_for_another', [
-        ('fastjem/cli.py', '        print(f"{counted(len(result[\'failed\']), \'run\')} failed (above): mend the cause and run the same command "\n              "again",\n              file=sys.stderr)', '        pass'),
+        ('fastjem/cli.py', '        print(f"{counted(len(result[\'failed\']), \'run\')} failed (above): mend the cause and run the same command "\n              "again" + (', '        print("" + ('),
     ]),
     Mutant('sweep-where-to-read-again-not-said', 'tests/test_sweep.py -k reused_for_another', [
         ('fastjem/cli.py', '    print(f"\\nper run and again: fastjem runs {shlex.quote(str(folder))}; summary: {folder / \'results.json\'}")', '    pass'),
@@ -6195,6 +6195,23 @@ MUTANTS = [
     Mutant('eval-ood-api-empty-set-taken', 'tests/test_eval.py -k empty_string', [
         ('fastjem/eval/tasks.py', '    if "" in sets:\n        # Path("") is the current folder',
          '    if False:\n        # Path("") is the current folder'),
+    ]),
+    Mutant('sweep-decay-rate-0-not-refused-up-front', 'tests/test_sweep.py -k decay_rate_0_that', [
+        ('fastjem/sweep.py', '    check_decays(runs, folder, progress)\n', ''),
+    ]),
+    Mutant('sweep-dry-run-decay-rate-0-not-refused', 'tests/test_sweep.py -k decay_rate_0_that', [
+        ('fastjem/sweep.py', '    check_decays(runs, folder)\n', ''),
+    ]),
+    Mutant('sweep-decay-check-ignores-val-split', 'tests/test_sweep.py -k decay_rate_0_that', [
+        ('fastjem/sweep.py', '            n_train = images - validation_size(info, images, cfg.val_size)',
+         '            n_train = images * 2'),
+    ]),
+    Mutant('sweep-refused-run-said-retried', 'tests/test_sweep.py -k refused_for_its', [
+        ('fastjem/sweep.py', '            if isinstance(err, ConfigError):\n                # options the sweep',
+         '            if False:\n                # options the sweep'),
+    ]),
+    Mutant('sweep-refused-runs-end-line-says-same-command', 'tests/test_sweep.py -k refused_for_its', [
+        ('fastjem/cli.py', 'keeps its options)" if refused else ""', 'keeps its options)" if False else ""'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

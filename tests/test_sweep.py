@@ -692,3 +692,38 @@ def test_after_each_run_the_time_the_rest_will_take_is_at_the_mean_pace_of_the_r
     assert "[3/4] sgld_steps=3+seed=1: test accuracy 0.5000 in 0m20s (sweep: 1m20s so far; 1 to go, about 0m27s at " \
            "this pace)" in out
     assert "[4/4] sgld_steps=4+seed=1: test accuracy 0.5000 in 0m40s (sweep: 2m00s so far)\n" in out
+
+
+def test_a_decay_rate_0_that_a_run_reaches_is_refused_before_the_sweep_folder_is_made(tmp_path, capsys):
+    """The check needs the epoch's length, which only the data gives: each run failed it in turn, reported for the
+    same command to try again (which fails it again); the sweep loads the data and refuses it up front."""
+    folder = tmp_path / "sw"
+    args = ["sweep", "--grid", "decay-rate=0,0.3", "--seeds", "1", "--out-dir", str(folder), *TINY]
+    # digits: 1257 training images, 78 iterations an epoch at batch 16; epoch 0.01 ends after iteration 1 of 6
+    for extra in (["--dry-run"], []):
+        assert main([*args, "--decay-epochs", "0.01", *extra]) == 1
+        assert ("run decay_rate=0+seed=1: --decay-rate 0 sets the learning rate to 0 after iteration 1 (epoch 0.01 "
+                "of --decay-epochs), inside this run of 6 iterations") in capsys.readouterr().err
+        assert not folder.exists()
+    # a decay past the run's end never applies: the rate 0 is taken
+    assert main([*args, "--decay-epochs", "0.1", "--dry-run"]) == 0
+    assert "start            decay_rate=0+seed=1" in capsys.readouterr().out
+
+
+def test_a_run_refused_for_its_options_is_not_said_to_be_tried_again_by_the_same_command(tmp_path, capsys,
+                                                                                      monkeypatch):
+    import fastjem.train
+
+    def refuse(cfg, **kwargs):
+        raise ConfigError("--buffer-size 200 is not divisible by 1 x 3")
+
+    monkeypatch.setattr(fastjem.train, "Trainer", refuse)
+    folder = tmp_path / "sw"
+    assert main(["sweep", "--grid", "sgld-steps=1", "--seeds", "1", "--out-dir", str(folder), *TINY]) == 1
+    out, err = capsys.readouterr()
+    assert ("sgld_steps=1+seed=1: failed: --buffer-size 200 is not divisible by 1 x 3; the sweep goes on (the same "
+            "command fails it again where the sweep's options are refused: give other options with another "
+            "--out-dir)") in out
+    assert ("1 run failed (above): mend the cause and run the same command again; of these, 1 failed for an option: "
+            "where the sweep gives it, give the sweep other options with another --out-dir") in err
+    assert json.loads((folder / "results.json").read_text())["refused"] == ["sgld_steps=1+seed=1"]
