@@ -29,6 +29,25 @@ def check_sample_shape(given) -> tuple[int, ...]:
     return sizes
 
 
+def as_device(what: str, device) -> torch.device:
+    """``device`` as a torch.device, else a ConfigError naming the argument (torch's own listed its device types and
+    said nothing of where the string came from)."""
+    try:
+        return torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise ConfigError(f"{what}: device must be a torch device such as 'cpu', 'cuda' or 'cuda:1', got "
+                          f"{device!r}") from None
+
+
+def sample_count(what: str, n) -> int:
+    """``n`` as a number of samples, an int >= 0, else a ConfigError (a float or a bool failed inside torch.randint
+    with its argument list, a negative count with torch's "negative dimension")."""
+    n = as_integer(f"{what}: n (the number of samples)", n, ConfigError)
+    if n < 0:
+        raise ConfigError(f"{what}: n is a number of samples, >= 0; got {n}")
+    return n
+
+
 def check_class_labels(what: str, y, n: int, num_classes: int, rows: str = "n", *, on_device: bool = True) -> None:
     """y is an int64 (or int32) tensor [n] of classes in [0, num_classes); the range is read on the host, so where
     that would cost a sync in the training loop (``on_device`` False) it is checked on CPU tensors only."""
@@ -114,6 +133,7 @@ class ClassGaussians:
 
     def draw(self, n: int, y: torch.Tensor | None = None) -> torch.Tensor:
         """[n, *S] fp32 samples of class ``y`` (int64 [n]) or of uniformly random classes; fixed shapes, no sync."""
+        n = sample_count("ClassGaussians.draw", n)
         dev = self.mean.device
         if y is not None:
             # the range on CPU labels only: in the training loop a GPU's would cost a host sync (-1 draws class K-1)
@@ -126,6 +146,7 @@ class ClassGaussians:
 
     def fill(self, n: int, y: torch.Tensor | None = None) -> torch.Tensor:
         """Like ``draw`` for many samples at once (a buffer's first contents): one class at a time."""
+        n = sample_count("ClassGaussians.fill", n)
         dev = self.mean.device
         if y is not None:
             # a row of a class outside [0, num_classes) was never written: uninitialised memory as first contents
@@ -188,7 +209,7 @@ class ReplayBuffer:
         self.sample_shape = check_sample_shape(sample_shape)
         self.reinit_prob = float(reinit_prob)
         self.num_classes = num_classes
-        self.device = torch.device(device)
+        self.device = as_device("ReplayBuffer", device)
         if init is not None and callable(getattr(init, "to", None)):
             init = init.to(self.device)  # its draws at every sample then happen where the buffer is
         self.init = init
@@ -225,7 +246,7 @@ class ReplayBuffer:
     def to(self, device: torch.device | str) -> ReplayBuffer:
         """The chains, the RNG state and an ``init`` with a ``to`` method moved to ``device`` (new tensors there: a
         CUDA graph captured with the old ones does not follow); returns the buffer, as ``nn.Module.to`` does."""
-        device = torch.device(device)
+        device = as_device("ReplayBuffer.to", device)
         self.data, self.rng_state = self.data.to(device), self.rng_state.to(device)
         if self.init is not None and callable(getattr(self.init, "to", None)):
             self.init = self.init.to(device)

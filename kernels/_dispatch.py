@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 import os
 import re
 import threading
@@ -41,6 +42,8 @@ __all__ = [
     "direct_call",
     "next_power_of_2",
     "as_number",
+    "as_index",
+    "check_tensors",
     "refuse",
 ]
 
@@ -202,6 +205,28 @@ def as_number(op: str, name: str, value) -> float:
     except (TypeError, ValueError, RuntimeError):
         got = f"a tensor of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor) else repr(value)
         raise ValueError(f"{op}: {name} must be a number (a float, or a tensor of one element), got {got}") from None
+
+
+def as_index(op: str, name: str, value) -> int:
+    """``value`` as an int for an op's integer argument (a count of counters), else a TypeError naming it: ``int()``
+    took 1.5 for 1 and True for 1, drawing noise from counters the caller did not mean."""
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(f"{op}: {name} must be an integer, got {value!r} ({type(value).__name__})")
+
+
+def check_tensors(op: str, **tensors) -> None:
+    """Each of ``tensors`` (name=value) is a torch.Tensor, else a TypeError naming it: a list reached the registered
+    op, whose schema error named no fix, or failed on a missing attribute."""
+    for name, value in tensors.items():
+        if not isinstance(value, torch.Tensor):
+            got = "None" if value is None else f"a {type(value).__name__}"
+            raise TypeError(f"{op}: {name} must be a torch.Tensor, got {got}: pass "
+                            f"torch.as_tensor({name}" + (", dtype=torch.int64" if name == "idx" else "")
+                            + ", device=...)")
 
 
 @torch.library.custom_op("fastjem::refuse_", mutates_args=("anchor",))

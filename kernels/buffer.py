@@ -21,6 +21,7 @@ import torch
 
 from ._dispatch import (
     as_number,
+    check_tensors,
     device_of,
     direct_call,
     interpreter_on,
@@ -341,6 +342,9 @@ def buffer_sample(
     Not differentiable (chain states are read by value): a buffer or ``fresh`` that requires grad is refused.
     An index outside [0, N) raises on a CPU and gives a NaN row on the Triton backend on a GPU (see the module).
     """
+    check_tensors("buffer_sample", buffer=buffer, idx=idx, rng_state=rng_state)
+    if fresh is not None:
+        check_tensors("buffer_sample", fresh=fresh)
     if torch.is_grad_enabled() and (buffer.requires_grad or (fresh is not None and fresh.requires_grad)):
         refuse("buffer_sample is not differentiable (it reads chain states by value), yet the buffer or fresh "
                "requires grad: pass buffer.detach() and fresh.detach()", rng_state)
@@ -355,6 +359,7 @@ def buffer_write_(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, *, b
     gradient flows into the buffer, and a buffer that requires grad is refused (autograd cannot follow the write), as
     are rows that share memory with the buffer (a view of its rows: pass a clone).
     An index outside [0, N) raises on a CPU and is dropped on the Triton backend on a GPU (see the module)."""
+    check_tensors("buffer_write_", buffer=buffer, idx=idx, x=x)
     if buffer.requires_grad and torch.is_grad_enabled():
         refuse("buffer_write_: the buffer requires grad and is updated in place: pass buffer.detach() (the replay "
                "buffer's chains need no gradient)", buffer)

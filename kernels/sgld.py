@@ -19,7 +19,18 @@ sizes launches, not bytes, set the time: replayed from a CUDA graph on an H100, 
 
 import torch
 
-from ._dispatch import as_number, device_of, direct_call, interpreter_on, refuse, tl, triton, use_triton
+from ._dispatch import (
+    as_index,
+    as_number,
+    check_tensors,
+    device_of,
+    direct_call,
+    interpreter_on,
+    refuse,
+    tl,
+    triton,
+    use_triton,
+)
 from .rng import counters_for, normal_stream
 
 __all__ = ["sgld_step_", "sgld_step_ref", "sgld_step_fwd", "sgld_step_compiled_"]
@@ -136,6 +147,9 @@ def sgld_step_compiled_(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma
     reference runs NumPy and a chain of PyTorch ops (times: bench/bench_kernels.py on a CPU). The same state gives
     the same numbers at every call; they agree with the reference's to the last ulps of its transcendentals, as the
     Triton kernel's do."""
+    check_tensors("sgld_step_compiled_", x=x, grad=grad, rng_state=rng_state)
+    base = as_index("sgld_step_compiled_", "base", base)
+    advance = None if advance is None else as_index("sgld_step_compiled_", "advance", advance)
     if x.requires_grad and torch.is_grad_enabled():
         raise ValueError("sgld_step_compiled_: x requires grad and is updated in place: pass x.detach()")
     _check_inputs(x, grad, rng_state, base, advance)
@@ -193,10 +207,13 @@ def sgld_step_(
     and ``advance`` (the whole batch's counters), and draws the whole batch's noise for its elements.
     ``advance=0`` leaves the state to the caller (a loop that advances it once: ``SGLD.sample``).
     """
+    check_tensors("sgld_step_", x=x, grad=grad, rng_state=rng_state)
+    base = as_index("sgld_step_", "base", base)
+    advance = None if advance is None else as_index("sgld_step_", "advance", advance)
     if x.requires_grad and torch.is_grad_enabled():
         refuse("sgld_step_: x requires grad and is updated in place: pass x.detach() (SGLD.step_ does)", x)
         return  # compiling: the graph raises here when it runs
     # plain eager calls skip the registered op's dispatch; compile, export and dispatch modes go through it
     op = _sgld_step_impl if direct_call(x, grad, rng_state) else _sgld_step_op
     alpha, sigma = as_number("sgld_step_", "alpha", alpha), as_number("sgld_step_", "sigma", sigma)
-    op(x, grad, alpha, sigma, rng_state, backend, int(base), None if advance is None else int(advance))
+    op(x, grad, alpha, sigma, rng_state, backend, base, advance)

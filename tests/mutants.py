@@ -6213,6 +6213,44 @@ MUTANTS = [
     Mutant('sweep-refused-runs-end-line-says-same-command', 'tests/test_sweep.py -k refused_for_its', [
         ('fastjem/cli.py', 'keeps its options)" if refused else ""', 'keeps its options)" if False else ""'),
     ]),
+    Mutant('sgld-base-truncated', 'tests/test_kernels_sgld.py -k no_integer', [
+        ('kernels/sgld.py', '    base = as_index("sgld_step_", "base", base)\n    advance = None if advance is None else as_index("sgld_step_", "advance", advance)\n',
+         '    base = int(base)\n    advance = None if advance is None else int(advance)\n'),
+    ]),
+    Mutant('sgld-compiled-base-truncated', 'tests/test_kernels_sgld.py -k no_integer', [
+        ('kernels/sgld.py', '    base = as_index("sgld_step_compiled_", "base", base)\n', '    base = int(base)\n'),
+    ]),
+    Mutant('kernel-index-takes-bool', 'tests/test_kernels_sgld.py -k no_integer', [
+        ('kernels/_dispatch.py', '    if not isinstance(value, bool):\n        try:\n            return operator.index(value)',
+         '    if True:\n        try:\n            return operator.index(value)'),
+    ]),
+    Mutant('sgld-non-tensor-not-named', 'tests/test_kernels_sgld.py -k no_tensors', [
+        ('kernels/sgld.py', '    check_tensors("sgld_step_", x=x, grad=grad, rng_state=rng_state)\n', ''),
+    ]),
+    Mutant('buffer-sample-list-idx-not-named', 'tests/test_kernels_buffer.py -k no_tensor', [
+        ('kernels/buffer.py', '    check_tensors("buffer_sample", buffer=buffer, idx=idx, rng_state=rng_state)\n', ''),
+    ]),
+    Mutant('buffer-sample-list-fresh-not-named', 'tests/test_kernels_buffer.py -k no_tensor', [
+        ('kernels/buffer.py', '        check_tensors("buffer_sample", fresh=fresh)\n', '        pass\n'),
+    ]),
+    Mutant('buffer-write-list-idx-not-named', 'tests/test_kernels_buffer.py -k no_tensor', [
+        ('kernels/buffer.py', '    check_tensors("buffer_write_", buffer=buffer, idx=idx, x=x)\n', ''),
+    ]),
+    Mutant('replay-buffer-device-not-named', 'tests/test_buffer.py -k no_device', [
+        ('fastjem/buffer.py', '        self.device = as_device("ReplayBuffer", device)', '        self.device = torch.device(device)'),
+    ]),
+    Mutant('replay-buffer-to-device-not-named', 'tests/test_buffer.py -k no_device', [
+        ('fastjem/buffer.py', '        device = as_device("ReplayBuffer.to", device)', '        device = torch.device(device)'),
+    ]),
+    Mutant('class-gaussians-draw-count-unchecked', 'tests/test_buffer.py -k no_count', [
+        ('fastjem/buffer.py', '        n = sample_count("ClassGaussians.draw", n)\n', ''),
+    ]),
+    Mutant('class-gaussians-fill-count-unchecked', 'tests/test_buffer.py -k no_count', [
+        ('fastjem/buffer.py', '        n = sample_count("ClassGaussians.fill", n)\n', ''),
+    ]),
+    Mutant('sample-count-takes-negative', 'tests/test_buffer.py -k no_count', [
+        ('fastjem/buffer.py', '    if n < 0:\n        raise ConfigError(f"{what}: n is a number', '    if False:\n        raise ConfigError(f"{what}: n is a number'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

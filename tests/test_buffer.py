@@ -543,3 +543,28 @@ def test_a_buffer_without_a_seed_draws_its_restarts_from_torchs_seed():
     torch.manual_seed(0)
     c = ReplayBuffer(8, (2,))
     assert torch.equal(a.rng_state, c.rng_state) and not torch.equal(a.rng_state, b.rng_state)
+
+
+def test_a_device_that_is_no_device_is_refused_naming_the_argument():
+    """torch's own error listed its device types and named neither the buffer nor the argument."""
+    for device in ("foo", 3.5):
+        with pytest.raises(ConfigError, match=rf"ReplayBuffer: device must be a torch device such as 'cpu', 'cuda' "
+                                              rf"or 'cuda:1', got {device!r}"):
+            ReplayBuffer(8, (2,), device=device)
+    with pytest.raises(ConfigError, match="ReplayBuffer.to: device must be a torch device .* got 'gpu'"):
+        ReplayBuffer(8, (2,)).to("gpu")
+
+
+def test_a_number_of_draws_that_is_no_count_is_refused():
+    """A float or a bool failed inside torch.randint with its argument list, a negative count with torch's 'negative
+    dimension'."""
+    from fastjem.buffer import ClassGaussians
+
+    g = ClassGaussians(torch.rand(20, 1, 2, 2) * 2 - 1, torch.arange(20) % 2, 2)
+    for method in ("draw", "fill"):
+        for n, match in ((2.5, r"n \(the number of samples\) must be an integer, got 2.5"),
+                         (True, r"n .* must be an integer, got True \(bool\)"),
+                         (-1, "n is a number of samples, >= 0; got -1")):
+            with pytest.raises(ConfigError, match=rf"ClassGaussians.{method}: {match}"):
+                getattr(g, method)(n)
+        assert getattr(g, method)(torch.tensor(3)).shape == (3, 1, 2, 2) and getattr(g, method)(0).shape == (0, 1, 2, 2)

@@ -543,3 +543,18 @@ def test_rows_that_are_a_view_of_the_buffer_are_refused(backend):
     assert torch.equal(buf[1:3], before[:2])
     buffer_write_(buf, torch.tensor([0, 3]), storage[4:], backend=backend)  # the same storage, past the buffer's end
     assert torch.equal(buf[[0, 3]], storage[4:])
+
+
+def test_indices_that_are_no_tensor_are_refused_with_what_to_pass():
+    """A list of indices reached the registered op, whose schema error ("Expected a value of type 'Tensor' for
+    argument 'idx'") said nothing of what to pass; None failed on a missing attribute."""
+    buf, state = _buffer(10, (3,), "cpu"), new_rng_state(0)
+    for idx, got in (([0, 1], "a list"), (None, "None")):
+        with pytest.raises(TypeError, match=rf"buffer_sample: idx must be a torch.Tensor, got {got}: pass "
+                                            r"torch.as_tensor\(idx, dtype=torch.int64"):
+            buffer_sample(buf, idx, 0.5, state)
+        with pytest.raises(TypeError, match=rf"buffer_write_: idx must be a torch.Tensor, got {got}"):
+            buffer_write_(buf, idx, torch.ones(2, 3))
+    with pytest.raises(TypeError, match="buffer_sample: fresh must be a torch.Tensor, got a list"):
+        buffer_sample(buf, torch.tensor([0]), 0.5, state, fresh=[[0.0] * 3])
+    assert state.tolist() == [0, 0]

@@ -434,3 +434,29 @@ def test_a_gradient_overlapping_x_is_read_before_x_is_updated():
     x = torch.arange(8.0)
     sgld.sgld_step_fwd(x, x, 1.0, 0.0, new_rng_state(0), block=4)
     assert torch.equal(x, 2 * torch.arange(8.0))
+
+
+def test_a_base_or_advance_that_is_no_integer_is_refused_not_truncated():
+    """int() took base 1.5 for 1 and True for 1 (noise from counters the caller did not mean), and a str for its
+    number; x, grad and the state stay as they were."""
+    from fastjem.kernels import sgld_step_compiled_
+
+    x, g, state = torch.zeros(8), torch.ones(8), new_rng_state(0)
+    for kwargs, got in (({"base": 1.5}, r"1.5 \(float\)"), ({"base": True}, r"True \(bool\)"),
+                        ({"base": "1"}, r"'1' \(str\)"), ({"advance": 2.5}, r"2.5 \(float\)")):
+        name = next(iter(kwargs))
+        for op, what in ((sgld_step_, "sgld_step_"), (sgld_step_compiled_, "sgld_step_compiled_")):
+            with pytest.raises(TypeError, match=rf"{what}: {name} must be an integer, got {got}"):
+                op(x, g, 0.1, 0.1, state, **kwargs)
+    assert torch.equal(x, torch.zeros(8)) and state.tolist() == [0, 0]
+    # integers of other kinds are taken
+    sgld_step_(x, g, 0.5, 0.0, state, base=torch.tensor(2), advance=torch.tensor(0), backend="reference")
+    assert torch.equal(x, torch.full((8,), 0.5)) and state.tolist() == [0, 0]
+
+
+def test_samples_gradients_and_states_that_are_no_tensors_are_refused_naming_them():
+    x, state = torch.zeros(4), new_rng_state(0)
+    with pytest.raises(TypeError, match=r"sgld_step_: grad must be a torch.Tensor, got a list: pass torch.as_tensor"):
+        sgld_step_(x, [0.0] * 4, 0.1, 0.1, state)
+    with pytest.raises(TypeError, match="sgld_step_: rng_state must be a torch.Tensor, got a tuple"):
+        sgld_step_(x, x, 0.1, 0.1, (0, 0))
