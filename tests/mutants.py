@@ -6251,6 +6251,19 @@ MUTANTS = [
     Mutant('sample-count-takes-negative', 'tests/test_buffer.py -k no_count', [
         ('fastjem/buffer.py', '    if n < 0:\n        raise ConfigError(f"{what}: n is a number', '    if False:\n        raise ConfigError(f"{what}: n is a number'),
     ]),
+    Mutant('sgld-fake-skips-checks', 'tests/test_kernels_dispatch.py -k bad_inputs', [
+        ('kernels/sgld.py', "compile and export\n    _check_inputs(x, grad, rng_state, base, advance)\n", "compile and export\n"),
+    ]),
+    Mutant('buffer-sample-fake-skips-checks', 'tests/test_kernels_dispatch.py -k bad_inputs', [
+        ('kernels/buffer.py', "export refuse what it refuses\n    _check_inputs(buffer, idx, fresh=fresh, reset_prob=reset_prob, rng_state=rng_state)\n",
+         "export refuse what it refuses\n"),
+    ]),
+    Mutant('buffer-write-fake-skips-checks', 'tests/test_kernels_dispatch.py -k bad_inputs', [
+        ('kernels/buffer.py', "def _(buffer, idx, x, backend):\n    _check_inputs(buffer, idx, x)\n", "def _(buffer, idx, x, backend):\n"),
+    ]),
+    Mutant('lse-energy-fake-skips-checks', 'tests/test_kernels_dispatch.py -k bad_inputs', [
+        ('kernels/energy.py', "compile and export\n    _check_inputs(logits, labels)\n", "compile and export\n"),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

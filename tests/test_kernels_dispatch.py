@@ -289,3 +289,36 @@ def test_without_triton_the_package_imports_and_runs_the_references():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout == "ok\n", done.stderr[-2000:]
+
+
+BAD_INPUTS = {
+    "sgld_step_": lambda state: kernels.sgld_step_(torch.zeros(8), torch.zeros(7), 0.1, 0.1, state,
+                                                   backend="reference"),
+    "buffer_sample": lambda state: kernels.buffer_sample(torch.zeros(10, 3), torch.tensor([0, 1], dtype=torch.int32),
+                                                         0.5, state, backend="reference"),
+    "buffer_write_": lambda state: kernels.buffer_write_(torch.zeros(10, 3), torch.tensor([0, 1]), torch.ones(2, 4),
+                                                         backend="reference"),
+    "lse_energy": lambda state: kernels.lse_energy(torch.zeros(4, 3, dtype=torch.int64), backend="reference"),
+}
+
+
+@pytest.mark.parametrize("op", list(BAD_INPUTS))
+def test_a_compiled_op_given_bad_inputs_is_refused_while_traced_with_its_eager_message(op):
+    """Under torch.compile(fullgraph=True) an input of the wrong shape, dtype or device is refused while the graph is
+    traced (the op's registered fake makes the eager checks), before a step before it advances the RNG state; torch
+    wraps the error (TorchRuntimeError, whose first line is its own), its text holding the eager message word for
+    word. (Raising the plain error through ``refuse`` works for static shapes only: with dynamic ones dynamo cannot
+    format the message's sizes and fails without it.)"""
+    torch._dynamo.reset()
+    with pytest.raises((ValueError, TypeError)) as eager:
+        BAD_INPUTS[op](kernels.new_rng_state(0))
+
+    def step(x, state):
+        kernels.sgld_step_(x, torch.ones_like(x), 0.1, 0.1, state, backend="reference")  # advances the state
+        return BAD_INPUTS[op](state)
+
+    x, state = torch.zeros(4), kernels.new_rng_state(0)
+    with pytest.raises(torch._dynamo.exc.TorchRuntimeError) as compiled:
+        torch.compile(step, fullgraph=True, backend="aot_eager")(x, state)
+    assert str(eager.value) in str(compiled.value)
+    assert torch.equal(x, torch.zeros(4)) and state.tolist() == [0, 0]
