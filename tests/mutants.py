@@ -6264,6 +6264,31 @@ MUTANTS = [
     Mutant('lse-energy-fake-skips-checks', 'tests/test_kernels_dispatch.py -k bad_inputs', [
         ('kernels/energy.py', "compile and export\n    _check_inputs(logits, labels)\n", "compile and export\n"),
     ]),
+    Mutant('bench-scaling-chain-ms', 'tests/test_cli.py -k cost_per_chain', [
+        ('fastjem/benchmark.py', "f\"{r['sgld_step_ms'] / r['batch_size']:>14.4f}", "f\"{r['sgld_step_ms'] * r['batch_size']:>14.4f}"),
+    ]),
+    Mutant('bench-precisions-ratio-inverted', 'tests/test_cli.py -k cost_per_chain', [
+        ('fastjem/benchmark.py', "x{first['sgld_step_ms'] / r['sgld_step_ms']:.2f}", "x{r['sgld_step_ms'] / first['sgld_step_ms']:.2f}"),
+    ]),
+    Mutant('bench-precisions-fastest-is-slowest', 'tests/test_cli.py -k cost_per_chain', [
+        ('fastjem/benchmark.py', 'fastest = min(rows, key=lambda r: r["sgld_step_ms"])', 'fastest = max(rows, key=lambda r: r["sgld_step_ms"])'),
+    ]),
+    Mutant('bench-windows-uncapped', 'tests/test_cli.py -k sizes_its_windows', [
+        ('fastjem/benchmark.py', 'and len(windows) < 50)', 'and len(windows) < 10**9)'),
+    ]),
+    Mutant('bench-window-of-one-call', 'tests/test_cli.py -k sizes_its_windows', [
+        ('fastjem/benchmark.py', 'per_window = max(1, round(seconds / 10 / max(one, 1e-9)))', 'per_window = 1'),
+    ]),
+    Mutant('bench-warmup-time-counts-sizing-call', 'tests/test_cli.py -k sizes_its_windows', [
+        ('fastjem/benchmark.py', '    warmup_s = time.perf_counter() - t0\n    # size the windows', '    # size the windows'),
+        ('fastjem/benchmark.py', '    one = time.perf_counter() - t1\n', '    one = time.perf_counter() - t1\n    warmup_s = time.perf_counter() - t0\n'),
+    ]),
+    Mutant('bench-forward-flops-halved-step', 'tests/test_cli.py -k sizes_its_windows', [
+        ('fastjem/benchmark.py', '"flops_per_forward": flops["forward"]', '"flops_per_forward": flops["sgld_step"] / 2'),
+    ]),
+    Mutant('bench-call-ms-slowest-window', 'tests/test_cli.py -k sizes_its_windows', [
+        ('fastjem/benchmark.py', 'call_s = statistics.median(windows)', 'call_s = max(windows)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -695,6 +695,48 @@ def test_bench_compares_precisions(tmp_path, capsys, monkeypatch):
         "Traceback" not in err
 
 
+def test_bench_sizes_its_windows_from_one_call_and_stops_at_fifty(tiny_config, monkeypatch):
+    """On a clock where the warm-up and the sizing call take 100 ms and later calls 0.1 ms (1 ms in every fifth
+    window): a window is seconds / 10 / 100 ms calls, windows run until the time asked for is spent or there are
+    fifty, the call time is the windows' median per call, and the warm-up time is the warm-up calls' alone."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from fastjem import benchmark
+
+    clock = SimpleNamespace(now=0.0, calls=0)
+
+    def call():  # 3 warm-up calls and the sizing call are slow; then every fifth window's calls take 1 ms
+        clock.now += 0.1 if clock.calls < 4 else 1e-3 if (clock.calls - 4) // 10 % 5 == 0 else 1e-4
+        clock.calls += 1
+
+    engine = SimpleNamespace(precision="fp32", notes=[], describe=lambda: "precision fp32, eager")
+    monkeypatch.setattr(benchmark, "build_sampler_call", lambda *a, **k: (call, engine))
+    monkeypatch.setattr(benchmark, "time", SimpleNamespace(perf_counter=lambda: clock.now))
+    cfg = tiny_config.replace(batch_size=4, sgld_steps=2)
+    class TwoLinear(torch.nn.Module):  # the input gradient goes through one of the two layers
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = torch.nn.Linear(64, 10), torch.nn.Linear(64, 10)
+
+        def forward(self, x):
+            return self.a(x.flatten(1)) + self.b(x.flatten(1).detach())
+
+    r = benchmark.bench_sampler(cfg, torch.device("cpu"), num_classes=10, channels=1, size=8, seconds=10.0, warmup=3,
+                                model=TwoLinear())
+    # 2 * batch * 64 * 10 FLOPs a layer forward; the step adds one layer's input gradient, as many again
+    assert r["model"] == "TwoLinear" and r["flops_per_forward"] == 10240 and r["flops_per_step"] == 15360
+    assert r["calls_per_window"] == 10 and r["windows"] == 50  # 10 s / 10 / 0.1 s; fifty long before 10 s
+    assert clock.calls == 4 + 50 * 10
+    assert r["warmup_s"] == pytest.approx(0.3)
+    assert r["window_call_ms"] == pytest.approx([1.0 if w % 5 == 0 else 0.1 for w in range(50)])
+    assert r["sgld_call_ms"] == pytest.approx(0.1) and r["sgld_step_ms"] == pytest.approx(0.05)
+    assert (r["sgld_call_ms_min"], r["sgld_call_ms_max"]) == pytest.approx((0.1, 1.0))
+    assert r["chains_per_s"] == pytest.approx(4 / 1e-4)
+    assert r["tflop_per_s"] == pytest.approx(15360 * 2 / 1e-4 / 1e12)
+
+
 def test_bench_times_the_sampler_in_parts(tmp_path, capsys):
     import json
 
@@ -1448,6 +1490,33 @@ def test_bench_prints_and_plots_what_it_measured(tmp_path, drawn, capsys):
     assert figures[1]._suptitle.get_text() == "fastjem bench: WRN-10-1 on cpu X (precision fp32, eager)"
     written = benchmark.write_result(rs, str(tmp_path / "new" / "dir" / "r.json"))
     assert written == tmp_path / "new" / "dir" / "r.json" and json.loads(written.read_text()) == rs
+
+
+def test_bench_tables_give_each_runs_cost_per_chain_and_speed_against_the_first_precision(capsys):
+    """The scaling table's numbers (ms/step/chain = ms/step / batch), and the precision comparison's: each
+    precision's speed as the first one's step time over its own, "fastest" on the one of least step time; a
+    precision auto resolved is named as asked and as run."""
+    from fastjem import benchmark
+
+    def result(b, asked, precision, ms):
+        return {"model": "WRN-10-1", "batch_size": b, "sgld_steps": 2, "device": "cpu X", "sgld_step_ms": ms,
+                "chains_per_s": b / (2 * ms) * 1e3, "tflop_per_s": 0.25 * b, "precision": precision,
+                "precision_requested": asked}
+
+    rs = [result(4, "auto", "fp32", 2.0), result(8, "auto", "fp32", 3.0), result(4, "bf16", "bf16", 0.5),
+          result(8, "bf16", "bf16", 4.0)]
+    benchmark.print_scaling(rs)
+    rows = capsys.readouterr().out.splitlines()[3:]
+    assert [row.split() for row in rows] == [
+        ["auto", "->", "fp32", "4", "2.000", "0.5000", "1000.0", "1.00"],
+        ["auto", "->", "fp32", "8", "3.000", "0.3750", "1333.3", "2.00"],
+        ["bf16", "4", "0.500", "0.1250", "4000.0", "1.00"], ["bf16", "8", "4.000", "0.5000", "1000.0", "2.00"]]
+    benchmark.print_precisions(rs)
+    out = capsys.readouterr().out
+    assert [line.split() for line in out.splitlines() if line.startswith("  ")] == [
+        ["auto", "->", "fp32", "2.000", "ms/step", "x1.00"], ["bf16", "0.500", "ms/step", "x4.00", "fastest"],
+        ["auto", "->", "fp32", "3.000", "ms/step", "x1.00", "fastest"], ["bf16", "4.000", "ms/step", "x0.75"]]
+    assert "precision at batch 4 (speed against auto -> fp32):" in out and "precision at batch 8 (" in out
 
 
 # every argument that names a file or folder, as (command line before it, the argument, command line after it)
