@@ -6289,6 +6289,35 @@ MUTANTS = [
     Mutant('bench-call-ms-slowest-window', 'tests/test_cli.py -k sizes_its_windows', [
         ('fastjem/benchmark.py', 'call_s = statistics.median(windows)', 'call_s = max(windows)'),
     ]),
+    Mutant('report-paired-ratio-inverted', 'tests/test_bench.py -k report_rows_show', [
+        ('bench/report.py', 'pairs = [f / r for f, r in zip(', 'pairs = [r / f for f, r in zip('),
+    ]),
+    Mutant('report-paired-ratio-mean', 'tests/test_bench.py -k report_rows_show', [
+        ('bench/report.py', 'return statistics.median(pairs) if pairs else None', 'return statistics.fmean(pairs) if pairs else None'),
+    ]),
+    Mutant('report-steps-ratio-columns-swapped', 'tests/test_bench.py -k report_rows_show', [
+        ('bench/report.py', "f\" | {_num(ratios.get('matched'), 'x{:.2f}')} | {_num(ratios.get('default'), 'x{:.2f}')} | \"",
+         "f\" | {_num(ratios.get('default'), 'x{:.2f}')} | {_num(ratios.get('matched'), 'x{:.2f}')} | \""),
+    ]),
+    Mutant('report-reference-process-always-own', 'tests/test_bench.py -k report_rows_show', [
+        ('bench/report.py', "{'own' if rep.get('args', {}).get('reference_process') else 'shared'}", "{'own'}"),
+    ]),
+    Mutant('report-results-not-sorted-by-date', 'tests/test_bench.py -k report_rows_show', [
+        ('bench/report.py', 'out[kind].sort(key=lambda d: d.get("date", ""))', 'pass'),
+    ]),
+    Mutant('report-quick-wall-seconds-dropped', 'tests/test_bench.py -k report_rows_show', [
+        ('bench/report.py', "{_num(r.get('wall_seconds'), '{:.0f}')} | \"\n                     f\"{_num(r.get('it_per_s_median'), '{:.2f}')}",
+         "{_num(None)} | \"\n                     f\"{_num(r.get('it_per_s_median'), '{:.2f}')}"),
+    ]),
+    Mutant('report-precision-diff-unsigned', 'tests/test_bench.py -k report_rows_show', [
+        ('bench/report.py', "{_num(r.get('mean_diff_points'), '{:+.2f}')}", "{_num(r.get('mean_diff_points'), '{:.2f}')}"),
+    ]),
+    Mutant('report-buffer-init-std-is-mean', 'tests/test_bench.py -k report_rows_show', [
+        ('bench/report.py', "± {_num(m.get('test_acc_std'), '{:.4f}')}", "± {_num(m.get('test_acc'), '{:.4f}')}"),
+    ]),
+    Mutant('report-bars-stacked-on-the-tick', 'tests/test_bench.py -k plot_draws', [
+        ('bench/report.py', 'xs.append(i + (j - (len(engines) - 1) / 2) * width)', 'xs.append(i)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -439,6 +439,47 @@ def _steps_run(path, stamp, engines):
     (path / f"steps-2026-01-0{stamp}T000000-GPU-X.json").write_text(json.dumps(rep))
 
 
+def test_report_rows_show_each_results_numbers(tmp_path):
+    """Each table's row, cell by cell: the steps table's ratios, its window-pair ratios (the median over pairs of
+    fastjem's it/s over the reference's), whether the reference ran in its own process and the commit (marked where
+    the tree had changes); the quick, precision and buffer-init tables' numbers; the files read oldest first."""
+    windows = {"reference-ieee": [1.0, 2.0, 1.0], "fastjem-matched": [1.5, 3.5, 1.8], "fastjem-default": [16, 44, 18]}
+    engines = {e: {"it_per_s_median": its, "precision": p, "window_it_per_s": windows[e]}
+               for e, its, p in (("reference-ieee", 1.0, "fp32"), ("fastjem-matched", 1.5, "fp32"),
+                                 ("fastjem-default", 17.0, "bf16"))}
+    engines["fastjem-default"]["mfu"] = 0.394
+    steps = {"date": "2026-01-05T00:00:00", "device": {"name": "GPU X"}, "versions": {"torch": "2.11"},
+             "git": {"sha": "0123456789abcdef", "dirty": True}, "args": {"reference_process": True},
+             "configs": [{"name": "wrn-28-10", "batch_size": 64, "sgld_steps": 20, "engines": engines,
+                          "ratios": {"matched": 1.5, "default": 17.0}}]}
+    # pairs matched 1.5, 1.75, 1.8 (median 1.75), default 16, 22, 18 (median 18)
+    assert report.steps_table([steps])[2] == (
+        "| 2026-01-05 | GPU X | WRN-28-10 | 64 | 20 | 1 (fp32) | — | 1.5 (fp32) | — | — | — | 17 (bf16) | — | — | — | "
+        "x1.50 | x17.00 | x1.75 / x18.00 | 39.4% | own | 2.11 | 01234567 + changes |")
+    shared = {**steps, "git": {"sha": "0123456789abcdef"}, "args": {}}
+    assert report.steps_table([shared])[2].endswith("| 39.4% | shared | 2.11 | 01234567 |")
+    device = {"name": "GPU X"}
+    quick = {"date": "2026-01-03T00:00:00", "device": device, "preset": "quick", "config": {"arch": "wrn", "width": 2},
+             "iterations": 2000, "wall_seconds": 612.4, "it_per_s_median": 3.456, "test_acc": 0.81234,
+             "engine": "precision bf16"}
+    assert report.quick_table([quick])[2] == \
+        "| 2026-01-03 | GPU X | quick (JEM) | wrn width 2 | 2000 | 612 | 3.46 | 0.8123 | precision bf16 |"
+    precision = {"date": "2026-01-03T00:00:00", "device": device, "preset": "quick",
+                 "runs": [{"seed": s} for s in (2, 1, 2, 1)], "mean_test_acc": {"fp32": 0.8123, "bf16": 0.8138},
+                 "mean_diff_points": 0.15}
+    assert report.precision_table([precision])[2] == "| 2026-01-03 | GPU X | quick | 1, 2 | 0.8123 | 0.8138 | +0.15 |"
+    buffer_init = {"date": "2026-01-03T00:00:00", "device": device, "preset": "quick", "iters": 500,
+                   "runs": [{"seed": 2}, {"seed": 1}],
+                   "means": {"uniform:20": {"test_acc": 0.8, "test_acc_std": 0.01, "wall_seconds": 300.4,
+                                            "recoveries": 0}}}
+    assert report.buffer_init_table([buffer_init])[2] == \
+        "| 2026-01-03 | GPU X | quick | 500 | 1, 2 | uniform:20 | 0.8000 ± 0.0100 | 300 | 0 |"
+    # files are read oldest first by the date they hold, whatever their names
+    for name, date in (("quick-a.json", "2026-01-04T00:00:00"), ("quick-b.json", "2026-01-03T00:00:00")):
+        (tmp_path / name).write_text(json.dumps({**quick, "date": date}))
+    assert [r["date"][:10] for r in report.load_results(tmp_path)["quick"]] == ["2026-01-03", "2026-01-04"]
+
+
 def test_report_kernels_table_shows_the_copy_of_each_ops_bytes():
     """The floor beside each op: a plain copy of its bytes (graph-replayed on CUDA, called on a CPU)."""
     base = {"op": "sgld_step_[64]", "fused_ms": 0.01, "eager_ms": 0.02, "speedup_vs_eager": 2.0, "fused_GBps": 78.6}
@@ -1231,6 +1272,10 @@ def test_the_plot_draws_each_devices_latest_run_as_bars_of_its_measured_speeds()
         assert [t.get_text() for t in a.get_xticklabels()] == ["WRN-28-10\nB=64", "WRN-10-2\nB=64"]
         assert a.get_yscale() == "log"  # 0.6 to 120 it/s
         assert bars[1] == {"reference fp32": [1.0], "fastjem fp32": [1.5], "fastjem default": [3.0]}
+        # side by side: a configuration's bars share its slot of width 0.8, centred on its tick
+        (left,), (middle,), (right,) = b.containers
+        assert [r.get_x() + r.get_width() / 2 for r in (left, middle, right)] == pytest.approx([-0.8 / 3, 0, 0.8 / 3])
+        assert middle.get_width() == pytest.approx(0.8 / 3)
         assert b.get_yscale() == "linear" and b.get_ylim() == pytest.approx((0, 3.45))
         assert [t.get_text() for t in b.get_legend().get_texts()] == ["reference fp32", "fastjem fp32",
                                                                       "fastjem default"]
