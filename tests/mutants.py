@@ -6318,6 +6318,16 @@ MUTANTS = [
     Mutant('report-bars-stacked-on-the-tick', 'tests/test_bench.py -k plot_draws', [
         ('bench/report.py', 'xs.append(i + (j - (len(engines) - 1) / 2) * width)', 'xs.append(i)'),
     ]),
+    Mutant('cast-copy-pairing-unchecked', 'tests/test_weights.py -k do_not_pair', [
+        ('fastjem/weights.py', 'if len(self._dst) != len(self._src):', 'if False:'),
+    ]),
+    Mutant('export-load-ignores-device', 'tests/test_export.py -k free_batch_size', [
+        ('fastjem/export.py', 'return program.module().to(device)', 'return program.module()'),
+    ]),
+    Mutant('runs-sweep-with-config-is-a-run', 'tests/test_runs.py -k inside_the_folder', [
+        ('fastjem/runs.py', 'return (folder / "metrics.jsonl").exists() or ((folder / "config.json").exists() and not (folder / "sweep.json")\n                                                   .exists())',
+         'return (folder / "metrics.jsonl").exists() or (folder / "config.json").exists()'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -44,6 +44,10 @@ def test_export_writes_a_program_with_free_batch_size_and_its_metadata(run, caps
     with torch.no_grad():
         many = net(x_test.repeat(183, 1, 1, 1)[: (1 << 16) + 1])
         torch.testing.assert_close(many, em.model(x_test).repeat(183, 1)[: (1 << 16) + 1], rtol=1e-5, atol=1e-6)
+    # on the device asked for (the meta device: a device of another kind than the CPU it was saved on)
+    on_meta = load_exported(path, device="meta")
+    assert {p.device.type for p in on_meta.parameters()} == {"meta"}
+    assert on_meta(x_test[:2].to("meta")).device.type == "meta"
     meta = read_meta(path)
     assert meta["classes"] == [str(i) for i in range(10)] and meta["input"]["shape"] == ["B", 1, 8, 8]
     assert meta["iteration"] == 4 and meta["checkpoint"] == str(run / "checkpoint.pt")

@@ -138,6 +138,7 @@ def test_runs_of_sweeps_inside_the_folder_are_listed_with_their_sweeps_name(runs
     for sweep in ("abl", "other"):  # two sweeps whose runs share names
         (tmp_path / sweep).mkdir()
         (tmp_path / sweep / "sweep.json").write_text("{}")
+        (tmp_path / sweep / "config.json").write_text("{}")  # its base options kept beside it: still a sweep
         shutil.copytree(root / "jem", tmp_path / sweep / "lr=0.001+seed=1")
     shutil.copytree(root / "base", tmp_path / "single")
     assert main(["runs", str(tmp_path), "--json"]) == 0

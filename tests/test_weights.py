@@ -216,3 +216,21 @@ def test_a_forward_pre_hook_rules_out_the_cast_copy():
     assert cast_copy_unsupported(model) is None
     torch.nn.utils.spectral_norm(model.conv1)
     assert "hooks" in cast_copy_unsupported(model)
+
+
+def test_a_copy_whose_tensors_do_not_pair_with_the_sources_is_refused(monkeypatch):
+    """The refresh copies the source's tensors onto the copy's in order: a copy holding one tensor more (sharing
+    deduplicated otherwise than in the source) is refused by name, not paired off by one."""
+    import copy
+    from types import SimpleNamespace
+
+    from fastjem import weights
+
+    def copy_with_one_more(module):
+        out = copy.deepcopy(module)
+        out.extra = nn.Parameter(torch.zeros(1))
+        return out
+
+    monkeypatch.setattr(weights, "copy", SimpleNamespace(deepcopy=copy_with_one_more))
+    with pytest.raises(ValueError, match="CastCopy: the copy's parameters and buffers do not pair with the source's"):
+        CastCopy(_wrn())
