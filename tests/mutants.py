@@ -6328,6 +6328,12 @@ MUTANTS = [
         ('fastjem/runs.py', 'return (folder / "metrics.jsonl").exists() or ((folder / "config.json").exists() and not (folder / "sweep.json")\n                                                   .exists())',
          'return (folder / "metrics.jsonl").exists() or (folder / "config.json").exists()'),
     ]),
+    Mutant('runs-speed-keeps-non-finite-windows', 'tests/test_runs.py -k finite_windows', [
+        ('fastjem/runs.py', 'rates = [r["it_per_s"] for r in m.train[1:] if math.isfinite(r.get("it_per_s", math.nan))]', 'rates = [r.get("it_per_s", math.nan) for r in m.train[1:]]'),
+    ]),
+    Mutant('runs-one-window-no-speed', 'tests/test_runs.py -k finite_windows', [
+        ('fastjem/runs.py', '(m.train[0].get("it_per_s") if m.train else None)', 'None'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

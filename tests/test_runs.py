@@ -244,3 +244,16 @@ def test_a_markdown_table_has_its_header_row_then_the_rule():
 
     assert render_table(["run", "test acc"], [["a", "0.5"], ["b", "0.6"]], "md").splitlines() == [
         "| run | test acc |", "|---|---|", "| a | 0.5 |", "| b | 0.6 |"]
+
+
+def test_the_speed_is_the_median_of_the_finite_windows_after_the_first_else_the_first(tmp_path):
+    """it/s: the median over the training windows after the first (warm-up) that logged a finite rate; a run with a
+    single window shows that window's rate rather than none."""
+    def logged(*rates):
+        (tmp_path / "metrics.jsonl").write_text("".join(
+            json.dumps({"iter": i + 1, "loss": 1.0, **({} if r is None else {"it_per_s": r})}) + "\n"
+            for i, r in enumerate(rates)))
+        return run_row(tmp_path)["it_per_s"]
+
+    assert logged(0.5, float("nan"), 4.0, None, 6.0, float("inf")) == 5.0
+    assert logged(0.5) == 0.5
