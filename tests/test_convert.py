@@ -260,9 +260,13 @@ def test_conversion_errors_say_what_to_do(tmp_path, tiny_config):
     torch.save(obj, tmp_path / "nan.pt")
     with pytest.raises(CheckpointError, match="NaN or infinite.*--classifier-only"):
         import_jem(tmp_path / "nan.pt")
-    # the authors' file where a fastjem checkpoint is expected: say how to convert it
-    with pytest.raises(CheckpointError, match="fastjem convert"):
-        load_checkpoint(tmp_path / "plain.pt")
+    # the authors' file where a fastjem checkpoint is expected: said as such, with the command that converts it (not
+    # the refusal of a file that is no checkpoint of either kind, which names `fastjem convert` too)
+    plain = tmp_path / "plain.pt"
+    with pytest.raises(CheckpointError) as refused:
+        load_checkpoint(plain)
+    assert str(refused.value) == (f"{plain} is a checkpoint of the authors' JEM code (model_state_dict + "
+                                  f"replay_buffer): convert it first with `fastjem convert {plain}`")
     r = import_jem(tmp_path / "plain.pt")
     with pytest.raises(ConfigError, match="exists: pass --force"):
         import_jem(tmp_path / "plain.pt")

@@ -681,6 +681,16 @@ def test_a_checkpoint_whose_bytes_changed_is_refused(tiny_config, tmp_path):
     torch.save(torch.load(tmp_path / "unchanged.pt", weights_only=False), tmp_path / "legacy.pt",
                _use_new_zipfile_serialization=False)
     assert load_checkpoint(tmp_path / "legacy.pt")["iteration"] == 2
+    # one saved with torch's CRC-32 turned off (every member's CRC 0, nothing to compare) is not taken for damaged
+    crc = torch.serialization.get_crc32_options()
+    torch.serialization.set_crc32_options(False)
+    try:
+        torch.save(torch.load(tmp_path / "unchanged.pt", weights_only=False), tmp_path / "no_crc.pt")
+    finally:
+        torch.serialization.set_crc32_options(crc)
+    with zipfile.ZipFile(tmp_path / "no_crc.pt") as z:
+        assert {i.CRC for i in z.infolist()} == {0}
+    assert load_checkpoint(tmp_path / "no_crc.pt")["iteration"] == 2
 
 
 def test_a_checkpoint_of_a_newer_fastjem_is_refused_naming_the_file(tiny_config, tmp_path):
