@@ -895,3 +895,40 @@ def test_sgld_parts_turned_off_by_the_sample_size_say_so_once():
     assert [n for n in eng.notes if n.startswith("SGLD parts")] == [
         "SGLD parts off: a sample's 49 elements are not a multiple of 4 (the width of the noise counters a part "
         "starts at)"]
+
+
+def test_a_batch_smaller_than_the_sgld_parts_is_sampled_in_as_many_parts_as_rows(tiny_config, tmp_path):
+    """--sgld-parts is checked against --batch-size, but a call may sample fewer chains (``Trainer.sample(n)``, a
+    data-parallel rank's share): each row is then its own part, where it was refused (more parts than rows)."""
+    t = Trainer(tiny_config.replace(sgld_parts=4), out_dir=tmp_path, progress=False, log=lambda *a: None)
+    assert t.engine.sgld_parts == 4
+    x = t.sample(2)
+    assert x.shape == (2, *t.data.sample_shape) and torch.isfinite(x).all()
+
+
+def test_counting_the_convolutions_leaves_batch_norm_statistics_and_the_mode_alone():
+    """conv_layers runs one forward of a zero sample: in eval mode, so a batch-norm network's running statistics
+    (which a training-mode forward updates, gradient or not) are what they were, and the mode is restored."""
+    import fastjem.engine as engine_mod
+
+    net = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.BatchNorm2d(4), torch.nn.Conv2d(4, 2, 1))
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    layers = engine_mod.conv_layers(net, (1, 8, 8))
+    assert [(layer.pixels, layer.channels) for layer in layers] == [(64, 4), (64, 2)]
+    assert net.training
+    assert all(torch.equal(v, before[k]) for k, v in net.state_dict().items())
+
+
+def test_sgld_parts_auto_on_a_network_without_convolutions_is_one_part():
+    """Under --sgld-parts auto on CUDA the parts follow the convolutions' last waves of tiles; a network with none
+    (an MLP) has no idle tiles to fill: one part, where the share of their time was a division by zero."""
+    import fastjem.engine as engine_mod
+
+    mlp = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 10))
+    assert engine_mod.wave_tail([], 64, 132) == 0.0
+    cfg = TrainConfig(precision="fp32", compile="off", kernels="reference", batch_size=64)
+    engine = resolve_engine(cfg, torch.device("cuda"), has_batch_norm=False)
+    assert cfg.sgld_parts == 0 and engine.sgld_parts == 2  # auto, before the network is known
+    fitted = fit_sgld_parts(engine, (1, 8, 8), cfg, mlp, sms=132)
+    assert fitted.sgld_parts == 1
+    assert fitted.notes[-1].startswith("SGLD parts auto -> 1: 0% of the convolutions' time at batch 64")
