@@ -6334,6 +6334,24 @@ MUTANTS = [
     Mutant('runs-one-window-no-speed', 'tests/test_runs.py -k finite_windows', [
         ('fastjem/runs.py', '(m.train[0].get("it_per_s") if m.train else None)', 'None'),
     ]),
+    Mutant('checkpoint-crc-0-members-checked', 'tests/test_train.py -k bytes_changed', [
+        ('fastjem/checkpoint.py', '                if info.CRC == 0:\n                    continue\n', ''),
+    ]),
+    Mutant('authors-checkpoint-not-named', 'tests/test_convert.py -k conversion_errors', [
+        ('fastjem/checkpoint.py',
+         'if isinstance(ckpt, dict) and "model_state_dict" in ckpt and "format" not in ckpt:',
+         'if False:'),
+    ]),
+    Mutant('sgld-parts-not-capped-at-rows', 'tests/test_engine.py -k smaller_than_the_sgld_parts', [
+        ('fastjem/train.py', 'return min(self.engine.sgld_parts, x0.shape[0])', 'return self.engine.sgld_parts'),
+    ]),
+    Mutant('conv-layers-in-training-mode', 'tests/test_engine.py -k counting_the_convolutions', [
+        ('fastjem/engine.py', '        model.eval()\n        with torch.no_grad():\n            model(x)',
+         '        with torch.no_grad():\n            model(x)'),
+    ]),
+    Mutant('wave-tail-of-no-convolutions', 'tests/test_engine.py -k without_convolutions', [
+        ('fastjem/engine.py', '    if total == 0:\n        return 0.0\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
