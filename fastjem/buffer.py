@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -48,7 +49,8 @@ def sample_count(what: str, n) -> int:
     return n
 
 
-def check_class_labels(what: str, y, n: int, num_classes: int, rows: str = "n", *, on_device: bool = True) -> None:
+def check_class_labels(what: str, y, n: int, num_classes: int, rows: str = "n", *, on_device: bool = True,
+                       range_: bool = True) -> None:
     """y is an int64 (or int32) tensor [n] of classes in [0, num_classes); the range is read on the host, so where
     that would cost a sync in the training loop (``on_device`` False) it is checked on CPU tensors only."""
     if not isinstance(y, torch.Tensor):
@@ -57,7 +59,7 @@ def check_class_labels(what: str, y, n: int, num_classes: int, rows: str = "n", 
     if y.dtype not in (torch.int64, torch.int32) or tuple(y.shape) != (n,):
         raise ConfigError(f"{what}: y must be int64 [{rows}={n}], one class label per image, got {y.dtype} "
                           f"{tuple(y.shape)}: pass y.long(), y.view(-1) for a column of labels")
-    if y.numel() and (on_device or y.device.type == "cpu"):
+    if range_ and y.numel() and (on_device or y.device.type == "cpu"):
         low, high = torch.aminmax(y)
         if low < 0 or high >= num_classes:
             raise ConfigError(f"{what}: y must be classes in [0, num_classes={num_classes}), got labels from "
@@ -131,13 +133,15 @@ class ClassGaussians:
         return (f"ClassGaussians(num_classes={self.num_classes}, sample_shape={self.sample_shape}, "
                 f"device={str(self.mean.device)!r}, {self.nbytes / 2**20:.1f} MB)")
 
-    def draw(self, n: int, y: torch.Tensor | None = None) -> torch.Tensor:
-        """[n, *S] fp32 samples of class ``y`` (int64 [n]) or of uniformly random classes; fixed shapes, no sync."""
+    def draw(self, n: int, y: torch.Tensor | None = None, *, check_range: bool = True) -> torch.Tensor:
+        """[n, *S] fp32 samples of class ``y`` (int64 [n]) or of uniformly random classes; fixed shapes, no sync.
+        ``check_range`` False leaves CPU labels' range unread (the replay buffer's restarts: labels it made itself,
+        in the training loop, where a read is a host sync on a GPU and is kept out on a CPU alike)."""
         n = sample_count("ClassGaussians.draw", n)
         dev = self.mean.device
         if y is not None:
             # the range on CPU labels only: in the training loop a GPU's would cost a host sync (-1 draws class K-1)
-            check_class_labels("ClassGaussians.draw", y, n, self.num_classes, on_device=False)
+            check_class_labels("ClassGaussians.draw", y, n, self.num_classes, on_device=False, range_=check_range)
         k = torch.randint(0, self.num_classes, (n,), device=dev) if y is None else y.to(dev)
         z = torch.randn(n, self.mean.shape[1], device=dev)  # [n, D]
         every = torch.matmul(z, self.factor.transpose(1, 2))  # [K, n, D]: L_k z for every class
@@ -293,7 +297,10 @@ class ReplayBuffer:
         if self.init is not None:
             # on the buffer's device whatever the init's draw returns (a no-op when it is there already); detached,
             # since restarts are chain states read by value (an init that is a network draws rows requiring grad)
-            fresh = self.init.draw(idx.shape[0], y).detach().to(self.device, torch.float32)
+            # ClassGaussians: the labels are the buffer's own (its blocks, or sample's y), their range read by no one
+            draw = (functools.partial(self.init.draw, check_range=False) if isinstance(self.init, ClassGaussians)
+                    else self.init.draw)
+            fresh = draw(idx.shape[0], y).detach().to(self.device, torch.float32)
         return kernels.buffer_sample(self.data, idx, self.reinit_prob, self.rng_state, fresh=fresh,
                                      backend=self.backend)
 

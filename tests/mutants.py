@@ -6352,6 +6352,9 @@ MUTANTS = [
     Mutant('wave-tail-of-no-convolutions', 'tests/test_engine.py -k without_convolutions', [
         ('fastjem/engine.py', '    if total == 0:\n        return 0.0\n', ''),
     ]),
+    Mutant('buffer-restarts-read-their-class-range', 'tests/test_iteration_graph.py -k never_reads', [
+        ('fastjem/buffer.py', 'draw = (functools.partial(self.init.draw, check_range=False) if isinstance(self.init, ClassGaussians)', 'draw = (self.init.draw if isinstance(self.init, ClassGaussians)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
