@@ -1333,7 +1333,7 @@ MUTANTS = [
         ('fastjem/buffer.py', '            if tuple(self.data.shape) != (size, *self.sample_shape):', '            if False:'),
     ]),
     Mutant('buffer-fresh-not-fp32', 'tests/test_buffer.py -k "uint8 or settings_and"', [
-        ('fastjem/buffer.py', 'self.init.draw(idx.shape[0], y).detach().to(self.device, torch.float32)', 'self.init.draw(idx.shape[0], y).detach().to(self.device)'),
+        ('fastjem/buffer.py', 'fresh = draw(idx.shape[0], y).detach().to(self.device, torch.float32)', 'fresh = draw(idx.shape[0], y).detach().to(self.device)'),
     ]),
     Mutant('buffer-init-not-fp32', 'tests/test_buffer.py -k "uint8 or settings_and"', [
         ('fastjem/buffer.py', 'init.fill(size, blocks).detach().to(self.device, torch.float32)', 'init.fill(size, blocks).detach().to(self.device)'),
@@ -4753,7 +4753,7 @@ MUTANTS = [
         ('fastjem/buffer.py', '            init = init.to(self.device)  # its draws', '            init = init  # its draws'),
     ]),
     Mutant('buffer-init-draw-stays-where-made', 'tests/test_buffer.py -k another_device', [
-        ('fastjem/buffer.py', '.draw(idx.shape[0], y).detach().to(self.device, torch.float32)', '.draw(idx.shape[0], y).detach().to(torch.float32)'),
+        ('fastjem/buffer.py', 'fresh = draw(idx.shape[0], y).detach().to(self.device, torch.float32)', 'fresh = draw(idx.shape[0], y).detach().to(torch.float32)'),
     ]),
     Mutant('trainer-custom-parts-checked-after-arch', 'tests/test_custom.py -k own_network', [
         ('fastjem/train.py', '            _check_same_custom_parts(ckpt, model, data)\n            saved = TrainConfig', '            saved = TrainConfig'),
@@ -5030,7 +5030,7 @@ MUTANTS = [
         ('kernels/buffer.py', '    if buffer.requires_grad and torch.is_grad_enabled():', '    if False:'),
     ]),
     Mutant('replay-buffer-init-draw-kept-requiring-grad', 'tests/test_buffer.py -k init_that_requires_grad', [
-        ('fastjem/buffer.py', '.draw(idx.shape[0], y).detach().to(self.device, torch.float32)', '.draw(idx.shape[0], y).to(self.device, torch.float32)'),
+        ('fastjem/buffer.py', 'fresh = draw(idx.shape[0], y).detach().to(self.device, torch.float32)', 'fresh = draw(idx.shape[0], y).to(self.device, torch.float32)'),
     ]),
     Mutant('replay-buffer-init-fill-kept-requiring-grad', 'tests/test_buffer.py -k init_that_requires_grad', [
         ('fastjem/buffer.py', 'init.fill(size, blocks).detach().to(', 'init.fill(size, blocks).to('),
@@ -6115,10 +6115,10 @@ MUTANTS = [
         ('fastjem/buffer.py', '        num_classes = as_integer("ClassGaussians num_classes", num_classes, ConfigError)\n        if num_classes < 1:', '        if False:'),
     ]),
     Mutant('class-gaussians-label-range-unchecked', 'tests/test_buffer.py -k one_class_per_image', [
-        ('fastjem/buffer.py', '    if y.numel() and (on_device or y.device.type == "cpu"):', '    if False:'),
+        ('fastjem/buffer.py', '    if range_ and y.numel() and (on_device or y.device.type == "cpu"):', '    if False:'),
     ]),
     Mutant('class-gaussians-draw-labels-unchecked', 'tests/test_buffer.py -k one_class_per_image', [
-        ('fastjem/buffer.py', '            check_class_labels("ClassGaussians.draw", y, n, self.num_classes, on_device=False)\n', '            pass\n'),
+        ('fastjem/buffer.py', '            check_class_labels("ClassGaussians.draw", y, n, self.num_classes, on_device=False, range_=check_range)\n', '            pass\n'),
     ]),
     Mutant('class-gaussians-fill-labels-unchecked', 'tests/test_buffer.py -k one_class_per_image', [
         ('fastjem/buffer.py', '            check_class_labels("ClassGaussians.fill", y, n, self.num_classes)\n', '            pass\n'),
