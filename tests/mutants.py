@@ -6355,6 +6355,9 @@ MUTANTS = [
     Mutant('buffer-restarts-read-their-class-range', 'tests/test_iteration_graph.py -k never_reads', [
         ('fastjem/buffer.py', 'draw = (functools.partial(self.init.draw, check_range=False) if isinstance(self.init, ClassGaussians)', 'draw = (self.init.draw if isinstance(self.init, ClassGaussians)'),
     ]),
+    Mutant('resume-drops-the-validation-history', 'tests/test_train.py -k resumed_at_its_end', [
+        ('fastjem/train.py', '        self.history = list(ckpt.get("history", []))', '        self.history = []'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -605,9 +605,9 @@ def test_every_metrics_line_says_when_it_was_written(tiny_config, tmp_path):
 @pytest.mark.parametrize("iters", [1, 3])
 def test_a_run_resumed_at_its_end_holds_the_state_the_finished_run_held(tiny_config, tmp_path, iters):
     """Resumed at its last iteration (no step left to set them), a run holds the learning rate its last step used,
-    its metric window and its last samples as the finished run held them; a checkpoint written before the
-    world_size key existed loads as one process's."""
-    done = Trainer(tiny_config.replace(iters=iters, log_every=2), out_dir=tmp_path, progress=False,
+    its metric window, its last samples and its validation history as the finished run held them; a checkpoint
+    written before the world_size key existed loads as one process's."""
+    done = Trainer(tiny_config.replace(iters=iters, log_every=2, eval_every=2), out_dir=tmp_path, progress=False,
                    log=lambda *a: None)
     done.fit()
     ckpt = tmp_path / "checkpoint.pt"
@@ -617,6 +617,7 @@ def test_a_run_resumed_at_its_end_holds_the_state_the_finished_run_held(tiny_con
     assert resumed.optimizer.param_groups[0]["lr"] is resumed.lr_t
     assert torch.equal(resumed._acc, done._acc) and resumed._acc_n == done._acc_n
     assert torch.equal(resumed.last_samples, done.last_samples)
+    assert resumed.history == done.history and [h["iter"] for h in done.history] == ([2] if iters == 3 else [])
     state = load_checkpoint(ckpt)
     del state["world_size"]
     resumed.load_state(state)
