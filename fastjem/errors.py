@@ -1,6 +1,6 @@
 """Errors that the CLI turns into one clear message and a non-zero exit."""
 
-import operator
+from fastjem.kernels._dispatch import as_integer  # noqa: F401  (the one integer check, shared with the kernels)
 
 
 def error_line(err: BaseException) -> str:
@@ -27,17 +27,6 @@ class CheckpointError(FastJEMError):
 
 class FastJEMWarning(UserWarning):
     """Something the user should know that does not stop the work; the CLI prints it as one line."""
-
-
-def as_integer(what: str, value, error: type[Exception] = TypeError) -> int:
-    """``value`` as an int (Python's, NumPy's, a one-element integer tensor), else ``error`` naming ``what``: a float
-    count (2.5 steps) failed late or was truncated, a bool (an int in Python) was taken for 0 or 1."""
-    if not isinstance(value, bool):
-        try:
-            return operator.index(value)
-        except TypeError:
-            pass
-    raise error(f"{what} must be an integer, got {value!r} ({type(value).__name__})")
 
 
 def as_real(what: str, value, error: type[Exception] = TypeError) -> float:

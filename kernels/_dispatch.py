@@ -42,7 +42,7 @@ __all__ = [
     "direct_call",
     "next_power_of_2",
     "as_number",
-    "as_index",
+    "as_integer",
     "check_tensors",
     "refuse",
 ]
@@ -207,15 +207,16 @@ def as_number(op: str, name: str, value) -> float:
         raise ValueError(f"{op}: {name} must be a number (a float, or a tensor of one element), got {got}") from None
 
 
-def as_index(op: str, name: str, value) -> int:
-    """``value`` as an int for an op's integer argument (a count of counters), else a TypeError naming it: ``int()``
-    took 1.5 for 1 and True for 1, drawing noise from counters the caller did not mean."""
+def as_integer(what: str, value, error: type[Exception] = TypeError, advice: str = "") -> int:
+    """``value`` as an int (Python's, NumPy's, a one-element integer tensor), else ``error`` naming ``what`` (then
+    ``advice``): ``int()`` took 1.5 for 1 (a count of steps, counters or a seed truncated) and True for 1 (a flag
+    passed in the wrong place). The one integer check of fastjem and its kernels."""
     if not isinstance(value, bool):
         try:
             return operator.index(value)
         except TypeError:
             pass
-    raise TypeError(f"{op}: {name} must be an integer, got {value!r} ({type(value).__name__})")
+    raise error(f"{what} must be an integer, got {value!r} ({type(value).__name__}){advice}")
 
 
 def check_tensors(op: str, **tensors) -> None:

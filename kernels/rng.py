@@ -26,12 +26,10 @@ Element ``j`` of a stream of ``n`` values that starts at counter ``base`` uses c
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 import torch
 
-from ._dispatch import direct_call, tl, triton
+from ._dispatch import as_integer, direct_call, tl, triton
 
 __all__ = [
     "new_rng_state",
@@ -58,15 +56,9 @@ _PI = 3.141592653589793
 
 def check_seed(owner: str, seed) -> int:
     """``seed`` as a Python int in [-2**63, 2**63), else an error naming ``owner``."""
-    try:
-        # an integer of any kind (NumPy's, a one-element integer tensor); a float would be truncated: 1.7 as seed 1,
-        # and a bool (an int in Python) is a flag passed in the wrong place, not seed 0 or 1
-        if isinstance(seed, bool):
-            raise TypeError
-        seed = operator.index(seed)
-    except TypeError:
-        raise TypeError(f"{owner}: seed must be an integer, got {seed!r} ({type(seed).__name__}): pass "
-                        "int(seed) if truncating it is meant") from None
+    # an integer of any kind (NumPy's, a one-element integer tensor); a float would be truncated (1.7 as seed 1) and a
+    # bool is a flag passed in the wrong place, not seed 0 or 1
+    seed = as_integer(f"{owner}: seed", seed, advice=": pass int(seed) if truncating it is meant")
     if not -(2**63) <= seed < 2**63:
         # torch's own words would be "Overflow when unpacking long long"
         raise ValueError(f"{owner}: seed must fit int64, in [-2**63, 2**63), got {seed}: take it modulo "

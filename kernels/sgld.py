@@ -20,7 +20,7 @@ sizes launches, not bytes, set the time: replayed from a CUDA graph on an H100, 
 import torch
 
 from ._dispatch import (
-    as_index,
+    as_integer,
     as_number,
     check_tensors,
     device_of,
@@ -148,8 +148,8 @@ def sgld_step_compiled_(x: torch.Tensor, grad: torch.Tensor, alpha: float, sigma
     the same numbers at every call; they agree with the reference's to the last ulps of its transcendentals, as the
     Triton kernel's do."""
     check_tensors("sgld_step_compiled_", x=x, grad=grad, rng_state=rng_state)
-    base = as_index("sgld_step_compiled_", "base", base)
-    advance = None if advance is None else as_index("sgld_step_compiled_", "advance", advance)
+    base = as_integer("sgld_step_compiled_: base", base)
+    advance = None if advance is None else as_integer("sgld_step_compiled_: advance", advance)
     if x.requires_grad and torch.is_grad_enabled():
         raise ValueError("sgld_step_compiled_: x requires grad and is updated in place: pass x.detach()")
     _check_inputs(x, grad, rng_state, base, advance)
@@ -208,8 +208,8 @@ def sgld_step_(
     ``advance=0`` leaves the state to the caller (a loop that advances it once: ``SGLD.sample``).
     """
     check_tensors("sgld_step_", x=x, grad=grad, rng_state=rng_state)
-    base = as_index("sgld_step_", "base", base)
-    advance = None if advance is None else as_index("sgld_step_", "advance", advance)
+    base = as_integer("sgld_step_: base", base)
+    advance = None if advance is None else as_integer("sgld_step_: advance", advance)
     if x.requires_grad and torch.is_grad_enabled():
         refuse("sgld_step_: x requires grad and is updated in place: pass x.detach() (SGLD.step_ does)", x)
         return  # compiling: the graph raises here when it runs

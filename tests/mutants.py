@@ -5260,7 +5260,7 @@ MUTANTS = [
         ('fastjem/data.py', '        if others:\n            # (cifar10 asked', '        if False:\n            # (cifar10 asked'),
     ]),
     Mutant('rng-state-float-seed-truncated', 'tests/test_kernels_rng.py -k no_integer', [
-        ('kernels/rng.py', '        seed = operator.index(seed)', '        seed = int(seed)'),
+        ('kernels/rng.py', '    seed = as_integer(f"{owner}: seed", seed, advice=": pass int(seed) if truncating it is meant")', '    seed = int(seed)'),
     ]),
     Mutant('calibration-compare-other-classes', 'tests/test_eval.py -k folder_run_of_other_classes', [
         ('fastjem/eval/tasks.py', '    if other.num_classes != em.num_classes or class_names_differ(em.info.classes, other.info.classes):', '    if False:'),
@@ -6060,7 +6060,7 @@ MUTANTS = [
         ('fastjem/errors.py', '    if not isinstance(value, (bool, str, bytes)) and value is not None:', '    if not isinstance(value, (str, bytes)) and value is not None:'),
     ]),
     Mutant('arg-integer-takes-bool', 'tests/test_sampler.py -k wrong_type', [
-        ('fastjem/errors.py', '    if not isinstance(value, bool):\n        try:\n            return operator.index(value)', '    if True:\n        try:\n            return operator.index(value)'),
+        ('kernels/_dispatch.py', '    if not isinstance(value, bool):\n        try:\n            return operator.index(value)', '    if True:\n        try:\n            return operator.index(value)'),
     ]),
     Mutant('sgld-clamp-shape-unchecked', 'tests/test_sampler.py -k wrong_type', [
         ('fastjem/sampler.py', '            if isinstance(clamp, (str, bytes)) or not hasattr(clamp, "__len__") or len(clamp) != 2:', '            if False:'),
@@ -6084,7 +6084,7 @@ MUTANTS = [
         ('fastjem/sampler.py', '        parts = as_integer("SGLD parts (a number of blocks of rows)", parts)\n', ''),
     ]),
     Mutant('rng-seed-takes-bool', 'tests/test_kernels_rng.py -k bool_seed', [
-        ('kernels/rng.py', '        if isinstance(seed, bool):\n            raise TypeError\n', ''),
+        ('kernels/_dispatch.py', '    if not isinstance(value, bool):\n        try:\n            return operator.index(value)', '    if True:\n        try:\n            return operator.index(value)'),
     ]),
     Mutant('buffer-size-and-prob-types-unchecked', 'tests/test_buffer.py -k checks_its_settings', [
         ('fastjem/buffer.py', '        size = as_integer("ReplayBuffer size (the number of chains)", size, ConfigError)\n', ''),
@@ -6214,11 +6214,11 @@ MUTANTS = [
         ('fastjem/cli.py', 'keeps its options)" if refused else ""', 'keeps its options)" if False else ""'),
     ]),
     Mutant('sgld-base-truncated', 'tests/test_kernels_sgld.py -k no_integer', [
-        ('kernels/sgld.py', '    base = as_index("sgld_step_", "base", base)\n    advance = None if advance is None else as_index("sgld_step_", "advance", advance)\n',
+        ('kernels/sgld.py', '    base = as_integer("sgld_step_: base", base)\n    advance = None if advance is None else as_integer("sgld_step_: advance", advance)\n',
          '    base = int(base)\n    advance = None if advance is None else int(advance)\n'),
     ]),
     Mutant('sgld-compiled-base-truncated', 'tests/test_kernels_sgld.py -k no_integer', [
-        ('kernels/sgld.py', '    base = as_index("sgld_step_compiled_", "base", base)\n', '    base = int(base)\n'),
+        ('kernels/sgld.py', '    base = as_integer("sgld_step_compiled_: base", base)\n', '    base = int(base)\n'),
     ]),
     Mutant('kernel-index-takes-bool', 'tests/test_kernels_sgld.py -k no_integer', [
         ('kernels/_dispatch.py', '    if not isinstance(value, bool):\n        try:\n            return operator.index(value)',
