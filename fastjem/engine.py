@@ -15,7 +15,7 @@ import math
 import os
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 import torch
@@ -25,6 +25,7 @@ from torch import nn
 from fastjem.checkpoint import atomic_write_text
 from fastjem.config import TrainConfig
 from fastjem.data import cache_dir
+from fastjem.distributed import max_over_ranks
 from fastjem.errors import error_line
 from fastjem.sampler import SGLD, EnergyFn, InputGrad, compiled_input_grad, eval_mode, row_energies
 from fastjem.weights import CastCopy, sampling_network
@@ -143,10 +144,41 @@ def time_bf16_probe(rounds: int = 5, reps: int = 3) -> tuple[float, float]:
     return statistics.median(times[False]), statistics.median(times[True])
 
 
+# the probe is kept only where other work took at most this many cores beyond those its threads left free: timed
+# beside a busy process on 2 cores, an AMD EPYC's bf16 step came out x0.94 the speed of fp32 (x1.7 timed alone), and
+# the cached answer made that machine train in fp32 from then on
+PROBE_OTHER_CORES = 0.5
+
+
+def busy_cpu_seconds() -> float | None:
+    """CPU time that every process of the machine has taken so far, in seconds, a hypervisor's steal included (Linux
+    /proc/stat); None where it cannot be read."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in fields[1:9])
+        return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+@contextlib.contextmanager
+def other_cpu_load() -> Iterator[dict]:
+    """``load["cores"]``, set as the block ends: the cores' worth of CPU time that other processes (and steal) took
+    while it ran, the machine's busy time less this process's; None where the machine's is unknown."""
+    load: dict = {"cores": None}
+    start, own, machine = time.monotonic(), time.process_time(), busy_cpu_seconds()
+    yield load
+    wall, own, after = time.monotonic() - start, time.process_time() - own, busy_cpu_seconds()
+    if machine is not None and after is not None and wall > 0:
+        load["cores"] = max(0.0, (after - machine - own) / wall)
+
+
 def cpu_bf16_probe() -> tuple[float, float, str]:
     """fp32 and bf16 ms of the probe step on this CPU, and where they came from: the cache file (one entry per CPU
     model, bf16 flags, torch version and thread count, so that a machine keeps the precision it picked), else timed
-    now and written there."""
+    now and written there, unless other work shared the CPU while it was timed (``PROBE_OTHER_CORES``): such a
+    timing decides this run only, and the next run times it again."""
     path = cache_dir() / "cpu-bf16-probe.json"
     threads = torch.get_num_threads()
     key = f"{cpu_model()} | {' '.join(cpu_bf16_flags())} | torch {torch.__version__} | {threads} threads"
@@ -157,10 +189,16 @@ def cpu_bf16_probe() -> tuple[float, float, str]:
     entry = known.get(key)
     with contextlib.suppress(TypeError, KeyError, ValueError):
         fp32_ms, bf16_ms = float(entry["fp32_ms"]), float(entry["bf16_ms"])
-        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms):
+        # (an entry without other_cores was written before the probe measured the machine's other work: timed over)
+        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms) and "other_cores" in entry:
             return fp32_ms, bf16_ms, f"probe cached in {path}"
-    fp32_ms, bf16_ms = time_bf16_probe()
-    known[key] = {"fp32_ms": fp32_ms, "bf16_ms": bf16_ms, "shape": list(BF16_PROBE_SHAPE),
+    with other_cpu_load() as load:
+        fp32_ms, bf16_ms = time_bf16_probe()
+    others, cores = load["cores"], os.cpu_count() or 1
+    if others is not None and others > max(0, cores - threads) + PROBE_OTHER_CORES:
+        return fp32_ms, bf16_ms, (f"probe timed now while other work took {others:.1f} of the {cores} cores, not "
+                                  "cached: the next run times it again")
+    known[key] = {"fp32_ms": fp32_ms, "bf16_ms": bf16_ms, "shape": list(BF16_PROBE_SHAPE), "other_cores": others,
                   "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     try:
         atomic_write_text(json.dumps(known, indent=1) + "\n", path)
@@ -419,6 +457,11 @@ def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool,
     precision = cfg.precision
     if precision == "auto":
         ok, why = fast_bf16(device)
+        if distributed and device.type == "cpu" and torch.distributed.is_initialized():
+            # each rank timed its own probe (or read the cache while another wrote it): a rank in bf16 beside one in
+            # fp32 computed a different iteration; bf16 only where every rank found it fast
+            if max_over_ranks(0 if ok else 1, device) and ok:
+                ok, why = False, f"another rank's probe found bf16 no faster; this rank's: {why}"
         precision = "bf16" if ok else "fp32"
         notes.append(f"precision auto -> {precision} ({why})")
     elif precision == "tf32" and device.type != "cuda":

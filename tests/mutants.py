@@ -1534,7 +1534,7 @@ MUTANTS = [
         ('fastjem/engine.py', ' | {threads} threads"', '"'),
     ]),
     Mutant('bf16-probe-bad-entry-trusted', 'tests/test_engine.py -k "bf16_probe or auto_precision"', [
-        ('fastjem/engine.py', '        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms):', '        if True:'),
+        ('fastjem/engine.py', '        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms) and "other_cores" in entry:', '        if True:'),
     ]),
     Mutant('bf16-probe-draws-global-rng', 'tests/test_engine.py -k "bf16_probe or auto_precision"', [
         ('fastjem/engine.py', 'x = torch.randn(BF16_PROBE_SHAPE, generator=gen)', 'x = torch.randn(BF16_PROBE_SHAPE)'),
@@ -2400,23 +2400,23 @@ MUTANTS = [
     ]),
     Mutant('probe-cache-max-time', 'tests/test_engine.py -k cached_probe', [
         ('fastjem/engine.py',
-         '        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms):',
-         '        if max(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms):'),
+         '        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms) and "other_cores" in entry:',
+         '        if max(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms) and "other_cores" in entry:'),
     ]),
     Mutant('probe-cache-zero-time', 'tests/test_engine.py -k cached_probe', [
         ('fastjem/engine.py',
-         '        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms):',
-         '        if min(fp32_ms, bf16_ms) >= 0 and math.isfinite(fp32_ms + bf16_ms):'),
+         '        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms) and "other_cores" in entry:',
+         '        if min(fp32_ms, bf16_ms) >= 0 and math.isfinite(fp32_ms + bf16_ms) and "other_cores" in entry:'),
     ]),
     Mutant('probe-cache-sub-ms-timed-over', 'tests/test_engine.py -k cached_probe', [
         ('fastjem/engine.py',
-         '        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms):',
-         '        if min(fp32_ms, bf16_ms) > 1 and math.isfinite(fp32_ms + bf16_ms):'),
+         '        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms) and "other_cores" in entry:',
+         '        if min(fp32_ms, bf16_ms) > 1 and math.isfinite(fp32_ms + bf16_ms) and "other_cores" in entry:'),
     ]),
     Mutant('probe-cache-infinite-time', 'tests/test_engine.py -k cached_probe', [
         ('fastjem/engine.py',
-         '        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms):',
-         '        if min(fp32_ms, bf16_ms) > 0 or math.isfinite(fp32_ms + bf16_ms):'),
+         '        if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms) and "other_cores" in entry:',
+         '        if min(fp32_ms, bf16_ms) > 0 or math.isfinite(fp32_ms + bf16_ms) and "other_cores" in entry:'),
     ]),
     Mutant('cpu-adam-fused', 'tests/test_train.py -k bitwise_as_with_a_float', [
         ('fastjem/train.py',
@@ -6357,6 +6357,24 @@ MUTANTS = [
     ]),
     Mutant('resume-drops-the-validation-history', 'tests/test_train.py -k resumed_at_its_end', [
         ('fastjem/train.py', '        self.history = list(ckpt.get("history", []))', '        self.history = []'),
+    ]),
+    Mutant('ddp-ranks-precision-unagreed', 'tests/test_distributed.py -k agree_on_the_precision', [
+        ('fastjem/engine.py', '            if max_over_ranks(0 if ok else 1, device) and ok:', '            if False:'),
+    ]),
+    Mutant('bf16-probe-cached-beside-other-work', 'tests/test_engine.py -k beside_other_work', [
+        ('fastjem/engine.py', '    if others is not None and others > max(0, cores - threads) + PROBE_OTHER_CORES:', '    if False:'),
+    ]),
+    Mutant('bf16-probe-busy-threshold-ignores-own-threads', 'tests/test_engine.py -k beside_other_work', [
+        ('fastjem/engine.py', 'others > max(0, cores - threads) + PROBE_OTHER_CORES', 'others > cores + PROBE_OTHER_CORES'),
+    ]),
+    Mutant('other-cpu-load-counts-own-time', 'tests/test_engine.py -k other_cpu_load', [
+        ('fastjem/engine.py', '(after - machine - own) / wall', '(after - machine) / wall'),
+    ]),
+    Mutant('busy-cpu-seconds-reads-idle', 'tests/test_engine.py -k other_cpu_load', [
+        ('fastjem/engine.py', '        return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")', '        return (_idle + _iowait) / os.sysconf("SC_CLK_TCK")'),
+    ]),
+    Mutant('bf16-probe-entry-from-before-the-load-check-kept', 'tests/test_engine.py -k both_times_are_positive', [
+        ('fastjem/engine.py', ' and math.isfinite(fp32_ms + bf16_ms) and "other_cores" in entry:', ' and math.isfinite(fp32_ms + bf16_ms):'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

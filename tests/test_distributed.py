@@ -71,6 +71,38 @@ def test_jem_with_per_rank_buffers_keeps_replicas_identical_and_resumes(tmp_path
     assert single.returncode == 1 and "nproc-per-node 2" in single.stderr
 
 
+# Run under torchrun: each rank's bf16 probe answers as argv[1] says ("10": rank 0 found bf16 fast, rank 1 did not)
+RANK_PROBES = '''
+import json, os, sys
+import torch
+import fastjem.engine as engine
+from fastjem.config import TrainConfig
+from fastjem.distributed import init_from_env
+
+rank = int(os.environ["RANK"])
+fast = sys.argv[1][rank] == "1"
+engine.fast_bf16 = lambda device: (fast, f"rank {rank}'s probe")
+init_from_env("cpu")
+eng = engine.resolve_engine(TrainConfig(), torch.device("cpu"), has_batch_norm=False, distributed=True)
+with open(f"{sys.argv[2]}/rank{rank}.json", "w") as f:
+    json.dump({"precision": eng.precision, "note": eng.notes[0]}, f)
+'''
+
+
+def test_the_ranks_agree_on_the_precision_their_probes_chose(tmp_path):
+    """Precision auto on CPUs: each rank times (or reads) its own bf16 probe; a rank in bf16 beside one in fp32
+    computed another iteration. bf16 where every rank found it fast, else fp32 on every rank, the note saying why."""
+    script = tmp_path / "probes.py"
+    script.write_text(RANK_PROBES)
+    for probes, expected in (("01", "fp32"), ("11", "bf16")):
+        run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", str(script),
+             probes, str(tmp_path)])
+        ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+        assert [r["precision"] for r in ranks] == [expected] * 2, (probes, ranks)
+        if probes == "01":  # rank 1's own probe said bf16: its note says why it is fp32
+            assert "another rank's probe found bf16 no faster; this rank's: rank 1's probe" in ranks[1]["note"]
+
+
 # Run under torchrun: a fault on rank 1 only. "lr": its learning rate x1e6 for one iteration, so its replica
 # alone blows up and its guard alone sees it; "stop": a SIGINT to rank 1 alone after its third iteration; "final": a
 # SIGTERM to rank 1 alone as its final validation starts; "time": rank 1's clock alone passes the --max-minutes
