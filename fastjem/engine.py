@@ -449,13 +449,19 @@ def fit_cpu_sgld_compile(engine: Engine, sample_shape: tuple[int, ...], cfg: Tra
 
 
 def resolve_engine(cfg: TrainConfig, device: torch.device, has_batch_norm: bool, distributed: bool = False,
-                   has_dropout: bool | None = None) -> Engine:
+                   has_dropout: bool | None = None, started_in: str | None = None) -> Engine:
     """The engine ``cfg`` asks for, as far as ``device`` and the network allow, each fallback noted.
-    ``has_dropout``: whether the network has dropout (``fastjem.models.has_dropout``; None: ``cfg.dropout > 0``)."""
+    ``has_dropout``: whether the network has dropout (``fastjem.models.has_dropout``; None: ``cfg.dropout > 0``).
+    ``started_in``: the precision (bf16, fp32) that ``auto`` gave a resumed run when it started on this kind of
+    device (its checkpoint's), kept: probed again, a CPU's answer may differ (a probe timed beside other work is not
+    cached), and the run would continue in another precision than it began."""
     notes = []
     dropout = cfg.dropout > 0 if has_dropout is None else has_dropout
     precision = cfg.precision
-    if precision == "auto":
+    if precision == "auto" and started_in in ("bf16", "fp32"):
+        precision = started_in
+        notes.append(f"precision auto -> {precision} (as the run started: its checkpoint records it)")
+    elif precision == "auto":
         ok, why = fast_bf16(device)
         if distributed and device.type == "cpu" and torch.distributed.is_initialized():
             # each rank timed its own probe (or read the cache while another wrote it): a rank in bf16 beside one in

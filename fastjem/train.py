@@ -558,8 +558,14 @@ class Trainer:
             broadcast_parameters_(self.model)
             # independent chains, chain indices and dropout masks per rank
             _seed_rng(cfg.seed + 104_729 * rank, self.device)
+        # the precision auto gave the run when it started, on the same kind of device (a checkpoint from before
+        # fastjem recorded it has none: probed again)
+        started = ckpt.get("engine") if ckpt is not None else None
+        same_kind = isinstance(started, dict) and started.get("device") == self.device.type
+        started_in = started.get("precision") if same_kind else None
         self.nets = nets = engine_networks(
-            resolve_engine(cfg, self.device, has_batch_norm(self.model), self.dist.enabled, has_dropout(self.model)),
+            resolve_engine(cfg, self.device, has_batch_norm(self.model), self.dist.enabled, has_dropout(self.model),
+                           started_in=started_in),
             self.model,
             self.data.sample_shape, cfg, rows=self.local_batch)
         self.engine: Engine = nets.engine
@@ -1122,6 +1128,8 @@ class Trainer:
             "data_fingerprint": self.data_fingerprint,
             "history": self.history, "recovery": self.recovery.to_dict(), "world_size": self.dist.world,
             "best": self.best, "custom": self.custom,
+            # what precision auto resolved to, kept by a resume on the same kind of device
+            "engine": {"precision": self.engine.precision, "device": self.device.type},
         }
 
     def _restore(self, ckpt: dict) -> None:

@@ -4847,7 +4847,7 @@ MUTANTS = [
         ('fastjem/engine.py', '    elif fused and dropout:\n', '    elif False:\n'),
     ]),
     Mutant('trainer-dropout-of-the-network-unseen', 'tests/test_engine.py -k dropout_turns', [
-        ('fastjem/train.py', 'self.dist.enabled, has_dropout(self.model)),', 'self.dist.enabled, False),'),
+        ('fastjem/train.py', 'self.dist.enabled, has_dropout(self.model),\n', 'self.dist.enabled, False,\n'),
     ]),
     Mutant('overlap-pxy-alone-called-no-generative-term', 'tests/test_overlap.py -k refused_where', [
         ('fastjem/engine.py', '        if cfg.pxy_weight > 0:\n            why = "the p(x, y) term', '        if cfg.pxy_weight > 0 and cfg.px_weight > 0:\n            why = "the p(x, y) term'),
@@ -6375,6 +6375,18 @@ MUTANTS = [
     ]),
     Mutant('bf16-probe-entry-from-before-the-load-check-kept', 'tests/test_engine.py -k both_times_are_positive', [
         ('fastjem/engine.py', ' and math.isfinite(fp32_ms + bf16_ms) and "other_cores" in entry:', ' and math.isfinite(fp32_ms + bf16_ms):'),
+    ]),
+    Mutant('resume-probes-precision-again', 'tests/test_train.py -k keeps_the_precision_auto', [
+        ('fastjem/train.py', '                           started_in=started_in),', '                           started_in=None),'),
+    ]),
+    Mutant('resume-keeps-precision-of-another-device-kind', 'tests/test_train.py -k keeps_the_precision_auto', [
+        ('fastjem/train.py', '        same_kind = isinstance(started, dict) and started.get("device") == self.device.type', '        same_kind = isinstance(started, dict)'),
+    ]),
+    Mutant('checkpoint-records-no-engine-precision', 'tests/test_train.py -k keeps_the_precision_auto', [
+        ('fastjem/train.py', '            "engine": {"precision": self.engine.precision, "device": self.device.type},\n', ''),
+    ]),
+    Mutant('resume-keeps-an-unknown-precision', 'tests/test_engine.py -k started_in_only', [
+        ('fastjem/engine.py', '    if precision == "auto" and started_in in ("bf16", "fp32"):', '    if precision == "auto" and started_in:'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -50,6 +50,19 @@ def test_auto_precision_follows_the_cpu(monkeypatch, tmp_path):
     assert resolve_engine(TrainConfig(precision="bf16"), CPU, has_batch_norm=False).precision == "bf16"
 
 
+def test_auto_precision_keeps_a_resumed_runs_started_in_only_where_it_is_bf16_or_fp32(monkeypatch):
+    """``started_in`` (a resumed run's checkpoint record) decides auto without the probe; a record that is no
+    precision auto gives (tf32, a damaged value) is probed again; an explicit --precision is never overridden."""
+    monkeypatch.setattr("fastjem.engine.fast_bf16", lambda device: (True, "the test's probe"))
+    for started_in, expected in (("fp32", "fp32"), ("bf16", "bf16"), ("tf32", "bf16"), ("fp64", "bf16"),
+                                 (None, "bf16")):
+        eng = resolve_engine(TrainConfig(), CPU, has_batch_norm=False, started_in=started_in)
+        assert eng.precision == expected, started_in
+        assert ("its checkpoint records it" in eng.notes[0]) is (started_in in ("fp32", "bf16")), eng.notes
+    assert resolve_engine(TrainConfig(precision="fp32"), CPU, has_batch_norm=False, started_in="bf16").precision == \
+        "fp32"
+
+
 def test_the_cpu_bf16_probe_is_timed_once_per_cpu_torch_and_thread_count(monkeypatch, tmp_path):
     """``cpu_bf16_probe`` times the probe where its cache file has no entry for this CPU, torch and thread count,
     writes it there, and reads it back after; a file that is not JSON, or not ours, is timed over; an unwritable

@@ -535,6 +535,42 @@ def test_resume_continues_exactly(tiny_config, tmp_path, buffer_init, optimizer)
     assert torch.equal(full.buffer.data, resumed.buffer.data)
 
 
+def test_a_resume_keeps_the_precision_auto_gave_the_run_when_it_started(tiny_config, tmp_path, monkeypatch):
+    """Precision auto on a CPU follows a probe whose answer may change between runs (one timed beside other work
+    is not cached): a run that started in bf16 continues in bf16, bit for bit as the uninterrupted run, whatever the
+    probe says at the resume; the checkpoint records the precision and the device kind. A checkpoint without the
+    record, or one written on another kind of device, is probed again."""
+    probe = {"fast": True}
+    monkeypatch.setattr("fastjem.engine.fast_bf16", lambda device: (probe["fast"], "the test's probe"))
+    cfg = tiny_config.replace(precision="auto", sgld_steps=2)
+    full = Trainer(cfg.replace(iters=6), out_dir=tmp_path / "full", progress=False, log=lambda *a: None)
+    full.fit()
+    half = Trainer(cfg.replace(iters=3), out_dir=tmp_path / "half", progress=False, log=lambda *a: None)
+    assert half.engine.precision == "bf16"
+    half.fit()
+    ckpt = tmp_path / "half" / "checkpoint.pt"
+    assert load_checkpoint(ckpt)["engine"] == {"precision": "bf16", "device": "cpu"}
+    probe["fast"] = False  # the probe's answer at the resume
+    said = []
+    resumed = Trainer(resume_config(ckpt, {"iters": 6}), resume=ckpt, progress=False,
+                      log=lambda *a: said.append(" ".join(map(str, a))))
+    assert resumed.engine.precision == "bf16"
+    resumed.fit()
+    assert any("precision auto -> bf16 (as the run started: its checkpoint records it)" in line for line in said)
+    assert torch.equal(params(full.model), params(resumed.model))
+    # a checkpoint without the record (written before fastjem kept it), or from another kind of device: probed
+    state = load_checkpoint(ckpt)
+    for record in (None, {"precision": "bf16", "device": "cuda"}):
+        if record is None:
+            state.pop("engine")
+        else:
+            state["engine"] = record
+        torch.save(state, tmp_path / "other.pt")
+        again = Trainer(resume_config(tmp_path / "other.pt", {"iters": 6}), out_dir=tmp_path / "again",
+                        resume=tmp_path / "other.pt", progress=False, log=lambda *a: None)
+        assert again.engine.precision == "fp32", record
+
+
 def test_the_informative_buffer_starts_from_the_class_gaussians(tiny_config, tmp_path):
     """--buffer-init informative fills the buffer (and restarts its chains) from a Gaussian per class fitted to the
     labelled training images, whose mean is the data's (digits: mostly dark background, far below 0); uniform
