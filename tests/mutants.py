@@ -2475,8 +2475,8 @@ MUTANTS = [
     ]),
     Mutant('digits-ink-scale-doubled', 'tests/test_data.py -k digits_splits', [
         ('fastjem/data.py',
-         'np.rint(digits.images * (255.0 / 16.0))',
-         'np.rint(digits.images * (510.0 / 16.0))'),
+         'np.rint(images * (255.0 / 16.0))',
+         'np.rint(images * (510.0 / 16.0))'),
     ]),
     Mutant('digits-flipped', 'tests/test_data.py -k digits_splits', [
         ('fastjem/data.py',
@@ -6387,6 +6387,12 @@ MUTANTS = [
     ]),
     Mutant('resume-keeps-an-unknown-precision', 'tests/test_engine.py -k started_in_only', [
         ('fastjem/engine.py', '    if precision == "auto" and started_in in ("bf16", "fp32"):', '    if precision == "auto" and started_in:'),
+    ]),
+    Mutant('digits-read-through-sklearn-import', 'tests/test_data.py -k without_importing', [
+        ('fastjem/data.py', '    digits = _digits_csv()\n    if digits is None:', '    digits = None\n    if digits is None:'),
+    ]),
+    Mutant('digits-csv-label-column-wrong', 'tests/test_data.py -k without_importing', [
+        ('fastjem/data.py', '    return data[:, :-1].reshape(-1, 8, 8), data[:, -1].astype(np.int64)', '    return data[:, 1:].reshape(-1, 8, 8), data[:, 0].astype(np.int64)'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
