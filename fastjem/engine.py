@@ -150,26 +150,40 @@ def time_bf16_probe(rounds: int = 5, reps: int = 3) -> tuple[float, float]:
 PROBE_OTHER_CORES = 0.5
 
 
-def busy_cpu_seconds() -> float | None:
-    """CPU time that every process of the machine has taken so far, in seconds, a hypervisor's steal included (Linux
-    /proc/stat); None where it cannot be read."""
+def busy_cpu_seconds(cpus: set[int] | None = None) -> float | None:
+    """CPU time that every process has taken so far on ``cpus`` (all of the machine's: None), in seconds, a
+    hypervisor's steal included (Linux /proc/stat); None where it cannot be read."""
+    ticks = 0
     try:
         with open("/proc/stat") as f:
-            fields = f.readline().split()
-        user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in fields[1:9])
-        return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+            for line in f:
+                name, *fields = line.split() or [""]
+                if not name.startswith("cpu"):
+                    break  # past the CPUs' lines, which come first
+                if name != "cpu" and (cpus is None or int(name[3:]) in cpus):  # ("cpu": the machine's sum)
+                    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in fields[:8])
+                    ticks += user + nice + system + irq + softirq + steal
+        return ticks / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, AttributeError):
         return None
 
 
+def usable_cpus() -> set[int] | None:
+    """The CPUs this process may run on (its affinity: a cpuset, taskset, a batch system's cores); None where the
+    system does not say."""
+    with contextlib.suppress(AttributeError, OSError):
+        return set(os.sched_getaffinity(0))
+    return None
+
+
 @contextlib.contextmanager
-def other_cpu_load() -> Iterator[dict]:
+def other_cpu_load(cpus: set[int] | None = None) -> Iterator[dict]:
     """``load["cores"]``, set as the block ends: the cores' worth of CPU time that other processes (and steal) took
-    while it ran, the machine's busy time less this process's; None where the machine's is unknown."""
+    on ``cpus`` (all: None) while it ran, their busy time less this process's; None where it is unknown."""
     load: dict = {"cores": None}
-    start, own, machine = time.monotonic(), time.process_time(), busy_cpu_seconds()
+    start, own, machine = time.monotonic(), time.process_time(), busy_cpu_seconds(cpus)
     yield load
-    wall, own, after = time.monotonic() - start, time.process_time() - own, busy_cpu_seconds()
+    wall, own, after = time.monotonic() - start, time.process_time() - own, busy_cpu_seconds(cpus)
     if machine is not None and after is not None and wall > 0:
         load["cores"] = max(0.0, (after - machine - own) / wall)
 
@@ -192,12 +206,14 @@ def cpu_bf16_probe() -> tuple[float, float, str]:
         # (an entry without other_cores was written before the probe measured the machine's other work: timed over)
         if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms) and "other_cores" in entry:
             return fp32_ms, bf16_ms, f"probe cached in {path}"
-    with other_cpu_load() as load:
+    # the other work that matters is on the cores this process may run on (a pinned job's: its own)
+    cpus = usable_cpus()
+    with other_cpu_load(cpus) as load:
         fp32_ms, bf16_ms = time_bf16_probe()
-    others, cores = load["cores"], os.cpu_count() or 1
+    others, cores = load["cores"], len(cpus) if cpus else os.cpu_count() or 1
     if others is not None and others > max(0, cores - threads) + PROBE_OTHER_CORES:
-        return fp32_ms, bf16_ms, (f"probe timed now while other work took {others:.1f} of the {cores} cores, not "
-                                  "cached: the next run times it again")
+        return fp32_ms, bf16_ms, (f"probe timed now while other work took {others:.1f} of the {cores} cores it may "
+                                  "run on, not cached: the next run times it again")
     known[key] = {"fp32_ms": fp32_ms, "bf16_ms": bf16_ms, "shape": list(BF16_PROBE_SHAPE), "other_cores": others,
                   "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     try:

@@ -6371,7 +6371,7 @@ MUTANTS = [
         ('fastjem/engine.py', '(after - machine - own) / wall', '(after - machine) / wall'),
     ]),
     Mutant('busy-cpu-seconds-reads-idle', 'tests/test_engine.py -k other_cpu_load', [
-        ('fastjem/engine.py', '        return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")', '        return (_idle + _iowait) / os.sysconf("SC_CLK_TCK")'),
+        ('fastjem/engine.py', '                    ticks += user + nice + system + irq + softirq + steal', '                    ticks += _idle + _iowait'),
     ]),
     Mutant('bf16-probe-entry-from-before-the-load-check-kept', 'tests/test_engine.py -k both_times_are_positive', [
         ('fastjem/engine.py', ' and math.isfinite(fp32_ms + bf16_ms) and "other_cores" in entry:', ' and math.isfinite(fp32_ms + bf16_ms):'),
@@ -6393,6 +6393,18 @@ MUTANTS = [
     ]),
     Mutant('digits-csv-label-column-wrong', 'tests/test_data.py -k without_importing', [
         ('fastjem/data.py', '    return data[:, :-1].reshape(-1, 8, 8), data[:, -1].astype(np.int64)', '    return data[:, 1:].reshape(-1, 8, 8), data[:, 0].astype(np.int64)'),
+    ]),
+    Mutant('busy-cpu-seconds-ignores-the-cpus-asked', 'tests/test_engine.py -k other_cpu_load', [
+        ('fastjem/engine.py', '                if name != "cpu" and (cpus is None or int(name[3:]) in cpus):', '                if name != "cpu":'),
+    ]),
+    Mutant('busy-cpu-seconds-counts-the-sum-line-too', 'tests/test_engine.py -k other_cpu_load', [
+        ('fastjem/engine.py', '                if name != "cpu" and (cpus is None or int(name[3:]) in cpus):', '                if cpus is None or name == "cpu" or int(name[3:]) in cpus:'),
+    ]),
+    Mutant('bf16-probe-load-on-every-cpu-of-the-machine', 'tests/test_engine.py -k beside_other_work', [
+        ('fastjem/engine.py', '    with other_cpu_load(cpus) as load:', '    with other_cpu_load(None) as load:'),
+    ]),
+    Mutant('bf16-probe-spare-cores-of-the-machine', 'tests/test_engine.py -k beside_other_work', [
+        ('fastjem/engine.py', '    others, cores = load["cores"], len(cpus) if cpus else os.cpu_count() or 1', '    others, cores = load["cores"], os.cpu_count() or 1'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

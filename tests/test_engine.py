@@ -73,7 +73,7 @@ def test_the_cpu_bf16_probe_is_timed_once_per_cpu_torch_and_thread_count(monkeyp
     from fastjem.engine import cpu_bf16_probe
 
     monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path))
-    monkeypatch.setattr("fastjem.engine.busy_cpu_seconds", lambda: None)  # the machine's other work: unknown
+    monkeypatch.setattr("fastjem.engine.busy_cpu_seconds", lambda cpus=None: None)  # other work: unknown
     timings = iter([(6.0, 3.0), (5.0, 4.0), (7.0, 2.0), (8.0, 2.0), (9.0, 3.0)])
     timed = []
     monkeypatch.setattr("fastjem.engine.time_bf16_probe", lambda: timed.append(1) or next(timings))
@@ -109,7 +109,7 @@ def test_a_cached_probe_entry_is_used_only_when_both_times_are_positive_and_fini
     from fastjem.engine import cpu_bf16_probe
 
     monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path))
-    monkeypatch.setattr("fastjem.engine.busy_cpu_seconds", lambda: None)
+    monkeypatch.setattr("fastjem.engine.busy_cpu_seconds", lambda cpus=None: None)
     monkeypatch.setattr("fastjem.engine.time_bf16_probe", lambda: (5.0, 2.5))
     path = tmp_path / "cpu-bf16-probe.json"
     cpu_bf16_probe()  # timed, and cached under this CPU's key
@@ -127,29 +127,35 @@ def test_a_cached_probe_entry_is_used_only_when_both_times_are_positive_and_fini
 
 
 def test_a_probe_timed_beside_other_work_decides_its_run_and_is_not_kept(monkeypatch, tmp_path):
-    """Where other processes took more of the CPU, while the probe was timed, than the cores its threads leave free,
-    its times (which that work distorted: an AMD EPYC's bf16 step came out slower than fp32 beside a busy process,
-    x1.7 faster alone) decide this run only: nothing is cached, the next run times it again; timed on a quiet machine,
-    it is kept, with the other work it measured."""
+    """Where other processes took more of the cores this process may run on (its affinity; 8 here), while the probe
+    was timed, than its threads leave free, its times (which that work distorted: an AMD EPYC's bf16 step came out
+    slower than fp32 beside a busy process, x1.7 faster alone) decide this run only: nothing is cached, the next run
+    times it again; timed on quiet cores, it is kept, with the other work it measured."""
     import json
 
     from fastjem.engine import PROBE_OTHER_CORES, cpu_bf16_probe
 
     monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path))
     path = tmp_path / "cpu-bf16-probe.json"
-    spare = max(0, (os.cpu_count() or 1) - torch.get_num_threads())
+    cpus = set(range(8))
+    monkeypatch.setattr("fastjem.engine.usable_cpus", lambda: cpus)
+    spare = max(0, len(cpus) - torch.get_num_threads())
     monkeypatch.setattr("fastjem.engine.time_bf16_probe", lambda: (3.0, 4.0))
     for others, kept in ((spare + PROBE_OTHER_CORES + 0.1, False), (spare + PROBE_OTHER_CORES - 0.1, True)):
+        measured_on = []
+
         @contextlib.contextmanager
-        def load_of(cores=others):  # what other_cpu_load measured while the probe ran
+        def load_of(on, cores=others, measured_on=measured_on):  # what other_cpu_load measured on those CPUs
+            measured_on.append(on)
             yield {"cores": cores}
 
         monkeypatch.setattr("fastjem.engine.other_cpu_load", load_of)
         fp32_ms, bf16_ms, where = cpu_bf16_probe()
-        assert (fp32_ms, bf16_ms) == (3.0, 4.0)
+        assert (fp32_ms, bf16_ms) == (3.0, 4.0) and measured_on == [cpus]
         assert path.exists() is kept, where
         if not kept:
-            assert where.startswith("probe timed now while other work took") and "not cached" in where, where
+            assert where.startswith("probe timed now while other work took") and "of the 8 cores it may run on, " \
+                "not cached" in where, where
         else:
             [entry] = json.loads(path.read_text()).values()
             assert entry["other_cores"] == others and "cached in" in where, (entry, where)
@@ -165,6 +171,11 @@ def test_the_other_cpu_load_counts_another_process_not_this_one(monkeypatch):
 
     if busy_cpu_seconds() is None:
         pytest.skip("no /proc/stat on this machine")
+    # each CPU's time, and their sum the machine's (read a moment later: a few ticks more at most)
+    each = [busy_cpu_seconds({c}) for c in range(os.cpu_count())]
+    total = busy_cpu_seconds()
+    assert -1e-6 <= total - sum(each) < 0.1 * len(each) + 0.05, (each, total)
+    assert len(each) == 1 or max(each) < total
     before, own = busy_cpu_seconds(), time.process_time()
     a = torch.randn(768, 768)
     while time.process_time() - own < 0.5:
@@ -177,7 +188,7 @@ def test_the_other_cpu_load_counts_another_process_not_this_one(monkeypatch):
     clocks = {"monotonic": iter([10.0, 12.0]), "process_time": iter([5.0, 6.0]), "machine": iter([100.0, 103.0])}
     monkeypatch.setattr(engine, "time", types.SimpleNamespace(monotonic=lambda: next(clocks["monotonic"]),
                                                               process_time=lambda: next(clocks["process_time"])))
-    monkeypatch.setattr(engine, "busy_cpu_seconds", lambda: next(clocks["machine"]))
+    monkeypatch.setattr(engine, "busy_cpu_seconds", lambda cpus=None: next(clocks["machine"]))
     with other_cpu_load() as load:
         pass
     assert load["cores"] == pytest.approx(1.0)
