@@ -321,11 +321,12 @@ def _peak_bandwidth(device_name: str) -> float | None:
     return None
 
 
-def _host_us(fn: Callable[[], object], n: int = 2000) -> float:
-    """Host microseconds per call (the GPU runs behind: launches are asynchronous)."""
+def _host_us(fn: Callable[[], object], n: int = 2000, warmup: int = 50) -> float:
+    """Host microseconds per call over ``n`` calls, after ``warmup`` untimed ones (the GPU runs behind: launches are
+    asynchronous)."""
     import time
 
-    for _ in range(50):
+    for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     t0 = time.perf_counter()

@@ -1767,11 +1767,15 @@ def test_the_gpu_kernel_benchmarks_dry_run_on_a_cpu(tmp_path, monkeypatch, capsy
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H200")
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
     real_host_us = bench_kernels._host_us
-    monkeypatch.setattr(bench_kernels, "_host_us", lambda fn, n=2000: real_host_us(fn, 2))
+    # two timed calls after one warm-up (50 warm-up calls of 64 rows under the interpreter took 20 of the test's s)
+    monkeypatch.setattr(bench_kernels, "_host_us", lambda fn, n=2000, warmup=50: real_host_us(fn, 2, 1))
     monkeypatch.setattr(bench_kernels, "GPU", "cpu")
     monkeypatch.setattr(bench_kernels, "REPORT_FULL", False)
-    monkeypatch.setattr(bench_kernels, "SWEEP_SGLD_ROWS", (1, 3))
-    monkeypatch.setattr(bench_kernels, "SWEEP_BUFFER", (20, (2, 7)))
+    # each configuration's grid under the interpreter runs one program at a time: sizes that still give the wider
+    # blocks and tiles more than one program, the last one partial (2 rows: 4096 in two; 5 rows: tiles of 2 and 4
+    # rows in three and two), and no more (3 rows and 7 took a quarter more of the sweep's 95 s)
+    monkeypatch.setattr(bench_kernels, "SWEEP_SGLD_ROWS", (1, 2))
+    monkeypatch.setattr(bench_kernels, "SWEEP_BUFFER", (20, (2, 5)))
     monkeypatch.setenv("FASTJEM_BENCH_OUT", str(tmp_path))
     torch.manual_seed(0)
 
@@ -1801,8 +1805,8 @@ def test_the_gpu_kernel_benchmarks_dry_run_on_a_cpu(tmp_path, monkeypatch, capsy
     counts = {"sgld_step_": len(bench_kernels.SGLD_CONFIGS), "buffer_sample": len(bench_kernels.SAMPLE_CONFIGS),
               "buffer_write_": len(bench_kernels.WRITE_CONFIGS)}
     assert len(rows) == len(sweep["results"]) == 2 * sum(counts.values())
-    assert ("sgld_step_", "3x3x32x32", '[4096, 8]') in rows
-    assert ("buffer_sample", "20x3x32x32,B=7", '[[1, 2048], 4, "rows-first"]') in rows
+    assert ("sgld_step_", "2x3x32x32", '[4096, 8]') in rows
+    assert ("buffer_sample", "20x3x32x32,B=5", '[[1, 2048], 4, "rows-first"]') in rows
     assert ("buffer_sample", "20x3x32x32,B=2", '[[2, 1024], 8, "rows-first"]') in rows
     # each (op, size)'s first configuration, its default, was timed first, so the fastest of the faked timings
     for best in sweep["best"]:
