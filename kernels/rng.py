@@ -206,7 +206,9 @@ def _philox_numpy(seed: int, counters: torch.Tensor) -> np.ndarray:
 
 def uniform_from_bits(bits: torch.Tensor) -> torch.Tensor:
     """fp32 uniform in (0, 1) from 32-bit words; bit-exact with the Triton ``_uniform``."""
-    return ((bits >> 9) * 2 + 1).to(torch.float32) * _TWO_POW_M24
+    # in place on the shifted words and on the floats: two temporaries of the words' size, not four (a buffer of
+    # 8192 reset rows of 3x32x32 draws 25M words: 0.9 s on one core, 0.45 s so)
+    return (bits >> 9).mul_(2).add_(1).to(torch.float32).mul_(_TWO_POW_M24)
 
 
 def normal_pair(u_a: torch.Tensor, u_b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -224,7 +226,8 @@ def _stream_counters(rng_state: torch.Tensor, base: int, n: int) -> torch.Tensor
 def uniform_stream(rng_state: torch.Tensor, base: int, n: int) -> torch.Tensor:
     """``n`` fp32 uniforms in (0, 1) from counters ``offset + base + j // 4`` (state not advanced)."""
     words = _stacked_words(rng_state[0], _stream_counters(rng_state, base, n))  # [4, m]
-    return uniform_from_bits(words.t().reshape(-1)[:n])
+    # the words made uniforms first: the interleaving copy then moves fp32, not int64
+    return uniform_from_bits(words).t().reshape(-1)[:n]
 
 
 def normal_stream(rng_state: torch.Tensor, base: int, n: int) -> torch.Tensor:
