@@ -1577,8 +1577,12 @@ def test_the_kernel_benchmarks_gpu_cases_pass_their_checks_at_full_size():
     # on the GPU also buffer_sample's kernel alone at batch 64 (built here, not run: a kernel of the Triton backend)
     gather = "buffer_sample[10000x3x32x32,B=64,advance=0]"
     assert gather not in names and gather in [c.name for c in bench_kernels._cases("cpu", "triton", full=True)]
+    # but sgld_step_compiled_: a CPU case (16 rows, none on the GPU), whose compile took 10 s here; the CPU report's
+    # test checks it (test_bench_cpu and the report check every case before timing it)
+    assert [n for n in names if n.startswith("sgld_step_compiled_")] == ["sgld_step_compiled_[16x3x32x32]"]
     for case in cases:
-        case.check()
+        if not case.name.startswith("sgld_step_compiled_"):
+            case.check()
 
 
 def test_the_cpu_kernel_benchmark_writes_its_report(tmp_path):
