@@ -190,7 +190,7 @@ PIN=()
 BARS_PID=
 if [[ -n ${CPU_BARS:-} ]]; then
   BARS_CORES=${CPU_BARS_CORES:-2}
-  if ! BESIDE=$("$PY" bench/env_info.py --cpus-beside "$BARS_CORES" --sys-cpu "${SYS_CPU:-/sys/devices/system/cpu}" \
+  if ! BESIDE=$("$PY" bench/cpu_topology.py --cpus-beside "$BARS_CORES" --sys-cpu "${SYS_CPU:-/sys/devices/system/cpu}" \
     2>>"$LOG"); then
     BESIDE=
   fi

@@ -1203,13 +1203,13 @@ MUTANTS = [
         ('fastjem/config.py', '        return self.px_weight > 0 or self.pxy_weight > 0', '        return self.px_weight > 0'),
     ]),
     Mutant('cpu-cores-counts-threads', 'tests/test_bench.py -k physical_cores', [
-        ('bench/env_info.py', '"physical_cores": len(cores)}', '"physical_cores": sum(map(len, cores.values()))}'),
+        ('bench/cpu_topology.py', '"physical_cores": len(cores)}', '"physical_cores": sum(map(len, cores.values()))}'),
     ]),
     Mutant('report-hides-shared-cores', 'tests/test_bench.py -k physical_cores', [
         ('bench/report.py', '    cores = d.get("physical_cores") if threads else None', '    cores = None'),
     ]),
     Mutant('cpu-bars-pins-hardware-threads', 'tests/test_bench.py -k cpu_bars', [
-        ('bench/env_info.py', 'firsts = sorted(cpus[0] for cpus in cores.values())',
+        ('bench/cpu_topology.py', 'firsts = sorted(cpus[0] for cpus in cores.values())',
          'firsts = sorted(n for cpus in cores.values() for n in cpus)'),
     ]),
     Mutant('board-rewind-keeps-purged-images', 'tests/test_board.py -k rollback_and_a_resume', [
@@ -1489,7 +1489,7 @@ MUTANTS = [
         ('bench/gpu_suite.sh', 'CPU_STEPS_JSON=$(newest "steps-*.json" "$WORK/cpu_bars")', 'CPU_STEPS_JSON='),
     ]),
     Mutant('env-cpus-beside-the-pinned-too', 'tests/test_bench.py -k cpu_bars_beside', [
-        ('bench/env_info.py', 'if not pinned & set(cpus) for n in cpus)', 'for n in cpus)'),
+        ('bench/cpu_topology.py', 'if not pinned & set(cpus) for n in cpus)', 'for n in cpus)'),
     ]),
     Mutant('suite-skip-cifar-keeps-its-reserve', 'tests/test_bench.py -k cpu_bars_beside', [
         ('bench/gpu_suite.sh', '[[ -n ${SKIP_CIFAR:-} ]] && STEPS_RESERVE=15\n', ''),
