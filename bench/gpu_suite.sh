@@ -41,19 +41,27 @@ export PYTHONUNBUFFERED=1 PY ROOT RESULTS WORK
 # Kernels run compiled on the GPU, never under the interpreter.
 unset TRITON_INTERPRET
 # a GPU suite without a GPU would fail stage by stage and leave a results file named for no device
-if ! "$PY" -c "import torch" 2>/dev/null; then
-  echo "gpu_suite: $PY cannot import torch: PYTHON=... names an interpreter that has it" >&2
-  rm -rf "$WORK"
-  exit 2
-fi
-# and where there is one, what gpu_suite.json records of the machine (device and versions: STYLE.md item 7)
-if ! "$PY" -c "import json, platform, sys, torch
+# and where there is one, what gpu_suite.json records of the machine (device and versions: STYLE.md item 7); one
+# interpreter for both (each start imports torch, seconds): exit 3 (or no interpreter at all) where torch does not
+# import, 1 where it finds no CUDA device
+"$PY" -c "import json, platform, sys
+try:
+    import torch
+except Exception:
+    sys.exit(3)
 ok = torch.cuda.is_available()
 ok and json.dump({'device': {'type': 'cuda', 'name': torch.cuda.get_device_name(),
                              'capability': '.'.join(map(str, torch.cuda.get_device_capability()))},
                   'versions': {'python': platform.python_version(), 'torch': torch.__version__,
                                'cuda': torch.version.cuda}}, open(sys.argv[1], 'w'))
-sys.exit(0 if ok else 1)" "$WORK/environment.json"; then
+sys.exit(0 if ok else 1)" "$WORK/environment.json"
+rc=$?
+if ((rc != 0 && rc != 1)); then
+  echo "gpu_suite: $PY cannot import torch: PYTHON=... names an interpreter that has it" >&2
+  rm -rf "$WORK"
+  exit 2
+fi
+if ((rc == 1)); then
   echo "gpu_suite: no CUDA device here (torch.cuda.is_available() is False): run it on a GPU machine" >&2
   rm -rf "$WORK"
   exit 2
