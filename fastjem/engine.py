@@ -148,6 +148,8 @@ def time_bf16_probe(rounds: int = 5, reps: int = 3) -> tuple[float, float]:
 # beside a busy process on 2 cores, an AMD EPYC's bf16 step came out x0.94 the speed of fp32 (x1.7 timed alone), and
 # the cached answer made that machine train in fp32 from then on
 PROBE_OTHER_CORES = 0.5
+# how cpu_bf16_probe's "where" starts when other work shared the cores while it was timed
+PROBE_BESIDE_OTHER_WORK = "probe timed now while other work took"
 
 
 def busy_cpu_seconds(cpus: set[int] | None = None) -> float | None:
@@ -188,14 +190,19 @@ def other_cpu_load(cpus: set[int] | None = None) -> Iterator[dict]:
         load["cores"] = max(0.0, (after - machine - own) / wall)
 
 
+def bf16_probe_key(threads: int) -> str:
+    """The probe cache's entry for this CPU model, its bf16 flags, torch's version and ``threads`` threads."""
+    return f"{cpu_model()} | {' '.join(cpu_bf16_flags())} | torch {torch.__version__} | {threads} threads"
+
+
 def cpu_bf16_probe() -> tuple[float, float, str]:
     """fp32 and bf16 ms of the probe step on this CPU, and where they came from: the cache file (one entry per CPU
     model, bf16 flags, torch version and thread count, so that a machine keeps the precision it picked), else timed
     now and written there, unless other work shared the CPU while it was timed (``PROBE_OTHER_CORES``): such a
-    timing decides this run only, and the next run times it again."""
+    timing is not kept (``fast_bf16`` takes fp32 for it), and the next run times it again."""
     path = cache_dir() / "cpu-bf16-probe.json"
     threads = torch.get_num_threads()
-    key = f"{cpu_model()} | {' '.join(cpu_bf16_flags())} | torch {torch.__version__} | {threads} threads"
+    key = bf16_probe_key(threads)
     known = {}
     with contextlib.suppress(OSError, ValueError):
         known = json.loads(path.read_text())
@@ -212,8 +219,8 @@ def cpu_bf16_probe() -> tuple[float, float, str]:
         fp32_ms, bf16_ms = time_bf16_probe()
     others, cores = load["cores"], len(cpus) if cpus else os.cpu_count() or 1
     if others is not None and others > max(0, cores - threads) + PROBE_OTHER_CORES:
-        return fp32_ms, bf16_ms, (f"probe timed now while other work took {others:.1f} of the {cores} cores it may "
-                                  "run on, not cached: the next run times it again")
+        return fp32_ms, bf16_ms, (f"{PROBE_BESIDE_OTHER_WORK} {others:.1f} of the {cores} cores it may run on, not "
+                                  "cached: the next run times it again")
     known[key] = {"fp32_ms": fp32_ms, "bf16_ms": bf16_ms, "shape": list(BF16_PROBE_SHAPE), "other_cores": others,
                   "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     try:
@@ -246,6 +253,10 @@ def fast_bf16(device: torch.device) -> tuple[bool, str]:
             fp32_ms, bf16_ms, where = cpu_bf16_probe()
             timed = (f"a bf16 convolution step ran x{fp32_ms / bf16_ms:.2f} the speed of fp32 here ({bf16_ms:.2f} "
                      f"against {fp32_ms:.2f} ms; {where})")
+            if where.startswith(PROBE_BESIDE_OTHER_WORK):
+                # a timing that other work distorted, either way: the exact precision, the same at every such run
+                return False, (f"CPU has AVX512-BF16 but no AMX, and {timed}: fp32 where the timing cannot be "
+                               "trusted (--precision bf16 forces bf16)")
             if fp32_ms >= BF16_PROBE_SPEEDUP * bf16_ms:
                 return True, f"CPU has AVX512-BF16 (no AMX), and {timed}"
             return False, (f"CPU has AVX512-BF16 but no AMX, and {timed}, under the x{BF16_PROBE_SPEEDUP} "

@@ -6406,6 +6406,9 @@ MUTANTS = [
     Mutant('bf16-probe-spare-cores-of-the-machine', 'tests/test_engine.py -k beside_other_work', [
         ('fastjem/engine.py', '    others, cores = load["cores"], len(cpus) if cpus else os.cpu_count() or 1', '    others, cores = load["cores"], os.cpu_count() or 1'),
     ]),
+    Mutant('bf16-probe-beside-other-work-trusted', 'tests/test_engine.py -k auto_precision_follows', [
+        ('fastjem/engine.py', '            if where.startswith(PROBE_BESIDE_OTHER_WORK):', '            if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -870,13 +870,21 @@ def test_cpu_bars_pins_one_thread_on_each_physical_core(tmp_path):
     cores = (len(cpus) + 1) // 2
     assert one_cpu_per_core(cores, sys_cpu) == cpus[::2]
     assert one_cpu_per_core(1, fake_topology(tmp_path / "one", cpus, len(cpus))) == cpus[:1]
-    env = {**os.environ, "SYS_CPU": str(sys_cpu), "PYTHON": sys.executable, "DRY_RUN": "1"}
+    # the bf16 probe's answer cached for every thread count (a probe timed beside other work is not kept: two
+    # timings on a loaded machine could fall on either side of the threshold)
+    from fastjem.engine import BF16_PROBE_SHAPE, bf16_probe_key
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    entries = {bf16_probe_key(n): {"fp32_ms": 2.0, "bf16_ms": 1.0, "shape": list(BF16_PROBE_SHAPE), "other_cores": 0.0}
+               for n in range(1, (os.cpu_count() or 1) + 1)}
+    (cache / "cpu-bf16-probe.json").write_text(json.dumps(entries))
+    env = {**os.environ, "SYS_CPU": str(sys_cpu), "PYTHON": sys.executable, "DRY_RUN": "1", "FASTJEM_CACHE": str(cache)}
     run = lambda **extra: subprocess.run(["bash", str(BENCH / "cpu_bars.sh")], capture_output=True,  # noqa: E731
                                          text=True, timeout=120, env={**env, **extra})
     proc = run(CORES=str(cores))
     pinned = ",".join(map(str, cpus[::2]))
-    # training's pick, made under the script's environment (its thread count): the probe's cache entry is then the
-    # one the script read, not a second timing that a loaded machine may put on the other side of the threshold
+    # training's pick, made under the script's environment (its thread count and the probe's cache)
     ask = "import torch\nfrom fastjem.engine import fast_bf16\nprint(fast_bf16(torch.device('cpu'))[0])"
     picked = subprocess.run([sys.executable, "-c", ask], capture_output=True, text=True, timeout=120, env=env)
     precision = "bf16" if picked.stdout.strip() == "True" else "fp32"

@@ -42,6 +42,14 @@ def test_auto_precision_follows_the_cpu(monkeypatch, tmp_path):
                                                for n in eng.notes), eng.notes
     monkeypatch.setattr("fastjem.engine.cpu_bf16_probe", lambda: (1.1, 1.0, "probe"))
     assert resolve_engine(TrainConfig(), CPU, has_batch_norm=False).precision == "bf16"
+    # timed beside other work (not kept): fp32, whatever it measured, so that every such run picks the same
+    from fastjem.engine import PROBE_BESIDE_OTHER_WORK
+
+    monkeypatch.setattr("fastjem.engine.cpu_bf16_probe",
+                        lambda: (3.0, 1.0, f"{PROBE_BESIDE_OTHER_WORK} 1.0 of the 2 cores it may run on, not cached"))
+    eng = resolve_engine(TrainConfig(), CPU, has_batch_norm=False)
+    assert eng.precision == "fp32" and any("x3.00 the speed" in n and "fp32 where the timing cannot be trusted" in n
+                                           for n in eng.notes), eng.notes
     monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: ["amx_bf16", "avx512_bf16"])
     assert resolve_engine(TrainConfig(), CPU, has_batch_norm=False).precision == "bf16"
     monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: [])
