@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 
 import torch
@@ -298,9 +297,8 @@ class ReplayBuffer:
             # on the buffer's device whatever the init's draw returns (a no-op when it is there already); detached,
             # since restarts are chain states read by value (an init that is a network draws rows requiring grad)
             # ClassGaussians: the labels are the buffer's own (its blocks, or sample's y), their range read by no one
-            draw = (functools.partial(self.init.draw, check_range=False) if isinstance(self.init, ClassGaussians)
-                    else self.init.draw)
-            fresh = draw(idx.shape[0], y).detach().to(self.device, torch.float32)
+            checks = {"check_range": False} if isinstance(self.init, ClassGaussians) else {}
+            fresh = self.init.draw(idx.shape[0], y, **checks).detach().to(self.device, torch.float32)
         return kernels.buffer_sample(self.data, idx, self.reinit_prob, self.rng_state, fresh=fresh,
                                      backend=self.backend)
 

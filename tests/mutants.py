@@ -1333,7 +1333,7 @@ MUTANTS = [
         ('fastjem/buffer.py', '            if tuple(self.data.shape) != (size, *self.sample_shape):', '            if False:'),
     ]),
     Mutant('buffer-fresh-not-fp32', 'tests/test_buffer.py -k "uint8 or settings_and"', [
-        ('fastjem/buffer.py', 'fresh = draw(idx.shape[0], y).detach().to(self.device, torch.float32)', 'fresh = draw(idx.shape[0], y).detach().to(self.device)'),
+        ('fastjem/buffer.py', 'fresh = self.init.draw(idx.shape[0], y, **checks).detach().to(self.device, torch.float32)', 'fresh = self.init.draw(idx.shape[0], y, **checks).detach().to(self.device)'),
     ]),
     Mutant('buffer-init-not-fp32', 'tests/test_buffer.py -k "uint8 or settings_and"', [
         ('fastjem/buffer.py', 'init.fill(size, blocks).detach().to(self.device, torch.float32)', 'init.fill(size, blocks).detach().to(self.device)'),
@@ -4753,7 +4753,7 @@ MUTANTS = [
         ('fastjem/buffer.py', '            init = init.to(self.device)  # its draws', '            init = init  # its draws'),
     ]),
     Mutant('buffer-init-draw-stays-where-made', 'tests/test_buffer.py -k another_device', [
-        ('fastjem/buffer.py', 'fresh = draw(idx.shape[0], y).detach().to(self.device, torch.float32)', 'fresh = draw(idx.shape[0], y).detach().to(torch.float32)'),
+        ('fastjem/buffer.py', 'fresh = self.init.draw(idx.shape[0], y, **checks).detach().to(self.device, torch.float32)', 'fresh = self.init.draw(idx.shape[0], y, **checks).detach().to(torch.float32)'),
     ]),
     Mutant('trainer-custom-parts-checked-after-arch', 'tests/test_custom.py -k own_network', [
         ('fastjem/train.py', '            _check_same_custom_parts(ckpt, model, data)\n            saved = TrainConfig', '            saved = TrainConfig'),
@@ -5030,7 +5030,7 @@ MUTANTS = [
         ('kernels/buffer.py', '    if buffer.requires_grad and torch.is_grad_enabled():', '    if False:'),
     ]),
     Mutant('replay-buffer-init-draw-kept-requiring-grad', 'tests/test_buffer.py -k init_that_requires_grad', [
-        ('fastjem/buffer.py', 'fresh = draw(idx.shape[0], y).detach().to(self.device, torch.float32)', 'fresh = draw(idx.shape[0], y).to(self.device, torch.float32)'),
+        ('fastjem/buffer.py', 'fresh = self.init.draw(idx.shape[0], y, **checks).detach().to(self.device, torch.float32)', 'fresh = self.init.draw(idx.shape[0], y, **checks).to(self.device, torch.float32)'),
     ]),
     Mutant('replay-buffer-init-fill-kept-requiring-grad', 'tests/test_buffer.py -k init_that_requires_grad', [
         ('fastjem/buffer.py', 'init.fill(size, blocks).detach().to(', 'init.fill(size, blocks).to('),
@@ -6353,7 +6353,7 @@ MUTANTS = [
         ('fastjem/engine.py', '    if total == 0:\n        return 0.0\n', ''),
     ]),
     Mutant('buffer-restarts-read-their-class-range', 'tests/test_iteration_graph.py -k never_reads', [
-        ('fastjem/buffer.py', 'draw = (functools.partial(self.init.draw, check_range=False) if isinstance(self.init, ClassGaussians)', 'draw = (self.init.draw if isinstance(self.init, ClassGaussians)'),
+        ('fastjem/buffer.py', 'checks = {"check_range": False} if isinstance(self.init, ClassGaussians) else {}', 'checks = {}'),
     ]),
     Mutant('resume-drops-the-validation-history', 'tests/test_train.py -k resumed_at_its_end', [
         ('fastjem/train.py', '        self.history = list(ckpt.get("history", []))', '        self.history = []'),
