@@ -161,8 +161,8 @@ def plot_curves(runs: Metrics | dict[str, Metrics], path: str | os.PathLike, tit
                 ax.plot([kept[-1]["iter"]], [kept[-1]["val_acc"]], "o", mfc="none", color=colour, ms=10,
                         label=name(f"best.pt (iteration {kept[-1]['iter']})"))
         test = [e for e in m.evals if "test_acc" in e]
-        if test:
-            ax.plot([test[-1]["iter"]], [test[-1]["test_acc"]], "*", color=colour, ms=12,
+        if test:  # behind the lines: the validation point of the same (last) iteration stays in sight
+            ax.plot([test[-1]["iter"]], [test[-1]["test_acc"]], "*", color=colour, ms=12, zorder=1.5,
                     label=name(f"test {test[-1]['test_acc']:.4f}"))
         if m.generative and any("e_data" in r for r in m.train):
             generative = True

@@ -6409,6 +6409,9 @@ MUTANTS = [
     Mutant('bf16-probe-beside-other-work-trusted', 'tests/test_engine.py -k auto_precision_follows', [
         ('fastjem/engine.py', '            if where.startswith(PROBE_BESIDE_OTHER_WORK):', '            if False:'),
     ]),
+    Mutant('curves-test-star-hides-validation', 'tests/test_curves.py -k star', [
+        ('fastjem/curves.py', 'color=colour, ms=12, zorder=1.5,', 'color=colour, ms=12,'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
