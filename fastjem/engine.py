@@ -17,6 +17,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -148,8 +149,16 @@ def time_bf16_probe(rounds: int = 5, reps: int = 3) -> tuple[float, float]:
 # beside a busy process on 2 cores, an AMD EPYC's bf16 step came out x0.94 the speed of fp32 (x1.7 timed alone), and
 # the cached answer made that machine train in fp32 from then on
 PROBE_OTHER_CORES = 0.5
-# how cpu_bf16_probe's "where" starts when other work shared the cores while it was timed
-PROBE_BESIDE_OTHER_WORK = "probe timed now while other work took"
+
+
+class BF16Probe(NamedTuple):
+    """What ``cpu_bf16_probe`` found: ms per probe step in fp32 and in bf16, where the figures came from (for the
+    log), and whether they are steady: cached, or timed on cores no other work shared (a busy machine's are not)."""
+
+    fp32_ms: float
+    bf16_ms: float
+    where: str
+    steady: bool = True
 
 
 def busy_cpu_seconds(cpus: set[int] | None = None) -> float | None:
@@ -195,11 +204,11 @@ def bf16_probe_key(threads: int) -> str:
     return f"{cpu_model()} | {' '.join(cpu_bf16_flags())} | torch {torch.__version__} | {threads} threads"
 
 
-def cpu_bf16_probe() -> tuple[float, float, str]:
+def cpu_bf16_probe() -> BF16Probe:
     """fp32 and bf16 ms of the probe step on this CPU, and where they came from: the cache file (one entry per CPU
     model, bf16 flags, torch version and thread count, so that a machine keeps the precision it picked), else timed
     now and written there, unless other work shared the CPU while it was timed (``PROBE_OTHER_CORES``): such a
-    timing is not kept (``fast_bf16`` takes fp32 for it), and the next run times it again."""
+    timing is not steady, nor kept (``fast_bf16`` takes fp32 for it), and the next run times it again."""
     path = cache_dir() / "cpu-bf16-probe.json"
     threads = torch.get_num_threads()
     key = bf16_probe_key(threads)
@@ -212,15 +221,15 @@ def cpu_bf16_probe() -> tuple[float, float, str]:
         fp32_ms, bf16_ms = float(entry["fp32_ms"]), float(entry["bf16_ms"])
         # (an entry without other_cores was written before the probe measured the machine's other work: timed over)
         if min(fp32_ms, bf16_ms) > 0 and math.isfinite(fp32_ms + bf16_ms) and "other_cores" in entry:
-            return fp32_ms, bf16_ms, f"probe cached in {path}"
+            return BF16Probe(fp32_ms, bf16_ms, f"probe cached in {path}")
     # the other work that matters is on the cores this process may run on (a pinned job's: its own)
     cpus = usable_cpus()
     with other_cpu_load(cpus) as load:
         fp32_ms, bf16_ms = time_bf16_probe()
     others, cores = load["cores"], len(cpus) if cpus else os.cpu_count() or 1
     if others is not None and others > max(0, cores - threads) + PROBE_OTHER_CORES:
-        return fp32_ms, bf16_ms, (f"{PROBE_BESIDE_OTHER_WORK} {others:.1f} of the {cores} cores it may run on, not "
-                                  "cached: the next run times it again")
+        return BF16Probe(fp32_ms, bf16_ms, f"probe timed now while other work took {others:.1f} of the {cores} cores "
+                         "it may run on, not cached: the next run times it again", steady=False)
     known[key] = {"fp32_ms": fp32_ms, "bf16_ms": bf16_ms, "shape": list(BF16_PROBE_SHAPE), "other_cores": others,
                   "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     try:
@@ -228,7 +237,7 @@ def cpu_bf16_probe() -> tuple[float, float, str]:
         where = f"probe timed now, cached in {path}"
     except OSError as err:
         where = f"probe timed now, not cached ({err.strerror}: {path})"
-    return fp32_ms, bf16_ms, where
+    return BF16Probe(fp32_ms, bf16_ms, where)
 
 
 def fast_bf16(device: torch.device) -> tuple[bool, str]:
@@ -250,10 +259,10 @@ def fast_bf16(device: torch.device) -> tuple[bool, str]:
         if "amx_bf16" in flags:
             return True, "CPU has AMX-BF16 (amx_bf16)"
         if "avx512_bf16" in flags:
-            fp32_ms, bf16_ms, where = cpu_bf16_probe()
+            fp32_ms, bf16_ms, where, steady = cpu_bf16_probe()
             timed = (f"a bf16 convolution step ran x{fp32_ms / bf16_ms:.2f} the speed of fp32 here ({bf16_ms:.2f} "
                      f"against {fp32_ms:.2f} ms; {where})")
-            if where.startswith(PROBE_BESIDE_OTHER_WORK):
+            if not steady:
                 # a timing that other work distorted, either way: the exact precision, the same at every such run
                 return False, (f"CPU has AVX512-BF16 but no AMX, and {timed}: fp32 where the timing cannot be "
                                "trusted (--precision bf16 forces bf16)")

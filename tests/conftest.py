@@ -21,18 +21,13 @@ def _one_bf16_probe(tmp_path_factory):
     work shared the cores (fp32 for that run otherwise): the tests' own processes are such work, and two runs a test
     compares could pick different precisions. Timed once here and cached for every thread count, as a quiet
     machine would have kept it; tests of the probe give their own cache folder."""
-    import json
+    from helpers import cache_bf16_probe
 
-    from fastjem.engine import BF16_PROBE_SHAPE, bf16_probe_key, cpu_bf16_flags, time_bf16_probe
+    from fastjem.engine import cpu_bf16_flags, time_bf16_probe
 
-    path = tmp_path_factory.getbasetemp() / "cache" / "cpu-bf16-probe.json"
     flags = cpu_bf16_flags()
     if "avx512_bf16" in flags and "amx_bf16" not in flags and torch.backends.mkldnn.is_available():
-        fp32_ms, bf16_ms = time_bf16_probe()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({bf16_probe_key(n): {"fp32_ms": fp32_ms, "bf16_ms": bf16_ms, "other_cores": 0.0,
-                                                        "shape": list(BF16_PROBE_SHAPE)}
-                                    for n in range(1, (os.cpu_count() or 1) + 1)}))
+        cache_bf16_probe(tmp_path_factory.getbasetemp() / "cache" / "cpu-bf16-probe.json", *time_bf16_probe())
 
 
 @pytest.fixture(autouse=True)

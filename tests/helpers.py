@@ -1,6 +1,8 @@
 """Test helpers shared by several test files (imported as ``helpers``: pytest puts tests/ on sys.path)."""
 
 import errno
+import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,16 @@ def image_folder(root: Path, classes=("cat", "dog"), per_class: int = 10, noise:
             pixels = rng.integers(0, 255, (8, 8, 3), dtype=np.uint8) if noise else np.full((8, 8, 3), 20 * i, np.uint8)
             Image.fromarray(pixels).save(root / c / f"{i}.png")
     return root
+
+
+def cache_bf16_probe(path: Path, fp32_ms: float, bf16_ms: float) -> None:
+    """Write the bf16 probe's cache file ``path`` with these timings for this CPU and torch at every thread count,
+    as a quiet machine keeps them (precision auto then decides the same in every process that reads it)."""
+    from fastjem.engine import BF16_PROBE_SHAPE, bf16_probe_key
+
+    entry = {"fp32_ms": fp32_ms, "bf16_ms": bf16_ms, "shape": list(BF16_PROBE_SHAPE), "other_cores": 0.0}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({bf16_probe_key(n): entry for n in range(1, (os.cpu_count() or 1) + 1)}))
 
 
 def fail_grid_writes(monkeypatch) -> None:

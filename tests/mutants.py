@@ -1525,7 +1525,7 @@ MUTANTS = [
         ('fastjem/engine.py', 'BF16_PROBE_SPEEDUP = 1.1\n', 'BF16_PROBE_SPEEDUP = 1.0\n'),
     ]),
     Mutant('bf16-probe-cache-not-read', 'tests/test_engine.py -k "bf16_probe or auto_precision"', [
-        ('fastjem/engine.py', '            return fp32_ms, bf16_ms, f"probe cached in {path}"', '            pass'),
+        ('fastjem/engine.py', '            return BF16Probe(fp32_ms, bf16_ms, f"probe cached in {path}")', '            pass'),
     ]),
     Mutant('bf16-probe-cache-not-written', 'tests/test_engine.py -k "bf16_probe or auto_precision"', [
         ('fastjem/engine.py', '        atomic_write_text(json.dumps(known, indent=1) + "\\n", path)\n', '        pass\n'),
@@ -6407,7 +6407,11 @@ MUTANTS = [
         ('fastjem/engine.py', '    others, cores = load["cores"], len(cpus) if cpus else os.cpu_count() or 1', '    others, cores = load["cores"], os.cpu_count() or 1'),
     ]),
     Mutant('bf16-probe-beside-other-work-trusted', 'tests/test_engine.py -k auto_precision_follows', [
-        ('fastjem/engine.py', '            if where.startswith(PROBE_BESIDE_OTHER_WORK):', '            if False:'),
+        ('fastjem/engine.py', '            if not steady:', '            if False:'),
+    ]),
+    Mutant('bf16-probe-beside-other-work-said-steady', 'tests/test_engine.py -k beside_other_work', [
+        ('fastjem/engine.py', '"it may run on, not cached: the next run times it again", steady=False)',
+         '"it may run on, not cached: the next run times it again")'),
     ]),
     Mutant('curves-test-star-hides-validation', 'tests/test_curves.py -k star', [
         ('fastjem/curves.py', 'color=colour, ms=12, zorder=1.5,', 'color=colour, ms=12,'),

@@ -872,13 +872,10 @@ def test_cpu_bars_pins_one_thread_on_each_physical_core(tmp_path):
     assert one_cpu_per_core(1, fake_topology(tmp_path / "one", cpus, len(cpus))) == cpus[:1]
     # the bf16 probe's answer cached for every thread count (a probe timed beside other work is not kept: two
     # timings on a loaded machine could fall on either side of the threshold)
-    from fastjem.engine import BF16_PROBE_SHAPE, bf16_probe_key
+    from helpers import cache_bf16_probe
 
     cache = tmp_path / "cache"
-    cache.mkdir()
-    entries = {bf16_probe_key(n): {"fp32_ms": 2.0, "bf16_ms": 1.0, "shape": list(BF16_PROBE_SHAPE), "other_cores": 0.0}
-               for n in range(1, (os.cpu_count() or 1) + 1)}
-    (cache / "cpu-bf16-probe.json").write_text(json.dumps(entries))
+    cache_bf16_probe(cache / "cpu-bf16-probe.json", 2.0, 1.0)
     env = {**os.environ, "SYS_CPU": str(sys_cpu), "PYTHON": sys.executable, "DRY_RUN": "1", "FASTJEM_CACHE": str(cache)}
     run = lambda **extra: subprocess.run(["bash", str(BENCH / "cpu_bars.sh")], capture_output=True,  # noqa: E731
                                          text=True, timeout=120, env={**env, **extra})

@@ -1000,8 +1000,10 @@ def test_config_file_mistakes_outside_the_file(finished_run, tmp_path, capsys):
 def test_env_reports_the_machine_and_the_default_engine_with_why(capsys, monkeypatch):
     import json
 
+    from fastjem.engine import BF16Probe
+
     monkeypatch.setattr("fastjem.engine.cpu_bf16_flags", lambda: ["avx512_bf16"])
-    monkeypatch.setattr("fastjem.engine.cpu_bf16_probe", lambda: (4.0, 5.0, "probe cached in X"))
+    monkeypatch.setattr("fastjem.engine.cpu_bf16_probe", lambda: BF16Probe(4.0, 5.0, "probe cached in X"))
     assert main(["env"]) == 0
     out = capsys.readouterr().out
     from fastjem.cli import _version_line

@@ -14,7 +14,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from fastjem.config import TrainConfig
-from fastjem.engine import fit_sgld_parts, resolve_engine
+from fastjem.engine import BF16Probe, fit_sgld_parts, resolve_engine
 from fastjem.models import WideResNet
 from fastjem.sampler import SGLD, model_energy, sampling_mode
 from fastjem.train import Trainer
@@ -36,17 +36,15 @@ def test_auto_precision_follows_the_cpu(monkeypatch, tmp_path):
     assert eng.precision == "bf16" and timed == [1]
     assert any("AVX512-BF16 (no AMX)" in n and "x1.50 the speed of fp32" in n for n in eng.notes), eng.notes
     for fp32_ms, bf16_ms in ((3.0, 4.0), (1.05, 1.0)):
-        monkeypatch.setattr("fastjem.engine.cpu_bf16_probe", lambda a=fp32_ms, b=bf16_ms: (a, b, "probe"))
+        monkeypatch.setattr("fastjem.engine.cpu_bf16_probe", lambda a=fp32_ms, b=bf16_ms: BF16Probe(a, b, "probe"))
         eng = resolve_engine(TrainConfig(), CPU, has_batch_norm=False)
         assert eng.precision == "fp32" and any("AVX512-BF16 but no AMX" in n and "under the x1.1" in n
                                                for n in eng.notes), eng.notes
-    monkeypatch.setattr("fastjem.engine.cpu_bf16_probe", lambda: (1.1, 1.0, "probe"))
+    monkeypatch.setattr("fastjem.engine.cpu_bf16_probe", lambda: BF16Probe(1.1, 1.0, "probe"))
     assert resolve_engine(TrainConfig(), CPU, has_batch_norm=False).precision == "bf16"
     # timed beside other work (not kept): fp32, whatever it measured, so that every such run picks the same
-    from fastjem.engine import PROBE_BESIDE_OTHER_WORK
-
     monkeypatch.setattr("fastjem.engine.cpu_bf16_probe",
-                        lambda: (3.0, 1.0, f"{PROBE_BESIDE_OTHER_WORK} 1.0 of the 2 cores it may run on, not cached"))
+                        lambda: BF16Probe(3.0, 1.0, "probe timed now beside other work", steady=False))
     eng = resolve_engine(TrainConfig(), CPU, has_batch_norm=False)
     assert eng.precision == "fp32" and any("x3.00 the speed" in n and "fp32 where the timing cannot be trusted" in n
                                            for n in eng.notes), eng.notes
@@ -86,8 +84,8 @@ def test_the_cpu_bf16_probe_is_timed_once_per_cpu_torch_and_thread_count(monkeyp
     timed = []
     monkeypatch.setattr("fastjem.engine.time_bf16_probe", lambda: timed.append(1) or next(timings))
     path = tmp_path / "cpu-bf16-probe.json"
-    assert cpu_bf16_probe() == (6.0, 3.0, f"probe timed now, cached in {path}")
-    assert len(timed) == 1 and cpu_bf16_probe() == (6.0, 3.0, f"probe cached in {path}") and len(timed) == 1
+    assert cpu_bf16_probe() == BF16Probe(6.0, 3.0, f"probe timed now, cached in {path}", steady=True)
+    assert len(timed) == 1 and cpu_bf16_probe() == (6.0, 3.0, f"probe cached in {path}", True) and len(timed) == 1
     [(key, entry)] = json.loads(path.read_text()).items()
     assert entry["fp32_ms"] == 6.0 and entry["bf16_ms"] == 3.0 and f"{torch.get_num_threads()} threads" in key
     threads = torch.get_num_threads()
@@ -104,8 +102,8 @@ def test_the_cpu_bf16_probe_is_timed_once_per_cpu_torch_and_thread_count(monkeyp
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     monkeypatch.setenv("FASTJEM_CACHE", str(blocker / "cache"))
-    fp32_ms, bf16_ms, where = cpu_bf16_probe()
-    assert (fp32_ms, bf16_ms) == (9.0, 3.0) and "not cached" in where and len(timed) == 5
+    probe = cpu_bf16_probe()  # steady: timed alone, only the file could not be written
+    assert probe[:2] == (9.0, 3.0) and "not cached" in probe.where and probe.steady and len(timed) == 5
 
 
 def test_a_cached_probe_entry_is_used_only_when_both_times_are_positive_and_finite(monkeypatch, tmp_path):
@@ -158,9 +156,9 @@ def test_a_probe_timed_beside_other_work_decides_its_run_and_is_not_kept(monkeyp
             yield {"cores": cores}
 
         monkeypatch.setattr("fastjem.engine.other_cpu_load", load_of)
-        fp32_ms, bf16_ms, where = cpu_bf16_probe()
+        fp32_ms, bf16_ms, where, steady = cpu_bf16_probe()
         assert (fp32_ms, bf16_ms) == (3.0, 4.0) and measured_on == [cpus]
-        assert path.exists() is kept, where
+        assert path.exists() is kept is steady, where
         if not kept:
             assert where.startswith("probe timed now while other work took") and "of the 8 cores it may run on, " \
                 "not cached" in where, where
