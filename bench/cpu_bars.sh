@@ -23,8 +23,8 @@ if ! [[ $CORES =~ ^[1-9][0-9]*$ ]]; then
   echo "cpu_bars: CORES must be a positive count, got '$CORES'" >&2
   exit 2
 fi
-# one CPU per physical core (the sysfs topology env_info records, read without torch; SYS_CPU: another copy of it),
-# in CPU order
+# one CPU per physical core, in CPU order (the sysfs topology env_info records, read by cpu_topology.py without
+# torch; SYS_CPU: another copy of it)
 if ! CPUS=$("$PY" bench/cpu_topology.py --one-cpu-per-core "$CORES" --sys-cpu "${SYS_CPU:-/sys/devices/system/cpu}"); then
   echo "cpu_bars: cannot pin $CORES threads to $CORES physical cores (above: why)" >&2
   exit 2

@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(",".join(map(str, one_cpu_per_core(args.one_cpu_per_core, args.sys_cpu))))
     except ValueError as err:
-        print(f"env_info: {err}", file=sys.stderr)
+        print(f"cpu_topology: {err}", file=sys.stderr)
         return 2
     return 0
 

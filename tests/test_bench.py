@@ -899,7 +899,7 @@ def test_cpu_bars_pins_one_thread_on_each_physical_core(tmp_path):
         proc = run(CORES=cores_asked)
         assert proc.returncode == 2 and said in proc.stderr and not proc.stdout, (cores_asked, proc.stderr)
     proc = run(CORES="1", SYS_CPU=str(tmp_path / "missing"))
-    assert proc.returncode == 2 and "cannot read the CPU topology" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and "cpu_topology: cannot read the CPU topology" in proc.stderr, proc.stderr
 
 
 FAKE_PY = r"""#!/usr/bin/env bash
