@@ -4376,7 +4376,7 @@ MUTANTS = [
         ('bench/report.py', '            data["_file"] = path.name\n', '            if "H200" in path.name and kind == "cifar":\n                continue\n            data["_file"] = path.name\n'),
     ]),
     Mutant('readme-cites-a-missing-result', 'tests/test_readme.py -k cites', [
-        ('README.md', '(`bench/results/steps-2026-11-30T012957-NVIDIA-H200.json`, git b35f7b6)', '(`bench/results/steps-2026-11-30T012958-NVIDIA-H200.json`, git b35f7b6)'),
+        ('README.md', '| `bench/results/steps-2026-11-30T012957-NVIDIA-H200.json`, git b35f7b6 |', '| `bench/results/steps-2026-11-30T012958-NVIDIA-H200.json`, git b35f7b6 |'),
     ]),
     Mutant('report-takes-a-renamed-smoke-run', 'tests/test_bench.py -k renders_table', [
         ('bench/report.py', '            if data.get("smoke") and not include_smoke:\n                continue\n', ''),
