@@ -3265,8 +3265,11 @@ MUTANTS = [
     ]),
     Mutant('eval-ood-skip-reason-second-line', 'tests/test_eval.py -k missing_set_unless', [
         ('fastjem/eval/tasks.py',
-         'skipped[name] = str(err).splitlines()[0]',
-         'skipped[name] = str(err).splitlines()[-1]'),
+         'skipped[name] = f"{str(err).splitlines()[0]',
+         'skipped[name] = f"{str(err).splitlines()[-1]'),
+    ]),
+    Mutant('eval-ood-skip-reason-without-its-remedy', 'tests/test_eval.py -k missing_set_unless', [
+        ('fastjem/eval/tasks.py', '''.rstrip('.')}; --ood {name} alone says how to get it"''', '''.rstrip('.')}"'''),
     ]),
     Mutant('eval-ood-std-needs-three', 'tests/test_eval.py -k missing_set_unless', [
         ('fastjem/eval/tasks.py',

@@ -1330,8 +1330,8 @@ def test_accuracy_and_calibration_report_what_the_network_says_of_the_test_image
 
 def test_the_ood_task_raises_for_a_missing_set_unless_told_to_skip_it(runs, tmp_path):
     """The library's ood() raises for a dataset OOD set that is not here (only ``--ood all`` skips them); told to
-    skip, it records the error's first line as the reason and scores the rest, each score's spread over its
-    images."""
+    skip, it records the error's first line as the reason, with where the rest of it is, and scores the rest, each
+    score's spread over its images."""
     from fastjem.eval import tasks
     from fastjem.eval.ood import OODSetMissing
 
@@ -1342,7 +1342,9 @@ def test_the_ood_task_raises_for_a_missing_set_unless_told_to_skip_it(runs, tmp_
     assert not (tmp_path / "a" / "ood.json").exists()
     rep = tasks.ood(runs / "jem", sets=("uniform", "cifar100"), skip_missing=True, out_dir=tmp_path / "b",
                     **common)["results"]
-    assert "\n" in str(err.value) and rep["skipped"] == {"cifar100": str(err.value).splitlines()[0]}
+    first = str(err.value).splitlines()[0].rstrip(".")
+    assert "\n" in str(err.value) and rep["skipped"] == {"cifar100": f"{first}; --ood cifar100 alone says how to get "
+                                                                      "it"}
     assert list(rep["auroc"]) == ["uniform"] and rep["auroc"]["uniform"]["n"] == 2
     stats = rep["score_stats"]["uniform"]
     assert set(stats) == set(tasks.SCORES) and all(math.isfinite(v["std"]) and v["std"] > 0 for v in stats.values())

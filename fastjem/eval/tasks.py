@@ -282,7 +282,8 @@ def ood(checkpoint, sets=SYNTHETIC_SETS, n_ood: int = 1000, ood_data_dir: str | 
         except OODSetMissing as err:
             if not skip_missing:
                 raise
-            skipped[name] = str(err).splitlines()[0]
+            # the error's other lines say how to get the set: the summary's one line points at them
+            skipped[name] = f"{str(err).splitlines()[0].rstrip('.')}; --ood {name} alone says how to get it"
             continue
         if run.test_noise > 0 and name not in NOISELESS_SETS:
             # scored as the test images are: the authors' evaluation adds its noise to every dataset it scores, and
