@@ -19,6 +19,7 @@ import copy
 import functools
 import json
 import math
+import os
 import shlex
 import signal
 import sys
@@ -42,6 +43,7 @@ from fastjem.checkpoint import (
     atomic_write_text,
     folder_lock,
     load_checkpoint,
+    lock_holder,
     make_folder,
     naming,
     strict_json,
@@ -620,6 +622,12 @@ class Trainer:
         sweep's); the run resumed from ``_resumed_from`` may continue its own."""
         resumed = self._resumed_from
         latest = self.out_dir / "checkpoint.pt"
+        records = latest.exists() or (self.out_dir / "metrics.jsonl").exists()
+        holder = lock_holder(self.out_dir / RUN_LOCK) if resumed is None and records else None
+        if holder is not None and holder != f"pid {os.getpid()}":
+            # a run still training there: not one to resume, nor one that stopped before its first checkpoint
+            raise ConfigError(f"{self.out_dir} is in use by another fastjem run ({holder}): wait for it, or choose "
+                              "another --out-dir; nothing was changed")
         if resumed is None and latest.exists():
             raise ConfigError(f"{self.out_dir} already holds a run (checkpoint.pt): continue it with --resume "
                               f"{latest}, or choose another --out-dir; nothing was changed")

@@ -6419,6 +6419,11 @@ MUTANTS = [
     Mutant('curves-test-star-hides-validation', 'tests/test_curves.py -k star', [
         ('fastjem/curves.py', 'color=colour, ms=12, zorder=1.5,', 'color=colour, ms=12,'),
     ]),
+    Mutant('new-run-into-running-folder-not-said-in-use', 'tests/test_train.py -k in_use', [
+        ('fastjem/train.py',
+         'if holder is not None and holder != f"pid {os.getpid()}":',
+         'if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

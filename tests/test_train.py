@@ -1219,6 +1219,23 @@ def test_a_folder_in_use_by_another_run_is_refused(tiny_config, tmp_path):
     assert load_checkpoint(tmp_path / "run")["iteration"] == 2
 
 
+@pytest.mark.parametrize("written", ["metrics.jsonl", "checkpoint.pt"])
+def test_a_new_run_into_a_folder_whose_run_still_trains_says_it_is_in_use(tiny_config, tmp_path, written):
+    """Not that its run stopped before its first checkpoint (remove the folder) or is one to --resume."""
+    import fcntl
+
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / written).write_text("")
+    with open(tmp_path / "run" / ".lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.write("pid 12345")
+        held.flush()
+        with pytest.raises(ConfigError, match=r"in use by another fastjem run \(pid 12345\)"):
+            Trainer(tiny_config.replace(iters=2), out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
+    with pytest.raises(ConfigError, match="stopped before its first checkpoint|already holds a run"):
+        Trainer(tiny_config.replace(iters=2), out_dir=tmp_path / "run", progress=False, log=lambda *a: None)
+
+
 def test_the_logged_learning_rate_is_the_one_used_after_a_remedy(tiny_config, tmp_path):
     from fastjem.guard import RecoveryState
 
