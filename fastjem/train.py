@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import itertools
 import json
 import math
 import os
@@ -121,7 +122,13 @@ def _class_path(obj) -> str:
 
 
 def _check_logits(model: torch.nn.Module, info) -> None:
-    """A network given as model= must map this data's images to logits [B, K]; say so before any training."""
+    """A network given as model= must map this data's images to logits [B, K]; say so before any training. Its
+    floating-point weights must be fp32, as the samples are (bf16 comes from autocast, by the precision option)."""
+    other = {str(t.dtype).removeprefix("torch.") for t in itertools.chain(model.parameters(), model.buffers())
+             if t.is_floating_point() and t.dtype != torch.float32}
+    if other:
+        raise ConfigError(f"model= holds {' and '.join(sorted(other))} weights: fastjem trains fp32 weights on fp32 "
+                          "samples (bf16 by autocast where --precision says): pass model.float()")
     x = torch.zeros(2, info.channels, info.image_size, info.image_size)
     device = next((p.device for p in model.parameters()), torch.device("cpu"))
     try:

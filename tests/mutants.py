@@ -6424,6 +6424,12 @@ MUTANTS = [
          'if holder is not None and holder != f"pid {os.getpid()}":',
          'if False:'),
     ]),
+    Mutant('custom-model-of-another-dtype-taken', 'tests/test_custom.py -k does_not_fit', [
+        ('fastjem/train.py', '    if other:\n        raise ConfigError(f"model= holds', '    if False:\n        raise ConfigError(f"model= holds'),
+    ]),
+    Mutant('custom-model-buffers-not-checked', 'tests/test_custom.py -k does_not_fit', [
+        ('fastjem/train.py', 'itertools.chain(model.parameters(), model.buffers())', 'itertools.chain(model.parameters())'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

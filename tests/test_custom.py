@@ -158,7 +158,15 @@ def test_a_network_that_does_not_fit_the_data_is_refused_before_training(tiny_co
     rgb = nn.Sequential(nn.Conv2d(3, 4, 3), nn.Flatten(), nn.LazyLinear(10))
     with pytest.raises(ConfigError, match=r"model= failed on a batch of images \[2, 1, 8, 8\]"):
         Trainer(tiny_config, out_dir=tmp_path / "b", progress=False, model=rgb)
-    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    # weights in another precision than the samples': refused with the cast that mends it, not torch's dtype error
+    for dtype, said in ((torch.float64, "float64"), (torch.bfloat16, "bfloat16")):
+        with pytest.raises(ConfigError, match=rf"model= holds {said} weights: .* pass model.float\(\)"):
+            Trainer(tiny_config, out_dir=tmp_path / "c", progress=False, model=TinyNet().to(dtype))
+    half_norm = TinyNet()
+    half_norm.register_buffer("scale", torch.ones(1, dtype=torch.float16))  # a buffer counts as the weights do
+    with pytest.raises(ConfigError, match="model= holds float16 weights"):
+        Trainer(tiny_config, out_dir=tmp_path / "c", progress=False, model=half_norm)
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
 
 
 def test_the_tensors_dataset_is_python_only(capsys, tmp_path):
