@@ -73,6 +73,14 @@ def read_metrics(path: str | os.PathLike) -> Metrics:
         path = path / "metrics.jsonl"
     if not path.exists():
         if (path.parent / "checkpoint.pt").exists() or (path.parent / "config.json").exists():
+            from fastjem.checkpoint import RUN_LOCK, lock_holder
+
+            holder = lock_holder(path.parent / RUN_LOCK)
+            if holder is not None:
+                # not "stopped": a run still training has not reached its first log line yet
+                raise ConfigError(f"{path.parent} has no records yet (no metrics.jsonl): its run is still training "
+                                  f"({holder}) and logs its first line after --log-every iterations: plot it again "
+                                  "then")
             raise ConfigError(f"{path.parent} has no records yet (no metrics.jsonl): the run stopped before its first "
                               "log line (--log-every), so there is nothing to plot")
         raise ConfigError(f"{path} does not exist: give a fastjem run folder (the --out-dir of fastjem train)")

@@ -6430,6 +6430,10 @@ MUTANTS = [
     Mutant('custom-model-buffers-not-checked', 'tests/test_custom.py -k does_not_fit', [
         ('fastjem/train.py', 'itertools.chain(model.parameters(), model.buffers())', 'itertools.chain(model.parameters())'),
     ]),
+    Mutant('plot-says-live-run-stopped', 'tests/test_curves.py -k still_training', [
+        ('fastjem/curves.py', '            if holder is not None:\n                # not "stopped"',
+         '            if False:\n                # not "stopped"'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

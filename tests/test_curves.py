@@ -530,3 +530,19 @@ def test_a_sweeps_mean_at_its_first_record_draws_a_point(tmp_path, drawn):
     assert main(["plot", str(tmp_path / "sw"), "--mean"]) == 0
     (line,) = drawn[0].axes[0].lines
     assert list(line.get_xdata()) == [2] and list(line.get_ydata()) == [1.5] and line.get_marker() == "o"
+
+
+def test_a_run_still_training_before_its_first_log_line_is_not_said_stopped(tmp_path):
+    """plot on a run that trains in another process and has logged nothing yet: still training, not stopped."""
+    import fcntl
+
+    (tmp_path / "config.json").write_text("{}")
+    with open(tmp_path / ".lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.write("pid 12345")
+        held.flush()
+        with pytest.raises(ConfigError, match=r"still training \(pid 12345\)") as err:
+            read_metrics(tmp_path)
+        assert "stopped" not in str(err.value)
+    with pytest.raises(ConfigError, match="stopped before its first log line"):
+        read_metrics(tmp_path)
