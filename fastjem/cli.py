@@ -483,6 +483,7 @@ def add_data_parser(sub) -> None:
                                                             "--val-size says)")
     p.add_argument("--grid", default=None, metavar="PNG", action=PathArgument,
                    help="write up to 8 training images per class (10 classes at most) to this PNG")
+    p.add_argument("--force", action="store_true", help="replace an existing --grid file")
 
 
 def run_data(args: argparse.Namespace) -> int:
@@ -500,6 +501,11 @@ def run_data(args: argparse.Namespace) -> int:
                           f"{'it' if len(unread) == 1 else 'them'}")
     if args.grid and Path(args.grid).suffix.lower() not in IMAGE_SUFFIXES:
         raise ConfigError(f"--grid {args.grid}: name an image file (.png, .jpg, ...), e.g. --grid {args.grid}.png")
+    # no file is replaced unasked (a run's samples.png given by mistake)
+    if args.grid and Path(args.grid).is_dir():
+        raise ConfigError(f"--grid {args.grid} is a folder: give --grid an image file's name (in it, or elsewhere)")
+    if args.grid and Path(args.grid).exists() and not args.force:
+        raise ConfigError(f"--grid {args.grid} exists: pass --force to replace it, or give --grid another file")
     arrays = load_arrays(args.dataset, args.data_dir, args.download, args.image_size)
     r = summarize(arrays, args.val_size)
     where = f" from {args.data_dir}" if args.data_dir else ""

@@ -6434,6 +6434,9 @@ MUTANTS = [
         ('fastjem/curves.py', '            if holder is not None:\n                # not "stopped"',
          '            if False:\n                # not "stopped"'),
     ]),
+    Mutant('data-grid-replaces-file-unasked', 'tests/test_cli.py -k existing_grid', [
+        ('fastjem/cli.py', 'if args.grid and Path(args.grid).exists() and not args.force:', 'if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -827,6 +827,19 @@ def test_data_command_summarizes_a_dataset_and_draws_a_grid(tmp_path, capsys):
         assert im.size == (8 * 34 + 2, 10 * 34 + 2)
 
 
+def test_data_command_replaces_an_existing_grid_file_only_with_force(tmp_path, capsys):
+    png = tmp_path / "samples.png"
+    png.write_bytes(b"a run's sample grid")
+    assert main(["data", "--grid", str(png)]) == 1
+    assert f"--grid {png} exists: pass --force to replace it" in capsys.readouterr().err
+    assert png.read_bytes() == b"a run's sample grid"  # left as it was
+    assert main(["data", "--grid", str(png), "--force"]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (tmp_path / "dir.png").mkdir()
+    assert main(["data", "--grid", str(tmp_path / "dir.png")]) == 1
+    assert "is a folder: give --grid an image file's name" in capsys.readouterr().err
+
+
 def test_data_command_reports_what_is_wrong_with_a_folder(tmp_path, capsys):
     import numpy as np
     from PIL import Image
