@@ -294,6 +294,12 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
         if (path / "checkpoint.pt").exists():
             path = path / "checkpoint.pt"
         else:
+            holder = lock_holder(path / RUN_LOCK)
+            if holder is not None:
+                # a run training there now: its first checkpoint is yet to come, not missing
+                raise CheckpointError(f"{path} is a folder without checkpoint.pt in it yet: its run is still "
+                                      f"training ({holder}) and writes its first after --ckpt-every iterations: "
+                                      "try again then")
             raise CheckpointError(f"{path} is a folder without checkpoint.pt in it")
     try:
         # tensors and plain values only, as fastjem writes them: a file holding other objects is refused, never

@@ -6437,6 +6437,10 @@ MUTANTS = [
     Mutant('data-grid-replaces-file-unasked', 'tests/test_cli.py -k existing_grid', [
         ('fastjem/cli.py', 'if args.grid and Path(args.grid).exists() and not args.force:', 'if False:'),
     ]),
+    Mutant('live-run-without-checkpoint-not-said-training', 'tests/test_cli.py -k first_checkpoint_is_said', [
+        ('fastjem/checkpoint.py', '            if holder is not None:\n                # a run training there now',
+         '            if False:\n                # a run training there now'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

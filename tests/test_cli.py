@@ -1624,3 +1624,22 @@ def test_a_decay_rate_of_0_says_how_to_train_without_decay(capsys, tmp_path):
     assert main(["train", "--decay-rate", "0", "--decay-epochs", "--print-config"]) == 0
     assert json.loads(capsys.readouterr().out)["decay_epochs"] == []
     assert main(["train", "--decay-rate", "0", "--iters", "100", "--print-config"]) == 0
+
+
+@pytest.mark.parametrize("command", [["sample"], ["export"], ["eval", "{run}", "accuracy"]])
+def test_a_run_still_training_before_its_first_checkpoint_is_said_to_train(tmp_path, capsys, command):
+    """sample / export / eval on a run that trains in another process and has no checkpoint yet: still training."""
+    import fcntl
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
+    argv = [a.format(run=run) for a in command] if len(command) > 1 else [*command, str(run)]
+    with open(run / ".lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.write("pid 12345")
+        held.flush()
+        assert main(argv) == 1
+        assert "still training (pid 12345)" in capsys.readouterr().err
+    assert main(argv) == 1
+    assert f"{run} is a folder without checkpoint.pt in it" in capsys.readouterr().err
