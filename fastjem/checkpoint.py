@@ -213,19 +213,21 @@ def is_training_checkpoint(path: Path) -> bool:
         return False
 
 
-def output_path(path: str | os.PathLike, suffixes: tuple[str, ...], what: str, overwrite: bool = False) -> Path:
+def output_path(path: str | os.PathLike, suffixes: tuple[str, ...], what: str, overwrite: bool = False,
+                flag: str = "--out") -> Path:
     """``path`` as a Path if ``what`` may be written there: one of ``suffixes``, and no existing file to lose unless
-    ``overwrite`` (--force), never a training checkpoint (a run's state); ConfigError otherwise."""
+    ``overwrite`` (--force), never a training checkpoint (a run's state); ConfigError otherwise, naming ``flag`` (the
+    option that gave the path) as the one to change."""
     path = Path(path)
     if path.suffix.lower() not in suffixes:
         raise ConfigError(f"{what}'s name must end in {' or '.join(suffixes)}, got {path.name!r}")
     if path.is_dir():
         raise ConfigError(f"{path} is a folder: give {what} a file's name (in it, or elsewhere)")
     if path.exists() and not overwrite:
-        raise ConfigError(f"{path} exists: pass --force to replace it, or another --out")
+        raise ConfigError(f"{path} exists: pass --force to replace it, or give {flag} another file")
     if path.exists() and is_training_checkpoint(path):
         raise ConfigError(f"{path} is a training checkpoint, which --force does not replace with {what}: give "
-                          "another --out")
+                          f"{flag} another file")
     return path
 
 

@@ -501,11 +501,10 @@ def run_data(args: argparse.Namespace) -> int:
                           f"{'it' if len(unread) == 1 else 'them'}")
     if args.grid and Path(args.grid).suffix.lower() not in IMAGE_SUFFIXES:
         raise ConfigError(f"--grid {args.grid}: name an image file (.png, .jpg, ...), e.g. --grid {args.grid}.png")
-    # no file is replaced unasked (a run's samples.png given by mistake)
-    if args.grid and Path(args.grid).is_dir():
-        raise ConfigError(f"--grid {args.grid} is a folder: give --grid an image file's name (in it, or elsewhere)")
-    if args.grid and Path(args.grid).exists() and not args.force:
-        raise ConfigError(f"--grid {args.grid} exists: pass --force to replace it, or give --grid another file")
+    if args.grid:  # no file is replaced unasked (a run's samples.png given by mistake), never a checkpoint
+        from fastjem.checkpoint import output_path
+
+        output_path(args.grid, IMAGE_SUFFIXES, "--grid", args.force, flag="--grid")
     arrays = load_arrays(args.dataset, args.data_dir, args.download, args.image_size)
     r = summarize(arrays, args.val_size)
     where = f" from {args.data_dir}" if args.data_dir else ""
@@ -618,7 +617,7 @@ def run_bench(args: argparse.Namespace) -> int:
     # no file is replaced unasked, and never a run's checkpoint (it became the benchmark's JSON)
     for flag, target, suffixes in (("--out", args.out, (".json",)), ("--plot", args.plot, FIGURE_SUFFIXES)):
         if target:
-            output_path(target, suffixes, flag, args.force)
+            output_path(target, suffixes, flag, args.force, flag=flag)
     if len(set(args.precision)) < len(args.precision):
         raise ConfigError(f"--precision lists a precision twice: {' '.join(args.precision)}")
     if args.batch_size is not None and len(set(args.batch_size)) < len(args.batch_size):

@@ -6435,7 +6435,12 @@ MUTANTS = [
          '            if False:\n                # not "stopped"'),
     ]),
     Mutant('data-grid-replaces-file-unasked', 'tests/test_cli.py -k existing_grid', [
-        ('fastjem/cli.py', 'if args.grid and Path(args.grid).exists() and not args.force:', 'if False:'),
+        ('fastjem/cli.py', 'output_path(args.grid, IMAGE_SUFFIXES, "--grid", args.force, flag="--grid")',
+         'output_path(args.grid, IMAGE_SUFFIXES, "--grid", True, flag="--grid")'),
+    ]),
+    Mutant('bench-plot-refusal-names-out', 'tests/test_cli.py -k no_saved_file_is_replaced_unasked', [
+        ('fastjem/cli.py', 'output_path(target, suffixes, flag, args.force, flag=flag)',
+         'output_path(target, suffixes, flag, args.force)'),
     ]),
     Mutant('live-run-without-checkpoint-not-said-training', 'tests/test_cli.py -k first_checkpoint_is_said', [
         ('fastjem/checkpoint.py', '            if holder is not None:\n                # a run training there now',

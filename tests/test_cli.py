@@ -831,13 +831,13 @@ def test_data_command_replaces_an_existing_grid_file_only_with_force(tmp_path, c
     png = tmp_path / "samples.png"
     png.write_bytes(b"a run's sample grid")
     assert main(["data", "--grid", str(png)]) == 1
-    assert f"--grid {png} exists: pass --force to replace it" in capsys.readouterr().err
+    assert f"{png} exists: pass --force to replace it, or give --grid another file" in capsys.readouterr().err
     assert png.read_bytes() == b"a run's sample grid"  # left as it was
     assert main(["data", "--grid", str(png), "--force"]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     (tmp_path / "dir.png").mkdir()
     assert main(["data", "--grid", str(tmp_path / "dir.png")]) == 1
-    assert "is a folder: give --grid an image file's name" in capsys.readouterr().err
+    assert "is a folder: give --grid a file's name" in capsys.readouterr().err
 
 
 def test_data_command_reports_what_is_wrong_with_a_folder(tmp_path, capsys):
@@ -1187,7 +1187,8 @@ def test_no_saved_file_is_replaced_unasked(tmp_path, capsys):
             ([*bench, "--out", str(run / "checkpoint.pt")], "--out's name must end in .json"),
             ([*bench, "--out", str(run / "config.json")], "exists: pass --force"),
             ([*bench, "--out", str(tmp_path), "--force"], "must end in .json"),
-            ([*bench, "--batch-size", "2", "4", "--plot", str(run / "samples.png")], "exists: pass --force"),
+            ([*bench, "--batch-size", "2", "4", "--plot", str(run / "samples.png")],
+             "exists: pass --force to replace it, or give --plot another file"),
             ([*sample, "--out", str(tmp_path / "mine.npz")], "mine.png exists: pass --force"),
             (["train", *TINY, "--iters", "2", "--out-dir", str(keep)], "holds another run's best.pt, checkpoints"),
             (["train", *TINY, "--resume", str(run / "checkpoints" / "iter_0000002.pt"), "--out-dir", str(records)],
