@@ -3997,7 +3997,11 @@ MUTANTS = [
         ('fastjem/eval/plots.py', '    axc.set_yscale("log")\n', ''),
     ]),
     Mutant('reliability-no-legend', 'tests/test_eval.py::test_reliability_diagram_and_score_histograms_draw_the_numbers', [
-        ('fastjem/eval/plots.py', '    ax.legend(loc="upper left", fontsize=8)\n', ''),
+        ('fastjem/eval/plots.py', '    fig.legend(*ax.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, '
+         'fontsize=8)\n', ''),
+    ]),
+    Mutant('reliability-legend-over-the-bars', 'tests/test_eval.py::test_reliability_diagram_and_score_histograms_draw_the_numbers', [
+        ('fastjem/eval/plots.py', 'loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2', 'loc="upper left", ncol=2'),
     ]),
     Mutant('reliability-axis-not-0-1', 'tests/test_eval.py::test_reliability_diagram_and_score_histograms_draw_the_numbers', [
         ('fastjem/eval/plots.py', '    ax.set_xlim(0, 1)\n    ax.set_ylim(0, 1)\n', ''),

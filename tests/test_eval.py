@@ -2283,8 +2283,14 @@ def test_reliability_diagram_and_score_histograms_draw_the_numbers(tmp_path, mon
     assert [p.get_height() for p in top.patches] == pytest.approx([0.0, 0.3, 0.6, 1.0, 0.0, 0.5, 0.5, 0.75])
     assert [p.get_height() for p in bottom.patches] == [0, 3, 5, 2, 1, 1, 4, 4]
     assert "jem ECE = 10.00%, baseline ECE = 5.00%" in top.get_title()
-    assert [t.get_text() for t in top.get_legend().get_texts()] == ["perfect calibration", "jem (ECE 10.00%)",
-                                                                    "baseline (ECE 5.00%)"]
+    # the legend below the panels, where no bar reaches (in the top panel's upper left, an under-confident model's
+    # bars were under it)
+    legend, = figures[0].legends
+    assert [t.get_text() for t in legend.get_texts()] == ["perfect calibration", "jem (ECE 10.00%)",
+                                                          "baseline (ECE 5.00%)"]
+    figures[0].canvas.draw()
+    box = legend.get_window_extent()
+    assert box.y1 <= min(bottom.get_tightbbox().y0, top.get_tightbbox().y0) and top.get_legend() is None
     assert list(top.lines[0].get_xdata()) == [0, 1] and list(top.lines[0].get_ydata()) == [0, 1]  # the diagonal
     assert top.get_xlim() == (0, 1) and top.get_ylim() == (0, 1) and top.get_ylabel() == "accuracy"
     assert (bottom.get_yscale(), bottom.get_xlabel(), bottom.get_ylabel()) == ("log", "confidence max p(y|x)", "count")

@@ -61,14 +61,16 @@ def reliability_diagram(results: list[tuple[str, CalibrationResult]], path: str 
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_ylabel("accuracy")
-    ax.legend(loc="upper left", fontsize=8)
     title = ", ".join(f"{name} ECE = {100 * r.ece:.2f}%" for name, r in results)
     ax.set_title(f"{title}\n({results[0][1].n_bins} equal-width confidence bins)", fontsize=9)
     axc.set_yscale("log")
     axc.set_xlabel("confidence max p(y|x)")
     axc.set_ylabel("count")
     fig.tight_layout()
-    return _save(fig, path)
+    # below the panels, not in a corner of the top one: an under-confident model's bars reach up to the left, an
+    # over-confident one's to the right
+    fig.legend(*ax.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8)
+    return _save(fig, path, tight=True)
 
 
 def score_histograms(scores: dict[str, dict[str, torch.Tensor]], in_name: str, score_name: str, title: str,
