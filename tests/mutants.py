@@ -6450,6 +6450,17 @@ MUTANTS = [
         ('fastjem/checkpoint.py', '            if holder is not None:\n                # a run training there now',
          '            if False:\n                # a run training there now'),
     ]),
+    Mutant('overlap-sample-half-px-weight-dropped', 'tests/test_overlap.py -k one_backward', [
+        ('fastjem/train.py', '        loss_sample = -cfg.px_weight * e_sample.mean()', '        loss_sample = -e_sample.mean()'),
+    ]),
+    Mutant('overlap-data-half-px-weight-dropped', 'tests/test_overlap.py -k one_backward', [
+        ('fastjem/train.py', '            loss_data = cfg.px_weight * e_data.mean() + cfg.pyx_weight * ce',
+         '            loss_data = e_data.mean() + cfg.pyx_weight * ce'),
+    ]),
+    Mutant('overlap-data-half-pyx-weight-dropped', 'tests/test_overlap.py -k one_backward', [
+        ('fastjem/train.py', '            loss_data = cfg.px_weight * e_data.mean() + cfg.pyx_weight * ce',
+         '            loss_data = cfg.px_weight * e_data.mean() + ce'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -32,7 +32,11 @@ def _train(cfg, tmp_path, name, iters=3):
     return t, parts, sizes
 
 
-@pytest.mark.parametrize("extra", [{}, {"class_cond_px": True}, {"fused_forward": False}])
+# the last case weighs the terms as no default does: each half must carry its own weights (--px-weight on E(x_p) and
+# on E(x_q), --pyx-weight on the cross-entropy), which at 1 and 1 a half that dropped one computed all the same
+@pytest.mark.parametrize("extra", [{}, {"class_cond_px": True},
+                                   {"fused_forward": False, "px_weight": 0.7, "pyx_weight": 1.4}],
+                         ids=["default", "class-cond", "three-forwards-weighted"])
 def test_overlapped_backward_computes_the_one_backward(tiny_config, tmp_path, extra):
     cfg = tiny_config.replace(**extra)
     one, p_one, s_one = _train(cfg, tmp_path, "one")
