@@ -6461,6 +6461,11 @@ MUTANTS = [
         ('fastjem/train.py', '            loss_data = cfg.px_weight * e_data.mean() + cfg.pyx_weight * ce',
          '            loss_data = cfg.px_weight * e_data.mean() + ce'),
     ]),
+    Mutant('class-cond-px-misses-last-class', 'tests/test_train.py -k jem_objective_with_every_term', [
+        ('fastjem/train.py',
+         '            y_q = torch.randint(0, self.num_classes, (b,), device=self.device) if cfg.class_cond_px else None\n            if x_q is None:',
+         '            y_q = torch.randint(0, self.num_classes - 1, (b,), device=self.device) if cfg.class_cond_px else None\n            if x_q is None:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -242,6 +242,18 @@ def test_loss_is_the_jem_objective_with_every_term(tiny_config, tmp_path, class_
         expected = (0.8 * (e_p.mean() - e_q.mean()) + 1.3 * torch.nn.functional.cross_entropy(logits, y_lab)
                     + 0.6 * (e_lab_y.mean() - e_qy_y.mean()) + 0.05 * ((e_p**2).mean() + (e_q**2).mean()))
     assert loss.item() == pytest.approx(expected.item(), rel=1e-5, abs=1e-6)
+    if class_cond_px:
+        # x_q's classes are uniform over all K (the authors' y_q = randint(0, K)): a draw that left out the last
+        # class trained on chains of nine classes of ten, which no loss shows
+        x, y = torch.cat([x_p] * 4), torch.cat([y_lab] * 4)
+        drawn.clear()
+        t.sample = lambda batch_size, y=None: drawn.append(y) or x
+        with torch.no_grad():
+            for _ in range(8):
+                t.loss(x, x, y)
+        counts = torch.bincount(torch.cat(drawn[::2]), minlength=10)  # (every other draw is x_qy's, of y_lab)
+        # 512 draws, 51 of each class on average: one missing has probability 10 x 0.9^512, about 4e-23
+        assert len(counts) == 10 and counts.min() >= 20 and counts.max() <= 90, counts.tolist()
 
 
 @pytest.mark.parametrize("px_weight,pxy_weight", [(1.0, 0.0), (0.0, 1.0)], ids=["px", "pxy-alone"])
