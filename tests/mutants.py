@@ -6466,6 +6466,15 @@ MUTANTS = [
          '            y_q = torch.randint(0, self.num_classes, (b,), device=self.device) if cfg.class_cond_px else None\n            if x_q is None:',
          '            y_q = torch.randint(0, self.num_classes - 1, (b,), device=self.device) if cfg.class_cond_px else None\n            if x_q is None:'),
     ]),
+    Mutant('trainer-samples-in-train-mode', 'tests/test_train.py -k eval_mode_from_the_classes', [
+        ('fastjem/train.py', 'x0, self._sgld_parts(x0), model=self.sgld_model)', 'x0, self._sgld_parts(x0), model=None)'),
+    ]),
+    Mutant('trainer-conditional-chains-on-marginal-energy', 'tests/test_train.py -k eval_mode_from_the_classes', [
+        ('fastjem/train.py', '        x = self.run_sgld(x0, y)', '        x = self.run_sgld(x0, None)'),
+    ]),
+    Mutant('trainer-conditional-chains-from-whole-buffer', 'tests/test_train.py -k eval_mode_from_the_classes', [
+        ('fastjem/train.py', '        x0, idx = self.buffer.sample(batch_size, y)', '        x0, idx = self.buffer.sample(batch_size, None)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -277,6 +277,38 @@ def test_the_logged_energies_are_the_data_batchs_and_the_sampled_batchs(tiny_con
     assert not torch.allclose(want[0], want[1])
 
 
+def test_sample_is_sgld_on_the_networks_energy_in_eval_mode_from_the_classes_blocks(tiny_config, tmp_path):
+    """Trainer.sample is Algorithm 1's steps 2-4: chains drawn from the buffer (from their classes' blocks when
+    classes are given), SGLD on E(x) (on E(x, y) with classes) with the network in eval mode and frozen (no dropout,
+    batch norm on its running statistics, which sampling leaves as they are), the chains written back. Each of these
+    could be lost without a failing test: sampling in train mode, the p(x, y) term's chains run on E(x) or drawn from
+    the whole buffer."""
+    from fastjem.sampler import SGLD, model_energy
+
+    cfg = tiny_config.replace(norm="batch", dropout=0.3, class_cond_px=True, reinit_prob=0.0, sgld_noise=0.0)
+    t = Trainer(cfg, out_dir=tmp_path, progress=False, log=lambda *a: None)
+    with torch.no_grad():
+        t.model.train()(t.buffer.data[:32])  # running statistics of their own (not batch norm's initial 0 and 1)
+    stats = [b.clone() for b in t.model.buffers()]
+    drawn, draw = [], t.buffer.sample
+    t.buffer.sample = lambda batch_size, y=None: drawn.append(draw(batch_size, y)) or drawn[-1]
+    y = torch.arange(16) % 10
+    chain = SGLD(cfg.sgld_steps, cfg.sgld_step_size, 0.0)
+    for classes in (None, y):
+        x = t.sample(16, classes)
+        x0, idx = drawn.pop()
+        if classes is not None:
+            assert torch.equal(idx // t.buffer.class_block, y)  # each chain from its class's block
+        want = chain.sample(model_energy(t.model, classes), x0, model=t.model)
+        torch.testing.assert_close(x, want, rtol=0, atol=1e-6)
+        assert torch.equal(t.buffer.data[idx], x)
+        # not vacuous: the other energy's chains differ
+        other = chain.sample(model_energy(t.model, y if classes is None else None), x0, model=t.model)
+        assert (other - want).abs().max() > 1e-4
+    assert all(torch.equal(a, b) for a, b in zip(stats, t.model.buffers()))
+    assert t.model.training and all(p.requires_grad for p in t.model.parameters())
+
+
 def test_conditional_buffer_size_must_divide(tiny_config, tmp_path):
     with pytest.raises(ConfigError, match="divisible"):
         Trainer(tiny_config.replace(class_cond_px=True, buffer_size=205), out_dir=tmp_path, progress=False)
