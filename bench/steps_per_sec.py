@@ -26,8 +26,8 @@ datasheet peak here, the share of a dense matmul's FLOP/s at that precision, mea
 the ceiling that puts on each bar: ``ceiling_matched: xC``).
 
 Correctness gate: before any timing, fastjem (precision fp32, reference kernels, same seed) and the
-reference must give the same SGLD chains, loss and gradients on identical inputs; if they do not,
-no fastjem speed is reported and the script exits with status 2.
+reference must give the same SGLD chains, loss and gradients on identical inputs, and SGLD noise of the same
+standard deviation; if they do not, no fastjem speed is reported and the script exits with status 2.
 
 Writes ``bench/results/steps-<date>-<device>.json`` (``--out`` to change the folder) and prints a
 markdown table and the lines ``ratio_matched: X`` / ``ratio_default: Y`` for the bar configuration
@@ -282,6 +282,13 @@ def _fastjem_loss(trainer: Trainer, x_p, x_lab, y_lab, x_q) -> torch.Tensor:
     return trainer.loss(x_p, x_lab, y_lab, x_q=x_q)[0]
 
 
+# the gate's noise check: sigma, and how far the moves' standard deviation may be from sigma sqrt(steps), relatively
+# (at its smallest, 4 chains of 3x8x8 in the tests, the estimate's own spread is 2.6%; dropped noise is 100% off,
+# noise frozen across 2 steps 41%)
+GATE_NOISE = 0.05
+GATE_NOISE_TOLERANCE = 0.15
+
+
 def equivalence_check(base: TrainConfig, out_dir: Path, batch_size: int, device: torch.device) -> dict:
     """fastjem (fp32, reference kernels, same seed) vs the reference on identical inputs, on WRN-10-2.
 
@@ -289,6 +296,10 @@ def equivalence_check(base: TrainConfig, out_dir: Path, batch_size: int, device:
        draw + SGLD + write-back) must give the reference's chain from that image.
     2. Loss and gradients: the same (x_p, x_lab, y_lab, x_q) through fastjem's loss and the reference's
        three-forward loss, same weights.
+    3. SGLD noise, which 1 leaves out (fastjem draws it in its kernels, the reference with ``randn_like``, so the
+       two agree in law only): no step size, noise sigma; both chains' moves must have the standard deviation
+       sigma sqrt(steps) and mean 0 (a fast path that dropped the noise, froze it across steps or scaled it passed
+       1 and 2).
 
     The network runs uncompiled here: inductor reorders reductions, and a bias gradient (a sum with
     cancellation) then differs by up to ~2e-3 of its tensor's largest entry in fp32, which would blur
@@ -321,6 +332,18 @@ def equivalence_check(base: TrainConfig, out_dir: Path, batch_size: int, device:
             trainer.optimizer.zero_grad(set_to_none=True)
             loss_fast = _fastjem_loss(trainer, x_p, x_lab, y_lab, x_q)
             loss_fast.backward()
+
+            noisy = Trainer(cfg.replace(sgld_step_size=0.0, sgld_noise=GATE_NOISE), out_dir=Path(f"{out_dir}-noise"),
+                            progress=False, log=lambda *a: None)
+            noisy.buffer.data.copy_(image.expand_as(noisy.buffer.data))
+            moves = {"fastjem": noisy.sample(batch_size).float() - image,
+                     "reference": sgld(ref_model, image.expand(batch_size, *image.shape), cfg.sgld_steps, 0.0,
+                                       GATE_NOISE) - image}
+        expected = GATE_NOISE * cfg.sgld_steps ** 0.5
+        out["sgld_noise_std"] = {"expected": expected, **{k: m.std().item() for k, m in moves.items()}}
+        out["sgld_noise_mean"] = {k: m.mean().item() for k, m in moves.items()}
+        # the sample mean of n moves lies within 5 standard errors of 0
+        mean_bound = 5 * expected / moves["fastjem"].numel() ** 0.5
         grads_ref = {k: p.grad for k, p in ref_model.named_parameters()}
         worst = 0.0
         flat_fast, flat_ref = [], []
@@ -350,8 +373,13 @@ def equivalence_check(base: TrainConfig, out_dir: Path, batch_size: int, device:
         if not normwise <= 1e-3:
             problems.append(f"gradients differ (normwise relative difference {normwise:.3g}, "
                             f"per-tensor max {worst:.3g})")
+        for k in moves:
+            std, mean = out["sgld_noise_std"][k], out["sgld_noise_mean"][k]
+            if not (abs(std / expected - 1) <= GATE_NOISE_TOLERANCE and abs(mean) <= mean_bound):
+                problems.append(f"SGLD noise of {k}: moves of std {std:.4g} and mean {mean:.3g}, where noise "
+                                f"{GATE_NOISE:g} over {cfg.sgld_steps} steps gives std {expected:.4g} and mean 0")
         out["passed"] = not problems
-        out["detail"] = "; ".join(problems) or "SGLD chains, loss and gradients match"
+        out["detail"] = "; ".join(problems) or "SGLD chains and noise, loss and gradients match"
     except Exception as err:  # a gate that cannot run has not passed
         out["detail"] = f"{type(err).__name__}: {err}"
         out["traceback"] = traceback.format_exc(limit=6)

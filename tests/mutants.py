@@ -6475,6 +6475,14 @@ MUTANTS = [
     Mutant('trainer-conditional-chains-from-whole-buffer', 'tests/test_train.py -k eval_mode_from_the_classes', [
         ('fastjem/train.py', '        x0, idx = self.buffer.sample(batch_size, y)', '        x0, idx = self.buffer.sample(batch_size, None)'),
     ]),
+    Mutant('bench-gate-noise-unchecked', 'tests/test_bench.py -k noise_is_not_the_references', [
+        ('bench/steps_per_sec.py', '            if not (abs(std / expected - 1) <= GATE_NOISE_TOLERANCE and abs(mean) <= mean_bound):',
+         '            if False:'),
+    ]),
+    Mutant('bench-gate-noise-mean-only', 'tests/test_bench.py -k noise_is_not_the_references', [
+        ('bench/steps_per_sec.py', '            if not (abs(std / expected - 1) <= GATE_NOISE_TOLERANCE and abs(mean) <= mean_bound):',
+         '            if not abs(mean) <= mean_bound:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -124,6 +124,30 @@ def test_equivalence_gate_refuses_other_chains_other_gradients_and_a_vacuous_che
     assert not none["passed"] and "fastjem's loss gave no gradient for" in none["detail"], none
 
 
+@pytest.mark.parametrize("wrong", ["no-noise", "noise-frozen-across-steps"])
+def test_equivalence_gate_refuses_a_sampler_whose_noise_is_not_the_references(tiny_config, tmp_path, monkeypatch,
+                                                                              wrong):
+    """The gate's chains and loss run without noise (fastjem's is Philox in its kernels, the reference's randn_like:
+    they agree in law only), so a fastjem that dropped the SGLD noise, or drew the same noise at every step, passed
+    it; the moves' standard deviation with noise alone tells them apart."""
+    import fastjem.kernels
+    from env_info import write_synthetic_imagefolder
+
+    data = write_synthetic_imagefolder(tmp_path / "data", per_class=3, size=8)
+    base = tiny_config.replace(dataset="imagefolder", data_dir=str(data), arch="wrn", compile=False)
+    step = fastjem.kernels.sgld_step_
+    if wrong == "no-noise":
+        monkeypatch.setattr(fastjem.kernels, "sgld_step_", lambda x, g, a, s, rng, **kw: step(x, g, a, 0.0, rng, **kw))
+    else:
+        monkeypatch.setattr(fastjem.kernels, "sgld_step_",
+                            lambda x, g, a, s, rng, base=0, **kw: step(x, g, a, s, rng, base=0, **kw))
+    bad = steps_per_sec.equivalence_check(base, tmp_path / "bad", 4, torch.device("cpu"))
+    assert not bad["passed"] and "SGLD noise of fastjem" in bad["detail"], bad
+    assert "reference" not in bad["detail"].replace("of fastjem", ""), bad  # the reference's noise is right
+    expected = bad["sgld_noise_std"]["expected"]
+    assert bad["sgld_noise_std"]["reference"] == pytest.approx(expected, rel=0.15)
+
+
 def test_the_table_sets_each_engine_against_the_fp32_reference():
     def engine(ips, precision):
         return {"precision": precision, "it_per_s_median": ips, "it_per_s_min": ips, "it_per_s_max": ips, "mfu": None,
@@ -228,7 +252,7 @@ def test_skip_leaves_out_an_engine_and_its_ratios(tmp_path, capsys):
                            "fastjem-matched", "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "ratio_matched: not measured (--skip)" in proc.stdout
-    assert "equivalence check: passed (SGLD chains, loss and gradients match)" in proc.stdout
+    assert "equivalence check: passed (SGLD chains and noise, loss and gradients match)" in proc.stdout
     (cfg,) = json.loads(next(tmp_path.glob("smoke-steps-*.json")).read_text())["configs"]
     assert set(cfg["engines"]) == {"reference-ieee", "fastjem-default"}
     assert set(cfg["ratios"]) == {"default"} and set(cfg["paired_ratios"]) == {"default"}
