@@ -6483,6 +6483,10 @@ MUTANTS = [
         ('bench/steps_per_sec.py', '            if not (abs(std / expected - 1) <= GATE_NOISE_TOLERANCE and abs(mean) <= mean_bound):',
          '            if not abs(mean) <= mean_bound:'),
     ]),
+    Mutant('batch-norm-forwards-end-on-samples', 'tests/test_train.py -k whatever_mode_it_was_left_in', [
+        ('fastjem/train.py', '            logits_p, logits_q, logits = self.forward(x_p, x_q, x_lab)',
+         '            logits, logits_p, logits_q = self.forward(x_lab, x_p, x_q)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

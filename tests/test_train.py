@@ -64,6 +64,18 @@ def test_a_step_trains_the_network_in_training_mode_whatever_mode_it_was_left_in
     before = [m.running_mean.clone() for m in norms]
     t.train_step()
     assert norms and all(not torch.equal(m.running_mean, b) for m, b in zip(norms, before))
+    # the loss's forwards are three under batch norm, in the authors' order x_p, x_q, x_lab: the running statistics
+    # that eval-mode sampling and evaluation read end on the real labelled batch, not on the samples
+    import copy
+
+    g = torch.Generator().manual_seed(0)
+    x_p, x_q, x_lab = (torch.rand(16, *t.data.sample_shape, generator=g) * 2 - 1 for _ in range(3))
+    alone = copy.deepcopy(t.model)
+    t.loss(x_p, x_lab, torch.randint(0, 10, (16,), generator=g), x_q=x_q)
+    with torch.no_grad():
+        for x in (x_p, x_q, x_lab):
+            alone(x)
+    assert all(torch.equal(a, b) for a, b in zip(t.model.buffers(), alone.buffers()))
 
 
 def test_the_graphed_sampler_is_captured_once_per_batch_shape_and_conditioning(tiny_config, tmp_path, monkeypatch):
