@@ -837,7 +837,7 @@ MUTANTS = [
         ('bench/steps_per_sec.py', '    child.close()\n    try:\n        label, info = parent.recv()', '    try:\n        label, info = parent.recv()'),
     ]),
     Mutant('bench-out-replaces-anything', 'tests/test_cli.py -k unasked', [
-        ('fastjem/cli.py', '            output_path(target, suffixes, flag, args.force)', '            pass'),
+        ('fastjem/cli.py', '            output_path(target, suffixes, flag, args.force, flag=flag)', '            pass'),
     ]),
     Mutant('sample-replaces-grid-beside', 'tests/test_cli.py -k unasked', [
         ('fastjem/eval/draw.py', '    output_path(path.with_suffix(".png"), (".png",), "the sample grid beside --out", overwrite)\n', ''),
