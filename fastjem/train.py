@@ -1649,8 +1649,15 @@ class Trainer:
                 unhealthy = not self.guard.healthy()
                 if self.dist.enabled:
                     unhealthy = any_rank(unhealthy, self.device)
-                if unhealthy:
-                    # stopped by a signal between checks: never write an unhealthy state over a good checkpoint
+                if unhealthy and stopping:
+                    # stopped between checks after a divergence: never write an unhealthy state over a good
+                    # checkpoint. Recover as the next check would (the flag holds until a rollback): a bare rollback,
+                    # without the remedy, resumed into the same divergence, and a run stopped before that check again
+                    # (a job's time limit) went back each time and never got past it
+                    self.recover()
+                    if self.board is not None:
+                        self.board.close()  # (recover's rewind opened it again)
+                elif unhealthy:
                     self.guard.restore_snapshot()
                 elif not stopping:
                     # a finished run's end, healthy, is its last checkpoint's rollback point: no rollback file is left
@@ -1658,8 +1665,9 @@ class Trainer:
                     self._take_snapshot()
             final = None if stopping else self._final_validation()
             ckpt_path = self.save_checkpoint()
-            # (not a rollback to the start, met by a stop: no run keeps iteration 0)
-            if cfg.ckpt_keep_every and self.iteration > 0 and self.iteration % cfg.ckpt_keep_every == 0:
+            # the end's only: the loop kept a stop's iteration as it trained it, and a rollback met by a stop (to the
+            # start too) must not replace the copy kept of the state trained then
+            if cfg.ckpt_keep_every and self.iteration == self.total_iters and self.iteration % cfg.ckpt_keep_every == 0:
                 self.keep_checkpoint(ckpt_path)
             if not stopping:
                 # every rank, for the same reason, where one alone got the signal: the others would finish the run

@@ -3820,8 +3820,8 @@ MUTANTS = [
         ('fastjem/train.py', '                    bar.write(f"iter {it}: val acc {val[\'acc\']:.4f}" + (" (best so far: best.pt)" if kept else ""))\n', '                    pass  # not shown\n'),
     ]),
     Mutant('stopped-unhealthy-state-saved', 'tests/test_guard.py -k keeps_the_remedy', [
-        ('fastjem/train.py', '                    self.guard.restore_snapshot()\n                elif not stopping:',
-         '                    pass  # not restored\n                elif not stopping:'),
+        ('fastjem/train.py', "                    self.recover()\n                    if self.board is not None:\n                        self.board.close()  # (recover's rewind opened it again)\n",
+         '                    pass  # not rolled back\n'),
     ]),
     Mutant('fit-keeps-the-bar-log', 'tests/test_train.py -k gives_back', [
         ('fastjem/train.py', '            bar.close()\n            self.log = log\n', '            bar.close()\n            pass  # log not given back\n'),
@@ -4268,8 +4268,8 @@ MUTANTS = [
         ('fastjem/train.py', '            unhealthy = not self.guard.healthy()\n            if self.dist.enabled:\n                unhealthy = any_rank(unhealthy, self.device)\n            if unhealthy:\n                return False', '            unhealthy = not self.guard.healthy()\n            if unhealthy:\n                return False'),
     ]),
     Mutant('dist-end-health-not-shared', 'tests/test_distributed.py -k health_verdict', [
-        ('fastjem/train.py', '                unhealthy = not self.guard.healthy()\n                if self.dist.enabled:\n                    unhealthy = any_rank(unhealthy, self.device)\n                if unhealthy:\n                    # stopped by a signal',
-         '                unhealthy = not self.guard.healthy()\n                if unhealthy:\n                    # stopped by a signal'),
+        ('fastjem/train.py', '                unhealthy = not self.guard.healthy()\n                if self.dist.enabled:\n                    unhealthy = any_rank(unhealthy, self.device)\n                if unhealthy and stopping:\n',
+         '                unhealthy = not self.guard.healthy()\n                if unhealthy and stopping:\n'),
     ]),
     Mutant('flat-splits-in-archives-taken-as-classes', 'tests/test_data.py -k splits_without_class_folders', [
         ('fastjem/data.py', '    _check_not_flat_splits(names, classes)\n', ''),
@@ -5516,7 +5516,7 @@ MUTANTS = [
          'start = self.iteration if at_end else self.iteration + 1 if self.iteration else 0'),
     ]),
     Mutant('stop-at-a-rollback-to-the-start-keeps-iteration-0', 'tests/test_guard.py -k keeps_no_checkpoint_of_iteration_0', [
-        ('fastjem/train.py', 'if cfg.ckpt_keep_every and self.iteration > 0 and self.iteration % cfg.ckpt_keep_every == 0:',
+        ('fastjem/train.py', 'if cfg.ckpt_keep_every and self.iteration == self.total_iters and self.iteration % cfg.ckpt_keep_every == 0:',
          'if cfg.ckpt_keep_every and self.iteration % cfg.ckpt_keep_every == 0:'),
     ]),
     Mutant('config-file-epochs-overridden-by-the-presets-iters', 'tests/test_cli.py -k epochs_alone', [
@@ -6486,6 +6486,14 @@ MUTANTS = [
     Mutant('batch-norm-forwards-end-on-samples', 'tests/test_train.py -k whatever_mode_it_was_left_in', [
         ('fastjem/train.py', '            logits_p, logits_q, logits = self.forward(x_p, x_q, x_lab)',
          '            logits, logits_p, logits_q = self.forward(x_lab, x_p, x_q)'),
+    ]),
+    Mutant('stop-between-checks-rolls-back-without-remedy', 'tests/test_guard.py -k between_a_divergence', [
+        ('fastjem/train.py', "                    self.recover()\n                    if self.board is not None:\n                        self.board.close()  # (recover's rewind opened it again)\n",
+         '                    self.guard.restore_snapshot()\n'),
+    ]),
+    Mutant('stop-keeps-its-rolled-back-state-over-the-kept-copy', 'tests/test_guard.py -k between_a_divergence', [
+        ('fastjem/train.py', 'self.iteration == self.total_iters and self.iteration % cfg.ckpt_keep_every == 0',
+         'self.iteration > 0 and self.iteration % cfg.ckpt_keep_every == 0'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -377,8 +377,9 @@ def test_a_blow_up_in_the_update_just_before_a_snapshot_is_not_snapshotted(guard
 
 
 def test_a_stop_after_a_recovery_keeps_the_remedy(guarded, tmp_path):
-    """A preemption between checks, after a recovery and a second fault: the state restored and saved is the
-    rolled-back one with its remedy, not the state before the remedy (which would resume into the divergence)."""
+    """A preemption between checks, after a recovery and a second fault: the state saved is rolled back with the
+    remedies of both recoveries (the stop recovers as the next check would), not the state before a remedy (which
+    would resume into the divergence)."""
     t = Trainer(guarded.replace(iters=40, check_every=4, log_every=4, snapshot_every=100), out_dir=tmp_path,
                 progress=False, log=lambda *a: None)
     t.inject_fault(5, "nan")
@@ -399,10 +400,51 @@ def test_a_stop_after_a_recovery_keeps_the_remedy(guarded, tmp_path):
     assert t.fit()["interrupted"]
     ckpt = load_checkpoint(tmp_path)
     saved = ckpt["recovery"]
-    assert saved["recoveries"] == 1 and saved["sgld_steps"] == 2 * guarded.sgld_steps
+    assert saved["recoveries"] == 2 and saved["sgld_steps"] == 2 * guarded.sgld_steps and saved["lr_scale"] == 0.5
     # the checkpoint holds the rolled-back state, not the one the second fault made (the stop came between checks)
-    assert ckpt["iteration"] == recovered[0]
+    assert ckpt["iteration"] == recovered[0] == recovered[1]
     assert all(torch.isfinite(v).all() for v in ckpt["model"].values() if v.is_floating_point())
+
+
+def test_a_stop_between_a_divergence_and_its_check_recovers_and_the_run_gets_past_it(guarded, tmp_path):
+    """Stopped after a divergence but before the check that would see it, the run used to roll back without the
+    remedy: resumed, it walked into the same divergence, and stopped there again (a job's time limit at the same
+    pace) it went back to the same checkpoint each time, for ever. The stop recovers as that check would: the same
+    rollback point, remedy and new seed, so the resumed run is the uninterrupted one (whose record says the check's
+    iteration), and a second stop at the same iteration keeps its progress. The copy of iteration 4 kept before the
+    divergence stays the state trained then: the stop's rolled-back state, with its remedy, used to replace it."""
+    cfg = guarded.replace(iters=10, check_every=4, log_every=4, snapshot_every=4, ckpt_keep_every=4)
+    ref = Trainer(cfg, out_dir=tmp_path / "ref", progress=False, log=lambda *a: None)
+    ref.inject_fault(5, "nan")
+    assert ref.fit()["recoveries"] == 1
+    saved = []
+    for attempt in range(2):
+        resume = tmp_path / "run" / "checkpoint.pt" if attempt else None
+        t = Trainer(cfg, out_dir=tmp_path / "run", resume=resume, progress=False, log=lambda *a: None)
+        if t.recovery.recoveries == 0:
+            t.inject_fault(5, "nan")  # the divergence the state before the remedy walks into
+        step = t.train_step
+
+        def stop_at_7(t=t, step=step):
+            if t.iteration == 6:
+                os.kill(os.getpid(), signal.SIGTERM)
+            return step()
+
+        t.train_step = stop_at_7
+        assert t.fit()["interrupted"]
+        ckpt = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
+        saved.append((ckpt["iteration"], ckpt["recovery"]["recoveries"]))
+    assert saved == [(4, 1), (7, 1)]
+    Trainer(cfg, resume=tmp_path / "run" / "checkpoint.pt", progress=False, log=lambda *a: None).fit()
+    # the same run, but for the iteration at which the divergence was seen: 7 at the stop, 8 at the check
+    (div,), _ = events(tmp_path / "run")
+    assert div["iter"] == 7
+    lines = (tmp_path / "run" / "metrics.jsonl").read_text().replace('"iter": 7, "reason"', '"iter": 8, "reason"')
+    (tmp_path / "run" / "metrics.jsonl").write_text(lines)
+    _assert_same_run(tmp_path / "ref", tmp_path / "run")
+    for kept in ("iter_0000004.pt", "iter_0000008.pt"):
+        a, b = (load_checkpoint(tmp_path / run / "checkpoints" / kept) for run in ("ref", "run"))
+        assert a["recovery"] == b["recovery"] and all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
 
 
 def test_each_rank_reseeds_its_own_stream_after_a_recovery(guarded, tmp_path):
