@@ -318,6 +318,12 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
                               " not a checkpoint fastjem writes; fastjem does not unpickle it (that would run the code "
                               "it names)") from err
     except OSError as err:
+        if err.errno == errno.EINVAL and _cut_short(path):
+            # torch's zip reader seeking past the end of a file cut short (a copy or transfer that stopped): the
+            # file's fault, which "check the permissions" sent the user looking for elsewhere
+            raise CheckpointError(f"checkpoint {path} is truncated: it is {path.stat().st_size} bytes, not a whole "
+                                  "torch file (a copy or transfer cut short?). Copy it again, or use an earlier one: "
+                                  "the run's checkpoints/ (--ckpt-keep-every) or best.pt") from err
         # not the file's fault (a good checkpoint must not be taken for a damaged one and deleted)
         raise CheckpointError(f"cannot read checkpoint {path}: {err.strerror or err} (check the file's "
                               "permissions and its disk)") from err
@@ -351,6 +357,17 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
                               "(--ckpt-keep-every) or best.pt")
     ckpt["path"] = str(path)
     return ckpt
+
+
+def _cut_short(path: Path) -> bool:
+    """Whether ``path`` reads here but is no whole zip archive (torch.save's format): its end, the archive's
+    directory, is missing. False where it cannot be read (then the read, not the file, is at fault)."""
+    try:
+        with open(path, "rb") as f:
+            f.read(1)
+        return not zipfile.is_zipfile(path)
+    except OSError:
+        return False
 
 
 def damaged_member(path: Path) -> str | None:

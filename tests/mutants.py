@@ -6495,6 +6495,12 @@ MUTANTS = [
         ('fastjem/train.py', 'self.iteration == self.total_iters and self.iteration % cfg.ckpt_keep_every == 0',
          'self.iteration > 0 and self.iteration % cfg.ckpt_keep_every == 0'),
     ]),
+    Mutant('truncated-checkpoint-said-unreadable', 'tests/test_train.py -k truncated_checkpoint', [
+        ('fastjem/checkpoint.py', 'if err.errno == errno.EINVAL and _cut_short(path):', 'if False:'),
+    ]),
+    Mutant('truncated-checkpoint-not-told-by-its-zip-end', 'tests/test_train.py -k truncated_checkpoint', [
+        ('fastjem/checkpoint.py', '        return not zipfile.is_zipfile(path)\n', '        return False\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
