@@ -413,7 +413,7 @@ def test_a_stop_between_a_divergence_and_its_check_recovers_and_the_run_gets_pas
     rollback point, remedy and new seed, so the resumed run is the uninterrupted one (whose record says the check's
     iteration), and a second stop at the same iteration keeps its progress. The copy of iteration 4 kept before the
     divergence stays the state trained then: the stop's rolled-back state, with its remedy, used to replace it."""
-    cfg = guarded.replace(iters=10, check_every=4, log_every=4, snapshot_every=4, ckpt_keep_every=4)
+    cfg = guarded.replace(iters=8, check_every=4, log_every=4, snapshot_every=4, ckpt_keep_every=4)
     ref = Trainer(cfg, out_dir=tmp_path / "ref", progress=False, log=lambda *a: None)
     ref.inject_fault(5, "nan")
     assert ref.fit()["recoveries"] == 1
