@@ -1589,7 +1589,9 @@ class Trainer:
                         _rewind(bar, self.iteration)
                         t_window, it_window = time.perf_counter(), self.iteration
                         continue
-                    if it - self.guard.snapshot["iteration"] >= cfg.snapshot_every:
+                    # on the --check-every grid only, not at the checks a checkpoint adds: where the guard rolls back
+                    # must not follow --ckpt-every, which a resume may change
+                    if it % cfg.check_every == 0 and it - self.guard.snapshot["iteration"] >= cfg.snapshot_every:
                         self._take_snapshot()
                 bar.update(1)
                 if it % cfg.log_every == 0 or it == self.total_iters:

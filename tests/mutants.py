@@ -867,7 +867,7 @@ MUTANTS = [
         ('fastjem/cli.py', '            base = get_preset(from_file["preset"])', '            pass'),
     ]),
     Mutant('unreadable-checkpoint-called-damaged', 'tests/test_cli.py -k cannot_be_read', [
-        ('fastjem/checkpoint.py', "    except OSError as err:\n        # not the file's fault", "    except ZeroDivisionError as err:\n        # not the file's fault"),
+        ('fastjem/checkpoint.py', "    except OSError as err:\n        if err.errno == errno.EINVAL", "    except ZeroDivisionError as err:\n        if err.errno == errno.EINVAL"),
     ]),
     Mutant('unreadable-input-gets-output-advice', 'tests/test_cli.py -k cannot_be_read', [
         ('fastjem/cli.py', '        if err.errno in (errno.EACCES, errno.EPERM):\n            # a file read', '        if False:\n            # a file read'),
@@ -6500,6 +6500,10 @@ MUTANTS = [
     ]),
     Mutant('truncated-checkpoint-not-told-by-its-zip-end', 'tests/test_train.py -k truncated_checkpoint', [
         ('fastjem/checkpoint.py', '        return not zipfile.is_zipfile(path)\n', '        return False\n'),
+    ]),
+    Mutant('snapshot-at-a-checkpoints-check', 'tests/test_guard.py -k does_not_follow_ckpt_every', [
+        ('fastjem/train.py', 'if it % cfg.check_every == 0 and it - self.guard.snapshot["iteration"] >= cfg.snapshot_every:',
+         'if it - self.guard.snapshot["iteration"] >= cfg.snapshot_every:'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

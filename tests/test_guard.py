@@ -447,6 +447,22 @@ def test_a_stop_between_a_divergence_and_its_check_recovers_and_the_run_gets_pas
         assert a["recovery"] == b["recovery"] and all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
 
 
+def test_where_the_guard_rolls_back_does_not_follow_ckpt_every(guarded, tmp_path):
+    """A resume may change --ckpt-every, never what the run computes. A checkpoint adds a check, which took the
+    guard's snapshot off the --check-every grid (here at 5, then 10, where the run without checkpoints took 8): a
+    later divergence rolled back elsewhere, and the weights differed. Snapshots are taken on the grid only."""
+    weights, rolled = [], []
+    for ckpt_every in (0, 5):
+        cfg = guarded.replace(iters=14, check_every=4, snapshot_every=5, log_every=4, ckpt_every=ckpt_every)
+        t = Trainer(cfg, out_dir=tmp_path / str(ckpt_every), progress=False, log=lambda *a: None)
+        t.inject_fault(13, "nan")
+        t.fit()
+        weights.append(params(t.model))
+        rolled.append([r["rolled_back_to"] for r in events(tmp_path / str(ckpt_every))[0]])
+    assert rolled == [[8], [8]]
+    assert torch.equal(weights[0], weights[1])
+
+
 def test_each_rank_reseeds_its_own_stream_after_a_recovery(guarded, tmp_path):
     from dataclasses import replace as dc_replace
 
