@@ -934,12 +934,30 @@ def _archive_members(archive: Path):
                     else:
                         yield info.filename, f, None
     else:
-        with tarfile.open(archive, mode="r|*") as tar:  # a stream: read once, front to back, no seeks
+        # a stream: read once, front to back, no seeks
+        with tarfile.open(archive, mode="r|*", tarinfo=_MarkedEndTarInfo) as tar:
             for member in tar:
                 if member.isfile():
                     yield member.name, tar.extractfile(member), None
                 elif member.islnk() or member.issym():
                     yield member.name, None, member.linkname
+            if not getattr(tar, "reached_end_marker", False):
+                raise tarfile.ReadError(f"it ends before a tar archive's end marker, after {len(tar.members)} "
+                                        "members")
+
+
+class _MarkedEndTarInfo(tarfile.TarInfo):
+    """A tar header that notes on its TarFile where the archive ended at its end marker (a block of zeros). tarfile
+    ends the members alike there and where the file stops early or a header is garbled: a plain .tar cut short at a
+    member's end read as fewer images, without a word (a compressed one fails its stream's own end check)."""
+
+    @classmethod
+    def fromtarfile(cls, tar):
+        try:
+            return super().fromtarfile(tar)
+        except tarfile.EOFHeaderError:
+            tar.reached_end_marker = True
+            raise
 
 
 def _image_member(name: str) -> list[str] | None:
@@ -980,9 +998,11 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
 
     records = []  # (split or None, class, path below the class, where), in archive order
     loose = []  # (index in records, folders of the path) of members outside train/ and test/
+    reading = archives[:1]  # the archive being read: the one named when reading fails
 
     def members():
         for archive in archives:
+            reading[:] = [archive]
             # beside the decoding bar, in a terminal only: two bars in a log file are cursor-moving escape codes
             for name, f, link in progress_bar(iterable=_archive_members(archive), desc=f"reading {archive.name}",
                                               unit="file", leave=False, tty_interval=1.0,
@@ -1011,9 +1031,9 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
         images = _decode_many(members(), ", ".join(a.name for a in archives), size, _archive_image_count(archives),
                               progress=progress)
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as err:
-        raise DataNotFoundError(f"could not read the archives {', '.join(str(a) for a in archives)}: "
-                                f"{type(err).__name__}: {err} (a truncated or corrupt download? fetch it again, "
-                                "or unpack it yourself and pass the folder)") from err
+        raise DataNotFoundError(f"could not read the archive {reading[0]}: {type(err).__name__}: {err} (a truncated "
+                                "or corrupt download? fetch it again, or unpack it yourself and pass the folder)"
+                                ) from err
     # Outside train/ and test/, the class is the first folder below the folders every such image is in, in whichever
     # archive: the archives read as the one folder they unpack to together (a class folder at any depth below what
     # they share; an archive per class, its class's subfolders within it, takes each archive's top folder).

@@ -6508,6 +6508,12 @@ MUTANTS = [
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
+    Mutant('tar-cut-short-read-short', 'tests/test_data.py -k plain_tar', [
+        ('fastjem/data.py', 'if not getattr(tar, "reached_end_marker", False):', 'if False:'),
+    ]),
+    Mutant('archive-error-names-the-first-archive', 'tests/test_data.py -k plain_tar', [
+        ('fastjem/data.py', 'reading[:] = [archive]', 'pass'),
+    ]),
 ]
 
 

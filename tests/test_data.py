@@ -1,4 +1,5 @@
 import os
+import re
 import shutil
 import warnings
 
@@ -629,6 +630,36 @@ def test_bad_archives_say_what_to_do(tmp_path):
     with pytest.raises(DataNotFoundError, match="no images"):
         load_arrays("imagefolder", tmp_path / "empty")
 
+
+
+@pytest.mark.parametrize("damage", ["cut at a member's end", "garbled header"])
+def test_a_plain_tar_cut_short_or_garbled_is_refused_not_read_short(tmp_path, damage):
+    """tarfile ends a .tar's members alike at its end marker, where the file stops at a member's end and where a
+    header is garbled: a plain tar (no compressed stream, whose own end check fails) cut short read as 3 of its 4
+    images without a word. Refused, and of several archives the one that fails is named."""
+    import tarfile
+
+    _write_folder(tmp_path / "imgs", ("b",), n=4)
+    (tmp_path / "packed").mkdir()
+    _archive(tmp_path / "imgs", tmp_path / "packed" / "a.zip", prefix="a/", fmt="zip")  # a sound archive, read first
+    tar = tmp_path / "packed" / "b.tar"
+    with tarfile.open(tar, "w") as t:
+        for i in range(4):
+            t.add(tmp_path / "imgs" / "b" / f"{i}.png", f"b/{i}.png")
+    whole = load_arrays("imagefolder", tmp_path / "packed")
+    assert whole.info.classes == ("a", "b") and len(whole.train_y) + len(whole.test_y) == 8
+    with tarfile.open(tar) as t:
+        fourth = t.getmembers()[3].offset  # where the fourth member's header starts
+    data = bytearray(tar.read_bytes())
+    if damage == "garbled header":
+        data[fourth + 10] ^= 0xFF  # its checksum no longer holds
+    else:
+        data = data[:fourth]
+    tar.write_bytes(bytes(data))
+    with pytest.raises(DataNotFoundError, match=rf"could not read the archive {re.escape(str(tar))}: ReadError: it "
+                                                r"ends before a tar archive's end marker, after 3 members \(a "
+                                                r"truncated or corrupt download\?"):
+        load_arrays("imagefolder", tmp_path / "packed")
 
 def _small_cifar_archive(tmp_path, monkeypatch):
     """A cifar-10-python.tar.gz of one 4-image train batch and one 4-image test batch in tmp_path/data, with
