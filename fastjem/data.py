@@ -878,12 +878,13 @@ def _decode(items: list[tuple[Path, int]], desc: str, size: int = 0, progress: b
     return _stack(images, [label for _, label in items], [str(path) for path, _ in items])
 
 
-# 6: 16-bit PGMs rounded (they were white), 32-bit and float images refused (clipped to white or black); 5: several
+# 7: a plain tar cut short, and one path in two archives, refused (their caches held images missing, or twice); 6:
+# 16-bit PGMs rounded (they were white), 32-bit and float images refused (clipped to white or black); 5: several
 # archives' class folders read as the folder they unpack to together (an archive per class with
 # subfolders took the subfolders as classes); 4: WebP files' EXIF orientation applied; 3: EXIF orientation applied,
 # 16-bit TIFFs rounded; 2: a folder's test split
 # by a hash of each image's path (1: a seeded shuffle of the whole list)
-IMAGEFOLDER_CACHE_VERSION = 6
+IMAGEFOLDER_CACHE_VERSION = 7
 
 
 def split_hash(key: str) -> int:
@@ -1042,6 +1043,16 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
     for i, f in loose:
         at = min(common, len(f) - 1)  # all in one folder: that folder is the class
         records[i] = (None, f[at], (*f[at + 1:], records[i][2][-1]), records[i][3])
+    # one path twice (in two archives: a second download, "imgs (1).zip"; or appended twice to one tar): unpacked,
+    # one copy replaces the other; read in place it was two images, in both splits perhaps
+    first_of: dict[tuple, int] = {}
+    for i, (split, cls, rel, where) in enumerate(records):
+        first = first_of.setdefault((split, cls, rel), i)
+        if first != i:
+            path = "/".join(q for q in (split, cls, *rel) if q is not None)
+            raise DataNotFoundError(f"{records[first][3]} and {where} are one image, {path}, twice: unpacked "
+                                    "together, one would replace the other; remove the copy (a second download of an "
+                                    "archive?)")
     found: dict[str | None, dict[str, list]] = {}
     for (split, cls, rel, where), image in zip(records, images):
         found.setdefault(split, {}).setdefault(cls, []).append((rel, image, where))

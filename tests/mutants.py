@@ -6514,6 +6514,9 @@ MUTANTS = [
     Mutant('archive-error-names-the-first-archive', 'tests/test_data.py -k plain_tar', [
         ('fastjem/data.py', 'reading[:] = [archive]', 'pass'),
     ]),
+    Mutant('archive-path-twice-read-twice', 'tests/test_data.py -k two_archives', [
+        ('fastjem/data.py', '        if first != i:\n            path = "/".join(', '        if False:\n            path = "/".join('),
+    ]),
 ]
 
 

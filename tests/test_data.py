@@ -1116,6 +1116,32 @@ def test_an_archive_per_class_reads_as_the_folder_they_unpack_to(tmp_path):
     _same_arrays(packed, load_arrays("imagefolder", tmp_path / "same"))
 
 
+def test_one_image_path_in_two_archives_is_refused_not_read_twice(tmp_path):
+    """A second download beside the first ("imgs (1).zip"), or a member appended twice to a tar: unpacked together,
+    one copy replaces the other; read in place every image counted twice (validation images the network trained
+    on). Refused, both copies named."""
+    import tarfile
+
+    _write_folder(tmp_path / "unpacked" / "train", ("a", "b"), n=2)
+    _write_folder(tmp_path / "unpacked" / "test", ("a", "b"), n=1)
+    (tmp_path / "packed").mkdir()
+    _archive(tmp_path / "unpacked", tmp_path / "packed" / "imgs.zip", fmt="zip")
+    assert len(load_arrays("imagefolder", tmp_path / "packed").train_y) == 4
+    shutil.copy(tmp_path / "packed" / "imgs.zip", tmp_path / "packed" / "imgs (1).zip")
+    with pytest.raises(DataNotFoundError, match=r"imgs \(1\)\.zip:test/a/0\.png and imgs\.zip:test/a/0\.png are one "
+                                                r"image, test/a/0\.png, twice: unpacked together, one would replace "
+                                                r"the other; remove the copy"):
+        load_arrays("imagefolder", tmp_path / "packed")
+    (tmp_path / "appended").mkdir()
+    tar = tmp_path / "appended" / "imgs.tar"
+    with tarfile.open(tar, "w") as t:
+        t.add(tmp_path / "unpacked", ".")
+    with tarfile.open(tar, "a") as t:
+        t.add(tmp_path / "unpacked" / "train" / "b" / "1.png", "train/b/1.png")
+    with pytest.raises(DataNotFoundError, match=r"imgs\.tar:\./train/b/1\.png and imgs\.tar:train/b/1\.png are one "
+                                                r"image, train/b/1\.png, twice"):
+        load_arrays("imagefolder", tmp_path / "appended")
+
 @pytest.mark.parametrize("kind", ["hard", "symbolic", "zip symbolic"])
 def test_a_link_in_an_archive_is_refused_not_dropped(tmp_path, kind):
     """A link member cannot be read in the archive's one pass (and would make one image two): refused with its
