@@ -1099,6 +1099,13 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
     # images' paths, and two spellings of one folder replaced each other's cache (decoded again at every switch)
     root = Path(os.path.abspath(root))
     archives = [] if root.is_dir() and _has_class_folders(root) else _image_archives(root)
+    beside = _image_archives(root) if root.is_dir() and not archives else []
+    if beside:
+        # an archive per class beside the other classes' folders: its class would be missing without a word
+        warnings.warn(f"{len(beside)} archive(s) in {root} ({', '.join(a.name for a in beside[:3])}"
+                      f"{', ...' if len(beside) > 3 else ''}) are not read: a folder of class folders is read "
+                      "without the archives beside them; unpack them there to train on their images, or move them "
+                      "out", FastJEMWarning, stacklevel=3)
     files = ""  # an archive's names are known once it is read
     if archives:
         sources = [(a.resolve(), -1) for a in archives]

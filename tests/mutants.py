@@ -6517,6 +6517,9 @@ MUTANTS = [
     Mutant('archive-path-twice-read-twice', 'tests/test_data.py -k two_archives', [
         ('fastjem/data.py', '        if first != i:\n            path = "/".join(', '        if False:\n            path = "/".join('),
     ]),
+    Mutant('archives-beside-class-folders-unsaid', 'tests/test_data.py -k archives_beside', [
+        ('fastjem/data.py', '    if beside:\n        # an archive per class', '    if False:\n        # an archive per class'),
+    ]),
 ]
 
 

@@ -567,17 +567,22 @@ def test_an_archive_of_class_folders_is_split_as_the_folder_is(tmp_path):
 
 
 def test_class_folders_are_read_before_archives_beside_them_and_hidden_folders_are_not_classes(tmp_path):
-    """A folder of class folders is read as such, an archive beside it (a backup, say) left alone; a folder whose only
-    subfolder is hidden (.ipynb_checkpoints) has no class folders, so its archive is read; a stray file is not an
-    archive."""
+    """A folder of class folders is read as such, an archive beside it (a backup, say) left alone, which is said (an
+    archive of one class beside the other classes' folders: that class was missing without a word); a folder whose
+    only subfolder is hidden (.ipynb_checkpoints) has no class folders, so its archive is read, without a warning; a
+    stray file is not an archive."""
     _write_folder(tmp_path / "other", ("x", "y"), n=6)
     _write_folder(tmp_path / "classes", ("a", "b"), n=6)
     _archive(tmp_path / "other", tmp_path / "classes" / "backup.tar.gz")
-    assert load_arrays("imagefolder", tmp_path / "classes").info.classes == ("a", "b")
+    with pytest.warns(UserWarning, match=r"1 archive\(s\) in .*classes \(backup\.tar\.gz\) are not read: a folder of "
+                                         r"class folders is read without the archives beside them; unpack them"):
+        assert load_arrays("imagefolder", tmp_path / "classes").info.classes == ("a", "b")
     (tmp_path / "packed" / ".ipynb_checkpoints").mkdir(parents=True)
     (tmp_path / "packed" / "notes.txt").write_text("where these images came from")
     _archive(tmp_path / "other", tmp_path / "packed" / "imgs.tar.gz")
-    assert load_arrays("imagefolder", tmp_path / "packed").info.classes == ("x", "y")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert load_arrays("imagefolder", tmp_path / "packed").info.classes == ("x", "y")
 
 
 def test_the_decoded_folder_is_cached_where_no_cache_folder_exists_yet(tmp_path, monkeypatch):
