@@ -539,17 +539,40 @@ def _has_split_folders(root: Path) -> bool:
 
 
 def _has_lone_split(root: Path) -> bool:
-    """train/ (or test/, val/...) of class folders without its other half: _check_not_a_lone_split says what to do."""
-    return root.is_dir() and any((root / s).is_dir() and any(p.is_dir() for p in (root / s).iterdir())
-                                 for s in ("train", *HELD_OUT))
+    """train/ (or test/, val/..., Train/, Testing/...) of class folders without its other half:
+    _check_not_a_lone_split says what to do."""
+    return root.is_dir() and any(_split_name(s.name) and s.is_dir() and any(p.is_dir() for p in s.iterdir())
+                                 for s in root.iterdir())
+
+
+# the splits' folders as other datasets spell them (Kaggle's Training/ and Testing/), lower-cased
+SPLIT_SPELLINGS = {"training": "train", "testing": "test"}
+
+
+def _split_name(name: str) -> str | None:
+    """The split folder ``name`` spells, in any case (Train/, TEST/, Training/...: train, test), or None."""
+    name = SPLIT_SPELLINGS.get(name.lower(), name.lower())
+    return name if name in ("train", *HELD_OUT) else None
+
+
+def _check_split_names(where: str | Path, classes: list[str], fix: str = "rename") -> None:
+    """Split folders spelled otherwise than train/, test/ (or val/...) in lower case, with class folders inside: read
+    as classes, Train/ and Test/ (or Training/ and Testing/) made a two-class problem of every image."""
+    renames = [f"{c}/ to {_split_name(c)}/" for c in classes if c != _split_name(c)]
+    if renames:
+        raise DataNotFoundError(
+            f"{where} holds {', '.join(c + '/' for c in classes)} with class folders inside: the splits are read "
+            f"from folders named train/ and test/ (or {', '.join(h + '/' for h in HELD_OUT[1:])}), in lower case, so "
+            f"these would be classes named after the splits: {fix} {', '.join(renames)}")
 
 
 def _check_not_a_lone_split(root: Path, classes: list[str], flag: str) -> None:
-    """Class folders named like splits (train/ alone, or val/ beside it without test/...) are a layout mistake,
-    not two classes called 'train' and 'val'."""
-    if not (classes and set(classes) <= {"train", *HELD_OUT}):
+    """Class folders named like splits (train/ alone, or val/ beside it without test/, or Train/ and Test/...) are
+    a layout mistake, not two classes called 'train' and 'val'."""
+    if not (classes and all(map(_split_name, classes))):
         return
     if any(p.is_dir() for c in classes for p in (root / c).iterdir()):
+        _check_split_names(root, classes)
         raise DataNotFoundError(
             f"{root} holds {', '.join(c + '/' for c in classes)} with class folders inside, but not train/ beside "
             f"one of {', '.join(h + '/' for h in HELD_OUT)}: add the missing split, or point {flag} at the "
@@ -558,12 +581,14 @@ def _check_not_a_lone_split(root: Path, classes: list[str], flag: str) -> None:
 
 
 def _check_not_flat_splits(where: str | Path, classes: list[str]) -> None:
-    """train/ beside test/ (or val/...) holding images with no class folders: not classes named after them."""
-    if "train" in classes and len(classes) > 1 and set(classes) <= {"train", *HELD_OUT}:
+    """train/ beside test/ (or val/..., in any case) holding images with no class folders: not classes named after
+    them."""
+    splits = [_split_name(c) for c in classes]
+    if "train" in splits and len(classes) > 1 and all(splits):
         raise DataNotFoundError(
             f"{where} holds {', '.join(c + '/' for c in classes)} with images directly inside: they would be "
             "classes named after the splits. Put each split's images in class folders (train/<class>/<image>, "
-            f"{next(c for c in classes if c != 'train')}/<class>/<image>)")
+            f"{next(s for s in splits if s != 'train')}/<class>/<image>)")
 
 
 def _warn_unread(where, unread: list[str], test: str) -> None:
@@ -878,12 +903,12 @@ def _decode(items: list[tuple[Path, int]], desc: str, size: int = 0, progress: b
     return _stack(images, [label for _, label in items], [str(path) for path, _ in items])
 
 
-# 7: a plain tar cut short, and one path in two archives, refused (their caches held images missing, or twice); 6:
-# 16-bit PGMs rounded (they were white), 32-bit and float images refused (clipped to white or black); 5: several
-# archives' class folders read as the folder they unpack to together (an archive per class with
-# subfolders took the subfolders as classes); 4: WebP files' EXIF orientation applied; 3: EXIF orientation applied,
-# 16-bit TIFFs rounded; 2: a folder's test split
-# by a hash of each image's path (1: a seeded shuffle of the whole list)
+# 7: a plain tar cut short, one path in two archives, and split folders spelled Train/ or Testing/ refused (their
+# caches held images missing, twice, or in two classes named after the splits); 6: 16-bit PGMs rounded (they were
+# white), 32-bit and float images refused (clipped to white or black); 5: several archives' class folders read as the
+# folder they unpack to together (an archive per class with subfolders took the subfolders as classes); 4: WebP files'
+# EXIF orientation applied; 3: EXIF orientation applied, 16-bit TIFFs rounded; 2: a folder's test split by a hash of
+# each image's path (1: a seeded shuffle of the whole list)
 IMAGEFOLDER_CACHE_VERSION = 7
 
 
@@ -1000,6 +1025,7 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
     records = []  # (split or None, class, path below the class, where), in archive order
     loose = []  # (index in records, folders of the path) of members outside train/ and test/
     reading = archives[:1]  # the archive being read: the one named when reading fails
+    misspelled = set()  # split folders spelled otherwise than train/, test/...
 
     def members():
         for archive in archives:
@@ -1017,7 +1043,10 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
                     raise DataNotFoundError(f"{archive}: {name} is a link to {link}, which is not read from an "
                                             "archive: replace the link by a copy of the image or remove it, or "
                                             "unpack the archive and pass the folder")
-                split_at = next((i for i, q in enumerate(parts[:-2]) if q == "train" or q in HELD_OUT), None)
+                split_at = next((i for i, q in enumerate(parts[:-2]) if _split_name(q)), None)
+                if split_at is not None and parts[split_at] != _split_name(parts[split_at]):
+                    misspelled.add(parts[split_at])  # Train/, Testing/...: refused below, with every such spelling
+                    continue
                 if split_at is None:
                     # the class is settled once every member is known (below): <prefix>/<class>/...
                     loose.append((len(records), tuple(parts[:-1])))
@@ -1035,6 +1064,8 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
         raise DataNotFoundError(f"could not read the archive {reading[0]}: {type(err).__name__}: {err} (a truncated "
                                 "or corrupt download? fetch it again, or unpack it yourself and pass the folder)"
                                 ) from err
+    names = ", ".join(str(a) for a in archives)
+    _check_split_names(names, sorted(misspelled), "unpack the archive(s) and rename")
     # Outside train/ and test/, the class is the first folder below the folders every such image is in, in whichever
     # archive: the archives read as the one folder they unpack to together (a class folder at any depth below what
     # they share; an archive per class, its class's subfolders within it, takes each archive's top folder).
@@ -1064,7 +1095,6 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
     def tensors(items):
         return _stack([r[0] for r in items], [r[1] for r in items], [r[2] for r in items])
 
-    names = ", ".join(str(a) for a in archives)
     held_out = next((h for h in HELD_OUT if h in found), None)
     if "train" in found:
         _warn_unread(names, [h for h in HELD_OUT if h in found and h != held_out], held_out)

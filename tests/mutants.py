@@ -2515,8 +2515,8 @@ MUTANTS = [
     ]),
     Mutant('lone-split-any-folder', 'tests/test_data.py -k missing_dataset_says', [
         ('fastjem/data.py',
-         '    return root.is_dir() and any((root / s).is_dir() and any(p.is_dir() for p in (root / s).iterdir())',
-         '    return root.is_dir() or any((root / s).is_dir() and any(p.is_dir() for p in (root / s).iterdir())'),
+         '    return root.is_dir() and any(_split_name(s.name) and s.is_dir()',
+         '    return root.is_dir() or any(_split_name(s.name) and s.is_dir()'),
     ]),
     Mutant('hidden-folders-are-classes', 'tests/test_data.py -k read_before_archives', [
         ('fastjem/data.py',
@@ -4232,7 +4232,7 @@ MUTANTS = [
         ('fastjem/data.py', '    if not (train.is_dir() and any(p.is_dir() for p in train.iterdir())):\n        return None', '    if not train.is_dir():\n        return None'),
     ]),
     Mutant('flat-splits-taken-as-classes', 'tests/test_data.py -k splits_without_class_folders', [
-        ('fastjem/data.py', '    if "train" in classes and len(classes) > 1 and set(classes) <= {"train", *HELD_OUT}:', '    if False:'),
+        ('fastjem/data.py', '    if "train" in splits and len(classes) > 1 and all(splits):', '    if False:'),
     ]),
     Mutant('mean-draws-recordless-combinations', 'tests/test_curves.py -k waits_for_records', [
         ('fastjem/curves.py', '        ms = [m for m in ms if m.train]\n        if not ms:\n            continue', '        ms = [m for m in ms if m.train]\n        if False:\n            continue'),
@@ -6519,6 +6519,23 @@ MUTANTS = [
     ]),
     Mutant('archives-beside-class-folders-unsaid', 'tests/test_data.py -k archives_beside', [
         ('fastjem/data.py', '    if beside:\n        # an archive per class', '    if False:\n        # an archive per class'),
+    ]),
+    Mutant('split-folders-spelled-otherwise-in-a-folder-said-lone', 'tests/test_data.py -k spelled_otherwise', [
+        ('fastjem/data.py', '        _check_split_names(root, classes)\n', ''),
+    ]),
+    Mutant('split-folders-spelled-otherwise-in-an-archive-read', 'tests/test_data.py -k spelled_otherwise', [
+        ('fastjem/data.py', 'if split_at is not None and parts[split_at] != _split_name(parts[split_at]):', 'if False:'),
+    ]),
+    Mutant('split-names-case-sensitive', 'tests/test_data.py -k spelled_otherwise', [
+        ('fastjem/data.py', 'name = SPLIT_SPELLINGS.get(name.lower(), name.lower())', 'name = SPLIT_SPELLINGS.get(name, name)'),
+    ]),
+    Mutant('named-dataset-misses-split-folders-spelled-otherwise', 'tests/test_data.py -k spelled_otherwise', [
+        ('fastjem/data.py', 'return root.is_dir() and any(_split_name(s.name) and s.is_dir()',
+         'return root.is_dir() and any(s.name in ("train", *HELD_OUT) and s.is_dir()'),
+    ]),
+    Mutant('flat-splits-spelled-otherwise-are-classes', 'tests/test_data.py -k spelled_otherwise', [
+        ('fastjem/data.py', '    splits = [_split_name(c) for c in classes]\n    if "train" in splits',
+         '    splits = list(classes)\n    if "train" in splits'),
     ]),
 ]
 

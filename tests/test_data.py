@@ -1015,6 +1015,33 @@ def test_splits_without_class_folders_are_not_two_classes(tmp_path):
         assert load_arrays("imagefolder", tmp_path / "one").info.classes == ("train",)
 
 
+@pytest.mark.parametrize("spelled", [("Train", "Test"), ("Training", "Testing"), ("train", "Test")])
+def test_split_folders_spelled_otherwise_are_not_two_classes(tmp_path, spelled):
+    """Train/ and Test/ (or Kaggle's Training/ and Testing/) trained as two classes named after the splits, each
+    holding every class's images, without a word; refused with the renames to make, in a folder, in an archive of
+    one, and for a named dataset (which said its data was not found); images directly inside are refused too."""
+    train, test = spelled
+    classes = [f"c{i}" for i in range(10)]
+    _write_folder(tmp_path / "imgs" / train, classes, n=2)
+    _write_folder(tmp_path / "imgs" / test, classes, n=1)
+    renames = ", ".join(f"{c}/ to {c.lower()[:-3] if c.endswith('ing') else c.lower()}/"
+                        for c in sorted(spelled) if not c.islower())
+    fixed = rf"in lower case, so these would be classes named after the splits: %s {re.escape(renames)}$"
+    for name in ("imagefolder", "cifar10"):
+        with pytest.raises(DataNotFoundError, match=rf"imgs holds {test}/, {train}/ with class folders inside: the "
+                                                    r"splits are read from folders named train/ and test/ \(or val/, "
+                                                    r"valid/, validation/\), " + fixed % "rename"):
+            load_arrays(name, tmp_path / "imgs")
+    (tmp_path / "packed").mkdir()
+    _archive(tmp_path / "imgs", tmp_path / "packed" / "kaggle.zip", "data/", fmt="zip")
+    with pytest.raises(DataNotFoundError, match=r"kaggle\.zip holds .* with class folders inside: .*"
+                                                + fixed % r"unpack the archive\(s\) and rename"):
+        load_arrays("imagefolder", tmp_path / "packed")
+    _write_folder(tmp_path / "flat", spelled, n=3)
+    with pytest.raises(DataNotFoundError, match=r"with images directly inside(.|\n)*\(train/<class>/<image>, "
+                                                r"test/<class>/<image>\)"):
+        load_arrays("imagefolder", tmp_path / "flat")
+
 def test_a_torchvision_archive_with_the_wrong_checksum_is_refused_without_fetching(tmp_path, monkeypatch):
     import torchvision.datasets.utils as tv_utils
 
