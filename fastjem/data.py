@@ -412,16 +412,21 @@ TORCHVISION_FILES = {"cifar10": ("cifar-10-batches-py",), "cifar100": ("cifar-10
                      "svhn": ("train_32x32.mat", "test_32x32.mat")}
 
 
-def _missing_message(name: str, root: Path, flag: str) -> str:
+def _missing_message(name: str, root: Path, flag: str, download: bool = False) -> str:
+    """What to do where ``name`` is not in ``root``; ``download``: it was asked for, and failed (said below this)."""
     layouts = {
         "cifar10": "cifar-10-batches-py/ (the python version from https://www.cs.toronto.edu/~kriz/cifar.html)",
         "cifar100": "cifar-100-python/ (the python version from https://www.cs.toronto.edu/~kriz/cifar.html)",
         "svhn": "train_32x32.mat and test_32x32.mat (http://ufldl.stanford.edu/housenumbers/)",
     }
+    # a file (notes.txt, another set's archive) is no folder to download into or to fill
+    where = f"{root}, a file, not a folder" if root.is_file() else root
+    into, that = ("the folder you give", "a folder") if root.is_file() else (root, "that folder")
     return (
-        f"{name} was not found in {root}.\n"
-        f"  - on a machine with internet: add --download (it is saved in {root});\n"
-        f"  - offline: put {layouts[name]} in that folder and pass {flag} FOLDER;\n"
+        f"{name} was not found in {where}.\n"
+        + ("  - the download failed (below): with no internet here, fetch the files on a machine that has it;\n"
+           if download else f"  - on a machine with internet: add --download (it is saved in {into});\n") +
+        f"  - offline: put {layouts[name]} in {that} and pass {flag} FOLDER;\n"
         f"  - or pass {flag} pointing at a folder with train/<class>/*.jpg and test/<class>/*.jpg, or with\n"
         f"    archives (.tar.gz, .zip, ...) of such folders, which are read in place."
     )
@@ -444,7 +449,8 @@ def _load_torchvision(name: str, root: Path, download: bool, flag: str = "--data
             try:
                 tv_utils.download_url(cls.url, str(root), filename=archive, md5=cls.tgz_md5)
             except (RuntimeError, OSError) as err:
-                raise DataNotFoundError(_missing_message(name, root, flag) + f"\n  (download failed: {err})") from err
+                raise DataNotFoundError(_missing_message(name, root, flag, download)
+                                        + f"\n  (download failed: {err})") from err
         # checked here first: on a mismatch torchvision's download step would fetch the file again
         elif not tv_utils.check_integrity(str(root / archive), cls.tgz_md5):
             raise DataNotFoundError(_missing_message(name, root, flag) + f"\n  ({root / archive} is there but its MD5 "
@@ -489,7 +495,7 @@ def _load_torchvision(name: str, root: Path, download: bool, flag: str = "--data
         if others:
             # (cifar10 asked of a folder that holds cifar-100-python/: not "not found" alone)
             hint += f"\n  ({root} holds {' and '.join(others)} instead: another dataset than the one asked for)"
-        raise DataNotFoundError(_missing_message(name, root, flag) + hint) from err
+        raise DataNotFoundError(_missing_message(name, root, flag, download) + hint) from err
     return Arrays(tx, ty, vx, vy, info)
 
 

@@ -6537,6 +6537,12 @@ MUTANTS = [
         ('fastjem/data.py', '    splits = [_split_name(c) for c in classes]\n    if "train" in splits',
          '    splits = list(classes)\n    if "train" in splits'),
     ]),
+    Mutant('failed-download-told-to-add-download', 'tests/test_data.py -k torchvision_sets_become', [
+        ('fastjem/data.py', '           if download else f"  - on a machine with internet', '           if False else f"  - on a machine with internet'),
+    ]),
+    Mutant('named-dataset-file-dir-not-called-a-file', 'tests/test_data.py -k file_is_called_one', [
+        ('fastjem/data.py', '    where = f"{root}, a file, not a folder" if root.is_file() else root', '    where = root'),
+    ]),
 ]
 
 

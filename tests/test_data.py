@@ -67,8 +67,11 @@ def test_the_torchvision_sets_become_arrays_with_their_layout_and_defaults(tmp_p
     with pytest.raises(DataNotFoundError) as missing:
         load_arrays("svhn", tmp_path)
     assert "svhn was not found in" in str(missing.value) and "download failed" not in str(missing.value)
-    with pytest.raises(DataNotFoundError, match=r"\(download failed: no route to host\)"):
+    with pytest.raises(DataNotFoundError, match=r"\(download failed: no route to host\)") as failed:
         load_arrays("svhn", tmp_path, download=True)
+    # --download given: not told to add it, but what failing says (no internet here?) and what to do offline
+    assert "add --download" not in str(failed.value)
+    assert "the download failed (below): with no internet here, fetch the files on a machine" in str(failed.value)
 
 
 def test_digits_are_scikit_learns_read_without_importing_it(monkeypatch):
@@ -1096,6 +1099,11 @@ def test_a_data_dir_that_is_a_file_is_called_one(tmp_path):
     (tmp_path / "notes.txt").write_text("x")
     with pytest.raises(DataNotFoundError, match="notes.txt is a file, not a folder or an archive: pass --data-dir"):
         load_arrays("imagefolder", tmp_path / "notes.txt")
+    # a named dataset: not "not found in notes.txt", to be downloaded into it
+    with pytest.raises(DataNotFoundError, match=r"cifar100 was not found in .*notes\.txt, a file, not a folder\.\n"
+                                                r".*add --download \(it is saved in the folder you give\);\n"
+                                                r"  - offline: put cifar-100-python/ .* in a folder"):
+        load_arrays("cifar100", tmp_path / "notes.txt")
 
 
 def test_an_undecodable_image_is_named(tmp_path):
