@@ -620,13 +620,13 @@ def _is_archive(path: Path) -> bool:
 
 def _image_archives(root: Path) -> list[Path]:
     """Archives in ``root`` (or ``root`` itself, an archive) that may hold image folders (torchvision's own
-    downloads excepted)."""
+    downloads excepted, and hidden files: macOS's ._imgs.zip beside imgs.zip, copied to a USB stick, is metadata)."""
     if _is_archive(root):
         return [] if root.name in TORCHVISION_ARCHIVES.values() else [root]
     if not root.is_dir():
         return []
     return sorted(p for p in root.iterdir() if p.is_file() and p.name.lower().endswith(ARCHIVE_SUFFIXES)
-                  and p.name not in TORCHVISION_ARCHIVES.values())
+                  and p.name not in TORCHVISION_ARCHIVES.values() and not _hidden(p.name))
 
 
 def _torchvision_files_present(name: str, root: Path) -> bool:

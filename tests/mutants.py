@@ -6543,6 +6543,9 @@ MUTANTS = [
     Mutant('named-dataset-file-dir-not-called-a-file', 'tests/test_data.py -k file_is_called_one', [
         ('fastjem/data.py', '    where = f"{root}, a file, not a folder" if root.is_file() else root', '    where = root'),
     ]),
+    Mutant('hidden-archives-read', 'tests/test_data.py -k archives_beside', [
+        ('fastjem/data.py', ' and p.name not in TORCHVISION_ARCHIVES.values() and not _hidden(p.name))', ' and p.name not in TORCHVISION_ARCHIVES.values())'),
+    ]),
 ]
 
 

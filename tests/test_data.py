@@ -573,7 +573,7 @@ def test_class_folders_are_read_before_archives_beside_them_and_hidden_folders_a
     """A folder of class folders is read as such, an archive beside it (a backup, say) left alone, which is said (an
     archive of one class beside the other classes' folders: that class was missing without a word); a folder whose
     only subfolder is hidden (.ipynb_checkpoints) has no class folders, so its archive is read, without a warning; a
-    stray file is not an archive."""
+    stray file is not an archive, nor a hidden one named as an archive."""
     _write_folder(tmp_path / "other", ("x", "y"), n=6)
     _write_folder(tmp_path / "classes", ("a", "b"), n=6)
     _archive(tmp_path / "other", tmp_path / "classes" / "backup.tar.gz")
@@ -583,6 +583,8 @@ def test_class_folders_are_read_before_archives_beside_them_and_hidden_folders_a
     (tmp_path / "packed" / ".ipynb_checkpoints").mkdir(parents=True)
     (tmp_path / "packed" / "notes.txt").write_text("where these images came from")
     _archive(tmp_path / "other", tmp_path / "packed" / "imgs.tar.gz")
+    # macOS's metadata beside it, copied to a USB stick: hidden, not an archive (it was read, and refused as corrupt)
+    (tmp_path / "packed" / "._imgs.tar.gz").write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        ")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert load_arrays("imagefolder", tmp_path / "packed").info.classes == ("x", "y")
