@@ -35,6 +35,9 @@ from fastjem.memory import check_fits, free_bytes, size_text
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".bmp", ".gif", ".webp", ".tif", ".tiff", ".ppm", ".pgm",
                   ".pbm")
+# images in other formats (phones' HEIC, AVIF, JPEG XL, JPEG 2000, cameras' raw files...): not read, which is said
+UNREAD_IMAGE_SUFFIXES = (".heic", ".heif", ".avif", ".jxl", ".jp2", ".j2k", ".ico", ".tga", ".psd", ".svg", ".dng",
+                         ".cr2", ".cr3", ".nef", ".arw", ".orf", ".rw2", ".raf", ".exr", ".hdr")
 # the held-out split of an image folder: test/, else the first of these that exists
 HELD_OUT = ("test", "val", "valid", "validation")
 # archives of image folders, read in place (not unpacked)
@@ -635,9 +638,10 @@ def _torchvision_files_present(name: str, root: Path) -> bool:
     return (root / TORCHVISION_FOLDERS[name]).is_dir() or (root / TORCHVISION_ARCHIVES[name]).is_file()
 
 
-def image_files(folder: Path) -> list[Path]:
+def image_files(folder: Path, unread: list[Path] | None = None) -> list[Path]:
     """The image files under ``folder`` (a class folder), at any depth, symlinked folders followed, hidden ones
-    (.ipynb_checkpoints, __MACOSX, ._x.png) skipped; sorted as paths."""
+    (.ipynb_checkpoints, __MACOSX, ._x.png) skipped; sorted as paths. ``unread``: gets the images in formats that are
+    not read (UNREAD_IMAGE_SUFFIXES)."""
     def unreadable(err: OSError):
         # os.walk skips a folder it cannot list without a word: its images would be left out of their class
         raise err
@@ -658,7 +662,21 @@ def image_files(folder: Path) -> list[Path]:
             if f.lower().endswith(IMAGE_SUFFIXES) or not Path(f).suffix:
                 _check_not_dangling(Path(top) / f)
         found += [Path(top) / f for f in files if f.lower().endswith(IMAGE_SUFFIXES) and (Path(top) / f).is_file()]
+        if unread is not None:
+            unread += [Path(top) / f for f in files if f.lower().endswith(UNREAD_IMAGE_SUFFIXES)]
     return sorted(found)
+
+
+def _warn_unread_formats(where, unread: list) -> None:
+    """Images in formats that are not read (a phone's HEIC photos among JPEGs) are left out: said, with their
+    formats."""
+    if unread:
+        counts = collections.Counter(Path(str(n)).suffix.lower() for n in unread)
+        warnings.warn(f"{len(unread)} image(s) under {where} are in formats that are not read "
+                      f"({', '.join(f'{s} {n}' for s, n in counts.most_common())}; {sorted(unread)[0]}"
+                      f"{', ...' if len(unread) > 1 else ''}) and are left out: convert them to PNG or JPEG to use "
+                      f"them (read: {' '.join(IMAGE_SUFFIXES)})",
+                      FastJEMWarning, stacklevel=4)
 
 
 def _check_not_dangling(p: Path) -> None:
@@ -683,7 +701,9 @@ def _list_images(folder: Path) -> tuple[list[tuple[Path, int]], list[str]]:
         raise DataNotFoundError(f"{folder} has no class subfolders: expected {folder}/<class>/<image> "
                                 f"(or {folder}/train/<class>/... and {folder}/test/<class>/... or val/), or archives "
                                 f"({', '.join(ARCHIVE_SUFFIXES)}) of such folders")
-    per_class = {c: image_files(folder / c) for c in classes}
+    unread: list[Path] = []
+    per_class = {c: image_files(folder / c, unread) for c in classes}
+    _warn_unread_formats(folder, unread)
     if not any(per_class.values()):
         raise DataNotFoundError(f"no images ({', '.join(IMAGE_SUFFIXES)}) under {folder}")
     empty = [c for c in classes if not per_class[c]]
@@ -1032,6 +1052,7 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
     loose = []  # (index in records, folders of the path) of members outside train/ and test/
     reading = archives[:1]  # the archive being read: the one named when reading fails
     misspelled = set()  # split folders spelled otherwise than train/, test/...
+    unread = []  # images in formats that are not read
 
     def members():
         for archive in archives:
@@ -1042,6 +1063,8 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
                                               disable=not progress or not sys.stderr.isatty()):
                 parts = _image_member(name)
                 if parts is None:
+                    if name.lower().endswith(UNREAD_IMAGE_SUFFIXES) and not any(map(_hidden, name.split("/"))):
+                        unread.append(f"{archive.name}:{name}")
                     continue
                 if link is not None:
                     # read in one pass, a link cannot be followed back to its target; and an image reached by two
@@ -1072,6 +1095,7 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
                                 ) from err
     names = ", ".join(str(a) for a in archives)
     _check_split_names(names, sorted(misspelled), "unpack the archive(s) and rename")
+    _warn_unread_formats(names, unread)
     # Outside train/ and test/, the class is the first folder below the folders every such image is in, in whichever
     # archive: the archives read as the one folder they unpack to together (a class folder at any depth below what
     # they share; an archive per class, its class's subfolders within it, takes each archive's top folder).

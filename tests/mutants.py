@@ -6546,6 +6546,12 @@ MUTANTS = [
     Mutant('hidden-archives-read', 'tests/test_data.py -k archives_beside', [
         ('fastjem/data.py', ' and p.name not in TORCHVISION_ARCHIVES.values() and not _hidden(p.name))', ' and p.name not in TORCHVISION_ARCHIVES.values())'),
     ]),
+    Mutant('unread-image-formats-in-a-folder-unsaid', 'tests/test_data.py -k formats_that_are_not_read', [
+        ('fastjem/data.py', '    _warn_unread_formats(folder, unread)\n', ''),
+    ]),
+    Mutant('unread-image-formats-in-an-archive-unsaid', 'tests/test_data.py -k formats_that_are_not_read', [
+        ('fastjem/data.py', '    _warn_unread_formats(names, unread)\n', ''),
+    ]),
 ]
 
 

@@ -1302,6 +1302,29 @@ def test_hidden_files_and_odd_entries_are_not_data(tmp_path):
         load_arrays("imagefolder", messy)
 
 
+def test_images_in_formats_that_are_not_read_are_said_to_be_left_out(tmp_path):
+    """A phone's HEIC photos among a class's JPEGs, an AVIF: left out (as a README.txt is, silently), which is said,
+    with their formats, in a folder and in an archive; a class of such images alone is refused as one without
+    images."""
+    _write_folder(tmp_path / "imgs", ("a", "b"), n=6)
+    clean = load_arrays("imagefolder", tmp_path / "imgs")
+    for name in ("a/IMG_0001.HEIC", "a/IMG_0002.heic", "b/sub/photo.avif"):
+        (tmp_path / "imgs" / name).parent.mkdir(exist_ok=True)
+        (tmp_path / "imgs" / name).write_bytes(b"\x00\x00\x00\x18ftypheic")
+    (tmp_path / "imgs" / "a" / "README.txt").write_text("not an image: left out without a word")
+    unread = (r"3 image\(s\) under .* are in formats that are not read \(\.heic 2, \.avif 1; .*IMG_0001\.HEIC, "
+              r"\.\.\.\) and ")
+    with pytest.warns(UserWarning, match=unread + r"are left out: convert them to PNG or JPEG"):
+        _same_arrays(load_arrays("imagefolder", tmp_path / "imgs"), clean)
+    (tmp_path / "packed").mkdir()
+    _archive(tmp_path / "imgs", tmp_path / "packed" / "imgs.zip", fmt="zip")
+    with pytest.warns(UserWarning, match=unread.replace(".*IMG", "imgs\\.zip:a/IMG")):
+        _same_arrays(load_arrays("imagefolder", tmp_path / "packed"), clean)
+    (tmp_path / "imgs" / "c").mkdir()
+    (tmp_path / "imgs" / "c" / "IMG_0003.heic").write_bytes(b"\x00\x00\x00\x18ftypheic")
+    with pytest.warns(UserWarning, match=r"4 image\(s\)"), pytest.raises(DataNotFoundError, match=r"c hold no images"):
+        load_arrays("imagefolder", tmp_path / "imgs")
+
 def test_symlinked_folders_inside_a_class_are_read(tmp_path):
     import os
 
