@@ -139,6 +139,9 @@ def arrays_from_tensors(train_x: torch.Tensor, train_y: torch.Tensor, test_x: to
             raise ConfigError(f"{key} has labels in {int(y.min())}..{int(y.max())}; they must lie in 0..{k - 1} "
                               f"({k} classes)")
     size = train_x.shape[-1]
+    if pad is not None and not 0 <= pad < size:
+        raise ConfigError(f"pad={pad}: the reflect padding before the random crop must lie in 0..{size - 1}, less than "
+                          f"the images' side ({size}); 0 for none")
     names = tuple(classes) if classes is not None else tuple(str(i) for i in range(k))
     default_val = min(5000, len(train_y) // 10) if val_size is None else val_size
     info = DatasetInfo(name, k, train_x.shape[1], size, size // 8 if pad is None else pad, flip, default_val, names)
@@ -367,7 +370,7 @@ def _rename(arrays: Arrays, name: str, root: Path, flag: str = "--data-dir", cho
         raise DataNotFoundError(f"{held}: {advice}")
     flip = name != "svhn"
     # the torchvision layout's pad 4 at 32 pixels, scaled as load_arrays scales it for --image-size
-    pad = max(1, round(4 * info.image_size / 32))
+    pad = min(info.image_size - 1, max(1, round(4 * info.image_size / 32)))  # (reflect padding: less than the side)
     # the named set's 5000 held-out images, or a tenth of a smaller folder's training images (5000 of a subset of
     # 5500 would leave 500 to train on)
     val = min(5000, len(arrays.train_y) // 10)
@@ -1258,7 +1261,8 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
                       "whatever the network; training gets no classifier gradient, only the generative term learns); "
                       "for a classifier, give a folder with a subfolder per class", FastJEMWarning, stacklevel=2)
     size = tx.shape[-1]
-    info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,
+    # an eighth of the side, at least 1, less than the side (reflect padding of a 1-pixel image failed mid-run)
+    info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, min(size - 1, max(1, size // 8)), True,
                        min(5000, len(ty) // 10), tuple(classes))
     return Arrays(tx, ty, vx, vy, info, files)
 

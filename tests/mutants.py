@@ -2495,8 +2495,8 @@ MUTANTS = [
     ]),
     Mutant('named-folder-pad-at-least-2', 'tests/test_data.py', [
         ('fastjem/data.py',
-         'pad = max(1, round(4 * info.image_size / 32))',
-         'pad = max(2, round(4 * info.image_size / 32))'),
+         'pad = min(info.image_size - 1, max(1, round(4 * info.image_size / 32)))',
+         'pad = min(info.image_size - 1, max(2, round(4 * info.image_size / 32)))'),
     ]),
     Mutant('cifar-not-flipped', 'tests/test_data.py -k torchvision_sets_become', [
         ('fastjem/data.py',
@@ -2605,33 +2605,33 @@ MUTANTS = [
     ]),
     Mutant('folder-pad-at-most-one', 'tests/test_data.py -k an_eighth', [
         ('fastjem/data.py',
-         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,\n                       min(5000, len(ty) // 10), tuple(classes))',
-         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, min(1, size // 8), True,\n                       min(5000, len(ty) // 10), tuple(classes))'),
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, min(size - 1, max(1, size // 8)), True,\n                       min(5000, len(ty) // 10), tuple(classes))',
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, min(size - 1, min(1, size // 8)), True,\n                       min(5000, len(ty) // 10), tuple(classes))'),
     ]),
     Mutant('folder-pad-at-least-two', 'tests/test_data.py -k an_eighth', [
         ('fastjem/data.py',
-         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,\n                       min(5000, len(ty) // 10), tuple(classes))',
-         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(2, size // 8), True,\n                       min(5000, len(ty) // 10), tuple(classes))'),
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, min(size - 1, max(1, size // 8)), True,\n                       min(5000, len(ty) // 10), tuple(classes))',
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, min(size - 1, max(2, size // 8)), True,\n                       min(5000, len(ty) // 10), tuple(classes))'),
     ]),
     Mutant('folder-pad-a-ninth', 'tests/test_data.py -k an_eighth', [
         ('fastjem/data.py',
-         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,\n                       min(5000, len(ty) // 10), tuple(classes))',
-         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 9), True,\n                       min(5000, len(ty) // 10), tuple(classes))'),
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, min(size - 1, max(1, size // 8)), True,\n                       min(5000, len(ty) // 10), tuple(classes))',
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, min(size - 1, max(1, size // 9)), True,\n                       min(5000, len(ty) // 10), tuple(classes))'),
     ]),
     Mutant('folder-no-flip', 'tests/test_data.py -k an_eighth', [
         ('fastjem/data.py',
-         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,\n                       min(5000, len(ty) // 10), tuple(classes))',
-         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), False,\n                       min(5000, len(ty) // 10), tuple(classes))'),
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, min(size - 1, max(1, size // 8)), True,\n                       min(5000, len(ty) // 10), tuple(classes))',
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, min(size - 1, max(1, size // 8)), False,\n                       min(5000, len(ty) // 10), tuple(classes))'),
     ]),
     Mutant('folder-val-at-least-5000', 'tests/test_data.py -k an_eighth', [
         ('fastjem/data.py',
-         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,\n                       min(5000, len(ty) // 10), tuple(classes))',
-         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,\n                       max(5000, len(ty) // 10), tuple(classes))'),
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, min(size - 1, max(1, size // 8)), True,\n                       min(5000, len(ty) // 10), tuple(classes))',
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, min(size - 1, max(1, size // 8)), True,\n                       max(5000, len(ty) // 10), tuple(classes))'),
     ]),
     Mutant('folder-val-an-eleventh', 'tests/test_data.py -k an_eighth', [
         ('fastjem/data.py',
-         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,\n                       min(5000, len(ty) // 10), tuple(classes))',
-         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, max(1, size // 8), True,\n                       min(5000, len(ty) // 11), tuple(classes))'),
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, min(size - 1, max(1, size // 8)), True,\n                       min(5000, len(ty) // 10), tuple(classes))',
+         'info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, min(size - 1, max(1, size // 8)), True,\n                       min(5000, len(ty) // 11), tuple(classes))'),
     ]),
     Mutant('draw-never-first-image', 'tests/test_data.py -k uniformly', [
         ('fastjem/data.py',
@@ -6551,6 +6551,15 @@ MUTANTS = [
     ]),
     Mutant('unread-image-formats-in-an-archive-unsaid', 'tests/test_data.py -k formats_that_are_not_read', [
         ('fastjem/data.py', '    _warn_unread_formats(names, unread)\n', ''),
+    ]),
+    Mutant('imagefolder-pad-past-a-one-pixel-side', 'tests/test_data.py -k crop_padding', [
+        ('fastjem/data.py', 'min(size - 1, max(1, size // 8)), True,', 'max(1, size // 8), True,'),
+    ]),
+    Mutant('named-folder-pad-past-a-one-pixel-side', 'tests/test_data.py -k crop_padding', [
+        ('fastjem/data.py', '    pad = min(info.image_size - 1, max(1, round(4 * info.image_size / 32)))', '    pad = max(1, round(4 * info.image_size / 32))'),
+    ]),
+    Mutant('tensors-pad-unchecked', 'tests/test_data.py -k padding_given', [
+        ('fastjem/data.py', '    if pad is not None and not 0 <= pad < size:', '    if False:'),
     ]),
 ]
 

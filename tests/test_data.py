@@ -1272,6 +1272,22 @@ def test_named_dataset_folders_scale_the_crop_padding_with_the_image_size(tmp_pa
     _write_folder(tmp_path / "cifar" / "train", classes, n=2, size=32)
     _write_folder(tmp_path / "cifar" / "test", classes, n=1, size=32)
     assert [load_arrays("cifar10", tmp_path / "cifar", image_size=s).info.pad for s in (16, 32, 64)] == [2, 4, 8]
+    # reflect padding is less than the side: none at one pixel (torch refused padding 1 at the first batch, mid-run)
+    assert [load_arrays(n, tmp_path / "cifar", image_size=1).info.pad for n in ("cifar10", "imagefolder")] == [0, 0]
+    one = DeviceData(load_arrays("imagefolder", tmp_path / "cifar", image_size=1), torch.device("cpu"), val_size=0)
+    assert one.draw(4)[0].shape == (4, 3, 1, 1)
+
+
+def test_padding_given_with_tensors_is_less_than_the_side():
+    from fastjem.data import arrays_from_tensors
+    from fastjem.errors import ConfigError
+
+    x, y = torch.zeros(6, 3, 8, 8, dtype=torch.uint8), torch.arange(6) % 2
+    assert arrays_from_tensors(x, y, x, y, pad=7).info.pad == 7
+    for pad in (8, -1):
+        with pytest.raises(ConfigError, match=rf"pad={pad}: the reflect padding before the random crop must lie in "
+                                              r"0\.\.7, less than the images' side \(8\); 0 for none"):
+            arrays_from_tensors(x, y, x, y, pad=pad)
 
 
 def test_an_image_folder_pads_an_eighth_flips_and_holds_out_a_tenth(tmp_path):
