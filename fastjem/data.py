@@ -1256,10 +1256,17 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
                           stacklevel=2)
     if len(classes) == 1:
         # p(y|x) of one class is 1 for every image: its loss and gradient are 0 and accuracy is 1, whatever the
-        # network; a folder given one level too deep (one class's folder, or train/ of one class) looks like this
+        # network; a folder given one level too deep (one class's folder, or train/ of one class) looks like this, and
+        # one given a level too high (the folder an archive unpacked to, holding train/ and test/, or the classes)
+        inner = root / classes[0]
+        subs = sorted(d.name + "/" for d in inner.iterdir() if d.is_dir() and not _hidden(d.name)) if (
+            inner.is_dir()) else []
+        above = (f"; {inner} holds {', '.join(subs[:3])}{', ...' if len(subs) > 3 else ''}: if those are the "
+                 f"classes (or train/ and test/), give {flag} {inner}") if subs else ""
         warnings.warn(f"image folder {root} has one class ({classes[0]!r}): classification is trivial (accuracy 1 "
                       "whatever the network; training gets no classifier gradient, only the generative term learns); "
-                      "for a classifier, give a folder with a subfolder per class", FastJEMWarning, stacklevel=2)
+                      f"for a classifier, give a folder with a subfolder per class{above}", FastJEMWarning,
+                      stacklevel=2)
     size = tx.shape[-1]
     # an eighth of the side, at least 1, less than the side (reflect padding of a 1-pixel image failed mid-run)
     info = DatasetInfo("imagefolder", len(classes), tx.shape[1], size, min(size - 1, max(1, size // 8)), True,

@@ -6561,6 +6561,9 @@ MUTANTS = [
     Mutant('tensors-pad-unchecked', 'tests/test_data.py -k padding_given', [
         ('fastjem/data.py', '    if pad is not None and not 0 <= pad < size:', '    if False:'),
     ]),
+    Mutant('one-class-folder-a-level-too-high-unsaid', 'tests/test_data.py -k one_class_is_named', [
+        ('fastjem/data.py', 'f"for a classifier, give a folder with a subfolder per class{above}"', 'f"for a classifier, give a folder with a subfolder per class"'),
+    ]),
 ]
 
 

@@ -321,6 +321,16 @@ def test_a_folder_of_one_class_is_named_as_such(tmp_path):
     with pytest.warns(UserWarning, match=r"has one class \('cats'\): classification is trivial"):
         a = load_arrays("imagefolder", tmp_path / "one")
     assert a.info.num_classes == 1
+    # a folder a level too high (the one an archive unpacked to, holding train/ and test/): where to point, said
+    _write_folder(tmp_path / "high" / "CIFAR-10-images" / "train", ("a", "b"), n=3)
+    _write_folder(tmp_path / "high" / "CIFAR-10-images" / "test", ("a", "b"), n=1)
+    inner = tmp_path / "high" / "CIFAR-10-images"
+    with pytest.warns(UserWarning, match=rf"has one class \('CIFAR-10-images'\): .*; {re.escape(str(inner))} holds "
+                                         r"test/, train/: if those are the classes \(or train/ and test/\), give "
+                                         rf"--data-dir {re.escape(str(inner))}$"):
+        load_arrays("imagefolder", tmp_path / "high")
+    with pytest.warns(UserWarning, match=r"per class$"):  # no folders inside 'cats': nothing more to say
+        load_arrays("imagefolder", tmp_path / "one")
     _write_folder(tmp_path / "two")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
