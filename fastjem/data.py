@@ -248,6 +248,7 @@ def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = Fa
             return _rename(_load_imagefolder(root, image_size, flag, progress), name, root, flag, choose_dataset)
         arrays = _load_torchvision(name, root, download, flag)
     elif name == "imagefolder":
+        _check_not_torchvision_download(root, flag, choose_dataset)
         return _load_imagefolder(root, image_size, flag, progress)
     else:
         raise DataNotFoundError(f"unknown dataset {name!r}; choose digits, cifar10, cifar100, svhn or imagefolder")
@@ -633,6 +634,28 @@ def _image_archives(root: Path) -> list[Path]:
         return []
     return sorted(p for p in root.iterdir() if p.is_file() and p.name.lower().endswith(ARCHIVE_SUFFIXES)
                   and p.name not in TORCHVISION_ARCHIVES.values() and not _hidden(p.name))
+
+
+def _check_not_torchvision_download(root: Path, flag: str, choose_dataset: bool = True) -> None:
+    """torchvision's own download given as an image folder (cifar-10-python.tar.gz, cifar-10-batches-py/,
+    train_32x32.mat, or a folder of them alone): arrays, not image files, refused with the --dataset that reads them
+    (the archive named itself was taken for a folder: "a file stands where a folder is needed: choose another
+    --out-dir")."""
+    own = {**{a: n for n, a in TORCHVISION_ARCHIVES.items()}, **{f: n for n, f in TORCHVISION_FOLDERS.items()},
+           **{f: "svhn" for f in (*TORCHVISION_FILES["svhn"], "extra_32x32.mat")}}
+    if root.name in own and root.exists():
+        there, folder = [root.name], root.parent
+    else:
+        names = sorted(p.name for p in root.iterdir() if not _hidden(p.name)) if root.is_dir() else []
+        there, folder = (names, root) if names and all(n in own for n in names) else ([], root)
+    if not there:
+        return
+    sets = sorted({own[n] for n in there})
+    advice = (f"give --dataset {' or '.join(sets)} {flag} {folder}" if choose_dataset
+              else f"point {flag} at a folder of class folders")
+    raise DataNotFoundError(f"{root} {'holds' if folder == root else 'is'} torchvision's download of "
+                            f"{' and '.join(sets)} ({', '.join(there)}): arrays, not the image files --dataset "
+                            f"imagefolder reads: {advice}")
 
 
 def _torchvision_files_present(name: str, root: Path) -> bool:

@@ -6564,6 +6564,12 @@ MUTANTS = [
     Mutant('one-class-folder-a-level-too-high-unsaid', 'tests/test_data.py -k one_class_is_named', [
         ('fastjem/data.py', 'f"for a classifier, give a folder with a subfolder per class{above}"', 'f"for a classifier, give a folder with a subfolder per class"'),
     ]),
+    Mutant('torchvision-download-taken-for-an-image-folder', 'tests/test_data.py -k torchvisions_downloads', [
+        ('fastjem/data.py', '        _check_not_torchvision_download(root, flag, choose_dataset)\n', ''),
+    ]),
+    Mutant('torchvision-download-folder-not-recognised', 'tests/test_data.py -k torchvisions_downloads', [
+        ('fastjem/data.py', 'there, folder = (names, root) if names and all(n in own for n in names) else ([], root)', 'there, folder = [], root'),
+    ]),
 ]
 
 

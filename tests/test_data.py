@@ -1118,6 +1118,33 @@ def test_a_data_dir_that_is_a_file_is_called_one(tmp_path):
         load_arrays("cifar100", tmp_path / "notes.txt")
 
 
+def test_torchvisions_downloads_given_as_an_image_folder_name_the_dataset_that_reads_them(tmp_path):
+    """cifar-10-python.tar.gz given as --dataset imagefolder was taken for a folder ("a file stands where a folder is
+    needed: choose another --out-dir"); it, torchvision's unpacked folder, SVHN's .mat files, or a folder of them
+    alone, are refused with the --dataset and --data-dir that read them (evaluation, whose dataset is the
+    checkpoint's: a folder of class folders to give)."""
+    dl = tmp_path / "dl"
+    (dl / "cifar-10-batches-py").mkdir(parents=True)
+    (dl / "cifar-10-python.tar.gz").write_bytes(b"torchvision's archive")
+    (tmp_path / "svhn").mkdir()
+    for f in ("train_32x32.mat", "test_32x32.mat"):
+        (tmp_path / "svhn" / f).write_bytes(b"MATLAB")
+    for given, verb, files, name, folder in (
+            (dl / "cifar-10-python.tar.gz", "is", "cifar-10-python.tar.gz", "cifar10", dl),
+            (dl / "cifar-10-batches-py", "is", "cifar-10-batches-py", "cifar10", dl),
+            (dl, "holds", "cifar-10-batches-py, cifar-10-python.tar.gz", "cifar10", dl),
+            (tmp_path / "svhn", "holds", "test_32x32.mat, train_32x32.mat", "svhn", tmp_path / "svhn")):
+        with pytest.raises(DataNotFoundError, match=rf"{re.escape(str(given))} {verb} torchvision's download of {name} "
+                                                    rf"\({re.escape(files)}\): arrays, not the image files --dataset "
+                                                    rf"imagefolder reads: give --dataset {name} --data-dir "
+                                                    rf"{re.escape(str(folder))}$"):
+            load_arrays("imagefolder", given)
+    with pytest.raises(DataNotFoundError, match=r"reads: point --data-dir at a folder of class folders$"):
+        load_arrays("imagefolder", dl, choose_dataset=False)
+    _write_folder(dl / "imgs", ("a", "b"))  # beside class folders, torchvision's files are not the data
+    with pytest.raises(DataNotFoundError, match=r"cifar-10-batches-py hold no images"):
+        load_arrays("imagefolder", dl)
+
 def test_an_undecodable_image_is_named(tmp_path):
     _write_folder(tmp_path / "imgs", ("a", "b"), n=3)
     (tmp_path / "imgs" / "b" / "broken.jpg").write_bytes(b"\xff\xd8 not a jpeg")
