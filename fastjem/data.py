@@ -850,7 +850,8 @@ def _decode_many(sources: Iterable, desc: str, size: int = 0, total: int | None 
                  progress: bool = True) -> list[torch.Tensor]:
     """Encoded images -> uint8 [3, H, W] each, fitted to ``size`` when > 0. ``sources`` yields Paths to read or
     (name, bytes) pairs, and may be a generator (an archive being read): chunks go to a thread pool as they
-    come, and torchvision's decoders release the GIL, so decoding overlaps the reading and uses every core."""
+    come, and torchvision's decoders release the GIL, so decoding overlaps the reading and uses the cores (8 at
+    most)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from fastjem.console import progress_bar
