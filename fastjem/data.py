@@ -1007,7 +1007,18 @@ def _archive_members(archive: Path):
             for info in zf.infolist():
                 if info.is_dir():
                     continue
-                with zf.open(info) as f:
+                try:
+                    opened = zf.open(info)
+                except (RuntimeError, NotImplementedError) as err:
+                    # password-protected, or packed by a method zipfile lacks (Deflate64, PPMd): zipfile raised out of
+                    # the command, a traceback; a member that is no image is not data either way
+                    if _image_member(info.filename) is None:
+                        continue
+                    why = ("it is encrypted (a zip with a password)" if info.flag_bits & 0x1 else
+                           f"{err} ({zipfile.compressor_names.get(info.compress_type, info.compress_type)})")
+                    raise DataNotFoundError(f"{archive}: {info.filename} cannot be read: {why}; unpack the archive "
+                                            "yourself and pass the folder") from err
+                with opened as f:
                     if stat.S_ISLNK(info.external_attr >> 16):  # a symbolic link: its target is the content
                         yield info.filename, None, f.read().decode("utf-8", "replace")
                     else:

@@ -6570,6 +6570,12 @@ MUTANTS = [
     Mutant('torchvision-download-folder-not-recognised', 'tests/test_data.py -k torchvisions_downloads', [
         ('fastjem/data.py', 'there, folder = (names, root) if names and all(n in own for n in names) else ([], root)', 'there, folder = [], root'),
     ]),
+    Mutant('zip-member-unopenable-a-traceback', 'tests/test_data.py -k zipfile_cannot_open', [
+        ('fastjem/data.py', '                except (RuntimeError, NotImplementedError) as err:\n                    # password-protected', '                except OSError as err:\n                    # password-protected'),
+    ]),
+    Mutant('zip-unopenable-non-image-refused', 'tests/test_data.py -k zipfile_cannot_open', [
+        ('fastjem/data.py', '                    if _image_member(info.filename) is None:\n                        continue\n                    why =', '                    if False:\n                        continue\n                    why ='),
+    ]),
 ]
 
 

@@ -1251,6 +1251,35 @@ def test_a_link_in_an_archive_is_refused_not_dropped(tmp_path, kind):
         load_arrays("imagefolder", archive.parent)
 
 
+@pytest.mark.parametrize("kind", ["encrypted", "deflate64"])
+def test_a_zip_member_that_zipfile_cannot_open_is_named_not_a_traceback(tmp_path, kind):
+    """A password-protected zip, or one packed by Deflate64 (Windows' own zips of large folders) or PPMd: zipfile
+    raised RuntimeError or NotImplementedError out of the command, a traceback; said with the member and what to do.
+    A member that is not an image is skipped as any such member is."""
+    import struct
+
+    _write_folder(tmp_path / "imgs", ("a", "b"), n=2)
+    (tmp_path / "imgs" / "a" / "-notes.txt").write_text("not an image, and the zip's first member")
+    (tmp_path / "packed").mkdir()
+    archive = _archive(tmp_path / "imgs", tmp_path / "packed" / "imgs.zip", fmt="zip")
+    data = bytearray(archive.read_bytes())
+    # the flags' bit 0 (encrypted) or the method (9, Deflate64) of each member, in the central directory (flags at
+    # +8, method at +10), which zipfile reads, and in the local headers (+6, +8)
+    for sig, at in ((b"PK\x01\x02", 8), (b"PK\x03\x04", 6)):
+        i = data.find(sig)
+        while i >= 0:
+            if kind == "encrypted":
+                data[i + at] |= 0x1
+            else:
+                data[i + at + 2:i + at + 4] = struct.pack("<H", 9)
+            i = data.find(sig, i + 4)
+    archive.write_bytes(bytes(data))
+    why = (r"it is encrypted \(a zip with a password\)" if kind == "encrypted"
+           else r"That compression method is not supported \(deflate64\)")
+    with pytest.raises(DataNotFoundError, match=rf"imgs\.zip: a/0\.png cannot be read: {why}; unpack the archive "
+                                                r"yourself and pass the folder"):
+        load_arrays("imagefolder", tmp_path / "packed")
+
 def test_a_folder_with_one_image_a_class_says_no_test_set_can_be_held_out(tmp_path):
     _write_folder(tmp_path / "ones", n=1)
     with pytest.raises(DataNotFoundError, match=r"ones: no class holds two images or more, so none can be held "
