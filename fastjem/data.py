@@ -825,6 +825,10 @@ def read_image(data: bytes, name: str = "an image") -> torch.Tensor:
                                         "0..65535?) cannot be known: save it as an 8- or 16-bit image (PNG or "
                                         "TIFF), scaled as you mean it to be seen")
             return torch.from_numpy(np.asarray(im.convert("RGB"), dtype=np.uint8).copy()).permute(2, 0, 1)
+    except Image.DecompressionBombError as err:
+        # (not an OSError: it left the command as a traceback) a scan or satellite tile of 180 M pixels and more
+        raise DataNotFoundError(f"{name} has more pixels than Pillow decodes ({err}): shrink it first (--image-size "
+                                "resizes it only once decoded), or remove it") from err
     except (OSError, ValueError, SyntaxError) as err:
         # Pillow names the in-memory buffer it read ("<_io.BytesIO object at 0x...>"), not the file
         why = ("not an image format it knows" if isinstance(err, UnidentifiedImageError)

@@ -6576,6 +6576,9 @@ MUTANTS = [
     Mutant('zip-unopenable-non-image-refused', 'tests/test_data.py -k zipfile_cannot_open', [
         ('fastjem/data.py', '                    if _image_member(info.filename) is None:\n                        continue\n                    why =', '                    if False:\n                        continue\n                    why ='),
     ]),
+    Mutant('pillow-pixel-limit-a-traceback', 'tests/test_data.py -k pixel_limit', [
+        ('fastjem/data.py', '    except Image.DecompressionBombError as err:', '    except UnicodeError as err:'),
+    ]),
 ]
 
 

@@ -1161,6 +1161,19 @@ def test_an_undecodable_image_is_named(tmp_path):
     assert "BytesIO" not in message
 
 
+def test_an_image_past_pillows_pixel_limit_is_named_not_a_traceback(tmp_path, monkeypatch):
+    """A TIFF of 180 M pixels and more (a scan, a satellite tile): Pillow's DecompressionBombError, not an OSError,
+    left the command as a traceback; named with the other bad files, with what to do. (The limit lowered here.)"""
+    from PIL import Image as PILImage
+
+    _write_folder(tmp_path / "imgs", ("a", "b"), n=3, size=8)
+    Image.fromarray(np.zeros((16, 16, 3), np.uint8)).save(tmp_path / "imgs" / "b" / "scan.tif")
+    monkeypatch.setattr(PILImage, "MAX_IMAGE_PIXELS", 100)  # twice this refused: 256 pixels are
+    with pytest.raises(DataNotFoundError, match=r"1 file\(s\) could not be read as images:\n  .*scan\.tif has more "
+                                                r"pixels than Pillow decodes \(Image size \(256 pixels\) exceeds limit "
+                                                r".*\): shrink it first \(--image-size resizes it only once decoded\)"):
+        load_arrays("imagefolder", tmp_path / "imgs", image_size=8)
+
 def test_nested_class_folders_in_an_archive_take_their_top_folder_as_the_class(tmp_path):
     """<class>/<sub>/<image>: the class is the folder below what every member shares, as the folder reads it."""
     for c in ("cat", "dog"):
