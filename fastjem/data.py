@@ -21,6 +21,7 @@ import tarfile
 import time
 import warnings
 import zipfile
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -778,10 +779,32 @@ def _webp_with_exif(data: bytes) -> bool:
     return data[:4] == b"RIFF" and data[8:16] == b"WEBPVP8X" and len(data) > 20 and bool(data[20] & 0x08)
 
 
+def _png_damaged(data: bytes) -> bool:
+    """A PNG whose critical chunks (header, palette, image data) fail their CRC checks, or are cut short: a bit flipped
+    on disk or in a copy. torchvision's PNG decoder (0.29) crashes the process on damaged image data (a segmentation
+    fault: the run ended without a word), where Pillow raises an error that names the file."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        return False
+    view, at = memoryview(data), 8
+    while at + 12 <= len(data):
+        end = at + 8 + int.from_bytes(view[at:at + 4], "big")  # the chunk's type and data end here, then its CRC
+        if end + 4 > len(data):
+            return True
+        kind = bytes(view[at + 4:at + 8])
+        # (an ancillary chunk's, lower-case, is only warned of by libpng, and dropped)
+        if kind[:1].isupper() and zlib.crc32(view[at + 4:end]) != int.from_bytes(view[end:end + 4], "big"):
+            return True
+        if kind == b"IEND":
+            return False
+        at = end + 4
+    return True
+
+
 def _torchvision_decode(data: bytes) -> torch.Tensor | None:
     """uint8 [3, H, W] from torchvision's decoders (JPEG, PNG, GIF, WebP), turned as the EXIF orientation says; None
-    where they cannot decode the file, or would not turn it (a WebP with EXIF: its orientation is not applied)."""
-    if _webp_with_exif(data):
+    where they cannot decode the file, or would not turn it (a WebP with EXIF: its orientation is not applied), or
+    would crash on it (a damaged PNG)."""
+    if _webp_with_exif(data) or _png_damaged(data):
         return None
     try:
         from torchvision.io import ImageReadMode, decode_image

@@ -1736,7 +1736,7 @@ MUTANTS = [
         ('fastjem/data.py', '    keys = ("num_classes", "channels", "image_size")\n    if all', '    keys = ("num_classes", "channels")\n    if all'),
     ]),
     Mutant('data-webp-exif-unturned', 'tests/test_data.py -k exif', [
-        ('fastjem/data.py', '    if _webp_with_exif(data):\n        return None', '    if False:\n        return None'),
+        ('fastjem/data.py', '    if _webp_with_exif(data) or _png_damaged(data):', '    if _png_damaged(data):'),
     ]),
     Mutant('data-pillow-exif-unturned', 'tests/test_data.py -k exif', [
         ('fastjem/data.py', '            im = ImageOps.exif_transpose(im)\n', ''),
@@ -6578,6 +6578,15 @@ MUTANTS = [
     ]),
     Mutant('pillow-pixel-limit-a-traceback', 'tests/test_data.py -k pixel_limit', [
         ('fastjem/data.py', '    except Image.DecompressionBombError as err:', '    except UnicodeError as err:'),
+    ]),
+    Mutant('damaged-png-to-torchvision', 'tests/test_data.py -k damaged_png', [
+        ('fastjem/data.py', '    if _webp_with_exif(data) or _png_damaged(data):', '    if _webp_with_exif(data):'),
+    ]),
+    Mutant('png-ancillary-crc-taken-for-damage', 'tests/test_data.py -k damaged_png', [
+        ('fastjem/data.py', '        if kind[:1].isupper() and zlib.crc32(', '        if zlib.crc32('),
+    ]),
+    Mutant('png-cut-short-taken-for-whole', 'tests/test_data.py -k damaged_png', [
+        ('fastjem/data.py', '        if end + 4 > len(data):\n            return True', '        if end + 4 > len(data):\n            return False'),
     ]),
 ]
 

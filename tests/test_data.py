@@ -1161,6 +1161,40 @@ def test_an_undecodable_image_is_named(tmp_path):
     assert "BytesIO" not in message
 
 
+def test_a_damaged_png_is_named_not_a_crash(tmp_path):
+    """A PNG with a byte changed in its image data (bit rot, a damaged copy): torchvision's decoder (0.29) crashed the
+    process, a segmentation fault without a word; its chunks' CRCs say it is damaged, and Pillow's error names it. (In
+    a process of its own: the crash would end this one.) A damaged text chunk, which libpng drops, is no reason."""
+    import struct
+    import subprocess
+    import sys
+    import zlib
+    from pathlib import Path
+
+    import fastjem
+    from fastjem.data import _png_damaged
+
+    _write_folder(tmp_path / "imgs", ("a", "b"), n=3, size=16)
+    ramp = np.tile(np.arange(64, dtype=np.uint8)[:, None, None] * 4, (1, 64, 3))  # compressible: a coded stream
+    Image.fromarray(ramp).resize((16, 16)).save(tmp_path / "ramp.png")
+    intact = (tmp_path / "ramp.png").read_bytes()
+    damaged = bytearray(intact)
+    damaged[damaged.find(b"IDAT") + 8] ^= 0xFF  # four bytes into the compressed image data
+    (tmp_path / "imgs" / "b" / "damaged.png").write_bytes(bytes(damaged))
+    code = "import sys; from fastjem.data import load_arrays; load_arrays('imagefolder', sys.argv[1], progress=False)"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(fastjem.__file__).parents[1]),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "imgs")], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr[-3000:])
+    assert "damaged.png is not an image that Pillow or torchvision can decode" in proc.stderr, proc.stderr[-3000:]
+    iend = intact.find(b"IEND") - 4
+    text = b"tEXt" + b"Comment\x00hello"
+    with_text = intact[:iend] + struct.pack(">I", len(text) - 4) + text + struct.pack(">I", zlib.crc32(text))
+    bad_text = with_text[:-4] + b"\x00\x00\x00\x00" + intact[iend:]
+    assert not _png_damaged(intact) and not _png_damaged(with_text + intact[iend:]) and not _png_damaged(bad_text)
+    assert _png_damaged(bytes(damaged)) and _png_damaged(intact[:-20])  # its image data's CRC fails; cut short
+
 def test_an_image_past_pillows_pixel_limit_is_named_not_a_traceback(tmp_path, monkeypatch):
     """A TIFF of 180 M pixels and more (a scan, a satellite tile): Pillow's DecompressionBombError, not an OSError,
     left the command as a traceback; named with the other bad files, with what to do. (The limit lowered here.)"""
