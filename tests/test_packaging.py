@@ -93,3 +93,21 @@ def test_every_third_party_module_the_library_imports_is_declared():
             extra_at_import.append(module)
     assert not undeclared, f"imported but not declared in pyproject.toml: {undeclared}"
     assert not extra_at_import, f"imported when fastjem is imported, but only an extra: {extra_at_import}"
+
+
+def test_the_repository_holds_the_fixed_top_level_only():
+    """What git tracks lies in fastjem/, kernels/, bench/, tests/, setup.py, pyproject.toml and README.md (and the
+    repository's own dot files): a run folder or scratch file committed by mistake (t1/ with its checkpoint was)
+    fails here."""
+    import pytest
+
+    root = __import__("pathlib").Path(__file__).resolve().parents[1]
+    try:
+        out = subprocess.run(["git", "ls-files"], capture_output=True, text=True, timeout=60, cwd=root)
+    except FileNotFoundError:
+        pytest.skip("git is not installed")
+    if out.returncode != 0:
+        pytest.skip(f"not a git checkout: {out.stderr.strip()}")
+    fixed = {"fastjem", "kernels", "bench", "tests", "setup.py", "pyproject.toml", "README.md"}
+    tops = {name.split("/")[0] for name in out.stdout.splitlines()}
+    assert tops and {t for t in tops if t not in fixed and not t.startswith(".")} == set()
