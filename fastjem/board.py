@@ -66,6 +66,7 @@ class TensorBoardLog:
         self.folder = Path(folder)
         self._writer_cls = _summary_writer()
         self.writer = None
+        self.closed = False  # by close(): a rewind after it writes its event and closes the writer again
         self._warn = warn
         self.failed: str | None = None  # why TensorBoard logging stopped
         self._images: dict[str, int] = {}
@@ -136,8 +137,13 @@ class TensorBoardLog:
             self.writer.close()
             self._open(iteration)
             self.writer.add_text("events", why, iteration)
+            if self.closed:
+                # a run that stopped, then rolled back (a divergence met by the stop): the event and the purge are
+                # written, and the writer stays closed as its run left it
+                self.writer.close()
 
     def close(self) -> None:
+        self.closed = True
         if self.writer is None:
             return
         with self._guard():

@@ -1571,7 +1571,8 @@ class Trainer:
                 it = self.iteration
                 keep_due = bool(cfg.ckpt_keep_every) and it % cfg.ckpt_keep_every == 0
                 ckpt_due = (bool(cfg.ckpt_every) and it % cfg.ckpt_every == 0) or keep_due
-                check_due = it % cfg.check_every == 0 or ckpt_due or it == self.total_iters
+                on_grid = it % cfg.check_every == 0
+                check_due = on_grid or ckpt_due or it == self.total_iters
                 if time.monotonic() >= deadline and stop["signal"] is None:
                     stop["signal"] = "time limit"
                 if self.dist.enabled:
@@ -1591,7 +1592,7 @@ class Trainer:
                         continue
                     # on the --check-every grid only, not at the checks a checkpoint adds: where the guard rolls back
                     # must not follow --ckpt-every, which a resume may change
-                    if it % cfg.check_every == 0 and it - self.guard.snapshot["iteration"] >= cfg.snapshot_every:
+                    if on_grid and it - self.guard.snapshot["iteration"] >= cfg.snapshot_every:
                         self._take_snapshot()
                 bar.update(1)
                 if it % cfg.log_every == 0 or it == self.total_iters:
@@ -1657,8 +1658,6 @@ class Trainer:
                     # without the remedy, resumed into the same divergence, and a run stopped before that check again
                     # (a job's time limit) went back each time and never got past it
                     self.recover()
-                    if self.board is not None:
-                        self.board.close()  # (recover's rewind opened it again)
                 elif unhealthy:
                     self.guard.restore_snapshot()
                 elif not stopping:

@@ -2700,8 +2700,8 @@ MUTANTS = [
     ]),
     Mutant('last-iteration-unchecked-off-the-grid', 'tests/test_guard.py -k off_the_check_grid', [
         ('fastjem/train.py',
-         'check_due = it % cfg.check_every == 0 or ckpt_due or it == self.total_iters',
-         'check_due = it % cfg.check_every == 0 or ckpt_due'),
+         'check_due = on_grid or ckpt_due or it == self.total_iters',
+         'check_due = on_grid or ckpt_due'),
     ]),
     Mutant('best-off-says-kept', 'tests/test_best.py -k switched_off', [
         ('fastjem/train.py',
@@ -3820,8 +3820,8 @@ MUTANTS = [
         ('fastjem/train.py', '                    bar.write(f"iter {it}: val acc {val[\'acc\']:.4f}" + (" (best so far: best.pt)" if kept else ""))\n', '                    pass  # not shown\n'),
     ]),
     Mutant('stopped-unhealthy-state-saved', 'tests/test_guard.py -k keeps_the_remedy', [
-        ('fastjem/train.py', "                    self.recover()\n                    if self.board is not None:\n                        self.board.close()  # (recover's rewind opened it again)\n",
-         '                    pass  # not rolled back\n'),
+        ('fastjem/train.py', "                    self.recover()\n                elif unhealthy:\n",
+         '                    pass  # not rolled back\n                elif unhealthy:\n'),
     ]),
     Mutant('fit-keeps-the-bar-log', 'tests/test_train.py -k gives_back', [
         ('fastjem/train.py', '            bar.close()\n            self.log = log\n', '            bar.close()\n            pass  # log not given back\n'),
@@ -4045,7 +4045,7 @@ MUTANTS = [
         ('fastjem/export.py', '    except Exception as err:  # noqa: BLE001 - say which network did not export, and why, in one line\n        raise ConfigError(', '    except ImportError as err:\n        raise ConfigError('),
     ]),
     Mutant('board-writer-unset-before-open', 'tests/test_board.py::test_a_tensorboard_folder_that_cannot_be_made_warns_once_and_the_log_stays_quiet', [
-        ('fastjem/board.py', '        self.writer = None\n        self._warn = warn', '        self._warn = warn'),
+        ('fastjem/board.py', '        self.writer = None\n        self.closed = False', '        self.closed = False'),
     ]),
     Mutant('runs-torn-checkpoint-breaks-the-row', 'tests/test_runs.py::test_a_run_stopped_between_log_lines_shows_its_checkpoints_iteration', [
         ('fastjem/runs.py', "    except Exception:  # noqa: BLE001 - a torn or foreign file: the log's iteration stands\n        return 0", "    except Exception:  # noqa: BLE001 - a torn or foreign file: the log's iteration stands\n        return None"),
@@ -6488,8 +6488,8 @@ MUTANTS = [
          '            logits, logits_p, logits_q = self.forward(x_lab, x_p, x_q)'),
     ]),
     Mutant('stop-between-checks-rolls-back-without-remedy', 'tests/test_guard.py -k between_a_divergence', [
-        ('fastjem/train.py', "                    self.recover()\n                    if self.board is not None:\n                        self.board.close()  # (recover's rewind opened it again)\n",
-         '                    self.guard.restore_snapshot()\n'),
+        ('fastjem/train.py', "                    self.recover()\n                elif unhealthy:\n",
+         '                    self.guard.restore_snapshot()\n                elif unhealthy:\n'),
     ]),
     Mutant('stop-keeps-its-rolled-back-state-over-the-kept-copy', 'tests/test_guard.py -k between_a_divergence', [
         ('fastjem/train.py', 'self.iteration == self.total_iters and self.iteration % cfg.ckpt_keep_every == 0',
@@ -6502,8 +6502,14 @@ MUTANTS = [
         ('fastjem/checkpoint.py', '        return not zipfile.is_zipfile(path)\n', '        return False\n'),
     ]),
     Mutant('snapshot-at-a-checkpoints-check', 'tests/test_guard.py -k does_not_follow_ckpt_every', [
-        ('fastjem/train.py', 'if it % cfg.check_every == 0 and it - self.guard.snapshot["iteration"] >= cfg.snapshot_every:',
+        ('fastjem/train.py', 'if on_grid and it - self.guard.snapshot["iteration"] >= cfg.snapshot_every:',
          'if it - self.guard.snapshot["iteration"] >= cfg.snapshot_every:'),
+    ]),
+    Mutant('board-rewind-after-close-leaves-it-open', 'tests/test_board.py -k "rewind_after_close or stop_that_meets"', [
+        ('fastjem/board.py', '            if self.closed:\n                # a run that stopped', '            if False:\n                # a run that stopped'),
+    ]),
+    Mutant('board-close-not-remembered', 'tests/test_board.py -k "rewind_after_close or stop_that_meets"', [
+        ('fastjem/board.py', '    def close(self) -> None:\n        self.closed = True\n', '    def close(self) -> None:\n'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

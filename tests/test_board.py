@@ -92,6 +92,29 @@ def test_a_run_that_fails_still_writes_what_it_logged_to_tensorboard(tiny_config
     assert closed == [t.board]
 
 
+def test_a_stop_that_meets_a_divergence_logs_the_rollback_and_leaves_the_log_closed(tiny_config, tmp_path):
+    """A stop between a divergence and its check recovers after the loop has closed the log: the rollback's event
+    and purge are written, and the writer is closed again (the rewind reopened it, and the run's end left it open)."""
+    import os
+    import signal
+
+    cfg = tiny_config.replace(iters=8, check_every=4, snapshot_every=4, log_every=4, lr=5e-3, tensorboard=True)
+    t = Trainer(cfg, out_dir=tmp_path, progress=False, log=lambda *a: None)
+    t.inject_fault(5, "nan")
+    step = t.train_step
+
+    def stop_at_7():
+        if t.iteration == 6:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return step()
+
+    t.train_step = stop_at_7
+    assert t.fit()["interrupted"] and t.iteration == 4
+    assert t.board.writer.all_writers is None  # closed: everything on disk, no thread left writing
+    text = board(tmp_path).Tensors("events/text_summary")
+    assert [e.step for e in text] == [5] and b"rolled back to iteration 4" in text[0].tensor_proto.string_val[0]
+
+
 def test_a_rollback_and_a_resume_leave_one_value_per_iteration(tiny_config, tmp_path):
     # a NaN at iteration 13 is found at the check of 14 and rolled back to the snapshot of 8: 10 and 12 run twice
     cfg = tiny_config.replace(iters=20, check_every=2, snapshot_every=8, log_every=2, lr=5e-3, tensorboard=True,
@@ -253,6 +276,22 @@ def test_the_log_purges_from_any_later_step_logs_numbers_only_and_rewrites_purge
     log.scalars(7, {"loss": 1.0})
     log.close()
     assert RecordingWriter.calls == [("close",)] and len(warned) == 1
+
+
+def test_a_rewind_after_close_writes_its_event_and_closes_the_writer_again(tmp_path, monkeypatch):
+    import fastjem.board as board_module
+
+    monkeypatch.setattr(board_module, "_summary_writer", lambda: RecordingWriter)
+    monkeypatch.setattr(RecordingWriter, "calls", [])
+    log = board_module.TensorBoardLog(tmp_path, 6)
+    log.close()
+    log.rewind(3, "rolled back")
+    assert RecordingWriter.calls == [("open", 6), ("close",), ("close",), ("open", 3), ("text", "events", 3),
+                                     ("close",)]
+    log = board_module.TensorBoardLog(tmp_path, 6)  # open: the rewind leaves it open for the run to go on
+    del RecordingWriter.calls[:]
+    log.rewind(3, "rolled back")
+    assert RecordingWriter.calls == [("close",), ("open", 3), ("text", "events", 3)]
 
 
 def test_a_tensorboard_folder_that_cannot_be_made_warns_once_and_the_log_stays_quiet(tmp_path):

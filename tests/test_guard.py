@@ -112,11 +112,14 @@ def test_injected_fault_is_recovered_and_training_continues(kind, guarded, tmp_p
     assert ckpt["recovery"]["recoveries"] == 1 and ckpt["iteration"] == 40
 
 
-def test_a_fault_in_the_last_iteration_off_the_check_grid_is_recovered(guarded, tmp_path):
+@pytest.mark.parametrize("fault", ["nan", "lr"])
+def test_a_fault_in_the_last_iteration_off_the_check_grid_is_recovered(guarded, tmp_path, fault):
     """The last iteration is always checked, on the check_every grid or not: a NaN loss there (iteration 13 of 13,
-    checks every 2) is rolled back and trained again, not logged as a divergence that ends the run."""
+    checks every 2) is rolled back and trained again, not logged as a divergence that ends the run. So is an update
+    that blows the weights up (a finite loss, logged): the end found it and rolled back without the remedy, to
+    iteration 12, leaving the run one iteration short."""
     t = Trainer(guarded.replace(iters=13), out_dir=tmp_path, progress=False, log=lambda *a: None)
-    t.inject_fault(12, "nan")  # the step from iteration 12 to 13
+    t.inject_fault(12, fault)  # the step from iteration 12 to 13
     summary = t.fit()
     assert summary["recoveries"] == 1 and summary["iteration"] == 13 and math.isfinite(summary["test_nll"])
     div, train = events(tmp_path)
