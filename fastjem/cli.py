@@ -903,6 +903,9 @@ def add_plot_parser(sub) -> None:
     p.add_argument("--mean", action="store_true",
                    help="a sweep folder: one line per combination, the mean over its seeds with a band of ± one sample "
                         "standard deviation (default --out: SWEEP/curves-mean.png)")
+    p.add_argument("--force", action="store_true",
+                   help="let --out replace an existing file that is not a figure fastjem drew (one it drew, such as "
+                        "the curves of an earlier plot, is replaced without it)")
 
 
 # what matplotlib's savefig writes
@@ -921,6 +924,14 @@ def run_plot(args: argparse.Namespace) -> int:
         elif out_path.suffix.lower() not in FIGURE_SUFFIXES:
             raise ConfigError(f"--out {out}: name a figure file ({', '.join(FIGURE_SUFFIXES)}), e.g. --out "
                               f"{out_path.with_suffix('.png')}")
+        if Path(out).exists() and not args.force:
+            from fastjem.eval.plots import drawn_by_fastjem
+
+            # plot is drawn again and again over its own figure (while a run trains); anything else at --out (a
+            # run's samples.png, a figure of another program) is not its to replace unasked
+            if not drawn_by_fastjem(out):
+                raise ConfigError(f"{out} exists and is not a figure fastjem drew: pass --force to replace it, or give "
+                                  "--out another file")
     if args.mean:
         from fastjem.curves import plot_sweep_mean
 

@@ -4021,7 +4021,7 @@ MUTANTS = [
         ('fastjem/eval/plots.py', '        ax.set_ylim(0, 1)\n', ''),
     ]),
     Mutant('figure-text-path-refused', 'tests/test_eval.py::test_figures_take_text_paths_return_the_file_and_close_what_they_drew', [
-        ('fastjem/eval/plots.py', '    path = Path(path)\n    # written whole or not at all', '    # written whole or not at all'),
+        ('fastjem/eval/plots.py', '    path = Path(path)\n    fmt = path.suffix', '    fmt = path.suffix'),
     ]),
     Mutant('grid-image-returns-none', 'tests/test_eval.py::test_figures_take_text_paths_return_the_file_and_close_what_they_drew', [
         ('fastjem/eval/plots.py', '        save_image(grid, f, format=pil_format(path))\n    return path', '        save_image(grid, f, format=pil_format(path))\n    return None'),
@@ -6510,6 +6510,21 @@ MUTANTS = [
     ]),
     Mutant('board-close-not-remembered', 'tests/test_board.py -k "rewind_after_close or stop_that_meets"', [
         ('fastjem/board.py', '    def close(self) -> None:\n        self.closed = True\n', '    def close(self) -> None:\n'),
+    ]),
+    Mutant('plot-out-replaces-any-file', 'tests/test_curves.py -k replaces_its_own', [
+        ('fastjem/cli.py', '            if not drawn_by_fastjem(out):\n', '            if False:\n'),
+    ]),
+    Mutant('plot-force-ignored', 'tests/test_curves.py -k replaces_its_own', [
+        ('fastjem/cli.py', '        if Path(out).exists() and not args.force:\n', '        if Path(out).exists():\n'),
+    ]),
+    Mutant('figure-png-unmarked', 'tests/test_curves.py -k replaces_its_own', [
+        ('fastjem/eval/plots.py', '        return {"metadata": {"Software": FIGURE_MARK}}', '        return {}'),
+    ]),
+    Mutant('figure-vector-unmarked', 'tests/test_curves.py -k replaces_its_own', [
+        ('fastjem/eval/plots.py', '        return {"metadata": {"Creator": FIGURE_MARK}}', '        return {}'),
+    ]),
+    Mutant('figure-exif-unmarked', 'tests/test_curves.py -k replaces_its_own', [
+        ('fastjem/eval/plots.py', '        exif[0x0131] = FIGURE_MARK  # Software\n', ''),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

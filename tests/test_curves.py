@@ -215,6 +215,39 @@ def test_plot_output_paths_and_runs_with_little_or_nothing_logged(tmp_path, caps
     assert "is not a metrics.jsonl" in capsys.readouterr().err
 
 
+def test_plot_replaces_its_own_figure_at_out_and_nothing_else_without_force(tmp_path, capsys):
+    """plot is drawn again over its own figure while a run trains; a mistaken --out RUN/samples.png (a sample grid)
+    or any other program's file was replaced unasked. Every figure fastjem writes carries its mark, in each format's
+    metadata, and plot --out replaces a file only when it holds the mark, or with --force."""
+    import torch
+    from PIL import Image
+
+    from fastjem.eval.plots import _figures, _save, drawn_by_fastjem, image_grid
+
+    for suffix in (".pdf", ".svg", ".eps", ".tif", ".webp"):  # each format's metadata
+        fig, ax = _figures().subplots(figsize=(1, 1))
+        assert drawn_by_fastjem(_save(fig, tmp_path / f"fig{suffix}")), suffix
+    (tmp_path / "r").mkdir()
+    _write(tmp_path / "r" / "metrics.jsonl", [_train(2), _train(4, 0.5)])
+    for out in (tmp_path / "fig.png", tmp_path / "fig.png", tmp_path / "fig.jpg", tmp_path / "fig.jpg"):
+        assert main(["plot", str(tmp_path / "r"), "--out", str(out)]) == 0  # the second draws over the first
+        assert drawn_by_fastjem(out)
+    grid = image_grid(torch.zeros(4, 3, 8, 8), tmp_path / "samples.png")  # a run's sample grid
+    Image.new("RGB", (4, 4)).save(tmp_path / "photo.jpg")
+    for other in (grid, tmp_path / "photo.jpg"):
+        before = other.read_bytes()
+        capsys.readouterr()
+        assert main(["plot", str(tmp_path / "r"), "--out", str(other)]) == 1
+        err = capsys.readouterr().err
+        assert "is not a figure fastjem drew: pass --force" in err and "Traceback" not in err
+        assert other.read_bytes() == before and not drawn_by_fastjem(other)
+    assert main(["plot", str(tmp_path / "r"), "--out", str(grid), "--force"]) == 0
+    assert drawn_by_fastjem(grid)
+    # the default output, RUN/curves.png, is plot's own by name (a run's curves drawn before the mark)
+    (tmp_path / "r" / "curves.png").write_bytes(before)
+    assert main(["plot", str(tmp_path / "r")]) == 0 and drawn_by_fastjem(tmp_path / "r" / "curves.png")
+
+
 def test_a_sweeps_mean_curves_average_each_combinations_seeds(tmp_path, capsys, monkeypatch):
     """fastjem plot SWEEP --mean: one line per combination, the mean over its seeds at the iterations all of them
     logged (a seed's extra iteration is left out), a band of ± one sample standard deviation, the validation and

@@ -167,10 +167,43 @@ def pil_format(path: Path) -> str:
         raise ValueError(f"unknown image file extension {path.suffix!r} ({path}): use .png") from None
 
 
+# written into every figure's metadata (PNG Software, PDF/SVG/PostScript Creator, JPEG/TIFF/WebP EXIF Software):
+# `fastjem plot --out` replaces a file that holds it (its own figure, drawn again) and no other without --force
+FIGURE_MARK = "fastjem figure"
+
+
+def _marked(fmt: str) -> dict:
+    """savefig's arguments that write FIGURE_MARK into a figure of format ``fmt`` (none where it has no metadata)."""
+    if fmt == "png":
+        return {"metadata": {"Software": FIGURE_MARK}}
+    if fmt in ("pdf", "svg", "eps", "ps"):
+        return {"metadata": {"Creator": FIGURE_MARK}}
+    if fmt in ("jpg", "jpeg", "tif", "tiff", "webp"):
+        from PIL import Image
+
+        exif = Image.Exif()
+        exif[0x0131] = FIGURE_MARK  # Software
+        return {"pil_kwargs": {"exif": exif.tobytes()}}
+    return {}
+
+
+def drawn_by_fastjem(path: str | os.PathLike) -> bool:
+    """Whether the file at ``path`` is a figure fastjem wrote (it holds FIGURE_MARK); False for anything else, a
+    file of another program, a sample grid, one too large to be a figure (not read)."""
+    path = Path(path)
+    try:
+        if path.stat().st_size > 64 << 20:
+            return False
+        return FIGURE_MARK.encode() in path.read_bytes()
+    except OSError:
+        return False
+
+
 def _save(fig, path, tight: bool = False) -> Path:
     """``tight``: the image grows to hold what lies outside the figure (a legend beside the panels)."""
     path = Path(path)
+    fmt = path.suffix.lstrip(".").lower() or "png"
     # written whole or not at all: a failed write (a full disk) leaves the picture that was there
     with atomic_file(path, "wb") as f:
-        fig.savefig(f, format=path.suffix.lstrip(".").lower() or "png", dpi=110, bbox_inches="tight" if tight else None)
+        fig.savefig(f, format=fmt, dpi=110, bbox_inches="tight" if tight else None, **_marked(fmt))
     return path
