@@ -25,6 +25,7 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -779,11 +780,23 @@ def _webp_with_exif(data: bytes) -> bool:
     return data[:4] == b"RIFF" and data[8:16] == b"WEBPVP8X" and len(data) > 20 and bool(data[20] & 0x08)
 
 
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# the channels of each PNG colour type, and the bit depths it allows
+PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
+PNG_DEPTHS = {0: (1, 2, 4, 8, 16), 2: (8, 16), 3: (1, 2, 4, 8), 4: (8, 16), 6: (8, 16)}
+# Adam7 interlacing's passes: (first column, first row, column step, row step)
+ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2))
+# libpng's default limit on a side: a larger PNG is refused as its header is read, an error torchvision raises
+PNG_SIDE_LIMIT = 1_000_000
+# bytes inflated at a time while a PNG's image data is checked (a large image is not held inflated twice)
+INFLATE_STEP = 1 << 20
+
+
 def _png_damaged(data: bytes) -> bool:
     """A PNG whose critical chunks (header, palette, image data) fail their CRC checks, or are cut short: a bit flipped
     on disk or in a copy. torchvision's PNG decoder (0.29) crashes the process on damaged image data (a segmentation
     fault: the run ended without a word), where Pillow raises an error that names the file."""
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
+    if data[:8] != PNG_SIGNATURE:
         return False
     view, at = memoryview(data), 8
     while at + 12 <= len(data):
@@ -800,11 +813,101 @@ def _png_damaged(data: bytes) -> bool:
     return True
 
 
-def _torchvision_decode(data: bytes) -> torch.Tensor | None:
+class PngFault(NamedTuple):
+    """Why torchvision's PNG decoder must not be given a PNG; ``rows_whole``: every row of pixels is there (Pillow
+    decodes it, or names what else is wrong), else the image data itself is short or broken."""
+
+    why: str
+    rows_whole: bool
+
+
+def _png_rows(header: bytes) -> tuple[np.ndarray, int] | None:
+    """Where each row of a PNG's inflated image data starts (its filter-type byte) and that data's size, from its
+    IHDR chunk; None for a header libpng refuses as it reads it, before any row (an error, not a crash)."""
+    if len(header) != 13:
+        return None
+    width, height = int.from_bytes(header[:4], "big"), int.from_bytes(header[4:8], "big")
+    depth, kind, compression, filtering, interlace = header[8:13]
+    if (not (0 < width <= PNG_SIDE_LIMIT and 0 < height <= PNG_SIDE_LIMIT) or depth not in PNG_DEPTHS.get(kind, ())
+            or compression or filtering or interlace > 1):
+        return None
+    bits = PNG_CHANNELS[kind] * depth  # per pixel
+    starts, size = [], 0
+    for x0, y0, dx, dy in ADAM7 if interlace else ((0, 0, 1, 1),):
+        cols, rows = -(-max(0, width - x0) // dx), -(-max(0, height - y0) // dy)
+        if cols and rows:  # (a pass of a small image may hold no pixel, and then no row)
+            stride = 1 + -(-cols * bits // 8)
+            starts.append(size + stride * np.arange(rows, dtype=np.int64))
+            size += stride * rows
+    return np.concatenate(starts), size
+
+
+def _png_fault(data: bytes) -> PngFault | None:
+    """Why torchvision's PNG decoder (0.29) must not be given ``data``, or None (for any other format too). libpng's
+    errors met while it reads the pixel rows crash the process there (a segmentation fault: the run ended without a
+    word; errors in the header are raised): chunks that fail their CRC checks or are cut short (a bit flipped on disk
+    or in a copy), and, in intact chunks (an encoder's bug), image data that is not one zlib stream to its end with
+    its checksum, holds less than the image's rows, or a row of a filter type past PNG's five. The stream is inflated
+    to tell, a step at a time (about 40% of the decoding's own time, paid once: the images are cached). A stream
+    that fails its checksum is a fault even where libpng only warns (its rows read first): which bytes are wrong
+    cannot be told."""
+    if data[:8] != PNG_SIGNATURE:
+        return None
+    if _png_damaged(data):
+        return PngFault("its chunks fail their CRC checks", True)
+    view, at = memoryview(data), 8
+    header, pieces, runs, previous = b"", [], 0, b""
+    while at + 12 <= len(data):
+        end = at + 8 + int.from_bytes(view[at:at + 4], "big")
+        kind = bytes(view[at + 4:at + 8])
+        if kind == b"IHDR" and at == 8:
+            header = bytes(view[at + 8:end])
+        elif kind == b"IDAT":
+            runs += previous != b"IDAT"
+            pieces.append(view[at + 8:end])
+        elif kind == b"IEND":
+            break
+        previous, at = kind, end + 4
+    layout = _png_rows(header)
+    if layout is None or not pieces:
+        return None  # refused by libpng before any row is read
+    starts, size = layout
+    if runs > 1:
+        # libpng reads the first run alone
+        return PngFault("its image data (IDAT chunks) is split by other chunks", False)
+    inflater, got = zlib.decompressobj(), 0
+    try:
+        for piece in pieces:
+            while not inflater.eof:
+                out = inflater.decompress(piece, INFLATE_STEP)
+                piece = inflater.unconsumed_tail
+                if got < size:
+                    # the filter types of the rows that start in this step
+                    lo, hi = np.searchsorted(starts, (got, got + len(out)))
+                    kinds = np.frombuffer(out, dtype=np.uint8)[starts[lo:hi] - got]
+                    if len(kinds) and int(kinds.max()) > 4:
+                        first = int(np.argmax(kinds > 4))
+                        return PngFault(f"row {lo + first} has filter type {kinds[first]}, not one of PNG's 0-4", False)
+                got += len(out)
+                if not piece and len(out) < INFLATE_STEP:
+                    break
+    except zlib.error as err:
+        # (after its rows too, where libpng only warns: which bytes are wrong, a checksum does not tell)
+        why = str(err).split(": ", 1)[-1]  # zlib's reason, without "Error -3 while decompressing data"
+        return PngFault(f"its compressed image data is broken ({why})", False)
+    if got < size:
+        ended = "ends" if inflater.eof else "stops"
+        return PngFault(f"its image data {ended} after {got} of the {size} bytes its rows take", False)
+    if not inflater.eof:
+        return PngFault("its compressed image data does not end (cut short after its rows?)", True)
+    return None
+
+
+def _torchvision_decode(data: bytes, png_checked: bool = False) -> torch.Tensor | None:
     """uint8 [3, H, W] from torchvision's decoders (JPEG, PNG, GIF, WebP), turned as the EXIF orientation says; None
     where they cannot decode the file, or would not turn it (a WebP with EXIF: its orientation is not applied), or
-    would crash on it (a damaged PNG)."""
-    if _webp_with_exif(data) or _png_damaged(data):
+    would crash on it (a PNG with a fault, ``_png_fault``; ``png_checked``: the caller found none)."""
+    if _webp_with_exif(data) or (not png_checked and _png_fault(data) is not None):
         return None
     try:
         from torchvision.io import ImageReadMode, decode_image
@@ -825,7 +928,12 @@ def read_image(data: bytes, name: str = "an image") -> torch.Tensor:
     convert("RGB"), but 16-bit images are rounded to 8 bits where Pillow clips them."""
     if not data:
         raise DataNotFoundError(f"{name} is empty (0 bytes): remove or replace it")
-    x = _torchvision_decode(data)
+    fault = _png_fault(data)
+    if fault is not None and not fault.rows_whole:
+        # Pillow fills the missing rows with black without a word
+        raise DataNotFoundError(f"{name} is a PNG whose image data is damaged, {fault.why}: re-save it (its chunks' "
+                                "checksums hold: a bug of the program that wrote it?) or remove it")
+    x = None if fault is not None else _torchvision_decode(data, png_checked=True)
     if x is not None:
         return x
     import io

@@ -1736,7 +1736,8 @@ MUTANTS = [
         ('fastjem/data.py', '    keys = ("num_classes", "channels", "image_size")\n    if all', '    keys = ("num_classes", "channels")\n    if all'),
     ]),
     Mutant('data-webp-exif-unturned', 'tests/test_data.py -k exif', [
-        ('fastjem/data.py', '    if _webp_with_exif(data) or _png_damaged(data):', '    if _png_damaged(data):'),
+        ('fastjem/data.py', '    if _webp_with_exif(data) or (not png_checked and _png_fault(data) is not None):',
+         '    if not png_checked and _png_fault(data) is not None:'),
     ]),
     Mutant('data-pillow-exif-unturned', 'tests/test_data.py -k exif', [
         ('fastjem/data.py', '            im = ImageOps.exif_transpose(im)\n', ''),
@@ -6525,6 +6526,26 @@ MUTANTS = [
     ]),
     Mutant('figure-exif-unmarked', 'tests/test_curves.py -k replaces_its_own', [
         ('fastjem/eval/plots.py', '        exif[0x0131] = FIGURE_MARK  # Software\n', ''),
+    Mutant('png-broken-image-data-to-torchvision', 'tests/test_data.py -k intact_chunks', [
+        ('fastjem/data.py', '    fault = _png_fault(data)\n',
+         '    fault = PngFault("its chunks fail their CRC checks", True) if _png_damaged(data) else None\n'),
+    ]),
+    Mutant('png-short-image-data-to-pillow', 'tests/test_data.py -k intact_chunks', [
+        ('fastjem/data.py', '    if fault is not None and not fault.rows_whole:', '    if False:'),
+    ]),
+    Mutant('png-filter-types-unchecked', 'tests/test_data.py -k intact_chunks', [
+        ('fastjem/data.py', '                    if len(kinds) and int(kinds.max()) > 4:', '                    if False:'),
+    ]),
+    Mutant('png-split-image-data-unchecked', 'tests/test_data.py -k intact_chunks', [
+        ('fastjem/data.py', '    if runs > 1:\n', '    if False:\n'),
+    ]),
+    Mutant('png-open-ended-stream-refused', 'tests/test_data.py -k intact_chunks', [
+        ('fastjem/data.py', '"its compressed image data does not end (cut short after its rows?)", True)',
+         '"its compressed image data does not end (cut short after its rows?)", False)'),
+    ]),
+    Mutant('png-interlaced-rows-miscounted', 'tests/test_data.py -k intact_chunks', [
+        ('fastjem/data.py', '    for x0, y0, dx, dy in ADAM7 if interlace else ((0, 0, 1, 1),):',
+         '    for x0, y0, dx, dy in ((0, 0, 1, 1),):'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
@@ -6601,7 +6622,7 @@ MUTANTS = [
         ('fastjem/data.py', '    except Image.DecompressionBombError as err:', '    except UnicodeError as err:'),
     ]),
     Mutant('damaged-png-to-torchvision', 'tests/test_data.py -k damaged_png', [
-        ('fastjem/data.py', '    if _webp_with_exif(data) or _png_damaged(data):', '    if _webp_with_exif(data):'),
+        ('fastjem/data.py', '    if _png_damaged(data):\n        return PngFault(', '    if False:\n        return PngFault('),
     ]),
     Mutant('png-ancillary-crc-taken-for-damage', 'tests/test_data.py -k damaged_png', [
         ('fastjem/data.py', '        if kind[:1].isupper() and zlib.crc32(', '        if zlib.crc32('),

@@ -1195,6 +1195,95 @@ def test_a_damaged_png_is_named_not_a_crash(tmp_path):
     assert not _png_damaged(intact) and not _png_damaged(with_text + intact[iend:]) and not _png_damaged(bad_text)
     assert _png_damaged(bytes(damaged)) and _png_damaged(intact[:-20])  # its image data's CRC fails; cut short
 
+def _png_bytes(raw: bytes, width: int, height: int, interlace: int = 0, stream: bytes | None = None,
+               split: bool = False) -> bytes:
+    """An 8-bit RGB PNG of the filtered rows ``raw`` (its IDAT the zlib ``stream`` when given; ``split``: in two IDAT
+    chunks with a text chunk between them), every chunk's CRC right: the file an encoder with a bug writes."""
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return len(body).to_bytes(4, "big") + kind + body + zlib.crc32(kind + body).to_bytes(4, "big")
+
+    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 2, 0, 0, interlace])
+    stream = zlib.compress(raw) if stream is None else stream
+    half = len(stream) // 2 if split else len(stream)
+    rest = chunk(b"tEXt", b"k\x00v") + chunk(b"IDAT", stream[half:]) if split else b""
+    image = chunk(b"IDAT", stream[:half]) + rest
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + image + chunk(b"IEND", b"")
+
+
+def test_a_png_with_intact_chunks_but_broken_image_data_is_named_not_a_crash(tmp_path):
+    """An encoder's bug: chunks whose CRCs hold around a zlib stream that is broken, short of the image's rows, with
+    a row of an unknown filter type, or split by another chunk. torchvision's decoder (0.29) crashed the process on
+    each (libpng's error while reading rows: a segmentation fault); each is named with the other bad files, with what
+    is wrong (Pillow filled the short one's missing rows with black without a word). A stream whose rows are whole
+    but which has no end decodes, through Pillow, to its pixels; and interlaced PNGs are not taken for damaged ones.
+    (In a process of its own: a crash would end this one.)"""
+    import json
+    import subprocess
+    import sys
+    import zlib
+    from pathlib import Path
+
+    import fastjem
+    from fastjem.data import ADAM7, _png_fault, read_image
+
+    pixels = np.arange(12, dtype=np.uint8).reshape(4, 1, 3).repeat(4, axis=1) * 20  # rows of one colour: compressible
+    raw = b"".join(b"\x00" + row.tobytes() for row in pixels)  # filter type 0 (none) before each row
+    compressed = zlib.compress(raw)
+
+    def flipped_at(k: int) -> bytes:
+        return compressed[:k] + bytes([compressed[k] ^ 0xFF]) + compressed[k + 1:]
+
+    def inflates(stream: bytes) -> bool:
+        try:
+            return zlib.decompress(stream) is not None
+        except zlib.error:
+            return False
+
+    # a byte of the compressed data changed (the CRCs computed after): the first whose change zlib refuses
+    stream = next(flipped_at(k) for k in range(2, len(compressed)) if not inflates(flipped_at(k)))
+    unfiltered = bytearray(raw)
+    unfiltered[2 * 13] = 9  # the third row's filter type
+    flushing = zlib.compressobj()
+    open_ended = flushing.compress(raw) + flushing.flush(zlib.Z_SYNC_FLUSH)  # every row, but no end to the stream
+    for folder in ("bad", "good"):
+        _write_folder(tmp_path / folder / "train", ("a", "b"), n=2, size=4)
+        _write_folder(tmp_path / folder / "test", ("a", "b"), n=1, size=4)
+    bad = {"flipped.png": _png_bytes(raw, 4, 4, stream=stream), "short.png": _png_bytes(raw[:-13], 4, 4),
+           "unfiltered.png": _png_bytes(bytes(unfiltered), 4, 4), "split.png": _png_bytes(raw, 4, 4, split=True)}
+    for name, data in bad.items():
+        (tmp_path / "bad" / "train" / "b" / name).write_bytes(data)
+    (tmp_path / "good" / "train" / "b" / "open.png").write_bytes(_png_bytes(raw, 4, 4, stream=open_ended))
+    code = ("import sys, json; from fastjem.data import load_arrays, DataNotFoundError\n"
+            "a = load_arrays('imagefolder', sys.argv[2], progress=False)\n"
+            "print(json.dumps([x.tolist() for x in a.train_x]))\n"
+            "load_arrays('imagefolder', sys.argv[1], progress=False)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(fastjem.__file__).parents[1]),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "bad"), str(tmp_path / "good")],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr[-3000:])
+    assert "4 file(s) could not be read as images" in proc.stderr, proc.stderr[-3000:]
+    for name, why in (("flipped", r"its compressed image data is broken \(.+\)"),
+                      ("short", "its image data ends after 39 of the 52 bytes its rows take"),
+                      ("unfiltered", "row 2 has filter type 9, not one of PNG's 0-4"),
+                      ("split", r"its image data \(IDAT chunks\) is split by other chunks")):
+        assert re.search(rf"{name}\.png is a PNG whose image data is damaged, {why}: re-save it", proc.stderr), (
+            name, proc.stderr[-3000:])
+    # the open-ended stream's image among the good folder's, as its pixels
+    decoded = json.loads(proc.stdout.splitlines()[-1])
+    assert torch.from_numpy(pixels).permute(2, 0, 1).tolist() in decoded
+    assert _png_fault(_png_bytes(raw, 4, 4, stream=open_ended)).rows_whole
+    # Adam7: seven passes of sub-images, rows of each (a pass of a small image may hold none)
+    image = np.random.default_rng(0).integers(0, 256, (9, 5, 3), dtype=np.uint8)
+    passes = [image[y0::dy, x0::dx] for x0, y0, dx, dy in ADAM7]
+    interlaced = _png_bytes(b"".join(b"\x00" + row.tobytes() for part in passes if part.size for row in part), 5, 9,
+                            interlace=1)
+    assert _png_fault(interlaced) is None
+    assert torch.equal(read_image(interlaced), torch.from_numpy(image).permute(2, 0, 1))
+
+
 def test_an_image_past_pillows_pixel_limit_is_named_not_a_traceback(tmp_path, monkeypatch):
     """A TIFF of 180 M pixels and more (a scan, a satellite tile): Pillow's DecompressionBombError, not an OSError,
     left the command as a traceback; named with the other bad files, with what to do. (The limit lowered here.)"""
