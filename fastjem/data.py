@@ -769,10 +769,29 @@ def _link_between(a: Path, b: Path) -> str:
     return "a hard link"
 
 
-def _class_difference(train: list[str], held_out: list[str]) -> str:
-    only_train, only_held = sorted(set(train) - set(held_out)), sorted(set(held_out) - set(train))
-    return "; ".join([f"only in train: {', '.join(only_train)}"] * bool(only_train)
-                     + [f"only in the held-out split: {', '.join(only_held)}"] * bool(only_held))
+def _class_difference(train: list[str], held_out: list[str], held: str = "test") -> str:
+    """How the class folders of train/ and of the held-out split (``held``/) differ, with what to do. Both must hold
+    the same class folders, named alike: a label is its folder's place among train/'s, and a class missing from the
+    test set would go unmeasured (a test set of some classes only is refused too)."""
+    def listed(names: list[str]) -> str:
+        return ", ".join(n + "/" for n in names[:10]) + (f", ... ({len(names)} in all)" if len(names) > 10 else "")
+
+    only_train, only_held = class_order(set(train) - set(held_out)), class_order(set(held_out) - set(train))
+    # the same class spelled in another case (Cat/ and cat/): a rename, not a class missing on each side
+    folded = {n.lower(): n for n in only_held}
+    cased = [(n, folded[n.lower()]) for n in only_train if n.lower() in folded]
+    only_train = [n for n in only_train if all(n != a for a, _ in cased)]
+    only_held = [n for n in only_held if all(n != b for _, b in cased)]
+    parts = [f"train/{a}/ and {held}/{b}/ differ in case only: rename one as the other"
+             for a, b in cased[:10]] + [f"({len(cased) - 10} more such)"] * (len(cased) > 10)
+    if only_train:
+        parts.append(f"only in train/: {listed(only_train)} (give each a folder in {held}/ with test images of the "
+                     "class, or remove it from train/ to leave the class out)")
+    if only_held:
+        parts.append(f"only in {held}/: {listed(only_held)} (the network cannot learn a class without training "
+                     f"images: move some of its images into a folder of that name in train/, or remove it from "
+                     f"{held}/)")
+    return "; ".join(parts) + f". train/ and {held}/ must hold the same class folders, named alike"
 
 
 def _webp_with_exif(data: bytes) -> bool:
@@ -1308,8 +1327,9 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
                                     f"{missing}/<class>/: add the archive with the {missing} split")
         classes = class_order(found["train"])
         if class_order(found[held_out]) != classes:
+            difference = _class_difference(classes, class_order(found[held_out]), held_out)
             raise DataNotFoundError(f"the archives {names} have different class folders under train/ and "
-                                    f"{held_out}/: {_class_difference(classes, class_order(found[held_out]))}")
+                                    f"{held_out}/: {difference}")
         return (*tensors(flat(found["train"], classes)), *tensors(flat(found[held_out], classes)), classes)
     if None not in found:
         raise DataNotFoundError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in class folders inside {names}: expected "
@@ -1353,7 +1373,7 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
             test_items, test_classes = _list_images(split[1])
             if test_classes != classes:
                 raise DataNotFoundError(f"{split[0]} and {split[1]} have different class folders: "
-                                        f"{_class_difference(classes, test_classes)}")
+                                        f"{_class_difference(classes, test_classes, split[1].name)}")
             files = _names_digest(((split[0], train_items),), classes)
             trained = {_file_id(p): p for p, _ in train_items}
             both = next(((p, trained[i]) for p, i in ((p, _file_id(p)) for p, _ in test_items) if i in trained), None)

@@ -6547,6 +6547,20 @@ MUTANTS = [
         ('fastjem/data.py', '    for x0, y0, dx, dy in ADAM7 if interlace else ((0, 0, 1, 1),):',
          '    for x0, y0, dx, dy in ((0, 0, 1, 1),):'),
     ]),
+    Mutant('class-difference-case-unpaired', 'tests/test_data.py -k different_class_folders', [
+        ('fastjem/data.py', '    cased = [(n, folded[n.lower()]) for n in only_train if n.lower() in folded]', '    cased = []'),
+    ]),
+    Mutant('class-difference-without-remedy', 'tests/test_data.py -k different_class_folders', [
+        ('fastjem/data.py', '    return "; ".join(parts) + f". train/ and {held}/ must hold the same class folders, named alike"',
+         '    return "; ".join(parts)'),
+    ]),
+    Mutant('class-difference-val-called-test', 'tests/test_data.py -k different_class_folders', [
+        ('fastjem/data.py', '_class_difference(classes, test_classes, split[1].name)', '_class_difference(classes, test_classes)'),
+    ]),
+    Mutant('archive-class-difference-held-out-unnamed', 'tests/test_data.py -k bad_archives_say', [
+        ('fastjem/data.py', '_class_difference(classes, class_order(found[held_out]), held_out)',
+         '_class_difference(classes, class_order(found[held_out]), "the held-out split")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -640,8 +640,9 @@ def test_bad_archives_say_what_to_do(tmp_path):
     _write_folder(tmp_path / "unpacked" / "test", ("a", "c"), n=1)
     (tmp_path / "unlike").mkdir()
     _archive(tmp_path / "unpacked", tmp_path / "unlike" / "both.tar.gz")
-    with pytest.raises(DataNotFoundError, match=r"different class folders under train/ and test/: only in train: b; "
-                                                r"only in the held-out split: c"):
+    with pytest.raises(DataNotFoundError, match=r"different class folders under train/ and test/: only in train/: "
+                                                r"b/ \(give each a folder in test/ .*\); only in test/: c/ \(.*\)\. "
+                                                r"train/ and test/ must hold the same class folders"):
         load_arrays("imagefolder", tmp_path / "unlike")
     (tmp_path / "empty").mkdir()
     (tmp_path / "notes").mkdir()
@@ -1575,11 +1576,24 @@ def test_data_dir_expands_the_home_folder(tmp_path, monkeypatch):
     _same_arrays(load_arrays("imagefolder", "~/imgs"), load_arrays("imagefolder", tmp_path / "imgs"))
 
 
-def test_different_class_folders_are_named(tmp_path):
-    _write_folder(tmp_path / "d" / "train", ("a", "b"), n=2)
-    _write_folder(tmp_path / "d" / "test", ("a", "c"), n=2)
-    with pytest.raises(DataNotFoundError, match="only in train: b; only in the held-out split: c"):
+def test_different_class_folders_are_named_with_what_to_do(tmp_path):
+    """train/ and test/ must hold the same class folders: each side's extra ones named with the remedy, a class
+    spelled in another case as a rename; a test set of some of the classes only is refused (they would go
+    unmeasured), and so is a held-out val/ like it."""
+    _write_folder(tmp_path / "d" / "train", ("a", "b", "Cat"), n=2)
+    _write_folder(tmp_path / "d" / "test", ("a", "c", "cat"), n=2)
+    with pytest.raises(DataNotFoundError, match=re.escape(
+            "have different class folders: train/Cat/ and test/cat/ differ in case only: rename one as the other; "
+            "only in train/: b/ (give each a folder in test/ with test images of the class, or remove it from train/ "
+            "to leave the class out); only in test/: c/ (the network cannot learn a class without training images: "
+            "move some of its images into a folder of that name in train/, or remove it from test/). train/ and "
+            "test/ must hold the same class folders, named alike")):
         load_arrays("imagefolder", tmp_path / "d")
+    _write_folder(tmp_path / "sub" / "train", ("a", "b"), n=2)
+    _write_folder(tmp_path / "sub" / "val", ("a",), n=2)
+    with pytest.raises(DataNotFoundError, match=r"different class folders: only in train/: b/ \(give each a folder "
+                                                r"in val/ .*\)\. train/ and val/ must hold the same class folders"):
+        load_arrays("imagefolder", tmp_path / "sub")
 
 
 def test_temporary_files_of_killed_cache_writes_are_cleared(tmp_path, monkeypatch):
