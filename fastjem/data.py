@@ -989,9 +989,13 @@ def read_image(data: bytes, name: str = "an image") -> torch.Tensor:
 
 @contextlib.contextmanager
 def _decoding():
-    """torchvision >= 0.29 warns at every decode that its decoders are deprecated (for TorchCodec's)."""
+    """torchvision >= 0.29 warns at every decode that its decoders are deprecated (for TorchCodec's); Pillow warns of
+    an image past its decompression-bomb threshold without naming the file (``_decode_many`` names them)."""
+    from PIL import Image
+
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"torchvision\.")
+        warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
         yield
 
 
@@ -1008,13 +1012,23 @@ def _decode_many(sources: Iterable, desc: str, size: int = 0, total: int | None 
     most)."""
     from concurrent.futures import ThreadPoolExecutor
 
+    from PIL import Image
+
     from fastjem.console import progress_bar
 
+    # Pillow's decompression-bomb threshold (89 M pixels; twice that it refuses): images past it, whichever decoder
+    # read them, named in one warning at the end (Pillow's own warning named no file)
+    limit = Image.MAX_IMAGE_PIXELS
+    large: list[tuple[str, int]] = []
+
     def decode_one(src) -> torch.Tensor | str:
+        name = str(src) if isinstance(src, Path) else src[0]
         try:
-            x = read_image(src.read_bytes(), str(src)) if isinstance(src, Path) else read_image(src[1], src[0])
+            x = read_image(src.read_bytes(), name) if isinstance(src, Path) else read_image(src[1], name)
         except DataNotFoundError as err:  # every bad file is named at the end, not the first alone
             return str(err)
+        if limit is not None and x.shape[-2] * x.shape[-1] > limit:
+            large.append((name, x.shape[-2] * x.shape[-1]))
         return fit_size(x, size) if size else x
 
     def work(chunk: list) -> list[torch.Tensor | str]:
@@ -1087,6 +1101,16 @@ def _decode_many(sources: Iterable, desc: str, size: int = 0, total: int | None 
     if bad:
         more = f" (and {len(bad) - 10} more)" if len(bad) > 10 else ""
         raise DataNotFoundError(f"{len(bad)} file(s) could not be read as images{more}:\n  " + "\n  ".join(bad[:10]))
+    if large:
+        def pixels(n: int) -> str:
+            return f"{n / 1e6:.0f} M pixels" if n >= 10 ** 6 else f"{n} pixels"
+
+        large.sort()
+        shown = ", ".join(f"{name} ({pixels(n)})" for name, n in large[:3])
+        warnings.warn(f"{len(large)} image(s) of {desc} have more than {pixels(limit)}, Pillow's decompression-bomb "
+                      f"threshold: {shown}{', ...' if len(large) > 3 else ''}; each was decoded whole (3 bytes a "
+                      "pixel) before any --image-size resize: shrink them first if they are larger than meant (Pillow "
+                      f"refuses images of more than {pixels(2 * limit)})", FastJEMWarning, stacklevel=3)
     return out
 
 

@@ -6561,6 +6561,12 @@ MUTANTS = [
         ('fastjem/data.py', '_class_difference(classes, class_order(found[held_out]), held_out)',
          '_class_difference(classes, class_order(found[held_out]), "the held-out split")'),
     ]),
+    Mutant('pillow-bomb-warning-printed-raw', 'tests/test_data.py -k bomb_threshold', [
+        ('fastjem/data.py', '        warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)\n', ''),
+    ]),
+    Mutant('large-images-not-named', 'tests/test_data.py -k bomb_threshold', [
+        ('fastjem/data.py', '        if limit is not None and x.shape[-2] * x.shape[-1] > limit:', '        if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1298,6 +1298,31 @@ def test_an_image_past_pillows_pixel_limit_is_named_not_a_traceback(tmp_path, mo
                                                 r".*\): shrink it first \(--image-size resizes it only once decoded\)"):
         load_arrays("imagefolder", tmp_path / "imgs", image_size=8)
 
+def test_images_past_pillows_bomb_threshold_are_named_in_one_warning(tmp_path, monkeypatch):
+    """An image of 90-180 M pixels: Pillow's DecompressionBombWarning printed raw, naming no file; it is decoded, and
+    one fastjem warning names such images, whichever decoder read them (TIFF: Pillow; PNG: torchvision). (The
+    threshold lowered here.)"""
+    from PIL import Image as PILImage
+
+    from fastjem.errors import FastJEMWarning
+
+    _write_folder(tmp_path / "imgs", ("a", "b"), n=3, size=8)
+    for name in ("scan.tif", "big.png"):
+        Image.fromarray(np.full((12, 12, 3), 9, np.uint8)).save(tmp_path / "imgs" / "b" / name)
+    monkeypatch.setattr(PILImage, "MAX_IMAGE_PIXELS", 100)  # 144 pixels pass it, under twice it
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        a = load_arrays("imagefolder", tmp_path / "imgs", image_size=8)
+    assert len(a.train_y) + len(a.test_y) == 8
+    assert not [w for w in caught if issubclass(w.category, PILImage.DecompressionBombWarning)]
+    said = [str(w.message) for w in caught if issubclass(w.category, FastJEMWarning) and "bomb" in str(w.message)]
+    assert len(said) <= 2 and sum(m.count(" (144 pixels)") for m in said) == 2, said  # (train and test split apart)
+    assert all(re.search(r"image\(s\) of (train|test) have more than 100 pixels, Pillow's decompression-bomb "
+                         r"threshold: .*(scan\.tif|big\.png) \(144 pixels\).*; each was decoded whole .* \(Pillow "
+                         r"refuses images of more than 200 pixels\)", m) for m in said), said
+    assert "scan.tif" in " ".join(said) and "big.png" in " ".join(said)
+
+
 def test_nested_class_folders_in_an_archive_take_their_top_folder_as_the_class(tmp_path):
     """<class>/<sub>/<image>: the class is the folder below what every member shares, as the folder reads it."""
     for c in ("cat", "dog"):
