@@ -606,12 +606,18 @@ def _check_not_flat_splits(where: str | Path, classes: list[str]) -> None:
             f"{next(s for s in splits if s != 'train')}/<class>/<image>)")
 
 
+def _unread_splits(where, unread: list[str], test: str) -> list[str]:
+    """Held-out folders beside train/ other than the test set (val/ beside test/) are not read: what says so (a
+    warning), if any."""
+    if not unread:
+        return []
+    return [f"{where}: {', '.join(h + '/' for h in unread)} not read: {test}/ is the test set and the validation split "
+            f"is carved from train/ (--val-size); merge {unread[0]}/ into train/ to train on its images"]
+
+
 def _warn_unread(where, unread: list[str], test: str) -> None:
-    """Held-out folders beside train/ other than the test set (val/ beside test/) are not read: said once."""
-    if unread:
-        warnings.warn(f"{where}: {', '.join(h + '/' for h in unread)} not read: {test}/ is the test set and the "
-                      f"validation split is carved from train/ (--val-size); merge {unread[0]}/ into train/ to train "
-                      "on its images", FastJEMWarning, stacklevel=3)
+    for note in _unread_splits(where, unread, test):
+        warnings.warn(note, FastJEMWarning, stacklevel=3)
 
 
 def _hidden(name: str) -> bool:
@@ -695,16 +701,21 @@ def image_files(folder: Path, unread: list[Path] | None = None) -> list[Path]:
     return sorted(found)
 
 
+def _unread_formats(where, unread: list) -> list[str]:
+    """Images in formats that are not read (a phone's HEIC photos among JPEGs) are left out: what says so, with
+    their formats (a warning), if any."""
+    if not unread:
+        return []
+    counts = collections.Counter(Path(str(n)).suffix.lower() for n in unread)
+    return [f"{len(unread)} image(s) under {where} are in formats that are not read "
+            f"({', '.join(f'{s} {n}' for s, n in counts.most_common())}; {sorted(unread)[0]}"
+            f"{', ...' if len(unread) > 1 else ''}) and are left out: convert them to PNG or JPEG to use them (read: "
+            f"{' '.join(IMAGE_SUFFIXES)})"]
+
+
 def _warn_unread_formats(where, unread: list) -> None:
-    """Images in formats that are not read (a phone's HEIC photos among JPEGs) are left out: said, with their
-    formats."""
-    if unread:
-        counts = collections.Counter(Path(str(n)).suffix.lower() for n in unread)
-        warnings.warn(f"{len(unread)} image(s) under {where} are in formats that are not read "
-                      f"({', '.join(f'{s} {n}' for s, n in counts.most_common())}; {sorted(unread)[0]}"
-                      f"{', ...' if len(unread) > 1 else ''}) and are left out: convert them to PNG or JPEG to use "
-                      f"them (read: {' '.join(IMAGE_SUFFIXES)})",
-                      FastJEMWarning, stacklevel=4)
+    for note in _unread_formats(where, unread):
+        warnings.warn(note, FastJEMWarning, stacklevel=4)
 
 
 def _check_not_dangling(p: Path) -> None:
@@ -1134,13 +1145,14 @@ def _decode(items: list[tuple[Path, int]], desc: str, size: int = 0, progress: b
     return _stack(images, [label for _, label in items], [str(path) for path, _ in items])
 
 
+# 8: the warnings of what an archive leaves unread kept in the cache, said at every load (a cached load said nothing);
 # 7: a plain tar cut short, one path in two archives, and split folders spelled Train/ or Testing/ refused (their
 # caches held images missing, twice, or in two classes named after the splits); 6: 16-bit PGMs rounded (they were
 # white), 32-bit and float images refused (clipped to white or black); 5: several archives' class folders read as the
 # folder they unpack to together (an archive per class with subfolders took the subfolders as classes); 4: WebP files'
 # EXIF orientation applied; 3: EXIF orientation applied, 16-bit TIFFs rounded; 2: a folder's test split by a hash of
 # each image's path (1: a seeded shuffle of the whole list)
-IMAGEFOLDER_CACHE_VERSION = 7
+IMAGEFOLDER_CACHE_VERSION = 8
 
 
 def split_hash(key: str) -> int:
@@ -1257,11 +1269,13 @@ def _archive_image_count(archives: list[Path]) -> int | None:
 
 
 def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
-                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, list]:
+                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, list, list[str]]:
     """Images straight from archives of image folders, nothing unpacked to disk: members under
     ``[prefix/]train/<class>/`` and ``[prefix/]test/<class>/`` form the splits; without those, members
     under ``[prefix/]<class>/`` form one set that is split as an unpacked folder would be. Images come out in
-    the order an unpacked folder gives (classes sorted, files sorted within each class)."""
+    the order an unpacked folder gives (classes sorted, files sorted within each class). Last, the warnings of what
+    is left unread (val/ beside test/, images in formats not read): the caller warns them, and keeps them with the
+    cached images to warn them at every load."""
     from fastjem.console import progress_bar
 
     records = []  # (split or None, class, path below the class, where), in archive order
@@ -1311,7 +1325,7 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
                                 ) from err
     names = ", ".join(str(a) for a in archives)
     _check_split_names(names, sorted(misspelled), "unpack the archive(s) and rename")
-    _warn_unread_formats(names, unread)
+    notes = _unread_formats(names, unread)
     # Outside train/ and test/, the class is the first folder below the folders every such image is in, in whichever
     # archive: the archives read as the one folder they unpack to together (a class folder at any depth below what
     # they share; an archive per class, its class's subfolders within it, takes each archive's top folder).
@@ -1343,7 +1357,7 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
 
     held_out = next((h for h in HELD_OUT if h in found), None)
     if "train" in found:
-        _warn_unread(names, [h for h in HELD_OUT if h in found and h != held_out], held_out)
+        notes += _unread_splits(names, [h for h in HELD_OUT if h in found and h != held_out], held_out)
     if "train" in found or held_out:
         if not ("train" in found and held_out):
             have, missing = ("train", "test") if "train" in found else (held_out, "train")
@@ -1354,7 +1368,7 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
             difference = _class_difference(classes, class_order(found[held_out]), held_out)
             raise DataNotFoundError(f"the archives {names} have different class folders under train/ and "
                                     f"{held_out}/: {difference}")
-        return (*tensors(flat(found["train"], classes)), *tensors(flat(found[held_out], classes)), classes)
+        return (*tensors(flat(found["train"], classes)), *tensors(flat(found[held_out], classes)), classes, notes)
     if None not in found:
         raise DataNotFoundError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in class folders inside {names}: expected "
                                 "members train/<class>/<image> and test/<class>/<image>, or <class>/<image>")
@@ -1363,7 +1377,7 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
     # the same keys as the unpacked folder's: class/path within it
     keys = [f"{c}/{'/'.join(rel)}" for c in classes for rel, _, _ in sorted(found[None][c], key=lambda r: r[0])]
     train, test = _split_off_test(flat(found[None], classes), keys, names)
-    return (*tensors(train), *tensors(test), classes)
+    return (*tensors(train), *tensors(test), classes, notes)
 
 
 def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progress: bool = True) -> Arrays:
@@ -1414,8 +1428,9 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
         sources = train_items + test_items
 
         def decode():
+            # (what a folder leaves unread is said as it is listed, at every load)
             return (*_decode(train_items, "train", size, progress), *_decode(test_items, "test", size, progress),
-                    classes)
+                    classes, [])
     # the format's version: a change in how images are decoded or split must not find the old cache
     key = hashlib.sha1(f"v{IMAGEFOLDER_CACHE_VERSION}|".encode() + (f"size {size}|".encode() if size else b""))
     if not archives:
@@ -1437,6 +1452,7 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
         try:
             blob = torch.load(cache, weights_only=True)
             tx, ty, vx, vy, classes = blob["train_x"], blob["train_y"], blob["test_x"], blob["test_y"], blob["classes"]
+            notes = list(blob["notes"])
             if damaged_member(cache):  # bytes changed on disk: torch.load reads them without checking
                 raise ValueError(f"{cache} fails its checksum")
         except Exception:
@@ -1445,7 +1461,7 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
             with contextlib.suppress(OSError):
                 cache.unlink(missing_ok=True)
     if blob is None:
-        tx, ty, vx, vy, classes = decode()
+        tx, ty, vx, vy, classes, notes = decode()
         if tx.shape[1:] != vx.shape[1:]:
             raise DataNotFoundError(f"{root}: the training images are {tx.shape[-1]}x{tx.shape[-2]} but the test "
                                     f"images {vx.shape[-1]}x{vx.shape[-2]}: pass --image-size N to resize both on "
@@ -1459,7 +1475,8 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
                 with contextlib.suppress(OSError):
                     if time.time() - stale.stat().st_mtime > 3600:
                         stale.unlink()
-            atomic_save({"train_x": tx, "train_y": ty, "test_x": vx, "test_y": vy, "classes": list(classes)}, cache)
+            atomic_save({"train_x": tx, "train_y": ty, "test_x": vx, "test_y": vy, "classes": list(classes),
+                         "notes": list(notes)}, cache)
             for old in cache.parent.glob(f"imagefolder-{slot}-*.pt"):
                 if old != cache:
                     old.unlink(missing_ok=True)
@@ -1468,6 +1485,9 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
             warnings.warn(f"the decoded images were not cached in {cache.parent} ({type(err).__name__}: {err}); "
                           "set FASTJEM_CACHE to a writable folder to decode them once only", FastJEMWarning,
                           stacklevel=2)
+    for note in notes:
+        # (an archive's: read once, then cached; said at every load, as a folder's are)
+        warnings.warn(note, FastJEMWarning, stacklevel=3)
     if len(classes) == 1:
         # p(y|x) of one class is 1 for every image: its loss and gradient are 0 and accuracy is 1, whatever the
         # network; a folder given one level too deep (one class's folder, or train/ of one class) looks like this, and

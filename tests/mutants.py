@@ -1028,7 +1028,7 @@ MUTANTS = [
         ('bench/sgld_study.py', '        if dropped and args.variants != p.get_default("variants"):\n', '        if False:\n'),
     ]),
     Mutant('unread-val-folder-silent', 'tests/test_data.py -k val_folder_beside', [
-        ('fastjem/data.py', '    if unread:\n        warnings.warn(f"{where}:', '    if False:\n        warnings.warn(f"{where}:'),
+        ('fastjem/data.py', '    if not unread:\n        return []\n    return [f"{where}:', '    if True:\n        return []\n    return [f"{where}:'),
     ]),
     Mutant('rng-torch-counter-high-word', 'tests/test_kernels_rng.py -k high_words', [
         ('kernels/rng.py', '    return torch.stack(philox4x32_10(counters & _MASK32, (counters >> 32) & _MASK32, zero, zero, k0, k1))', '    return torch.stack(philox4x32_10(counters & _MASK32, zero, zero, zero, k0, k1))'),
@@ -6567,6 +6567,15 @@ MUTANTS = [
     Mutant('large-images-not-named', 'tests/test_data.py -k bomb_threshold', [
         ('fastjem/data.py', '        if limit is not None and x.shape[-2] * x.shape[-1] > limit:', '        if False:'),
     ]),
+    Mutant('archive-warnings-not-cached', 'tests/test_data.py -k every_load_not_the_first', [
+        ('fastjem/data.py', '                         "notes": list(notes)}, cache)', '                         "notes": []}, cache)'),
+    ]),
+    Mutant('archive-warnings-not-said', 'tests/test_data.py -k every_load_not_the_first', [
+        ('fastjem/data.py', '    for note in notes:\n        # (an archive', '    for note in []:\n        # (an archive'),
+    ]),
+    Mutant('cache-without-warnings-taken-as-silent', 'tests/test_data.py -k every_load_not_the_first', [
+        ('fastjem/data.py', '            notes = list(blob["notes"])', '            notes = list(blob.get("notes", []))'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
@@ -6612,7 +6621,7 @@ MUTANTS = [
         ('fastjem/data.py', '    _warn_unread_formats(folder, unread)\n', ''),
     ]),
     Mutant('unread-image-formats-in-an-archive-unsaid', 'tests/test_data.py -k formats_that_are_not_read', [
-        ('fastjem/data.py', '    _warn_unread_formats(names, unread)\n', ''),
+        ('fastjem/data.py', '    notes = _unread_formats(names, unread)\n', '    notes = []\n'),
     ]),
     Mutant('imagefolder-pad-past-a-one-pixel-side', 'tests/test_data.py -k crop_padding', [
         ('fastjem/data.py', 'min(size - 1, max(1, size // 8)), True,', 'max(1, size // 8), True,'),

@@ -1008,6 +1008,46 @@ def test_a_val_folder_beside_train_and_test_is_named_as_unread(tmp_path):
         load_arrays("imagefolder", tmp_path / "tvt")  # train/ and test/ alone: nothing unread
 
 
+def test_what_an_archive_leaves_unread_is_said_at_every_load_not_the_first_alone(tmp_path, monkeypatch):
+    """An archive's val/ beside test/ and its HEIC photos are found as it is read, once: a later load from the cache
+    said nothing of them. The warnings are kept with the cached images and said again; a cache without them (an
+    older format's) is decoded again, not taken for one with nothing to say."""
+    import fastjem.data as data_mod
+    from fastjem.data import cache_dir
+    from fastjem.errors import FastJEMWarning
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    _write_folder(tmp_path / "tvt" / "train", ("a", "b"), n=3)
+    _write_folder(tmp_path / "tvt" / "val", ("a", "b"), n=1)
+    _write_folder(tmp_path / "tvt" / "test", ("a", "b"), n=1)
+    (tmp_path / "tvt" / "train" / "a" / "IMG_0001.heic").write_bytes(b"\x00\x00\x00\x18ftypheic")
+    (tmp_path / "packed").mkdir()
+    _archive(tmp_path / "tvt", tmp_path / "packed" / "tvt.tar.gz")
+    said = [r"val/ not read: test/ is the test set", r"1 image\(s\) under .*tvt\.tar\.gz are in formats that are not "
+            r"read \(\.heic 1; tvt\.tar\.gz:train/a/IMG_0001\.heic\)"]
+
+    def load_saying_so():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            a = load_arrays("imagefolder", tmp_path / "packed")
+        messages = [str(w.message) for w in caught if issubclass(w.category, FastJEMWarning)]
+        for pattern in said:
+            assert sum(bool(re.search(pattern, m)) for m in messages) == 1, (pattern, messages)
+        return a
+
+    first = load_saying_so()
+    decode = data_mod._decode_archives
+    monkeypatch.setattr(data_mod, "_decode_archives", lambda *a, **k: pytest.fail("decoded again, not read back"))
+    _same_arrays(load_saying_so(), first)
+    (cache,) = cache_dir().glob("imagefolder-*.pt")
+    blob = torch.load(cache, weights_only=True)
+    del blob["notes"]
+    torch.save(blob, cache)
+    monkeypatch.setattr(data_mod, "_decode_archives", decode)
+    _same_arrays(load_saying_so(), first)
+    assert "notes" in torch.load(cache, weights_only=True)
+
+
 def test_a_lone_train_folder_is_not_a_class(tmp_path):
     _write_folder(tmp_path / "only" / "train", ("a", "b"), n=3)
     with pytest.raises(DataNotFoundError, match="add the missing split"):
