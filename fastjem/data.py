@@ -22,7 +22,7 @@ import time
 import warnings
 import zipfile
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -247,7 +247,13 @@ def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = Fa
     elif name in ("cifar10", "cifar100", "svhn"):
         if (_has_split_folders(root) or _has_lone_split(root) and not _torchvision_files_present(name, root)
                 or (_image_archives(root) and not _torchvision_files_present(name, root))):
-            return _rename(_load_imagefolder(root, image_size, flag, progress), name, root, flag, choose_dataset)
+            # (a folder's class folders are checked before its images are decoded: CIFAR-10's 60 000 given as
+            # cifar100 were decoded to be refused; an archive's classes are known once it is read)
+            def check(classes: list[str]) -> None:
+                _check_named_classes(name, classes, root, flag, choose_dataset)
+
+            return _rename(_load_imagefolder(root, image_size, flag, progress, check), name, root, flag,
+                           choose_dataset)
         arrays = _load_torchvision(name, root, download, flag)
     elif name == "imagefolder":
         _check_not_torchvision_download(root, flag, choose_dataset)
@@ -354,23 +360,29 @@ KNOWN_CLASS_COUNTS = {"cifar10": 10, "cifar100": 100, "svhn": 10}
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 
 
-def _rename(arrays: Arrays, name: str, root: Path, flag: str = "--data-dir", choose_dataset: bool = True) -> Arrays:
-    """A folder of class folders read as the named dataset (its augmentation and validation split); refused when
-    its class count is not that dataset's (CIFAR-10's images given as cifar100, say), or its class names are
-    CIFAR-10's and the name another's (CIFAR-10 given as svhn). Other names are not checked: exports name
-    classes by index as often as by word."""
-    info = arrays.info
-    shown = shown_classes(info.classes)
+def _check_named_classes(name: str, classes: Sequence[str], root: Path, flag: str = "--data-dir",
+                         choose_dataset: bool = True) -> None:
+    """Refuse class folders ``classes`` as the named dataset where their count is not that dataset's (CIFAR-10's
+    images given as cifar100, say), or their names are CIFAR-10's and the name another's (CIFAR-10 given as svhn).
+    Other names are not checked: exports name classes by index as often as by word."""
+    shown = shown_classes(classes)
     held = None
-    if info.num_classes != KNOWN_CLASS_COUNTS[name]:
-        held = f"{name} has {KNOWN_CLASS_COUNTS[name]} classes, but {root} holds {info.num_classes} ({shown})"
-    elif name != "cifar10" and tuple(info.classes) == CIFAR10_CLASSES:
+    if len(classes) != KNOWN_CLASS_COUNTS[name]:
+        held = f"{name} has {KNOWN_CLASS_COUNTS[name]} classes, but {root} holds {len(classes)} ({shown})"
+    elif name != "cifar10" and tuple(classes) == CIFAR10_CLASSES:
         held = f"{root} holds CIFAR-10's classes ({shown}), not {name}'s"
     if held is not None:
         advice = f"point {flag} at the {name} data"
         if choose_dataset:
             advice += ", give the --dataset it holds, or --dataset imagefolder for any folder of class folders"
         raise DataNotFoundError(f"{held}: {advice}")
+
+
+def _rename(arrays: Arrays, name: str, root: Path, flag: str = "--data-dir", choose_dataset: bool = True) -> Arrays:
+    """A folder of class folders read as the named dataset (its augmentation and validation split); refused where
+    its classes are not that dataset's (``_check_named_classes``)."""
+    info = arrays.info
+    _check_named_classes(name, info.classes, root, flag, choose_dataset)
     flip = name != "svhn"
     # the torchvision layout's pad 4 at 32 pixels, scaled as load_arrays scales it for --image-size
     pad = min(info.image_size - 1, max(1, round(4 * info.image_size / 32)))  # (reflect padding: less than the side)
@@ -1380,7 +1392,10 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
     return (*tensors(train), *tensors(test), classes, notes)
 
 
-def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progress: bool = True) -> Arrays:
+def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progress: bool = True,
+                      check_classes: Callable[[list[str]], None] | None = None) -> Arrays:
+    """``check_classes``: called with the class folders of train/ and test/ once they are listed, before any image is
+    decoded (an archive's are known once it is read: they are checked by the caller)."""
     if not (root.is_dir() or _is_archive(root)):
         what = "is a file, not a folder or an archive" if root.exists() else "does not exist"
         raise DataNotFoundError(f"image folder {root} {what}: pass {flag} pointing at a folder of "
@@ -1412,6 +1427,8 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
             if test_classes != classes:
                 raise DataNotFoundError(f"{split[0]} and {split[1]} have different class folders: "
                                         f"{_class_difference(classes, test_classes, split[1].name)}")
+            if check_classes is not None:
+                check_classes(classes)
             files = _names_digest(((split[0], train_items),), classes)
             trained = {_file_id(p): p for p, _ in train_items}
             both = next(((p, trained[i]) for p, i in ((p, _file_id(p)) for p, _ in test_items) if i in trained), None)

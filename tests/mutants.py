@@ -605,7 +605,7 @@ MUTANTS = [
         ('fastjem/eval/core.py', 'if class_names_differ(self.info.classes, arrays.info.classes):', 'if False:'),
     ]),
     Mutant('cifar10-names-as-svhn', 'tests/test_data.py -k class_names', [
-        ('fastjem/data.py', 'elif name != "cifar10" and tuple(info.classes) == CIFAR10_CLASSES:', 'elif False:'),
+        ('fastjem/data.py', 'elif name != "cifar10" and tuple(classes) == CIFAR10_CLASSES:', 'elif False:'),
     ]),
     Mutant('decoding-bars-ignore-progress', 'tests/test_data.py -k bars', [
         ('fastjem/data.py', '               disable=not progress) as bar):', '               disable=False) as bar):'),
@@ -6575,6 +6575,10 @@ MUTANTS = [
     ]),
     Mutant('cache-without-warnings-taken-as-silent', 'tests/test_data.py -k every_load_not_the_first', [
         ('fastjem/data.py', '            notes = list(blob["notes"])', '            notes = list(blob.get("notes", []))'),
+    ]),
+    Mutant('named-split-folder-classes-checked-after-decoding', 'tests/test_data.py -k before_decoding', [
+        ('fastjem/data.py', '            if check_classes is not None:\n                check_classes(classes)\n            files =',
+         '            if False:\n                check_classes(classes)\n            files ='),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

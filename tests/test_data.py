@@ -439,6 +439,21 @@ def test_cifar10_class_names_are_not_taken_for_another_dataset(tmp_path):
         load_arrays("svhn", tmp_path / "c10")
 
 
+def test_a_folder_of_other_classes_is_refused_as_a_named_dataset_before_decoding(tmp_path, monkeypatch):
+    """CIFAR-10's train/ and test/ folders given as cifar100 (or as svhn): refused from their class folders, before any
+    image is decoded (its 60 000 images were decoded to be refused)."""
+    import fastjem.data as data_mod
+    from fastjem.data import CIFAR10_CLASSES
+
+    _write_folder(tmp_path / "c10" / "train", list(CIFAR10_CLASSES), n=1, size=4)
+    _write_folder(tmp_path / "c10" / "test", list(CIFAR10_CLASSES), n=1, size=4)
+    monkeypatch.setattr(data_mod, "_decode_many", lambda *a, **k: pytest.fail("decoded before it was refused"))
+    with pytest.raises(DataNotFoundError, match=r"cifar100 has 100 classes, but .* holds 10 \(airplane, "):
+        load_arrays("cifar100", tmp_path / "c10")
+    with pytest.raises(DataNotFoundError, match=r"holds CIFAR-10's classes \(airplane, .*not svhn's"):
+        load_arrays("svhn", tmp_path / "c10")
+
+
 @pytest.mark.parametrize("name", ["cifar10", "cifar100", "svhn"])
 def test_missing_dataset_says_what_to_do(name, tmp_path):
     """A folder that does not exist, or exists empty (made for the data, not yet filled), says where the data goes
