@@ -39,6 +39,26 @@ def _isolated_cache(tmp_path_factory, monkeypatch, _one_bf16_probe):
     yield
 
 
+def main_checkout(repo):
+    """The main checkout of the repository at ``repo``: ``repo`` itself, or, for a linked worktree (its .git a file,
+    "gitdir: <main>/.git/worktrees/<name>"), the checkout whose .git holds it; its ../shared is the shared data, which
+    a worktree elsewhere (/work/wt/<name>) has no sibling of."""
+    import pathlib
+
+    repo = pathlib.Path(repo)
+    dot_git = repo / ".git"
+    try:
+        if dot_git.is_file():
+            gitdir = pathlib.Path(dot_git.read_text().partition("gitdir:")[2].strip())
+            gitdir = gitdir if gitdir.is_absolute() else repo / gitdir
+            common = (gitdir / (gitdir / "commondir").read_text().strip()).resolve()
+            if common.name == ".git":
+                return common.parent
+    except OSError:
+        pass
+    return repo
+
+
 @pytest.fixture
 def cifar10_tarballs():
     """The folder holding the real CIFAR-10 copy's two JPEG tarballs (where bench/cifar_run.py looks), or skip."""
@@ -46,7 +66,7 @@ def cifar10_tarballs():
 
     repo = pathlib.Path(__file__).resolve().parents[1]
     places = [os.environ.get("FASTJEM_CIFAR10_DIR", ""), repo / ".data" / "cifar10",
-              repo.parent / "shared" / "data" / "cifar10"]
+              repo.parent / "shared" / "data" / "cifar10", main_checkout(repo).parent / "shared" / "data" / "cifar10"]
     for p in places:
         if p and all((pathlib.Path(p) / f"cifar10-{split}.tar.gz").is_file() for split in ("train", "test")):
             return pathlib.Path(p)

@@ -6580,6 +6580,12 @@ MUTANTS = [
         ('fastjem/data.py', '            if check_classes is not None:\n                check_classes(classes)\n            files =',
          '            if False:\n                check_classes(classes)\n            files ='),
     ]),
+    Mutant('worktree-main-checkout-not-found', 'tests/test_data.py -k worktree_finds', [
+        ('tests/conftest.py', '            if common.name == ".git":\n                return common.parent\n', ''),
+    ]),
+    Mutant('worktree-relative-gitdir-not-found', 'tests/test_data.py -k worktree_finds', [
+        ('tests/conftest.py', '            gitdir = gitdir if gitdir.is_absolute() else repo / gitdir\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -858,8 +858,26 @@ def test_download_fetches_the_cifar_archive_and_unpacks_it_by_the_data_filter(tm
     assert not (tmp_path / "outside.txt").exists() and not outside.exists()
 
 
+def test_a_worktree_finds_the_shared_data_beside_its_main_checkout(tmp_path):
+    """A git worktree made elsewhere (/work/wt/<name>) has no ../shared: the CIFAR-10 tarballs' test was skipped
+    there. The main checkout is found through the worktree's .git file (an absolute or a relative gitdir), and its
+    ../shared is looked in; a checkout that is no worktree is its own main one."""
+    from conftest import main_checkout
+
+    main, tree = tmp_path / "main", tmp_path / "wt" / "x"
+    (main / ".git" / "worktrees" / "x").mkdir(parents=True)
+    (main / ".git" / "worktrees" / "x" / "commondir").write_text("../..\n")
+    tree.mkdir(parents=True)
+    (tree / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'x'}\n")
+    assert main_checkout(tree) == main.resolve() and main_checkout(main) == main
+    (tree / ".git").write_text("gitdir: ../../main/.git/worktrees/x\n")
+    assert main_checkout(tree) == main.resolve()
+    assert main_checkout(tmp_path / "elsewhere") == tmp_path / "elsewhere"
+
+
 def test_the_jpeg_copy_of_cifar10_loads_from_its_tarballs(cifar10_tarballs):
-    """The real CIFAR-10 copy (two tarballs of JPEG folders) in ../shared/data, read in place."""
+    """The real CIFAR-10 copy (two tarballs of JPEG folders) in ../shared/data (beside the main checkout, from a
+    worktree), read in place."""
     root = cifar10_tarballs
     a = load_arrays("cifar10", root)
     assert a.train_x.shape == (50000, 3, 32, 32) and a.test_x.shape == (10000, 3, 32, 32)
