@@ -1027,12 +1027,19 @@ def _decode_threads() -> int:
     return max(1, min(8, cores))
 
 
+def _bad_files(bad: list[str]) -> DataNotFoundError:
+    """The error that names the files that could not be decoded (ten of them), each with why."""
+    more = f" (and {len(bad) - 10} more)" if len(bad) > 10 else ""
+    return DataNotFoundError(f"{len(bad)} file(s) could not be read as images{more}:\n  " + "\n  ".join(bad[:10]))
+
+
 def _decode_many(sources: Iterable, desc: str, size: int = 0, total: int | None = None,
-                 progress: bool = True) -> list[torch.Tensor]:
+                 progress: bool = True, bad: list[str] | None = None) -> list[torch.Tensor]:
     """Encoded images -> uint8 [3, H, W] each, fitted to ``size`` when > 0. ``sources`` yields Paths to read or
     (name, bytes) pairs, and may be a generator (an archive being read): chunks go to a thread pool as they
     come, and torchvision's decoders release the GIL, so decoding overlaps the reading and uses the cores (8 at
-    most)."""
+    most). Files that cannot be decoded are named in one error at the end; ``bad``: they are added to it instead
+    (their places in the list hold why), for the caller to name with another set's."""
     from concurrent.futures import ThreadPoolExecutor
 
     from PIL import Image
@@ -1120,10 +1127,12 @@ def _decode_many(sources: Iterable, desc: str, size: int = 0, total: int | None 
             for future in pending:  # not decoded only to be dropped
                 future.cancel()
             raise
-    bad = [x for x in out if isinstance(x, str)]
-    if bad:
-        more = f" (and {len(bad) - 10} more)" if len(bad) > 10 else ""
-        raise DataNotFoundError(f"{len(bad)} file(s) could not be read as images{more}:\n  " + "\n  ".join(bad[:10]))
+    failed = [x for x in out if isinstance(x, str)]
+    if failed and bad is None:
+        raise _bad_files(failed)
+    if failed:
+        bad += failed
+        return out
     if large:
         def pixels(n: int) -> str:
             return f"{n / 1e6:.0f} M pixels" if n >= 10 ** 6 else f"{n} pixels"
@@ -1151,10 +1160,17 @@ def _stack(images: list[torch.Tensor], labels: list[int], names: list[str]) -> t
     return torch.stack(images).contiguous(), torch.tensor(labels, dtype=torch.int64)
 
 
-def _decode(items: list[tuple[Path, int]], desc: str, size: int = 0, progress: bool = True
-            ) -> tuple[torch.Tensor, torch.Tensor]:
-    images = _decode_many([path for path, _ in items], desc, size, total=len(items), progress=progress)
-    return _stack(images, [label for _, label in items], [str(path) for path, _ in items])
+def _decode_splits(splits: Sequence[tuple[list[tuple[Path, int]], str]], size: int = 0, progress: bool = True
+                   ) -> list[torch.Tensor]:
+    """(images, labels) of each split (its (path, label) items and name), stacked; the files of every split that
+    cannot be decoded named in one error (the test split's were named only once the training split's were fixed)."""
+    bad: list[str] = []
+    decoded = [_decode_many([path for path, _ in items], desc, size, total=len(items), progress=progress, bad=bad)
+               for items, desc in splits]
+    if bad:
+        raise _bad_files(bad)
+    return [t for (items, _), images in zip(splits, decoded)
+            for t in _stack(images, [label for _, label in items], [str(path) for path, _ in items])]
 
 
 # 8: the warnings of what an archive leaves unread kept in the cache, said at every load (a cached load said nothing);
@@ -1446,8 +1462,7 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
 
         def decode():
             # (what a folder leaves unread is said as it is listed, at every load)
-            return (*_decode(train_items, "train", size, progress), *_decode(test_items, "test", size, progress),
-                    classes, [])
+            return (*_decode_splits(((train_items, "train"), (test_items, "test")), size, progress), classes, [])
     # the format's version: a change in how images are decoded or split must not find the old cache
     key = hashlib.sha1(f"v{IMAGEFOLDER_CACHE_VERSION}|".encode() + (f"size {size}|".encode() if size else b""))
     if not archives:

@@ -6586,6 +6586,9 @@ MUTANTS = [
     Mutant('worktree-relative-gitdir-not-found', 'tests/test_data.py -k worktree_finds', [
         ('tests/conftest.py', '            gitdir = gitdir if gitdir.is_absolute() else repo / gitdir\n', ''),
     ]),
+    Mutant('bad-files-of-one-split-at-a-time', 'tests/test_data.py -k undecodable_image_is_named', [
+        ('fastjem/data.py', '    if failed and bad is None:\n', '    if failed:\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -346,7 +346,7 @@ def test_imagefolder_is_decoded_once_and_cached(tmp_path, monkeypatch):
     def no_decode(*args, **kwargs):
         raise AssertionError("decoded again instead of using the cache")
 
-    monkeypatch.setattr("fastjem.data._decode", no_decode)
+    monkeypatch.setattr("fastjem.data._decode_splits", no_decode)
     b = load_arrays("imagefolder", tmp_path / "imgs")
     assert torch.equal(a.train_x, b.train_x)
 
@@ -382,7 +382,7 @@ def test_a_damaged_cache_is_decoded_again_and_one_folder_has_one_cache(tmp_path,
     def no_decode(*args, **kwargs):
         raise AssertionError("decoded again instead of using the cache")
 
-    monkeypatch.setattr("fastjem.data._decode", no_decode)
+    monkeypatch.setattr("fastjem.data._decode_splits", no_decode)
     monkeypatch.chdir(tmp_path)
     assert torch.equal(load_arrays("imagefolder", "imgs").train_x, fresh.train_x)
     assert torch.equal(load_arrays("imagefolder", Path(os.getcwd()) / "imgs").train_x, fresh.train_x)
@@ -1233,6 +1233,14 @@ def test_an_undecodable_image_is_named(tmp_path):
     assert message.startswith("3 file(s) could not be read as images")
     assert all(name in message for name in ("broken.jpg", "empty.png is empty", "text.png is not an image"))
     assert "BytesIO" not in message
+    # the test split's bad files with the training split's (they were named only once those were fixed)
+    _write_folder(tmp_path / "split" / "train", ("a", "b"), n=2)
+    _write_folder(tmp_path / "split" / "test", ("a", "b"), n=1)
+    (tmp_path / "split" / "train" / "a" / "empty.png").write_bytes(b"")
+    (tmp_path / "split" / "test" / "b" / "text.png").write_text("not an image")
+    with pytest.raises(DataNotFoundError, match=r"^2 file\(s\) could not be read as images:\n  .*train/a/empty\.png is "
+                                                r"empty .*\n  .*test/b/text\.png is not an image"):
+        load_arrays("imagefolder", tmp_path / "split")
 
 
 def test_a_damaged_png_is_named_not_a_crash(tmp_path):
