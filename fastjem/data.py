@@ -890,9 +890,9 @@ def _png_fault(data: bytes) -> PngFault | None:
     word; errors in the header are raised): chunks that fail their CRC checks or are cut short (a bit flipped on disk
     or in a copy), and, in intact chunks (an encoder's bug), image data that is not one zlib stream to its end with
     its checksum, holds less than the image's rows, or a row of a filter type past PNG's five. The stream is inflated
-    to tell, a step at a time (about 40% of the decoding's own time, paid once: the images are cached). A stream
-    that fails its checksum is a fault even where libpng only warns (its rows read first): which bytes are wrong
-    cannot be told."""
+    to tell, a step at a time (measured: it adds half to three quarters of torchvision's own decoding time to a PNG of
+    256 to 1024 pixels a side; paid once, since the images are cached). A stream that fails its checksum is a fault
+    even where libpng only warns (its rows read first): which bytes are wrong cannot be told."""
     if data[:8] != PNG_SIGNATURE:
         return None
     if _png_damaged(data):
