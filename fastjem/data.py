@@ -913,6 +913,12 @@ def _png_fault(data: bytes) -> PngFault | None:
     layout = _png_rows(header)
     if layout is None or not pieces:
         return None  # refused by libpng before any row is read
+    from PIL import Image
+
+    limit = Image.MAX_IMAGE_PIXELS
+    if limit is not None and int.from_bytes(header[:4], "big") * int.from_bytes(header[4:8], "big") > 2 * limit:
+        # past Pillow's pixel limit, Pillow's refusal (as for other formats), not 30 GB inflated to check a few-MB file
+        return PngFault("it has more pixels than Pillow decodes", True)
     starts, size = layout
     if runs > 1:
         # libpng reads the first run alone

@@ -6589,6 +6589,10 @@ MUTANTS = [
     Mutant('bad-files-of-one-split-at-a-time', 'tests/test_data.py -k undecodable_image_is_named', [
         ('fastjem/data.py', '    if failed and bad is None:\n', '    if failed:\n'),
     ]),
+    Mutant('png-past-pillows-pixel-limit-to-torchvision', 'tests/test_data.py -k pixel_limit', [
+        ('fastjem/data.py', '    if limit is not None and int.from_bytes(header[:4], "big") * int.from_bytes(header[4:8], "big") > 2 * limit:',
+         '    if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1378,6 +1378,16 @@ def test_an_image_past_pillows_pixel_limit_is_named_not_a_traceback(tmp_path, mo
                                                 r"pixels than Pillow decodes \(Image size \(256 pixels\) exceeds limit "
                                                 r".*\): shrink it first \(--image-size resizes it only once decoded\)"):
         load_arrays("imagefolder", tmp_path / "imgs", image_size=8)
+    # a PNG too, which torchvision decoded whole (a small file of zeros may claim gigabytes of pixels): refused before
+    # its image data is inflated
+    from fastjem.data import _png_fault, read_image
+
+    Image.fromarray(np.zeros((16, 16, 3), np.uint8)).save(tmp_path / "big.png")
+    big = (tmp_path / "big.png").read_bytes()
+    monkeypatch.setattr("fastjem.data.zlib.decompressobj", lambda: pytest.fail("inflated"))
+    assert _png_fault(big).rows_whole
+    with pytest.raises(DataNotFoundError, match=r"x\.png has more pixels than Pillow decodes \(Image size \(256 "):
+        read_image(big, "x.png")
 
 def test_images_past_pillows_bomb_threshold_are_named_in_one_warning(tmp_path, monkeypatch):
     """An image of 90-180 M pixels: Pillow's DecompressionBombWarning printed raw, naming no file; it is decoded, and
