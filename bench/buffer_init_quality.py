@@ -29,6 +29,7 @@ from env_info import (  # noqa: E402
 from quick_run import train_timed  # noqa: E402
 
 from fastjem.config import BUFFER_INITS, PRESETS, get_preset  # noqa: E402
+from fastjem.errors import FastJEMError  # noqa: E402
 
 
 def parse_variant(text: str) -> tuple[str, int]:
@@ -54,6 +55,16 @@ def main(argv=None) -> int:
         p.error(f"--iters must be > 0 (0: the preset's length), got {args.iters}")
     if len(set(args.seeds)) != len(args.seeds) or len(set(args.variants)) != len(args.variants):
         p.error("--seeds and --variants must be distinct (a repeat is the same run again: a spread of 0)")
+    # every run's config checked before the first trains (uniform:0 was refused only when its turn came, the runs
+    # before it lost)
+    configs = {}
+    for seed in args.seeds:
+        for init, steps in args.variants:
+            cfg = get_preset(args.preset).replace(seed=seed, buffer_init=init, sgld_steps=steps)
+            try:
+                configs[seed, init, steps] = (cfg.replace(iters=args.iters) if args.iters > 0 else cfg).validate()
+            except FastJEMError as err:
+                p.error(f"--variants {init}:{steps}: {err}")
     started = now_utc()
     runs = []
     device = None
@@ -62,10 +73,7 @@ def main(argv=None) -> int:
         # process's one-time costs in its wall time
         shift = k % len(args.variants)
         for init, steps in args.variants[shift:] + args.variants[:shift]:
-            cfg = get_preset(args.preset).replace(seed=seed, buffer_init=init, sgld_steps=steps)
-            if args.iters > 0:
-                cfg = cfg.replace(iters=args.iters)
-            summary, trainer, seconds = train_timed(cfg)
+            summary, trainer, seconds = train_timed(configs[seed, init, steps])
             device = trainer.device
             last = summary["last_train_record"]
             runs.append({"seed": seed, "buffer_init": init, "sgld_steps": steps, "test_acc": summary["test_acc"],

@@ -6592,6 +6592,9 @@ MUTANTS = [
     Mutant('png-past-pillows-pixel-limit-to-torchvision', 'tests/test_data.py -k pixel_limit', [
         ('fastjem/data.py', '    if limit is not None and int.from_bytes(header[:4], "big") * int.from_bytes(header[4:8], "big") > 2 * limit:',
          '    if False:'),
+    Mutant('buffer-init-variants-checked-when-their-turn-comes', 'tests/test_bench.py -k refuses_a_bad_variant', [
+        ('bench/buffer_init_quality.py', 'configs[seed, init, steps] = (cfg.replace(iters=args.iters) if args.iters > 0 else cfg).validate()', 'configs[seed, init, steps] = cfg.replace(iters=args.iters) if args.iters > 0 else cfg'),
+        ('bench/buffer_init_quality.py', 'summary, trainer, seconds = train_timed(configs[seed, init, steps])', 'summary, trainer, seconds = train_timed(configs[seed, init, steps].validate())'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

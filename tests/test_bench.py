@@ -1422,6 +1422,21 @@ def test_buffer_init_quality_trains_every_variant_per_seed_and_averages_over_see
     assert "must be distinct" in capsys.readouterr().err
 
 
+def test_buffer_init_quality_refuses_a_bad_variant_before_the_first_run(tmp_path, capsys, monkeypatch):
+    """A variant the trainer refuses (no SGLD step) stops the study before anything trains: it was refused when
+    its turn came, after the variants before it had trained, with a traceback and no results file."""
+    import buffer_init_quality
+
+    def trained(cfg):
+        raise AssertionError(f"trained {cfg.buffer_init}:{cfg.sgld_steps} before the variants were checked")
+
+    monkeypatch.setattr(buffer_init_quality, "train_timed", trained)
+    with pytest.raises(SystemExit) as exc:
+        buffer_init_quality.main(["--seeds", "1", "--variants", "uniform:20", "uniform:0", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "--variants uniform:0: --sgld-steps 0 never moves the chains" in err, err
+
+
 def test_precision_quality_sets_each_seeds_low_precision_run_against_its_base(tmp_path, capsys, monkeypatch):
     """Both precisions train from each seed; the difference is per seed, low minus base, in points; --iters makes a
     check of the script, a smoke file the README leaves out."""
