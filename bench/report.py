@@ -14,6 +14,7 @@ Smoke runs (``smoke-*.json``) are checks of the harness, not measurements, and a
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import statistics
 import sys
@@ -22,6 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from env_info import REPO, RESULTS  # noqa: E402
+
+from fastjem.checkpoint import atomic_write_bytes, atomic_write_text  # noqa: E402
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 ENGINES = ("reference-ieee", "reference-default", "fastjem-matched", "fastjem-sgld-graph-only",
@@ -359,7 +362,8 @@ def update_readme(readme: Path, markdown: str) -> None:
         raise SystemExit(f"{readme} has no {BEGIN} ... {END} section")
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    Path(readme).write_text(f"{head}{BEGIN}\n{markdown.strip()}\n{END}{tail}")
+    # a write cut short (Ctrl-C, a full disk) leaves the README as it was, not truncated
+    atomic_write_text(f"{head}{BEGIN}\n{markdown.strip()}\n{END}{tail}", readme)
 
 
 def plot(results: dict, path: Path) -> Path:
@@ -368,9 +372,10 @@ def plot(results: dict, path: Path) -> Path:
 
     fig = figure(results)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    png = io.BytesIO()
+    fig.savefig(png, dpi=120, format=path.suffix[1:] or "png")
     plt.close(fig)
+    atomic_write_bytes(png.getvalue(), path)
     return path
 
 
@@ -439,8 +444,8 @@ def unpack_suite(suite_json: Path, results: Path) -> list[str]:
         if target.exists():
             continue
         body = {k: v for k, v in data.items() if k != "_file"}
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(body, indent=2) + "\n")
+        # whole or not at all: a file cut short here would never be unpacked again (it exists)
+        atomic_write_text(json.dumps(body, indent=2) + "\n", target)
         written.append(name)
     return written
 
@@ -495,7 +500,7 @@ def main(argv=None) -> int:
         history_rel = history_path.name
     markdown = render(results, plot_rel if results["steps"] else None, latest=True, history_rel=history_rel)
     if args.markdown:
-        Path(args.markdown).write_text(markdown + "\n")
+        atomic_write_text(markdown + "\n", args.markdown)
     if args.print:
         print(markdown)
     else:
@@ -506,9 +511,9 @@ def main(argv=None) -> int:
         except ValueError:
             plot_in_history = plot_path.resolve().as_posix()
         history = render(results, plot_in_history if results["steps"] else None)
-        history_path.write_text("# Every measured run\n\n" + history.replace(
+        atomic_write_text("# Every measured run\n\n" + history.replace(
             "do not edit by hand._", "do not edit by hand. The README shows each measurement's newest run._", 1)
-            + "\n")
+            + "\n", history_path)
         print(f"updated {args.readme} and {history_path}" + (f" and {plot_path}" if results["steps"] else ""))
     return 0
 

@@ -4471,7 +4471,7 @@ MUTANTS = [
         ('bench/steps_per_sec.py', '    if bar is None or not bar.get("ratios"):', '    if bar is None:'),
     ]),
     Mutant('report-markdown-file-not-written', 'tests/test_bench.py -k report_writes_readme_history', [
-        ('bench/report.py', '    if args.markdown:\n        Path(args.markdown).write_text', '    if False:\n        Path(args.markdown).write_text'),
+        ('bench/report.py', '    if args.markdown:\n        atomic_write_text(markdown', '    if False:\n        atomic_write_text(markdown'),
     ]),
     Mutant('report-unpack-silent', 'tests/test_bench.py -k report_unpacks', [
         ('bench/report.py', '        for name in unpacked:\n            print(f"unpacked {name}")', '        for name in ():\n            print(f"unpacked {name}")'),
@@ -6595,6 +6595,21 @@ MUTANTS = [
     Mutant('buffer-init-variants-checked-when-their-turn-comes', 'tests/test_bench.py -k refuses_a_bad_variant', [
         ('bench/buffer_init_quality.py', 'configs[seed, init, steps] = (cfg.replace(iters=args.iters) if args.iters > 0 else cfg).validate()', 'configs[seed, init, steps] = cfg.replace(iters=args.iters) if args.iters > 0 else cfg'),
         ('bench/buffer_init_quality.py', 'summary, trainer, seconds = train_timed(configs[seed, init, steps])', 'summary, trainer, seconds = train_timed(configs[seed, init, steps].validate())'),
+    ]),
+    Mutant('report-readme-written-in-place', 'tests/test_bench.py -k leaves_the_readme_and_history_whole', [
+        ('bench/report.py', '    atomic_write_text(f"{head}{BEGIN}\\n{markdown.strip()}\\n{END}{tail}", readme)', '    Path(readme).write_text(f"{head}{BEGIN}\\n{markdown.strip()}\\n{END}{tail}")'),
+    ]),
+    Mutant('report-markdown-written-in-place', 'tests/test_bench.py -k leaves_the_readme_and_history_whole', [
+        ('bench/report.py', '        atomic_write_text(markdown + "\\n", args.markdown)', '        Path(args.markdown).write_text(markdown + "\\n")'),
+    ]),
+    Mutant('report-history-written-in-place', 'tests/test_bench.py -k leaves_the_readme_and_history_whole', [
+        ('bench/report.py', '        atomic_write_text("# Every measured run', '        (lambda text, path: Path(path).write_text(text))("# Every measured run'),
+    ]),
+    Mutant('report-unpack-written-in-place', 'tests/test_bench.py -k cut_short_leaves_no_half_file', [
+        ('bench/report.py', '        atomic_write_text(json.dumps(body, indent=2) + "\\n", target)', '        target.parent.mkdir(parents=True, exist_ok=True)\n        target.write_text(json.dumps(body, indent=2) + "\\n")'),
+    ]),
+    Mutant('report-plot-written-in-place', 'tests/test_bench.py -k cut_short_leaves_no_half_file', [
+        ('bench/report.py', '    png = io.BytesIO()\n    fig.savefig(png, dpi=120, format=path.suffix[1:] or "png")\n    plt.close(fig)\n    atomic_write_bytes(png.getvalue(), path)\n', '    fig.savefig(path, dpi=120)\n    plt.close(fig)\n'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

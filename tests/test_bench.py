@@ -1,5 +1,6 @@
 """The benchmark harness: the reference computes fastjem's loss, the gate bites, the smoke run and the report work."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -729,6 +730,74 @@ def test_report_refuses_what_would_empty_the_readmes_results(tmp_path, capsys):
         with pytest.raises(SystemExit, match="has no <!-- results:begin --> ... <!-- results:end --> section"):
             report.update_readme(readme, "| new |")
         assert readme.read_text() == text
+
+
+def test_a_report_write_that_fails_leaves_the_readme_and_history_whole(tmp_path, monkeypatch):
+    """README.md and HISTORY.md are replaced whole or not at all: a write that failed part-way (here a name that
+    cannot be encoded; Ctrl-C or a full disk alike) truncated the README, its hand-written text and all."""
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\nprose\n{report.BEGIN}\nthe measured tables\n{report.END}\nmore prose\n")
+    before = readme.read_text()
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / report.HISTORY_NAME).write_text("# Every measured run\n\nthe old history\n")
+    # a lone surrogate: what a name read from bytes that are not UTF-8 (os.fsdecode) carries
+    (results / "quick-2026-12-01T000000-GPU.json").write_text(json.dumps(
+        {"date": "2026-12-01T00:00:00", "device": {"type": "cuda", "name": "GPU \udcff"}, "preset": "quick",
+         "config": {"arch": "convnet", "width": 16}, "iterations": 800, "wall_seconds": 60.0}))
+    for args in ([], ["--markdown", str(tmp_path / "out.md")]):
+        with pytest.raises(UnicodeEncodeError):
+            report.main(["--results", str(results), "--readme", str(readme), *args])
+        assert readme.read_text() == before
+    with pytest.raises(UnicodeEncodeError):
+        report.main(["--results", str(results), "--print", "--markdown", str(tmp_path / "out.md")])
+    assert not (tmp_path / "out.md").exists() and not list(tmp_path.glob(".out.md*"))
+    assert not list(tmp_path.glob(".README.md*"))  # no temporary file left beside it
+    # HISTORY.md alone failing: the README's write went through, the history is the old one, whole
+    real = report.render
+
+    def render(results, *args, latest=False, **kwargs):
+        text = real(results, *args, latest=latest, **kwargs)
+        return text if latest else text + "\udcff"
+
+    monkeypatch.setattr(report, "render", render)
+    (results / "quick-2026-12-01T000000-GPU.json").write_text(json.dumps(
+        {"date": "2026-12-01T00:00:00", "device": {"type": "cuda", "name": "GPU"}, "preset": "quick"}))
+    with pytest.raises(UnicodeEncodeError):
+        report.main(["--results", str(results), "--readme", str(readme)])
+    assert "| GPU |" in readme.read_text() and "prose" in readme.read_text()
+    assert (results / report.HISTORY_NAME).read_text() == "# Every measured run\n\nthe old history\n"
+
+
+def test_an_unpack_or_a_plot_cut_short_leaves_no_half_file(tmp_path, monkeypatch):
+    """An unpacked result is written whole or not at all: one cut short stayed half-written, and since unpacking
+    leaves an existing file alone, a second --unpack never repaired it. The plot alike keeps its last whole
+    version."""
+    suite = tmp_path / "gpu_suite.json"
+    suite.write_text(json.dumps({"steps": {"date": "2026-01-02", "_file": "steps-2026-01-02T000000-GPU-X.json"}}))
+    results = tmp_path / "results"
+    real = json.dumps
+    # the text to write ends in what cannot be encoded: its write fails after the part before it
+    monkeypatch.setattr(report.json, "dumps", lambda *a, **k: real(*a, **k)[:-2] + "\udcff")
+    with pytest.raises(UnicodeEncodeError):
+        report.unpack_suite(suite, results)
+    monkeypatch.setattr(report.json, "dumps", real)
+    assert report.unpack_suite(suite, results) == ["steps-2026-01-02T000000-GPU-X.json"]
+    assert json.loads((results / "steps-2026-01-02T000000-GPU-X.json").read_text()) == {"date": "2026-01-02"}
+
+    class CutShort:
+        def savefig(self, target, **kwargs):
+            with open(target, "wb") if isinstance(target, (str, Path)) else contextlib.nullcontext(target) as f:
+                f.write(b"\x89PNG half")
+            raise OSError("cut short")
+
+    png = tmp_path / "p.png"
+    png.write_bytes(b"\x89PNG the last whole plot")
+    monkeypatch.setattr(report, "figure", lambda results: CutShort())
+    with pytest.raises(OSError, match="cut short"):
+        report.plot({"steps": []}, png)
+    assert png.read_bytes() == b"\x89PNG the last whole plot" and sorted(tmp_path.iterdir()) == sorted(
+        [suite, results, png])
 
 
 def test_a_failed_cifar_run_gets_no_row():
