@@ -48,9 +48,11 @@ def _git(rep: dict) -> str:
     return str(git["sha"])[:8] + (" + changes" if git.get("dirty") else "")
 
 
-def load_results(folder: Path, include_smoke: bool = False) -> dict:
-    """{"steps": [...], "cifar": [...], "kernels": [...]}: the parsed JSON files, oldest first."""
+def load_results(folder: Path, include_smoke: bool = False, skipped: list[str] | None = None) -> dict:
+    """{"steps": [...], "cifar": [...], "kernels": [...]}: the parsed JSON files, oldest first. A file that parses
+    but is no result its table can show (a JSON list, a field missing) is left out, and said in ``skipped``."""
     folder = Path(folder)
+    skipped = [] if skipped is None else skipped
     out = {"steps": [], "cifar": [], "kernels": [], "quick": [], "precision-quality": [], "buffer-init": [],
            "sgld-study": [], "profile": []}
     if not folder.is_dir():
@@ -62,9 +64,19 @@ def load_results(folder: Path, include_smoke: bool = False) -> dict:
                 data = json.loads(path.read_text())
             except (OSError, json.JSONDecodeError):
                 continue
+            if not isinstance(data, dict):
+                skipped.append(f"{path.name}: not a {kind} result (a JSON {type(data).__name__}, not an object)")
+                continue
             if data.get("smoke") and not include_smoke:
                 continue
             data["_file"] = path.name
+            try:
+                # its rows drawn alone: a field missing was a traceback naming no file, and no README
+                TABLES[kind]([data])
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+                why = f"no {err}" if isinstance(err, KeyError) else f"{type(err).__name__}: {err}"
+                skipped.append(f"{path.name}: not a {kind} result this report can show ({why})")
+                continue
             out[kind].append(data)
         out[kind].sort(key=lambda d: d.get("date", ""))
     return out
@@ -302,6 +314,10 @@ def profile_table(reports: list[dict], latest: bool = False) -> list[str]:
     return table(header, rows, latest)
 
 
+# each kind of result file and the table that shows it
+TABLES = {"steps": steps_table, "cifar": cifar_table, "kernels": kernels_table, "quick": quick_table,
+          "precision-quality": precision_table, "buffer-init": buffer_init_table, "sgld-study": sgld_study_table,
+          "profile": profile_table}
 HISTORY_NAME = "HISTORY.md"
 
 
@@ -481,7 +497,10 @@ def main(argv=None) -> int:
             print(f"unpacked {name}")
     for name in unreadable_results(Path(args.results)):
         print(f"report: skipped {name}: not a readable JSON result", file=sys.stderr)
-    results = load_results(Path(args.results))
+    skipped: list[str] = []
+    results = load_results(Path(args.results), skipped=skipped)
+    for why in skipped:
+        print(f"report: skipped {why}", file=sys.stderr)
     if not any(results.values()) and not args.print:
         p.error(f"--results {args.results} holds no results (steps-*.json, cifar-*.json, kernels-*.json, ...): the "
                 "README's results section is left as it is")

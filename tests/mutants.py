@@ -6611,6 +6611,15 @@ MUTANTS = [
     Mutant('report-plot-written-in-place', 'tests/test_bench.py -k cut_short_leaves_no_half_file', [
         ('bench/report.py', '    png = io.BytesIO()\n    fig.savefig(png, dpi=120, format=path.suffix[1:] or "png")\n    plt.close(fig)\n    atomic_write_bytes(png.getvalue(), path)\n', '    fig.savefig(path, dpi=120)\n    plt.close(fig)\n'),
     ]),
+    Mutant('report-result-that-is-a-list-read-as-one', 'tests/test_bench.py -k skips_and_names', [
+        ('bench/report.py', '            if not isinstance(data, dict):\n                skipped.append', '            if False:\n                skipped.append'),
+    ]),
+    Mutant('report-result-missing-a-field-not-skipped', 'tests/test_bench.py -k skips_and_names', [
+        ('bench/report.py', '                TABLES[kind]([data])\n', '                pass\n'),
+    ]),
+    Mutant('report-skipped-results-not-said', 'tests/test_bench.py -k skips_and_names', [
+        ('bench/report.py', '        print(f"report: skipped {why}", file=sys.stderr)', '        pass'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

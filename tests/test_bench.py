@@ -800,6 +800,31 @@ def test_an_unpack_or_a_plot_cut_short_leaves_no_half_file(tmp_path, monkeypatch
         [suite, results, png])
 
 
+def test_report_skips_and_names_a_result_it_cannot_show(tmp_path, capsys):
+    """A results file that parses but holds no result of its kind (a JSON list; a steps file of another format,
+    a field missing) is named and left out, the others rendered: it was a traceback (AttributeError, KeyError)
+    that named no file and left the README as it was."""
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n{report.BEGIN}\nthe tables before\n{report.END}\n")
+    results = tmp_path / "results"
+    results.mkdir()
+    good = "steps-2026-11-30T012957-NVIDIA-H200.json"
+    shutil.copy(report.RESULTS / good, results / good)
+    older = json.loads((report.RESULTS / good).read_text())
+    for c in older["configs"]:
+        c.pop("sgld_steps", None)
+    (results / "steps-2026-01-01T000000-Older.json").write_text(json.dumps(older))
+    (results / "kernels-2026-01-01T000000-List.json").write_text(json.dumps([{"op": "sgld_step_"}]))
+    assert report.main(["--results", str(results), "--readme", str(readme), "--plot", str(tmp_path / "p.png")]) == 0
+    err = capsys.readouterr().err
+    assert "skipped steps-2026-01-01T000000-Older.json: not a steps result this report can show (no 'sgld_steps')" \
+        in err, err
+    assert "skipped kernels-2026-01-01T000000-List.json: not a kernels result (a JSON list, not an object)" in err
+    assert "| WRN-28-10 |" in readme.read_text() and "the tables before" not in readme.read_text()
+    loaded = report.load_results(results)
+    assert [r["_file"] for r in loaded["steps"]] == [good] and loaded["kernels"] == []
+
+
 def test_a_failed_cifar_run_gets_no_row():
     ok = {"status": "ok", "date": "2026-01-02T00:00:00", "device": {"name": "GPU X"}, "model": "WRN-28-10",
           "batch_size": 64, "train_seconds": 600.0, "iterations": 5000, "it_per_s_steady": 9.5, "test_acc": 0.5}
