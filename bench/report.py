@@ -38,6 +38,8 @@ ENGINE_LABELS = {"reference-ieee": "reference fp32", "reference-default": "refer
                  "fastjem-parts4": "fastjem default + --sgld-parts 4",
                  "fastjem-overlap": "fastjem default + --overlap-data"}
 PLOT_NAME = "steps_per_sec.png"
+# images a README shows
+PLOT_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg", ".webp")
 
 
 def _git(rep: dict) -> str:
@@ -389,7 +391,7 @@ def plot(results: dict, path: Path) -> Path:
     fig = figure(results)
     path = Path(path)
     png = io.BytesIO()
-    fig.savefig(png, dpi=120, format=path.suffix[1:] or "png")
+    fig.savefig(png, dpi=120, format=path.suffix[1:].lower() or "png")
     plt.close(fig)
     atomic_write_bytes(png.getvalue(), path)
     return path
@@ -484,7 +486,14 @@ def main(argv=None) -> int:
         p.error(f"--unpack {args.unpack}: no such file (the gpu_suite.json a GPU run returned)")
     if not Path(args.results).is_dir() and not args.unpack:
         # an empty table would replace the README's measured results
-        p.error(f"--results {args.results}: no such folder (the folder of the benchmarks' JSON files)")
+        what = "a file, not a folder" if Path(args.results).exists() else "no such folder"
+        p.error(f"--results {args.results}: {what} (the folder of the benchmarks' JSON files)")
+    # before any work: a folder or another suffix was a traceback once the tables were drawn (or, with no suffix, a
+    # .png added to the file the README's image link did not name)
+    if args.plot and Path(args.plot).suffix.lower() not in PLOT_SUFFIXES:
+        p.error(f"--plot {args.plot}: name an image file ({', '.join(PLOT_SUFFIXES)}) for the README to show")
+    if args.markdown and Path(args.markdown).is_dir():
+        p.error(f"--markdown {args.markdown}: a folder; name the markdown file to write")
     if not args.print and not Path(args.readme).is_file():
         p.error(f"--readme {args.readme}: no such file (the README whose results section is rewritten; --print "
                 "prints the tables instead)")

@@ -6609,7 +6609,7 @@ MUTANTS = [
         ('bench/report.py', '        atomic_write_text(json.dumps(body, indent=2) + "\\n", target)', '        target.parent.mkdir(parents=True, exist_ok=True)\n        target.write_text(json.dumps(body, indent=2) + "\\n")'),
     ]),
     Mutant('report-plot-written-in-place', 'tests/test_bench.py -k cut_short_leaves_no_half_file', [
-        ('bench/report.py', '    png = io.BytesIO()\n    fig.savefig(png, dpi=120, format=path.suffix[1:] or "png")\n    plt.close(fig)\n    atomic_write_bytes(png.getvalue(), path)\n', '    fig.savefig(path, dpi=120)\n    plt.close(fig)\n'),
+        ('bench/report.py', '    png = io.BytesIO()\n    fig.savefig(png, dpi=120, format=path.suffix[1:].lower() or "png")\n    plt.close(fig)\n    atomic_write_bytes(png.getvalue(), path)\n', '    fig.savefig(path, dpi=120)\n    plt.close(fig)\n'),
     ]),
     Mutant('report-result-that-is-a-list-read-as-one', 'tests/test_bench.py -k skips_and_names', [
         ('bench/report.py', '            if not isinstance(data, dict):\n                skipped.append', '            if False:\n                skipped.append'),
@@ -6619,6 +6619,18 @@ MUTANTS = [
     ]),
     Mutant('report-skipped-results-not-said', 'tests/test_bench.py -k skips_and_names', [
         ('bench/report.py', '        print(f"report: skipped {why}", file=sys.stderr)', '        pass'),
+    ]),
+    Mutant('report-plot-suffix-not-checked', 'tests/test_bench.py -k plot_or_markdown_path', [
+        ('bench/report.py', '    if args.plot and Path(args.plot).suffix.lower() not in PLOT_SUFFIXES:', '    if False:'),
+    ]),
+    Mutant('report-markdown-folder-not-checked', 'tests/test_bench.py -k plot_or_markdown_path', [
+        ('bench/report.py', '    if args.markdown and Path(args.markdown).is_dir():', '    if False:'),
+    ]),
+    Mutant('report-results-file-said-missing', 'tests/test_bench.py -k plot_or_markdown_path', [
+        ('bench/report.py', '        what = "a file, not a folder" if Path(args.results).exists() else "no such folder"', '        what = "no such folder"'),
+    ]),
+    Mutant('report-plot-format-by-case', 'tests/test_bench.py -k plot_or_markdown_path', [
+        ('bench/report.py', 'format=path.suffix[1:].lower() or "png"', 'format="png"'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

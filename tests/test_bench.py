@@ -825,6 +825,24 @@ def test_report_skips_and_names_a_result_it_cannot_show(tmp_path, capsys):
     assert [r["_file"] for r in loaded["steps"]] == [good] and loaded["kernels"] == []
 
 
+def test_report_refuses_a_plot_or_markdown_path_it_cannot_write_before_any_work(tmp_path, capsys):
+    """--plot naming a folder or no image (a traceback after the tables were drawn; with no suffix, a .png was
+    added to the file the README's image link did not name), --markdown naming a folder, --results naming a
+    file: said before any work, nothing written."""
+    (tmp_path / "results.json").write_text("{}")
+    for args, message in ((["--plot", str(tmp_path)], "--plot " + str(tmp_path) + ": name an image file (.png,"),
+                          (["--plot", str(tmp_path / "speeds")], "name an image file"),
+                          (["--plot", str(tmp_path / "speeds.txt")], "name an image file"),
+                          (["--markdown", str(tmp_path)], "a folder; name the markdown file to write"),
+                          (["--results", str(tmp_path / "results.json")], "a file, not a folder")):
+        with pytest.raises(SystemExit) as exc:
+            report.main(["--print", *args])
+        assert exc.value.code == 2 and message in capsys.readouterr().err, args
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]
+    assert report.main(["--print", "--plot", str(tmp_path / "speeds.SVG")]) == 0
+    assert (tmp_path / "speeds.SVG").read_bytes().lstrip().startswith(b"<?xml")
+
+
 def test_a_failed_cifar_run_gets_no_row():
     ok = {"status": "ok", "date": "2026-01-02T00:00:00", "device": {"name": "GPU X"}, "model": "WRN-28-10",
           "batch_size": 64, "train_seconds": 600.0, "iterations": 5000, "it_per_s_steady": 9.5, "test_acc": 0.5}
