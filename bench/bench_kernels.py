@@ -1,6 +1,7 @@
 """Benchmarks of fastjem.kernels against the eager PyTorch sequences they replace.
 
-Run explicitly: ``pytest bench/bench_kernels.py`` (not collected by the default test run); the report files go to
+Run explicitly: ``pytest bench/bench_kernels.py`` or ``python bench/bench_kernels.py`` (not collected by the
+default test run; pytest's options follow either); the report files go to
 bench/results/, or to the folder FASTJEM_BENCH_OUT names (a trial run that should not enter the README's tables).
 
 - CPU: pytest-benchmark times the reference backend (what the library runs on CPU) against the
@@ -547,3 +548,8 @@ def test_bench_cuda_launch_configs():
             if first is not None:
                 print(f"{'':<14} {'':<22} the default's launch with {what}: "
                       f"{first['graph_us']:8.2f} us (x{first['speedup_vs_default']:.3f})")
+
+
+if __name__ == "__main__":
+    # ``python bench/bench_kernels.py`` imported the module and ran nothing, silently: pytest runs the benchmarks
+    sys.exit(pytest.main([__file__, *sys.argv[1:]]))

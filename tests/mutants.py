@@ -6638,6 +6638,9 @@ MUTANTS = [
     Mutant('report-one-threads', 'tests/test_bench.py -k kernel_runs_rows_name', [
         ('bench/report.py', "thread{'s' if threads > 1 else ''}{shared}", 'threads{shared}'),
     ]),
+    Mutant('kernel-benchmark-script-runs-nothing', 'tests/test_bench.py -k run_as_a_script', [
+        ('bench/bench_kernels.py', '    sys.exit(pytest.main([__file__, *sys.argv[1:]]))', '    pass'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

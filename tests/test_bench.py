@@ -1757,6 +1757,14 @@ def test_the_kernel_benchmarks_gpu_cases_pass_their_checks_at_full_size():
             case.check()
 
 
+def test_the_kernel_benchmark_run_as_a_script_runs_under_pytest():
+    """``python bench/bench_kernels.py`` imported the module and exited 0 having run and said nothing: it hands its
+    arguments to pytest, which runs (here: lists) the benchmarks."""
+    proc = subprocess.run([sys.executable, str(BENCH / "bench_kernels.py"), "--collect-only", "-q", "-k", "cpu_report",
+                           "-p", "no:cacheprovider"], capture_output=True, text=True, timeout=300, cwd=BENCH.parent)
+    assert proc.returncode == 0 and "bench/bench_kernels.py::test_bench_cpu_report" in proc.stdout, proc.stdout[-2000:]
+
+
 def test_the_cpu_kernel_benchmark_writes_its_report(tmp_path):
     """``pytest bench/bench_kernels.py`` on a CPU: the reference backend against the eager sequences, each op timed
     with its bytes, GB/s and the copy floor, written where FASTJEM_BENCH_OUT says (not into bench/results); the
