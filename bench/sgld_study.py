@@ -28,7 +28,7 @@ Each variant starts from the same weights, chains and noise state; its samples a
 default's (max abs difference: bf16 rounding may differ between algorithms). Also measured once: a large
 bf16 matmul, the device's practical matrix ceiling. Writes ``bench/results/sgld-study-<date>-<device>.json``.
 
-    python bench/sgld_study.py                       # CUDA: WRN-28-10, batch 64
+    python bench/sgld_study.py                       # CUDA: WRN-28-10, batch 64; CPU: WRN-10-2, batch 16
     python bench/sgld_study.py --device cpu --smoke  # the harness end to end in seconds
 """
 
@@ -158,9 +158,10 @@ def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Ten
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
-    p.add_argument("--depth", type=int, default=28)
-    p.add_argument("--width", type=int, default=10)
-    p.add_argument("--batch-size", type=int, default=64)
+    # a CPU's default is its bar model (WRN-28-10 at batch 64 took hours a variant there)
+    p.add_argument("--depth", type=int, default=None, help="default: 28 on CUDA, 10 on CPU")
+    p.add_argument("--width", type=int, default=None, help="default: 10 on CUDA, 2 on CPU")
+    p.add_argument("--batch-size", type=int, default=None, help="default: 64 on CUDA, 16 on CPU")
     p.add_argument("--sgld-steps", type=int, default=20)
     p.add_argument("--precision", default="", choices=("", "fp32", "bf16"), help="default: bf16 on CUDA, fp32 on CPU")
     p.add_argument("--kernels", default="", choices=("", "triton", "reference"), help="default: triton on CUDA")
@@ -179,11 +180,17 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=str(RESULTS), type=results_folder)
     args = p.parse_args(argv)
     device = pick_device(p, args.device)
+    cuda = device.type == "cuda"
+    if args.smoke:
+        smoke_sizes(p, args, {"depth": 10, "width": 1, "batch_size": 4, "sgld_steps": 2, "warmup": 1, "windows": 2,
+                              "calls": 1})
+    for name, on_cuda, on_cpu in (("depth", 28, 10), ("width", 10, 2), ("batch_size", 64, 16)):
+        if getattr(args, name) is None:
+            setattr(args, name, on_cuda if cuda else on_cpu)
     check_sizes(p, args.depth, args.width, batch_size=args.batch_size, sgld_steps=args.sgld_steps,
                 windows=args.windows, calls=args.calls)
     if args.warmup < 0:
         p.error(f"--warmup must be >= 0, got {args.warmup}")
-    cuda = device.type == "cuda"
     args.precision = args.precision or ("bf16" if cuda else "fp32")
     args.kernels = args.kernels or ("triton" if cuda else "reference")
     args.compile = cuda
@@ -195,8 +202,6 @@ def main(argv=None) -> int:
     if cuda and any(n in CPU_ONLY for n in names):
         p.error(f"{', '.join(n for n in names if n in CPU_ONLY)}: a CPU variant (CUDA compiles the network instead)")
     if args.smoke:
-        smoke_sizes(p, args, {"depth": 10, "width": 1, "batch_size": 4, "sgld_steps": 2, "warmup": 1, "windows": 2,
-                              "calls": 1})
         smoke_variants = ("default", "cudnn-try-all", "nchw", "split-2", "eager-step")
         dropped = [n for n in names if n not in smoke_variants]
         if dropped and args.variants != p.get_default("variants"):

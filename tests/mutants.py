@@ -6641,6 +6641,12 @@ MUTANTS = [
     Mutant('kernel-benchmark-script-runs-nothing', 'tests/test_bench.py -k run_as_a_script', [
         ('bench/bench_kernels.py', '    sys.exit(pytest.main([__file__, *sys.argv[1:]]))', '    pass'),
     ]),
+    Mutant('sgld-study-cpu-runs-the-gpu-model', 'tests/test_bench.py -k defaults_to_the_cpu_bar_model', [
+        ('bench/sgld_study.py', '            setattr(args, name, on_cuda if cuda else on_cpu)', '            setattr(args, name, on_cuda)'),
+    ]),
+    Mutant('sgld-study-smoke-sizes-not-set', 'tests/test_bench.py -k defaults_to_the_cpu_bar_model', [
+        ('bench/sgld_study.py', '    if args.smoke:\n        smoke_sizes(p, args, {"depth": 10,', '    if False:\n        smoke_sizes(p, args, {"depth": 10,'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

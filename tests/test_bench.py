@@ -1835,6 +1835,30 @@ def test_sgld_study_records_a_failed_variant_and_measures_the_others_against_the
     assert "samples vs first 2.50e-01" in out and f"wrote {path}" in out
 
 
+def test_sgld_study_on_a_cpu_defaults_to_the_cpu_bar_model(tmp_path, monkeypatch):
+    """On a CPU the study's default network is the CPU bars' (WRN-10-2 at batch 16, as profile_step's and
+    steps_per_sec's): it was WRN-28-10 at batch 64, hours a variant there. Sizes given are the sizes run."""
+    import sgld_study
+
+    ran = []
+
+    def run_variant(name, opts, args, device, x0):
+        ran.append((args.depth, args.width, tuple(x0.shape)))
+        return {"name": name, "call_s_median": 0.5, "sgld_step_ms": 1.0}, torch.zeros(x0.shape)
+
+    monkeypatch.setattr(sgld_study, "run_variant", run_variant)
+    for args, want in (([], (10, 2, (16, 3, 32, 32))),
+                       (["--depth", "16", "--width", "1", "--batch-size", "3"], (16, 1, (3, 3, 32, 32))),
+                       (["--smoke"], (10, 1, (4, 3, 32, 32)))):
+        ran.clear()
+        out = tmp_path / str(len(args))
+        assert sgld_study.main(["--device", "cpu", "--variants", "default", "--out", str(out), *args]) == 0
+        assert ran == [want], args
+        (path,) = out.glob("*sgld-study-*.json")
+        recorded = json.loads(path.read_text())["args"]
+        assert (recorded["depth"], recorded["width"], recorded["batch_size"]) == (want[0], want[1], want[2][0])
+
+
 def test_a_study_or_profile_cut_short_keeps_what_it_measured(tmp_path, monkeypatch):
     """The GPU suite's CPU bars end at their timeout (240 s; the CPU steps alone took 186 s on the H200's host):
     sgld_study.py and profile_step.py wrote their file only at the end, so a run killed after its first variant or
