@@ -37,10 +37,8 @@ from fastjem.kernels import energy
 from fastjem.kernels.buffer import buffer_sample_fwd, buffer_write_fwd
 from fastjem.kernels.rng import new_rng_state
 
-from fastjem.checkpoint import atomic_write_text
-
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from env_info import RESULTS, git_state, now_utc, result_name  # noqa: E402
+from env_info import RESULTS, claim_result, git_state, now_utc, result_name  # noqa: E402
 
 CUDA = torch.cuda.is_available()
 # Where and at what sizes the CUDA benchmarks run: tests/test_bench.py dry-runs them on a CPU (the kernels under the
@@ -250,9 +248,9 @@ def _write_report(kind: str, device_name: str, report: dict) -> pathlib.Path:
     # FASTJEM_BENCH_OUT: another folder (a check of the benchmark that should not enter the README's tables)
     folder = pathlib.Path(os.environ.get("FASTJEM_BENCH_OUT", RESULTS))
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / result_name(kind, device_name, now_utc())
-    atomic_write_text(json.dumps(report, indent=2, default=str) + "\n", path)
-    return path
+    # a file of its own: a run in the same second keeps its file
+    return claim_result(json.dumps(report, indent=2, default=str) + "\n", folder, result_name(kind, device_name,
+                                                                                              now_utc()))
 
 
 def _copy_of(bytes_moved: int, device: str) -> Callable[[], object]:

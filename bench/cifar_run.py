@@ -34,6 +34,7 @@ from env_info import (  # noqa: E402
     REPO,
     RESULTS,
     check_sizes,
+    claim_result,
     device_info,
     exit_on_sigterm,
     git_state,
@@ -45,7 +46,6 @@ from env_info import (  # noqa: E402
     versions,
 )
 
-from fastjem.checkpoint import atomic_write_text  # noqa: E402
 from fastjem.config import get_preset  # noqa: E402
 from fastjem.train import Trainer, evaluate  # noqa: E402
 
@@ -101,7 +101,7 @@ def main(argv=None) -> int:
     started = now_utc()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / result_name("cifar", device, started)
+    name = result_name("cifar", device, started)
     png_name = result_name("cifar-samples", device, started).replace(".json", ".png")
     model = f"WRN-{args.depth}-{args.width}"
     rep = {"schema": "fastjem-bench-cifar/1", "date": started.isoformat(timespec="seconds"),
@@ -177,7 +177,7 @@ def main(argv=None) -> int:
             rep["traceback"] = traceback.format_exc(limit=8)
             print(rep["traceback"], file=sys.stderr)
     rep["total_seconds"] = time.perf_counter() - t_all
-    atomic_write_text(json.dumps(rep, indent=2, default=str) + "\n", path)
+    path = claim_result(json.dumps(rep, indent=2, default=str) + "\n", out, name)  # another run's file left alone
     if rep["status"] == "ok":
         print(f"cifar_iterations: {rep['iterations']}")
         steady = rep["it_per_s_steady"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import datetime
 import errno
+import itertools
+import os
 import platform
 import re
 import signal
@@ -180,17 +182,48 @@ def results_folder(text: str) -> str:
     return text
 
 
-def write_result(report: dict, kind: str, device: torch.device, when: datetime.datetime, out_dir: str | Path) -> Path:
-    """Write ``report`` as JSON to ``out_dir``/<kind>-<date>-<device>.json (the folder made if needed); a report
-    marked ``"smoke": true`` (a shortened check of a script, not a measurement) goes to smoke-<kind>-..., which
-    report.py leaves out of the README."""
+def claim_result(text: str, folder: str | Path, name: str) -> Path:
+    """Write ``text`` to a new file ``folder``/``name``, or <name>-2.json, -3, ... where another run holds the name
+    (two runs started in the same second on one device: the later replaced the earlier's results). The file
+    appears whole (written beside it, then linked to its name, which fails where the name exists)."""
+    folder = Path(folder)
+    stem = name.removesuffix(".json")
+    for k in itertools.count(1):
+        path = folder / (name if k == 1 else f"{stem}-{k}.json")
+        if path.exists():
+            continue
+        tmp = folder / f".{path.name}.{os.getpid()}.claim"
+        atomic_write_text(text, tmp)  # the folder made
+        try:
+            os.link(tmp, path)
+            return path
+        except FileExistsError:
+            continue
+        except OSError:  # a file system without hard links: created exclusively, then filled
+            try:
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                continue
+            atomic_write_text(text, path)
+            return path
+        finally:
+            tmp.unlink(missing_ok=True)
+    raise AssertionError("unreachable")
+
+
+def write_result(report: dict, kind: str, device: torch.device, when: datetime.datetime, out_dir: str | Path,
+                 path: Path | None = None) -> Path:
+    """Write ``report`` as JSON to a new file ``out_dir``/<kind>-<date>-<device>.json (``claim_result``: the folder
+    made if needed, another run's file of that name left alone), or over ``path``, the file an earlier write of the
+    same run returned. A report marked ``"smoke": true`` (a shortened check of a script, not a measurement) goes to
+    smoke-<kind>-..., which report.py leaves out of the README."""
     import json
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / (("smoke-" if report.get("smoke") else "") + result_name(kind, device, when))
-    atomic_write_text(json.dumps(report, indent=2) + "\n", path)
-    return path
+    text = json.dumps(report, indent=2) + "\n"
+    if path is not None:
+        atomic_write_text(text, path)
+        return path
+    return claim_result(text, out_dir, ("smoke-" if report.get("smoke") else "") + result_name(kind, device, when))
 
 
 def write_synthetic_imagefolder(root: Path, num_classes: int = 10, per_class: int = 12, size: int = 32,

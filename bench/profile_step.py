@@ -155,6 +155,7 @@ def main(argv=None) -> int:
               "smoke": args.smoke}
     base = TrainConfig(arch="wrn", depth=depth, width=width, batch_size=batch, sgld_steps=args.steps,
                        cuda_graph=False, iteration_graph=False, device=device.type, seed=0)
+    path = None  # claimed by the first write
     for name in engines:
         if name == "reference":
             torch.manual_seed(0)
@@ -181,7 +182,7 @@ def main(argv=None) -> int:
         per_step = result["profiled_ms_per_call"] / args.steps
         print(f"{name:<10} {per_step:8.2f} ms per SGLD step ({result['time_basis']}): {shares}", flush=True)
         # after every engine: a run cut short (the CPU bars' timeout in the GPU suite) keeps what it profiled
-        path = write_result(report, "profile", device, started, args.out)
+        path = write_result(report, "profile", device, started, args.out, path)
         torch._dynamo.reset()
     print(f"wrote {path}")
     return 0

@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from env_info import (  # noqa: E402
     RESULTS,
     check_sizes,
+    claim_result,
     device_info,
     git_state,
     matmul_flops,
@@ -224,11 +225,18 @@ def main(argv=None) -> int:
         report["matmul_bf16_tflops"] = matmul_flops(device, "bf16", n=8192, reps=20) / 1e12
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / (("smoke-" if args.smoke else "") + result_name("sgld-study", device, started))
+    path = None
 
     def save() -> None:
-        # after every variant: a run cut short (the CPU bars' timeout in the GPU suite) keeps what it measured
-        atomic_write_text(json.dumps(report, indent=2, default=str) + "\n", path)
+        # after every variant: a run cut short (the CPU bars' timeout in the GPU suite) keeps what it measured; the
+        # first write claims a file of its own (a run started in the same second keeps its file)
+        nonlocal path
+        text = json.dumps(report, indent=2, default=str) + "\n"
+        if path is None:
+            path = claim_result(text, out, ("smoke-" if args.smoke else "") + result_name("sgld-study", device,
+                                                                                          started))
+        else:
+            atomic_write_text(text, path)
 
     reference = None
     for name in names:

@@ -56,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from env_info import (  # noqa: E402
     RESULTS,
+    claim_result,
     device_info,
     device_name,
     exit_on_sigterm,
@@ -753,12 +754,18 @@ def main(argv=None) -> int:
     }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / (("smoke-" if args.smoke else "") + result_name("steps", device, started))
+    path = None
 
     def save() -> None:
-        # Written after every config, so a run cut short (a stage timeout) still leaves what it measured.
+        # Written after every config, so a run cut short (a stage timeout) still leaves what it measured; the first
+        # write claims a file of its own (a run started in the same second keeps its file)
+        nonlocal path
         report["total_seconds"] = time.perf_counter() - t_start
-        atomic_write_text(json.dumps(report, indent=2, default=str) + "\n", path)
+        text = json.dumps(report, indent=2, default=str) + "\n"
+        if path is None:
+            path = claim_result(text, out, ("smoke-" if args.smoke else "") + result_name("steps", device, started))
+        else:
+            atomic_write_text(text, path)
 
     with tempfile.TemporaryDirectory(prefix="fastjem-bench-") as tmp:
         tmp = Path(tmp)

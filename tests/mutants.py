@@ -4960,7 +4960,7 @@ MUTANTS = [
         ('bench/sgld_study.py', '        save()\n        torch._dynamo.reset()\n', '        torch._dynamo.reset()\n'),
     ]),
     Mutant('profile-saves-only-at-end', 'tests/test_bench.py -k cut_short', [
-        ('bench/profile_step.py', '        path = write_result(report, "profile", device, started, args.out)\n        torch._dynamo.reset()\n', '        torch._dynamo.reset()\n    path = write_result(report, "profile", device, started, args.out)\n'),
+        ('bench/profile_step.py', '        path = write_result(report, "profile", device, started, args.out, path)\n        torch._dynamo.reset()\n', '        torch._dynamo.reset()\n    path = write_result(report, "profile", device, started, args.out, path)\n'),
     ]),
     Mutant('gpu-suite-no-kernels-link', 'tests/test_bench.py -k install_fallback', [
         ('bench/gpu_suite.sh', '[[ -e $ROOT/fastjem/kernels ]] || ln -s ../kernels "$ROOT/fastjem/kernels"', 'true'),
@@ -6646,6 +6646,22 @@ MUTANTS = [
     ]),
     Mutant('sgld-study-smoke-sizes-not-set', 'tests/test_bench.py -k defaults_to_the_cpu_bar_model', [
         ('bench/sgld_study.py', '    if args.smoke:\n        smoke_sizes(p, args, {"depth": 10,', '    if False:\n        smoke_sizes(p, args, {"depth": 10,'),
+    ]),
+    Mutant('claim-result-replaces-a-taken-name', 'tests/test_bench.py -k same_second', [
+        ('bench/env_info.py', '        if path.exists():\n            continue\n        tmp = folder', '        tmp = folder'),
+        ('bench/env_info.py', '            os.link(tmp, path)\n', '            os.replace(tmp, path)\n'),
+    ]),
+    Mutant('steps-save-claims-at-every-write', 'tests/test_bench.py -k same_second', [
+        ('bench/steps_per_sec.py', '        if path is None:\n            path = claim_result(', '        if True:\n            path = claim_result('),
+    ]),
+    Mutant('sgld-study-save-claims-at-every-write', 'tests/test_bench.py -k same_second', [
+        ('bench/sgld_study.py', '        if path is None:\n            path = claim_result(', '        if True:\n            path = claim_result('),
+    ]),
+    Mutant('profile-claims-at-every-write', 'tests/test_bench.py -k same_second', [
+        ('bench/profile_step.py', '        path = write_result(report, "profile", device, started, args.out, path)\n', '        path = write_result(report, "profile", device, started, args.out)\n'),
+    ]),
+    Mutant('kernels-report-replaces-a-same-second-run', 'tests/test_bench.py -k same_second', [
+        ('bench/bench_kernels.py', '    return claim_result(', '    return (lambda text, folder, name: (folder / name).write_text(text) and folder / name)('),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

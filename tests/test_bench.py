@@ -1893,6 +1893,59 @@ def test_a_study_or_profile_cut_short_keeps_what_it_measured(tmp_path, monkeypat
     assert list(json.loads(path.read_text())["engines"]) == ["reference"]
 
 
+def test_two_runs_started_in_the_same_second_keep_a_file_each(tmp_path, monkeypatch, capsys):
+    """Result files are named by the second a run started and its device: a second run started in the same second
+    (two benchmarks launched together) replaced the first one's file. The first write of a run claims a file of
+    its own (<name>-2.json where the name is taken); its later writes replace that file, not another's."""
+    import bench_kernels
+    import env_info
+    import profile_step
+    import sgld_study
+
+    when = env_info.now_utc()
+    for module in (steps_per_sec, sgld_study, profile_step, bench_kernels):
+        monkeypatch.setattr(module, "now_utc", lambda: when)
+    stamp = when.strftime("%Y-%m-%dT%H%M%S")
+
+    first = env_info.write_result({"run": 1}, "quick", "GPU X", when, tmp_path / "w")
+    second = env_info.write_result({"run": 2}, "quick", "GPU X", when, tmp_path / "w")
+    assert (first.name, second.name) == (f"quick-{stamp}-GPU-X.json", f"quick-{stamp}-GPU-X-2.json")
+    assert env_info.write_result({"run": 2, "more": True}, "quick", "GPU X", when, tmp_path / "w", second) == second
+    assert [json.loads(p.read_text()) for p in (first, second)] == [{"run": 1}, {"run": 2, "more": True}]
+    assert sorted(p.name for p in (tmp_path / "w").iterdir()) == sorted([first.name, second.name])  # no claim file
+
+    # each script, run twice in one second: two files, each with all of its run's writes
+    monkeypatch.setattr(sgld_study, "run_variant", lambda name, opts, args, device, x0: (
+        {"name": name, "call_s_median": 0.5, "sgld_step_ms": 250.0}, torch.zeros(x0.shape)))
+    monkeypatch.setattr(profile_step, "profile", lambda call, device, reps, rows: {
+        "time_basis": "operators' own CPU time", "profiled_ms_per_call": 1.0, "categories": {}, "top": []})
+    monkeypatch.setattr(steps_per_sec, "equivalence_check", lambda *a: {"passed": True, "detail": "not checked"})
+    monkeypatch.setattr(steps_per_sec, "run_config", lambda name, *a: {"name": name, "batch_size": 4,
+                                                                       "status": "failed: not run"})
+    monkeypatch.setenv("FASTJEM_BENCH_OUT", str(tmp_path / "kernels"))
+    runs = {"sgld-study": lambda out: sgld_study.main(["--device", "cpu", "--smoke", "--variants", "default,nchw",
+                                                        "--out", out]),
+            "profile": lambda out: profile_step.main(["--device", "cpu", "--smoke", "--engines", "reference,default",
+                                                      "--out", out]),
+            "steps": lambda out: steps_per_sec.main(["--device", "cpu", "--smoke", "--out", out]),
+            "kernels": lambda out: bench_kernels._write_report("kernels", "Some CPU", {"results": []})}
+    for kind, run in runs.items():
+        out = tmp_path / kind
+        for _ in range(2):
+            run(str(out))
+        files = sorted(out.glob("*.json"))
+        prefix = "" if kind == "kernels" else "smoke-"
+        device = "Some-CPU" if kind == "kernels" else env_info.slug(env_info.device_name(torch.device("cpu")))
+        assert [p.name for p in files] == [f"{prefix}{kind}-{stamp}-{device}{k}.json" for k in ("-2", "")], kind
+        for p in files:
+            rep = json.loads(p.read_text())
+            if kind == "sgld-study":
+                assert [v["name"] for v in rep["variants"]] == ["default", "nchw"]
+            if kind == "profile":
+                assert list(rep["engines"]) == ["reference", "default"]
+    capsys.readouterr()
+
+
 def test_every_sgld_launch_the_kernel_benchmark_sweeps_draws_the_default_numbers():
     """The GPU suite's launch-configuration sweep of sgld_step_ (block, warps): each configuration, launched as the
     sweep launches it, gives the default's numbers (the Triton kernel under the interpreter here; the sweep checks it
