@@ -200,6 +200,10 @@ def main(argv=None) -> int:
     unknown = [n for n in names if n not in VARIANTS]
     if unknown:
         p.error(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
+    # a repeat was timed again, its row twice in the results
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        p.error(f"--variants lists {', '.join(repeated)} twice: each variant is timed once")
     if cuda and any(n in CPU_ONLY for n in names):
         p.error(f"{', '.join(n for n in names if n in CPU_ONLY)}: a CPU variant (CUDA compiles the network instead)")
     if args.smoke:

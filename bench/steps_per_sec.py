@@ -712,6 +712,10 @@ def parse_args(argv=None):
     unknown = [c for c in args.configs if c not in CONFIGS]
     if unknown:
         p.error(f"unknown config(s) {', '.join(unknown)}; choose from {', '.join(CONFIGS)}")
+    # a repeat was timed again, its row twice in the results
+    repeated = sorted({c for c in args.configs if args.configs.count(c) > 1})
+    if repeated:
+        p.error(f"--configs lists {', '.join(repeated)} twice: each config is timed once")
     skippable = ("fastjem-matched", "fastjem-sgld-graph-only", "fastjem-cast-each-step", "fastjem-one-part",
                  "fastjem-parts2")
     args.skip = {e.strip() for e in args.skip.split(",") if e.strip()}

@@ -6663,6 +6663,15 @@ MUTANTS = [
     Mutant('kernels-report-replaces-a-same-second-run', 'tests/test_bench.py -k same_second', [
         ('bench/bench_kernels.py', '    return claim_result(', '    return (lambda text, folder, name: (folder / name).write_text(text) and folder / name)('),
     ]),
+    Mutant('steps-config-listed-twice-runs-twice', 'tests/test_bench.py -k listed_twice', [
+        ('bench/steps_per_sec.py', '    repeated = sorted({c for c in args.configs if args.configs.count(c) > 1})', '    repeated = []'),
+    ]),
+    Mutant('sgld-study-variant-listed-twice-runs-twice', 'tests/test_bench.py -k listed_twice', [
+        ('bench/sgld_study.py', '    repeated = sorted({n for n in names if names.count(n) > 1})', '    repeated = []'),
+    ]),
+    Mutant('profile-engine-listed-twice-runs-twice', 'tests/test_bench.py -k listed_twice', [
+        ('bench/profile_step.py', '    repeated = sorted({e for e in engines if engines.count(e) > 1})', '    repeated = []'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

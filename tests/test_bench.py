@@ -962,6 +962,29 @@ def test_bench_scripts_refuse_bad_options_before_any_work(capsys, monkeypatch):
     assert "eager-step: a CPU variant" in capsys.readouterr().err
 
 
+def test_bench_scripts_refuse_a_config_variant_or_engine_listed_twice(tmp_path, capsys, monkeypatch):
+    """A config, variant or engine listed twice was run twice (a profile replacing the first, a row repeated in the
+    results): refused before any work, as ``fastjem bench`` refuses a batch size given twice."""
+    import profile_step
+    import sgld_study
+
+    def ran(*args):
+        raise AssertionError("ran before its options were checked")
+
+    monkeypatch.setattr(sgld_study, "run_variant", ran)
+    monkeypatch.setattr(profile_step, "profile", ran)
+    for run, message in ((lambda: steps_per_sec.parse_args(["--configs", "wrn-10-2,wrn-16-8,wrn-10-2"]),
+                          "--configs lists wrn-10-2 twice"),
+                         (lambda: sgld_study.main(["--device", "cpu", "--smoke", "--variants", "nchw,default,nchw",
+                                                   "--out", str(tmp_path)]), "--variants lists nchw twice"),
+                         (lambda: profile_step.main(["--device", "cpu", "--smoke", "--engines", "default,default",
+                                                     "--out", str(tmp_path)]), "--engines lists default twice")):
+        with pytest.raises(SystemExit) as exc:
+            run()
+        assert exc.value.code == 2 and message in capsys.readouterr().err, message
+    assert not list(tmp_path.iterdir())
+
+
 def test_a_shortened_quick_run_is_a_smoke_run_and_cpu_rows_name_their_threads(tmp_path, capsys):
     """quick_run --iters (a check of the script) writes smoke-quick-*.json, which the README's tables leave out
     (it replaced the 800-iteration row before); a CPU row names its threads, so a 1-thread run does not stand in
