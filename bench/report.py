@@ -100,14 +100,13 @@ def _device(rep: dict) -> str:
     1-thread run does not replace a 2-thread one)."""
     d = rep.get("device", {})
     if not isinstance(d, dict):
-        # the kernel benchmark's: the name alone, a CPU run's threads beside it (a CUDA run records none)
-        d = {"name": str(d), "type": "cpu" if rep.get("threads") else "cuda", "threads": rep.get("threads")}
+        return str(d)
     threads = d.get("threads") if d.get("type") == "cpu" else None
     flags = (set(d.get("bf16_flags") or ()) or _noted_bf16_flags(rep)) if d.get("type") == "cpu" else set()
     isa = " (AMX-BF16)" if "amx_bf16" in flags else " (AVX512-BF16)" if "avx512_bf16" in flags else ""
     cores = d.get("physical_cores") if threads else None
     shared = f" on {cores} core{'s' if cores > 1 else ''}" if cores and cores < threads else ""
-    return d.get("name", "?") + isa + (f", {threads} thread{'s' if threads > 1 else ''}{shared}" if threads else "")
+    return d.get("name", "?") + isa + (f", {threads} threads{shared}" if threads else "")
 
 
 def _noted_bf16_flags(rep: dict) -> set:

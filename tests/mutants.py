@@ -6632,12 +6632,6 @@ MUTANTS = [
     Mutant('report-plot-format-by-case', 'tests/test_bench.py -k plot_or_markdown_path', [
         ('bench/report.py', 'format=path.suffix[1:].lower() or "png"', 'format="png"'),
     ]),
-    Mutant('report-kernel-cpu-rows-without-threads', 'tests/test_bench.py -k kernel_runs_rows_name', [
-        ('bench/report.py', '        d = {"name": str(d), "type": "cpu" if rep.get("threads") else "cuda", "threads": rep.get("threads")}', '        return str(d)'),
-    ]),
-    Mutant('report-one-threads', 'tests/test_bench.py -k kernel_runs_rows_name', [
-        ('bench/report.py', "thread{'s' if threads > 1 else ''}{shared}", 'threads{shared}'),
-    ]),
     Mutant('kernel-benchmark-script-runs-nothing', 'tests/test_bench.py -k run_as_a_script', [
         ('bench/bench_kernels.py', '    sys.exit(pytest.main([__file__, *sys.argv[1:]]))', '    pass'),
     ]),
