@@ -6666,6 +6666,9 @@ MUTANTS = [
     Mutant('profile-engine-listed-twice-runs-twice', 'tests/test_bench.py -k listed_twice', [
         ('bench/profile_step.py', '    repeated = sorted({e for e in engines if engines.count(e) > 1})', '    repeated = []'),
     ]),
+    Mutant('claim-result-needs-hard-links', 'tests/test_bench.py -k same_second', [
+        ('bench/env_info.py', '        except OSError:  # a file system without hard links: created exclusively, then filled\n            try:', '        except OSError:  # a file system without hard links: created exclusively, then filled\n            raise\n            try:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1922,6 +1922,13 @@ def test_two_runs_started_in_the_same_second_keep_a_file_each(tmp_path, monkeypa
     assert env_info.write_result({"run": 2, "more": True}, "quick", "GPU X", when, tmp_path / "w", second) == second
     assert [json.loads(p.read_text()) for p in (first, second)] == [{"run": 1}, {"run": 2, "more": True}]
     assert sorted(p.name for p in (tmp_path / "w").iterdir()) == sorted([first.name, second.name])  # no claim file
+    # a file system without hard links: the name is taken by an exclusive create
+    with monkeypatch.context() as m:
+        m.setattr(env_info.os, "link", lambda *a: (_ for _ in ()).throw(PermissionError(1, "no hard links")))
+        paths = [env_info.write_result({"run": k}, "quick", "GPU X", when, tmp_path / "nolink") for k in (1, 2)]
+    assert [p.name for p in paths] == [first.name, second.name]
+    assert [json.loads(p.read_text()) for p in paths] == [{"run": 1}, {"run": 2}]
+    assert sorted(p.name for p in (tmp_path / "nolink").iterdir()) == sorted([first.name, second.name])
 
     # each script, run twice in one second: two files, each with all of its run's writes
     monkeypatch.setattr(sgld_study, "run_variant", lambda name, opts, args, device, x0: (
