@@ -106,7 +106,7 @@ def _device(rep: dict) -> str:
     isa = " (AMX-BF16)" if "amx_bf16" in flags else " (AVX512-BF16)" if "avx512_bf16" in flags else ""
     cores = d.get("physical_cores") if threads else None
     shared = f" on {cores} core{'s' if cores > 1 else ''}" if cores and cores < threads else ""
-    return d.get("name", "?") + isa + (f", {threads} threads{shared}" if threads else "")
+    return d.get("name", "?") + isa + (f", {threads} thread{'s' if threads > 1 else ''}{shared}" if threads else "")
 
 
 def _noted_bf16_flags(rep: dict) -> set:

@@ -6669,6 +6669,9 @@ MUTANTS = [
     Mutant('claim-result-needs-hard-links', 'tests/test_bench.py -k same_second', [
         ('bench/env_info.py', '        except OSError:  # a file system without hard links: created exclusively, then filled\n            try:', '        except OSError:  # a file system without hard links: created exclusively, then filled\n            raise\n            try:'),
     ]),
+    Mutant('report-one-threads', 'tests/test_bench.py -k physical_cores_their_threads', [
+        ('bench/report.py', "thread{'s' if threads > 1 else ''}{shared}", 'threads{shared}'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -401,6 +401,7 @@ def test_cpu_results_record_the_physical_cores_their_threads_ran_on(tmp_path):
     assert report._device({"device": {**cpu, "physical_cores": 1}}) == "Intel(R) Xeon(R) Processor, 2 threads on 1 core"
     assert report._device({"device": {**cpu, "physical_cores": 2}}) == "Intel(R) Xeon(R) Processor, 2 threads"
     assert report._device({"device": {**cpu, "threads": 4, "physical_cores": 2}}).endswith("4 threads on 2 cores")
+    assert report._device({"device": {**cpu, "threads": 1}}) == "Intel(R) Xeon(R) Processor, 1 thread"
 
 
 def test_exit_status_counts_skipped_configs_as_recorded_not_failed():
