@@ -504,7 +504,7 @@ MUTANTS = [
          '_seed_rng(cfg.seed + salt + 104_729 * self.dist.rank, self.device)',
          '_seed_rng(cfg.seed + salt, self.device)'),
     ]),
-    Mutant('recover-keeps-old-snapshot', 'tests/test_guard.py -k keeps_the_remedy', [
+    Mutant('recover-keeps-old-snapshot', 'tests/test_guard.py -k "keeps_the_remedy or rollback_point_is_the_remedied"', [
         ('fastjem/train.py',
          '        # restores this, not the state before the remedy (which would resume into the same divergence)\n        self._take_snapshot()',
          '        # restores this, not the state before the remedy (which would resume into the same divergence)\n        pass'),
@@ -6526,6 +6526,7 @@ MUTANTS = [
     ]),
     Mutant('figure-exif-unmarked', 'tests/test_curves.py -k replaces_its_own', [
         ('fastjem/eval/plots.py', '        exif[0x0131] = FIGURE_MARK  # Software\n', ''),
+    ]),
     Mutant('png-broken-image-data-to-torchvision', 'tests/test_data.py -k intact_chunks', [
         ('fastjem/data.py', '    fault = _png_fault(data)\n',
          '    fault = PngFault("its chunks fail their CRC checks", True) if _png_damaged(data) else None\n'),
@@ -6592,6 +6593,7 @@ MUTANTS = [
     Mutant('png-past-pillows-pixel-limit-to-torchvision', 'tests/test_data.py -k pixel_limit', [
         ('fastjem/data.py', '    if limit is not None and int.from_bytes(header[:4], "big") * int.from_bytes(header[4:8], "big") > 2 * limit:',
          '    if False:'),
+    ]),
     Mutant('buffer-init-variants-checked-when-their-turn-comes', 'tests/test_bench.py -k refuses_a_bad_variant', [
         ('bench/buffer_init_quality.py', 'configs[seed, init, steps] = (cfg.replace(iters=args.iters) if args.iters > 0 else cfg).validate()', 'configs[seed, init, steps] = cfg.replace(iters=args.iters) if args.iters > 0 else cfg'),
         ('bench/buffer_init_quality.py', 'summary, trainer, seconds = train_timed(configs[seed, init, steps])', 'summary, trainer, seconds = train_timed(configs[seed, init, steps].validate())'),

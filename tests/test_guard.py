@@ -379,6 +379,24 @@ def test_a_blow_up_in_the_update_just_before_a_snapshot_is_not_snapshotted(guard
     assert "current parameters" in div[0]["reason"]
 
 
+def test_after_a_recovery_the_rollback_point_is_the_remedied_state(guarded, tmp_path):
+    """The state a recovery rolls back to, with its remedy and new seed, is the guard's rollback point from then on
+    (until the next snapshot): a later rollback returns to it, not to the state before the remedy."""
+    t = Trainer(guarded.replace(iters=8, check_every=2, snapshot_every=100, ckpt_every=0), out_dir=tmp_path,
+                progress=False, log=lambda *a: None)
+    t.inject_fault(3, "nan")
+    recover, seen = t.recover, []
+
+    def recover_and_look():
+        recover()
+        seen.append((int(t.guard.snapshot["iteration"]), t.guard.snapshot["recovery"], t.recovery.to_dict()))
+
+    t.recover = recover_and_look
+    assert t.fit()["recoveries"] == 1
+    (at, snapshot_ladder, ladder), = seen
+    assert at == 0 and snapshot_ladder == ladder and ladder["recoveries"] == 1
+
+
 def test_a_stop_after_a_recovery_keeps_the_remedy(guarded, tmp_path):
     """A preemption between checks, after a recovery and a second fault: the state saved is rolled back with the
     remedies of both recoveries (the stop recovers as the next check would), not the state before a remedy (which
