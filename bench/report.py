@@ -100,7 +100,8 @@ def _device(rep: dict) -> str:
     1-thread run does not replace a 2-thread one)."""
     d = rep.get("device", {})
     if not isinstance(d, dict):
-        return str(d)
+        # the kernel benchmark's: the name alone, a CPU run's threads beside it (a CUDA run records none)
+        d = {"name": str(d), "type": "cpu" if rep.get("threads") else "cuda", "threads": rep.get("threads")}
     threads = d.get("threads") if d.get("type") == "cpu" else None
     flags = (set(d.get("bf16_flags") or ()) or _noted_bf16_flags(rep)) if d.get("type") == "cpu" else set()
     isa = " (AMX-BF16)" if "amx_bf16" in flags else " (AVX512-BF16)" if "avx512_bf16" in flags else ""

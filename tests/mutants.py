@@ -6671,6 +6671,9 @@ MUTANTS = [
     Mutant('claim-result-needs-hard-links', 'tests/test_bench.py -k same_second', [
         ('bench/env_info.py', '        except OSError:  # a file system without hard links: created exclusively, then filled\n            try:', '        except OSError:  # a file system without hard links: created exclusively, then filled\n            raise\n            try:'),
     ]),
+    Mutant('report-kernel-cpu-rows-without-threads', 'tests/test_bench.py -k kernel_runs_rows_name', [
+        ('bench/report.py', '        d = {"name": str(d), "type": "cpu" if rep.get("threads") else "cuda", "threads": rep.get("threads")}', '        return str(d)'),
+    ]),
     Mutant('report-one-threads', 'tests/test_bench.py -k physical_cores_their_threads', [
         ('bench/report.py', "thread{'s' if threads > 1 else ''}{shared}", 'threads{shared}'),
     ]),

@@ -385,6 +385,20 @@ def test_report_names_a_cpus_bf16_extensions_apart():
     assert device_info(torch.device("cpu"))["bf16_flags"] == cpu_bf16_flags()
 
 
+def test_a_cpu_kernel_runs_rows_name_its_threads():
+    """The kernel benchmark records a CPU run's threads beside the device's name: its rows name them as every other
+    CPU row does, so a 1-thread run does not take the README row of a 2-thread one (it did, unnamed)."""
+    assert report._device({"device": "AMD EPYC", "threads": 2}) == "AMD EPYC, 2 threads"
+    assert report._device({"device": "NVIDIA H200", "peak_bandwidth_Bps": 4.8e12}) == "NVIDIA H200"
+    assert report._device({"device": "AMD EPYC", "threads": 1}) == "AMD EPYC, 1 thread"
+    op = {"op": "sgld_step_", "fused_ms": 0.1, "eager_ms": 0.2, "speedup_vs_eager": 2.0, "fused_GBps": 1.0,
+          "fraction_of_peak_bandwidth": None, "copy_ms": 0.05}
+    runs = [{"device": "AMD EPYC", "threads": threads, "date": date, "results": [op], "_file": f"k{threads}"}
+            for threads, date in ((2, "2026-12-01"), (1, "2026-12-02"))]
+    rows = report.kernels_table(runs, latest=True)[2:]
+    assert [row.split(" | ")[1] for row in rows] == ["AMD EPYC, 2 threads", "AMD EPYC, 1 thread"]
+
+
 def test_cpu_results_record_the_physical_cores_their_threads_ran_on(tmp_path):
     """Two hardware threads of one core (a VM's CPUs 0 and 1 may be) share its AMX unit: the record counts the
     physical cores of the CPUs the process may use, and the report says when threads share cores."""
