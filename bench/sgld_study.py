@@ -92,6 +92,8 @@ VARIANTS = {
     "py-wrapper": {"cpp_wrapper": False},
 }
 CPU_ONLY = ("eager-step", "py-wrapper")
+# what --smoke runs of the variants asked for (eager-step on a CPU only)
+SMOKE_VARIANTS = ("default", "cudnn-try-all", "nchw", "split-2", "eager-step")
 
 
 def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Tensor) -> tuple[dict, torch.Tensor]:
@@ -176,8 +178,10 @@ def main(argv=None) -> int:
     p.add_argument("--calls", type=int, default=5, help="SGLD calls per timed window")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--smoke", action="store_true",
-                   help="WRN-10-1, batch 4, 2 steps, eager; variants default, cudnn-try-all, nchw, split-2, "
-                        "eager-step (CPU)")
+                   help="WRN-10-1, batch 4, 2 steps, where left at their defaults; the network as in a full run: "
+                        "compiled on CUDA, eager on a CPU, where --cpu-compile auto leaves steps this small eager "
+                        "(on compiles them); variants "
+                        + ", ".join(n + (" (on a CPU)" if n in CPU_ONLY else "") for n in SMOKE_VARIANTS))
     p.add_argument("--out", default=str(RESULTS), type=results_folder)
     args = p.parse_args(argv)
     device = pick_device(p, args.device)
@@ -207,11 +211,10 @@ def main(argv=None) -> int:
     if cuda and any(n in CPU_ONLY for n in names):
         p.error(f"{', '.join(n for n in names if n in CPU_ONLY)}: a CPU variant (CUDA compiles the network instead)")
     if args.smoke:
-        smoke_variants = ("default", "cudnn-try-all", "nchw", "split-2", "eager-step")
-        dropped = [n for n in names if n not in smoke_variants]
+        dropped = [n for n in names if n not in SMOKE_VARIANTS]
         if dropped and args.variants != p.get_default("variants"):
-            p.error(f"--smoke runs only {', '.join(smoke_variants)}: not {', '.join(dropped)}")
-        names = [n for n in names if n in smoke_variants]
+            p.error(f"--smoke runs only {', '.join(SMOKE_VARIANTS)}: not {', '.join(dropped)}")
+        names = [n for n in names if n in SMOKE_VARIANTS]
     started = now_utc()
     flops = count_flops(args.depth, args.width, args.batch_size, args.sgld_steps)
     peak = peak_flops(device_info(device)["name"], args.precision) if cuda else None

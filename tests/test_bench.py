@@ -1859,6 +1859,28 @@ def test_sgld_study_records_a_failed_variant_and_measures_the_others_against_the
     assert "samples vs first 2.50e-01" in out and f"wrote {path}" in out
 
 
+def test_sgld_study_smoke_help_says_what_it_runs(tmp_path, capsys, monkeypatch):
+    """--smoke's help said "eager", but on CUDA the smoke compiles the network as a full run does (only a CPU runs it
+    eager): the help says so, and names the variants the smoke keeps."""
+    import sgld_study
+
+    with pytest.raises(SystemExit):
+        sgld_study.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    smoke = text[text.index("--smoke "):text.index("--out OUT", text.index("--smoke "))]
+    assert "compiled on CUDA, eager on a CPU" in smoke and ", eager;" not in smoke
+    assert "variants default, cudnn-try-all, nchw, split-2, eager-step (on a CPU)" in smoke
+    ran = []
+
+    def run_variant(name, opts, args, device, x0):
+        ran.append((name, args.compile))
+        return {"name": name, "call_s_median": 0.5, "sgld_step_ms": 1.0}, torch.zeros(x0.shape)
+
+    monkeypatch.setattr(sgld_study, "run_variant", run_variant)
+    assert sgld_study.main(["--device", "cpu", "--smoke", "--out", str(tmp_path)]) == 0
+    assert sorted(ran) == sorted((name, False) for name in sgld_study.SMOKE_VARIANTS)
+
+
 def test_sgld_study_on_a_cpu_defaults_to_the_cpu_bar_model(tmp_path, monkeypatch):
     """On a CPU the study's default network is the CPU bars' (WRN-10-2 at batch 16, as profile_step's and
     steps_per_sec's): it was WRN-28-10 at batch 64, hours a variant there. Sizes given are the sizes run."""
