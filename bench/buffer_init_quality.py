@@ -40,6 +40,23 @@ def parse_variant(text: str) -> tuple[str, int]:
     return init, int(steps)
 
 
+def variant_means(runs: list[dict], variants: list[tuple[str, int]]) -> dict:
+    """Each variant's mean (and spread) over its seeds' runs; of a study cut short, over the runs it finished, the
+    variants with none left out."""
+    means = {}
+    for init, steps in variants:
+        mine = [r for r in runs if (r["buffer_init"], r["sgld_steps"]) == (init, steps)]
+        if not mine:
+            continue
+        means[f"{init}:{steps}"] = {
+            "test_acc": statistics.mean(r["test_acc"] for r in mine),
+            "test_acc_std": statistics.stdev(r["test_acc"] for r in mine) if len(mine) > 1 else 0.0,
+            "wall_seconds": statistics.mean(r["wall_seconds"] for r in mine),
+            "recoveries": sum(r["recoveries"] for r in mine),
+        }
+    return means
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--preset", default="quick", choices=sorted(PRESETS))
@@ -67,14 +84,13 @@ def main(argv=None) -> int:
                 p.error(f"--variants {init}:{steps}: {err}")
     started = now_utc()
     runs = []
-    device = None
+    rep = path = None
     for k, seed in enumerate(args.seeds):
         # the variants' order rotates with the seed, so that no variant always runs first and pays the
         # process's one-time costs in its wall time
         shift = k % len(args.variants)
         for init, steps in args.variants[shift:] + args.variants[:shift]:
             summary, trainer, seconds = train_timed(configs[seed, init, steps])
-            device = trainer.device
             last = summary["last_train_record"]
             runs.append({"seed": seed, "buffer_init": init, "sgld_steps": steps, "test_acc": summary["test_acc"],
                          "val_acc": summary["val_acc"], "final_gap": last.get("gap"),
@@ -83,21 +99,14 @@ def main(argv=None) -> int:
                          "recoveries": summary["recoveries"]})
             print(f"seed {seed} {init}:{steps}: test accuracy {summary['test_acc']:.4f}, gap {last.get('gap')}, "
                   f"{summary['recoveries']} recoveries, {seconds:.0f} s", flush=True)
-    means = {}
-    for init, steps in args.variants:
-        mine = [r for r in runs if (r["buffer_init"], r["sgld_steps"]) == (init, steps)]
-        means[f"{init}:{steps}"] = {
-            "test_acc": statistics.mean(r["test_acc"] for r in mine),
-            "test_acc_std": statistics.stdev(r["test_acc"] for r in mine) if len(mine) > 1 else 0.0,
-            "wall_seconds": statistics.mean(r["wall_seconds"] for r in mine),
-            "recoveries": sum(r["recoveries"] for r in mine),
-        }
-    rep = {
-        "schema": "fastjem-bench-buffer-init/1", "date": started.isoformat(timespec="seconds"),
-        "device": device_info(device), "versions": versions(), "git": git_state(), "preset": args.preset,
-        "iters": args.iters or get_preset(args.preset).iters, "runs": runs, "means": means,
-    }
-    path = write_result(rep, "buffer-init", device, started, args.out)
+            if rep is None:
+                rep = {"schema": "fastjem-bench-buffer-init/1", "date": started.isoformat(timespec="seconds"),
+                       "device": device_info(trainer.device), "versions": versions(), "git": git_state(),
+                       "preset": args.preset, "iters": args.iters or get_preset(args.preset).iters, "runs": runs}
+            rep["means"] = variant_means(runs, args.variants)
+            # after every run: a study cut short (Ctrl-C, a timeout) keeps the runs it finished
+            path = write_result(rep, "buffer-init", trainer.device, started, args.out, path)
+    means = rep["means"]
     for name, m in means.items():
         print(f"{name:>16}: test accuracy {m['test_acc']:.4f} +- {m['test_acc_std']:.4f}, {m['wall_seconds']:.0f} s, "
               f"{m['recoveries']} recoveries")

@@ -30,6 +30,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -78,7 +79,8 @@ def _race(fns: dict, reference: torch.Tensor | None, n: int, windows: int) -> di
     return out
 
 
-def gradients(depth: int, width: int, batch: int, n: int, windows: int) -> dict:
+def gradients(depth: int, width: int, batch: int, n: int, windows: int) -> Iterator[tuple[str, dict]]:
+    """("sgld", its race), then ("train", its race), each as it finishes."""
     torch.manual_seed(0)
     net = WideResNet(depth, width).to(memory_format=torch.channels_last)
     params = {k: v.detach() for k, v in net.named_parameters()}
@@ -108,17 +110,15 @@ def gradients(depth: int, width: int, batch: int, n: int, windows: int) -> dict:
     sgld_func = torch.compile(torch.func.grad(lambda z: energy_sum(net, z)), dynamic=False)
     train_func = torch.compile(torch.func.grad(lambda p: loss(torch.func.functional_call(net, p, (xs,)))),
                                dynamic=False)
-    out = {}
     net.eval().requires_grad_(False)
     ref = sgld_autograd(net)
-    out["sgld"] = _race({"eager": lambda: sgld_autograd(net), "compiled-network": lambda: sgld_autograd(compiled),
+    yield "sgld", _race({"eager": lambda: sgld_autograd(net), "compiled-network": lambda: sgld_autograd(compiled),
                          "compiled-func-grad": lambda: sgld_func(x)}, ref, n, windows)
     net.requires_grad_(True)
     ref = train_autograd(net)
-    out["train"] = _race({"eager": lambda: train_autograd(net), "compiled-network": lambda: train_autograd(compiled),
+    yield "train", _race({"eager": lambda: train_autograd(net), "compiled-network": lambda: train_autograd(compiled),
                           "compiled-func-grad": lambda: flat(train_func(params).values())}, ref, max(1, n // 4),
                          windows)
-    return out
 
 
 def iterations(depth: int, width: int, batch: int, sgld_steps: int, n: int, windows: int, work: Path) -> dict:
@@ -175,7 +175,8 @@ def iterations(depth: int, width: int, batch: int, sgld_steps: int, n: int, wind
     return out
 
 
-def elementwise(batch: int, n: int, windows: int) -> dict:
+def elementwise(batch: int, n: int, windows: int) -> Iterator[tuple[str, dict]]:
+    """Each probe's name and race, as it finishes."""
     h = torch.randn(batch, 64, 32, 32).contiguous(memory_format=torch.channels_last)
     g = torch.randn_like(h)
     mask = h > 0
@@ -184,12 +185,10 @@ def elementwise(batch: int, n: int, windows: int) -> dict:
         "leaky_relu + bool mask": (lambda t: (F.leaky_relu(t, LEAK), t > 0), (h,)),
         "select on a bool mask": (lambda m, t: torch.where(m, t, t * LEAK), (mask, g)),
     }
-    out = {}
     for name, (fn, args) in probes.items():
         compiled = torch.compile(fn, dynamic=False)
-        out[name] = _race({"eager": lambda f=fn, a=args: f(*a), "compiled": lambda f=compiled, a=args: f(*a)},
+        yield name, _race({"eager": lambda f=fn, a=args: f(*a), "compiled": lambda f=compiled, a=args: f(*a)},
                           None, n, windows)
-    return out
 
 
 def main(argv=None) -> int:
@@ -220,14 +219,22 @@ def main(argv=None) -> int:
         "model": f"WRN-{args.depth}-{args.width}", "batch_size": args.batch_size, "precision": "fp32",
         "method": "median over windows of calls, the variants' windows alternating; the first call (compilation) "
                   "timed apart",
-        "gradients_ms": gradients(args.depth, args.width, args.batch_size, args.calls, args.windows),
-        "elementwise_ms": elementwise(args.batch_size, args.calls * 5, args.windows),
+        "gradients_ms": {}, "elementwise_ms": {},
     }
+    path = None
+    # written after every race (smoke-cpu-compile-... when --smoke): a study cut short (Ctrl-C, a timeout) keeps what
+    # it measured
+    for section, races in (("gradients_ms", gradients(args.depth, args.width, args.batch_size, args.calls,
+                                                       args.windows)),
+                           ("elementwise_ms", elementwise(args.batch_size, args.calls * 5, args.windows))):
+        for name, race in races:
+            report[section][name] = race
+            path = write_result(report, "cpu-compile", device, when, args.out, path)
     if args.sgld_steps:
         with tempfile.TemporaryDirectory() as tmp:
             report["iteration_ms"] = iterations(args.depth, args.width, args.batch_size, args.sgld_steps,
                                                 max(1, args.calls // 10), args.windows, Path(tmp))
-    path = write_result(report, "cpu-compile", device, when, args.out)  # smoke-cpu-compile-... when --smoke
+        path = write_result(report, "cpu-compile", device, when, args.out, path)
     print(f"{report['model']}, batch {args.batch_size}, {report['device']['name']}, {report['device']['threads']} "
           "threads (ms per call; max |diff| from eager)")
     for what, variants in report["gradients_ms"].items():

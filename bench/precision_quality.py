@@ -32,6 +32,18 @@ from fastjem.config import PRESETS, get_preset  # noqa: E402
 from fastjem.errors import FastJEMError  # noqa: E402
 
 
+def compare(runs: list[dict], seeds: list[int], base: str, low: str) -> dict:
+    """The runs' mean test accuracy per precision, and ``low``'s difference from ``base`` per seed and on average,
+    in points; of a study cut short, over the runs it finished (the differences over the seeds that trained both)."""
+    acc = {(r["seed"], r["precision"]): r["test_acc"] for r in runs}
+    mean = {pr: statistics.mean(accs) for pr in (base, low)
+            if (accs := [a for (_, p), a in acc.items() if p == pr])}
+    diffs = [acc[s, low] - acc[s, base] for s in seeds if (s, low) in acc and (s, base) in acc]
+    return {"mean_test_acc": mean, "per_seed_diff_points": [100 * d for d in diffs],
+            "mean_diff_points": 100 * statistics.mean(diffs) if diffs else None,
+            "within_1_point": abs(statistics.mean(diffs)) <= 0.01 if diffs else None}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--preset", default="quick", choices=sorted(PRESETS))
@@ -57,29 +69,25 @@ def main(argv=None) -> int:
             except FastJEMError as err:
                 p.error(str(err))
     started = now_utc()
+    base, low = args.precisions
     runs = []
-    device = None
+    rep = path = None
     for cfg in configs:
         seed, precision = cfg.seed, cfg.precision
         summary, trainer, seconds = train_timed(cfg)
-        device = trainer.device
         runs.append({"seed": seed, "precision": precision, "engine": trainer.engine.describe(),
                      "test_acc": summary["test_acc"], "val_acc": summary["val_acc"],
                      "wall_seconds": seconds, "it_per_s_median": summary["it_per_s_median"],
                      "recoveries": summary["recoveries"]})
         print(f"seed {seed} {precision}: test accuracy {summary['test_acc']:.4f} in {seconds:.0f} s", flush=True)
-    base, low = args.precisions
-    mean = {pr: statistics.mean(r["test_acc"] for r in runs if r["precision"] == pr) for pr in args.precisions}
-    diffs = [next(r["test_acc"] for r in runs if r["seed"] == s and r["precision"] == low)
-             - next(r["test_acc"] for r in runs if r["seed"] == s and r["precision"] == base) for s in args.seeds]
-    rep = {
-        "schema": "fastjem-bench-precision-quality/1", "date": started.isoformat(timespec="seconds"),
-        "device": device_info(device), "versions": versions(), "git": git_state(), "preset": args.preset,
-        "iters": configs[0].iters, "runs": runs, "mean_test_acc": mean,
-        "per_seed_diff_points": [100 * d for d in diffs], "mean_diff_points": 100 * statistics.mean(diffs),
-        "within_1_point": abs(statistics.mean(diffs)) <= 0.01, "smoke": args.iters > 0,
-    }
-    path = write_result(rep, "precision-quality", device, started, args.out)
+        if rep is None:
+            rep = {"schema": "fastjem-bench-precision-quality/1", "date": started.isoformat(timespec="seconds"),
+                   "device": device_info(trainer.device), "versions": versions(), "git": git_state(),
+                   "preset": args.preset, "iters": configs[0].iters, "runs": runs}
+        rep.update(compare(runs, args.seeds, base, low), smoke=args.iters > 0)
+        # after every run: a study cut short (Ctrl-C, a timeout) keeps the runs it finished
+        path = write_result(rep, "precision-quality", trainer.device, started, args.out, path)
+    mean = rep["mean_test_acc"]
     print(f"mean test accuracy: {base} {mean[base]:.4f}, {low} {mean[low]:.4f} "
           f"({rep['mean_diff_points']:+.2f} points); wrote {path}")
     return 0

@@ -4453,10 +4453,10 @@ MUTANTS = [
         ('bench/buffer_init_quality.py', 'statistics.stdev(r["test_acc"] for r in mine)', 'statistics.pstdev(r["test_acc"] for r in mine)'),
     ]),
     Mutant('precision-quality-diff-reversed', 'tests/test_bench.py -k precision_quality_sets', [
-        ('bench/precision_quality.py', '    diffs = [next(r["test_acc"] for r in runs if r["seed"] == s and r["precision"] == low)\n             - next(r["test_acc"] for r in runs if r["seed"] == s and r["precision"] == base) for s in args.seeds]', '    diffs = [next(r["test_acc"] for r in runs if r["seed"] == s and r["precision"] == base)\n             - next(r["test_acc"] for r in runs if r["seed"] == s and r["precision"] == low) for s in args.seeds]'),
+        ('bench/precision_quality.py', '    diffs = [acc[s, low] - acc[s, base] for s', '    diffs = [acc[s, base] - acc[s, low] for s'),
     ]),
     Mutant('precision-quality-smoke-as-measurement', 'tests/test_bench.py -k precision_quality_sets', [
-        ('bench/precision_quality.py', ' "smoke": args.iters > 0,', ' "smoke": False,'),
+        ('bench/precision_quality.py', 'smoke=args.iters > 0)', 'smoke=False)'),
     ]),
     Mutant('precision-quality-iters-off-by-one', 'tests/test_bench.py -k precision_quality_sets', [
         ('bench/precision_quality.py', 'configs.append((cfg.replace(iters=args.iters) if args.iters else cfg).validate())', 'configs.append((cfg.replace(iters=args.iters + 1) if args.iters else cfg).validate())'),
@@ -6676,6 +6676,18 @@ MUTANTS = [
     ]),
     Mutant('report-one-threads', 'tests/test_bench.py -k physical_cores_their_threads', [
         ('bench/report.py', "thread{'s' if threads > 1 else ''}{shared}", 'threads{shared}'),
+    ]),
+    Mutant('precision-quality-written-at-the-end', 'tests/test_bench.py -k cut_short_keeps_the_runs', [
+        ('bench/precision_quality.py', '        path = write_result(rep, "precision-quality", trainer.device, started, args.out, path)\n', '    path = write_result(rep, "precision-quality", trainer.device, started, args.out, path)\n'),
+    ]),
+    Mutant('buffer-init-written-at-the-end', 'tests/test_bench.py -k cut_short_keeps_the_runs', [
+        ('bench/buffer_init_quality.py', '            path = write_result(rep, "buffer-init", trainer.device, started, args.out, path)\n', '    path = write_result(rep, "buffer-init", trainer.device, started, args.out, path)\n'),
+    ]),
+    Mutant('cpu-compile-study-written-at-the-end', 'tests/test_bench.py -k cut_short_keeps_the_runs', [
+        ('bench/cpu_compile_study.py', '            report[section][name] = race\n            path = write_result(report, "cpu-compile", device, when, args.out, path)\n', '            report[section][name] = race\n'),
+    ]),
+    Mutant('quality-means-over-every-asked-run', 'tests/test_bench.py -k cut_short_keeps_the_runs', [
+        ('bench/buffer_init_quality.py', '        if not mine:\n            continue\n', ''),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

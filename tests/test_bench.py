@@ -1939,6 +1939,85 @@ def test_a_study_or_profile_cut_short_keeps_what_it_measured(tmp_path, monkeypat
     assert list(json.loads(path.read_text())["engines"]) == ["reference"]
 
 
+def test_a_quality_or_compile_study_cut_short_keeps_the_runs_it_finished(tmp_path, monkeypatch, capsys):
+    """precision_quality.py, buffer_init_quality.py and cpu_compile_study.py wrote their file only at the end: a
+    study of hours interrupted in its last run kept nothing. Each writes after every run (race) now, the file
+    whole each time, its means over the runs finished; the run that finishes leaves the whole study in one file."""
+    import buffer_init_quality
+    import cpu_compile_study
+    import precision_quality
+
+    class Engine:
+        def describe(self):
+            return "precision fp32, stubbed"
+
+    class Trainer:
+        device = torch.device("cpu")
+        engine = Engine()
+
+    def stopping_after(n, score):
+        trained = []
+
+        def train_timed(cfg):
+            if len(trained) == n:
+                raise SystemExit(128 + 15)  # a timeout's SIGTERM, or a Ctrl-C
+            trained.append(cfg)
+            return {"test_acc": score(cfg), "val_acc": 0.5, "it_per_s_median": 1.0, "recoveries": 0,
+                    "last_train_record": {"gap": 0.1}}, Trainer(), 1.0
+
+        return train_timed
+
+    score = {("fp32", 1): 0.9, ("bf16", 1): 0.89, ("fp32", 2): 0.92, ("bf16", 2): 0.93}
+    for n, mean_diff in ((3, -1.0), (4, 0.0)):
+        monkeypatch.setattr(precision_quality, "train_timed", stopping_after(n, lambda c: score[c.precision, c.seed]))
+        out = tmp_path / f"precision{n}"
+        with pytest.raises(SystemExit) if n < 4 else contextlib.nullcontext():
+            precision_quality.main(["--seeds", "1", "2", "--out", str(out)])
+        (path,) = out.glob("precision-quality-*.json")
+        rep = json.loads(path.read_text())
+        assert [(r["seed"], r["precision"]) for r in rep["runs"]] == [(1, "fp32"), (1, "bf16"), (2, "fp32"),
+                                                                      (2, "bf16")][:n]
+        assert rep["mean_test_acc"] == pytest.approx({"fp32": 0.91, "bf16": 0.89 if n < 4 else 0.91})
+        assert rep["per_seed_diff_points"] == pytest.approx([-1.0, 1.0][:n - 2])
+        assert rep["mean_diff_points"] == pytest.approx(mean_diff, abs=1e-9)
+        (row,) = report.precision_table(report.load_results(out)["precision-quality"])[2:]
+        assert "| 1, 2 | 0.9100 |" in row
+
+    monkeypatch.setattr(buffer_init_quality, "train_timed", stopping_after(3, lambda c: 0.5 + 0.1 * c.seed))
+    with pytest.raises(SystemExit):
+        buffer_init_quality.main(["--seeds", "1", "2", "--variants", "uniform:1", "informative:2", "--out",
+                                  str(tmp_path / "buffer")])
+    (path,) = (tmp_path / "buffer").glob("buffer-init-*.json")
+    rep = json.loads(path.read_text())
+    assert [(r["seed"], r["buffer_init"]) for r in rep["runs"]] == [(1, "uniform"), (1, "informative"),
+                                                                    (2, "informative")]
+    assert rep["means"] == {
+        "uniform:1": {"test_acc": pytest.approx(0.6), "test_acc_std": 0.0, "wall_seconds": 1.0, "recoveries": 0},
+        "informative:2": {"test_acc": pytest.approx(0.65), "test_acc_std": pytest.approx(0.1 / 2 ** 0.5),
+                          "wall_seconds": 1.0, "recoveries": 0}}
+
+    races = []
+
+    def race(fns, reference, n, windows):
+        if len(races) == limit:
+            raise SystemExit(128 + 15)
+        races.append(list(fns))
+        return {name: {"ms": 1.0, "max_abs_diff": 0.0, "first_call_s": 0.0} for name in fns}
+
+    monkeypatch.setattr(cpu_compile_study, "_race", race)
+    for limit in (1, 4, 5):
+        races.clear()
+        out = tmp_path / f"compile{limit}"
+        with pytest.raises(SystemExit) if limit < 5 else contextlib.nullcontext():
+            cpu_compile_study.main(["--smoke", "--sgld-steps", "0", "--out", str(out)])
+        (path,) = out.glob("smoke-cpu-compile-*.json")
+        rep = json.loads(path.read_text())
+        assert list(rep["gradients_ms"]) == ["sgld", "train"][:limit]
+        assert list(rep["elementwise_ms"]) == ["leaky_relu", "leaky_relu + bool mask", "select on a bool mask"][
+            :max(0, limit - 2)]
+    capsys.readouterr()
+
+
 def test_two_runs_started_in_the_same_second_keep_a_file_each(tmp_path, monkeypatch, capsys):
     """Result files are named by the second a run started and its device: a second run started in the same second
     (two benchmarks launched together) replaced the first one's file. The first write of a run claims a file of
