@@ -10,13 +10,13 @@ cifar10-test.tar.gz; fastjem reads them in place) or an unpacked folder with tra
 
 The minutes are wall-clock training time including compilation and graph capture (what a user
 waits for); iterations/s is also reported for the steady part, after the first ``--warmup``
-iterations. Writes ``cifar-<date>-<device>.json`` and ``cifar-samples-<date>-<device>.png`` to --out.
+iterations. Writes ``cifar-<date>-<device>.json`` and ``cifar-samples-<date>-<device>.png`` to --out (both
+``...-2``, ``-3``, ... where a run started in the same second on the same device holds the name).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import shutil
@@ -34,16 +34,15 @@ from env_info import (  # noqa: E402
     REPO,
     RESULTS,
     check_sizes,
-    claim_result,
     device_info,
     exit_on_sigterm,
     git_state,
     now_utc,
     pick_device,
-    result_name,
     results_folder,
     sync,
     versions,
+    write_result,
 )
 
 from fastjem.config import get_preset  # noqa: E402
@@ -101,12 +100,14 @@ def main(argv=None) -> int:
     started = now_utc()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    name = result_name("cifar", device, started)
-    png_name = result_name("cifar-samples", device, started).replace(".json", ".png")
     model = f"WRN-{args.depth}-{args.width}"
     rep = {"schema": "fastjem-bench-cifar/1", "date": started.isoformat(timespec="seconds"),
            "device": device_info(device), "versions": versions(), "git": git_state(), "model": model,
            "batch_size": args.batch_size, "minutes_budget": args.minutes, "status": "started"}
+    # the run's name claimed now (another run's file left alone; a run cut short leaves it "started"), the sample
+    # grid named after it: a run started in the same second wrote its grid over this one's
+    path = write_result(rep, "cifar", device, started, out)
+    png_name = "cifar-samples-" + path.name.removeprefix("cifar-").removesuffix(".json") + ".png"
     t_all = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fastjem-cifar-") as tmp:
         tmp = Path(tmp)
@@ -177,7 +178,7 @@ def main(argv=None) -> int:
             rep["traceback"] = traceback.format_exc(limit=8)
             print(rep["traceback"], file=sys.stderr)
     rep["total_seconds"] = time.perf_counter() - t_all
-    path = claim_result(json.dumps(rep, indent=2, default=str) + "\n", out, name)  # another run's file left alone
+    write_result(rep, "cifar", device, started, out, path)
     if rep["status"] == "ok":
         print(f"cifar_iterations: {rep['iterations']}")
         steady = rep["it_per_s_steady"]

@@ -216,10 +216,10 @@ def write_result(report: dict, kind: str, device: torch.device, when: datetime.d
     """Write ``report`` as JSON to a new file ``out_dir``/<kind>-<date>-<device>.json (``claim_result``: the folder
     made if needed, another run's file of that name left alone), or over ``path``, the file an earlier write of the
     same run returned. A report marked ``"smoke": true`` (a shortened check of a script, not a measurement) goes to
-    smoke-<kind>-..., which report.py leaves out of the README."""
+    smoke-<kind>-..., which report.py leaves out of the README. A value JSON has no type for is written as its str()."""
     import json
 
-    text = json.dumps(report, indent=2) + "\n"
+    text = json.dumps(report, indent=2, default=str) + "\n"
     if path is not None:
         atomic_write_text(text, path)
         return path

@@ -6689,6 +6689,9 @@ MUTANTS = [
     Mutant('quality-means-over-every-asked-run', 'tests/test_bench.py -k cut_short_keeps_the_runs', [
         ('bench/buffer_init_quality.py', '        if not mine:\n            continue\n', ''),
     ]),
+    Mutant('cifar-grid-not-named-after-its-json', 'tests/test_bench.py -k two_cifar_runs', [
+        ('bench/cifar_run.py', 'path.name.removeprefix("cifar-").removesuffix(".json")', 'path.name.removeprefix("cifar-").removesuffix("-2.json").removesuffix(".json")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1534,6 +1534,34 @@ def test_cifar_run_trains_for_its_minutes_and_says_when_too_short_for_a_steady_s
     assert f"| {short['iterations']} | — | {short['test_acc']:.2%} |" in row
 
 
+def test_two_cifar_runs_started_in_the_same_second_keep_a_sample_grid_each(tmp_path, monkeypatch, capsys):
+    """The JSON of a CIFAR run started in the same second as another took <name>-2.json, but its sample grid took
+    the other's PNG name and replaced its figure: the grid is named after the JSON name the run claimed."""
+    import cifar_run
+    from env_info import now_utc, result_name, write_synthetic_imagefolder
+
+    data = tmp_path / "cifar"
+    write_synthetic_imagefolder(data / "train", per_class=2)
+    write_synthetic_imagefolder(data / "test", per_class=1)
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    when = now_utc()
+    monkeypatch.setattr(cifar_run, "now_utc", lambda: when)
+    grids = []
+    for _ in range(2):
+        assert cifar_run.main(["--device", "cpu", "--depth", "10", "--width", "1", "--batch-size", "4", "--cifar-dir",
+                               str(data), "--minutes", "0.001", "--warmup", "0", "--out", str(tmp_path / "run")]) == 0
+        grids.append(max((tmp_path / "run").glob("*.png"), key=lambda p: p.stat().st_mtime_ns).read_bytes())
+    stem = result_name("cifar", torch.device("cpu"), when).removeprefix("cifar-").removesuffix(".json")
+    names = [stem, f"{stem}-2"]
+    files = sorted(p.name for p in (tmp_path / "run").iterdir())
+    assert files == sorted([f"cifar-{n}.json" for n in names] + [f"cifar-samples-{n}.png" for n in names])
+    for n, grid in zip(names, grids, strict=True):
+        rep = json.loads((tmp_path / "run" / f"cifar-{n}.json").read_text())
+        assert rep["status"] == "ok" and rep["samples_png"] == f"cifar-samples-{n}.png"
+        assert (tmp_path / "run" / rep["samples_png"]).read_bytes() == grid
+    capsys.readouterr()
+
+
 def scored(module, monkeypatch, score):
     """``module``'s runs train as they do, their test accuracy then set to ``score(cfg)``: two-iteration runs all
     predict one class, and the script's arithmetic over seeds needs accuracies that differ."""
