@@ -4465,7 +4465,7 @@ MUTANTS = [
         ('bench/steps_per_sec.py', '        for key, value in c.get("ratios", {}).items():\n            lines.append', '        for key, value in {}.items():\n            lines.append'),
     ]),
     Mutant('bench-ratio-lines-mfu-dropped', 'tests/test_bench.py -k ratio_lines_give', [
-        ('bench/steps_per_sec.py', '        if mfu is not None:\n            lines.append(f"mfu_{key}: {mfu:.4f}")', '        if False:\n            lines.append(f"mfu_{key}: {mfu:.4f}")'),
+        ('bench/steps_per_sec.py', '        if mfu is not None:\n            lines.append(f"mfu_{key}: {mfu:.4f}{tag}")', '        if False:\n            lines.append(f"mfu_{key}: {mfu:.4f}{tag}")'),
     ]),
     Mutant('bench-ratio-lines-refused-said-measured', 'tests/test_bench.py -k ratio_lines_give', [
         ('bench/steps_per_sec.py', '    if bar is None or not bar.get("ratios"):', '    if bar is None:'),
@@ -6691,6 +6691,9 @@ MUTANTS = [
     ]),
     Mutant('cifar-grid-not-named-after-its-json', 'tests/test_bench.py -k two_cifar_runs', [
         ('bench/cifar_run.py', 'path.name.removeprefix("cifar-").removesuffix(".json")', 'path.name.removeprefix("cifar-").removesuffix("-2.json").removesuffix(".json")'),
+    ]),
+    Mutant('steps-other-config-passed-for-the-bar', 'tests/test_bench.py -k ratio_lines', [
+        ('bench/steps_per_sec.py', '    other = (bar["name"], bar["batch_size"]) != want\n', '    other = False\n'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -354,6 +354,37 @@ def test_ratio_lines_give_every_configs_ratios_then_the_bars_and_their_mfu():
         "ratio_matched: refused (equivalence check failed)", "ratio_default: refused (equivalence check failed)"]
 
 
+def test_ratio_lines_name_the_config_they_give_where_the_bars_was_not_measured():
+    """Where the run did not measure the bar's configuration (a smoke run, --configs without it, its config skipped
+    by the time budget), the summary's ratio_/mfu_ lines gave the last measured config's figures as the bar's, that
+    config named on the bar_config line alone: each line names it now."""
+    small = {"name": "wrn-10-2", "batch_size": 64, "sgld_steps": 20,
+             "engines": {"reference-ieee": {}, "fastjem-default": {"mfu": 0.05}}, "ratios": {"default": 7.13}}
+    skipped = {"name": "wrn-28-10", "batch_size": 64, "status": "skipped: time budget"}
+    lines = steps_per_sec.ratio_lines({"device": {"type": "cuda"}, "gate": {"passed": True},
+                                       "configs": [small, skipped]})
+    assert lines == ["ratio_default[wrn-10-2,b64]: 7.130",
+                     "bar_config: wrn-10-2 batch 64 sgld_steps 20 (the bar's wrn-28-10 batch 64 not measured in this "
+                     "run)", "ratio_matched: not measured (--skip)",
+                     "ratio_default: 7.130 (wrn-10-2 batch 64, not the bar's)",
+                     "mfu_default: 0.0500 (wrn-10-2 batch 64, not the bar's)"]
+    # a CPU's bar is WRN-10-2 at batch 16: the same config at batch 4 is not it, its ceiling named too
+    engines = {"reference-ieee": {"precision": "fp32", "achieved_flops_per_s": 50e9, "matmul_flops_per_s": 100e9,
+                                  "of_matmul": 0.5},
+               "fastjem-matched": {"precision": "fp32", "achieved_flops_per_s": 60e9, "matmul_flops_per_s": 100e9,
+                                   "of_matmul": 0.6}}
+    smoke = {"name": "wrn-10-2", "batch_size": 4, "sgld_steps": 2, "engines": engines, "ratios": {"matched": 1.2},
+             "matmul": {"n": 64, "ceilings": {"matched": 2.0}}}
+    lines = steps_per_sec.ratio_lines({"device": {"type": "cpu"}, "gate": {"passed": True}, "configs": [smoke]})
+    assert lines[1:] == ["bar_config: wrn-10-2 batch 4 sgld_steps 2 (the bar's wrn-10-2 batch 16 not measured in "
+                         "this run)", "ratio_matched: 1.200 (wrn-10-2 batch 4, not the bar's)",
+                         "ratio_default: not measured (--skip)",
+                         "ceiling_matched: x2.00 (a 64^3 fp32 matmul 100 GFLOP/s over the reference's 50; fastjem "
+                         "reaches 60% of it, the reference 50% of the fp32 one) (wrn-10-2 batch 4, not the bar's)"]
+    assert steps_per_sec.ratio_lines({"device": {"type": "cpu"}, "gate": {"passed": True}, "configs": [
+        {**smoke, "batch_size": 16}]})[2] == "ratio_matched: 1.200"
+
+
 def test_a_config_starts_only_with_the_time_the_slowest_so_far_took():
     """The GPU suite's stage once started WRN-16-8 with 71 s of its budget left after WRN-28-10 took 163 s, and
     its timeout killed it: the estimate is the slowest config so far, the first always starts."""
