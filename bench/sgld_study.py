@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -94,6 +95,14 @@ VARIANTS = {
 CPU_ONLY = ("eager-step", "py-wrapper")
 # what --smoke runs of the variants asked for (eager-step on a CPU only)
 SMOKE_VARIANTS = ("default", "cudnn-try-all", "nchw", "split-2", "eager-step")
+
+
+def three_figures(x: float) -> str:
+    """``x`` to 3 significant figures, without an exponent: a small network's 0.0123 TFLOP/s printed as 0.01 (or
+    0.00) with 2 decimals."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    return f"{x:.{max(0, 2 - math.floor(math.log10(abs(x))))}f}"
 
 
 def run_variant(name: str, opts: dict, args, device: torch.device, x0: torch.Tensor) -> tuple[dict, torch.Tensor]:
@@ -261,8 +270,8 @@ def main(argv=None) -> int:
         row["mfu"] = row["tflops_per_s"] * 1e12 / peak if peak else None
         report["variants"].append(row)
         mfu = f", MFU {100 * row['mfu']:.1f}%" if row["mfu"] is not None else ""
-        print(f"{name:<20} SGLD step {row['sgld_step_ms']:8.3f} ms  {row['tflops_per_s']:7.2f} TFLOP/s{mfu}  "
-              f"samples vs first {row['samples_max_abs_diff_vs_first']:.2e}", flush=True)
+        print(f"{name:<20} SGLD step {row['sgld_step_ms']:8.3f} ms  {three_figures(row['tflops_per_s']):>7} "
+              f"TFLOP/s{mfu}  samples vs first {row['samples_max_abs_diff_vs_first']:.2e}", flush=True)
         save()
         torch._dynamo.reset()
     torch.backends.cudnn.benchmark = False

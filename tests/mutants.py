@@ -6695,6 +6695,9 @@ MUTANTS = [
     Mutant('steps-other-config-passed-for-the-bar', 'tests/test_bench.py -k ratio_lines', [
         ('bench/steps_per_sec.py', '    other = (bar["name"], bar["batch_size"]) != want\n', '    other = False\n'),
     ]),
+    Mutant('sgld-study-tflops-two-decimals', 'tests/test_bench.py -k records_a_failed_variant', [
+        ('bench/sgld_study.py', "{three_figures(row['tflops_per_s']):>7} \"", "{row['tflops_per_s']:7.2f} \""),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1916,6 +1916,12 @@ def test_sgld_study_records_a_failed_variant_and_measures_the_others_against_the
     assert "nchw: failed (RuntimeError: out of memory)" in out
     assert "default              SGLD step  250.000 ms" in out and "split-2              SGLD step  125.000 ms" in out
     assert "samples vs first 2.50e-01" in out and f"wrote {path}" in out
+    # a small network's TFLOP/s to 3 significant figures (with 2 decimals they printed 0.00)
+    for row in rows[1:]:
+        assert f" ms  {sgld_study.three_figures(row['tflops_per_s']):>7} TFLOP/s  samples" in out
+    assert "0.00 TFLOP/s" not in out
+    assert [sgld_study.three_figures(x) for x in (0.0123, 0.000123456, 1.5, 123.4, 989.0, 0.0)] == [
+        "0.0123", "0.000123", "1.50", "123", "989", "0"]
 
 
 def test_sgld_study_smoke_help_says_what_it_runs(tmp_path, capsys, monkeypatch):
