@@ -219,16 +219,22 @@ def reference_runner(name: str, precision: str, cfg: TrainConfig, train_x, train
 
 
 def _reference_worker(conn, name: str, precision: str, cfg: dict, data_dir: str, device: str, threads: int) -> None:
-    """A reference engine in its own process: runs what the parent asks, one call at a time."""
-    torch.set_num_threads(threads)
-    arrays = load_arrays("imagefolder", data_dir)
-    r = reference_runner(name, precision, TrainConfig.from_dict(cfg), arrays.train_x, arrays.train_y,
-                         torch.device(device))
-    conn.send((r.precision, r.info))
-    calls = {"step": r.step, "sample": r.sample, "buffer": r.buffer_roundtrip, "draw": r.draw}
-    while (cmd := conn.recv()) != "close":
-        calls[cmd]()
-        conn.send(None)
+    """A reference engine in its own process: runs what the parent asks, one call at a time. Ctrl-C (which reaches
+    the whole process group) ends it with one line and exit status 130, where it printed a traceback beside the
+    parent's."""
+    try:
+        torch.set_num_threads(threads)
+        arrays = load_arrays("imagefolder", data_dir)
+        r = reference_runner(name, precision, TrainConfig.from_dict(cfg), arrays.train_x, arrays.train_y,
+                             torch.device(device))
+        conn.send((r.precision, r.info))
+        calls = {"step": r.step, "sample": r.sample, "buffer": r.buffer_roundtrip, "draw": r.draw}
+        while (cmd := conn.recv()) != "close":
+            calls[cmd]()
+            conn.send(None)
+    except KeyboardInterrupt:
+        print(f"{name} worker process: interrupted", file=sys.stderr, flush=True)
+        sys.exit(130)  # 128 + SIGINT, as a shell reports it; multiprocessing prints no traceback for a SystemExit
 
 
 def reference_worker_runner(name: str, precision: str, cfg: TrainConfig, data_dir: Path,

@@ -6698,6 +6698,9 @@ MUTANTS = [
     Mutant('sgld-study-tflops-two-decimals', 'tests/test_bench.py -k records_a_failed_variant', [
         ('bench/sgld_study.py', "{three_figures(row['tflops_per_s']):>7} \"", "{row['tflops_per_s']:7.2f} \""),
     ]),
+    Mutant('reference-worker-interrupt-traceback', 'tests/test_bench.py -k interrupted_ends_quietly', [
+        ('bench/steps_per_sec.py', '    except KeyboardInterrupt:\n        print(f"{name} worker process: interrupted"', '    except ArithmeticError:\n        print(f"{name} worker process: interrupted"'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1331,6 +1331,31 @@ def test_a_reference_worker_that_dies_is_an_error_not_a_hang(tmp_path):
     assert "RuntimeError: the reference-ieee worker process failed to start (exit code 1" in done.stderr
 
 
+def test_a_reference_worker_interrupted_ends_quietly_with_status_130(tmp_path):
+    """Ctrl-C reaches the reference's worker process too (the terminal signals the whole process group): it printed a
+    KeyboardInterrupt traceback beside the parent's; it says it was interrupted, in one line, and exits 130."""
+    code = (f"import multiprocessing, os, signal, sys, torch; sys.path.insert(0, {str(BENCH)!r})\n"
+            "import steps_per_sec\n"
+            "from pathlib import Path\n"
+            "from env_info import write_synthetic_imagefolder\n"
+            "from fastjem.config import TrainConfig\n"
+            f"data = write_synthetic_imagefolder(Path({str(tmp_path)!r}) / 'data', per_class=2)\n"
+            "cfg = TrainConfig(dataset='imagefolder', data_dir=str(data), arch='wrn', depth=10, width=1, batch_size=4, "
+            "buffer_size=100, sgld_steps=1, device='cpu', compile=False)\n"
+            "runner = steps_per_sec.reference_worker_runner('reference-ieee', 'ieee', cfg, data, torch.device('cpu'))\n"
+            "runner.step()\n"
+            "(worker,) = multiprocessing.active_children()\n"
+            "os.kill(worker.pid, signal.SIGINT)\n"
+            "worker.join(timeout=60)\n"
+            "print('worker exit status', worker.exitcode)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "worker exit status 130" in done.stdout
+    # after the data's decoding bars: the one line
+    assert done.stderr.rstrip().endswith("\nreference-ieee worker process: interrupted"), done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, done.stderr[-3000:]
+
+
 def timed_runners(monkeypatch, runner):
     """run_config with every engine built by ``runner`` (name, ...) -> Runner, whose calls return the seconds they
     "took": ``timed`` sums them, and nothing else (data, FLOPs, the CPU's matmul) is loaded or measured."""
