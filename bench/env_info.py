@@ -170,6 +170,14 @@ def smoke_sizes(parser, args, sizes: dict) -> None:
             setattr(args, name, value)
 
 
+def refuse_repeats(parser, option: str, names: list[str], each: str) -> None:
+    """``names`` as ``option`` lists them, one listed twice the parser's error, before any work (a repeat ran twice:
+    a row repeated in the results, a profile replaced)."""
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        parser.error(f"{option} lists {', '.join(repeated)} twice: {each}")
+
+
 def results_folder(text: str) -> str:
     """argparse type of a script's --out: the results folder, made now. A file there, or a folder that cannot be
     made, failed when the result was written, after all the work."""

@@ -31,6 +31,7 @@ from env_info import (  # noqa: E402
     git_state,
     now_utc,
     pick_device,
+    refuse_repeats,
     results_folder,
     smoke_sizes,
     versions,
@@ -144,9 +145,7 @@ def main(argv=None) -> int:
     if unknown or not engines:
         p.error(f"--engines takes default, matched, reference; got {args.engines!r}")
     # a repeat was profiled again, the first profile replaced
-    repeated = sorted({e for e in engines if engines.count(e) > 1})
-    if repeated:
-        p.error(f"--engines lists {', '.join(repeated)} twice: each engine is profiled once")
+    refuse_repeats(p, "--engines", engines, "each engine is profiled once")
     device = pick_device(p, args.device)
     cuda = device.type == "cuda"
     depth, width = args.depth or (28 if cuda else 10), args.width or (10 if cuda else 2)

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import math
 import statistics
 import sys
@@ -49,22 +48,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from env_info import (  # noqa: E402
     RESULTS,
     check_sizes,
-    claim_result,
     device_info,
     git_state,
     matmul_flops,
     now_utc,
     peak_flops,
     pick_device,
-    result_name,
+    refuse_repeats,
     results_folder,
     smoke_sizes,
     timed,
     versions,
+    write_result,
 )
 from steps_per_sec import count_flops  # noqa: E402
 
-from fastjem.checkpoint import atomic_write_text  # noqa: E402
 from fastjem.config import TrainConfig  # noqa: E402
 from fastjem.engine import (  # noqa: E402
     auto_sgld_parts,
@@ -213,10 +211,7 @@ def main(argv=None) -> int:
     unknown = [n for n in names if n not in VARIANTS]
     if unknown:
         p.error(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
-    # a repeat was timed again, its row twice in the results
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        p.error(f"--variants lists {', '.join(repeated)} twice: each variant is timed once")
+    refuse_repeats(p, "--variants", names, "each variant is timed once")
     if cuda and any(n in CPU_ONLY for n in names):
         p.error(f"{', '.join(n for n in names if n in CPU_ONLY)}: a CPU variant (CUDA compiles the network instead)")
     if args.smoke:
@@ -233,26 +228,19 @@ def main(argv=None) -> int:
     # SGLD step page-faults its activations in again, and the default here ran slower than training's SGLD steps
     cpu_malloc = not cuda and tune_cpu_malloc()
     report = {"schema": "fastjem-bench-sgld-study/1", "date": started.isoformat(timespec="seconds"),
-              "device": device_info(device), "versions": versions(), "git": git_state(),
+              "device": device_info(device), "versions": versions(), "git": git_state(), "smoke": args.smoke,
               "args": {k: v for k, v in vars(args).items()}, "flops_per_sgld_step": flops["sgld_step"],
               "peak_flops_per_s": peak, "cpu_malloc_tuned": cpu_malloc, "variants": []}
     if cuda:
         # bf16 dense matmul on random data: the practical ceiling the network's convolutions aim at
         report["matmul_bf16_tflops"] = matmul_flops(device, "bf16", n=8192, reps=20) / 1e12
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     path = None
 
     def save() -> None:
         # after every variant: a run cut short (the CPU bars' timeout in the GPU suite) keeps what it measured; the
         # first write claims a file of its own (a run started in the same second keeps its file)
         nonlocal path
-        text = json.dumps(report, indent=2, default=str) + "\n"
-        if path is None:
-            path = claim_result(text, out, ("smoke-" if args.smoke else "") + result_name("sgld-study", device,
-                                                                                          started))
-        else:
-            atomic_write_text(text, path)
+        path = write_result(report, "sgld-study", device, started, args.out, path)
 
     reference = None
     for name in names:

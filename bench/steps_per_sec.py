@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import json
 import os
 import statistics
 import sys
@@ -57,7 +56,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from env_info import (  # noqa: E402
     RESULTS,
-    claim_result,
     device_info,
     device_name,
     exit_on_sigterm,
@@ -66,16 +64,16 @@ from env_info import (  # noqa: E402
     now_utc,
     peak_flops,
     pick_device,
-    result_name,
+    refuse_repeats,
     results_folder,
     smoke_sizes,
     timed,
     versions,
+    write_result,
     write_synthetic_imagefolder,
 )
 from reference_eager import ReferenceConfig, ReferenceJEM, fp32_mode, jem_loss, lse, sgld  # noqa: E402
 
-from fastjem.checkpoint import atomic_write_text  # noqa: E402
 from fastjem.config import TrainConfig  # noqa: E402
 from fastjem.data import load_arrays  # noqa: E402
 from fastjem.engine import auto_sgld_parts, conv_layers  # noqa: E402
@@ -730,9 +728,7 @@ def parse_args(argv=None):
     if unknown:
         p.error(f"unknown config(s) {', '.join(unknown)}; choose from {', '.join(CONFIGS)}")
     # a repeat was timed again, its row twice in the results
-    repeated = sorted({c for c in args.configs if args.configs.count(c) > 1})
-    if repeated:
-        p.error(f"--configs lists {', '.join(repeated)} twice: each config is timed once")
+    refuse_repeats(p, "--configs", args.configs, "each config is timed once")
     skippable = ("fastjem-matched", "fastjem-sgld-graph-only", "fastjem-cast-each-step", "fastjem-one-part",
                  "fastjem-parts2")
     args.skip = {e.strip() for e in args.skip.split(",") if e.strip()}
@@ -782,11 +778,7 @@ def main(argv=None) -> int:
         # write claims a file of its own (a run started in the same second keeps its file)
         nonlocal path
         report["total_seconds"] = time.perf_counter() - t_start
-        text = json.dumps(report, indent=2, default=str) + "\n"
-        if path is None:
-            path = claim_result(text, out, ("smoke-" if args.smoke else "") + result_name("steps", device, started))
-        else:
-            atomic_write_text(text, path)
+        path = write_result(report, "steps", device, started, out, path)
 
     with tempfile.TemporaryDirectory(prefix="fastjem-bench-") as tmp:
         tmp = Path(tmp)

@@ -6648,10 +6648,10 @@ MUTANTS = [
         ('bench/env_info.py', '            os.link(tmp, path)\n', '            os.replace(tmp, path)\n'),
     ]),
     Mutant('steps-save-claims-at-every-write', 'tests/test_bench.py -k same_second', [
-        ('bench/steps_per_sec.py', '        if path is None:\n            path = claim_result(', '        if True:\n            path = claim_result('),
+        ('bench/steps_per_sec.py', '        path = write_result(report, "steps", device, started, out, path)\n', '        path = write_result(report, "steps", device, started, out)\n'),
     ]),
     Mutant('sgld-study-save-claims-at-every-write', 'tests/test_bench.py -k same_second', [
-        ('bench/sgld_study.py', '        if path is None:\n            path = claim_result(', '        if True:\n            path = claim_result('),
+        ('bench/sgld_study.py', '        path = write_result(report, "sgld-study", device, started, args.out, path)\n', '        path = write_result(report, "sgld-study", device, started, args.out)\n'),
     ]),
     Mutant('profile-claims-at-every-write', 'tests/test_bench.py -k same_second', [
         ('bench/profile_step.py', '        path = write_result(report, "profile", device, started, args.out, path)\n', '        path = write_result(report, "profile", device, started, args.out)\n'),
@@ -6660,13 +6660,13 @@ MUTANTS = [
         ('bench/bench_kernels.py', '    return claim_result(', '    return (lambda text, folder, name: (folder / name).write_text(text) and folder / name)('),
     ]),
     Mutant('steps-config-listed-twice-runs-twice', 'tests/test_bench.py -k listed_twice', [
-        ('bench/steps_per_sec.py', '    repeated = sorted({c for c in args.configs if args.configs.count(c) > 1})', '    repeated = []'),
+        ('bench/steps_per_sec.py', 'refuse_repeats(p, "--configs", args.configs,', 'refuse_repeats(p, "--configs", [],'),
     ]),
     Mutant('sgld-study-variant-listed-twice-runs-twice', 'tests/test_bench.py -k listed_twice', [
-        ('bench/sgld_study.py', '    repeated = sorted({n for n in names if names.count(n) > 1})', '    repeated = []'),
+        ('bench/sgld_study.py', 'refuse_repeats(p, "--variants", names,', 'refuse_repeats(p, "--variants", [],'),
     ]),
     Mutant('profile-engine-listed-twice-runs-twice', 'tests/test_bench.py -k listed_twice', [
-        ('bench/profile_step.py', '    repeated = sorted({e for e in engines if engines.count(e) > 1})', '    repeated = []'),
+        ('bench/profile_step.py', 'refuse_repeats(p, "--engines", engines,', 'refuse_repeats(p, "--engines", [],'),
     ]),
     Mutant('claim-result-needs-hard-links', 'tests/test_bench.py -k same_second', [
         ('bench/env_info.py', '        except OSError:  # a file system without hard links: created exclusively, then filled\n            try:', '        except OSError:  # a file system without hard links: created exclusively, then filled\n            raise\n            try:'),
