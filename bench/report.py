@@ -345,9 +345,10 @@ def render(results: dict, plot_rel: str | None = "bench/results/" + PLOT_NAME, l
                   *steps_table(results["steps"], latest)]
         if plot_rel:
             parts += ["", f"![iterations per second]({plot_rel})"]
-    if results["cifar"] and len(cifar_table(results["cifar"], latest)) > 2:
+    cifar = cifar_table(results["cifar"], latest)
+    if len(cifar) > 2:  # a row: a run that finished (a failed one has none)
         parts += ["", "Timed CIFAR-10 runs (`bench/cifar_run.py`, real data, a fixed number of minutes including "
-                  "compilation):", "", *cifar_table(results["cifar"], latest)]
+                  "compilation):", "", *cifar]
     if results.get("quick"):
         parts += ["", "The README's main job (`python bench/quick_run.py`: `fastjem train` with the preset, wall "
                   "time from start to summary, data loading and evaluation included):", "",
