@@ -6674,6 +6674,46 @@ MUTANTS = [
     Mutant('report-one-threads', 'tests/test_bench.py -k physical_cores_their_threads', [
         ('bench/report.py', "thread{'s' if threads > 1 else ''}{shared}", 'threads{shared}'),
     ]),
+    Mutant('package-imports-torch-at-load', 'tests/test_cli.py -k without_importing_torch', [
+        ('fastjem/__init__.py',
+         'import importlib\n',
+         'import importlib\n\nimport torch  # noqa: F401\n'),
+    ]),
+    Mutant('errors-import-the-kernels-at-load', 'tests/test_cli.py -k without_importing_torch', [
+        ('fastjem/errors.py',
+         '"""Errors that the CLI turns into one clear message and a non-zero exit."""\n',
+         '"""Errors that the CLI turns into one clear message and a non-zero exit."""\n\nfrom fastjem.kernels._dispatch import as_integer  # noqa: F401\n'),
+    ]),
+    Mutant('config-imports-the-networks-at-load', 'tests/test_cli.py -k without_importing_torch', [
+        ('fastjem/config.py',
+         'from fastjem.errors import ConfigError\n',
+         'from fastjem.errors import ConfigError\nfrom fastjem.models import check_image_size  # noqa: F401\n'),
+    ]),
+    Mutant('runs-module-imports-checkpoint-at-load', 'tests/test_cli.py -k without_importing_torch', [
+        ('fastjem/runs.py',
+         'from fastjem.config import TrainConfig\n',
+         'from fastjem.checkpoint import RUN_LOCK  # noqa: F401\nfrom fastjem.config import TrainConfig\n'),
+    ]),
+    Mutant('eval-options-built-for-every-command', 'tests/test_cli.py -k without_importing_torch', [
+        ('fastjem/cli.py',
+         '    if command in (None, "eval", "sample"):\n',
+         '    if True:\n'),
+    ]),
+    Mutant('main-builds-every-command', 'tests/test_cli.py -k without_importing_torch', [
+        ('fastjem/cli.py',
+         'parser = build_parser(next((a for a in argv if not a.startswith("-")), ""))',
+         'parser = build_parser()'),
+    ]),
+    Mutant('sample-options-not-built-for-sample', 'tests/test_cli.py -k without_importing_torch', [
+        ('fastjem/cli.py',
+         '    if command in (None, "eval", "sample"):\n',
+         '    if command in (None, "eval"):\n'),
+    ]),
+    Mutant('main-builds-no-eval-options', 'tests/test_cli.py -k without_importing_torch', [
+        ('fastjem/cli.py',
+         'parser = build_parser(next((a for a in argv if not a.startswith("-")), ""))',
+         'parser = build_parser("")'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
