@@ -23,7 +23,7 @@ import warnings
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -247,8 +247,8 @@ def load_arrays(name: str, data_dir: str | os.PathLike = "", download: bool = Fa
     elif name in ("cifar10", "cifar100", "svhn"):
         if (_has_split_folders(root) or _has_lone_split(root) and not _torchvision_files_present(name, root)
                 or (_image_archives(root) and not _torchvision_files_present(name, root))):
-            # (a folder's class folders are checked before its images are decoded: CIFAR-10's 60 000 given as
-            # cifar100 were decoded to be refused; an archive's classes are known once it is read)
+            # (a folder's or an archive's class folders are checked before its images are decoded: CIFAR-10's
+            # 60 000 given as cifar100 were decoded to be refused)
             def check(classes: list[str]) -> None:
                 _check_named_classes(name, classes, root, flag, choose_dataset)
 
@@ -1302,70 +1302,68 @@ def _archive_image_count(archives: list[Path]) -> int | None:
     return count
 
 
-def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
-                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, list, list[str]]:
-    """Images straight from archives of image folders, nothing unpacked to disk: members under
-    ``[prefix/]train/<class>/`` and ``[prefix/]test/<class>/`` form the splits; without those, members
-    under ``[prefix/]<class>/`` form one set that is split as an unpacked folder would be. Images come out in
-    the order an unpacked folder gives (classes sorted, files sorted within each class). Last, the warnings of what
-    is left unread (val/ beside test/, images in formats not read): the caller warns them, and keeps them with the
-    cached images to warn them at every load."""
+@dataclass
+class _ArchiveListing:
+    """What ``_archive_images`` found of the image members of archives, in archive order."""
+
+    records: list = field(default_factory=list)  # (split or None, class, path below the class, where)
+    loose: list = field(default_factory=list)  # (index in records, folders of the path) outside train/ and test/
+    misspelled: set = field(default_factory=set)  # split folders spelled otherwise than train/, test/...
+    unread: list = field(default_factory=list)  # images in formats that are not read
+    reading: list = field(default_factory=list)  # the archive being read: the one named when reading fails
+
+
+def _archive_images(archives: list[Path], listing: _ArchiveListing, progress: bool = True, read: bool = True):
+    """(where, bytes) of each image member of ``archives``, in archive order, each recorded in ``listing``;
+    ``read``: False lists the members without reading an image's bytes (None in their place)."""
     from fastjem.console import progress_bar
 
-    records = []  # (split or None, class, path below the class, where), in archive order
-    loose = []  # (index in records, folders of the path) of members outside train/ and test/
-    reading = archives[:1]  # the archive being read: the one named when reading fails
-    misspelled = set()  # split folders spelled otherwise than train/, test/...
-    unread = []  # images in formats that are not read
+    for archive in archives:
+        listing.reading[:] = [archive]
+        # beside the decoding bar, in a terminal only: two bars in a log file are cursor-moving escape codes
+        for name, f, link in progress_bar(iterable=_archive_members(archive), desc=f"reading {archive.name}",
+                                          unit="file", leave=False, tty_interval=1.0,
+                                          disable=not progress or not sys.stderr.isatty()):
+            parts = _image_member(name)
+            if parts is None:
+                if name.lower().endswith(UNREAD_IMAGE_SUFFIXES) and not any(map(_hidden, name.split("/"))):
+                    listing.unread.append(f"{archive.name}:{name}")
+                continue
+            if link is not None:
+                # read in one pass, a link cannot be followed back to its target; and an image reached by two
+                # names would be two images (two labels, or both splits), which an unpacked folder refuses
+                raise DataNotFoundError(f"{archive}: {name} is a link to {link}, which is not read from an "
+                                        "archive: replace the link by a copy of the image or remove it, or "
+                                        "unpack the archive and pass the folder")
+            split_at = next((i for i, q in enumerate(parts[:-2]) if _split_name(q)), None)
+            if split_at is not None and parts[split_at] != _split_name(parts[split_at]):
+                listing.misspelled.add(parts[split_at])  # Train/, Testing/...: refused below, with every spelling
+                continue
+            if split_at is None:
+                # the class is settled once every member is known (below): <prefix>/<class>/...
+                listing.loose.append((len(listing.records), tuple(parts[:-1])))
+                split, cls, rel = None, parts[-2], parts[-1:]
+            else:
+                split, cls, rel = parts[split_at], parts[split_at + 1], parts[split_at + 2:]
+            # rel as a tuple of parts sorts as the unpacked folder's paths do
+            listing.records.append((split, cls, tuple(rel), f"{archive.name}:{name}"))
+            yield listing.records[-1][3], f.read() if read else None
 
-    def members():
-        for archive in archives:
-            reading[:] = [archive]
-            # beside the decoding bar, in a terminal only: two bars in a log file are cursor-moving escape codes
-            for name, f, link in progress_bar(iterable=_archive_members(archive), desc=f"reading {archive.name}",
-                                              unit="file", leave=False, tty_interval=1.0,
-                                              disable=not progress or not sys.stderr.isatty()):
-                parts = _image_member(name)
-                if parts is None:
-                    if name.lower().endswith(UNREAD_IMAGE_SUFFIXES) and not any(map(_hidden, name.split("/"))):
-                        unread.append(f"{archive.name}:{name}")
-                    continue
-                if link is not None:
-                    # read in one pass, a link cannot be followed back to its target; and an image reached by two
-                    # names would be two images (two labels, or both splits), which an unpacked folder refuses
-                    raise DataNotFoundError(f"{archive}: {name} is a link to {link}, which is not read from an "
-                                            "archive: replace the link by a copy of the image or remove it, or "
-                                            "unpack the archive and pass the folder")
-                split_at = next((i for i, q in enumerate(parts[:-2]) if _split_name(q)), None)
-                if split_at is not None and parts[split_at] != _split_name(parts[split_at]):
-                    misspelled.add(parts[split_at])  # Train/, Testing/...: refused below, with every such spelling
-                    continue
-                if split_at is None:
-                    # the class is settled once every member is known (below): <prefix>/<class>/...
-                    loose.append((len(records), tuple(parts[:-1])))
-                    split, cls, rel = None, parts[-2], parts[-1:]
-                else:
-                    split, cls, rel = parts[split_at], parts[split_at + 1], parts[split_at + 2:]
-                # rel as a tuple of parts sorts as the unpacked folder's paths do
-                records.append((split, cls, tuple(rel), f"{archive.name}:{name}"))
-                yield records[-1][3], f.read()
 
-    try:
-        images = _decode_many(members(), ", ".join(a.name for a in archives), size, _archive_image_count(archives),
-                              progress=progress)
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as err:
-        raise DataNotFoundError(f"could not read the archive {reading[0]}: {type(err).__name__}: {err} (a truncated "
-                                "or corrupt download? fetch it again, or unpack it yourself and pass the folder)"
-                                ) from err
+def _archive_splits(archives: list[Path], listing: _ArchiveListing, images: list
+                    ) -> tuple[list, list, list[str], list[str]]:
+    """The training and test items (image, label, where) of archives' images (``images``, in ``listing``'s order),
+    their classes, and the warnings of what is left unread (val/ beside test/, images in formats not read)."""
     names = ", ".join(str(a) for a in archives)
-    _check_split_names(names, sorted(misspelled), "unpack the archive(s) and rename")
-    notes = _unread_formats(names, unread)
+    _check_split_names(names, sorted(listing.misspelled), "unpack the archive(s) and rename")
+    notes = _unread_formats(names, listing.unread)
+    records = list(listing.records)
     # Outside train/ and test/, the class is the first folder below the folders every such image is in, in whichever
     # archive: the archives read as the one folder they unpack to together (a class folder at any depth below what
     # they share; an archive per class, its class's subfolders within it, takes each archive's top folder).
-    folders = [f for _, f in loose]
+    folders = [f for _, f in listing.loose]
     common = len(os.path.commonprefix(folders)) if folders else 0
-    for i, f in loose:
+    for i, f in listing.loose:
         at = min(common, len(f) - 1)  # all in one folder: that folder is the class
         records[i] = (None, f[at], (*f[at + 1:], records[i][2][-1]), records[i][3])
     # one path twice (in two archives: a second download, "imgs (1).zip"; or appended twice to one tar): unpacked,
@@ -1386,9 +1384,6 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
         return [(image, label, name) for label, c in enumerate(classes)
                 for _, image, name in sorted(by_class.get(c, []), key=lambda r: r[0])]
 
-    def tensors(items):
-        return _stack([r[0] for r in items], [r[1] for r in items], [r[2] for r in items])
-
     held_out = next((h for h in HELD_OUT if h in found), None)
     if "train" in found:
         notes += _unread_splits(names, [h for h in HELD_OUT if h in found and h != held_out], held_out)
@@ -1402,7 +1397,7 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
             difference = _class_difference(classes, class_order(found[held_out]), held_out)
             raise DataNotFoundError(f"the archives {names} have different class folders under train/ and "
                                     f"{held_out}/: {difference}")
-        return (*tensors(flat(found["train"], classes)), *tensors(flat(found[held_out], classes)), classes, notes)
+        return flat(found["train"], classes), flat(found[held_out], classes), classes, notes
     if None not in found:
         raise DataNotFoundError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in class folders inside {names}: expected "
                                 "members train/<class>/<image> and test/<class>/<image>, or <class>/<image>")
@@ -1411,13 +1406,51 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True
     # the same keys as the unpacked folder's: class/path within it
     keys = [f"{c}/{'/'.join(rel)}" for c in classes for rel, _, _ in sorted(found[None][c], key=lambda r: r[0])]
     train, test = _split_off_test(flat(found[None], classes), keys, names)
+    return train, test, classes, notes
+
+
+def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True,
+                     check_classes: Callable[[list[str]], None] | None = None
+                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, list, list[str]]:
+    """Images straight from archives of image folders, nothing unpacked to disk: members under
+    ``[prefix/]train/<class>/`` and ``[prefix/]test/<class>/`` form the splits; without those, members
+    under ``[prefix/]<class>/`` form one set that is split as an unpacked folder would be. Images come out in
+    the order an unpacked folder gives (classes sorted, files sorted within each class). Last, the warnings of what
+    is left unread (val/ beside test/, images in formats not read): the caller warns them, and keeps them with the
+    cached images to warn them at every load. ``check_classes``: called with the classes before any image is
+    decoded, from a first pass that lists the members (its images not decoded): CIFAR-10's JPEG tarballs given as
+    cifar100 were decoded, 60 000 images, to be refused. A tar's pass decompresses its stream (measured here, two
+    shared cores: 2.4 to 3.1 s for the CIFAR-10 tarballs, against 16 s to decode them), paid where the images are not
+    cached yet."""
+
+    def reading(listing: _ArchiveListing, read: bool):
+        try:
+            if read:
+                return _decode_many(_archive_images(archives, listing, progress), ", ".join(a.name for a in archives),
+                                    size, _archive_image_count(archives), progress=progress)
+            return [image for _, image in _archive_images(archives, listing, progress, read=False)]
+        except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as err:
+            raise DataNotFoundError(f"could not read the archive {listing.reading[0]}: {type(err).__name__}: {err} (a "
+                                    "truncated or corrupt download? fetch it again, or unpack it yourself and pass "
+                                    "the folder)") from err
+
+    if check_classes is not None:
+        listed = _ArchiveListing(reading=archives[:1])
+        check_classes(_archive_splits(archives, listed, reading(listed, read=False))[2])
+    listing = _ArchiveListing(reading=archives[:1])
+    images = reading(listing, read=True)
+    train, test, classes, notes = _archive_splits(archives, listing, images)
+
+    def tensors(items):
+        return _stack([r[0] for r in items], [r[1] for r in items], [r[2] for r in items])
+
     return (*tensors(train), *tensors(test), classes, notes)
 
 
 def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progress: bool = True,
                       check_classes: Callable[[list[str]], None] | None = None) -> Arrays:
     """``check_classes``: called with the class folders of train/ and test/ once they are listed, before any image is
-    decoded (an archive's are known once it is read: they are checked by the caller)."""
+    decoded (an archive's from a first pass that lists its members, where its images are not cached yet)."""
     if not (root.is_dir() or _is_archive(root)):
         what = "is a file, not a folder or an archive" if root.exists() else "does not exist"
         raise DataNotFoundError(f"image folder {root} {what}: pass {flag} pointing at a folder of "
@@ -1439,7 +1472,7 @@ def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progr
         sources = [(a.resolve(), -1) for a in archives]
 
         def decode():
-            return _decode_archives(archives, size, progress)
+            return _decode_archives(archives, size, progress, check_classes)
     else:
         split = _split_folders(root)
         if split is not None:

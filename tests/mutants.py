@@ -4818,11 +4818,11 @@ MUTANTS = [
         ('fastjem/eval/tasks.py', '        results["classifier_score_splits"] = splits\n', ''),
     ]),
     Mutant('archives-classes-read-archive-by-archive', 'tests/test_data.py -k archive_per_class', [
-        ('fastjem/data.py', '    folders = [f for _, f in loose]\n    common = len(os.path.commonprefix(folders)) if folders else 0\n    for i, f in loose:\n',
-         '    for i, f in loose:\n        folders = [g for _, g in loose if records[_][3].split(":")[0] == records[i][3].split(":")[0]]\n        common = len(os.path.commonprefix(folders))\n'),
+        ('fastjem/data.py', '    folders = [f for _, f in listing.loose]\n    common = len(os.path.commonprefix(folders)) if folders else 0\n    for i, f in listing.loose:\n',
+         '    for i, f in listing.loose:\n        folders = [g for _, g in listing.loose if records[_][3].split(":")[0] == records[i][3].split(":")[0]]\n        common = len(os.path.commonprefix(folders))\n'),
     ]),
     Mutant('archive-links-dropped', 'tests/test_data.py -k link_in_an_archive', [
-        ('fastjem/data.py', '                if link is not None:\n                    # read in one pass', '                if link is not None:\n                    continue\n                    # read in one pass'),
+        ('fastjem/data.py', '            if link is not None:\n                # read in one pass', '            if link is not None:\n                continue\n                # read in one pass'),
     ]),
     Mutant('zip-symlinks-read-as-images', 'tests/test_data.py -k link_in_an_archive', [
         ('fastjem/data.py', '                    if stat.S_ISLNK(info.external_attr >> 16):', '                    if False:'),
@@ -5608,7 +5608,7 @@ MUTANTS = [
         ('fastjem/memory.py', '        elif "memory" in controllers.split(","):', '        elif False:'),
     ]),
     Mutant('zip-image-count-unused', 'tests/test_data.py -k archives_too_large', [
-        ('fastjem/data.py', ', size, _archive_image_count(archives),', ', size, None,'),
+        ('fastjem/data.py', '                                    size, _archive_image_count(archives),', '                                    size, None,'),
     ]),
     Mutant('tar-decoding-unchecked', 'tests/test_data.py -k archives_too_large', [
         ('fastjem/data.py', '            if free is not None and 2 * held["bytes"] > free:', '            if False:'),
@@ -6713,6 +6713,8 @@ MUTANTS = [
         ('fastjem/cli.py',
          'parser = build_parser(next((a for a in argv if not a.startswith("-")), ""))',
          'parser = build_parser("")'),
+    Mutant('named-archive-classes-checked-after-decoding', 'tests/test_data.py -k archives_of_other_classes', [
+        ('fastjem/data.py', '    if check_classes is not None:\n        listed = _ArchiveListing(', '    if False:\n        listed = _ArchiveListing('),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
@@ -6759,7 +6761,7 @@ MUTANTS = [
         ('fastjem/data.py', '    _warn_unread_formats(folder, unread)\n', ''),
     ]),
     Mutant('unread-image-formats-in-an-archive-unsaid', 'tests/test_data.py -k formats_that_are_not_read', [
-        ('fastjem/data.py', '    notes = _unread_formats(names, unread)\n', '    notes = []\n'),
+        ('fastjem/data.py', '    notes = _unread_formats(names, listing.unread)\n', '    notes = []\n'),
     ]),
     Mutant('imagefolder-pad-past-a-one-pixel-side', 'tests/test_data.py -k crop_padding', [
         ('fastjem/data.py', 'min(size - 1, max(1, size // 8)), True,', 'max(1, size // 8), True,'),

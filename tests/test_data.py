@@ -454,6 +454,33 @@ def test_a_folder_of_other_classes_is_refused_as_a_named_dataset_before_decoding
         load_arrays("svhn", tmp_path / "c10")
 
 
+@pytest.mark.parametrize("fmt", ["gztar", "zip"])
+def test_archives_of_other_classes_are_refused_as_a_named_dataset_before_decoding(tmp_path, monkeypatch, fmt):
+    """CIFAR-10's JPEG tarballs (train/<class>/ and test/<class>/ archives) given as cifar100 (or as svhn): refused
+    from their members' names, before any image is decoded (its 60 000 images were decoded to be refused); archives
+    of the named set's classes still load."""
+    import fastjem.data as data_mod
+    from fastjem.data import CIFAR10_CLASSES
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    _write_folder(tmp_path / "c10" / "train", list(CIFAR10_CLASSES), n=1, size=4)
+    _write_folder(tmp_path / "c10" / "test", list(CIFAR10_CLASSES), n=1, size=4)
+    (tmp_path / "packed").mkdir()
+    ext = "zip" if fmt == "zip" else "tar.gz"
+    _archive(tmp_path / "c10" / "train", tmp_path / "packed" / f"cifar10-train.{ext}", "train/", fmt)
+    _archive(tmp_path / "c10" / "test", tmp_path / "packed" / f"cifar10-test.{ext}", "test/", fmt)
+    real = data_mod._decode_many
+    monkeypatch.setattr(data_mod, "_decode_many", lambda *a, **k: pytest.fail("decoded before it was refused"))
+    with pytest.raises(DataNotFoundError, match=r"cifar100 has 100 classes, but .*packed holds 10 \(airplane, .*give "
+                                                r"the --dataset it holds"):
+        load_arrays("cifar100", tmp_path / "packed")
+    with pytest.raises(DataNotFoundError, match=r"holds CIFAR-10's classes \(airplane, .*not svhn's"):
+        load_arrays("svhn", tmp_path / "packed")
+    monkeypatch.setattr(data_mod, "_decode_many", real)
+    a = load_arrays("cifar10", tmp_path / "packed")
+    assert a.info.classes == CIFAR10_CLASSES and a.train_x.shape == (10, 3, 4, 4)
+
+
 @pytest.mark.parametrize("name", ["cifar10", "cifar100", "svhn"])
 def test_missing_dataset_says_what_to_do(name, tmp_path):
     """A folder that does not exist, or exists empty (made for the data, not yet filled), says where the data goes
