@@ -752,8 +752,8 @@ MUTANTS = [
         ('fastjem/data.py', '            sixteen = im.mode.startswith("I;16")', '            sixteen = False'),
     ]),
     Mutant('ood-folder-not-centre-cropped', 'tests/test_eval.py -k ood_image_folder', [
-        ('fastjem/eval/ood.py', '            x = fit_size(read_image(p.read_bytes(), str(p)), size)',
-         '            x = read_image(p.read_bytes(), str(p))[:, :size, :size]'),
+        ('fastjem/eval/ood.py', 'size, total=len(paths), progress=False, bad=bad)', '0, total=len(paths), progress=False, bad=bad)'),
+        ('fastjem/eval/ood.py', '    x = torch.stack(images)  # uint8', '    x = torch.stack([i[:, :size, :size] for i in images])  # uint8'),
     ]),
     Mutant('cache-copies-pile-up', 'tests/test_data.py -k replaces_its_cache', [
         ('fastjem/data.py', '                if old != cache:\n                    old.unlink(missing_ok=True)',
@@ -2160,7 +2160,7 @@ MUTANTS = [
         ('fastjem/eval/ood.py', '    return x.clamp(-1, 1).contiguous()', '    return x.clamp(-2, 1).contiguous()'),
     ]),
     Mutant('ood-folder-luma-red-weight-off-by-one', 'tests/test_eval.py -k ood_image_folder_is_decoded', [
-        ('fastjem/eval/ood.py', '            x = ((x[0].int() * 19595 + x[1].int() * 38470 + x[2].int() * 7471 + 0x8000) >> 16).to(torch.uint8)[None]', '            x = ((x[0].int() * 19596 + x[1].int() * 38470 + x[2].int() * 7471 + 0x8000) >> 16).to(torch.uint8)[None]'),
+        ('fastjem/eval/ood.py', '        x = ((x[:, 0].int() * 19595 + x[:, 1].int()', '        x = ((x[:, 0].int() * 19596 + x[:, 1].int()'),
     ]),
     Mutant('ood-set-of-the-same-shape-refused', 'tests/test_contracts.py -k ood_sets_follow', [
         ('fastjem/eval/ood.py', '        if any(a.test_x.shape == arrays.test_x.shape and torch.equal(a.test_x, arrays.test_x)', '        if any(a.test_x.shape == arrays.test_x.shape or torch.equal(a.test_x, arrays.test_x)'),
@@ -6715,6 +6715,10 @@ MUTANTS = [
          'parser = build_parser("")'),
     Mutant('named-archive-classes-checked-after-decoding', 'tests/test_data.py -k archives_of_other_classes', [
         ('fastjem/data.py', '    if check_classes is not None:\n        listed = _ArchiveListing(', '    if False:\n        listed = _ArchiveListing('),
+    ]),
+    Mutant('ood-folder-decoded-image-by-image', 'tests/test_eval.py -k ood_folders_images_past', [
+        ('fastjem/eval/ood.py', '        images = _decode_many(paths, f"the OOD folder {folder}", size, total=len(paths), progress=False, bad=bad)',
+         '        from fastjem.data import fit_size, read_image\n        images = [fit_size(read_image(p.read_bytes(), str(p)), size) for p in paths]'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
