@@ -6720,6 +6720,19 @@ MUTANTS = [
         ('fastjem/eval/ood.py', '        images = _decode_many(paths, f"the OOD folder {folder}", size, total=len(paths), progress=False, bad=bad)',
          '        from fastjem.data import fit_size, read_image\n        images = [fit_size(read_image(p.read_bytes(), str(p)), size) for p in paths]'),
     ]),
+    Mutant('jpeg-past-pixel-limit-to-torchvision', 'tests/test_data.py -k jpeg_gif_or_webp', [
+        ('fastjem/data.py', 'fault is not None or _past_pixel_limit(data) else', 'fault is not None else'),
+    ]),
+    Mutant('pixel-limit-unread-header-not-asked-of-pillow', 'tests/test_data.py -k jpeg_gif_or_webp', [
+        ('fastjem/data.py', '    if size is None:\n        if not (data[:3]', '    if size is None:\n        return False\n        if not (data[:3]'),
+    ]),
+    Mutant('jpeg-header-size-swapped', 'tests/test_data.py -k jpeg_gif_or_webp', [
+        ('fastjem/data.py', 'return int.from_bytes(data[at + 7:at + 9], "big"), int.from_bytes(data[at + 5:at + 7], "big")',
+         'return int.from_bytes(data[at + 5:at + 7], "big"), int.from_bytes(data[at + 7:at + 9], "big")'),
+    ]),
+    Mutant('webp-lossless-header-size-misread', 'tests/test_data.py -k jpeg_gif_or_webp', [
+        ('fastjem/data.py', 'return 1 + (bits & 0x3FFF), 1 + (bits >> 14 & 0x3FFF)', 'return 1 + (bits & 0x3FFF), 1 + (bits >> 16 & 0x3FFF)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

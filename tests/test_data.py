@@ -1416,6 +1416,55 @@ def test_an_image_past_pillows_pixel_limit_is_named_not_a_traceback(tmp_path, mo
     with pytest.raises(DataNotFoundError, match=r"x\.png has more pixels than Pillow decodes \(Image size \(256 "):
         read_image(big, "x.png")
 
+def test_a_jpeg_gif_or_webp_past_pillows_pixel_limit_is_refused_before_torchvision_decodes_it(tmp_path, monkeypatch):
+    """JPEG, GIF and WebP images of 180 M pixels and more were decoded whole by torchvision (a small file may claim
+    gigabytes of pixels), where Pillow refuses other formats: refused before decoding, their size read from the
+    header, named with the other bad files. (The limit lowered here.)"""
+    import io
+
+    import torchvision.io
+    from PIL import Image as PILImage
+
+    from fastjem.data import _header_size, read_image
+
+    rng = np.random.default_rng(0)
+    image = Image.fromarray(rng.integers(0, 255, (12, 20, 3), dtype=np.uint8))
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    variants = {"jpg": ("JPEG", {}), "progressive.jpg": ("JPEG", {"progressive": True}),
+                "exif.jpg": ("JPEG", {"exif": exif.tobytes()}), "gif": ("GIF", {}), "webp": ("WEBP", {}),
+                "lossless.webp": ("WEBP", {"lossless": True}), "alpha.webp": ("WEBP", {"alpha": True}),
+                "exif.webp": ("WEBP", {"exif": exif.tobytes()})}
+    encoded = {}
+    for name, (fmt, options) in variants.items():
+        buf = io.BytesIO()
+        alpha = options.pop("alpha", False)
+        (image.convert("RGBA") if alpha else image).save(buf, fmt, **options)
+        encoded[name] = buf.getvalue()
+        assert _header_size(encoded[name]) == (20, 12), name  # the size Pillow and torchvision decode
+    assert _header_size(b"\xff\xd8\xff\xd9") is None and _header_size(b"BM" + bytes(40)) is None
+    monkeypatch.setattr(PILImage, "MAX_IMAGE_PIXELS", 100)  # twice this refused: 240 pixels are
+    monkeypatch.setattr(torchvision.io, "decode_image", lambda *a, **k: pytest.fail("decoded by torchvision"))
+    for name, data in encoded.items():
+        with pytest.raises(DataNotFoundError, match=rf"{re.escape(name)} has more pixels than Pillow decodes "
+                                                    r"\(Image size \(240 pixels\) exceeds limit"):
+            read_image(data, name)
+    # a header it does not read itself: the size from Pillow's lazy open
+    monkeypatch.setattr("fastjem.data._header_size", lambda data: None)
+    for name, data in encoded.items():
+        with pytest.raises(DataNotFoundError, match=rf"{re.escape(name)} has more pixels than Pillow decodes"):
+            read_image(data, name)
+    # in a folder: named with the other bad files (the folder's PNGs decoded by torchvision)
+    monkeypatch.undo()
+    monkeypatch.setattr(PILImage, "MAX_IMAGE_PIXELS", 100)
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    _write_folder(tmp_path / "imgs", ("a", "b"), n=2, size=8)
+    (tmp_path / "imgs" / "b" / "photo.jpg").write_bytes(encoded["jpg"])
+    with pytest.raises(DataNotFoundError, match=r"1 file\(s\) could not be read as images:\n  .*photo\.jpg has more "
+                                                r"pixels than Pillow decodes"):
+        load_arrays("imagefolder", tmp_path / "imgs", image_size=8)
+
+
 def test_images_past_pillows_bomb_threshold_are_named_in_one_warning(tmp_path, monkeypatch):
     """An image of 90-180 M pixels: Pillow's DecompressionBombWarning printed raw, naming no file; it is decoded, and
     one fastjem warning names such images, whichever decoder read them (TIFF: Pillow; PNG: torchvision). (The
