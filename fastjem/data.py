@@ -898,25 +898,46 @@ PNG_SIDE_LIMIT = 1_000_000
 INFLATE_STEP = 1 << 20
 
 
+class PngChunks(NamedTuple):
+    """What one walk over a PNG's chunks finds: ``damaged`` (``_png_damaged``), else its IHDR chunk's data (where it
+    is the first chunk), its IDAT chunks' data and how many runs of consecutive IDAT chunks they form."""
+
+    damaged: bool
+    header: bytes = b""
+    pieces: tuple = ()
+    runs: int = 0
+
+
+def _png_chunks(data: bytes) -> PngChunks:
+    """The chunks of the PNG ``data`` walked once, to its IEND chunk (``PngChunks``); not damaged for another format."""
+    if data[:8] != PNG_SIGNATURE:
+        return PngChunks(False)
+    view, at = memoryview(data), 8
+    header, pieces, runs, previous = b"", [], 0, b""
+    while at + 12 <= len(data):
+        end = at + 8 + int.from_bytes(view[at:at + 4], "big")  # the chunk's type and data end here, then its CRC
+        if end + 4 > len(data):
+            return PngChunks(True)
+        kind = bytes(view[at + 4:at + 8])
+        # (an ancillary chunk's, lower-case, is only warned of by libpng, and dropped)
+        if kind[:1].isupper() and zlib.crc32(view[at + 4:end]) != int.from_bytes(view[end:end + 4], "big"):
+            return PngChunks(True)
+        if kind == b"IHDR" and at == 8:
+            header = bytes(view[at + 8:end])
+        elif kind == b"IDAT":
+            runs += previous != b"IDAT"
+            pieces.append(view[at + 8:end])
+        elif kind == b"IEND":
+            return PngChunks(False, header, tuple(pieces), runs)
+        previous, at = kind, end + 4
+    return PngChunks(True)
+
+
 def _png_damaged(data: bytes) -> bool:
     """A PNG whose critical chunks (header, palette, image data) fail their CRC checks, or are cut short: a bit flipped
     on disk or in a copy. torchvision's PNG decoder (0.29) crashes the process on damaged image data (a segmentation
     fault: the run ended without a word), where Pillow raises an error that names the file."""
-    if data[:8] != PNG_SIGNATURE:
-        return False
-    view, at = memoryview(data), 8
-    while at + 12 <= len(data):
-        end = at + 8 + int.from_bytes(view[at:at + 4], "big")  # the chunk's type and data end here, then its CRC
-        if end + 4 > len(data):
-            return True
-        kind = bytes(view[at + 4:at + 8])
-        # (an ancillary chunk's, lower-case, is only warned of by libpng, and dropped)
-        if kind[:1].isupper() and zlib.crc32(view[at + 4:end]) != int.from_bytes(view[end:end + 4], "big"):
-            return True
-        if kind == b"IEND":
-            return False
-        at = end + 4
-    return True
+    return _png_chunks(data).damaged
 
 
 class PngFault(NamedTuple):
@@ -959,21 +980,11 @@ def _png_fault(data: bytes) -> PngFault | None:
     even where libpng only warns (its rows read first): which bytes are wrong cannot be told."""
     if data[:8] != PNG_SIGNATURE:
         return None
-    if _png_damaged(data):
+    # (one walk over the chunks: their checks, and the header and image data gathered)
+    chunks = _png_chunks(data)
+    if chunks.damaged:
         return PngFault("its chunks fail their CRC checks", True)
-    view, at = memoryview(data), 8
-    header, pieces, runs, previous = b"", [], 0, b""
-    while at + 12 <= len(data):
-        end = at + 8 + int.from_bytes(view[at:at + 4], "big")
-        kind = bytes(view[at + 4:at + 8])
-        if kind == b"IHDR" and at == 8:
-            header = bytes(view[at + 8:end])
-        elif kind == b"IDAT":
-            runs += previous != b"IDAT"
-            pieces.append(view[at + 8:end])
-        elif kind == b"IEND":
-            break
-        previous, at = kind, end + 4
+    header, pieces, runs = chunks.header, chunks.pieces, chunks.runs
     layout = _png_rows(header)
     if layout is None or not pieces:
         return None  # refused by libpng before any row is read

@@ -6733,6 +6733,9 @@ MUTANTS = [
     Mutant('webp-lossless-header-size-misread', 'tests/test_data.py -k jpeg_gif_or_webp', [
         ('fastjem/data.py', 'return 1 + (bits & 0x3FFF), 1 + (bits >> 14 & 0x3FFF)', 'return 1 + (bits & 0x3FFF), 1 + (bits >> 16 & 0x3FFF)'),
     ]),
+    Mutant('png-fault-walks-the-chunks-twice', 'tests/test_data.py -k walks_its_chunks_once', [
+        ('fastjem/data.py', '    chunks = _png_chunks(data)\n', '    chunks = _png_chunks(data) if _png_damaged(data) or True else None\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
@@ -6808,13 +6811,13 @@ MUTANTS = [
         ('fastjem/data.py', '    except Image.DecompressionBombError as err:', '    except UnicodeError as err:'),
     ]),
     Mutant('damaged-png-to-torchvision', 'tests/test_data.py -k damaged_png', [
-        ('fastjem/data.py', '    if _png_damaged(data):\n        return PngFault(', '    if False:\n        return PngFault('),
+        ('fastjem/data.py', '    if chunks.damaged:\n        return PngFault(', '    if False:\n        return PngFault('),
     ]),
     Mutant('png-ancillary-crc-taken-for-damage', 'tests/test_data.py -k damaged_png', [
         ('fastjem/data.py', '        if kind[:1].isupper() and zlib.crc32(', '        if zlib.crc32('),
     ]),
     Mutant('png-cut-short-taken-for-whole', 'tests/test_data.py -k damaged_png', [
-        ('fastjem/data.py', '        if end + 4 > len(data):\n            return True', '        if end + 4 > len(data):\n            return False'),
+        ('fastjem/data.py', '        if end + 4 > len(data):\n            return PngChunks(True)', '        if end + 4 > len(data):\n            return PngChunks(False)'),
     ]),
 ]
 

@@ -1304,6 +1304,29 @@ def test_a_damaged_png_is_named_not_a_crash(tmp_path):
     assert not _png_damaged(intact) and not _png_damaged(with_text + intact[iend:]) and not _png_damaged(bad_text)
     assert _png_damaged(bytes(damaged)) and _png_damaged(intact[:-20])  # its image data's CRC fails; cut short
 
+def test_a_pngs_fault_check_walks_its_chunks_once(tmp_path, monkeypatch):
+    """_png_fault walks a PNG's chunks once, checking their CRCs as it gathers the header and image data (it walked
+    them in _png_damaged, then again); what it finds is unchanged: damaged, cut short, intact, another format."""
+    import fastjem.data as data_mod
+    from fastjem.data import _png_chunks, _png_fault
+
+    Image.fromarray(np.tile(np.arange(16, dtype=np.uint8)[:, None, None] * 16, (1, 16, 3))).save(tmp_path / "r.png")
+    intact = (tmp_path / "r.png").read_bytes()
+    damaged = bytearray(intact)
+    damaged[damaged.find(b"IDAT") + 8] ^= 0xFF
+    walks = []
+    real = data_mod._png_chunks
+    monkeypatch.setattr(data_mod, "_png_chunks", lambda data: walks.append(1) or real(data))
+    monkeypatch.setattr(data_mod, "_png_damaged", lambda data: pytest.fail("the chunks walked a second time"))
+    crc = "its chunks fail their CRC checks"
+    for data, fault in ((bytes(damaged), crc), (intact[:-20], crc), (intact, None), (b"GIF89a" + bytes(9), None)):
+        walks.clear()
+        found = _png_fault(data)
+        assert (found and found.why) == fault and len(walks) == (data[:4] == intact[:4])
+    chunks = _png_chunks(intact)
+    assert not chunks.damaged and len(chunks.header) == 13 and chunks.runs == 1 and len(chunks.pieces) == 1
+
+
 def _png_bytes(raw: bytes, width: int, height: int, interlace: int = 0, stream: bytes | None = None,
                split: bool = False) -> bytes:
     """An 8-bit RGB PNG of the filtered rows ``raw`` (its IDAT the zlib ``stream`` when given; ``split``: in two IDAT
