@@ -4888,7 +4888,7 @@ MUTANTS = [
         ('fastjem/cli.py', '    if args.classifier_only and varied:', '    if False:'),
     ]),
     Mutant('sweep-trainer-kept-alive', 'tests/test_sweep.py -k freed', [
-        ('fastjem/sweep.py', '            trainer = None\n            gc.collect()\n', '            pass\n'),
+        ('fastjem/sweep.py', '            trainer = given = None\n            gc.collect()\n', '            pass\n'),
     ]),
     Mutant('sweep-trainer-no-collect', 'tests/test_sweep.py -k freed', [
         ('fastjem/sweep.py', '            gc.collect()\n', '            pass\n'),
@@ -6205,7 +6205,7 @@ MUTANTS = [
          '    if False:\n        # Path("") is the current folder'),
     ]),
     Mutant('sweep-decay-rate-0-not-refused-up-front', 'tests/test_sweep.py -k decay_rate_0_that', [
-        ('fastjem/sweep.py', '    check_decays(runs, folder, progress)\n', ''),
+        ('fastjem/sweep.py', '    loaded = [check_decays(runs, folder, progress)]\n', '    loaded = [None]\n'),
     ]),
     Mutant('sweep-dry-run-decay-rate-0-not-refused', 'tests/test_sweep.py -k decay_rate_0_that', [
         ('fastjem/sweep.py', '    check_decays(runs, folder)\n', ''),
@@ -6735,6 +6735,15 @@ MUTANTS = [
     ]),
     Mutant('png-fault-walks-the-chunks-twice', 'tests/test_data.py -k walks_its_chunks_once', [
         ('fastjem/data.py', '    chunks = _png_chunks(data)\n', '    chunks = _png_chunks(data) if _png_damaged(data) or True else None\n'),
+    ]),
+    Mutant('sweep-first-run-loads-the-checked-data-again', 'tests/test_sweep.py -k loads_is_trained_on', [
+        ('fastjem/sweep.py', 'progress=progress, log=run_log, loaded=given)', 'progress=progress, log=run_log, loaded=None)'),
+    ]),
+    Mutant('trainer-loaded-data-loaded-again', 'tests/test_sweep.py -k loads_is_trained_on', [
+        ('fastjem/train.py', '        elif loaded is not None:\n            arrays = check_arrays(loaded, "loaded=")\n', ''),
+    ]),
+    Mutant('sweep-checked-data-held-for-the-whole-sweep', 'tests/test_sweep.py -k loads_is_trained_on', [
+        ('fastjem/sweep.py', '    loaded = held.pop() if held else None\n', '    loaded = held[0] if held else None\n'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
