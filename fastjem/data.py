@@ -1387,6 +1387,8 @@ class _ArchiveListing:
     misspelled: set = field(default_factory=set)  # split folders spelled otherwise than train/, test/...
     unread: list = field(default_factory=list)  # images in formats that are not read
     reading: list = field(default_factory=list)  # the archive being read: the one named when reading fails
+    # torchvision's CIFAR folders inside (its download under another name): {dataset: archive}
+    torchvision: dict = field(default_factory=dict)
 
 
 def _archive_images(archives: list[Path], listing: _ArchiveListing, progress: bool = True, read: bool = True):
@@ -1404,6 +1406,10 @@ def _archive_images(archives: list[Path], listing: _ArchiveListing, progress: bo
             if parts is None:
                 if name.lower().endswith(UNREAD_IMAGE_SUFFIXES) and not any(map(_hidden, name.split("/"))):
                     listing.unread.append(f"{archive.name}:{name}")
+                top = next((q for q in name.split("/") if q and q != "."), "")
+                for dataset, folder in TORCHVISION_FOLDERS.items():
+                    if top == folder:
+                        listing.torchvision.setdefault(dataset, archive)
                 continue
             if link is not None:
                 # read in one pass, a link cannot be followed back to its target; and an image reached by two
@@ -1475,6 +1481,13 @@ def _archive_splits(archives: list[Path], listing: _ArchiveListing, images: list
                                     f"{held_out}/: {difference}")
         return flat(found["train"], classes), flat(found[held_out], classes), classes, notes
     if None not in found:
+        # (renamed, it is read as an archive of image folders, and holds none)
+        for dataset, archive in list(listing.torchvision.items())[:1]:
+            raise DataNotFoundError(f"{archive} is torchvision's download of {dataset} "
+                                    f"({TORCHVISION_FOLDERS[dataset]}/ inside: arrays, not image files) under another "
+                                    f"name: rename it "
+                                    f"{TORCHVISION_ARCHIVES[dataset]} (the name --dataset {dataset} reads, its "
+                                    f"checksum checked) and give --dataset {dataset} with the folder that holds it")
         raise DataNotFoundError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in class folders inside {names}: expected "
                                 "members train/<class>/<image> and test/<class>/<image>, or <class>/<image>")
     classes = class_order(found[None])

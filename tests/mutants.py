@@ -6745,6 +6745,9 @@ MUTANTS = [
     Mutant('sweep-checked-data-held-for-the-whole-sweep', 'tests/test_sweep.py -k loads_is_trained_on', [
         ('fastjem/sweep.py', '    loaded = held.pop() if held else None\n', '    loaded = held[0] if held else None\n'),
     ]),
+    Mutant('renamed-torchvision-archive-unnamed', 'tests/test_data.py -k torchvisions_cifar_download_under', [
+        ('fastjem/data.py', '        for dataset, archive in list(listing.torchvision.items())[:1]:', '        for dataset, archive in []:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -481,6 +481,31 @@ def test_archives_of_other_classes_are_refused_as_a_named_dataset_before_decodin
     assert a.info.classes == CIFAR10_CLASSES and a.train_x.shape == (10, 3, 4, 4)
 
 
+@pytest.mark.parametrize("fmt", ["gztar", "zip"])
+def test_torchvisions_cifar_download_under_another_name_is_named_with_what_to_do(tmp_path, monkeypatch, fmt):
+    """cifar-10-python.tar.gz saved as cifar10.tar.gz (python pickles, not image files) was read as an archive of
+    image folders: "no images in class folders inside it". What it is, and what to do, is said, from its members'
+    names (a named dataset's before any image is decoded)."""
+    import fastjem.data as data_mod
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "src" / "cifar-10-batches-py"
+    src.mkdir(parents=True)
+    for name in ("data_batch_1", "test_batch", "batches.meta", "readme.html"):
+        (src / name).write_bytes(b"pickled arrays")
+    (tmp_path / "data").mkdir()
+    ext = "zip" if fmt == "zip" else "tar.gz"
+    _archive(tmp_path / "src", tmp_path / "data" / f"cifar10.{ext}", "./", fmt)
+    said = (rf"cifar10\.{re.escape(ext)} is torchvision's download of cifar10 \(cifar-10-batches-py/ inside: arrays, "
+            r"not image files\) under another name: rename it cifar-10-python\.tar\.gz \(the name --dataset cifar10 "
+            r"reads, its checksum checked\) and give --dataset cifar10 with the folder that holds it")
+    with pytest.raises(DataNotFoundError, match=said):
+        load_arrays("imagefolder", tmp_path / "data")
+    monkeypatch.setattr(data_mod, "_decode_many", lambda *a, **k: pytest.fail("decoded before it was refused"))
+    with pytest.raises(DataNotFoundError, match=said):
+        load_arrays("cifar100", tmp_path / "data")
+
+
 @pytest.mark.parametrize("name", ["cifar10", "cifar100", "svhn"])
 def test_missing_dataset_says_what_to_do(name, tmp_path):
     """A folder that does not exist, or exists empty (made for the data, not yet filled), says where the data goes
