@@ -6713,6 +6713,7 @@ MUTANTS = [
         ('fastjem/cli.py',
          'parser = build_parser(next((a for a in argv if not a.startswith("-")), ""))',
          'parser = build_parser("")'),
+    ]),
     Mutant('named-archive-classes-checked-after-decoding', 'tests/test_data.py -k archives_of_other_classes', [
         ('fastjem/data.py', '    if check_classes is not None:\n        listed = _ArchiveListing(', '    if False:\n        listed = _ArchiveListing('),
     ]),
