@@ -198,7 +198,22 @@ def _version_line() -> str:
             f"CUDA available: {torch.cuda.is_available()})")
 
 
-def build_parser() -> argparse.ArgumentParser:
+# the eval tasks and what each does (`fastjem eval --help`)
+TASK_HELP = {
+    "accuracy": "test accuracy and NLL, optionally after --n-steps SGLD refinement steps seeded at the input",
+    "calibration": "expected calibration error and a reliability diagram (--compare draws a second model)",
+    "ood": "AUROC of log p(x), max p(y|x) and -||d log p(x)/dx|| against OOD sets, and score histograms",
+    "samples": "sample grids: replay buffer, fresh chains, class-conditional, buffer sorted by class",
+    "robustness": "PGD (L-inf, L2) through SGLD refinement: accuracy against epsilon",
+    "fid": "FID (and Inception score) with local Inception weights or any feature model",
+    "all": "every task the available data allows, then a summary table",
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The fastjem command line. ``command``: give only that command its options (what main does with the command
+    it is given: the others need only their one-line help, and eval's and sample's options import torch, ~2 s);
+    None gives every command its options."""
     parser = argparse.ArgumentParser(prog="fastjem", description="Train and use Joint Energy-based Models, fast.")
     parser.add_argument("--version", action=_Version, help="print fastjem's, torch's and triton's versions and exit")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -207,10 +222,29 @@ def build_parser() -> argparse.ArgumentParser:
                            description="Train a JEM (Grathwohl et al. 2020). Without options: the quick preset "
                                        "on scikit-learn's digits, about a minute on 2 CPU cores.")
     add_train_arguments(train)
-    from fastjem.eval.cli import add_eval_parser, add_sample_parser
+    tasks = "\n".join(f"  {k:12s} {v}" for k, v in TASK_HELP.items())
+    evaluate = sub.add_parser(
+        "eval", help="evaluate a checkpoint: accuracy, calibration, ood, samples, robustness, fid, all",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Check the paper's claims on a checkpoint. Every task writes <task>.json and its PNGs to "
+                    "--out-dir (default: eval/ beside a run's checkpoint.pt, eval-<name>/ beside any other "
+                    "checkpoint file, e.g. eval-best/ for best.pt).",
+        epilog=f"tasks:\n{tasks}\n\nexamples:\n  fastjem eval runs/jem/checkpoint.pt calibration --compare "
+               "runs/baseline/checkpoint.pt\n  fastjem eval runs/jem ood --ood uniform constant interp svhn "
+               "--data-dir ~/data\n  fastjem eval runs/jem all")
+    sample = sub.add_parser(
+        "sample", help="draw samples from a checkpoint and save them as arrays (.npz / .pt) and a grid",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Draw samples from a trained JEM with SGLD: unconditional (E(x) = -LSE f(x)) or, with --class, "
+                    "class-conditional (E(x, y) = -f(x)[y]). Writes x (fp32), images (uint8), the predicted class, "
+                    "log p~(x) and, when conditional, the target class, plus a PNG grid beside the file.",
+        epilog="examples:\n  fastjem sample runs/jem -n 1000\n  fastjem sample runs/jem/checkpoint.pt --class all "
+               "-n 16 --out cond.pt\n  fastjem sample runs/jem --class 3 7 --init noise --n-steps 500")
+    if command in (None, "eval", "sample"):
+        from fastjem.eval.cli import add_eval_arguments, add_sample_arguments
 
-    add_eval_parser(sub)
-    add_sample_parser(sub)
+        add_eval_arguments(evaluate)
+        add_sample_arguments(sample)
     add_plot_parser(sub)
     add_bench_parser(sub)
     add_data_parser(sub)
@@ -976,7 +1010,9 @@ def _one_line_warnings(shown):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # the command is the first word that is not an option (the top level has only --help and --version)
+    parser = build_parser(next((a for a in argv if not a.startswith("-")), ""))
     args = parser.parse_args(argv)
     shown = warnings.showwarning
     warnings.showwarning = _one_line_warnings(shown)

@@ -14,7 +14,6 @@ import os
 from dataclasses import asdict, dataclass, field, fields, replace
 
 from fastjem.errors import ConfigError
-from fastjem.models import check_batch_norm_batch, check_image_size
 
 DATASETS = ("digits", "cifar10", "cifar100", "svhn", "imagefolder")
 # data given in Python: Trainer(cfg, data=fastjem.data.arrays_from_tensors(...)) records its run as this dataset
@@ -249,6 +248,8 @@ class TrainConfig:
             raise ConfigError(f"with {world} processes, --batch-size ({self.batch_size}, the global batch) and "
                               f"--buffer-size ({self.buffer_size}) must be divisible by {world}")
         if self.image_size:
+            from fastjem.models import check_batch_norm_batch, check_image_size
+
             # before the data is read: torch refuses the norm only at the first forward (with batch norm, at a
             # process's share of the batch)
             check_image_size(self.arch, self.norm, self.image_size, width=self.width)

@@ -1,7 +1,5 @@
 """Errors that the CLI turns into one clear message and a non-zero exit."""
 
-from fastjem.kernels._dispatch import as_integer  # noqa: F401  (the one integer check, shared with the kernels)
-
 
 def error_line(err: BaseException) -> str:
     """An exception as one line for a message: its type and the first line of its text ('OSError: ...')."""
@@ -38,3 +36,14 @@ def as_real(what: str, value, error: type[Exception] = TypeError) -> float:
         except (TypeError, ValueError, RuntimeError):
             pass
     raise error(f"{what} must be a number, got {value!r} ({type(value).__name__})")
+
+
+def __getattr__(name: str):
+    # as_integer is the one integer check, shared with the kernels; imported at first use, as the kernels import
+    # torch and the CLI's parser does not need it
+    if name == "as_integer":
+        from fastjem.kernels._dispatch import as_integer
+
+        return as_integer
+    raise AttributeError(f"module 'fastjem.errors' has no attribute {name!r}")
+

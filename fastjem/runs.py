@@ -12,7 +12,6 @@ import os
 import statistics
 from pathlib import Path
 
-from fastjem.checkpoint import RUN_LOCK, lock_holder
 from fastjem.config import TrainConfig
 from fastjem.curves import Metrics, read_metrics
 from fastjem.errors import ConfigError, FastJEMError
@@ -63,7 +62,10 @@ def run_row(folder: str | os.PathLike) -> dict:
     # an epoch-based run (iters <= 0, the paper preset) gives its length in epochs
     iters, epochs = cfg.get("iters") or 0, cfg.get("epochs") or 0
     total = iters if iters > 0 else (f"{epochs:g} epoch{'s' * (epochs != 1)}" if epochs else None)
-    # a process training in the folder holds its lock (released however that process ends)
+    # a process training in the folder holds its lock (released however that process ends); imported here, as
+    # fastjem.checkpoint imports torch and the CLI's parser reads this module (SORT_KEYS)
+    from fastjem.checkpoint import RUN_LOCK, lock_holder
+
     state = "running" if lock_holder(folder / RUN_LOCK) else "stopped"
     status = "done" if done else (f"{state} ({iteration}/{total})" if total else state)
     stopped_by_divergence = bool(m.events) and m.events[-1].get("action") == "stop"  # after its last recovery

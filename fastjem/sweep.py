@@ -19,12 +19,16 @@ import statistics
 from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastjem.checkpoint import RUN_LOCK, atomic_write_text, folder_lock, lock_holder
 from fastjem.config import TrainConfig
 from fastjem.console import console
 from fastjem.errors import ConfigError, FastJEMError
 from fastjem.runs import counted, render_table, run_row
+
+if TYPE_CHECKING:
+    from fastjem.data import Arrays
 
 SPEC = "sweep.json"
 RESULTS = "results.json"
@@ -139,27 +143,37 @@ def plan(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder: Pat
     return runs
 
 
-def check_decays(runs: list[tuple[str, dict, TrainConfig]], folder: Path, progress: bool = False) -> None:
+def data_key(cfg: TrainConfig) -> tuple:
+    """The options that name a run's data, as ``load_arrays`` takes them."""
+    return cfg.dataset, cfg.data_dir, cfg.download, cfg.image_size
+
+
+def check_decays(runs: list[tuple[str, dict, TrainConfig]], folder: Path, progress: bool = False
+                 ) -> tuple[tuple, Arrays] | None:
     """Refuse, before anything is written, a run whose --decay-rate 0 sets the learning rate to 0 inside it: where a
     decay epoch falls needs the epoch's length, which only the data gives, so the data of such runs is loaded here
     (once per dataset): failed by each run in turn, the runs were reported as for the same command to try again,
-    which fails them again. Data that cannot be loaded is left to the run, which reports it."""
+    which fails them again. Data that cannot be loaded is left to the run, which reports it. Returns the data loaded
+    last, (``data_key``, Arrays), for the sweep's first run to train on (it was loaded twice), or None."""
     from fastjem.data import load_arrays, validation_size
     from fastjem.train import check_decay_reached, epoch_iterations
 
     sizes: dict[tuple, tuple | None] = {}  # (training images, DatasetInfo) of each dataset
+    kept = None
     for name, _, cfg in runs:
         # a run already started passed this check when it started, under the same options
         if cfg.decay_rate != 0 or not cfg.decay_epochs or status(folder / name) != "new":
             continue
-        key = (cfg.dataset, cfg.data_dir, cfg.download, cfg.image_size)
+        key = data_key(cfg)
         if key not in sizes:
+            kept = None  # the images go before the next dataset's load
             try:
                 arrays = load_arrays(cfg.dataset, cfg.data_dir, cfg.download, cfg.image_size, progress=progress)
                 sizes[key] = len(arrays.train_y), arrays.info
+                kept = key, arrays
             except (FastJEMError, OSError):
                 sizes[key] = None
-            arrays = None  # the images go before the next dataset's load
+            arrays = None
         if sizes[key] is None:
             continue
         images, info = sizes[key]
@@ -173,6 +187,7 @@ def check_decays(runs: list[tuple[str, dict, TrainConfig]], folder: Path, progre
             check_decay_reached(cfg, iters_per_epoch, total)
         except ConfigError as err:
             raise ConfigError(f"run {name}: {err}; nothing was changed") from err
+    return kept
 
 
 def spec_of(base: TrainConfig, grid: dict, seeds: list[int]) -> dict:
@@ -351,7 +366,8 @@ def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder
     runs = plan(base, grid, seeds, folder)
     spec = spec_of(base, grid, seeds)
     check_spec(folder, spec, write=False)
-    check_decays(runs, folder, progress)
+    # (in a list that _run_all empties: held here, the images stayed in memory for the whole sweep)
+    loaded = [check_decays(runs, folder, progress)]
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -361,13 +377,18 @@ def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder
                                           "or give another --out-dir; nothing was changed"):
         check_runs(folder, runs)
         check_spec(folder, spec)
-        return _run_all(base, grid, seeds, folder, runs, progress, log)
+        return _run_all(base, grid, seeds, folder, runs, progress, log, loaded)
 
 
-def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
+def _run_all(base, grid, seeds, folder, runs, progress, log, held: list | None = None) -> dict:
+    """``held``: [(``data_key``, Arrays) that ``check_decays`` loaded, or None], emptied here: for the first run
+    trained here where it names that data (not held past it: the next runs load their own, as the run's other memory
+    goes between runs)."""
     import gc
     import shutil
     import time
+
+    loaded = held.pop() if held else None
 
     from fastjem.train import DivergedError, Trainer, resume_config
 
@@ -414,6 +435,8 @@ def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
             raise ConfigError(f"{out} is in use by another fastjem run ({holder}): wait for it, or give the sweep "
                               "another --out-dir; nothing of that run was changed")
         t0 = time.monotonic()
+        given = loaded[1] if loaded is not None and loaded[0] == data_key(cfg) and state == "new" else None
+        loaded = None
         try:
             if state == "partial":
                 ckpt = out / "checkpoint.pt"
@@ -429,7 +452,7 @@ def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
                     (out / stale).unlink(missing_ok=True)
                 for stale in ("tensorboard", "checkpoints"):
                     shutil.rmtree(out / stale, ignore_errors=True)
-                trainer = Trainer(cfg, out_dir=out, progress=progress, log=run_log)
+                trainer = Trainer(cfg, out_dir=out, progress=progress, log=run_log, loaded=given)
             trainer.resume_hint = None  # a stopped run is continued by the sweep's command, said below
             summary = trainer.fit()
         except DivergedError as err:
@@ -454,7 +477,7 @@ def _run_all(base, grid, seeds, folder, runs, progress, log) -> dict:
         finally:
             # the run's network, optimiser, buffer and data (on the GPU) go before the next run starts: they refer to
             # each other, which only the cycle collector frees (every finished run of the sweep stayed in memory)
-            trainer = None
+            trainer = given = None
             gc.collect()
         if summary.get("interrupted"):
             interrupted, stopped_by = name, summary.get("stopped_by")

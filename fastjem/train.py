@@ -416,10 +416,12 @@ class Trainer:
 
     def __init__(self, cfg: TrainConfig, out_dir: str | Path | None = None, resume: str | Path | None = None,
                  progress: bool = True, log=console, *, model: torch.nn.Module | None = None,
-                 data: Arrays | None = None):
+                 data: Arrays | None = None, loaded: Arrays | None = None):
         """``model``: your own network (images [B, C, H, W] in [-1, 1] -> logits [B, K]) in place of the one the
         config describes; ``data``: your own dataset (``fastjem.data.arrays_from_tensors``) in place of
-        ``cfg.dataset``. A run started with either is resumed by passing the same again."""
+        ``cfg.dataset``. A run started with either is resumed by passing the same again. ``loaded``: the data ``cfg``
+        names as ``load_arrays`` gave it (its dataset, data_dir, download and image_size), which the caller loaded
+        already (a sweep's check did): trained on as if loaded here, not loaded again."""
         if not isinstance(cfg, TrainConfig):
             raise ConfigError(f"Trainer takes a TrainConfig, got a {type(cfg).__name__}: TrainConfig(**options), "
                               "TrainConfig.from_dict(a run's config.json) or fastjem.config.get_preset(name)")
@@ -483,16 +485,18 @@ class Trainer:
         self._rng = _seeded_rng_states(cfg.seed, self.device)
         self._rng_depth = 0
         with self._own_rng():
-            self._build(cfg, ckpt, model, data, world)
+            self._build(cfg, ckpt, model, data, world, loaded)
 
     def _build(self, cfg: TrainConfig, ckpt: dict | None, model: torch.nn.Module | None, data: Arrays | None,
-               world: int) -> None:
+               world: int, loaded: Arrays | None = None) -> None:
         """The rest of __init__, drawing from the run's own RNG states."""
         if data is not None:
             if cfg.image_size and cfg.image_size != data.info.image_size:
                 raise ConfigError(f"--image-size {cfg.image_size} asked, but data= holds {data.info.image_size}-pixel "
                                   "images: resize them (fastjem.data.fit_size) or leave image_size at 0")
             arrays = data
+        elif loaded is not None:
+            arrays = check_arrays(loaded, "loaded=")
         else:
             arrays = load_arrays(cfg.dataset, cfg.data_dir, cfg.download, cfg.image_size, progress=self.progress)
         if model is None:

@@ -752,8 +752,8 @@ MUTANTS = [
         ('fastjem/data.py', '            sixteen = im.mode.startswith("I;16")', '            sixteen = False'),
     ]),
     Mutant('ood-folder-not-centre-cropped', 'tests/test_eval.py -k ood_image_folder', [
-        ('fastjem/eval/ood.py', '            x = fit_size(read_image(p.read_bytes(), str(p)), size)',
-         '            x = read_image(p.read_bytes(), str(p))[:, :size, :size]'),
+        ('fastjem/eval/ood.py', 'size, total=len(paths), progress=False, bad=bad)', '0, total=len(paths), progress=False, bad=bad)'),
+        ('fastjem/eval/ood.py', '    x = torch.stack(images)  # uint8', '    x = torch.stack([i[:, :size, :size] for i in images])  # uint8'),
     ]),
     Mutant('cache-copies-pile-up', 'tests/test_data.py -k replaces_its_cache', [
         ('fastjem/data.py', '                if old != cache:\n                    old.unlink(missing_ok=True)',
@@ -2160,7 +2160,7 @@ MUTANTS = [
         ('fastjem/eval/ood.py', '    return x.clamp(-1, 1).contiguous()', '    return x.clamp(-2, 1).contiguous()'),
     ]),
     Mutant('ood-folder-luma-red-weight-off-by-one', 'tests/test_eval.py -k ood_image_folder_is_decoded', [
-        ('fastjem/eval/ood.py', '            x = ((x[0].int() * 19595 + x[1].int() * 38470 + x[2].int() * 7471 + 0x8000) >> 16).to(torch.uint8)[None]', '            x = ((x[0].int() * 19596 + x[1].int() * 38470 + x[2].int() * 7471 + 0x8000) >> 16).to(torch.uint8)[None]'),
+        ('fastjem/eval/ood.py', '        x = ((x[:, 0].int() * 19595 + x[:, 1].int()', '        x = ((x[:, 0].int() * 19596 + x[:, 1].int()'),
     ]),
     Mutant('ood-set-of-the-same-shape-refused', 'tests/test_contracts.py -k ood_sets_follow', [
         ('fastjem/eval/ood.py', '        if any(a.test_x.shape == arrays.test_x.shape and torch.equal(a.test_x, arrays.test_x)', '        if any(a.test_x.shape == arrays.test_x.shape or torch.equal(a.test_x, arrays.test_x)'),
@@ -4818,11 +4818,11 @@ MUTANTS = [
         ('fastjem/eval/tasks.py', '        results["classifier_score_splits"] = splits\n', ''),
     ]),
     Mutant('archives-classes-read-archive-by-archive', 'tests/test_data.py -k archive_per_class', [
-        ('fastjem/data.py', '    folders = [f for _, f in loose]\n    common = len(os.path.commonprefix(folders)) if folders else 0\n    for i, f in loose:\n',
-         '    for i, f in loose:\n        folders = [g for _, g in loose if records[_][3].split(":")[0] == records[i][3].split(":")[0]]\n        common = len(os.path.commonprefix(folders))\n'),
+        ('fastjem/data.py', '    folders = [f for _, f in listing.loose]\n    common = len(os.path.commonprefix(folders)) if folders else 0\n    for i, f in listing.loose:\n',
+         '    for i, f in listing.loose:\n        folders = [g for _, g in listing.loose if records[_][3].split(":")[0] == records[i][3].split(":")[0]]\n        common = len(os.path.commonprefix(folders))\n'),
     ]),
     Mutant('archive-links-dropped', 'tests/test_data.py -k link_in_an_archive', [
-        ('fastjem/data.py', '                if link is not None:\n                    # read in one pass', '                if link is not None:\n                    continue\n                    # read in one pass'),
+        ('fastjem/data.py', '            if link is not None:\n                # read in one pass', '            if link is not None:\n                continue\n                # read in one pass'),
     ]),
     Mutant('zip-symlinks-read-as-images', 'tests/test_data.py -k link_in_an_archive', [
         ('fastjem/data.py', '                    if stat.S_ISLNK(info.external_attr >> 16):', '                    if False:'),
@@ -4888,7 +4888,7 @@ MUTANTS = [
         ('fastjem/cli.py', '    if args.classifier_only and varied:', '    if False:'),
     ]),
     Mutant('sweep-trainer-kept-alive', 'tests/test_sweep.py -k freed', [
-        ('fastjem/sweep.py', '            trainer = None\n            gc.collect()\n', '            pass\n'),
+        ('fastjem/sweep.py', '            trainer = given = None\n            gc.collect()\n', '            pass\n'),
     ]),
     Mutant('sweep-trainer-no-collect', 'tests/test_sweep.py -k freed', [
         ('fastjem/sweep.py', '            gc.collect()\n', '            pass\n'),
@@ -5608,7 +5608,7 @@ MUTANTS = [
         ('fastjem/memory.py', '        elif "memory" in controllers.split(","):', '        elif False:'),
     ]),
     Mutant('zip-image-count-unused', 'tests/test_data.py -k archives_too_large', [
-        ('fastjem/data.py', ', size, _archive_image_count(archives),', ', size, None,'),
+        ('fastjem/data.py', '                                    size, _archive_image_count(archives),', '                                    size, None,'),
     ]),
     Mutant('tar-decoding-unchecked', 'tests/test_data.py -k archives_too_large', [
         ('fastjem/data.py', '            if free is not None and 2 * held["bytes"] > free:', '            if False:'),
@@ -6205,7 +6205,7 @@ MUTANTS = [
          '    if False:\n        # Path("") is the current folder'),
     ]),
     Mutant('sweep-decay-rate-0-not-refused-up-front', 'tests/test_sweep.py -k decay_rate_0_that', [
-        ('fastjem/sweep.py', '    check_decays(runs, folder, progress)\n', ''),
+        ('fastjem/sweep.py', '    loaded = [check_decays(runs, folder, progress)]\n', '    loaded = [None]\n'),
     ]),
     Mutant('sweep-dry-run-decay-rate-0-not-refused', 'tests/test_sweep.py -k decay_rate_0_that', [
         ('fastjem/sweep.py', '    check_decays(runs, folder)\n', ''),
@@ -6701,6 +6701,81 @@ MUTANTS = [
     Mutant('reference-worker-interrupt-traceback', 'tests/test_bench.py -k interrupted_ends_quietly', [
         ('bench/steps_per_sec.py', '    except KeyboardInterrupt:\n        print(f"{name} worker process: interrupted"', '    except ArithmeticError:\n        print(f"{name} worker process: interrupted"'),
     ]),
+    Mutant('package-imports-torch-at-load', 'tests/test_cli.py -k without_importing_torch', [
+        ('fastjem/__init__.py',
+         'import importlib\n',
+         'import importlib\n\nimport torch  # noqa: F401\n'),
+    ]),
+    Mutant('errors-import-the-kernels-at-load', 'tests/test_cli.py -k without_importing_torch', [
+        ('fastjem/errors.py',
+         '"""Errors that the CLI turns into one clear message and a non-zero exit."""\n',
+         '"""Errors that the CLI turns into one clear message and a non-zero exit."""\n\nfrom fastjem.kernels._dispatch import as_integer  # noqa: F401\n'),
+    ]),
+    Mutant('config-imports-the-networks-at-load', 'tests/test_cli.py -k without_importing_torch', [
+        ('fastjem/config.py',
+         'from fastjem.errors import ConfigError\n',
+         'from fastjem.errors import ConfigError\nfrom fastjem.models import check_image_size  # noqa: F401\n'),
+    ]),
+    Mutant('runs-module-imports-checkpoint-at-load', 'tests/test_cli.py -k without_importing_torch', [
+        ('fastjem/runs.py',
+         'from fastjem.config import TrainConfig\n',
+         'from fastjem.checkpoint import RUN_LOCK  # noqa: F401\nfrom fastjem.config import TrainConfig\n'),
+    ]),
+    Mutant('eval-options-built-for-every-command', 'tests/test_cli.py -k without_importing_torch', [
+        ('fastjem/cli.py',
+         '    if command in (None, "eval", "sample"):\n',
+         '    if True:\n'),
+    ]),
+    Mutant('main-builds-every-command', 'tests/test_cli.py -k without_importing_torch', [
+        ('fastjem/cli.py',
+         'parser = build_parser(next((a for a in argv if not a.startswith("-")), ""))',
+         'parser = build_parser()'),
+    ]),
+    Mutant('sample-options-not-built-for-sample', 'tests/test_cli.py -k without_importing_torch', [
+        ('fastjem/cli.py',
+         '    if command in (None, "eval", "sample"):\n',
+         '    if command in (None, "eval"):\n'),
+    ]),
+    Mutant('main-builds-no-eval-options', 'tests/test_cli.py -k without_importing_torch', [
+        ('fastjem/cli.py',
+         'parser = build_parser(next((a for a in argv if not a.startswith("-")), ""))',
+         'parser = build_parser("")'),
+    ]),
+    Mutant('named-archive-classes-checked-after-decoding', 'tests/test_data.py -k archives_of_other_classes', [
+        ('fastjem/data.py', '    if check_classes is not None:\n        listed = _ArchiveListing(', '    if False:\n        listed = _ArchiveListing('),
+    ]),
+    Mutant('ood-folder-decoded-image-by-image', 'tests/test_eval.py -k ood_folders_images_past', [
+        ('fastjem/eval/ood.py', '        images = _decode_many(paths, f"the OOD folder {folder}", size, total=len(paths), progress=False, bad=bad)',
+         '        from fastjem.data import fit_size, read_image\n        images = [fit_size(read_image(p.read_bytes(), str(p)), size) for p in paths]'),
+    ]),
+    Mutant('jpeg-past-pixel-limit-to-torchvision', 'tests/test_data.py -k jpeg_gif_or_webp', [
+        ('fastjem/data.py', 'fault is not None or _past_pixel_limit(data) else', 'fault is not None else'),
+    ]),
+    Mutant('pixel-limit-unread-header-not-asked-of-pillow', 'tests/test_data.py -k jpeg_gif_or_webp', [
+        ('fastjem/data.py', '    if size is None:\n        if not (data[:3]', '    if size is None:\n        return False\n        if not (data[:3]'),
+    ]),
+    Mutant('jpeg-header-size-swapped', 'tests/test_data.py -k jpeg_gif_or_webp', [
+        ('fastjem/data.py', 'return int.from_bytes(data[at + 7:at + 9], "big"), int.from_bytes(data[at + 5:at + 7], "big")',
+         'return int.from_bytes(data[at + 5:at + 7], "big"), int.from_bytes(data[at + 7:at + 9], "big")'),
+    ]),
+    Mutant('webp-lossless-header-size-misread', 'tests/test_data.py -k jpeg_gif_or_webp', [
+        ('fastjem/data.py', 'return 1 + (bits & 0x3FFF), 1 + (bits >> 14 & 0x3FFF)', 'return 1 + (bits & 0x3FFF), 1 + (bits >> 16 & 0x3FFF)'),
+    ]),
+    Mutant('png-fault-walks-the-chunks-twice', 'tests/test_data.py -k walks_its_chunks_once', [
+        ('fastjem/data.py', '    chunks = _png_chunks(data)\n', '    chunks = _png_chunks(data) if _png_damaged(data) or True else None\n'),
+    ]),
+    Mutant('sweep-first-run-loads-the-checked-data-again', 'tests/test_sweep.py -k loads_is_trained_on', [
+        ('fastjem/sweep.py', 'progress=progress, log=run_log, loaded=given)', 'progress=progress, log=run_log, loaded=None)'),
+    ]),
+    Mutant('trainer-loaded-data-loaded-again', 'tests/test_sweep.py -k loads_is_trained_on', [
+        ('fastjem/train.py', '        elif loaded is not None:\n            arrays = check_arrays(loaded, "loaded=")\n', ''),
+    ]),
+    Mutant('sweep-checked-data-held-for-the-whole-sweep', 'tests/test_sweep.py -k loads_is_trained_on', [
+        ('fastjem/sweep.py', '    loaded = held.pop() if held else None\n', '    loaded = held[0] if held else None\n'),
+    ]),
+    Mutant('renamed-torchvision-archive-unnamed', 'tests/test_data.py -k torchvisions_cifar_download_under', [
+        ('fastjem/data.py', '        for dataset, archive in list(listing.torchvision.items())[:1]:', '        for dataset, archive in []:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
@@ -6746,7 +6821,7 @@ MUTANTS = [
         ('fastjem/data.py', '    _warn_unread_formats(folder, unread)\n', ''),
     ]),
     Mutant('unread-image-formats-in-an-archive-unsaid', 'tests/test_data.py -k formats_that_are_not_read', [
-        ('fastjem/data.py', '    notes = _unread_formats(names, unread)\n', '    notes = []\n'),
+        ('fastjem/data.py', '    notes = _unread_formats(names, listing.unread)\n', '    notes = []\n'),
     ]),
     Mutant('imagefolder-pad-past-a-one-pixel-side', 'tests/test_data.py -k crop_padding', [
         ('fastjem/data.py', 'min(size - 1, max(1, size // 8)), True,', 'max(1, size // 8), True,'),
@@ -6776,13 +6851,13 @@ MUTANTS = [
         ('fastjem/data.py', '    except Image.DecompressionBombError as err:', '    except UnicodeError as err:'),
     ]),
     Mutant('damaged-png-to-torchvision', 'tests/test_data.py -k damaged_png', [
-        ('fastjem/data.py', '    if _png_damaged(data):\n        return PngFault(', '    if False:\n        return PngFault('),
+        ('fastjem/data.py', '    if chunks.damaged:\n        return PngFault(', '    if False:\n        return PngFault('),
     ]),
     Mutant('png-ancillary-crc-taken-for-damage', 'tests/test_data.py -k damaged_png', [
         ('fastjem/data.py', '        if kind[:1].isupper() and zlib.crc32(', '        if zlib.crc32('),
     ]),
     Mutant('png-cut-short-taken-for-whole', 'tests/test_data.py -k damaged_png', [
-        ('fastjem/data.py', '        if end + 4 > len(data):\n            return True', '        if end + 4 > len(data):\n            return False'),
+        ('fastjem/data.py', '        if end + 4 > len(data):\n            return PngChunks(True)', '        if end + 4 > len(data):\n            return PngChunks(False)'),
     ]),
 ]
 

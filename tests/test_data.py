@@ -454,6 +454,58 @@ def test_a_folder_of_other_classes_is_refused_as_a_named_dataset_before_decoding
         load_arrays("svhn", tmp_path / "c10")
 
 
+@pytest.mark.parametrize("fmt", ["gztar", "zip"])
+def test_archives_of_other_classes_are_refused_as_a_named_dataset_before_decoding(tmp_path, monkeypatch, fmt):
+    """CIFAR-10's JPEG tarballs (train/<class>/ and test/<class>/ archives) given as cifar100 (or as svhn): refused
+    from their members' names, before any image is decoded (its 60 000 images were decoded to be refused); archives
+    of the named set's classes still load."""
+    import fastjem.data as data_mod
+    from fastjem.data import CIFAR10_CLASSES
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    _write_folder(tmp_path / "c10" / "train", list(CIFAR10_CLASSES), n=1, size=4)
+    _write_folder(tmp_path / "c10" / "test", list(CIFAR10_CLASSES), n=1, size=4)
+    (tmp_path / "packed").mkdir()
+    ext = "zip" if fmt == "zip" else "tar.gz"
+    _archive(tmp_path / "c10" / "train", tmp_path / "packed" / f"cifar10-train.{ext}", "train/", fmt)
+    _archive(tmp_path / "c10" / "test", tmp_path / "packed" / f"cifar10-test.{ext}", "test/", fmt)
+    real = data_mod._decode_many
+    monkeypatch.setattr(data_mod, "_decode_many", lambda *a, **k: pytest.fail("decoded before it was refused"))
+    with pytest.raises(DataNotFoundError, match=r"cifar100 has 100 classes, but .*packed holds 10 \(airplane, .*give "
+                                                r"the --dataset it holds"):
+        load_arrays("cifar100", tmp_path / "packed")
+    with pytest.raises(DataNotFoundError, match=r"holds CIFAR-10's classes \(airplane, .*not svhn's"):
+        load_arrays("svhn", tmp_path / "packed")
+    monkeypatch.setattr(data_mod, "_decode_many", real)
+    a = load_arrays("cifar10", tmp_path / "packed")
+    assert a.info.classes == CIFAR10_CLASSES and a.train_x.shape == (10, 3, 4, 4)
+
+
+@pytest.mark.parametrize("fmt", ["gztar", "zip"])
+def test_torchvisions_cifar_download_under_another_name_is_named_with_what_to_do(tmp_path, monkeypatch, fmt):
+    """cifar-10-python.tar.gz saved as cifar10.tar.gz (python pickles, not image files) was read as an archive of
+    image folders: "no images in class folders inside it". What it is, and what to do, is said, from its members'
+    names (a named dataset's before any image is decoded)."""
+    import fastjem.data as data_mod
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "src" / "cifar-10-batches-py"
+    src.mkdir(parents=True)
+    for name in ("data_batch_1", "test_batch", "batches.meta", "readme.html"):
+        (src / name).write_bytes(b"pickled arrays")
+    (tmp_path / "data").mkdir()
+    ext = "zip" if fmt == "zip" else "tar.gz"
+    _archive(tmp_path / "src", tmp_path / "data" / f"cifar10.{ext}", "./", fmt)
+    said = (rf"cifar10\.{re.escape(ext)} is torchvision's download of cifar10 \(cifar-10-batches-py/ inside: arrays, "
+            r"not image files\) under another name: rename it cifar-10-python\.tar\.gz \(the name --dataset cifar10 "
+            r"reads, its checksum checked\) and give --dataset cifar10 with the folder that holds it")
+    with pytest.raises(DataNotFoundError, match=said):
+        load_arrays("imagefolder", tmp_path / "data")
+    monkeypatch.setattr(data_mod, "_decode_many", lambda *a, **k: pytest.fail("decoded before it was refused"))
+    with pytest.raises(DataNotFoundError, match=said):
+        load_arrays("cifar100", tmp_path / "data")
+
+
 @pytest.mark.parametrize("name", ["cifar10", "cifar100", "svhn"])
 def test_missing_dataset_says_what_to_do(name, tmp_path):
     """A folder that does not exist, or exists empty (made for the data, not yet filled), says where the data goes
@@ -1277,6 +1329,29 @@ def test_a_damaged_png_is_named_not_a_crash(tmp_path):
     assert not _png_damaged(intact) and not _png_damaged(with_text + intact[iend:]) and not _png_damaged(bad_text)
     assert _png_damaged(bytes(damaged)) and _png_damaged(intact[:-20])  # its image data's CRC fails; cut short
 
+def test_a_pngs_fault_check_walks_its_chunks_once(tmp_path, monkeypatch):
+    """_png_fault walks a PNG's chunks once, checking their CRCs as it gathers the header and image data (it walked
+    them in _png_damaged, then again); what it finds is unchanged: damaged, cut short, intact, another format."""
+    import fastjem.data as data_mod
+    from fastjem.data import _png_chunks, _png_fault
+
+    Image.fromarray(np.tile(np.arange(16, dtype=np.uint8)[:, None, None] * 16, (1, 16, 3))).save(tmp_path / "r.png")
+    intact = (tmp_path / "r.png").read_bytes()
+    damaged = bytearray(intact)
+    damaged[damaged.find(b"IDAT") + 8] ^= 0xFF
+    walks = []
+    real = data_mod._png_chunks
+    monkeypatch.setattr(data_mod, "_png_chunks", lambda data: walks.append(1) or real(data))
+    monkeypatch.setattr(data_mod, "_png_damaged", lambda data: pytest.fail("the chunks walked a second time"))
+    crc = "its chunks fail their CRC checks"
+    for data, fault in ((bytes(damaged), crc), (intact[:-20], crc), (intact, None), (b"GIF89a" + bytes(9), None)):
+        walks.clear()
+        found = _png_fault(data)
+        assert (found and found.why) == fault and len(walks) == (data[:4] == intact[:4])
+    chunks = _png_chunks(intact)
+    assert not chunks.damaged and len(chunks.header) == 13 and chunks.runs == 1 and len(chunks.pieces) == 1
+
+
 def _png_bytes(raw: bytes, width: int, height: int, interlace: int = 0, stream: bytes | None = None,
                split: bool = False) -> bytes:
     """An 8-bit RGB PNG of the filtered rows ``raw`` (its IDAT the zlib ``stream`` when given; ``split``: in two IDAT
@@ -1388,6 +1463,55 @@ def test_an_image_past_pillows_pixel_limit_is_named_not_a_traceback(tmp_path, mo
     assert _png_fault(big).rows_whole
     with pytest.raises(DataNotFoundError, match=r"x\.png has more pixels than Pillow decodes \(Image size \(256 "):
         read_image(big, "x.png")
+
+def test_a_jpeg_gif_or_webp_past_pillows_pixel_limit_is_refused_before_torchvision_decodes_it(tmp_path, monkeypatch):
+    """JPEG, GIF and WebP images of 180 M pixels and more were decoded whole by torchvision (a small file may claim
+    gigabytes of pixels), where Pillow refuses other formats: refused before decoding, their size read from the
+    header, named with the other bad files. (The limit lowered here.)"""
+    import io
+
+    import torchvision.io
+    from PIL import Image as PILImage
+
+    from fastjem.data import _header_size, read_image
+
+    rng = np.random.default_rng(0)
+    image = Image.fromarray(rng.integers(0, 255, (12, 20, 3), dtype=np.uint8))
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    variants = {"jpg": ("JPEG", {}), "progressive.jpg": ("JPEG", {"progressive": True}),
+                "exif.jpg": ("JPEG", {"exif": exif.tobytes()}), "gif": ("GIF", {}), "webp": ("WEBP", {}),
+                "lossless.webp": ("WEBP", {"lossless": True}), "alpha.webp": ("WEBP", {"alpha": True}),
+                "exif.webp": ("WEBP", {"exif": exif.tobytes()})}
+    encoded = {}
+    for name, (fmt, options) in variants.items():
+        buf = io.BytesIO()
+        alpha = options.pop("alpha", False)
+        (image.convert("RGBA") if alpha else image).save(buf, fmt, **options)
+        encoded[name] = buf.getvalue()
+        assert _header_size(encoded[name]) == (20, 12), name  # the size Pillow and torchvision decode
+    assert _header_size(b"\xff\xd8\xff\xd9") is None and _header_size(b"BM" + bytes(40)) is None
+    monkeypatch.setattr(PILImage, "MAX_IMAGE_PIXELS", 100)  # twice this refused: 240 pixels are
+    monkeypatch.setattr(torchvision.io, "decode_image", lambda *a, **k: pytest.fail("decoded by torchvision"))
+    for name, data in encoded.items():
+        with pytest.raises(DataNotFoundError, match=rf"{re.escape(name)} has more pixels than Pillow decodes "
+                                                    r"\(Image size \(240 pixels\) exceeds limit"):
+            read_image(data, name)
+    # a header it does not read itself: the size from Pillow's lazy open
+    monkeypatch.setattr("fastjem.data._header_size", lambda data: None)
+    for name, data in encoded.items():
+        with pytest.raises(DataNotFoundError, match=rf"{re.escape(name)} has more pixels than Pillow decodes"):
+            read_image(data, name)
+    # in a folder: named with the other bad files (the folder's PNGs decoded by torchvision)
+    monkeypatch.undo()
+    monkeypatch.setattr(PILImage, "MAX_IMAGE_PIXELS", 100)
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    _write_folder(tmp_path / "imgs", ("a", "b"), n=2, size=8)
+    (tmp_path / "imgs" / "b" / "photo.jpg").write_bytes(encoded["jpg"])
+    with pytest.raises(DataNotFoundError, match=r"1 file\(s\) could not be read as images:\n  .*photo\.jpg has more "
+                                                r"pixels than Pillow decodes"):
+        load_arrays("imagefolder", tmp_path / "imgs", image_size=8)
+
 
 def test_images_past_pillows_bomb_threshold_are_named_in_one_warning(tmp_path, monkeypatch):
     """An image of 90-180 M pixels: Pillow's DecompressionBombWarning printed raw, naming no file; it is decoded, and

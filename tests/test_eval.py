@@ -1925,7 +1925,9 @@ def test_ood_all_keeps_the_folders_named_beside_it_and_a_typo_is_an_error(runs, 
     (folder / "4.png").write_bytes(b"not an image either")
     assert main(["eval", str(runs / "jem"), "ood", "--ood", str(folder), "--out-dir", str(out), *FAST]) == 1
     err = capsys.readouterr().err
-    assert "4.png in the OOD folder is not a readable image" in err and "Traceback" not in err
+    assert re.search(r"1 file\(s\) in the OOD folder .*mine are not readable images: remove them, or give a folder "
+                     r"of images only:\n  .*4\.png is not an image that Pillow or torchvision can decode", err)
+    assert "Traceback" not in err
     capsys.readouterr()
     assert main(["eval", str(runs / "jem"), "all", "--ood", "unifrom", "--out-dir", str(tmp_path / "typo"), *FAST]) == 1
     err = capsys.readouterr().err
@@ -2017,6 +2019,29 @@ def test_an_ood_image_folder_is_decoded_and_resized_as_training_data_is(tmp_path
     Image.fromarray(wide).save(tmp_path / "none" / ".hidden.png")
     with pytest.raises(OODSetError, match=r"no images \(.*\.png.*\) found under .*none"):
         load_image_folder(str(tmp_path / "none"), 10, 3, 8)
+
+
+def test_an_ood_folders_images_past_pillows_bomb_threshold_are_named_in_one_warning(tmp_path, monkeypatch):
+    """An OOD folder is decoded as training data is: an image past Pillow's decompression-bomb threshold is named in
+    fastjem's one warning, not in Pillow's, which names no file. (The threshold lowered here.)"""
+    import numpy as np
+    from PIL import Image
+
+    from fastjem.errors import FastJEMWarning
+    from fastjem.eval.ood import load_image_folder
+
+    for name in ("scan.tif", "big.png"):
+        Image.fromarray(np.full((12, 12, 3), 9, np.uint8)).save(tmp_path / name)
+    Image.fromarray(np.full((8, 8, 3), 9, np.uint8)).save(tmp_path / "small.png")
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 100)  # 144 pixels pass it, under twice it
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert load_image_folder(tmp_path, 10, 3, 8).shape == (3, 3, 8, 8)
+    assert not [w for w in caught if issubclass(w.category, Image.DecompressionBombWarning)]
+    said = [str(w.message) for w in caught if issubclass(w.category, FastJEMWarning)]
+    assert len(said) == 1 and re.search(r"2 image\(s\) of the OOD folder .* have more than 100 pixels, Pillow's "
+                                        r"decompression-bomb threshold: .*big\.png \(144 pixels\), .*scan\.tif "
+                                        r"\(144 pixels\)", said[0]), said
 
 
 def test_a_figure_that_cannot_be_written_costs_the_figure_not_the_report(runs, tmp_path, capsys, monkeypatch):

@@ -710,6 +710,41 @@ def test_a_decay_rate_0_that_a_run_reaches_is_refused_before_the_sweep_folder_is
     assert "start            decay_rate=0+seed=1" in capsys.readouterr().out
 
 
+def test_the_data_the_decay_rate_0_check_loads_is_trained_on_not_loaded_again(tmp_path, capsys, monkeypatch):
+    """The --decay-rate 0 check loads the data; the sweep's first run trains on what it loaded (it was loaded a
+    second time, in full, by the run); the next run loads its own (the images are not held between runs), and the
+    runs record the dataset, not data given in Python."""
+    import weakref
+
+    import fastjem.data
+    import fastjem.train
+
+    loads, checked_alive = [], []
+    real, real_init = fastjem.data.load_arrays, fastjem.train.Trainer.__init__
+
+    def counted(*args, **kwargs):
+        arrays = real(*args, **kwargs)
+        loads.append(weakref.ref(arrays))
+        return arrays
+
+    def init(self, *args, **kwargs):
+        checked_alive.append(loads[0]() is not None)
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(fastjem.data, "load_arrays", counted)
+    monkeypatch.setattr(fastjem.train, "load_arrays", counted)
+    monkeypatch.setattr(fastjem.train.Trainer, "__init__", init)
+    folder = tmp_path / "sw"
+    assert main(["sweep", "--grid", "decay-rate=0,0.3", "--seeds", "1", "--out-dir", str(folder), *TINY,
+                 "--decay-epochs", "0.1"]) == 0
+    assert len(loads) == 2  # the check's (the first run's too), the second run's
+    assert checked_alive == [True, False]  # and the check's images go once the first run is done
+    for run in ("decay_rate=0+seed=1", "decay_rate=0.3+seed=1"):
+        assert json.loads((folder / run / "config.json").read_text())["dataset"] == "digits"
+    assert json.loads((folder / "results.json").read_text())["interrupted"] is None
+    capsys.readouterr()
+
+
 def test_a_run_refused_for_its_options_is_not_said_to_be_tried_again_by_the_same_command(tmp_path, capsys,
                                                                                       monkeypatch):
     import fastjem.train

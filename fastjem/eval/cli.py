@@ -6,19 +6,8 @@ import argparse
 import warnings
 from pathlib import Path
 
-from fastjem.cli import NameArgument, PathArgument, int64
+from fastjem.cli import TASK_HELP, NameArgument, PathArgument, int64
 from fastjem.errors import ConfigError, FastJEMWarning
-
-TASK_HELP = {
-    "accuracy": "test accuracy and NLL, optionally after --n-steps SGLD refinement steps seeded at the input",
-    "calibration": "expected calibration error and a reliability diagram (--compare draws a second model)",
-    "ood": "AUROC of log p(x), max p(y|x) and -||d log p(x)/dx|| against OOD sets, and score histograms",
-    "samples": "sample grids: replay buffer, fresh chains, class-conditional, buffer sorted by class",
-    "robustness": "PGD (L-inf, L2) through SGLD refinement: accuracy against epsilon",
-    "fid": "FID (and Inception score) with local Inception weights or any feature model",
-    "all": "every task the available data allows, then a summary table",
-}
-
 
 # the options only some tasks read (every other option is common to all); `all` reads them all
 TASK_OPTIONS = {
@@ -45,21 +34,11 @@ def refuse_ignored_options(args: argparse.Namespace) -> None:
                           f"{'it belongs' if len(ignored) == 1 else 'they belong'} to (or `all`)")
 
 
-def add_eval_parser(sub) -> argparse.ArgumentParser:
-    """Register ``eval`` on the subparsers of the fastjem command."""
+def add_eval_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``fastjem eval`` (its parser is made by fastjem.cli.build_parser)."""
     from fastjem.eval.attacks import NORMS
     from fastjem.eval.ood import OOD_SETS, SYNTHETIC_SETS
 
-    tasks = "\n".join(f"  {k:12s} {v}" for k, v in TASK_HELP.items())
-    p = sub.add_parser(
-        "eval", help="evaluate a checkpoint: accuracy, calibration, ood, samples, robustness, fid, all",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Check the paper's claims on a checkpoint. Every task writes <task>.json and its PNGs to "
-                    "--out-dir (default: eval/ beside a run's checkpoint.pt, eval-<name>/ beside any other "
-                    "checkpoint file, e.g. eval-best/ for best.pt).",
-        epilog=f"tasks:\n{tasks}\n\nexamples:\n  fastjem eval runs/jem/checkpoint.pt calibration --compare "
-               "runs/baseline/checkpoint.pt\n  fastjem eval runs/jem ood --ood uniform constant interp svhn "
-               "--data-dir ~/data\n  fastjem eval runs/jem all")
     p.add_argument("checkpoint", action=PathArgument,
                    help="checkpoint file, a run folder holding checkpoint.pt, a folder of checkpoints (a run's "
                         "checkpoints/, from --ckpt-keep-every: the task on each, then its history) or a folder of runs "
@@ -133,7 +112,6 @@ def add_eval_parser(sub) -> argparse.ArgumentParser:
                    help="samples for FID (default: 10000, capped by the buffer's size, and with --source fresh by "
                         "the number of test images)")
     p.set_defaults(eval_defaults={dest: p.get_default(dest) for dest in TASK_OPTIONS})
-    return p
 
 
 def _task_options(args: argparse.Namespace) -> dict:
@@ -261,16 +239,8 @@ def _run_runs(args: argparse.Namespace, runs: list, common: dict, opts: dict, oo
     return 0
 
 
-def add_sample_parser(sub) -> argparse.ArgumentParser:
-    """Register ``sample`` on the subparsers of the fastjem command."""
-    p = sub.add_parser(
-        "sample", help="draw samples from a checkpoint and save them as arrays (.npz / .pt) and a grid",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Draw samples from a trained JEM with SGLD: unconditional (E(x) = -LSE f(x)) or, with --class, "
-                    "class-conditional (E(x, y) = -f(x)[y]). Writes x (fp32), images (uint8), the predicted class, "
-                    "log p~(x) and, when conditional, the target class, plus a PNG grid beside the file.",
-        epilog="examples:\n  fastjem sample runs/jem -n 1000\n  fastjem sample runs/jem/checkpoint.pt --class all "
-               "-n 16 --out cond.pt\n  fastjem sample runs/jem --class 3 7 --init noise --n-steps 500")
+def add_sample_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``fastjem sample`` (its parser is made by fastjem.cli.build_parser)."""
     p.add_argument("checkpoint", action=PathArgument, help="checkpoint file, or a run folder holding checkpoint.pt")
     p.add_argument("-n", "--n", type=int64, default=100,
                    help="samples (per class with --class) (default: 100)")
@@ -300,7 +270,6 @@ def add_sample_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int64, default=0,
                    help="random seed: the same seed, --batch-size and device repeat a draw (default: 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    return p
 
 
 def run_sample(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from fastjem.data import IMAGE_SUFFIXES, fit_size, image_files, load_arrays, read_image, to_float
+from fastjem.data import IMAGE_SUFFIXES, _decode_many, image_files, load_arrays, to_float
 from fastjem.errors import DataNotFoundError, FastJEMError
 from fastjem.eval.core import EvalModel, batches
 
@@ -120,18 +120,23 @@ def load_image_folder(folder: str | os.PathLike, n: int, channels: int, size: in
     if len(paths) > n:
         keep = torch.randperm(len(paths), generator=generator)[:n].sort().values.tolist()
         paths = [paths[k] for k in keep]
-    images = []
-    for p in paths:
-        try:
-            x = fit_size(read_image(p.read_bytes(), str(p)), size)  # uint8 [3, size, size]
-        except (OSError, DataNotFoundError) as err:
-            raise OODSetError(f"{p} in the OOD folder is not a readable image ({err}): remove it, or give a folder "
-                              "of images only") from err
-        if channels == 1:
-            # Pillow's "L" (ITU-R 601-2 luma, its fixed-point rounding)
-            x = ((x[0].int() * 19595 + x[1].int() * 38470 + x[2].int() * 7471 + 0x8000) >> 16).to(torch.uint8)[None]
-        images.append(x)
-    return to_float(torch.stack(images).contiguous())
+    # decoded as the training loader decodes: every unreadable file named at once, and images past Pillow's
+    # decompression-bomb threshold named in one warning (Pillow's own warning, printed raw, named no file)
+    bad: list[str] = []
+    try:
+        images = _decode_many(paths, f"the OOD folder {folder}", size, total=len(paths), progress=False, bad=bad)
+    except OSError as err:
+        raise OODSetError(f"the OOD folder {folder} could not be read ({type(err).__name__}: {err})") from err
+    if bad:
+        more = f" (and {len(bad) - 10} more)" if len(bad) > 10 else ""
+        raise OODSetError(f"{len(bad)} file(s) in the OOD folder {folder} are not readable images{more}: remove them, "
+                          "or give a folder of images only:\n  " + "\n  ".join(bad[:10]))
+    x = torch.stack(images)  # uint8 [N, 3, size, size]
+    if channels == 1:
+        # Pillow's "L" (ITU-R 601-2 luma, its fixed-point rounding)
+        x = ((x[:, 0].int() * 19595 + x[:, 1].int() * 38470 + x[:, 2].int() * 7471 + 0x8000) >> 16).to(
+            torch.uint8)[:, None]
+    return to_float(x.contiguous())
 
 
 def ood_set(name: str, em: EvalModel, n: int, data_dir: str | os.PathLike = "", download: bool = False,
