@@ -153,18 +153,9 @@ def iterations(depth: int, width: int, batch: int, sgld_steps: int, n: int, wind
     assert isinstance(sampler, SGLD) and cfg.pxy_weight == 0 and not cfg.class_cond_px  # E(x) only: no labels
     sampler.step_ = step_
 
-    def seeded(trainer):
-        """trainer.train_step, torch's global generator (the buffer's indices) seeded by the trainer's own iteration
-        count (Trainer.iteration) first: the race interleaves the two trainers, which would otherwise draw each
-        other's numbers."""
-
-        def step():
-            torch.manual_seed(trainer.iteration)
-            trainer.train_step()
-
-        return step
-
-    out = _race({"eager": seeded(eager), "compiled-sgld-gradient": seeded(patched)}, None, n, windows)
+    # the race interleaves the two trainers: each draws from its own generator states (a Trainer swaps them in
+    # around its step), so each draws what it would alone
+    out = _race({"eager": eager.train_step, "compiled-sgld-gradient": patched.train_step}, None, n, windows)
     flat = [torch.cat([p.detach().reshape(-1) for p in t.model.parameters()]) for t in (eager, patched)]
     out["params_max_abs_diff"] = float((flat[0] - flat[1]).abs().max())
     out["buffer_max_abs_diff"] = float((eager.buffer.data - patched.buffer.data).abs().max())

@@ -696,7 +696,7 @@ def test_cpu_compile_study_smoke(tmp_path):
     # the whole iteration with the compiled SGLD gradient patched in trains the same network
     it = report["iteration_ms"]
     assert it["eager"]["ms"] > 0 and it["compiled-sgld-gradient"]["ms"] > 0
-    # the same draws for both (each seeded by its own iteration count): the same samples and parameters to rounding
+    # the same draws for both (each trainer's own generator states): the same samples and parameters to rounding
     assert it["iterations_each"] == 3 and it["params_max_abs_diff"] < 1e-6 and it["buffer_max_abs_diff"] < 1e-5
     assert it["iterations_run"] == {"eager": 3, "compiled-sgld-gradient": 3} and it["compiled_sgld_steps"] == 3 * 2
     out = proc.stdout
