@@ -6772,6 +6772,20 @@ MUTANTS = [
     ]),
     Mutant('renamed-torchvision-archive-unnamed', 'tests/test_data.py -k torchvisions_cifar_download_under', [
         ('fastjem/data.py', '        for dataset, archive in list(listing.torchvision.items())[:1]:', '        for dataset, archive in []:'),
+    Mutant('world-from-env-without-rank', 'tests/test_distributed.py -k clear_error', [
+        ('fastjem/distributed.py',
+         '    return world if world > 1 and "RANK" in os.environ else 1',
+         '    return world'),
+    ]),
+    Mutant('dist-callers-group-needs-master-addr', 'tests/test_distributed.py -k "clear_error or joining or caller_made"', [
+        ('fastjem/distributed.py',
+         '    missing = [v for v in ("RANK", *(() if dist.is_initialized() else ("MASTER_ADDR", "MASTER_PORT")))',
+         '    missing = [v for v in ("RANK", "MASTER_ADDR", "MASTER_PORT")'),
+    ]),
+    Mutant('dist-callers-group-joined-again', 'tests/test_distributed.py -k "clear_error or joining or caller_made"', [
+        ('fastjem/distributed.py',
+         '    if not dist.is_initialized():\n        if use_cuda:',
+         '    if True:\n        if use_cuda:'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

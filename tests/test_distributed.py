@@ -389,6 +389,24 @@ def test_joining_the_group_picks_the_backend_and_the_local_gpu(monkeypatch, devi
     assert exits == [d._destroy_if_initialized] * 2
 
 
+def test_a_group_the_caller_made_is_used_as_it_is(monkeypatch):
+    """A process group made before (by a launcher of its own, from a file or TCP store: no MASTER_ADDR needed) is
+    not joined a second time, and its destruction is left to the caller: no exit handler is registered."""
+    import fastjem.distributed as d
+
+    calls = []
+    monkeypatch.setattr(d.dist, "is_initialized", lambda: True)
+    monkeypatch.setattr(d.dist, "init_process_group", lambda name: calls.append(name))
+    monkeypatch.setattr(d.torch.cuda, "set_device", lambda i: calls.append(("gpu", i)))
+    monkeypatch.setattr(d.atexit, "register", calls.append)
+    for var in ("MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    assert d.init_from_env("auto") == d.DistInfo(1, 2, 1) and calls == []
+
+
 def test_rank_0_warns_when_the_replicas_differ_at_a_save(tiny_config, tmp_path, monkeypatch):
     """Each rank's parameter checksum reaches rank 0 with its local state: differing ones (a replica that drifted)
     are said in the log and kept in the checkpoint; equal ones say nothing. One process, the gather stood in for."""
@@ -429,3 +447,10 @@ def test_world_size_without_torchrun_is_a_clear_error(monkeypatch, capsys, tmp_p
     assert main(["train", "--iters", "1", "--out-dir", str(tmp_path / "run"), "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert "fastjem: error: WORLD_SIZE=2 is set" in err and "Traceback" not in err and not (tmp_path / "run").exists()
+    # WORLD_SIZE alone starts one process: its batch is checked for one process (a --batch-size of 3 is no error of
+    # two processes that do not exist), and the error is the one that says to use torchrun
+    monkeypatch.delenv("RANK")
+    assert main(["train", "--iters", "1", "--batch-size", "3", "--out-dir", str(tmp_path / "run"),
+                 "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "fastjem: error: WORLD_SIZE=2 is set but RANK" in err and "divisible" not in err, err
