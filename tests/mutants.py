@@ -6772,10 +6772,25 @@ MUTANTS = [
     ]),
     Mutant('renamed-torchvision-archive-unnamed', 'tests/test_data.py -k torchvisions_cifar_download_under', [
         ('fastjem/data.py', '        for dataset, archive in list(listing.torchvision.items())[:1]:', '        for dataset, archive in []:'),
+    Mutant('cgroup-dotdot-path-followed', 'tests/test_buffer.py -k cgroup', [
+        ('fastjem/memory.py',
+         '    if ".." in Path(path).parts or not folder.is_dir():',
+         '    if not folder.is_dir():'),
+    ]),
     Mutant('world-from-env-without-rank', 'tests/test_distributed.py -k clear_error', [
         ('fastjem/distributed.py',
          '    return world if world > 1 and "RANK" in os.environ else 1',
          '    return world'),
+    ]),
+    Mutant('cgroup-loosest-level-taken', 'tests/test_buffer.py -k cgroup', [
+        ('fastjem/memory.py',
+         'best = max(0, free) if best is None else min(best, max(0, free))',
+         'best = max(0, free) if best is None else max(best, max(0, free))'),
+    ]),
+    Mutant('free-gpu-memory-without-cuda-raises', 'tests/test_buffer.py -k free_memory', [
+        ('fastjem/memory.py',
+         '        except (RuntimeError, AssertionError):',
+         '        except RuntimeError:'),
     ]),
     Mutant('dist-callers-group-needs-master-addr', 'tests/test_distributed.py -k "clear_error or joining or caller_made"', [
         ('fastjem/distributed.py',

@@ -421,6 +421,13 @@ def test_free_memory_is_read_from_the_device(monkeypatch):
     monkeypatch.setattr(torch.cuda, "memory_reserved", lambda index=None: 5 << 30)
     monkeypatch.setattr(torch.cuda, "memory_allocated", lambda index=None: 4 << 30)
     assert memory.free_bytes("cuda:0") == 4 << 30
+    # torch built without CUDA (or no driver) asserts where a CUDA device is asked for: not known, not a crash
+
+    def no_cuda(index=None):
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+    monkeypatch.setattr(torch.cuda, "mem_get_info", no_cuda)
+    assert memory.free_bytes("cuda:0") is None
     _memory(monkeypatch, 7 << 30, swap=1 << 30)
     assert memory.free_bytes("cpu") == 8 << 30
     monkeypatch.setattr(memory, "_meminfo", lambda: {})
@@ -500,6 +507,35 @@ def test_free_cpu_memory_is_the_cgroups_where_it_limits_the_process_below_the_ma
     monkeypatch.setattr(memory, "_meminfo", lambda: {})
     (tmp_path / "e" / "fs" / "memory.current").write_text("40")
     assert memory.free_bytes("cpu") == 60
+
+
+def test_a_cgroup_path_outside_the_mount_reads_the_mounts_own_cgroup(monkeypatch, tmp_path):
+    """A process moved out of its cgroup namespace is listed as "0::/../other": that path leads out of the cgroup
+    mount, to folders that are not its cgroups (here one that claims 100 bytes free); its own cgroup is the one
+    mounted at the root."""
+    import fastjem.memory as memory
+
+    gib = 1 << 30
+    _cgroups(monkeypatch, tmp_path, "0::/../other\n", {"memory.max": f"{gib}", "memory.current": "0"})
+    (tmp_path / "other").mkdir()
+    for name, text in (("memory.max", "100"), ("memory.current", "0")):
+        (tmp_path / "other" / name).write_text(text)
+        (tmp_path / name).write_text(text)
+    assert (tmp_path / "fs" / ".." / "other").is_dir()
+    assert memory.free_bytes("cpu") == gib
+
+
+def test_the_tighter_of_two_cgroup_limits_binds(monkeypatch, tmp_path):
+    """Limits at two levels (a job and its step): the one with less left binds, whichever level it is at."""
+    import fastjem.memory as memory
+
+    gib = 1 << 30
+    _cgroups(monkeypatch, tmp_path / "b", "0::/job/step\n", {
+        "job/memory.max": f"{gib}", "job/memory.current": f"{gib // 2}",
+        "job/step/memory.max": f"{4 * gib}", "job/step/memory.current": f"{gib // 4}"})
+    assert memory.free_bytes("cpu") == gib // 2
+    (tmp_path / "b" / "fs" / "job" / "step" / "memory.max").write_text(f"{gib // 2}")
+    assert memory.free_bytes("cpu") == gib // 4
 
 
 def test_class_gaussians_refuse_labels_that_are_not_one_class_per_image():
