@@ -6782,6 +6782,24 @@ MUTANTS = [
          '    return world if world > 1 and "RANK" in os.environ else 1',
          '    return world'),
     ]),
+    Mutant('optim-closure-without-grad', 'tests/test_optim.py', [
+        ('fastjem/optim.py',
+         '            with torch.enable_grad():\n                loss = closure()',
+         '            if True:\n                loss = closure()'),
+    ]),
+    Mutant('optim-frozen-parameters-decayed', 'tests/test_optim.py', [
+        ('fastjem/optim.py',
+         '            params = [p for p in group["params"] if p.grad is not None]',
+         '            params = list(group["params"])'),
+        ('fastjem/optim.py',
+         '            grads = [p.grad for p in params]',
+         '            grads = [torch.zeros_like(p) if p.grad is None else p.grad for p in params]'),
+    ]),
+    Mutant('optim-lr-of-one-element-taken', 'tests/test_optim.py', [
+        ('fastjem/optim.py',
+         '        if not isinstance(lr, torch.Tensor) or lr.dim() != 0:',
+         '        if not isinstance(lr, torch.Tensor):'),
+    ]),
     Mutant('cgroup-loosest-level-taken', 'tests/test_buffer.py -k cgroup', [
         ('fastjem/memory.py',
          'best = max(0, free) if best is None else min(best, max(0, free))',

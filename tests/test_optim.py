@@ -81,3 +81,35 @@ def test_a_state_saved_before_the_first_step_loads_and_keeps_the_lr_tensor():
     for kwargs in ({"momentum": -0.1}, {"weight_decay": -1e-4}):
         with pytest.raises(ValueError, match=">= 0"):
             DeviceSGD(net.parameters(), torch.tensor(0.1), **kwargs)
+
+
+def test_a_closure_computes_its_gradients_and_parameters_without_one_stay():
+    """step(closure) runs the closure with gradients on (the step itself runs without: a closure that calls
+    backward failed), as torch's optimisers do; a parameter without a gradient (frozen, or unused this step) is
+    not moved by weight decay or momentum, as in torch.optim.SGD; the learning rate is one number (0-dim)."""
+    net = torch.nn.Linear(4, 3)
+    frozen = torch.nn.Parameter(torch.ones(5))
+    ref_net = copy.deepcopy(net)
+    x = torch.randn(6, 4)
+
+    def closure():
+        opt.zero_grad()
+        loss = net(x).square().mean()
+        loss.backward()
+        return loss
+
+    opt = DeviceSGD([*net.parameters(), frozen], torch.tensor(0.1), momentum=0.9, weight_decay=0.1)
+    ref = torch.optim.SGD([*ref_net.parameters(), torch.nn.Parameter(torch.ones(5))], lr=0.1, momentum=0.9,
+                          weight_decay=0.1)
+    for _ in range(2):
+        loss = opt.step(closure)
+        ref.zero_grad()
+        ref_loss = ref_net(x).square().mean()
+        ref_loss.backward()
+        ref.step()
+        assert torch.equal(loss, ref_loss)
+    for p, q in zip(net.parameters(), ref_net.parameters()):
+        torch.testing.assert_close(p, q, rtol=0, atol=1e-6)
+    assert frozen.grad is None and torch.equal(frozen.detach(), torch.ones(5))
+    with pytest.raises(ValueError, match="0-dim tensor"):
+        DeviceSGD(net.parameters(), torch.tensor([0.1]))
