@@ -6782,6 +6782,16 @@ MUTANTS = [
          '    return world if world > 1 and "RANK" in os.environ else 1',
          '    return world'),
     ]),
+    Mutant('runs-json-list-taken-as-config', 'tests/test_runs.py -k summary', [
+        ('fastjem/runs.py',
+         '    return data if isinstance(data, dict) else None',
+         '    return data'),
+    ]),
+    Mutant('runs-done-iteration-from-the-log', 'tests/test_runs.py -k summary', [
+        ('fastjem/runs.py',
+         '        "iteration": summary["iteration"] if done else iteration,',
+         '        "iteration": iteration,'),
+    ]),
     Mutant('optim-closure-without-grad', 'tests/test_optim.py', [
         ('fastjem/optim.py',
          '            with torch.enable_grad():\n                loss = closure()',

@@ -49,6 +49,27 @@ def test_a_run_whose_summary_cannot_be_read_says_so(runs, tmp_path):
     (tmp_path / "jem" / "summary.json").write_text('{"iteration": 12, "test_')
     row = run_row(tmp_path / "jem")
     assert row["status"] == "summary.json unreadable" and row["test_acc"] is None and row["iteration"] == 12
+    # JSON that is no object (a list, a number) says as little as a torn file, and breaks no table
+    (tmp_path / "jem" / "summary.json").write_text("[12]")
+    (tmp_path / "jem" / "config.json").write_text("[]")
+    row = run_row(tmp_path / "jem")
+    assert row["status"] == "summary.json unreadable" and (row["dataset"], row["model"]) == (None, None)
+
+
+def test_a_finished_runs_iteration_is_its_summarys(runs, tmp_path):
+    """A finished run whose checkpoint was deleted (to free the disk) and whose log ends before its last iteration
+    is listed at the iteration it finished at, not its last log line's."""
+    import shutil
+
+    root, jem, _ = runs
+    shutil.copytree(root / "jem", tmp_path / "jem")
+    (tmp_path / "jem" / "checkpoint.pt").unlink()
+    lines = (tmp_path / "jem" / "metrics.jsonl").read_text().splitlines()
+    last = max(i for i, line in enumerate(lines) if json.loads(line).get("iter") == 12 and "it_per_s" in line)
+    (tmp_path / "jem" / "metrics.jsonl").write_text("\n".join(lines[:last] + lines[last + 1:]) + "\n")
+    assert read_metrics(tmp_path / "jem").train[-1]["iter"] == 9
+    row = run_row(tmp_path / "jem")
+    assert (row["status"], row["iteration"], row["test_acc"]) == ("done", 12, jem["test_acc"])
 
 
 def test_a_run_without_its_config_says_less_not_something_wrong(runs, tmp_path):
