@@ -6792,6 +6792,11 @@ MUTANTS = [
          '        "iteration": summary["iteration"] if done else iteration,',
          '        "iteration": iteration,'),
     ]),
+    Mutant('convert-legacy-file-not-read', 'tests/test_convert.py -k legacy', [
+        ('fastjem/convert.py',
+         '    for mmap in (True, False):',
+         '    for mmap in (True,):'),
+    ]),
     Mutant('optim-closure-without-grad', 'tests/test_optim.py', [
         ('fastjem/optim.py',
          '            with torch.enable_grad():\n                loss = closure()',

@@ -171,6 +171,22 @@ def test_dataparallel_prefix_no_buffer_and_classifier_only(tmp_path):
     assert r["buffer"] is None and "buffer" not in load_checkpoint(r["path"])
 
 
+def test_an_authors_file_in_torchs_legacy_format_is_imported(tmp_path, capsys):
+    """The authors' code ran on PyTorch 1.x: a file saved before torch 1.6 (or with the legacy serialisation) cannot
+    be memory-mapped, and was then taken for a fastjem checkpoint, which it is not."""
+    net, _ = _authors_file(tmp_path / "new.pt", buffer=8)
+    torch.save(torch.load(tmp_path / "new.pt", weights_only=True), tmp_path / "old.pt",
+               _use_new_zipfile_serialization=False)
+    assert is_jem_file(tmp_path / "old.pt")
+    assert main(["convert", str(tmp_path / "old.pt"), "--out", str(tmp_path / "out.pt")]) == 0
+    assert "wrote" in capsys.readouterr().out
+    em = load_model(tmp_path / "out.pt", "cpu")
+    x = torch.rand(3, 3, 32, 32) * 2 - 1
+    with torch.no_grad():
+        assert _close(net.classify(x), em.model(x))
+    assert tuple(em.buffer.shape) == (8, 3, 32, 32)
+
+
 def test_a_classifier_only_run_goes_back_without_its_replay_buffer(tmp_path, monkeypatch):
     """A classifier-only run's checkpoint holds a buffer its training never sampled (uniform noise): the authors'
     file gets an empty replay_buffer, as their classifier-only checkpoints have, not that noise."""
