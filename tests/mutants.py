@@ -6782,6 +6782,11 @@ MUTANTS = [
          '    return world if world > 1 and "RANK" in os.environ else 1',
          '    return world'),
     ]),
+    Mutant('has-dropout-counts-rate-zero', 'tests/test_models.py -k batch_norm_are_seen', [
+        ('fastjem/models/__init__.py',
+         'and m.p > 0 for m in model.modules())',
+         'for m in model.modules())'),
+    ]),
     Mutant('runs-json-list-taken-as-config', 'tests/test_runs.py -k summary', [
         ('fastjem/runs.py',
          '    return data if isinstance(data, dict) else None',
@@ -6796,6 +6801,16 @@ MUTANTS = [
         ('fastjem/convert.py',
          '    for mmap in (True, False):',
          '    for mmap in (True,):'),
+    ]),
+    Mutant('has-dropout-plain-dropout-only', 'tests/test_models.py -k batch_norm_are_seen', [
+        ('fastjem/models/__init__.py',
+         'isinstance(m, nn.modules.dropout._DropoutNd)',
+         'isinstance(m, nn.Dropout)'),
+    ]),
+    Mutant('has-batch-norm-2d-only', 'tests/test_models.py -k batch_norm_are_seen', [
+        ('fastjem/models/__init__.py',
+         'isinstance(m, nn.modules.batchnorm._BatchNorm)',
+         'isinstance(m, nn.BatchNorm2d)'),
     ]),
     Mutant('optim-closure-without-grad', 'tests/test_optim.py', [
         ('fastjem/optim.py',

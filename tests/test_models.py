@@ -2,7 +2,7 @@ import pytest
 import torch
 from torch import nn
 
-from fastjem.models import ConvNet, WideResNet, build_model, has_batch_norm
+from fastjem.models import ConvNet, WideResNet, build_model, has_batch_norm, has_dropout
 from fastjem.models.wrn import WideBlock
 
 
@@ -163,6 +163,17 @@ def test_convnet_and_build_model():
     assert wrn.features(torch.randn(2, 3, 8, 8)).shape == (2, 128)
     with pytest.raises(ValueError):
         build_model("vit", 10, 3)
+
+
+def test_dropout_and_batch_norm_are_seen_in_any_network():
+    """What decides whether the three forwards of an iteration may run as one: dropout that draws masks (of any
+    kind, at a rate above 0: a layer of rate 0 draws none, and keeps the joined forward) and batch norm of any
+    dimension (a custom network's BatchNorm1d makes a sample's output depend on its batch as BatchNorm2d does)."""
+    assert not has_dropout(ConvNet(10, 1, 8)) and has_dropout(ConvNet(10, 1, 8, dropout=0.1))
+    assert not has_dropout(nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.0)))
+    assert has_dropout(nn.Sequential(nn.Conv2d(1, 2, 3), nn.Dropout2d(0.2)))
+    assert has_batch_norm(nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4)))
+    assert not has_batch_norm(WideResNet(10, 1, norm="layer")) and has_batch_norm(WideResNet(10, 1, norm="batch"))
 
 
 def test_global_avg_pool_is_the_mean_and_keeps_the_gradient_layout():
