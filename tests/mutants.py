@@ -6850,6 +6850,11 @@ MUTANTS = [
          '    if not dist.is_initialized():\n        if use_cuda:',
          '    if True:\n        if use_cuda:'),
     ]),
+    Mutant('error-line-of-no-text-fails', 'tests/test_export.py -k without_a_message', [
+        ('fastjem/errors.py',
+         '''return f"{type(err).__name__}: {text.splitlines()[0] if text else ''}"''',
+         '''return f"{type(err).__name__}: {text.splitlines()[0]}"'''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

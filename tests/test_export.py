@@ -100,6 +100,23 @@ def test_export_refuses_a_wrong_suffix_and_a_network_it_cannot_build(run, tmp_pa
     assert not (tmp_path / "u.pt2").exists()
 
 
+def test_a_trace_failure_without_a_message_is_said_in_one_line(run, tmp_path, monkeypatch):
+    """torch.export fails with bare asserts too (an AssertionError with no text): said as a ConfigError naming the
+    exception (an IndexError from reading the first line of no text was raised instead), and only the first line of
+    a long one."""
+    def fail(error):
+        def export(*args, **kwargs):
+            raise error
+        return export
+
+    monkeypatch.setattr(torch.export, "export", fail(AssertionError()))
+    with pytest.raises(ConfigError, match=r"could not trace the network \(AssertionError: \)$"):
+        export_classifier(run, tmp_path / "a.pt2")
+    monkeypatch.setattr(torch.export, "export", fail(RuntimeError("guard failed\n  File x.py, line 3\n")))
+    with pytest.raises(ConfigError, match=r"could not trace the network \(RuntimeError: guard failed\)$"):
+        export_classifier(run, tmp_path / "b.pt2")
+
+
 def test_export_refuses_its_output_before_loading_the_checkpoint(run, tmp_path, monkeypatch):
     """A wrong --out is said at once, without loading (and on a GPU run, moving) the checkpoint first."""
     import fastjem.eval.core
