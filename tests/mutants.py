@@ -6772,6 +6772,81 @@ MUTANTS = [
     ]),
     Mutant('renamed-torchvision-archive-unnamed', 'tests/test_data.py -k torchvisions_cifar_download_under', [
         ('fastjem/data.py', '        for dataset, archive in list(listing.torchvision.items())[:1]:', '        for dataset, archive in []:'),
+    Mutant('optim-nesterov-without-momentum-taken', 'tests/test_optim.py', [
+        ('fastjem/optim.py',
+         '        if nesterov and momentum <= 0:\n            raise',
+         '        if False:\n            raise'),
+    ]),
+    Mutant('optim-float-lr-taken', 'tests/test_optim.py tests/test_iteration_graph.py -k "optim or sgd or learning_rate"', [
+        ('fastjem/optim.py',
+         '        if not isinstance(lr, torch.Tensor) or lr.dim() != 0:\n            raise',
+         '        if False:\n            raise'),
+    ]),
+    Mutant('optim-load-keeps-its-own-lr-value', 'tests/test_optim.py', [
+        ('fastjem/optim.py',
+         '                    lr.copy_(torch.as_tensor(saved, dtype=lr.dtype))',
+         '                    pass'),
+    ]),
+    Mutant('cast-copy-without-layers-taken', 'tests/test_weights.py', [
+        ('fastjem/weights.py',
+         '    if not any(isinstance(m, CAST_MODULES) for m in model.modules()):',
+         '    if False:'),
+    ]),
+    Mutant('cast-copy-parametrized-taken', 'tests/test_weights.py', [
+        ('fastjem/weights.py',
+         '        if parametrize.is_parametrized(m):',
+         '        if False:'),
+    ]),
+    Mutant('cast-copy-counts-every-parameter', 'tests/test_weights.py tests/test_engine.py -k "cast"', [
+        ('fastjem/weights.py',
+         'return sum(p.numel() for p in self.module.parameters() if p.dtype == self.dtype)',
+         'return sum(p.numel() for p in self.module.parameters())'),
+    ]),
+    Mutant('cast-copy-casts-norm-layers-too', 'tests/test_weights.py', [
+        ('fastjem/weights.py',
+         '            if isinstance(m, CAST_MODULES):\n                for p in m.parameters(recurse=False):',
+         '            if True:\n                for p in m.parameters(recurse=False):'),
+    ]),
+    Mutant('sampling-network-cast-always', 'tests/test_weights.py', [
+        ('fastjem/weights.py',
+         '    if not cast:\n        return model, net, None, None',
+         '    if False:\n        return model, net, None, None'),
+    ]),
+    Mutant('export-default-name-always-model', 'tests/test_export.py', [
+        ('fastjem/export.py',
+         'name = "model.pt2" if em.path.name == "checkpoint.pt" else f"model-{em.path.stem}.pt2"',
+         'name = "model.pt2"'),
+    ]),
+    Mutant('export-meta-iteration-zero', 'tests/test_export.py', [
+        ('fastjem/export.py',
+         '"iteration": em.iteration,',
+         '"iteration": 0,'),
+    ]),
+    Mutant('export-meta-no-classes', 'tests/test_export.py', [
+        ('fastjem/export.py',
+         '"classes": list(em.info.classes),',
+         '"classes": [],'),
+    ]),
+    Mutant('meminfo-kb-read-as-bytes', 'tests/test_data.py tests/test_buffer.py tests/test_cli.py -k "memory or free or fit or cgroup or meminfo"', [
+        ('fastjem/memory.py',
+         'int(parts[0]) * (1024 if parts[1:] == ["kB"] else 1)',
+         'int(parts[0])'),
+    ]),
+    Mutant('free-memory-looser-of-host-and-cgroup', 'tests/test_data.py tests/test_buffer.py tests/test_cli.py -k "memory or free or fit or cgroup or meminfo"', [
+        ('fastjem/memory.py',
+         'else min(host, cgroup)',
+         'else max(host, cgroup)'),
+    ]),
+    Mutant('check-fits-advice-function-not-called', 'tests/test_data.py tests/test_buffer.py tests/test_cli.py -k "memory or free or fit or cgroup or meminfo"', [
+        ('fastjem/memory.py',
+         'said = advice(free) if callable(advice) else advice',
+         'said = advice'),
+    ]),
+    Mutant('size-text-gib-in-mib', 'tests/test_data.py tests/test_buffer.py tests/test_cli.py -k "memory or free or fit or cgroup or meminfo"', [
+        ('fastjem/memory.py',
+         '("GiB", 2**30)',
+         '("GiB", 2**20)'),
+    ]),
     Mutant('cgroup-dotdot-path-followed', 'tests/test_buffer.py -k cgroup', [
         ('fastjem/memory.py',
          '    if ".." in Path(path).parts or not folder.is_dir():',
@@ -6782,10 +6857,40 @@ MUTANTS = [
          '    return world if world > 1 and "RANK" in os.environ else 1',
          '    return world'),
     ]),
+    Mutant('build-model-unknown-arch-is-a-convnet', 'tests/test_models.py tests/test_cli.py -k "arch or build"', [
+        ('fastjem/models/__init__.py',
+         '    raise ValueError(f"unknown arch {arch!r}; expected wrn or convnet")',
+         '    return ConvNet(num_classes, in_channels, width, norm, dropout)'),
+    ]),
     Mutant('has-dropout-counts-rate-zero', 'tests/test_models.py -k batch_norm_are_seen', [
         ('fastjem/models/__init__.py',
          'and m.p > 0 for m in model.modules())',
          'for m in model.modules())'),
+    ]),
+    Mutant('runs-kind-always-jem', 'tests/test_runs.py', [
+        ('fastjem/runs.py',
+         'kind = config.model_name, ("JEM" if config.generative else "classifier")',
+         'kind = config.model_name, "JEM"'),
+    ]),
+    Mutant('runs-running-shown-stopped', 'tests/test_runs.py', [
+        ('fastjem/runs.py',
+         'state = "running" if lock_holder(folder / RUN_LOCK) else "stopped"',
+         'state = "stopped"'),
+    ]),
+    Mutant('runs-sweeps-runs-not-found', 'tests/test_runs.py', [
+        ('fastjem/runs.py',
+         '                elif (q / "sweep.json").exists():\n                    found += sorted(r for r in q.iterdir() if is_run(r))',
+         '                elif False:\n                    pass'),
+    ]),
+    Mutant('runs-file-taken-as-no-run', 'tests/test_runs.py', [
+        ('fastjem/runs.py',
+         '            raise ConfigError(f"{p} is not a run folder (no metrics.jsonl) nor a folder of runs")',
+         '            pass'),
+    ]),
+    Mutant('runs-label-drops-the-sweep', 'tests/test_runs.py tests/test_sweep.py -k "runs or label"', [
+        ('fastjem/runs.py',
+         '    return f"{folder.parent.name}/{folder.name}"',
+         '    return folder.name'),
     ]),
     Mutant('runs-json-list-taken-as-config', 'tests/test_runs.py -k summary', [
         ('fastjem/runs.py',
@@ -6797,10 +6902,85 @@ MUTANTS = [
          '        "iteration": summary["iteration"] if done else iteration,',
          '        "iteration": iteration,'),
     ]),
+    Mutant('runs-progress-without-total', 'tests/test_runs.py', [
+        ('fastjem/runs.py',
+         'status = "done" if done else (f"{state} ({iteration}/{total})" if total else state)',
+         'status = "done" if done else state'),
+    ]),
+    Mutant('runs-best-of-summary-ignored', 'tests/test_runs.py', [
+        ('fastjem/runs.py',
+         '    best = (summary or {}).get("best") if done else None',
+         '    best = None'),
+    ]),
+    Mutant('convert-dataparallel-prefix-kept', 'tests/test_convert.py', [
+        ('fastjem/convert.py',
+         '    state = {k.removeprefix("module."): v for k, v in state.items()}',
+         '    state = dict(state)'),
+    ]),
+    Mutant('convert-empty-buffer-kept', 'tests/test_convert.py', [
+        ('fastjem/convert.py',
+         '    if buffer is not None and not (isinstance(buffer, torch.Tensor) and buffer.numel() > 0):\n        buffer = None',
+         '    if False:\n        buffer = None'),
+    ]),
+    Mutant('convert-given-norm-over-the-files', 'tests/test_convert.py', [
+        ('fastjem/convert.py',
+         '    if found is not None and norm is not None and norm != found:',
+         '    if False:'),
+    ]),
+    Mutant('convert-100-classes-default-cifar10', 'tests/test_convert.py', [
+        ('fastjem/convert.py',
+         '        dataset = "cifar100" if arch["num_classes"] == 100 else "cifar10"',
+         '        dataset = "cifar10"'),
+    ]),
+    Mutant('convert-dataset-misfit-taken', 'tests/test_convert.py', [
+        ('fastjem/convert.py',
+         '    if (arch["num_classes"], arch["channels"]) != (info.num_classes, info.channels):',
+         '    if False:'),
+    ]),
+    Mutant('convert-diverged-buffer-taken', 'tests/test_convert.py', [
+        ('fastjem/convert.py',
+         '        if not torch.isfinite(buffer).all():',
+         '        if False:'),
+    ]),
+    Mutant('convert-back-image-size-unchecked', 'tests/test_convert.py', [
+        ('fastjem/convert.py',
+         '    if (info.get("channels"), info.get("image_size")) != (3, 32):',
+         '    if False:'),
+    ]),
+    Mutant('convert-classifier-only-keeps-px', 'tests/test_convert.py', [
+        ('fastjem/convert.py',
+         '        cfg = cfg.replace(px_weight=0.0)',
+         '        pass'),
+    ]),
     Mutant('convert-legacy-file-not-read', 'tests/test_convert.py -k legacy', [
         ('fastjem/convert.py',
          '    for mmap in (True, False):',
          '    for mmap in (True,):'),
+    ]),
+    Mutant('convert-back-heads-not-ten', 'tests/test_convert.py', [
+        ('fastjem/convert.py',
+         '_THEIR_LINEAR_CLASSES = 10',
+         '_THEIR_LINEAR_CLASSES = 11'),
+    ]),
+    Mutant('state-snapshot-aliases-its-tensors', 'tests/test_iteration_graph.py -k "snapshot or restore"', [
+        ('fastjem/graphs.py',
+         '        self.saved = [t.detach().clone() for t in self.tensors]',
+         '        self.saved = [t.detach() for t in self.tensors]'),
+    ]),
+    Mutant('state-snapshot-generators-not-restored', 'tests/test_iteration_graph.py -k "snapshot or restore"', [
+        ('fastjem/graphs.py',
+         '            g.set_state(state)',
+         '            pass'),
+    ]),
+    Mutant('error-line-keeps-every-line', 'tests/test_convert.py tests/test_export.py tests/test_cli.py -k "error or refuse or unreadable"', [
+        ('fastjem/errors.py',
+         '''return f"{type(err).__name__}: {text.splitlines()[0] if text else ''}"''',
+         '''return f"{type(err).__name__}: {text}"'''),
+    ]),
+    Mutant('as-real-error-type-ignored', 'tests/test_buffer.py -k checks_its_settings', [
+        ('fastjem/errors.py',
+         '    raise error(f"{what} must be a number, got {value!r} ({type(value).__name__})")',
+         '    raise TypeError(f"{what} must be a number, got {value!r} ({type(value).__name__})")'),
     ]),
     Mutant('has-dropout-plain-dropout-only', 'tests/test_models.py -k batch_norm_are_seen', [
         ('fastjem/models/__init__.py',
@@ -6845,6 +7025,16 @@ MUTANTS = [
          '    missing = [v for v in ("RANK", *(() if dist.is_initialized() else ("MASTER_ADDR", "MASTER_PORT")))',
          '    missing = [v for v in ("RANK", "MASTER_ADDR", "MASTER_PORT")'),
     ]),
+    Mutant('runs-started-run-not-found', 'tests/test_runs.py -k stopped_between', [
+        ('fastjem/runs.py',
+         'return (folder / "metrics.jsonl").exists() or ((folder / "config.json").exists() and not (folder / "sweep.json")\n',
+         'return (folder / "metrics.jsonl").exists() or (False and not (folder / "sweep.json")\n'),
+    ]),
+    Mutant('convert-data-dir-dropped', 'tests/test_convert.py', [
+        ('fastjem/convert.py',
+         '                                      data_dir=str(data_dir or ""))',
+         '                                      data_dir="")'),
+    ]),
     Mutant('dist-callers-group-joined-again', 'tests/test_distributed.py -k "clear_error or joining or caller_made"', [
         ('fastjem/distributed.py',
          '    if not dist.is_initialized():\n        if use_cuda:',
@@ -6854,6 +7044,16 @@ MUTANTS = [
         ('fastjem/errors.py',
          '''return f"{type(err).__name__}: {text.splitlines()[0] if text else ''}"''',
          '''return f"{type(err).__name__}: {text.splitlines()[0]}"'''),
+    ]),
+    Mutant('convert-imported-mark-dropped', 'tests/test_convert.py -k cli_convert', [
+        ('fastjem/convert.py',
+         '            "imported": {"from": str(src.resolve()), "code": "github.com/wgrathwohl/JEM (train_wrn_ebm.py, CCF)"}}',
+         '            }'),
+    ]),
+    Mutant('runs-checkpoint-iteration-ignored', 'tests/test_runs.py -k stopped_between', [
+        ('fastjem/runs.py',
+         '        iteration = max(iteration, saved)',
+         '        pass'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
