@@ -7055,6 +7055,16 @@ MUTANTS = [
          '        iteration = max(iteration, saved)',
          '        pass'),
     ]),
+    Mutant('runs-missing-value-shown-none', 'tests/test_runs.py -k dash', [
+        ('fastjem/runs.py',
+         '[["-" if r[k] is None else fmt_.format(r[k])',
+         '[["None" if r[k] is None else fmt_.format(r[k])'),
+    ]),
+    Mutant('progress-bar-tty-interval-ignored', 'tests/test_console.py -k as_often', [
+        ('fastjem/console.py',
+         'kwargs["mininterval"] = tty_interval if tty else 30.0',
+         'kwargs["mininterval"] = 0.1 if tty else 30.0'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

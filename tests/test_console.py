@@ -110,3 +110,19 @@ def test_a_terminal_that_reports_no_size_still_gets_the_bar():
         os.close(master)
         os.close(slave)
     assert "3/3" in shown, repr(shown)
+
+
+def test_a_live_bar_is_redrawn_at_most_as_often_as_asked():
+    """A terminal's bar is redrawn at most every ``tty_interval`` s (0.1 s by default; reading an archive asks for 1 s,
+    its bar drawing more than its work otherwise); a log file's every 30 s, whatever was asked."""
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    for out, kwargs, interval in ((Terminal(), {"tty_interval": 1.0}, 1.0), (Terminal(), {}, 0.1),
+                                  (io.StringIO(), {"tty_interval": 1.0}, 30.0)):
+        bar = progress_bar(total=3, file=out, **kwargs)
+        assert bar.mininterval == interval, (type(out).__name__, kwargs)
+        bar.close()

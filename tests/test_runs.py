@@ -104,6 +104,22 @@ def test_the_command_prints_a_sorted_table_and_json(runs, capsys):
     assert [r["run"] for r in rows] == ["cut", "jem"] and rows[1] == run_row(root / "jem")
 
 
+def test_a_value_a_run_does_not_have_yet_is_a_dash_in_every_format(runs):
+    """A stopped run has no test accuracy yet: '-' in its cell (a Python 'None' read as a value)."""
+    import csv
+
+    from fastjem.runs import format_table
+
+    root, _, _ = runs
+    row = run_row(root / "cut")
+    assert row["test_acc"] is None
+    head, cells = list(csv.reader(format_table([row], "csv").splitlines()))
+    said = dict(zip(head, cells))
+    assert (said["test acc"], said["run"]) == ("-", "cut")
+    for fmt in ("text", "md"):
+        assert "None" not in format_table([row], fmt)
+
+
 def test_sorting_puts_the_best_first_and_runs_without_the_measure_last():
     rows = [{"run": "b", "test_acc": 0.5, "it_per_s": 9.0}, {"run": "a", "test_acc": None, "it_per_s": 30.0},
             {"run": "c", "test_acc": 0.9, "it_per_s": None}]
