@@ -7065,6 +7065,16 @@ MUTANTS = [
          'kwargs["mininterval"] = tty_interval if tty else 30.0',
          'kwargs["mininterval"] = 0.1 if tty else 30.0'),
     ]),
+    Mutant('progress-bar-ignores-its-file', 'tests/test_console.py', [
+        ('fastjem/console.py',
+         '    out = kwargs.setdefault("file", sys.stderr)',
+         '    out = kwargs["file"] = sys.stderr'),
+    ]),
+    Mutant('cast-copy-buffers-not-refreshed', 'tests/test_weights.py', [
+        ('fastjem/weights.py',
+         '        self._dst = list(self.module.parameters()) + list(self.module.buffers())\n        self._src = list(source.parameters()) + list(source.buffers())',
+         '        self._dst = list(self.module.parameters())\n        self._src = list(source.parameters())'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
