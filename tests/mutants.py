@@ -7075,6 +7075,16 @@ MUTANTS = [
          '        self._dst = list(self.module.parameters()) + list(self.module.buffers())\n        self._src = list(source.parameters()) + list(source.buffers())',
          '        self._dst = list(self.module.parameters())\n        self._src = list(source.parameters())'),
     ]),
+    Mutant('convert-back-class-blocks-interleaved-by-rank', 'tests/test_convert.py -k class_blocks', [
+        ('fastjem/convert.py',
+         'data = [d.view(k, -1, *d.shape[1:])[y] for y in range(k) for d in data]',
+         'data = [d.view(k, -1, *d.shape[1:])[y] for d in data for y in range(k)]'),
+    ]),
+    Mutant('export-traced-at-batch-one', 'tests/test_export.py', [
+        ('fastjem/export.py',
+         '    example = torch.zeros(2, c, s, s, device=em.device)',
+         '    example = torch.zeros(1, c, s, s, device=em.device)'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
