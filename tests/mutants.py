@@ -7085,6 +7085,16 @@ MUTANTS = [
          '    example = torch.zeros(2, c, s, s, device=em.device)',
          '    example = torch.zeros(1, c, s, s, device=em.device)'),
     ]),
+    Mutant('d-max-over-ranks-is-the-min', 'tests/test_distributed.py -k precision', [
+        ('fastjem/distributed.py',
+         '    dist.all_reduce(t, op=dist.ReduceOp.MAX)\n    return int(t.item())',
+         '    dist.all_reduce(t, op=dist.ReduceOp.MIN)\n    return int(t.item())'),
+    ]),
+    Mutant('leaky-relu-slope-0.1', 'tests/test_models.py', [
+        ('fastjem/models/wrn.py',
+         'LEAK = 0.2',
+         'LEAK = 0.1'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
