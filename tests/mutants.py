@@ -7095,6 +7095,21 @@ MUTANTS = [
          'LEAK = 0.2',
          'LEAK = 0.1'),
     ]),
+    Mutant('runs-finished-run-marked-diverged', 'tests/test_runs.py -k divergence', [
+        ('fastjem/runs.py',
+         '    if not done and ((folder / "diverged.txt").exists() or stopped_by_divergence):',
+         '    if ((folder / "diverged.txt").exists() or stopped_by_divergence):'),
+    ]),
+    Mutant('cgroup-v1-swap-not-counted', 'tests/test_buffer.py -k cgroup', [
+        ('fastjem/memory.py',
+         '            free = limit - used + cache + swap_free',
+         '            free = limit - used + cache'),
+    ]),
+    Mutant('cast-copy-linear-not-cast', 'tests/test_weights.py', [
+        ('fastjem/weights.py',
+         '                nn.Linear)',
+         '                )'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -166,6 +166,10 @@ def test_a_run_stopped_by_divergence_says_so(runs, tmp_path):
         f.write(json.dumps({"event": "divergence", "iter": 7, "reason": "loss nan", "action": "stop",
                             "recoveries": 3}) + "\n")
     assert run_row(tmp_path / "div")["status"] == "diverged"
+    # a run that finished after all (a sweep's diverged run resumed to its end): done, whatever mark it left
+    shutil.copytree(root / "jem", tmp_path / "ended")
+    (tmp_path / "ended" / "diverged.txt").write_text("loss nan at iteration 7\n")
+    assert run_row(tmp_path / "ended")["status"] == "done"
 
 
 def test_runs_of_sweeps_inside_the_folder_are_listed_with_their_sweeps_name(runs, tmp_path, capsys):
