@@ -7110,6 +7110,26 @@ MUTANTS = [
          '                nn.Linear)',
          '                )'),
     ]),
+    Mutant('cgroup-mount-root-limit-ignored', 'tests/test_buffer.py -k cgroup', [
+        ('fastjem/memory.py',
+         '    return [folder, *[p for p in folder.parents if p == root or root in p.parents]]',
+         '    return [folder, *[p for p in folder.parents if root in p.parents]]'),
+    ]),
+    Mutant('runs-label-given-run-prefixed', 'tests/test_runs.py', [
+        ('fastjem/runs.py',
+         '    if folder.resolve() in roots or folder.parent.resolve() in roots:',
+         '    if folder.parent.resolve() in roots:'),
+    ]),
+    Mutant('convert-back-convnet-accepted', 'tests/test_convert.py', [
+        ('fastjem/convert.py',
+         '    if (ckpt.get("custom") or {}).get("model") or cfg.arch != "wrn":',
+         '    if (ckpt.get("custom") or {}).get("model"):'),
+    ]),
+    Mutant('joint-energy-empty-batch-fails', 'tests/test_energy.py -k labels', [
+        ('fastjem/energy.py',
+         '    if y.device.type == "cpu" and y.numel():',
+         '    if y.device.type == "cpu":'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

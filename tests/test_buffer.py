@@ -526,8 +526,8 @@ def test_a_cgroup_path_outside_the_mount_reads_the_mounts_own_cgroup(monkeypatch
 
 
 def test_the_tighter_of_two_cgroup_limits_binds(monkeypatch, tmp_path):
-    """Limits at two levels (a job and its step): the one with less left binds, whichever level it is at; free swap
-    is counted under a v1 limit too."""
+    """Limits at two levels (a job and its step): the one with less left binds, whichever level it is at (the cgroup
+    mounted at the root included); free swap is counted under a v1 limit too."""
     import fastjem.memory as memory
 
     gib = 1 << 30
@@ -537,6 +537,11 @@ def test_the_tighter_of_two_cgroup_limits_binds(monkeypatch, tmp_path):
     assert memory.free_bytes("cpu") == gib // 2
     (tmp_path / "b" / "fs" / "job" / "step" / "memory.max").write_text(f"{gib // 2}")
     assert memory.free_bytes("cpu") == gib // 4
+    # the cgroup mounted at the root (a container's own, in its cgroup namespace) limits the one below it
+    _cgroups(monkeypatch, tmp_path / "r", "0::/init.scope\n", {
+        "memory.max": f"{gib}", "memory.current": f"{gib // 2}",
+        "init.scope/memory.max": "max", "init.scope/memory.current": f"{gib // 4}"})
+    assert memory.free_bytes("cpu") == gib // 2
     # v1 without swap accounting (no memory.memsw files): the machine's free swap counts, as in v2
     _cgroups(monkeypatch, tmp_path / "c", "4:memory:/job\n", {
         "memory/job/memory.limit_in_bytes": f"{gib}", "memory/job/memory.usage_in_bytes": f"{gib // 2}"},

@@ -121,6 +121,8 @@ def test_joint_energy_labels_that_are_not_one_class_per_row_are_refused():
     # the valid labels still pick their logits, int32 ones too
     y = torch.tensor([2, 0, 1, 2])
     assert torch.equal(joint_energy(logits, y.int()), -logits.gather(1, y[:, None]).squeeze(1))
+    # an empty batch has no labels to range-check (torch.aminmax of nothing raises): no energies, no error
+    assert joint_energy(torch.randn(0, 3), torch.zeros(0, dtype=torch.long)).shape == (0,)
 
 
 def test_logits_of_no_classes_are_refused():
