@@ -7130,6 +7130,36 @@ MUTANTS = [
          '    if y.device.type == "cpu" and y.numel():',
          '    if y.device.type == "cpu":'),
     ]),
+    Mutant('layer-norm-wrn-width-1-refused', 'tests/test_models.py', [
+        ('fastjem/models/__init__.py',
+         '    return 2 if norm == "layer" and arch == "convnet" and width == 1 else 1',
+         '    return 2 if norm == "layer" and width == 1 else 1'),
+    ]),
+    Mutant('convert-body-conv-unchecked', 'tests/test_convert.py -k not_the_authors_wrn', [
+        ('fastjem/convert.py',
+         '    if "class_output.weight" not in state or "f.conv1.weight" not in state:',
+         '    if "class_output.weight" not in state:'),
+    ]),
+    Mutant('convert-two-groups-taken', 'tests/test_convert.py -k not_the_authors_wrn', [
+        ('fastjem/convert.py',
+         '    if sorted(counts) != [1, 2, 3] or len(set(counts.values())) != 1:',
+         '    if len(set(counts.values())) != 1:'),
+    ]),
+    Mutant('convert-batch-given-for-affine-only-norms', 'tests/test_convert.py -k say_what_to_do', [
+        ('fastjem/convert.py',
+         '    if found is None and norm not in ("instance", "layer"):',
+         '    if found is None and norm is None:'),
+    ]),
+    Mutant('convert-state-not-a-dict-read', 'tests/test_convert.py -k not_the_authors_wrn', [
+        ('fastjem/convert.py',
+         '    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):',
+         '    if not all(isinstance(v, torch.Tensor) for v in state.values()):'),
+    ]),
+    Mutant('convert-buffer-not-a-tensor-read', 'tests/test_convert.py -k not_the_authors_wrn', [
+        ('fastjem/convert.py',
+         '    if buffer is not None and not (isinstance(buffer, torch.Tensor) and buffer.numel() > 0):',
+         '    if buffer is not None and not buffer.numel() > 0:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -206,8 +206,9 @@ def test_a_classifier_only_run_goes_back_without_its_replay_buffer(tmp_path, mon
 
 def test_a_state_dict_that_is_not_the_authors_wrn_is_refused_by_what_it_holds(tmp_path):
     """Nothing is guessed or dropped: a layer their Wide-ResNet lacks, a value that is not a tensor, groups of
-    unequal depth or a width that is not 16 k are each refused with a message that names it, and nothing is
-    written."""
+    unequal depth or not three, a body without their names or a width that is not 16 k are each refused with a
+    message that names it, and nothing is written; a state dict that is no dict is refused, a buffer that is no
+    tensor read as none (not an AttributeError from inside)."""
     _authors_file(tmp_path / "plain.pt")
     obj = torch.load(tmp_path / "plain.pt", weights_only=True)
 
@@ -240,11 +241,28 @@ def test_a_state_dict_that_is_not_the_authors_wrn_is_refused_by_what_it_holds(tm
     refused(act_norm, r"unknown normalisation layer with parameters \['loc', 'logs'\] .*'act' norm is not supported")
     refused(thinner_second_group, r"bad\.pt does not fit a WRN-10-1 of the authors' layout: Error\(s\) in loading")
 
+    def two_groups(state):  # a Wide-ResNet of two residual groups, each as deep
+        for key in [k for k in state if k.startswith("f.layer3.")]:
+            del state[key]
+
+    def other_body(state):  # their head on a body of other names
+        state["f.stem.weight"] = state.pop("f.conv1.weight")
+
+    refused(two_groups, r"residual groups are not three of equal length \(\{1: 1, 2: 1\}\)")
+    refused(other_body, "not the authors' CCF Wide-ResNet .*holds class_output.bias")
+    # a file whose state dict or buffer is of another type (weights_only=True still reads lists and numbers)
+    torch.save({**obj, "model_state_dict": list(obj["model_state_dict"].values())}, tmp_path / "bad.pt")
+    with pytest.raises(CheckpointError, match="'model_state_dict' is not a state dict of tensors"):
+        import_jem(tmp_path / "bad.pt", tmp_path / "out.pt")
+    torch.save({**obj, "replay_buffer": [1.0, 2.0]}, tmp_path / "list.pt")
+    assert import_jem(tmp_path / "list.pt", tmp_path / "out.pt")["buffer"] is None  # no buffer: as an empty one
+
 
 def test_conversion_errors_say_what_to_do(tmp_path, tiny_config):
     _authors_file(tmp_path / "inst.pt", norm="instance")
-    with pytest.raises(ConfigError, match="--norm instance or --norm layer"):
-        import_jem(tmp_path / "inst.pt")
+    for norm in (None, "batch", "none"):  # only the two norms such a state dict can be
+        with pytest.raises(ConfigError, match="--norm instance or --norm layer"):
+            import_jem(tmp_path / "inst.pt", norm=norm)
     _authors_file(tmp_path / "plain.pt")
     with pytest.raises(ConfigError, match="--norm batch was given, but the network's norm layers are none"):
         import_jem(tmp_path / "plain.pt", norm="batch")
