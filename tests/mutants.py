@@ -7160,6 +7160,21 @@ MUTANTS = [
          '    if buffer is not None and not (isinstance(buffer, torch.Tensor) and buffer.numel() > 0):',
          '    if buffer is not None and not buffer.numel() > 0:'),
     ]),
+    Mutant('batch-one-image-check-for-every-norm', 'tests/test_models.py -k one_image_of_1x1', [
+        ('fastjem/models/__init__.py',
+         '    if norm != "batch" or batch > 1 or smallest_norm_size(arch, image_size) > 1:',
+         '    if batch > 1 or smallest_norm_size(arch, image_size) > 1:'),
+    ]),
+    Mutant('cast-copy-default-fp16', 'tests/test_weights.py', [
+        ('fastjem/weights.py',
+         '    def __init__(self, source: nn.Module, dtype: torch.dtype = torch.bfloat16):',
+         '    def __init__(self, source: nn.Module, dtype: torch.dtype = torch.float16):'),
+    ]),
+    Mutant('build-model-default-wrn-16', 'tests/test_models.py -k build_model', [
+        ('fastjem/models/__init__.py',
+         'def build_model(arch: str, num_classes: int, in_channels: int, depth: int = 28, width: int = 10,',
+         'def build_model(arch: str, num_classes: int, in_channels: int, depth: int = 16, width: int = 10,'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -158,6 +158,8 @@ def test_convnet_and_build_model():
     assert [(c.in_channels, c.out_channels, c.kernel_size, c.stride, c.padding) for c in convs] == [
         (1, 8, (3, 3), (1, 1), (1, 1)), (8, 16, (3, 3), (2, 2), (1, 1)), (16, 32, (3, 3), (2, 2), (1, 1))]
     assert net.fc.in_features == net.feature_dim == 32 and net.features(torch.randn(3, 1, 8, 8)).shape == (3, 32)
+    wrn = build_model("wrn", 10, 3)  # the paper's WRN-28-10 by default
+    assert len(wrn.blocks) == 12 and wrn.fc.in_features == 640 and not has_batch_norm(wrn)
     wrn = build_model("wrn", 10, 3, 10, 2)
     assert isinstance(wrn, WideResNet) and wrn.feature_dim == wrn.fc.in_features == 128
     assert wrn.features(torch.randn(2, 3, 8, 8)).shape == (2, 128)
@@ -296,6 +298,10 @@ def test_batch_norm_on_one_image_of_1x1_maps_is_refused_before_training(arch, le
     with pytest.raises(ConfigError, match=r"\(--batch-size 2 over 2 processes\).*give --batch-size 4 or more"):
         check_batch_norm_batch(arch, "batch", least - 1, 1, 2)
     check_batch_norm_batch(arch, "batch", least - 1, 2, 2)
+    # norms without batch statistics train on one image of 1x1 maps: not refused
+    for norm in ("none", "layer"):
+        check_batch_norm_batch(arch, norm, 1, 1)
+        build_model(arch, 3, 1, 10, 2, norm).train()(torch.randn(1, 1, 1, 1)).sum().backward()
     # images of their own size (no --image-size): refused before the run, not at its first training forward
     g = torch.Generator().manual_seed(0)
     x = torch.randint(0, 256, (40, 1, least - 1, least - 1), dtype=torch.uint8, generator=g)
