@@ -7175,6 +7175,21 @@ MUTANTS = [
          'def build_model(arch: str, num_classes: int, in_channels: int, depth: int = 28, width: int = 10,',
          'def build_model(arch: str, num_classes: int, in_channels: int, depth: int = 16, width: int = 10,'),
     ]),
+    Mutant('sampling-network-default-fp16', 'tests/test_weights.py', [
+        ('fastjem/weights.py',
+         '                     dtype: torch.dtype = torch.bfloat16) -> tuple',
+         '                     dtype: torch.dtype = torch.float16) -> tuple'),
+    ]),
+    Mutant('sampling-network-freezes-the-trained-model', 'tests/test_weights.py', [
+        ('fastjem/weights.py',
+         '    return cast_copy.module, sgld_net, cast_copy, None',
+         '    return model, sgld_net, cast_copy, None'),
+    ]),
+    Mutant('runs-best-any-validation', 'tests/test_runs.py', [
+        ('fastjem/runs.py',
+         '        kept = [e for e in val if e.get("best")]',
+         '        kept = val'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),
