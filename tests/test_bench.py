@@ -1338,6 +1338,9 @@ def test_a_reference_worker_interrupted_ends_quietly_with_status_130(tmp_path):
             "import steps_per_sec\n"
             "from pathlib import Path\n"
             "from env_info import write_synthetic_imagefolder\n"
+            # a background job of a shell without job control (CI under nohup ... &) starts with SIGINT ignored, and
+            # so would the worker: Ctrl-C's handler, as a terminal's process has it
+            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
             "from fastjem.config import TrainConfig\n"
             f"data = write_synthetic_imagefolder(Path({str(tmp_path)!r}) / 'data', per_class=2)\n"
             "cfg = TrainConfig(dataset='imagefolder', data_dir=str(data), arch='wrn', depth=10, width=1, batch_size=4, "
