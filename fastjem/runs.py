@@ -33,11 +33,29 @@ def _json(path: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _summary(path: Path) -> dict | None:
+    """A run's summary.json, or None where it is not one a run writes: torn, or fields of another type (a hand edit:
+    an iteration given as "12" failed the whole table with a TypeError)."""
+    summary = _json(path)
+    if summary is None:
+        return None
+    iteration, best = summary.get("iteration"), summary.get("best")
+    good_best = not best or isinstance(best, dict) and all(_number(best.get(k)) for k in ("iter", "val_acc",
+                                                                                           "test_acc"))
+    fits = (isinstance(iteration, int) and not isinstance(iteration, bool)
+            and (summary.get("test_acc") is None or _number(summary["test_acc"])) and good_best)
+    return summary if fits else None
+
+
 def run_row(folder: str | os.PathLike) -> dict:
     """What one run folder says about its run (None where it does not say)."""
     folder = Path(folder)
     cfg = _json(folder / "config.json") or {}
-    summary = _json(folder / "summary.json")
+    summary = _summary(folder / "summary.json")
     # started, nothing logged yet (or killed before its first log line): listed at iteration 0
     m = read_metrics(folder) if (folder / "metrics.jsonl").exists() else Metrics()
     model = kind = None
@@ -60,7 +78,7 @@ def run_row(folder: str | os.PathLike) -> dict:
     # summary.json is written at the end; a run resumed past it (and not finished again) is not done
     done = summary is not None and summary.get("iteration", -1) >= iteration
     # an epoch-based run (iters <= 0, the paper preset) gives its length in epochs
-    iters, epochs = cfg.get("iters") or 0, cfg.get("epochs") or 0
+    iters, epochs = (cfg.get(k) if _number(cfg.get(k)) else 0 for k in ("iters", "epochs"))
     total = iters if iters > 0 else (f"{epochs:g} epoch{'s' * (epochs != 1)}" if epochs else None)
     # a process training in the folder holds its lock (released however that process ends); imported here, as
     # fastjem.checkpoint imports torch and the CLI's parser reads this module (SORT_KEYS)

@@ -7191,6 +7191,21 @@ MUTANTS = [
          '        kept = [e for e in val if e.get("best")]',
          '        kept = val'),
     ]),
+    Mutant('runs-summary-fields-unchecked', 'tests/test_runs.py -k cannot_be_read', [
+        ('fastjem/runs.py',
+         '    return summary if fits else None\n',
+         '    return summary\n'),
+    ]),
+    Mutant('runs-summary-best-fields-unchecked', 'tests/test_runs.py -k cannot_be_read', [
+        ('fastjem/runs.py',
+         'good_best = not best or isinstance(best, dict) and all(',
+         'good_best = not best or isinstance(best, dict) or all('),
+    ]),
+    Mutant('runs-config-length-unchecked', 'tests/test_runs.py -k cannot_be_read', [
+        ('fastjem/runs.py',
+         '(cfg.get(k) if _number(cfg.get(k)) else 0 for k in ("iters", "epochs"))',
+         '(cfg.get(k) or 0 for k in ("iters", "epochs"))'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -54,6 +54,20 @@ def test_a_run_whose_summary_cannot_be_read_says_so(runs, tmp_path):
     (tmp_path / "jem" / "config.json").write_text("[]")
     row = run_row(tmp_path / "jem")
     assert row["status"] == "summary.json unreadable" and (row["dataset"], row["model"]) == (None, None)
+    # hand-edited fields of another type: the run's summary is not trusted, and the table is still drawn (a TypeError
+    # failed it)
+    shutil.copy(root / "jem" / "config.json", tmp_path / "jem" / "config.json")
+    summary = json.loads((root / "jem" / "summary.json").read_text())
+    for edit in ({"iteration": "12"}, {"iteration": True}, {"test_acc": "0.9"}, {"best": {"iter": 6, "val_acc": "x"}},
+                 {"best": [6]}):
+        (tmp_path / "jem" / "summary.json").write_text(json.dumps({**summary, **edit}))
+        row = run_row(tmp_path / "jem")
+        assert row["status"] == "summary.json unreadable" and row["test_acc"] is None, edit
+        assert main(["runs", str(tmp_path)]) == 0
+    config = json.loads((root / "jem" / "config.json").read_text())
+    (tmp_path / "jem" / "summary.json").unlink()
+    (tmp_path / "jem" / "config.json").write_text(json.dumps({**config, "iters": "12"}))
+    assert run_row(tmp_path / "jem")["status"].startswith("stopped")  # a length of another type is no length
 
 
 def test_a_finished_runs_iteration_is_its_summarys(runs, tmp_path):
