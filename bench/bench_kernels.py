@@ -38,7 +38,7 @@ from fastjem.kernels.buffer import buffer_sample_fwd, buffer_write_fwd
 from fastjem.kernels.rng import new_rng_state
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from env_info import RESULTS, claim_result, git_state, now_utc, result_name  # noqa: E402
+from env_info import RESULTS, claim_result, git_state, now_utc, result_name, run_script  # noqa: E402
 
 CUDA = torch.cuda.is_available()
 # Where and at what sizes the CUDA benchmarks run: tests/test_bench.py dry-runs them on a CPU (the kernels under the
@@ -548,6 +548,22 @@ def test_bench_cuda_launch_configs():
                       f"{first['graph_us']:8.2f} us (x{first['speedup_vs_default']:.3f})")
 
 
+def main(argv=None) -> int:
+    """``python bench/bench_kernels.py [pytest's options]``: pytest runs the benchmarks. pytest ends a Ctrl-C with its
+    own summary and status 2, as it ends a collection error: this plugin tells them apart, so that a Ctrl-C ends as
+    every bench script's does (``run_script``)."""
+    interrupted = []
+
+    class CtrlC:
+        def pytest_keyboard_interrupt(self, excinfo):
+            interrupted.append(excinfo.errisinstance(KeyboardInterrupt))  # not pytest.exit()'s
+
+    status = pytest.main([__file__, *(sys.argv[1:] if argv is None else argv)], plugins=[CtrlC()])
+    if any(interrupted):
+        raise KeyboardInterrupt
+    return status
+
+
 if __name__ == "__main__":
     # ``python bench/bench_kernels.py`` imported the module and ran nothing, silently: pytest runs the benchmarks
-    sys.exit(pytest.main([__file__, *sys.argv[1:]]))
+    sys.exit(run_script(main))

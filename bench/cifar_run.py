@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -40,11 +39,14 @@ from env_info import (  # noqa: E402
     now_utc,
     pick_device,
     results_folder,
+    run_script,
+    saved,
     sync,
     versions,
     write_result,
 )
 
+from fastjem.checkpoint import atomic_copy  # noqa: E402
 from fastjem.config import get_preset  # noqa: E402
 from fastjem.train import Trainer, evaluate  # noqa: E402
 
@@ -169,7 +171,8 @@ def main(argv=None) -> int:
             rep["eval_seconds"] = time.perf_counter() - t0
             rep["eval_precision"] = "bf16 autocast" if device.type == "cuda" else "fp32"
             grid = trainer.save_samples("samples.png")
-            shutil.copy(grid, out / png_name)
+            atomic_copy(grid, out / png_name)  # whole or not at all (Ctrl-C during the copy)
+            saved(out / png_name)
             rep["samples_png"] = png_name
             rep["log"] = log
             rep["status"] = "ok"
@@ -190,4 +193,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

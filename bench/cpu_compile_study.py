@@ -44,6 +44,7 @@ from env_info import (  # noqa: E402
     git_state,
     now_utc,
     results_folder,
+    run_script,
     smoke_sizes,
     timed,
     versions,
@@ -244,4 +245,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_script(main))

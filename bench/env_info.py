@@ -11,6 +11,7 @@ import platform
 import re
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -64,6 +65,32 @@ def exit_on_sigterm() -> None:
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, handler)
+
+
+# every file this process saved (results, plots, a README): what a run cut short had kept by then
+SAVED: list[Path] = []
+
+
+def saved(path: str | Path) -> Path:
+    """Note ``path`` as written whole (``run_script`` names it where Ctrl-C stops the script later)."""
+    path = Path(path)
+    if path not in SAVED:
+        SAVED.append(path)
+    return path
+
+
+def run_script(main: Callable[[], int]) -> int:
+    """A bench script's ``main()`` run from its command line. Ctrl-C ends it with one line on stderr naming the files
+    it had saved by then (each written whole; most scripts write their results after every run) and status 130
+    (128 + SIGINT, as a shell reports it), where it printed a KeyboardInterrupt traceback."""
+    first = len(SAVED)
+    try:
+        return main()
+    except KeyboardInterrupt:
+        kept = ", ".join(map(str, SAVED[first:]))
+        print(f"{Path(sys.argv[0]).name}: interrupted; " + (f"saved so far: {kept}" if kept else "nothing saved"),
+              file=sys.stderr, flush=True)
+        return 130
 
 
 def sync(device: torch.device) -> None:
@@ -204,7 +231,7 @@ def claim_result(text: str, folder: str | Path, name: str) -> Path:
         atomic_write_text(text, tmp)  # the folder made
         try:
             os.link(tmp, path)
-            return path
+            return saved(path)
         except FileExistsError:
             continue
         except OSError:  # a file system without hard links: created exclusively, then filled
@@ -213,7 +240,7 @@ def claim_result(text: str, folder: str | Path, name: str) -> Path:
             except FileExistsError:
                 continue
             atomic_write_text(text, path)
-            return path
+            return saved(path)
         finally:
             tmp.unlink(missing_ok=True)
     raise AssertionError("unreachable")
@@ -250,4 +277,4 @@ def write_synthetic_imagefolder(root: Path, num_classes: int = 10, per_class: in
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_script(main))

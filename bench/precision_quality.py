@@ -23,6 +23,7 @@ from env_info import (  # noqa: E402
     git_state,
     now_utc,
     results_folder,
+    run_script,
     versions,
     write_result,
 )
@@ -94,4 +95,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

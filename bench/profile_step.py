@@ -33,6 +33,7 @@ from env_info import (  # noqa: E402
     pick_device,
     refuse_repeats,
     results_folder,
+    run_script,
     smoke_sizes,
     versions,
     write_result,
@@ -192,4 +193,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

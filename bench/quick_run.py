@@ -23,6 +23,7 @@ from env_info import (  # noqa: E402
     git_state,
     now_utc,
     results_folder,
+    run_script,
     versions,
     write_result,
 )
@@ -41,6 +42,9 @@ def train_timed(cfg) -> tuple[dict, Trainer, float]:
         trainer.resume_hint = None  # its checkpoint goes with the temporary folder: nothing to resume
         summary = trainer.fit()
         seconds = time.perf_counter() - t0
+        if summary.get("stopped_by") == "SIGINT":
+            # Ctrl-C, which training caught to stop at the end of an iteration: the script's own (run_script) follows
+            raise KeyboardInterrupt
         if summary.get("interrupted"):
             # its checkpoint lies in this temporary folder, about to go: nothing to resume, nothing to record
             raise SystemExit(f"interrupted at iteration {summary['iteration']}: nothing recorded (the run was "
@@ -98,4 +102,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

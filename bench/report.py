@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from env_info import REPO, RESULTS  # noqa: E402
+from env_info import REPO, RESULTS, run_script, saved  # noqa: E402
 
 from fastjem.checkpoint import atomic_write_bytes, atomic_write_text  # noqa: E402
 
@@ -384,6 +384,7 @@ def update_readme(readme: Path, markdown: str) -> None:
     _, tail = rest.split(END, 1)
     # a write cut short (Ctrl-C, a full disk) leaves the README as it was, not truncated
     atomic_write_text(f"{head}{BEGIN}\n{markdown.strip()}\n{END}{tail}", readme)
+    saved(readme)
 
 
 def plot(results: dict, path: Path) -> Path:
@@ -396,7 +397,7 @@ def plot(results: dict, path: Path) -> Path:
     fig.savefig(png, dpi=120, format=path.suffix[1:].lower() or "png")
     plt.close(fig)
     atomic_write_bytes(png.getvalue(), path)
-    return path
+    return saved(path)
 
 
 def figure(results: dict):
@@ -466,6 +467,7 @@ def unpack_suite(suite_json: Path, results: Path) -> list[str]:
         body = {k: v for k, v in data.items() if k != "_file"}
         # whole or not at all: a file cut short here would never be unpacked again (it exists)
         atomic_write_text(json.dumps(body, indent=2) + "\n", target)
+        saved(target)
         written.append(name)
     return written
 
@@ -531,6 +533,7 @@ def main(argv=None) -> int:
     markdown = render(results, plot_rel if results["steps"] else None, latest=True, history_rel=history_rel)
     if args.markdown:
         atomic_write_text(markdown + "\n", args.markdown)
+        saved(args.markdown)
     if args.print:
         print(markdown)
     else:
@@ -544,9 +547,10 @@ def main(argv=None) -> int:
         atomic_write_text("# Every measured run\n\n" + history.replace(
             "do not edit by hand._", "do not edit by hand. The README shows each measurement's newest run._", 1)
             + "\n", history_path)
+        saved(history_path)
         print(f"updated {args.readme} and {history_path}" + (f" and {plot_path}" if results["steps"] else ""))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

@@ -66,6 +66,7 @@ from env_info import (  # noqa: E402
     pick_device,
     refuse_repeats,
     results_folder,
+    run_script,
     smoke_sizes,
     timed,
     versions,
@@ -839,4 +840,4 @@ def exit_status(report: dict) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

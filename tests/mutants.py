@@ -6632,7 +6632,28 @@ MUTANTS = [
         ('bench/report.py', 'format=path.suffix[1:].lower() or "png"', 'format="png"'),
     ]),
     Mutant('kernel-benchmark-script-runs-nothing', 'tests/test_bench.py -k run_as_a_script', [
-        ('bench/bench_kernels.py', '    sys.exit(pytest.main([__file__, *sys.argv[1:]]))', '    pass'),
+        ('bench/bench_kernels.py', '    sys.exit(run_script(main))', '    pass'),
+    ]),
+    Mutant('bench-ctrl-c-a-traceback', 'tests/test_bench.py -k "run_script or interrupted_end_quietly"', [
+        ('bench/env_info.py', '    except KeyboardInterrupt:\n        kept = ', '    except UnicodeError:\n        kept = '),
+    ]),
+    Mutant('bench-ctrl-c-status-1', 'tests/test_bench.py -k "run_script or interrupted_end_quietly"', [
+        ('bench/env_info.py', '              file=sys.stderr, flush=True)\n        return 130', '              file=sys.stderr, flush=True)\n        return 1'),
+    ]),
+    Mutant('bench-ctrl-c-names-nothing-saved', 'tests/test_bench.py -k "run_script or interrupted_end_quietly"', [
+        ('bench/env_info.py', '            os.link(tmp, path)\n            return saved(path)', '            os.link(tmp, path)\n            return path'),
+    ]),
+    Mutant('bench-ctrl-c-names-an-earlier-runs-files', 'tests/test_bench.py -k run_script', [
+        ('bench/env_info.py', '    first = len(SAVED)\n', '    first = 0\n'),
+    ]),
+    Mutant('bench-quick-run-ctrl-c-in-training-a-message-and-status-1', 'tests/test_bench.py -k interrupted_end_quietly', [
+        ('bench/quick_run.py', '        if summary.get("stopped_by") == "SIGINT":', '        if False:'),
+    ]),
+    Mutant('bench-kernels-ctrl-c-pytest-status-2', 'tests/test_bench.py -k ends_a_ctrl_c_as', [
+        ('bench/bench_kernels.py', '    if any(interrupted):\n        raise KeyboardInterrupt', '    if False:\n        raise KeyboardInterrupt'),
+    ]),
+    Mutant('bench-kernels-pytest-exit-taken-for-ctrl-c', 'tests/test_bench.py -k ends_a_ctrl_c_as', [
+        ('bench/bench_kernels.py', '            interrupted.append(excinfo.errisinstance(KeyboardInterrupt))', '            interrupted.append(True)'),
     ]),
     Mutant('sgld-study-cpu-runs-the-gpu-model', 'tests/test_bench.py -k defaults_to_the_cpu_bar_model', [
         ('bench/sgld_study.py', '            setattr(args, name, on_cuda if cuda else on_cpu)', '            setattr(args, name, on_cuda)'),

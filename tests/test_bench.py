@@ -1359,6 +1359,101 @@ def test_a_reference_worker_interrupted_ends_quietly_with_status_130(tmp_path):
     assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, done.stderr[-3000:]
 
 
+def test_run_script_ends_a_ctrl_c_with_one_line_naming_what_this_run_saved(tmp_path, monkeypatch, capsys):
+    """Ctrl-C in a bench script printed a KeyboardInterrupt traceback: run_script ends it with one line naming the
+    files the run had saved (not an earlier run's in the same process), and the shell's status for SIGINT."""
+    import env_info
+
+    monkeypatch.setattr(sys, "argv", ["a_study.py"])
+    env_info.claim_result("{}\n", tmp_path, "earlier.json")
+
+    def interrupted_after_a_write():
+        env_info.claim_result("{}\n", tmp_path, "mine.json")
+        raise KeyboardInterrupt
+
+    def interrupted_before_any():
+        raise KeyboardInterrupt
+
+    def status(main):
+        try:
+            return env_info.run_script(main)
+        except KeyboardInterrupt:  # (not pytest's own Ctrl-C: this run would stop)
+            pytest.fail("run_script let Ctrl-C through: a traceback")
+
+    assert status(interrupted_after_a_write) == 130
+    assert capsys.readouterr().err == f"a_study.py: interrupted; saved so far: {tmp_path / 'mine.json'}\n"
+    assert status(interrupted_before_any) == 130
+    assert capsys.readouterr().err == "a_study.py: interrupted; nothing saved\n"
+    assert status(lambda: 3) == 3 and capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("stop, status", [(KeyboardInterrupt(), 130), (pytest.exit.Exception("stopped"), 2)],
+                         ids=["ctrl-c", "pytest-exit"])
+def test_bench_kernels_ends_a_ctrl_c_as_the_other_scripts_do(monkeypatch, capsys, stop, status):
+    """pytest ends a Ctrl-C with its status 2, as it ends a collection error or pytest.exit(): ``python
+    bench/bench_kernels.py`` tells a Ctrl-C apart by pytest's hook and ends it as run_script does; the others keep
+    pytest's status."""
+    import bench_kernels
+    import env_info
+
+    def pytest_main(args, plugins):
+        try:
+            raise stop
+        except BaseException:
+            excinfo = pytest.ExceptionInfo.from_current()
+        for plugin in plugins:
+            plugin.pytest_keyboard_interrupt(excinfo=excinfo)
+        return pytest.ExitCode.INTERRUPTED
+
+    monkeypatch.setattr(pytest, "main", pytest_main)
+    monkeypatch.setattr(sys, "argv", ["bench_kernels.py"])
+    assert env_info.run_script(bench_kernels.main) == status
+    assert capsys.readouterr().err == ("bench_kernels.py: interrupted; nothing saved\n" if status == 130 else "")
+
+
+def test_bench_scripts_interrupted_end_quietly_with_status_130(tmp_path):
+    """Ctrl-C in a bench script printed a KeyboardInterrupt traceback (quick_run, in training: a message and status
+    1, "nothing recorded" also where a study had written its earlier runs). steps_per_sec interrupted after its first
+    write (the equivalence gate's) and quick_run in training, before any: each ends with one line naming what it had
+    saved, and status 130."""
+    import signal
+    import time
+
+    def start(script, *args):
+        return subprocess.Popen(
+            [sys.executable, "-u", str(BENCH / script), *args, "--out", str(tmp_path / script)], text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, OMP_NUM_THREADS="1"),
+            # a background job of a shell without job control starts with SIGINT ignored: Ctrl-C's handler, as a
+            # terminal's process has it
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.default_int_handler))
+
+    steps = start("steps_per_sec.py", "--smoke")
+    quick = start("quick_run.py", "--iters", "1000", "--precision", "fp32")
+    try:
+        while not (line := quick.stdout.readline()).startswith("schedule:") and line:
+            pass
+        time.sleep(0.3)  # past the schedule's line, into training, which catches SIGINT to stop after an iteration
+        quick.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 120
+        while not list((tmp_path / "steps_per_sec.py").glob("*.json")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        steps.send_signal(signal.SIGINT)
+        (_, quick_err), (_, steps_err) = quick.communicate(timeout=120), steps.communicate(timeout=120)
+    finally:
+        for proc in (steps, quick):
+            proc.kill()
+    assert quick.returncode == 130, quick_err[-3000:]
+    assert "SIGINT received: stopping at the end of the iteration" in quick_err  # training's own Ctrl-C, caught
+    assert quick_err.splitlines()[-1] == "quick_run.py: interrupted; nothing saved", quick_err[-3000:]
+    assert not list((tmp_path / "quick_run.py").iterdir())
+    (written,) = (tmp_path / "steps_per_sec.py").glob("*.json")
+    assert steps.returncode == 130, steps_err[-3000:]
+    assert steps_err.splitlines()[-1] == f"steps_per_sec.py: interrupted; saved so far: {written}", steps_err[-3000:]
+    assert json.loads(written.read_text())["gate"]["passed"]  # whole: written atomically
+    for err in (quick_err, steps_err):
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
+
+
 def timed_runners(monkeypatch, runner):
     """run_config with every engine built by ``runner`` (name, ...) -> Runner, whose calls return the seconds they
     "took": ``timed`` sums them, and nothing else (data, FLOPs, the CPU's matmul) is loaded or measured."""
