@@ -1391,9 +1391,8 @@ class _ArchiveListing:
     torchvision: dict = field(default_factory=dict)
 
 
-def _archive_images(archives: list[Path], listing: _ArchiveListing, progress: bool = True, read: bool = True):
-    """(where, bytes) of each image member of ``archives``, in archive order, each recorded in ``listing``;
-    ``read``: False lists the members without reading an image's bytes (None in their place)."""
+def _archive_images(archives: list[Path], listing: _ArchiveListing, progress: bool = True):
+    """(where, bytes) of each image member of ``archives``, in archive order, each recorded in ``listing``."""
     from fastjem.console import progress_bar
 
     for archive in archives:
@@ -1429,7 +1428,15 @@ def _archive_images(archives: list[Path], listing: _ArchiveListing, progress: bo
                 split, cls, rel = parts[split_at], parts[split_at + 1], parts[split_at + 2:]
             # rel as a tuple of parts sorts as the unpacked folder's paths do
             listing.records.append((split, cls, tuple(rel), f"{archive.name}:{name}"))
-            yield listing.records[-1][3], f.read() if read else None
+            yield listing.records[-1][3], f.read()
+
+
+def _handed_once(items: list):
+    """The items of ``items``, each dropped from the list as it is handed on: the bytes of an image read from an
+    archive go once it is decoded, not held beside every decoded image to the end."""
+    for i, item in enumerate(items):
+        items[i] = None
+        yield item
 
 
 def _archive_splits(archives: list[Path], listing: _ArchiveListing, images: list
@@ -1507,27 +1514,30 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True,
     the order an unpacked folder gives (classes sorted, files sorted within each class). Last, the warnings of what
     is left unread (val/ beside test/, images in formats not read): the caller warns them, and keeps them with the
     cached images to warn them at every load. ``check_classes``: called with the classes before any image is
-    decoded, from a first pass that lists the members (its images not decoded): CIFAR-10's JPEG tarballs given as
-    cifar100 were decoded, 60 000 images, to be refused. A tar's pass decompresses its stream (measured here, two
-    shared cores: 2.4 to 3.1 s for the CIFAR-10 tarballs, against 16 s to decode them), paid where the images are not
-    cached yet."""
+    decoded (CIFAR-10's JPEG tarballs given as cifar100 were decoded, 60 000 images, to be refused): the archives are
+    read once, each image's bytes kept as it is listed (about the images' size in the archives: 55 MB for CIFAR-10's
+    JPEGs), then the classes checked, then the bytes decoded (a first pass that only listed the members, then a
+    second that read them, decompressed a tar's stream twice: 2.2 to 3.9 s more of the CIFAR-10 tarballs' first
+    load). Without it, the images are decoded as the archives are read: a large archive's bytes are never all
+    held."""
+    desc = ", ".join(a.name for a in archives)
+    listing = _ArchiveListing(reading=archives[:1])
 
-    def reading(listing: _ArchiveListing, read: bool):
+    def reading(read: Callable[[], list]) -> list:
         try:
-            if read:
-                return _decode_many(_archive_images(archives, listing, progress), ", ".join(a.name for a in archives),
-                                    size, _archive_image_count(archives), progress=progress)
-            return [image for _, image in _archive_images(archives, listing, progress, read=False)]
+            return read()
         except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as err:
             raise DataNotFoundError(f"could not read the archive {listing.reading[0]}: {type(err).__name__}: {err} (a "
                                     "truncated or corrupt download? fetch it again, or unpack it yourself and pass "
                                     "the folder)") from err
 
-    if check_classes is not None:
-        listed = _ArchiveListing(reading=archives[:1])
-        check_classes(_archive_splits(archives, listed, reading(listed, read=False))[2])
-    listing = _ArchiveListing(reading=archives[:1])
-    images = reading(listing, read=True)
+    if check_classes is None:
+        images = reading(lambda: _decode_many(_archive_images(archives, listing, progress), desc, size,
+                                              _archive_image_count(archives), progress=progress))
+    else:
+        members = reading(lambda: list(_archive_images(archives, listing, progress)))
+        check_classes(_archive_splits(archives, listing, [None] * len(members))[2])
+        images = _decode_many(_handed_once(members), desc, size, len(members), progress=progress)
     train, test, classes, notes = _archive_splits(archives, listing, images)
 
     def tensors(items):
@@ -1539,7 +1549,7 @@ def _decode_archives(archives: list[Path], size: int = 0, progress: bool = True,
 def _load_imagefolder(root: Path, size: int = 0, flag: str = "--data-dir", progress: bool = True,
                       check_classes: Callable[[list[str]], None] | None = None) -> Arrays:
     """``check_classes``: called with the class folders of train/ and test/ once they are listed, before any image is
-    decoded (an archive's from a first pass that lists its members, where its images are not cached yet)."""
+    decoded (an archive's once it is read, before its images are decoded and cached)."""
     if not (root.is_dir() or _is_archive(root)):
         what = "is a file, not a folder or an archive" if root.exists() else "does not exist"
         raise DataNotFoundError(f"image folder {root} {what}: pass {flag} pointing at a folder of "

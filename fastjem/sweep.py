@@ -366,8 +366,7 @@ def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder
     runs = plan(base, grid, seeds, folder)
     spec = spec_of(base, grid, seeds)
     check_spec(folder, spec, write=False)
-    # (in a list that _run_all empties: held here, the images stayed in memory for the whole sweep)
-    loaded = [check_decays(runs, folder, progress)]
+    checked = _CheckedData(check_decays(runs, folder, progress))
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -377,18 +376,30 @@ def run_sweep(base: TrainConfig, grid: dict[str, list], seeds: list[int], folder
                                           "or give another --out-dir; nothing was changed"):
         check_runs(folder, runs)
         check_spec(folder, spec)
-        return _run_all(base, grid, seeds, folder, runs, progress, log, loaded)
+        return _run_all(base, grid, seeds, folder, runs, progress, log, checked)
 
 
-def _run_all(base, grid, seeds, folder, runs, progress, log, held: list | None = None) -> dict:
-    """``held``: [(``data_key``, Arrays) that ``check_decays`` loaded, or None], emptied here: for the first run
-    trained here where it names that data (not held past it: the next runs load their own, as the run's other memory
-    goes between runs)."""
+class _CheckedData:
+    """The data ``check_decays`` loaded, (``data_key``, Arrays) or None, on its way to the sweep's first run, which
+    trains on it where it names that data. ``take`` gives it once and keeps no reference: passed as a plain argument,
+    the caller's variable held the images for the whole sweep (the next runs load their own, as the run's other
+    memory goes between runs)."""
+
+    def __init__(self, loaded: tuple[tuple, Arrays] | None):
+        self._loaded = loaded
+
+    def take(self) -> tuple[tuple, Arrays] | None:
+        loaded, self._loaded = self._loaded, None
+        return loaded
+
+
+def _run_all(base, grid, seeds, folder, runs, progress, log, checked: _CheckedData | None = None) -> dict:
+    """``checked``: the data the decay check loaded, taken here for the first run trained (``_CheckedData``)."""
     import gc
     import shutil
     import time
 
-    loaded = held.pop() if held else None
+    loaded = checked.take() if checked is not None else None
 
     from fastjem.train import DivergedError, Trainer, resume_config
 

@@ -5605,7 +5605,8 @@ MUTANTS = [
         ('fastjem/memory.py', '        elif "memory" in controllers.split(","):', '        elif False:'),
     ]),
     Mutant('zip-image-count-unused', 'tests/test_data.py -k archives_too_large', [
-        ('fastjem/data.py', '                                    size, _archive_image_count(archives),', '                                    size, None,'),
+        ('fastjem/data.py', '                                              _archive_image_count(archives), progress=progress))',
+         '                                              None, progress=progress))'),
     ]),
     Mutant('tar-decoding-unchecked', 'tests/test_data.py -k archives_too_large', [
         ('fastjem/data.py', '            if free is not None and 2 * held["bytes"] > free:', '            if False:'),
@@ -6202,7 +6203,7 @@ MUTANTS = [
          '    if False:\n        # Path("") is the current folder'),
     ]),
     Mutant('sweep-decay-rate-0-not-refused-up-front', 'tests/test_sweep.py -k decay_rate_0_that', [
-        ('fastjem/sweep.py', '    loaded = [check_decays(runs, folder, progress)]\n', '    loaded = [None]\n'),
+        ('fastjem/sweep.py', '    checked = _CheckedData(check_decays(runs, folder, progress))\n', '    checked = _CheckedData(None)\n'),
     ]),
     Mutant('sweep-dry-run-decay-rate-0-not-refused', 'tests/test_sweep.py -k decay_rate_0_that', [
         ('fastjem/sweep.py', '    check_decays(runs, folder)\n', ''),
@@ -6760,7 +6761,12 @@ MUTANTS = [
          'parser = build_parser("")'),
     ]),
     Mutant('named-archive-classes-checked-after-decoding', 'tests/test_data.py -k archives_of_other_classes', [
-        ('fastjem/data.py', '    if check_classes is not None:\n        listed = _ArchiveListing(', '    if False:\n        listed = _ArchiveListing('),
+        ('fastjem/data.py', '    if check_classes is None:\n        images = reading(', '    if True:\n        images = reading('),
+    ]),
+    Mutant('named-archives-read-twice', 'tests/test_data.py -k archives_given_as_a_named_dataset_are_read_once', [
+        ('fastjem/data.py', '        members = reading(lambda: list(_archive_images(archives, listing, progress)))\n',
+         '        reading(lambda: list(_archive_images(archives, _ArchiveListing(reading=archives[:1]), progress)))\n'
+         '        members = reading(lambda: list(_archive_images(archives, listing, progress)))\n'),
     ]),
     Mutant('ood-folder-decoded-image-by-image', 'tests/test_eval.py -k ood_folders_images_past', [
         ('fastjem/eval/ood.py', '        images = _decode_many(paths, f"the OOD folder {folder}", size, total=len(paths), progress=False, bad=bad)',
@@ -6789,7 +6795,7 @@ MUTANTS = [
         ('fastjem/train.py', '        elif loaded is not None:\n            arrays = check_arrays(loaded, "loaded=")\n', ''),
     ]),
     Mutant('sweep-checked-data-held-for-the-whole-sweep', 'tests/test_sweep.py -k loads_is_trained_on', [
-        ('fastjem/sweep.py', '    loaded = held.pop() if held else None\n', '    loaded = held[0] if held else None\n'),
+        ('fastjem/sweep.py', '        loaded, self._loaded = self._loaded, None\n', '        loaded = self._loaded\n'),
     ]),
     Mutant('renamed-torchvision-archive-unnamed', 'tests/test_data.py -k torchvisions_cifar_download_under', [
         ('fastjem/data.py', '        for dataset, archive in list(listing.torchvision.items())[:1]:', '        for dataset, archive in []:'),

@@ -482,6 +482,36 @@ def test_archives_of_other_classes_are_refused_as_a_named_dataset_before_decodin
 
 
 @pytest.mark.parametrize("fmt", ["gztar", "zip"])
+def test_archives_given_as_a_named_dataset_are_read_once(tmp_path, monkeypatch, fmt):
+    """A named dataset's archives were read twice at their first load: a pass that listed the members for the class
+    check, then one that read them (a tar's stream decompressed twice: 2 to 4 s more of CIFAR-10's tarballs). One
+    pass reads and lists them, refused or loaded; the images are those of the unpacked folder; a cached load reads
+    none."""
+    import fastjem.data as data_mod
+
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+    classes = [f"c{i}" for i in range(10)]
+    _write_folder(tmp_path / "unpacked" / "train", classes, n=3, size=8)
+    _write_folder(tmp_path / "unpacked" / "test", classes, n=1, size=8)
+    (tmp_path / "packed").mkdir()
+    ext = "zip" if fmt == "zip" else "tar.gz"
+    _archive(tmp_path / "unpacked" / "train", tmp_path / "packed" / f"x-train.{ext}", "train/", fmt)
+    _archive(tmp_path / "unpacked" / "test", tmp_path / "packed" / f"x-test.{ext}", "test/", fmt)
+    real, read = data_mod._archive_members, []
+    monkeypatch.setattr(data_mod, "_archive_members", lambda archive: read.append(archive.name) or real(archive))
+    with pytest.raises(DataNotFoundError, match="cifar100 has 100 classes"):
+        load_arrays("cifar100", tmp_path / "packed", progress=False)
+    assert sorted(read) == [f"x-test.{ext}", f"x-train.{ext}"]
+    read.clear()
+    packed = load_arrays("cifar10", tmp_path / "packed", progress=False)
+    assert sorted(read) == [f"x-test.{ext}", f"x-train.{ext}"]
+    _same_arrays(packed, load_arrays("cifar10", tmp_path / "unpacked", progress=False))
+    read.clear()
+    _same_arrays(load_arrays("cifar10", tmp_path / "packed", progress=False), packed)
+    assert read == []
+
+
+@pytest.mark.parametrize("fmt", ["gztar", "zip"])
 def test_torchvisions_cifar_download_under_another_name_is_named_with_what_to_do(tmp_path, monkeypatch, fmt):
     """cifar-10-python.tar.gz saved as cifar10.tar.gz (python pickles, not image files) was read as an archive of
     image folders: "no images in class folders inside it". What it is, and what to do, is said, from its members'
