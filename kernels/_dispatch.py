@@ -86,8 +86,15 @@ def backend(name: str) -> Iterator[None]:
 
 
 def interpreter_on() -> bool:
-    """True when the Triton interpreter is enabled (kernels run on CPU tensors)."""
-    return os.environ.get("TRITON_INTERPRET", "0").strip().lower() in ("1", "true", "on", "yes")
+    """True when the Triton interpreter is enabled (kernels run on CPU tensors), as Triton itself reads
+    TRITON_INTERPRET: our own reading disagreed with it on some values ("y" interprets, "1 " does not), and then a
+    CPU op under backend "auto" raised the "set after fastjem.kernels was imported" error, or skipped kernels made
+    for the interpreter."""
+    knobs = getattr(triton, "knobs", None)
+    if knobs is not None:
+        return bool(knobs.runtime.interpret)
+    # no triton (nothing to interpret), or one without knobs: Triton 3.8's reading
+    return os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes", "y")
 
 
 def _kernels_built_interpreted() -> bool:

@@ -1037,7 +1037,7 @@ MUTANTS = [
         ('kernels/rng.py', '    k1 = (seed >> 32) & _MASK32\n', '    k1 = seed * 0\n'),
     ]),
     Mutant('dispatch-interpreter-only-1', 'tests/test_kernels_dispatch.py -k restored_after', [
-        ('kernels/_dispatch.py', 'in ("1", "true", "on", "yes")', 'in ("1",)'),
+        ('kernels/_dispatch.py', '        return bool(knobs.runtime.interpret)', '        return os.environ.get("TRITON_INTERPRET", "0") == "1"'),
     ]),
     Mutant('dispatch-block-not-restored-on-error', 'tests/test_kernels_dispatch.py -k restored_after', [
         ('kernels/_dispatch.py', '    try:\n        yield\n    finally:\n        with _lock:\n            _default[0] = previous', '    yield\n    with _lock:\n        _default[0] = previous'),
@@ -7232,6 +7232,11 @@ MUTANTS = [
         ('fastjem/runs.py',
          '(cfg.get(k) if _number(cfg.get(k)) else 0 for k in ("iters", "epochs"))',
          '(cfg.get(k) or 0 for k in ("iters", "epochs"))'),
+    ]),
+    Mutant('interpreter-read-unlike-triton', 'tests/test_kernels_dispatch.py -k interpreter_is_on', [
+        ('kernels/_dispatch.py',
+         '        return bool(knobs.runtime.interpret)',
+         '        return os.environ.get("TRITON_INTERPRET", "0").strip().lower() in ("1", "true", "on", "yes")'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -258,6 +258,16 @@ def test_the_backend_block_is_restored_after_an_error_and_names_are_checked(monk
     assert _dispatch.interpreter_on()
 
 
+@pytest.mark.skipif(_dispatch.triton is None, reason="needs triton")
+@pytest.mark.parametrize("value", ["1", "0", "y", "YES", "1 ", " 1", "2"])
+def test_the_interpreter_is_on_where_triton_makes_interpreted_kernels(monkeypatch, value):
+    """The dispatch reads TRITON_INTERPRET as Triton does when it makes a kernel: with "1 " (a stray space in an env
+    file) our reading said on where Triton compiled for a GPU, and every CPU op under "auto" raised the "set after
+    fastjem.kernels was imported" error; with "y" it said off where Triton interpreted."""
+    monkeypatch.setenv("TRITON_INTERPRET", value)
+    assert _dispatch.interpreter_on() is _dispatch._kernels_built_interpreted()
+
+
 def test_version_release_and_power_of_2_helpers():
     """(major, minor) of any version string, a missing part 0 (the interpreter check compares them); the block
     size helper gives the smallest power of 2 at or above n (1 for n <= 1)."""
