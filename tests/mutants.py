@@ -7233,10 +7233,95 @@ MUTANTS = [
          '(cfg.get(k) if _number(cfg.get(k)) else 0 for k in ("iters", "epochs"))',
          '(cfg.get(k) or 0 for k in ("iters", "epochs"))'),
     ]),
+    Mutant('dispatch-auto-without-triton', 'tests/test_kernels_dispatch.py -k forced_triton_without_triton_is', [
+        ('kernels/_dispatch.py',
+         '        return runnable and triton is not None',
+         '        return runnable'),
+    ]),
     Mutant('interpreter-read-unlike-triton', 'tests/test_kernels_dispatch.py -k interpreter_is_on', [
         ('kernels/_dispatch.py',
          '        return bool(knobs.runtime.interpret)',
          '        return os.environ.get("TRITON_INTERPRET", "0").strip().lower() in ("1", "true", "on", "yes")'),
+    ]),
+    Mutant('dispatch-missing-triton-said-as-device', 'tests/test_kernels_dispatch.py -k names_the_missing', [
+        ('kernels/_dispatch.py',
+         '    if triton is None:\n        raise RuntimeError(\n            "fastjem.kernels: backend \'triton\' was requested but triton is not installed; "',
+         '    if triton is None and runnable:\n        raise RuntimeError(\n            "fastjem.kernels: backend \'triton\' was requested but triton is not installed; "'),
+    ]),
+    Mutant('direct-call-while-compiling', 'tests/test_kernels_dispatch.py -k inductor_smoke', [
+        ('kernels/_dispatch.py',
+         '    if torch.compiler.is_compiling() or _dispatch_modes_active():',
+         '    if _dispatch_modes_active():'),
+    ]),
+    Mutant('direct-call-tensor-subclasses', 'tests/test_kernels_dispatch.py -k subclasses_see', [
+        ('kernels/_dispatch.py',
+         '(type(t) is torch.Tensor and',
+         '(isinstance(t, torch.Tensor) and'),
+    ]),
+    Mutant('direct-call-wrapped-tensors', 'tests/test_kernels_energy.py -k torch_func_transforms', [
+        ('kernels/_dispatch.py',
+         ' and not is_wrapped(t)\n',
+         '\n'),
+    ]),
+    Mutant('dispatch-modes-one-ignored', 'tests/test_kernels_dispatch.py -k plain_eager_lse_energy', [
+        ('kernels/_dispatch.py',
+         'stack_len() > 0',
+         'stack_len() > 1'),
+    ]),
+    Mutant('as-number-tensor-error-raw', 'tests/test_kernels_dispatch.py -k cannot_make_a_float', [
+        ('kernels/_dispatch.py',
+         '    except (TypeError, ValueError, RuntimeError):\n        got = f"a tensor',
+         '    except (TypeError, ValueError):\n        got = f"a tensor'),
+    ]),
+    Mutant('check-tensors-idx-advice-lost', 'tests/test_kernels_buffer.py -k indices_that_are_no_tensor', [
+        ('kernels/_dispatch.py',
+         '", dtype=torch.int64" if name == "idx"',
+         '", dtype=torch.int64" if name == "x"'),
+    ]),
+    Mutant('rng-state-device-ignored', 'tests/test_kernels_dispatch.py -k meta_tensors', [
+        ('kernels/rng.py',
+         '0], dtype=torch.int64, device=device)',
+         '0], dtype=torch.int64)'),
+    ]),
+    Mutant('rng-kernel-uniform-can-be-zero', 'tests/test_kernels_sgld.py -k kernel_matches_reference', [
+        ('kernels/rng.py',
+         'return ((b_bits >> 9) * 2 + 1).to(tl.float32)',
+         'return ((b_bits >> 9) * 2).to(tl.float32)'),
+    ]),
+    Mutant('rng-interleave4-order', 'tests/test_kernels_sgld.py -k kernel_matches_reference', [
+        ('kernels/rng.py',
+         'tl.join(tl.join(b_0, b_2), tl.join(b_1, b_3))',
+         'tl.join(tl.join(b_0, b_1), tl.join(b_2, b_3))'),
+    ]),
+    Mutant('rng-uniform-rows-order', 'tests/test_kernels_buffer.py -k sample_kernel_matches_reference_bit_exactly', [
+        ('kernels/rng.py',
+         'tl.join(tl.join(_uniform(b_r0), _uniform(b_r2)), tl.join(_uniform(b_r1), _uniform(b_r3)))',
+         'tl.join(tl.join(_uniform(b_r0), _uniform(b_r1)), tl.join(_uniform(b_r2), _uniform(b_r3)))'),
+    ]),
+    Mutant('rng-uniform-scalar-word-1', 'tests/test_kernels_buffer.py -k sample_kernel_matches_reference_bit_exactly', [
+        ('kernels/rng.py',
+         '    b_r0, _, _, _ = tl.randint4x(b_seed, b_ctr)\n        return _uniform(b_r0)',
+         '    _, b_r0, _, _ = tl.randint4x(b_seed, b_ctr)\n        return _uniform(b_r0)'),
+    ]),
+    Mutant('rng-normal-block-pair-swapped', 'tests/test_kernels_sgld.py -k kernel_matches_reference', [
+        ('kernels/rng.py',
+         'b_n0, b_n1 = _normal_pair(_uniform(b_r0), _uniform(b_r1))',
+         'b_n0, b_n1 = _normal_pair(_uniform(b_r1), _uniform(b_r0))'),
+    ]),
+    Mutant('rng-stream-offset-ignored', 'tests/test_kernels_rng.py -k counter_words_in_order', [
+        ('kernels/rng.py',
+         '    return rng_state[1] + base + torch.arange(',
+         '    return base + torch.arange('),
+    ]),
+    Mutant('rng-numpy-seed-high-word-lost', 'tests/test_kernels_rng.py -k split_into_32_bit', [
+        ('kernels/rng.py',
+         '    k0, k1 = seed & _MASK32, (seed >> 32) & _MASK32\n',
+         '    k0, k1 = seed & _MASK32, 0\n'),
+    ]),
+    Mutant('rng-reference-theta-unshifted', 'tests/test_kernels_sgld.py -k kernel_matches_reference', [
+        ('kernels/rng.py',
+         '    theta = u_b * _TWO_PI - _PI\n',
+         '    theta = u_b * _TWO_PI\n'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -332,3 +332,58 @@ def test_a_compiled_op_given_bad_inputs_is_refused_while_traced_with_its_eager_m
         torch.compile(step, fullgraph=True, backend="aot_eager")(x, state)
     assert str(eager.value) in str(compiled.value)
     assert torch.equal(x, torch.zeros(4)) and state.tolist() == [0, 0]
+
+
+class _Wrapped(torch.Tensor):
+    """A tensor subclass that sees the ops run on it at the dispatch level (as DTensor and FSDP's parameters do), and
+    unwraps its tensor for each."""
+
+    seen: list = []
+
+    @staticmethod
+    def __new__(cls, elem):
+        return torch.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype, device=elem.device,
+                                                   requires_grad=elem.requires_grad)
+
+    def __init__(self, elem):
+        self.elem = elem
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        cls.seen.append(str(func))
+        unwrap = lambda t: t.elem if isinstance(t, _Wrapped) else t  # noqa: E731
+        return func(*torch.utils._pytree.tree_map(unwrap, args), **torch.utils._pytree.tree_map(unwrap, kwargs or {}))
+
+
+@pytest.mark.parametrize("backend", ["reference", "triton"])
+def test_tensor_subclasses_see_the_registered_op(backend):
+    """Only plain tensors skip the registered op: a subclass that handles ops at the dispatch level must be handed
+    fastjem's op, not the aten ops of its implementation or a kernel launched on a tensor that holds no storage."""
+    skip_unless_runnable("cpu", backend)
+    _Wrapped.seen = []
+    logits = torch.randn(3, 5)
+    e = kernels.lse_energy(_Wrapped(logits), backend=backend)
+    assert any(n.startswith("fastjem.lse_energy") for n in _Wrapped.seen), _Wrapped.seen
+    assert torch.allclose(e, -torch.logsumexp(logits, 1))
+    _Wrapped.seen = []
+    x, state = torch.zeros(6), kernels.new_rng_state(0)
+    kernels.sgld_step_(_Wrapped(x), torch.ones(6), 1.0, 0.0, state, backend=backend)
+    assert any(n.startswith("fastjem.sgld_step_") for n in _Wrapped.seen), _Wrapped.seen
+    assert torch.equal(x, torch.ones(6))
+
+
+def test_forced_triton_without_triton_or_interpreter_names_the_missing_install(monkeypatch):
+    """Without triton installed, a forced 'triton' on a CPU tensor names the install first: told only that CPU
+    tensors need TRITON_INTERPRET=1, a user set it and met the missing install on the next try."""
+    monkeypatch.setattr(_dispatch, "triton", None)
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    with pytest.raises(RuntimeError, match="triton is not installed"):
+        _dispatch.use_triton(torch.zeros(1), "triton")
+
+
+def test_a_scalar_argument_torch_cannot_make_a_float_is_named():
+    """float() of a complex or a meta tensor raises RuntimeError, not ValueError: it is still the op's own error,
+    naming the argument, not torch's "cannot be converted to type double"."""
+    for value in (torch.tensor(1 + 2j), torch.tensor(0.5, device="meta")):
+        with pytest.raises(ValueError, match=r"sgld_step_: alpha must be a number .*got a tensor of shape \(\)"):
+            _dispatch.as_number("sgld_step_", "alpha", value)
