@@ -7323,6 +7323,86 @@ MUTANTS = [
          '    theta = u_b * _TWO_PI - _PI\n',
          '    theta = u_b * _TWO_PI\n'),
     ]),
+    Mutant('lse-fwd-row-mask-one-past', 'tests/test_kernels_energy.py -k write_nothing_past', [
+        ('kernels/energy.py',
+         '        m_b = o_b < B\n        if HAS_LABELS:\n            b_label = tl.load(p_labels + o_b, mask=m_b, other=0)',
+         '        m_b = o_b <= B\n        if HAS_LABELS:\n            b_label = tl.load(p_labels + o_b, mask=m_b, other=0)'),
+    ]),
+    Mutant('lse-bwd-row-mask-one-past', 'tests/test_kernels_energy.py -k write_nothing_past', [
+        ('kernels/energy.py',
+         '        m_b = o_b < B\n        b_g = tl.load(',
+         '        m_b = o_b <= B\n        b_g = tl.load('),
+    ]),
+    Mutant('lse-bwd-column-mask-lost', 'tests/test_kernels_energy.py -k write_nothing_past', [
+        ('kernels/energy.py',
+         '            m_bk = m_b[:, None] & (o_k < K)[None, :]\n            if HAS_LABELS:',
+         '            m_bk = m_b[:, None] & (o_k >= 0)[None, :]\n            if HAS_LABELS:'),
+    ]),
+    Mutant('lse-bwd-writes-at-row-stride', 'tests/test_kernels_energy.py -k row_strided', [
+        ('kernels/energy.py',
+         'p_d = p_grad_logits + o_b[:, None] * K + o_k[None, :]',
+         'p_d = p_grad_logits + o_b[:, None] * stride_b + o_k[None, :]'),
+    ]),
+    Mutant('lse-backend-resolved-at-backward', 'tests/test_kernels_energy.py -k backend_of_its_forward', [
+        ('kernels/energy.py',
+         '    ctx.backend = resolve_backend(backend)',
+         '    ctx.backend = backend'),
+    ]),
+    Mutant('lse-fake-energy-in-logits-dtype', 'tests/test_kernels_energy.py -k fake_gives_fp32', [
+        ('kernels/energy.py',
+         '    return logits.new_empty(B, dtype=f32), ',
+         '    return logits.new_empty(B), '),
+    ]),
+    Mutant('lse-fake-joint-aux-of-batch', 'tests/test_kernels_energy.py -k opcheck', [
+        ('kernels/energy.py',
+         '    n_aux = B if labels is None else 0\n    f32 = torch.float32',
+         '    n_aux = B\n    f32 = torch.float32'),
+    ]),
+    Mutant('lse-launcher-joint-aux-of-batch', 'tests/test_kernels_energy.py -k opcheck', [
+        ('kernels/energy.py',
+         '    n_aux = B if labels is None else 0\n    energy = torch.empty',
+         '    n_aux = B\n    energy = torch.empty'),
+    ]),
+    Mutant('lse-bwd-fake-keeps-strides', 'tests/test_kernels_energy.py -k transposed_logits', [
+        ('kernels/energy.py',
+         '    return torch.empty_like(logits, memory_format=torch.contiguous_format)',
+         '    return torch.empty_like(logits)'),
+    ]),
+    Mutant('lse-differentiable-joint-sign', 'tests/test_kernels_energy.py -k second_derivatives', [
+        ('kernels/energy.py',
+         '        return (-g * onehot.scatter_(1, labels[:, None], 1.0)).to(logits.dtype)',
+         '        return (g * onehot.scatter_(1, labels[:, None], 1.0)).to(logits.dtype)'),
+    ]),
+    Mutant('lse-differentiable-softmax-dim', 'tests/test_kernels_energy.py -k second_derivatives', [
+        ('kernels/energy.py',
+         '    return (-g * torch.softmax(logits.float(), dim=1)).to(logits.dtype)',
+         '    return (-g * torch.softmax(logits.float(), dim=0)).to(logits.dtype)'),
+    ]),
+    Mutant('lse-double-backward-joint-sign', 'tests/test_kernels_energy.py -k second_derivatives', [
+        ('kernels/energy.py',
+         '        d_energy = -v.gather(1, labels[:, None]).squeeze(1)',
+         '        d_energy = v.gather(1, labels[:, None]).squeeze(1)'),
+    ]),
+    Mutant('lse-labels-only-transformed', 'tests/test_kernels_energy.py -k labels_alone', [
+        ('kernels/energy.py',
+         'if not torch.compiler.is_compiling() and _transformed(logits, labels):',
+         'if not torch.compiler.is_compiling() and _transformed(logits):'),
+    ]),
+    Mutant('lse-bwd-upstream-strided', 'tests/test_kernels_energy.py -k noncontiguous_and_expanded', [
+        ('kernels/energy.py',
+         '    grad_energy = grad_energy.to(torch.float32).contiguous()',
+         '    grad_energy = grad_energy.to(torch.float32)'),
+    ]),
+    Mutant('lse-bwd-launcher-column-strided', 'tests/test_kernels_energy.py -k noncontiguous_and_expanded', [
+        ('kernels/energy.py',
+         '    if logits.stride(1) != 1:\n        logits = logits.contiguous()\n    labels = labels.contiguous()',
+         '    labels = labels.contiguous()'),
+    ]),
+    Mutant('lse-fwd-impl-unchecked', 'tests/test_kernels_energy.py -k integer_dtype', [
+        ('kernels/energy.py',
+         '    _check_inputs(logits, labels)\n    _check_label_range(',
+         '    _check_label_range('),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

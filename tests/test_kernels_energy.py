@@ -1,5 +1,9 @@
 """lse_energy: Triton kernel and reference backend against the autograd spec ``lse_energy_ref``."""
 
+import math
+import types
+import warnings
+
 import fastjem.kernels as kernels
 import pytest
 import torch
@@ -498,3 +502,88 @@ def test_refused_logits_and_labels_are_told_what_to_pass(backend):
         lse_energy(torch.randn(3, 4, dtype=torch.float64), backend=backend)
     with pytest.raises(ValueError, match=r"got torch.int32 \(3,\): pass one class index per row .*labels.long\(\)"):
         lse_energy(torch.randn(3, 4), torch.zeros(3, dtype=torch.int32), backend=backend)
+
+
+def test_the_kernels_write_nothing_past_their_outputs(monkeypatch):
+    """Every output is a view at the start of a longer buffer whose tail holds a sentinel: a row or column mask one
+    element too wide (o_b <= B, a column mask lost) stores past the end of an output, where no comparison of the
+    values looks (the interpreter copies whole storages back, so the tail shows what the kernel wrote)."""
+    skip_unless_runnable("cpu", "triton")
+    tails = []
+
+    class _Torch(types.ModuleType):
+        def __getattr__(self, name):
+            return getattr(torch, name)
+
+    def empty(*size, dtype=None, device=None, **kwargs):
+        size = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
+        n = math.prod(size)
+        whole = torch.full((n + 64,), 7.0, dtype=dtype, device=device)
+        tails.append(whole[n:])
+        return whole[:n].view(size).fill_(float("nan"))
+
+    proxy = _Torch("torch_guarded_empty")
+    proxy.empty = empty
+    monkeypatch.setattr(energy, "torch", proxy)
+    B, K = 5, 3  # one program of 8 rows and 4 columns: 3 rows and 1 column masked off
+    gen = torch.Generator().manual_seed(4)
+    logits = torch.randn(B, K, generator=gen)
+    for labels in (None, torch.randint(0, K, (B,), generator=gen)):
+        e, row_max, row_sumexp = energy.lse_energy_fwd(logits, labels)
+        grad = energy.lse_energy_bwd(torch.ones(B), logits, labels, row_max, row_sumexp)
+        assert_close(e, lse_energy_ref(logits, labels), E_ATOL, E_RTOL, "E")
+        assert grad.shape == (B, K) and not grad.isnan().any()
+    assert len(tails) == 8 and all(bool((t == 7.0).all()) for t in tails), [t[:4].tolist() for t in tails]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_fake_gives_fp32_outputs_for_low_precision_logits(backend):
+    """The registered fake (what torch.compile and export trace) promises the real op's outputs: E and the row
+    statistics in fp32 whatever the logits' dtype (an fp16 energy told to a compiled graph that gets fp32)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    skip_unless_runnable("cpu", backend)
+    for dtype in (torch.bfloat16, torch.float16):
+        logits = torch.randn(4, 6).to(dtype)
+        for labels in (None, torch.tensor([0, 5, 2, 1])):
+            real = torch.ops.fastjem.lse_energy(logits, labels, backend)
+            with FakeTensorMode() as mode:
+                fake = torch.ops.fastjem.lse_energy(mode.from_tensor(logits),
+                                                    None if labels is None else mode.from_tensor(labels), backend)
+            assert [(t.dtype, t.shape) for t in fake] == [(t.dtype, t.shape) for t in real], (dtype, labels)
+
+
+@pytest.mark.parametrize("path", ["eager", "registered-op"])
+def test_the_backward_runs_on_the_backend_of_its_forward(monkeypatch, path):
+    """The backend is resolved when the forward runs: a loss computed inside `with kernels.backend(...)` and
+    backpropagated after the block (as a training step does) takes its backward on the forward's backend, not the
+    default in force at backward time (resolved then, a reference forward got the Triton backward)."""
+    skip_unless_runnable("cpu", "triton")
+    calls = []
+    real = energy.lse_energy_bwd
+    monkeypatch.setattr(energy, "lse_energy_bwd", lambda *a: calls.append(1) or real(*a))
+    if path == "registered-op":
+        monkeypatch.setattr(energy, "direct_call", lambda *a, **k: False)
+    for inside, launched in (("reference", []), ("triton", [1])):
+        calls.clear()
+        logits = torch.randn(3, 4, requires_grad=True)
+        with kernels.backend(inside):
+            loss = lse_energy(logits).sum()
+        with kernels.backend("triton" if inside == "reference" else "reference"):
+            loss.backward()
+        assert calls == launched, inside
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_vmap_over_the_labels_alone_gives_the_specs_values(backend):
+    """Labels batched by vmap beside plain logits (the joint energy of one batch under several labellings): only the
+    labels are a transform's tensor, and the energy is still the spec's formula, batched, not the registered op run
+    once per labelling by vmap's fallback (which warns of the performance drop)."""
+    skip_unless_runnable("cpu", backend)
+    gen = torch.Generator().manual_seed(6)
+    logits = torch.randn(4, 6, generator=gen)
+    labellings = torch.randint(0, 6, (3, 4), generator=gen)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = torch.func.vmap(lambda y: lse_energy(logits, y, backend=backend))(labellings)
+    assert_close(got, torch.stack([lse_energy_ref(logits, y) for y in labellings]), 0, 0, "E(x, y) per labelling")
