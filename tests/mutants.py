@@ -7403,6 +7403,66 @@ MUTANTS = [
          '    _check_inputs(logits, labels)\n    _check_label_range(',
          '    _check_label_range('),
     ]),
+    Mutant('eval-arrays-reloaded', 'tests/test_eval.py -k loaded_once_per_folder', [
+        ('fastjem/eval/core.py',
+         '        if key not in self._arrays:',
+         '        if True:'),
+    ]),
+    Mutant('eval-load-model-of-evalmodel', 'tests/test_eval.py -k cli_all_prints_a_summary_table', [
+        ('fastjem/eval/core.py',
+         '    if isinstance(checkpoint, EvalModel):\n        return checkpoint',
+         '    if False:\n        return checkpoint'),
+    ]),
+    Mutant('eval-classifier-gets-buffer', 'tests/test_eval.py -k bad_input_gets_one_clear_error', [
+        ('fastjem/eval/core.py',
+         'if ckpt.get("buffer") is not None and cfg.generative:',
+         'if ckpt.get("buffer") is not None:'),
+    ]),
+    Mutant('eval-predict-logits-low-precision', 'tests/test_eval.py -k low_precision_network', [
+        ('fastjem/eval/core.py',
+         'torch.cat([model(x[s]).float() for s in',
+         'torch.cat([model(x[s]) for s in'),
+    ]),
+    Mutant('eval-fp64-logits-downcast', 'tests/test_eval.py -k refinement_is_differentiable', [
+        ('fastjem/eval/core.py',
+         '    return logits if logits.dtype == torch.float64 else logits.float()',
+         '    return logits.float()'),
+    ]),
+    Mutant('eval-refine-marks-callers-tensor', 'tests/test_eval.py -k leaves_the_callers_tensor', [
+        ('fastjem/eval/core.py',
+         '            x = x.detach().requires_grad_(True)',
+         '            x = x.requires_grad_(True)'),
+    ]),
+    Mutant('eval-refine-graph-dropped', 'tests/test_eval.py -k refinement_is_differentiable', [
+        ('fastjem/eval/core.py',
+         '    return x if create_graph else x.detach()',
+         '    return x.detach()'),
+    ]),
+    Mutant('eval-run-chains-empty-fails', 'tests/test_eval.py -k low_precision_network', [
+        ('fastjem/eval/core.py',
+         '    return torch.cat(out) if out else x0[:0].detach()',
+         '    return torch.cat(out)'),
+    ]),
+    Mutant('eval-refined-logits-low-precision', 'tests/test_eval.py -k low_precision_network', [
+        ('fastjem/eval/core.py',
+         '            out.append(model(xr).float())',
+         '            out.append(model(xr))'),
+    ]),
+    Mutant('eval-energy-params-swapped', 'tests/test_eval.py -k robustness_options_reach', [
+        ('fastjem/eval/core.py',
+         '        return self.config.sgld_step_size, self.config.sgld_noise',
+         '        return self.config.sgld_noise, self.config.sgld_step_size'),
+    ]),
+    Mutant('eval-loaded-arrays-forget-data', 'tests/test_eval.py -k loaded_once_per_folder', [
+        ('fastjem/eval/core.py',
+         '        return [self.data] if self.data is not None else list(self._arrays.values())',
+         '        return list(self._arrays.values())'),
+    ]),
+    Mutant('eval-refine-without-noise', 'tests/test_eval.py -k cautions_when_the_refinement_leaves', [
+        ('fastjem/eval/core.py',
+         '        x = x - step_size * grad + noise * torch.randn_like(x)',
+         '        x = x - step_size * grad'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

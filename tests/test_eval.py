@@ -2480,3 +2480,53 @@ def test_sample_refuses_a_data_dir_its_chains_would_not_read(runs, tmp_path, cap
         assert main(["sample", ckpt, *extra, *common]) == 1
         assert re.search(said, capsys.readouterr().err)
     assert not (tmp_path / "s.pt").exists()
+
+
+def _small_net():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Flatten(), nn.Linear(12, 5), nn.Tanh(), nn.Linear(5, 3)).requires_grad_(False)
+
+
+def test_a_refinement_that_keeps_its_graph_leaves_the_callers_tensor_alone():
+    """With create_graph (an attack on refine-then-classify) the refinement makes its own leaf of an input that
+    needs no grad: the caller's tensor (the test images) does not start requiring grad."""
+    x = torch.randn(4, 3, 2, 2)
+    out = sgld_refine(_small_net(), x, 2, 0.5, 0.0, create_graph=True)
+    assert out.requires_grad and not x.requires_grad
+
+
+def test_predictions_are_fp32_from_a_low_precision_network_and_chains_may_be_empty():
+    """Logits of a bf16 network come back fp32, refined or not (the metrics reduce them in fp32); run_chains over
+    no images gives no images, of their shape."""
+    from fastjem.eval.core import predict_logits, refined_logits, run_chains
+
+    net = _small_net().to(torch.bfloat16)
+    x = torch.randn(5, 3, 2, 2, dtype=torch.bfloat16)
+    assert predict_logits(net, x, batch_size=2).dtype == torch.float32
+    assert refined_logits(net, x, 1, 0.1, 0.0, batch_size=2).dtype == torch.float32
+    empty = run_chains(_small_net(), torch.zeros(0, 3, 2, 2), 2, 0.1, 0.0)
+    assert empty.shape == (0, 3, 2, 2)
+
+
+def test_the_dataset_is_loaded_once_per_folder_and_given_data_is_what_was_loaded(monkeypatch):
+    """EvalModel.arrays loads a data folder once however many tasks ask for it; loaded_arrays lists each folder's,
+    or the data given to load_model."""
+    from types import SimpleNamespace
+
+    from fastjem.data import DatasetInfo
+    from fastjem.eval import core
+
+    loads = []
+
+    def load_arrays(dataset, data_dir, *args, **kwargs):
+        loads.append(data_dir)
+        return SimpleNamespace(info=SimpleNamespace(classes=()), folder=data_dir)
+
+    monkeypatch.setattr(core, "load_arrays", load_arrays)
+    em = core.EvalModel(nn.Identity(), TrainConfig(), DatasetInfo("digits", 10, 1, 8, 0, False, 0), None, 0,
+                        Path("run/checkpoint.pt"), torch.device("cpu"))
+    a = em.arrays("d1")
+    assert em.arrays("d1") is a and em.arrays("d2").folder == "d2" and loads == ["d1", "d2"]
+    assert [b.folder for b in em.loaded_arrays()] == ["d1", "d2"]
+    em.data = SimpleNamespace(folder="given")
+    assert em.arrays("d1") is em.data and em.loaded_arrays() == [em.data]
