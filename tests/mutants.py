@@ -7463,6 +7463,106 @@ MUTANTS = [
          '        x = x - step_size * grad + noise * torch.randn_like(x)',
          '        x = x - step_size * grad'),
     ]),
+    # gaps2 audit (kernels/buffer.py, kernels/sgld.py, board, guard, memory, models)
+    Mutant('gaps2-buffer-sample-stores-past-its-rows', 'tests/test_kernels_buffer.py -k write_nothing_past', [
+        ('kernels/buffer.py', '        tl.store(p_out + o_b[:, None] * D + o_d[None, :], b_x, mask=m_bd)',
+         '        tl.store(p_out + o_b[:, None] * D + o_d[None, :], b_x, mask=m_b[:, None])'),
+    ]),
+    Mutant('gaps2-buffer-sample-one-row-past-b', 'tests/test_kernels_buffer.py -k write_nothing_past', [
+        ('kernels/buffer.py', '        m_b = o_b < B\n        b_seed', '        m_b = o_b <= B\n        b_seed'),
+    ]),
+    Mutant('gaps2-buffer-write-one-row-past-b', 'tests/test_kernels_buffer.py', [
+        ('kernels/buffer.py', '        m_b = o_b < B\n        m_bd = m_b[:, None] & (o_d < D)[None, :]\n        b_row',
+         '        m_b = o_b <= B\n        m_bd = m_b[:, None] & (o_d < D)[None, :]\n        b_row'),
+    ]),
+    Mutant('gaps2-buffer-kernel-resets-at-equal-prob', 'tests/test_kernels_buffer.py -k equals_the_reset', [
+        ('kernels/buffer.py', 'b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b  # [BLOCK_B]',
+         'b_reset = (uniform_scalar(b_seed, b_offset + o_b) <= reset_prob) & m_b  # [BLOCK_B]'),
+    ]),
+    Mutant('gaps2-buffer-both-reset-at-equal-prob', 'tests/test_kernels_buffer.py -k equals_the_reset', [
+        ('kernels/buffer.py', 'b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b  # [BLOCK_B]',
+         'b_reset = (uniform_scalar(b_seed, b_offset + o_b) <= reset_prob) & m_b  # [BLOCK_B]'),
+        ('kernels/buffer.py', 'b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b\n        else:',
+         'b_reset = (uniform_scalar(b_seed, b_offset + o_b) <= reset_prob) & m_b\n        else:'),
+        ('kernels/buffer.py', 'out = torch.where((u_row < reset_prob)[:, None], fresh, kept)',
+         'out = torch.where((u_row <= reset_prob)[:, None], fresh, kept)'),
+    ]),
+    Mutant('gaps2-buffer-rows-first-resets-at-equal-prob', 'tests/test_kernels_buffer.py -k equals_the_reset', [
+        ('kernels/buffer.py', 'b_reset = (uniform_scalar(b_seed, b_offset + o_b) < reset_prob) & m_b\n        else:',
+         'b_reset = (uniform_scalar(b_seed, b_offset + o_b) <= reset_prob) & m_b\n        else:'),
+    ]),
+    Mutant('gaps2-buffer-ref-resets-at-equal-prob', 'tests/test_kernels_buffer.py -k equals_the_reset', [
+        ('kernels/buffer.py', 'out = torch.where((u_row < reset_prob)[:, None], fresh, kept)',
+         'out = torch.where((u_row <= reset_prob)[:, None], fresh, kept)'),
+    ]),
+    Mutant('gaps2-buffer-reset-prob-0-refused', 'tests/test_kernels_buffer.py', [
+        ('kernels/buffer.py', 'not 0.0 <= reset_prob <= 1.0', 'not 0.0 < reset_prob <= 1.0'),
+    ]),
+    Mutant('gaps2-buffer-reset-prob-1-refused', 'tests/test_kernels_buffer.py', [
+        ('kernels/buffer.py', 'not 0.0 <= reset_prob <= 1.0', 'not 0.0 <= reset_prob < 1.0'),
+    ]),
+    Mutant('gaps2-buffer-restart-counters-floor', 'tests/test_kernels_buffer.py', [
+        ('kernels/buffer.py', 'o_b[:, None] * ((D + 3) // 4)', 'o_b[:, None] * (D // 4)'),
+    ]),
+    Mutant('gaps2-buffer-restarts-on-decision-counters', 'tests/test_kernels_buffer.py', [
+        ('kernels/buffer.py', 'o_ctr = b_offset + B + o_b[:, None]', 'o_ctr = b_offset + o_b[:, None]'),
+    ]),
+    Mutant('gaps2-buffer-advance-skips-decisions', 'tests/test_kernels_buffer.py', [
+        ('kernels/buffer.py', '        rng_state[1:].add_(B + B * counters_for(D))', '        rng_state[1:].add_(B * counters_for(D))'),
+        ('kernels/buffer.py', '    rng_state[1:].add_(B + B * d4)', '    rng_state[1:].add_(B * d4)'),
+    ]),
+    Mutant('gaps2-buffer-tiles-block-d-2-ok', 'tests/test_kernels_buffer.py -k tiles_below', [
+        ('kernels/buffer.py', 'block_d < 4 or block_d', 'block_d < 2 or block_d'),
+    ]),
+    Mutant('gaps2-buffer-overlap-adjacent-refused', 'tests/test_kernels_buffer.py', [
+        ('kernels/buffer.py', '    return a0 < b1 and b0 < a1', '    return a0 <= b1 and b0 <= a1'),
+    ]),
+    Mutant('gaps2-buffer-row-n-accepted', 'tests/test_kernels_buffer.py', [
+        ('kernels/buffer.py', '    if low < 0 or high >= buffer.shape[0]:', '    if low < 0 or high > buffer.shape[0]:'),
+    ]),
+    Mutant('gaps2-buffer-row-minus-1-accepted', 'tests/test_kernels_buffer.py', [
+        ('kernels/buffer.py', '    if low < 0 or high >= buffer.shape[0]:', '    if low < -1 or high >= buffer.shape[0]:'),
+    ]),
+    Mutant('gaps2-buffer-write-refused-under-no-grad', 'tests/test_kernels_buffer.py', [
+        ('kernels/buffer.py', '    if buffer.requires_grad and torch.is_grad_enabled():', '    if buffer.requires_grad:'),
+    ]),
+    Mutant('gaps2-buffer-sample-refused-under-no-grad', 'tests/test_kernels_buffer.py', [
+        ('kernels/buffer.py', '    if torch.is_grad_enabled() and (buffer.requires_grad or', '    if (buffer.requires_grad or'),
+    ]),
+    Mutant('gaps2-buffer-sample-fresh-requiring-grad-ok', 'tests/test_kernels_buffer.py', [
+        ('kernels/buffer.py', '(fresh is not None and fresh.requires_grad)', 'False'),
+    ]),
+    Mutant('gaps2-buffer-write-integer-rows-ok', 'tests/test_kernels_buffer.py', [
+        ('kernels/buffer.py', '(rows.device != buffer.device or not rows.is_floating_point())', '(rows.device != buffer.device)'),
+    ]),
+    Mutant('gaps2-sgld-negative-base-ok', 'tests/test_kernels_sgld.py -k negative_base', [
+        ('kernels/sgld.py', '    if base < 0 or (', '    if base < -1 or ('),
+    ]),
+    Mutant('gaps2-sgld-advance-one-short-ok', 'tests/test_kernels_sgld.py', [
+        ('kernels/sgld.py', 'advance < base + counters_for(x.numel()))', 'advance < base + counters_for(x.numel()) - 1)'),
+    ]),
+    Mutant('gaps2-sgld-block-2-ok', 'tests/test_kernels_sgld.py -k launch_configuration', [
+        ('kernels/sgld.py', '    if block < 4 or block & (block - 1):', '    if block < 2 or block & (block - 1):'),
+    ]),
+    Mutant('gaps2-sgld-block-not-power-of-2-ok', 'tests/test_kernels_sgld.py', [
+        ('kernels/sgld.py', '    if block < 4 or block & (block - 1):', '    if block < 4:'),
+    ]),
+    Mutant('gaps2-sgld-kernel-bf16-grad-not-widened', 'tests/test_kernels_sgld.py', [
+        ('kernels/sgld.py', '        b_g = tl.load(p_grad + o_x, mask=m_x, other=0.0).to(tl.float32)\n',
+         '        b_g = tl.load(p_grad + o_x, mask=m_x, other=0.0)\n'),
+    ]),
+    Mutant('gaps2-sgld-ref-bf16-grad-not-widened', 'tests/test_kernels_sgld.py', [
+        ('kernels/sgld.py', 'x.copy_(x + alpha * grad.float() + sigma * noise)', 'x.copy_(x + alpha * grad + sigma * noise)'),
+    ]),
+    Mutant('gaps2-sgld-refused-under-no-grad', 'tests/test_kernels_sgld.py', [
+        ('kernels/sgld.py', '    if x.requires_grad and torch.is_grad_enabled():\n        refuse(', '    if x.requires_grad:\n        refuse('),
+    ]),
+    Mutant('gaps2-sgld-advance-ignored', 'tests/test_kernels_sgld.py', [
+        ('kernels/sgld.py', 'rng_state[1:].add_(counters_for(n) if advance is None else advance)', 'rng_state[1:].add_(counters_for(n))'),
+    ]),
+    Mutant('gaps2-sgld-ref-backend-unchecked', 'tests/test_kernels_sgld.py', [
+        ('kernels/sgld.py', '        _check_inputs(x, grad, rng_state, base, advance)\n        sgld_step_ref(', '        sgld_step_ref('),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

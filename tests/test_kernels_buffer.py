@@ -1,5 +1,8 @@
 """buffer_sample (gather + reset to U(-1, 1)) and buffer_write_ (scatter)."""
 
+import math
+import types
+
 import pytest
 import torch
 from fastjem.kernels import buffer, buffer_sample, buffer_sample_ref, buffer_write_, buffer_write_ref, new_rng_state
@@ -560,3 +563,82 @@ def test_indices_that_are_no_tensor_are_refused_with_what_to_pass():
     with pytest.raises(TypeError, match="buffer_sample: fresh must be a torch.Tensor, got a list"):
         buffer_sample(buf, torch.tensor([0]), 0.5, state, fresh=[[0.0] * 3])
     assert state.tolist() == [0, 0]
+
+
+def test_the_kernels_write_nothing_past_their_outputs(monkeypatch):
+    """The gather's output is a view at the start of a longer storage whose tail holds a sentinel, and so is the
+    buffer the scatter writes: a row or column mask one element too wide (o_b <= B, m_b for m_bd) stores past the end,
+    where no comparison of the values looks (past the storage itself the interpreter aborted pytest: no test failed)."""
+    skip_unless_runnable("cpu", "triton")
+    from fastjem.kernels.buffer import buffer_sample_fwd, buffer_write_fwd
+
+    tails = []
+
+    def guarded(n, dtype=torch.float32):
+        whole = torch.full((n + 64,), 7.0, dtype=dtype)
+        tails.append(whole[n:])
+        return whole[:n]
+
+    class _Torch(types.ModuleType):
+        def __getattr__(self, name):
+            return getattr(torch, name)
+
+    def empty(*size, dtype=None, device=None, **kwargs):
+        size = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
+        return guarded(math.prod(size), dtype).view(size).fill_(float("nan"))
+
+    proxy = _Torch("torch_guarded_empty")
+    proxy.empty = empty
+    monkeypatch.setattr(buffer, "torch", proxy)
+    B, N = 5, 7  # rows of 3: one program of 8 rows and 4 columns, 3 rows and 1 column masked off
+    buf = guarded(N * 3).view(N, 3).copy_(_buffer(N, (3,), "cpu"))
+    idx = torch.tensor([6, 0, 3, 6, 2])
+    fresh = torch.rand(B, 3) - 5
+    for reset_prob, rows_first, kwargs in ((0.0, False, {}), (1.0, False, {}), (0.5, True, {}),
+                                           (1.0, False, {"fresh": fresh})):
+        state, state_ref = new_rng_state(3), new_rng_state(3)
+        x0 = buffer_sample_fwd(buf, idx, reset_prob, state, rows_first=rows_first, **kwargs)
+        assert_close(x0, buffer_sample_ref(buf, idx, reset_prob, state_ref, **kwargs), 0, 0, "x0")
+    buffer_write_fwd(buf, torch.tensor([6, 5, 4, 1, 0]), torch.zeros(B, 3))
+    assert buf[[0, 1, 4, 5, 6]].eq(0).all()
+    assert len(tails) == 5 and all(bool((t == 7.0).all()) for t in tails), [t[:4].tolist() for t in tails]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_row_whose_draw_equals_the_reset_probability_is_kept(backend):
+    """A row resets iff its uniform is strictly below reset_prob (the module's spec, and what makes the reset fraction
+    reset_prob): with reset_prob equal to one row's draw, that row is kept and exactly the rows of lower draws restart,
+    in both orders of the gather's loads."""
+    skip_unless_runnable("cpu", backend)
+    from fastjem.kernels.buffer import buffer_sample_fwd
+    from fastjem.kernels.rng import uniform_stream
+
+    B = 9
+    buf, idx = _buffer(B, (5,), "cpu"), torch.arange(B)
+    u = uniform_stream(new_rng_state(6), 0, 4 * B).view(B, 4)[:, 0]  # the rows' reset draws
+    row = int(u.argsort()[B // 2])  # the median draw: rows below it restart, rows above it are kept
+    p = float(u[row])
+    restart = (u < u[row]).tolist()
+    runs = [lambda rows_first: buffer_sample(buf, idx, p, new_rng_state(6), backend=backend)]
+    if backend == "triton":
+        runs.append(lambda rows_first: buffer_sample_fwd(buf, idx, p, new_rng_state(6), rows_first=rows_first))
+    for run in runs:
+        for rows_first in (False, True):
+            x0 = run(rows_first)
+            assert x0.abs().le(1).all(1).tolist() == restart and torch.equal(x0[row], buf[row])
+
+
+def test_launch_tiles_below_4_columns_or_not_powers_of_two_are_refused():
+    """BLOCK_D < 4 would split a row's counters across blocks (a block draws whole counters of 4 values), and a tile
+    that is no power of two no block shape: the benchmark's override is refused before anything is launched."""
+    skip_unless_runnable("cpu", "triton")
+    from fastjem.kernels.buffer import buffer_sample_fwd, buffer_write_fwd
+
+    buf, idx = torch.zeros(6, 8), torch.tensor([0, 3])
+    for tiles in ((1, 2), (1, 1), (0, 4), (3, 8), (2, 12)):
+        state = new_rng_state(0)
+        with pytest.raises(ValueError, match=r"tiles must be powers of two \(BLOCK_B >= 1, BLOCK_D >= 4\)"):
+            buffer_sample_fwd(buf, idx, 0.5, state, tiles=tiles)
+        with pytest.raises(ValueError, match="tiles must be powers of two"):
+            buffer_write_fwd(buf, idx, torch.ones(2, 8), tiles=tiles)
+        assert state.tolist() == [0, 0] and not buf.any()

@@ -260,8 +260,10 @@ def test_every_launch_configuration_draws_the_same_numbers(device):
     assert torch.equal(outs[0][1], state_ref)
     for x, state in outs[1:]:
         assert torch.equal(x, outs[0][0]) and torch.equal(state, outs[0][1])
-    with pytest.raises(ValueError, match="power of two"):
-        sgld_step_fwd(x0.clone(), grad, 0.5, 0.1, new_rng_state(0, device), block=96)
+    # a block of 2 or 1 holds no whole counter of 4 values (QUARTER 0): refused, as a block of no power of two
+    for block in (96, 2, 1):
+        with pytest.raises(ValueError, match="block must be a power of two >= 4"):
+            sgld_step_fwd(x0.clone(), grad, 0.5, 0.1, new_rng_state(0, device), block=block)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -460,3 +462,19 @@ def test_samples_gradients_and_states_that_are_no_tensors_are_refused_naming_the
         sgld_step_(x, [0.0] * 4, 0.1, 0.1, state)
     with pytest.raises(TypeError, match="sgld_step_: rng_state must be a torch.Tensor, got a tuple"):
         sgld_step_(x, x, 0.1, 0.1, (0, 0))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_negative_base_or_an_advance_short_of_the_part_is_refused(backend):
+    """base -1 would draw the counter before the part's own (another part's noise, or the previous call's), and an
+    advance that stops inside the part's counters would leave the next call drawing them again: refused, nothing
+    drawn; base 0 and an advance of exactly the part's counters are the bounds that work."""
+    skip_unless_runnable("cpu", backend)
+    x, g, state = torch.zeros(9), torch.ones(9), new_rng_state(0)  # 9 elements: 3 counters
+    for base, advance in ((-1, None), (-1, 0), (-1, 8), (1, 3), (0, 2)):
+        with pytest.raises(ValueError, match=rf"base {base} and advance {advance} must cover this part's 3 counters"):
+            sgld_step_(x, g, 0.1, 0.1, state, base=base, advance=advance, backend=backend)
+    assert not x.any() and state.tolist() == [0, 0]
+    sgld_step_(x, g, 0.5, 0.0, state, base=0, advance=3, backend=backend)
+    sgld_step_(x, g, 0.5, 0.0, state, base=2, advance=5, backend=backend)
+    assert torch.equal(x, torch.ones(9)) and state.tolist() == [0, 8]
