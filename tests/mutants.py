@@ -7563,6 +7563,94 @@ MUTANTS = [
     Mutant('gaps2-sgld-ref-backend-unchecked', 'tests/test_kernels_sgld.py', [
         ('kernels/sgld.py', '        _check_inputs(x, grad, rng_state, base, advance)\n        sgld_step_ref(', '        sgld_step_ref('),
     ]),
+    Mutant('gaps2-guard-energy-bound-inclusive', 'tests/test_guard.py -k "flags_each_bound or stays_flagged or flag_clear or non_finite_parameter or papers_diagnosis or outlives or noise_energy_alone"', [
+        ('fastjem/guard.py', '(e_d.abs() > self.energy_bound) | (e_s.abs() > self.energy_bound)',
+         '(e_d.abs() >= self.energy_bound) | (e_s.abs() >= self.energy_bound)'),
+    ]),
+    Mutant('gaps2-guard-data-energy-unbounded', 'tests/test_guard.py -k "flags_each_bound or stays_flagged or flag_clear or non_finite_parameter or papers_diagnosis or outlives or noise_energy_alone"', [
+        ('fastjem/guard.py', 'bad = bad | (e_d.abs() > self.energy_bound) | (e_s.abs()', 'bad = bad | (e_s.abs()'),
+    ]),
+    Mutant('gaps2-guard-data-energy-nan-ok', 'tests/test_guard.py -k "flags_each_bound or stays_flagged or flag_clear or non_finite_parameter or papers_diagnosis or outlives or noise_energy_alone"', [
+        ('fastjem/guard.py', 'bad = bad | ~torch.isfinite(e_d) | ~torch.isfinite(e_s)', 'bad = bad | ~torch.isfinite(e_s)'),
+    ]),
+    Mutant('gaps2-guard-sample-energy-nan-ok', 'tests/test_guard.py -k "flags_each_bound or stays_flagged or flag_clear or non_finite_parameter or papers_diagnosis or outlives or noise_energy_alone"', [
+        ('fastjem/guard.py', 'bad = bad | ~torch.isfinite(e_d) | ~torch.isfinite(e_s)', 'bad = bad | ~torch.isfinite(e_d)'),
+    ]),
+    Mutant('gaps2-guard-flag-forgets', 'tests/test_guard.py -k "flags_each_bound or stays_flagged or flag_clear or non_finite_parameter or papers_diagnosis or outlives or noise_energy_alone"', [
+        ('fastjem/guard.py', '        self.flag |= bad', '        self.flag.copy_(bad)'),
+    ]),
+    Mutant('gaps2-guard-nan-parameters-unreported', 'tests/test_guard.py -k "flags_each_bound or stays_flagged or flag_clear or non_finite_parameter or papers_diagnosis or outlives or noise_energy_alone"', [
+        ('fastjem/guard.py', '        if not params_finite:\n            self.reasons', '        if False:\n            self.reasons'),
+    ]),
+    Mutant('gaps2-guard-snapshot-aliases-the-state', 'tests/test_guard.py -k "flags_each_bound or stays_flagged or flag_clear or non_finite_parameter or papers_diagnosis or outlives or noise_energy_alone"', [
+        ('fastjem/guard.py', '        self.snapshot = _clone(self.trainer.state_dict())', '        self.snapshot = self.trainer.state_dict()'),
+    ]),
+    Mutant('gaps2-guard-rollback-hands-out-the-snapshot', 'tests/test_guard.py -k "flags_each_bound or stays_flagged or flag_clear or non_finite_parameter or papers_diagnosis or outlives or noise_energy_alone"', [
+        ('fastjem/guard.py', '        self.trainer.load_state(_clone(self.snapshot))', '        self.trainer.load_state(self.snapshot)'),
+    ]),
+    Mutant('gaps2-guard-clone-shares-tensors', 'tests/test_guard.py -k "flags_each_bound or stays_flagged or flag_clear or non_finite_parameter or papers_diagnosis or outlives or noise_energy_alone"', [
+        ('fastjem/guard.py', '        return obj.detach().clone()', '        return obj.detach()'),
+    ]),
+    Mutant('gaps2-guard-margin-inclusive', 'tests/test_guard.py -k "flags_each_bound or stays_flagged or flag_clear or non_finite_parameter or papers_diagnosis or outlives or noise_energy_alone"', [
+        ('fastjem/guard.py', 'elif e_buf - e_uni > self.buffer_margin:', 'elif e_buf - e_uni >= self.buffer_margin:'),
+    ]),
+    Mutant('gaps2-guard-current-noise-energy-unbounded', 'tests/test_guard.py -k "flags_each_bound or stays_flagged or flag_clear or non_finite_parameter or papers_diagnosis or outlives or noise_energy_alone"', [
+        ('fastjem/guard.py', 'or max(abs(e_buf), abs(e_uni)) > self.energy_bound:', 'or abs(e_buf) > self.energy_bound:'),
+    ]),
+    Mutant('gaps2-board-scalar-step-off', 'tests/test_board.py', [
+        ('fastjem/board.py', 'self.writer.add_scalar(tag, value, iteration)', 'self.writer.add_scalar(tag, value, iteration + 1)'),
+    ]),
+    Mutant('gaps2-board-image-step-off', 'tests/test_board.py', [
+        ('fastjem/board.py', 'self.writer.add_image(tag, grid, iteration)', 'self.writer.add_image(tag, grid, iteration + 1)'),
+    ]),
+    Mutant('gaps2-board-image-twice-a-step', 'tests/test_board.py', [
+        ('fastjem/board.py', 'if self.writer is None or self._images.get(tag) == iteration:', 'if self.writer is None:'),
+    ]),
+    Mutant('gaps2-board-rewind-event-at-0', 'tests/test_board.py', [
+        ('fastjem/board.py', 'self.writer.add_text("events", why, iteration)', 'self.writer.add_text("events", why, 0)'),
+    ]),
+    Mutant('gaps2-board-newest-second-misread', 'tests/test_board.py', [
+        ('fastjem/board.py', 'int(path.name.split(".")[3])', 'int(path.name.split(".")[4])'),
+    ]),
+    Mutant('gaps2-check-fits-refuses-exact-fit', 'tests/test_data.py tests/test_buffer.py tests/test_cli.py -k "memory or free or fit or cgroup or meminfo"', [
+        ('fastjem/memory.py', '    if free is not None and nbytes > free:', '    if free is not None and nbytes >= free:'),
+    ]),
+    Mutant('gaps2-size-text-1-gib-in-mib', 'tests/test_buffer.py -k read_from_the_device', [
+        ('fastjem/memory.py', '        if nbytes >= scale:', '        if nbytes > scale:'),
+    ]),
+    Mutant('gaps2-cgroup-first-level-negative', 'tests/test_buffer.py -k cgroup', [
+        ('fastjem/memory.py', 'best = max(0, free) if best is None', 'best = free if best is None'),
+    ]),
+    Mutant('gaps2-cgroup-v1-memsw-without-cache', 'tests/test_buffer.py -k cgroup', [
+        ('fastjem/memory.py', 'free = min(free, both - both_used + cache)', 'free = min(free, both - both_used)'),
+    ]),
+    Mutant('gaps2-free-memory-cgroup-lost-without-meminfo', 'tests/test_buffer.py -k "cgroup or free_memory or meminfo"', [
+        ('fastjem/memory.py', 'else cgroup if host is None else', 'else host if host is None else'),
+    ]),
+    Mutant('gaps2-build-wrn-depth-ignored', 'tests/test_models.py -k build_model', [
+        ('fastjem/models/__init__.py', 'return WideResNet(depth, width,', 'return WideResNet(28, width,'),
+    ]),
+    Mutant('gaps2-build-wrn-dropout-ignored', 'tests/test_models.py -k build_model', [
+        ('fastjem/models/__init__.py', 'return WideResNet(depth, width, num_classes, in_channels, norm, dropout)',
+         'return WideResNet(depth, width, num_classes, in_channels, norm, 0.0)'),
+    ]),
+    Mutant('gaps2-build-convnet-dropout-ignored', 'tests/test_models.py -k build_model', [
+        ('fastjem/models/__init__.py', 'return ConvNet(num_classes, in_channels, width, norm, dropout)\n    raise',
+         'return ConvNet(num_classes, in_channels, width, norm, 0.0)\n    raise'),
+    ]),
+    Mutant('gaps2-build-wrn-norm-ignored', 'tests/test_models.py', [
+        ('fastjem/models/__init__.py', 'return WideResNet(depth, width, num_classes, in_channels, norm, dropout)',
+         'return WideResNet(depth, width, num_classes, in_channels, "none", dropout)'),
+    ]),
+    Mutant('gaps2-plain-state-dict-versions-dropped', 'tests/test_models.py -k modules_versions', [
+        ('fastjem/models/__init__.py', '        plain._metadata = OrderedDict(state._metadata)', '        pass'),
+    ]),
+    Mutant('gaps2-layer-norm-least-size-refused', 'tests/test_models.py', [
+        ('fastjem/models/__init__.py', 'if norm == "layer" and image_size < least:', 'if norm == "layer" and image_size <= least:'),
+    ]),
+    Mutant('gaps2-batch-norm-two-images-refused', 'tests/test_models.py', [
+        ('fastjem/models/__init__.py', 'or batch > 1 or smallest_norm_size', 'or batch > 2 or smallest_norm_size'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -434,6 +434,8 @@ def test_free_memory_is_read_from_the_device(monkeypatch):
     assert memory.free_bytes("cpu") is None
     memory.check_fits(1 << 60, "cpu", "anything", "nothing")  # not known: not refused
     assert memory.size_text(1536 << 20) == "1.5 GiB"
+    # a whole unit is said in it (not as 1024 of the one below)
+    assert [memory.size_text(n) for n in (1 << 40, 1 << 30, 1 << 20)] == ["1.0 TiB", "1.0 GiB", "1.0 MiB"]
 
 
 def _cgroups(monkeypatch, tmp_path, own: str, files: dict[str, str], available=8 << 30, swap=0):

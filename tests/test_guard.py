@@ -48,8 +48,12 @@ def test_healthy_run_is_bit_identical_with_the_guard_on_or_off(guarded, tmp_path
     (30.0, -25.0, True),     # the samples' energy 55 below the data's: the gap in the other direction
     (120.0, 125.0, True),    # energies beyond --energy-bound with a small gap
     (80.0, 120.0, True),     # the samples' energy alone beyond it (data's within, gap 40 within)
+    (-120.0, -80.0, True),   # the data's energy alone beyond it (samples' within, gap 40 within)
     (-118.0, -120.0, True),
     (float("nan"), 1.0, True),
+    (1.0, float("nan"), True),     # the samples' energy alone not finite (its gap NaN: no comparison flags it)
+    (100.0, 99.0, False),          # at --energy-bound is within it ("exceeds" flags)
+    (-100.0, -50.0, False),        # a gap of exactly --gap-bound is within it
 ])
 def test_guard_flags_each_bound(guarded, tmp_path, e_data, e_sample, bad):
     """Each of the guard's checks fires on its own: non-finite, an energy's magnitude, the data/sample gap."""
@@ -60,6 +64,17 @@ def test_guard_flags_each_bound(guarded, tmp_path, e_data, e_sample, bad):
     assert t.guard.healthy() is not bad
     if bad:
         assert "|gap| > 50" in t.guard.reasons[0]
+
+
+def test_a_bad_iteration_stays_flagged_after_good_ones(guarded, tmp_path):
+    """The flag ORs every iteration since the last check: a later healthy iteration does not clear an earlier bad one
+    (a check reads the flag only every --check-every iterations)."""
+    t = Trainer(guarded.replace(energy_bound=100.0, gap_bound=50.0), out_dir=tmp_path, progress=False)
+    good = {"loss": torch.tensor(0.5), "e_data": torch.tensor(1.0), "e_sample": torch.tensor(2.0)}
+    t.guard.observe({"loss": torch.tensor(0.5), "e_data": torch.tensor(1.0), "e_sample": torch.tensor(float("inf"))})
+    t.guard.observe(good)
+    t.guard.observe(good)
+    assert bool(t.guard.flag) and not t.guard.healthy()
 
 
 def test_a_snapshot_and_a_rollback_each_start_with_the_flag_clear(guarded, tmp_path):
@@ -81,6 +96,30 @@ def test_a_snapshot_and_a_rollback_each_start_with_the_flag_clear(guarded, tmp_p
     assert t.guard.restore_snapshot() == 0
     assert not bool(t.guard.flag) and t.guard.healthy()
     assert torch.equal(params(t.model), before)
+
+
+def test_a_snapshot_outlives_the_training_after_each_rollback_to_it(guarded, tmp_path):
+    """Rolled back to twice, a snapshot restores the same state both times: what the first rollback loaded (the
+    optimiser's moments, the buffer's chains, the parameters) is a copy that the training after it updates in place,
+    not the snapshot's own tensors."""
+    t = Trainer(guarded, out_dir=tmp_path, progress=False)
+    t.train_step()
+    t.guard.take_snapshot()
+
+    def state():
+        moments = [v.clone() for s in t.optimizer.state.values() for v in s.values() if isinstance(v, torch.Tensor)]
+        return params(t.model).clone(), t.buffer.data.clone(), moments
+
+    saved = state()
+    assert saved[2], "the check needs an optimiser with moments"
+    for _ in range(2):
+        t.guard.restore_snapshot()
+        got = state()
+        assert torch.equal(got[0], saved[0]) and torch.equal(got[1], saved[1])
+        assert all(torch.equal(a, b) for a, b in zip(got[2], saved[2], strict=True))
+        t.train_step()
+        t.train_step()
+    assert not torch.equal(params(t.model), saved[0])
 
 
 def test_a_non_finite_parameter_is_unhealthy_with_the_flag_clear(guarded, tmp_path):
@@ -859,6 +898,8 @@ def test_buffer_far_above_noise_is_the_papers_diagnosis(guarded, tmp_path):
     assert "far above fresh noise" in t.guard.reasons[0]
     t.guard.buffer_margin = diff + 1e-3
     assert t.guard.healthy() and t.guard.reasons == []
+    t.guard.buffer_margin = diff  # exactly the margin above is not "more than" it
+    assert t.guard.healthy() and t.guard.reasons == []
     # the noise is U(-1, 1): centred, filling the range
     probe = t.guard.probe
     assert probe.min() >= -1 and probe.max() <= 1 and abs(probe.mean().item()) < 0.05
@@ -866,6 +907,26 @@ def test_buffer_far_above_noise_is_the_papers_diagnosis(guarded, tmp_path):
     # a NaN buffer energy beside a finite noise energy is out of bounds too (no margin can make it healthy)
     t.buffer.data[0] = float("nan")
     assert not t.guard.healthy() and "out-of-bound energies" in t.guard.reasons[0]
+
+
+def test_the_current_noise_energy_alone_out_of_bound_is_unhealthy(guarded, tmp_path):
+    """The check of the current parameters bounds both of its energies: the fresh noise's alone beyond --energy-bound
+    (the replay buffer's within it, both finite, the flag clear) is unhealthy, and named."""
+    from fastjem.sampler import eval_mode
+
+    t = Trainer(guarded, out_dir=tmp_path, progress=False)
+    with torch.no_grad():
+        t.guard.probe.mul_(1000)  # inputs far outside [-1, 1]: energies of a much larger magnitude
+        with eval_mode(t.model):
+            e_buf = float(-t.model(t.buffer.data[: len(t.guard.probe)]).logsumexp(1).mean())
+            e_uni = float(-t.model(t.guard.probe).logsumexp(1).mean())
+    assert math.isfinite(e_uni) and abs(e_uni) > 2 * abs(e_buf) + 1, (e_buf, e_uni)
+    t.guard.energy_bound = (abs(e_uni) + abs(e_buf)) / 2
+    t.guard.buffer_margin = math.inf
+    assert not bool(t.guard.flag) and not t.guard.healthy()
+    assert len(t.guard.reasons) == 1 and "out-of-bound energies" in t.guard.reasons[0]
+    t.guard.energy_bound = abs(e_uni) + 1
+    assert t.guard.healthy()
 
 
 def test_the_remedy_ladder_climbs_and_its_last_rung_repeats(guarded, tmp_path):

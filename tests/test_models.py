@@ -162,6 +162,12 @@ def test_convnet_and_build_model():
     assert len(wrn.blocks) == 12 and wrn.fc.in_features == 640 and not has_batch_norm(wrn)
     wrn = build_model("wrn", 10, 3, 10, 2)
     assert isinstance(wrn, WideResNet) and wrn.feature_dim == wrn.fc.in_features == 128
+    assert len(wrn.blocks) == 3 and not has_dropout(wrn)  # depth 10: one block a group
+    # the norm and the dropout reach either network
+    for arch in ("wrn", "convnet"):
+        net = build_model(arch, 10, 3, 10, 2, norm="batch", dropout=0.2)
+        assert has_batch_norm(net) and has_dropout(net), arch
+        assert not has_batch_norm(build_model(arch, 10, 3, 10, 2, norm="layer")), arch
     assert wrn.features(torch.randn(2, 3, 8, 8)).shape == (2, 128)
     with pytest.raises(ValueError):
         build_model("vit", 10, 3)
@@ -384,3 +390,16 @@ def test_instance_norm_on_too_small_images_is_refused_before_training(tiny_confi
             Trainer(cfg, out_dir=tmp_path / "fits", progress=False, data=data).train_step()
     with pytest.raises(ConfigError, match=r"--image-size 3 or more"):
         build_sampler_call(cfg, torch.device("cpu"), 10, 1, 2)
+
+
+def test_a_compiled_networks_state_dict_loses_its_prefix_with_its_modules_versions():
+    """plain_state_dict renames the per-module versions (``_metadata``, which batch norm's loading reads) with the
+    names, on a copy: the plain names' versions are the network's own, and the compiled state is left as it was."""
+    from fastjem.models import plain_state_dict
+
+    net = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2))
+    state = torch.compile(net).state_dict()
+    plain = plain_state_dict(state)
+    assert list(plain) == list(net.state_dict())
+    assert plain._metadata == net.state_dict()._metadata and plain._metadata["1"] == {"version": 2}
+    assert all(k.startswith("_orig_mod") for k in state) and "_orig_mod.1" in state._metadata
