@@ -1328,6 +1328,19 @@ def test_accuracy_and_calibration_report_what_the_network_says_of_the_test_image
         assert rep["models"][0]["ece"] != pytest.approx(rep["models"][1]["ece"])
 
 
+def test_an_n_test_past_the_test_set_is_reported_as_the_whole_set(runs, tmp_path):
+    """--n-test of at least the test set's size (360 digits) keeps every test image: the report's settings say the
+    whole set, not a subset of 100000 images it never had."""
+    from fastjem.eval import tasks
+
+    for n_test, recorded, subset in ((100000, "all", "whole test set"), (360, "all", "whole test set"),
+                                     (359, 359, "fixed random subset (seed 0)")):
+        rep = tasks.accuracy(runs / "jem", out_dir=tmp_path / str(n_test), n_test=n_test, test_noise=0.0,
+                             progress=False, device="cpu")
+        assert rep["results"]["n"] == min(n_test, 360)
+        assert (rep["settings"]["n_test"], rep["settings"]["test_subset"]) == (recorded, subset)
+
+
 def test_the_ood_task_raises_for_a_missing_set_unless_told_to_skip_it(runs, tmp_path):
     """The library's ood() raises for a dataset OOD set that is not here (only ``--ood all`` skips them); told to
     skip, it records the error's first line as the reason, with where the rest of it is, and scores the rest, each

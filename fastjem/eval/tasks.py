@@ -101,6 +101,7 @@ class _Run:
         self.seed = seed
         self.test_noise = self.em.config.test_noise if test_noise is None else test_noise
         self.n_test = n_test
+        self.test_total: int | None = None  # the size of the test set, once a task has read it
         self.start = time.perf_counter()
         self.files: list[str] = []
         self.not_written: list[str] = []  # figures a failed write lost
@@ -109,7 +110,9 @@ class _Run:
         default_generator(self.em.device).manual_seed(seed)
 
     def test_set(self) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.em.test_set(self.data_dir, self.download, self.n_test, self.test_noise, self.seed, self.progress)
+        x, y = self.em.test_set(self.data_dir, self.download, self.n_test, self.test_noise, self.seed, self.progress)
+        self.test_total = len(self.em.arrays(self.data_dir, self.download, self.progress).test_y)
+        return x, y
 
     def figure(self, name: str, draw) -> None:
         """``draw(path)`` writes the figure ``name``. One that cannot be written (a full disk) costs a warning and
@@ -128,8 +131,10 @@ class _Run:
         em = self.em
         data_dir = self.data_dir or em.config.data_dir
         # what reproduces the report besides the task's own options: the test images it read and how
-        common = {"split": "test", "n_test": self.n_test or "all",
-                  "test_subset": "fixed random subset (seed 0)" if self.n_test else "whole test set",
+        # an --n-test of at least the test set's size keeps all of it: the report says so, not that it drew a subset
+        subset = 0 < self.n_test < (self.test_total or math.inf)
+        common = {"split": "test", "n_test": self.n_test if subset else "all",
+                  "test_subset": "fixed random subset (seed 0)" if subset else "whole test set",
                   "data_dir": str(Path(data_dir).expanduser().resolve()) if data_dir else None,
                   "seed": self.seed, "batch_size": self.batch_size}
         report = {
