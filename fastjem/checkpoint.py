@@ -287,6 +287,20 @@ def check_rng_state(part: str, rng) -> None:
                           f"state_dict() saved, got {what}")
 
 
+def _folder_hint(folder: Path) -> str:
+    """What to give instead of a folder without checkpoint.pt: a run's checkpoints/ (from --ckpt-keep-every) holds
+    checkpoint files, a folder of runs holds runs; the usual mix-ups of a folder for a checkpoint."""
+    # (a hidden .pt is a partial write, none to give)
+    files = sorted(p.name for p in folder.glob("*.pt") if p.is_file() and not p.name.startswith("."))
+    if files:
+        return f"give one of its checkpoint files, e.g. {folder / files[-1]}"
+    runs = sorted(p.name for p in folder.iterdir() if (p / "checkpoint.pt").is_file())
+    if runs:
+        named = ", ".join(runs[:3]) + (", ..." if len(runs) > 3 else "")
+        return f"it holds runs ({named}): give one, e.g. {folder / runs[0]}"
+    return ""
+
+
 def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
     """Load and sanity-check a fastjem checkpoint; CheckpointError with the reason otherwise."""
     path = Path(path)
@@ -302,6 +316,9 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
                 raise CheckpointError(f"{path} is a folder without checkpoint.pt in it yet: its run is still "
                                       f"training ({holder}) and writes its first after --ckpt-every iterations: "
                                       "try again then")
+            hint = _folder_hint(path)
+            if hint:
+                raise CheckpointError(f"{path} is a folder without checkpoint.pt in it: {hint}")
             raise CheckpointError(f"{path} is a folder without checkpoint.pt in it")
     try:
         # tensors and plain values only, as fastjem writes them: a file holding other objects is refused, never

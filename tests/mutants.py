@@ -7655,6 +7655,11 @@ MUTANTS = [
          '        subset = 0 < self.n_test < (self.test_total or math.inf)',
          '        subset = 0 < self.n_test'),
     ]),
+    Mutant('checkpoint-folder-without-hint', 'tests/test_cli.py -k folder_of_checkpoints_or_of_runs', [
+        ('fastjem/checkpoint.py',
+         '            hint = _folder_hint(path)\n',
+         '            hint = ""\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

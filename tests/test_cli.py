@@ -1669,3 +1669,24 @@ def test_a_run_still_training_before_its_first_checkpoint_is_said_to_train(tmp_p
         assert "still training (pid 12345)" in capsys.readouterr().err
     assert main(argv) == 1
     assert f"{run} is a folder without checkpoint.pt in it" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["sample", "export"])
+def test_a_folder_of_checkpoints_or_of_runs_given_for_a_checkpoint_says_what_to_give(tmp_path, capsys, command):
+    """A run's checkpoints/ or a folder of runs where one checkpoint is wanted: the error names a file or run to
+    give, the newest checkpoint (by name, iteration order) or the first run; a folder of neither says no more."""
+    keep = tmp_path / "run" / "checkpoints"
+    keep.mkdir(parents=True)
+    for name in ("iter_0000100.pt", "iter_0000200.pt"):
+        (keep / name).write_bytes(b"")
+    assert main([command, str(keep)]) == 1
+    assert f"give one of its checkpoint files, e.g. {keep / 'iter_0000200.pt'}" in capsys.readouterr().err
+    sweep = tmp_path / "sweep"
+    for name in ("a", "b"):
+        (sweep / name).mkdir(parents=True)
+        (sweep / name / "checkpoint.pt").write_bytes(b"")
+    assert main([command, str(sweep)]) == 1
+    assert f"it holds runs (a, b): give one, e.g. {sweep / 'a'}" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main([command, str(tmp_path / "empty")]) == 1
+    assert capsys.readouterr().err.strip().endswith("is a folder without checkpoint.pt in it")
