@@ -7660,6 +7660,16 @@ MUTANTS = [
          '            hint = _folder_hint(path)\n',
          '            hint = ""\n'),
     ]),
+    Mutant('ood-missing-folder-said-unknown', 'tests/test_eval.py -k ood_folder_that_is_not_there', [
+        ('fastjem/eval/ood.py',
+         '    if "/" in name or os.sep in name:',
+         '    if False:'),
+    ]),
+    Mutant('features-model-missing-file-unsaid', 'tests/test_eval.py -k fid_features_from_a_module_class', [
+        ('fastjem/eval/tasks.py',
+         '    if ":" not in spec:  # meant as a file',
+         '    if False:  # meant as a file'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1467,7 +1467,8 @@ def test_fid_features_from_a_module_class_instance_function_or_torchscript_file(
                         ("fjfeatures:first_rows:x", "cannot import --features-model fjfeatures:first_rows:x"),
                         ("fjfeatures:RESOLUTION", "expected 'classifier', a torch.export or TorchScript file, or"),
                         ("every_fourth", "expected 'classifier', a torch.export or TorchScript file, or"),
-                        (str(tmp_path / "notes.txt"), "notes.txt is neither a torch.export program nor a")):
+                        (str(tmp_path / "notes.txt"), "notes.txt is neither a torch.export program nor a"),
+                        (str(tmp_path / "moved.pt2"), "moved.pt2: no such file (expected 'classifier'")):
         with pytest.raises(tasks.FIDUnavailableError, match=re.escape(match)):
             tasks.fid(runs / "jem", features_model=spec, out_dir=tmp_path / "bad", **common)
     # 'classifier' is the network's .features(); a network of your own without one is told to pass another
@@ -1946,6 +1947,18 @@ def test_ood_all_keeps_the_folders_named_beside_it_and_a_typo_is_an_error(runs, 
     err = capsys.readouterr().err
     assert "unknown OOD set 'unifrom'" in err and "Traceback" not in err
     assert not list(tmp_path.glob("typo/*.json"))  # refused before any task ran, not after minutes of them
+
+
+def test_an_ood_folder_that_is_not_there_is_said_to_be_missing_not_unknown(runs, tmp_path, capsys):
+    """--ood with a path that is no folder (moved, misspelt, a file): the error says so, for ood and for all (which
+    checks its sets before its first task), not that a set of that name is unknown."""
+    for task in ("ood", "all"):
+        for given, what in ((tmp_path / "gone", "no such folder"),
+                            (runs / "jem" / "config.json", "a file, not a folder")):
+            assert main(["eval", str(runs / "jem"), task, "--ood", str(given), "--out-dir", str(tmp_path / "o"),
+                         *FAST]) == 1
+            err = capsys.readouterr().err
+            assert f"OOD set {given}: {what}; give a folder of images" in err and "unknown OOD set" not in err
 
 
 def test_an_ood_set_read_from_the_in_distribution_folder_is_refused(tmp_path, capsys):

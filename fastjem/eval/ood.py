@@ -180,4 +180,15 @@ def ood_set(name: str, em: EvalModel, n: int, data_dir: str | os.PathLike = "", 
         return match_shape(to_float(x), shape[0], shape[1])
     if Path(name).is_dir():
         return load_image_folder(name, n, shape[0], shape[1], gen)
-    raise OODSetError(f"unknown OOD set {name!r}: choose from {', '.join(OOD_SETS)}, or give a folder of images")
+    raise OODSetError(unknown_set_message(name))
+
+
+def unknown_set_message(name: str) -> str:
+    """The error for an OOD set that is neither built in nor a folder: a name with a path separator was meant as a
+    folder of images, and is told apart from a misspelt set name."""
+    path = Path(name).expanduser()
+    if "/" in name or os.sep in name:
+        what = "a file, not a folder" if path.exists() else "no such folder"
+        return (f"OOD set {name}: {what}; give a folder of images (any layout, read recursively), or one of "
+                f"{', '.join(OOD_SETS)}")
+    return f"unknown OOD set {name!r}: choose from {', '.join(OOD_SETS)}, or give a folder of images"

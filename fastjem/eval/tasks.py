@@ -52,6 +52,7 @@ from fastjem.eval.ood import (
     OODSetMissing,
     ood_scores,
     ood_set,
+    unknown_set_message,
 )
 from fastjem.graphs import default_generator
 
@@ -522,6 +523,9 @@ def load_feature_model(spec: str, em: EvalModel):
             return obj.to(em.device).eval()
         if callable(obj):
             return obj
+    if ":" not in spec:  # meant as a file (neither 'classifier' nor module:name): say it is not there
+        raise FIDUnavailableError(f"--features-model {spec}: no such file (expected 'classifier', a torch.export or "
+                                  "TorchScript file, or 'module.path:name')")
     raise FIDUnavailableError(f"--features-model {spec!r}: expected 'classifier', a torch.export or TorchScript "
                               "file, or 'module.path:name'")
 
@@ -713,8 +717,7 @@ def run_all(checkpoint, ood_sets=None, compare=None, inception_weights=None, fea
     check_robustness_options(**opts.get("robustness", {}))  # before the other tasks run, not after
     unknown = [s for s in sets if s not in OOD_SETS and not Path(s).is_dir()]
     if unknown:  # before the other tasks run, not after
-        raise OODSetError(f"unknown OOD set {unknown[0]!r}: choose from {', '.join(OOD_SETS)}, or give a folder of "
-                          "images")
+        raise OODSetError(unknown_set_message(unknown[0]))
     jobs = {
         "accuracy": lambda: accuracy(em, **opts.get("accuracy", {}), **common),
         "calibration": lambda: calibration(em, compare=compare, **opts.get("calibration", {}), **common),
