@@ -1890,7 +1890,7 @@ MUTANTS = [
         ('fastjem/eval/tasks.py', '        if norm not in NORMS:\n            raise ConfigError(f"unknown norm {norm!r}; choose from {\', \'.join(NORMS)}")', '        if False:\n            raise ConfigError(f"unknown norm {norm!r}; choose from {\', \'.join(NORMS)}")'),
     ]),
     Mutant('eval-robustness-bad-eps-ok', 'tests/test_eval.py -k before_loading', [
-        ('fastjem/eval/tasks.py', '    if not all(0 <= e < math.inf for e in (*linf_eps, *l2_eps)) or any(n < 0 for n in refine_steps) or pgd_steps < 1:\n        raise ConfigError("epsilons must be finite numbers >= 0, refinement steps >= 0 and --pgd-steps >= 1")', '    if False:\n        raise ConfigError("epsilons must be finite numbers >= 0, refinement steps >= 0 and --pgd-steps >= 1")'),
+        ('fastjem/eval/tasks.py', '    if bad:\n        raise ConfigError("epsilons must be finite numbers >= 0, refinement steps >= 0 and --pgd-steps >= 1; got "', '    if False:\n        raise ConfigError("epsilons must be finite numbers >= 0, refinement steps >= 0 and --pgd-steps >= 1; got "'),
     ]),
     Mutant('eval-fid-unknown-source-ok', 'tests/test_eval.py -k before_loading', [
         ('fastjem/eval/tasks.py', '    if source not in ("auto", "buffer", "fresh"):\n        raise ConfigError(f"--source must be auto, buffer or fresh, got {source!r}")', '    if False:\n        raise ConfigError(f"--source must be auto, buffer or fresh, got {source!r}")'),
@@ -7669,6 +7669,11 @@ MUTANTS = [
         ('fastjem/eval/tasks.py',
          '    if ":" not in spec:  # meant as a file',
          '    if False:  # meant as a file'),
+    ]),
+    Mutant('robustness-error-without-values', 'tests/test_eval.py -k before_loading', [
+        ('fastjem/eval/tasks.py',
+         '                          + ", ".join(bad))',
+         '                          + "")'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

@@ -1237,6 +1237,7 @@ def test_non_finite_values_are_refused_where_they_were_taken(tmp_path, capsys):
             (["eval", str(run), "accuracy", "--test-noise", "nan"], "--test-noise must be a finite number >= 0"),
             (["eval", str(run), "calibration", "--bins", "100000000"], "--bins must be between 1 and 1000"),
             (["eval", str(run), "robustness", "--linf-eps", "nan"], "epsilons must be finite numbers >= 0"),
+            (["eval", str(run), "robustness", "--linf-eps", "0", "-8"], "; got --linf-eps -8/255"),
             (["sample", str(run), "--noise", "inf", "--out", str(tmp_path / "s.npz")], "must be finite numbers >= 0"),
             (["sample", str(run), "--step-size", "nan", "--out", str(tmp_path / "s.npz")], "must be finite numbers"),
             (["train", *TINY, "--iters", "2", "--decay-epochs", "nan", "--out-dir", str(tmp_path / "q")],

@@ -409,8 +409,14 @@ def check_robustness_options(norms=NORMS, linf_eps=DEFAULT_LINF_EPS, l2_eps=DEFA
     for norm in norms:
         if norm not in NORMS:
             raise ConfigError(f"unknown norm {norm!r}; choose from {', '.join(NORMS)}")
-    if not all(0 <= e < math.inf for e in (*linf_eps, *l2_eps)) or any(n < 0 for n in refine_steps) or pgd_steps < 1:
-        raise ConfigError("epsilons must be finite numbers >= 0, refinement steps >= 0 and --pgd-steps >= 1")
+    # each value refused, by its option: which of a dozen numbers was wrong is what the user needs to know
+    bad = [f"--linf-eps {e * 255:.4g}/255" for e in linf_eps if not 0 <= e < math.inf]  # as the option gives it
+    bad += [f"--l2-eps {e:g}" for e in l2_eps if not 0 <= e < math.inf]
+    bad += [f"--refine-steps {n}" for n in refine_steps if n < 0]
+    bad += [f"--pgd-steps {pgd_steps}"] if pgd_steps < 1 else []
+    if bad:
+        raise ConfigError("epsilons must be finite numbers >= 0, refinement steps >= 0 and --pgd-steps >= 1; got "
+                          + ", ".join(bad))
     if n_attack < 0:
         # (a negative count attacked every test image, as 0 does, without a word)
         raise ConfigError(f"--n-attack must be >= 0 (the test images attacked; 0 for all of them), got {n_attack}")
