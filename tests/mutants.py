@@ -1881,7 +1881,7 @@ MUTANTS = [
         ('fastjem/eval/tasks.py', '    if not sets:\n        raise ConfigError("--ood needs at least one OOD set")', '    if False:\n        raise ConfigError("--ood needs at least one OOD set")'),
     ]),
     Mutant('eval-samples-counts-unchecked', 'tests/test_eval.py -k before_loading', [
-        ('fastjem/eval/tasks.py', '    if n_steps < 0 or n_samples <= 0 or per_class <= 0:\n        raise ConfigError("--n-steps must be >= 0 and --n-samples, --per-class > 0")', '    if False:\n        raise ConfigError("--n-steps must be >= 0 and --n-samples, --per-class > 0")'),
+        ('fastjem/eval/tasks.py', '    if n_steps < 0 or n_samples <= 0 or per_class <= 0:\n        raise ConfigError("--n-steps must be >= 0 and --n-samples, --per-class > 0, got "', '    if False:\n        raise ConfigError("--n-steps must be >= 0 and --n-samples, --per-class > 0, got "'),
     ]),
     Mutant('eval-samples-unknown-init-ok', 'tests/test_eval.py -k before_loading', [
         ('fastjem/eval/tasks.py', '    if init not in INITS:\n        raise ConfigError(f"--init must be one of {\', \'.join(INITS)}, got {init!r}")', '    if False:\n        raise ConfigError(f"--init must be one of {\', \'.join(INITS)}, got {init!r}")'),
@@ -7674,6 +7674,11 @@ MUTANTS = [
         ('fastjem/eval/tasks.py',
          '                          + ", ".join(bad))',
          '                          + "")'),
+    ]),
+    Mutant('samples-error-without-values', 'tests/test_eval.py -k before_loading', [
+        ('fastjem/eval/tasks.py',
+         '                          f"--n-steps {n_steps}, --n-samples {n_samples}, --per-class {per_class}")',
+         '                          "")'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),

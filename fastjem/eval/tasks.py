@@ -341,7 +341,8 @@ def samples(checkpoint, n_steps: int = 100, n_samples: int = 100, per_class: int
     images), or 'auto' (the buffer when the checkpoint has one, else the run's own --buffer-init).
     """
     if n_steps < 0 or n_samples <= 0 or per_class <= 0:
-        raise ConfigError("--n-steps must be >= 0 and --n-samples, --per-class > 0")
+        raise ConfigError("--n-steps must be >= 0 and --n-samples, --per-class > 0, got "
+                          f"--n-steps {n_steps}, --n-samples {n_samples}, --per-class {per_class}")
     if init not in INITS:
         raise ConfigError(f"--init must be one of {', '.join(INITS)}, got {init!r}")
     run = _Run("samples", checkpoint, **common)
