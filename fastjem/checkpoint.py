@@ -219,10 +219,10 @@ def output_path(path: str | os.PathLike, suffixes: tuple[str, ...], what: str, o
     ``overwrite`` (--force), never a training checkpoint (a run's state); ConfigError otherwise, naming ``flag`` (the
     option that gave the path) as the one to change."""
     path = Path(path)
+    if path.is_dir():  # a folder (a run's, say) given for the file: said as such, whatever its name ends in
+        raise ConfigError(f"{path} is a folder: give {what} a file's name (in it, or elsewhere)")
     if path.suffix.lower() not in suffixes:
         raise ConfigError(f"{what}'s name must end in {' or '.join(suffixes)}, got {path.name!r}")
-    if path.is_dir():
-        raise ConfigError(f"{path} is a folder: give {what} a file's name (in it, or elsewhere)")
     if path.exists() and not overwrite:
         raise ConfigError(f"{path} exists: pass --force to replace it, or give {flag} another file")
     if path.exists() and is_training_checkpoint(path):

@@ -7680,6 +7680,11 @@ MUTANTS = [
          '                          f"--n-steps {n_steps}, --n-samples {n_samples}, --per-class {per_class}")',
          '                          "")'),
     ]),
+    Mutant('output-folder-said-wrong-suffix', 'tests/test_export.py -k refuses_a_wrong_suffix', [
+        ('fastjem/checkpoint.py',
+         '    if path.is_dir():  # a folder (a run',
+         '    if False:  # a folder (a run'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1211,7 +1211,7 @@ def test_no_saved_file_is_replaced_unasked(tmp_path, capsys):
     for args, message in (
             ([*bench, "--out", str(run / "checkpoint.pt")], "--out's name must end in .json"),
             ([*bench, "--out", str(run / "config.json")], "exists: pass --force"),
-            ([*bench, "--out", str(tmp_path), "--force"], "must end in .json"),
+            ([*bench, "--out", str(tmp_path), "--force"], f"{tmp_path} is a folder: give --out a file's name"),
             ([*bench, "--batch-size", "2", "4", "--plot", str(run / "samples.png")],
              "exists: pass --force to replace it, or give --plot another file"),
             ([*sample, "--out", str(tmp_path / "mine.npz")], "mine.png exists: pass --force"),

@@ -79,6 +79,9 @@ def test_export_refuses_a_wrong_suffix_and_a_network_it_cannot_build(run, tmp_pa
     for force in ([], ["--force"]):
         assert main(["export", str(run), "--out", str(tmp_path / "folder.pt2"), *force]) == 1
         assert "is a folder: give the exported file" in capsys.readouterr().err
+    # the run folder itself as --out (no .pt2 to its name): a folder, not a wrong suffix
+    assert main(["export", str(run), "--out", str(run)]) == 1
+    assert f"{run} is a folder: give the exported file" in capsys.readouterr().err
     ckpt = torch.load(run / "checkpoint.pt", weights_only=False)
     ckpt["custom"] = {"model": "mine.Net", "data": False}
     torch.save(ckpt, tmp_path / "custom.pt")
