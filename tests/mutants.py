@@ -1634,7 +1634,7 @@ MUTANTS = [
         ('fastjem/guard.py', '            bad = bad | ((e_s - e_d).abs() > self.gap_bound)', '            bad = bad | ((e_s - e_d) > self.gap_bound)'),
     ]),
     Mutant('output-path-folder-unchecked', 'tests/test_export.py -k wrong_suffix', [
-        ('fastjem/checkpoint.py', '    if path.is_dir():\n        raise ConfigError(f"{path} is a folder: give', '    if False:\n        raise ConfigError(f"{path} is a folder: give'),
+        ('fastjem/checkpoint.py', '    if path.is_dir():  # a folder (a run\'s, say) given for the file: said as such, whatever its name ends in\n        raise ConfigError(f"{path} is a folder: give', '    if False:\n        raise ConfigError(f"{path} is a folder: give'),
     ]),
     Mutant('fid-fresh-chains-not-matched', 'tests/test_contracts.py -k scores_the_samples', [
         ('fastjem/eval/tasks.py', '        x0 = torch.rand((min(n_fid, len(real)), *em.sample_shape), device=em.device) * 2 - 1', '        x0 = torch.rand((n_fid, *em.sample_shape), device=em.device) * 2 - 1'),
@@ -3314,8 +3314,11 @@ MUTANTS = [
     ]),
     Mutant('eval-robust-inf-eps-accepted', 'tests/test_eval.py -k refuse_bad_options_before', [
         ('fastjem/eval/tasks.py',
-         'if not all(0 <= e < math.inf for e in',
-         'if not all(0 <= e <= math.inf for e in'),
+         '    bad = [f"--linf-eps {e * 255:.4g}/255" for e in linf_eps if not 0 <= e < math.inf]',
+         '    bad = [f"--linf-eps {e * 255:.4g}/255" for e in linf_eps if not 0 <= e <= math.inf]'),
+        ('fastjem/eval/tasks.py',
+         '    bad += [f"--l2-eps {e:g}" for e in l2_eps if not 0 <= e < math.inf]',
+         '    bad += [f"--l2-eps {e:g}" for e in l2_eps if not 0 <= e <= math.inf]'),
     ]),
     Mutant('eval-fid-module-spec-ignored', 'tests/test_eval.py -k fid_features_from_a_module', [
         ('fastjem/eval/tasks.py',
@@ -7682,8 +7685,8 @@ MUTANTS = [
     ]),
     Mutant('output-folder-said-wrong-suffix', 'tests/test_export.py -k refuses_a_wrong_suffix', [
         ('fastjem/checkpoint.py',
-         '    if path.is_dir():  # a folder (a run',
-         '    if False:  # a folder (a run'),
+         '    path = Path(path)\n    if path.is_dir():  # a folder',
+         '    path = Path(path)\n    if path.suffix.lower() not in suffixes:\n        raise ConfigError(f"{what}\'s name must end in {\' or \'.join(suffixes)}, got {path.name!r}")\n    if path.is_dir():  # a folder'),
     ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
