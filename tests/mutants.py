@@ -7653,6 +7653,7 @@ MUTANTS = [
     ]),
     Mutant('gaps2-batch-norm-two-images-refused', 'tests/test_models.py', [
         ('fastjem/models/__init__.py', 'or batch > 1 or smallest_norm_size', 'or batch > 2 or smallest_norm_size'),
+    ]),
     Mutant('eval-n-test-past-the-set-says-subset', 'tests/test_eval.py -k n_test_past', [
         ('fastjem/eval/tasks.py',
          '        subset = 0 < self.n_test < (self.test_total or math.inf)',
