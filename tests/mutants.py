@@ -7689,6 +7689,11 @@ MUTANTS = [
          '    path = Path(path)\n    if path.is_dir():  # a folder',
          '    path = Path(path)\n    if path.suffix.lower() not in suffixes:\n        raise ConfigError(f"{what}\'s name must end in {\' or \'.join(suffixes)}, got {path.name!r}")\n    if path.is_dir():  # a folder'),
     ]),
+    Mutant('eval-compare-path-unchecked', 'tests/test_eval.py -k before_loading_anything', [
+        ('fastjem/eval/tasks.py',
+         '    if compare is not None and not isinstance(compare, EvalModel) and not Path(compare).exists():',
+         '    if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

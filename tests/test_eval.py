@@ -2148,6 +2148,8 @@ def test_sample_takes_the_step_size_and_noise_given_else_the_checkpoints(runs, t
     ("accuracy", {"n_steps": -1}, "--n-steps must be >= 0"),
     ("calibration", {"n_bins": 0}, "--bins must be between 1 and 1000"),
     ("calibration", {"n_bins": 1001}, "--bins must be between 1 and 1000"),
+    ("calibration", {"compare": "no-such-run"}, "--compare no-such-run does not exist: give the folder or"),
+    ("run_all", {"compare": "no-such-run"}, "--compare no-such-run does not exist"),
     ("ood", {"sets": ()}, "--ood needs at least one OOD set"),
     ("samples", {"n_steps": -1}, "--n-steps must be >= 0 and --n-samples, --per-class > 0, got --n-steps -1,"),
     ("samples", {"n_samples": 0}, "--n-steps must be >= 0 and --n-samples, --per-class > 0, got "),

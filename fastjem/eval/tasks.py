@@ -212,12 +212,22 @@ def _other_test_set(other: EvalModel, em: EvalModel) -> tuple[str, str] | None:
     return None
 
 
+def check_compare(compare) -> None:
+    """``compare`` (--compare) checked before any model is loaded: a mistyped path was found once the evaluated
+    model had loaded (under ``all``, after the accuracy task had run), and said as "checkpoint ... does not exist",
+    without the option's name."""
+    if compare is not None and not isinstance(compare, EvalModel) and not Path(compare).exists():
+        raise ConfigError(f"--compare {compare} does not exist: give the folder or checkpoint file of the run to "
+                          "compare with (e.g. the classifier-only baseline's)")
+
+
 @_own_rng
 def calibration(checkpoint, n_bins: int = 20, compare=None, **common) -> dict:
     """Expected calibration error over ``n_bins`` equal-width confidence bins and a reliability diagram
     (reliability.png); ``compare`` (another checkpoint) is drawn on the same figure."""
     if not 1 <= n_bins <= 1000:
         raise ConfigError(f"--bins must be between 1 and 1000, got {n_bins} (15 to 20 bins is usual)")
+    check_compare(compare)
     run = _Run("calibration", checkpoint, **common)
     models = [run.em]
     if compare is not None:
@@ -713,6 +723,7 @@ def fid(checkpoint, inception_weights: str | None = None, features_model: str | 
 def run_all(checkpoint, ood_sets=None, compare=None, inception_weights=None, features_model=None,
             task_options: dict | None = None, log=print, **common) -> dict:
     """Every task the available data allows; returns {task: report or {'skipped': reason}} and writes all.json."""
+    check_compare(compare)
     em = load_model(checkpoint, common.pop("device", "auto"))
     opts = task_options or {}
     reports: dict = {}
