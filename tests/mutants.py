@@ -7694,6 +7694,11 @@ MUTANTS = [
          '    if compare is not None and not isinstance(compare, EvalModel) and not Path(compare).exists():',
          '    if False:'),
     ]),
+    Mutant('eval-digits-data-dir-unsaid', 'tests/test_eval.py -k data_dir_given_for_a_digits_run', [
+        ('fastjem/eval/core.py',
+         '        if key not in self._arrays and data_dir and self.config.dataset == "digits":',
+         '        if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -2537,6 +2537,17 @@ def test_predictions_are_fp32_from_a_low_precision_network_and_chains_may_be_emp
     assert empty.shape == (0, 3, 2, 2)
 
 
+def test_a_data_dir_given_for_a_digits_run_is_said_not_to_be_read(runs, tmp_path, capsys):
+    """Digits is scikit-learn's built-in set: a --data-dir given to evaluate a digits run is read by nothing, and
+    says so (training refuses it), where a mistyped folder was taken without a word."""
+    assert main(["eval", str(runs / "jem"), "accuracy", "--data-dir", "no-such-folder", "--out-dir",
+                 str(tmp_path / "eval"), *FAST]) == 0
+    err = capsys.readouterr().err
+    assert "--data-dir no-such-folder is not read:" in err and "trained on digits" in err
+    assert main(["eval", str(runs / "jem"), "accuracy", "--out-dir", str(tmp_path / "eval"), *FAST]) == 0
+    assert "is not read" not in capsys.readouterr().err
+
+
 def test_the_dataset_is_loaded_once_per_folder_and_given_data_is_what_was_loaded(monkeypatch):
     """EvalModel.arrays loads a data folder once however many tasks ask for it; loaded_arrays lists each folder's,
     or the data given to load_model."""
@@ -2552,8 +2563,9 @@ def test_the_dataset_is_loaded_once_per_folder_and_given_data_is_what_was_loaded
         return SimpleNamespace(info=SimpleNamespace(classes=()), folder=data_dir)
 
     monkeypatch.setattr(core, "load_arrays", load_arrays)
-    em = core.EvalModel(nn.Identity(), TrainConfig(), DatasetInfo("digits", 10, 1, 8, 0, False, 0), None, 0,
-                        Path("run/checkpoint.pt"), torch.device("cpu"))
+    # a dataset of files: a digits run says a data folder is not read
+    em = core.EvalModel(nn.Identity(), TrainConfig(dataset="cifar10"), DatasetInfo("cifar10", 10, 3, 32, 0, False, 0),
+                        None, 0, Path("run/checkpoint.pt"), torch.device("cpu"))
     a = em.arrays("d1")
     assert em.arrays("d1") is a and em.arrays("d2").folder == "d2" and loads == ["d1", "d2"]
     assert [b.folder for b in em.loaded_arrays()] == ["d1", "d2"]
