@@ -7699,6 +7699,9 @@ MUTANTS = [
          '        if key not in self._arrays and data_dir and self.config.dataset == "digits":',
          '        if False:'),
     ]),
+    Mutant('eval-runs-stop-at-a-bad-run', 'tests/test_eval.py -k cannot_be_evaluated_does_not_stop', [
+        ('fastjem/eval/cli.py', '            if len(runs) == 1:\n                raise\n', '            raise\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1687,6 +1687,27 @@ def test_a_sweep_with_one_run_per_combination_reports_it_without_a_spread(runs, 
     assert "±" not in capsys.readouterr().out
 
 
+def test_a_run_that_cannot_be_evaluated_does_not_stop_the_others(runs, tmp_path, capsys):
+    """A folder of runs with one unreadable checkpoint: the others are evaluated and compared, the bad one is named
+    with its error, and the command fails (status 1). It stopped at the bad run, the runs after it not evaluated."""
+    import shutil
+
+    folder = tmp_path / "runs"
+    for name in ("a", "c"):
+        shutil.copytree(runs / "jem", folder / name, ignore=shutil.ignore_patterns("eval*"))
+    (folder / "b").mkdir()
+    (folder / "b" / "checkpoint.pt").write_bytes(b"not a checkpoint")
+    out = tmp_path / "cmp"
+    assert main(["eval", str(folder), "accuracy", "--out-dir", str(out), *FAST]) == 1
+    err = capsys.readouterr().err
+    assert "  b: not evaluated: " in err and "1 of 3 runs not evaluated (b)" in err
+    assert [r["run"] for r in _report(out / "accuracy_runs.json")["rows"]] == ["a", "c"]
+    for name in ("a", "c"):
+        (folder / name / "checkpoint.pt").write_bytes(b"not a checkpoint")
+    assert main(["eval", str(folder), "accuracy", "--out-dir", str(tmp_path / "none"), *FAST]) == 1
+    assert "none of the 3 runs of" in capsys.readouterr().err
+
+
 def test_the_comparison_table_shows_each_runs_numbers_and_says_how_many_more_the_json_holds():
     from fastjem.eval.history import format_comparison
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import warnings
 from pathlib import Path
 
 from fastjem.cli import TASK_HELP, NameArgument, PathArgument, int64
-from fastjem.errors import ConfigError, FastJEMWarning
+from fastjem.errors import ConfigError, FastJEMError, FastJEMWarning
 
 # the options only some tasks read (every other option is common to all); `all` reads them all
 TASK_OPTIONS = {
@@ -227,15 +228,31 @@ def _run_runs(args: argparse.Namespace, runs: list, common: dict, opts: dict, oo
     from fastjem.eval.history import compare_runs, format_comparison
 
     folder = Path(args.checkpoint)
-    reports = []
+    reports, evaluated, failed = [], [], []
     for k, run in enumerate(runs):
         print(f"[{k + 1}/{len(runs)}] {run.name}", flush=True)
         out = Path(args.out_dir) / run.name if args.out_dir else None
-        reports.append(_run_task(args, run, {**common, "out_dir": out}, opts, ood_all))
-    result = compare_runs(args.task, reports, runs, Path(args.out_dir) if args.out_dir else folder)
+        try:
+            reports.append(_run_task(args, run, {**common, "out_dir": out}, opts, ood_all))
+        except FastJEMError as err:
+            # one run that cannot be evaluated (its checkpoint unreadable, its data missing) stopped the runs after
+            # it, and the comparison of those before it
+            if len(runs) == 1:
+                raise
+            print(f"  {run.name}: not evaluated: {err}", file=sys.stderr, flush=True)
+            failed.append(run.name)
+            continue
+        evaluated.append(run)
+    if not reports:
+        raise ConfigError(f"none of the {len(runs)} runs of {folder} could be evaluated: each one's error is above")
+    result = compare_runs(args.task, reports, evaluated, Path(args.out_dir) if args.out_dir else folder)
     print(format_comparison(result))
     per_run = Path(args.out_dir) / "<run>" if args.out_dir else Path("<run>") / "eval"
     print(f"\nper run: {per_run / args.task}.json; comparison: {result['json']}")
+    if failed:
+        print(f"fastjem: error: {len(failed)} of {len(runs)} runs not evaluated ({', '.join(failed)}): their errors "
+              "are above; the comparison holds the others", file=sys.stderr)
+        return 1
     return 0
 
 
