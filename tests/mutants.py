@@ -7702,6 +7702,9 @@ MUTANTS = [
     Mutant('eval-runs-stop-at-a-bad-run', 'tests/test_eval.py -k cannot_be_evaluated_does_not_stop', [
         ('fastjem/eval/cli.py', '            if len(runs) == 1:\n                raise\n', '            raise\n'),
     ]),
+    Mutant('sample-start-said-by-its-option-value', 'tests/test_eval.py -k test_cli_sample_unconditional_writes', [
+        ('fastjem/eval/cli.py', "SGLD steps from {start.get(s['init'], s['init'])}, ", "SGLD steps from the {s['init']}, "),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

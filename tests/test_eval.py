@@ -783,6 +783,7 @@ def test_cli_sample_unconditional_writes_arrays_grid_and_keeps_what_exists(runs,
     out = runs / "jem" / "sampled" / "unconditional.npz"  # the default place
     printed = capsys.readouterr().out
     assert str(out) in printed
+    assert "12 samples, unconditional: 5 SGLD steps from the replay buffer, " in printed  # where the chains began
     with np.load(out) as f:
         arrays = {k: f[k] for k in f.files}
     # the summary: what the network says of the samples saved

@@ -327,7 +327,8 @@ def run_sample(args: argparse.Namespace) -> int:
                       FastJEMWarning, stacklevel=1)
     s = drawn.settings
     kind = "unconditional" if classes is None else f"conditional on {len(classes)} class(es)"
-    print(f"{len(drawn.x)} samples, {kind}: {s['n_steps']} SGLD steps from the {s['init']}, "
+    start = {"buffer": "the replay buffer", "noise": "uniform noise", "informative": "the class Gaussians"}
+    print(f"{len(drawn.x)} samples, {kind}: {s['n_steps']} SGLD steps from {start.get(s['init'], s['init'])}, "
           f"step size {s['step_size']:g}, noise {s['noise']:g} ({s['model']}, iteration {s['iteration']})")
     if classes is not None:
         # which class each --class given is, by index (the saved targets) and name
