@@ -7705,6 +7705,10 @@ MUTANTS = [
     Mutant('sample-start-said-by-its-option-value', 'tests/test_eval.py -k test_cli_sample_unconditional_writes', [
         ('fastjem/eval/cli.py', "SGLD steps from {start.get(s['init'], s['init'])}, ", "SGLD steps from the {s['init']}, "),
     ]),
+    Mutant('eval-all-earlier-skipped-report-unsaid', 'tests/test_eval.py -k test_cli_all_prints_a_summary_table', [
+        ('fastjem/eval/cli.py', 'earlier = [t for t, r in reports.items() if "skipped" in r and (out / f"{t}.json").exists()]',
+         'earlier = []'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -462,6 +462,8 @@ def test_robustness_cautions_when_the_refinement_leaves_the_image_range(runs, tm
 
 def test_cli_all_prints_a_summary_table(runs, tmp_path, capsys):
     out = tmp_path / "all"
+    out.mkdir()
+    (out / "fid.json").write_text("{}")  # an earlier fid report, which this `all` skips: said to be older
     assert main(["eval", str(runs / "jem"), "all", "--out-dir", str(out), "--n-steps", "1", "--n-samples", "8",
                  "--per-class", "2", "--refine-steps", "0", "--linf-eps", "0", "8", "--l2-eps", "0", "0.5",
                  "--pgd-steps", "1", "--n-attack", "16", "--n-ood", "20", *FAST]) == 0
@@ -481,6 +483,8 @@ def test_cli_all_prints_a_summary_table(runs, tmp_path, capsys):
     # each task's figures under its own heading (accuracy has none)
     assert "\n## calibration\n\n![reliability](reliability.png)\n" in report and "## accuracy" not in report
     assert str(out / "report.md") in printed
+    assert f"note: fid.json in {out} is from an earlier run: this `all` skipped fid," in printed
+    assert "ood.json in" not in printed  # written by this run
     # one task again into that folder: its summaries are now stale, and the command says so
     assert main(["eval", str(runs / "jem"), "accuracy", "--out-dir", str(out), *FAST]) == 0
     assert "all.json and report.md in" in capsys.readouterr().out

@@ -166,6 +166,12 @@ def run_eval(args: argparse.Namespace) -> int:
         if out is not None:
             print(f"\nreports and figures in {out}/ (summary: {out / 'all.json'}; with the figures: "
                   f"{out / 'report.md'})")
+            # a skipped task's report from an earlier run lies beside the new ones, and looks as current
+            earlier = [t for t, r in reports.items() if "skipped" in r and (out / f"{t}.json").exists()]
+            if earlier:
+                print(f"note: {', '.join(f'{t}.json' for t in earlier)} in {out} "
+                      f"{'is' if len(earlier) == 1 else 'are'} from an earlier run: this `all` skipped "
+                      f"{', '.join(earlier)}, which the summary and report.md leave out")
         return 0
     if history is not None:
         return _run_history(args, history, common, opts, ood_all)
