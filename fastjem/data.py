@@ -442,12 +442,15 @@ def _missing_message(name: str, root: Path, flag: str, download: bool = False) -
     }
     # a file (notes.txt, another set's archive) is no folder to download into or to fill
     where = f"{root}, a file, not a folder" if root.is_file() else root
-    into, that = ("the folder you give", "a folder") if root.is_file() else (root, "that folder")
+    into = "the folder you give" if root.is_file() else root
+    # "in that folder and pass --data-dir FOLDER" read as one step: the folder named needs no option
+    offline = (f"put {layouts[name]} in a folder and pass {flag} FOLDER" if root.is_file() else
+               f"put {layouts[name]} in {root}, or in a folder of yours and pass {flag} FOLDER")
     return (
         f"{name} was not found in {where}.\n"
         + ("  - the download failed (below): with no internet here, fetch the files on a machine that has it;\n"
            if download else f"  - on a machine with internet: add --download (it is saved in {into});\n") +
-        f"  - offline: put {layouts[name]} in {that} and pass {flag} FOLDER;\n"
+        f"  - offline: {offline};\n"
         f"  - or pass {flag} pointing at a folder with train/<class>/*.jpg and test/<class>/*.jpg, or with\n"
         f"    archives (.tar.gz, .zip, ...) of such folders, which are read in place."
     )

@@ -7709,6 +7709,10 @@ MUTANTS = [
         ('fastjem/eval/cli.py', 'earlier = [t for t, r in reports.items() if "skipped" in r and (out / f"{t}.json").exists()]',
          'earlier = []'),
     ]),
+    Mutant('missing-data-offline-step-ambiguous', 'tests/test_data.py -k missing_dataset_says_what_to_do', [
+        ('fastjem/data.py', 'f"put {layouts[name]} in {root}, or in a folder of yours and pass {flag} FOLDER"',
+         'f"put {layouts[name]} in that folder and pass {flag} FOLDER"'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -546,6 +546,8 @@ def test_missing_dataset_says_what_to_do(name, tmp_path):
             load_arrays(name, folder)
         msg = str(err.value)
         assert "--download" in msg and "--data-dir" in msg and f"{name} was not found in {folder}" in msg
+        # where the files go: the folder named, or another passed by the option
+        assert f" in {folder}, or in a folder of yours and pass --data-dir FOLDER;\n" in msg
         assert "instead" not in msg
     # a folder of another set (cifar-100-python/ where cifar10 is asked for): that set named, beside the advice
     other, its_folder = {"cifar10": ("cifar100", "cifar-100-python"), "cifar100": ("cifar10", "cifar-10-batches-py"),
