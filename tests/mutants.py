@@ -7695,9 +7695,14 @@ MUTANTS = [
          '    if False:'),
     ]),
     Mutant('eval-digits-data-dir-unsaid', 'tests/test_eval.py -k data_dir_given_for_a_digits_run', [
-        ('fastjem/eval/core.py',
-         '        if key not in self._arrays and data_dir and self.config.dataset == "digits":',
+        ('fastjem/eval/tasks.py',
+         '        if data_dir and task != "ood" and self.em.config.dataset == "digits":',
          '        if False:'),
+    ]),
+    Mutant('eval-digits-data-dir-said-for-ood', 'tests/test_eval.py -k data_dir_given_for_a_digits_run', [
+        ('fastjem/eval/tasks.py',
+         '        if data_dir and task != "ood" and self.em.config.dataset == "digits":',
+         '        if data_dir and self.em.config.dataset == "digits":'),
     ]),
     Mutant('eval-runs-stop-at-a-bad-run', 'tests/test_eval.py -k cannot_be_evaluated_does_not_stop', [
         ('fastjem/eval/cli.py', '            if len(runs) == 1:\n                raise\n', '            raise\n'),

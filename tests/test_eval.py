@@ -2572,6 +2572,10 @@ def test_a_data_dir_given_for_a_digits_run_is_said_not_to_be_read(runs, tmp_path
     assert "--data-dir no-such-folder is not read:" in err and "trained on digits" in err
     assert main(["eval", str(runs / "jem"), "accuracy", "--out-dir", str(tmp_path / "eval"), *FAST]) == 0
     assert "is not read" not in capsys.readouterr().err
+    # ood reads its OOD datasets from --data-dir (where --ood-data-dir is not given): not said there
+    assert main(["eval", str(runs / "jem"), "ood", "--ood", "uniform", "--n-ood", "20", "--data-dir", "elsewhere",
+                 "--out-dir", str(tmp_path / "eval"), *FAST]) == 0
+    assert "is not read" not in capsys.readouterr().err
 
 
 def test_the_dataset_is_loaded_once_per_folder_and_given_data_is_what_was_loaded(monkeypatch):
@@ -2589,9 +2593,8 @@ def test_the_dataset_is_loaded_once_per_folder_and_given_data_is_what_was_loaded
         return SimpleNamespace(info=SimpleNamespace(classes=()), folder=data_dir)
 
     monkeypatch.setattr(core, "load_arrays", load_arrays)
-    # a dataset of files: a digits run says a data folder is not read
-    em = core.EvalModel(nn.Identity(), TrainConfig(dataset="cifar10"), DatasetInfo("cifar10", 10, 3, 32, 0, False, 0),
-                        None, 0, Path("run/checkpoint.pt"), torch.device("cpu"))
+    em = core.EvalModel(nn.Identity(), TrainConfig(), DatasetInfo("digits", 10, 1, 8, 0, False, 0), None, 0,
+                        Path("run/checkpoint.pt"), torch.device("cpu"))
     a = em.arrays("d1")
     assert em.arrays("d1") is a and em.arrays("d2").folder == "d2" and loads == ["d1", "d2"]
     assert [b.folder for b in em.loaded_arrays()] == ["d1", "d2"]

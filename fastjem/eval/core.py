@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from fastjem.data import (
     shown_classes,
     to_float,
 )
-from fastjem.errors import CheckpointError, ConfigError, DataNotFoundError, FastJEMWarning
+from fastjem.errors import CheckpointError, ConfigError, DataNotFoundError
 
 
 @dataclass
@@ -82,10 +81,6 @@ class EvalModel:
             raise ConfigError(f"{self.path} was trained on data given in Python (\"{self.info.name}\"): pass it again "
                               "with fastjem.eval.load_model(path, data=...) to evaluate on it")
         key = (str(data_dir or self.config.data_dir), download)
-        if key not in self._arrays and data_dir and self.config.dataset == "digits":
-            # said, as training refuses it: a mistyped or wrong folder was taken without a word
-            warnings.warn(f"--data-dir {data_dir} is not read: {self.path} was trained on digits, scikit-learn's "
-                          "built-in set, which reads no files", FastJEMWarning, stacklevel=2)
         if key not in self._arrays:
             arrays = load_arrays(self.config.dataset, key[0], download, self.config.image_size, choose_dataset=False,
                                  progress=progress)

@@ -93,6 +93,11 @@ class _Run:
             raise ConfigError(f"--test-noise must be a finite number >= 0, got {test_noise}")
         self.task = task
         self.em = load_model(checkpoint, device)
+        if data_dir and task != "ood" and self.em.config.dataset == "digits":
+            # said, as training refuses it: a mistyped or wrong folder was taken without a word (ood reads its OOD
+            # datasets from it)
+            warnings.warn(f"--data-dir {data_dir} is not read: {self.em.path} was trained on digits, scikit-learn's "
+                          "built-in set, which reads no files", FastJEMWarning, stacklevel=2)
         self.out_dir = Path(out_dir) if out_dir else self.em.output_dir("eval")
         make_folder(self.out_dir)
         self.batch_size = batch_size
