@@ -11,8 +11,9 @@ Random numbers (``fastjem.kernels.rng`` streams, for B rows of D = prod(S) eleme
 
 Reset rows never read the buffer (the load is masked; the benchmark's ``rows_first`` launch reads them), and the
 reset values are drawn only in the tiles that have a reset row.
-``buffer_write_`` is ``buffer[idx] = x``; with repeated indices one of the rows wins (unspecified which), as for
-``index_copy_``.
+``buffer_write_`` is ``buffer[idx] = x``; with repeated indices the last of their rows wins, whole, on every
+backend and device (``index_copy_`` on a GPU leaves such a row unspecified, and may mix the rows element by
+element: a kernel that splits rows over programs did so on an H200 at 8192 rows of a 10000-row buffer).
 An index outside [0, N) is refused (IndexError) when idx is a CPU tensor; on a GPU that would cost a host sync:
 the kernels mask it, so a kept row with such an index reads NaN and its write is dropped.
 """
@@ -95,10 +96,23 @@ if triton is not None:
         tl.store(p_out + o_b[:, None] * D + o_d[None, :], b_x, mask=m_bd)
 
     @triton.jit
+    def _last_position_kernel(
+        p_idx,  # [B] int64
+        p_last,  # [N] int64, -1 where no position writes the row; each row's last position after
+        N,
+        B,
+        BLOCK: tl.constexpr,
+    ):
+        o_b = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+        b_row = tl.load(p_idx + o_b, mask=o_b < B, other=-1)
+        tl.atomic_max(p_last + b_row, o_b, mask=(o_b < B) & (b_row >= 0) & (b_row < N))
+
+    @triton.jit
     def _buffer_write_kernel(
         p_buffer,  # [N, D] fp32, updated in place
         p_idx,  # [B] int64
         p_x,  # [B, D]
+        p_last,  # [N] int64: the position whose row each buffer row takes (_last_position_kernel); 8-byte, as idx
         N,
         B,
         D,
@@ -108,10 +122,12 @@ if triton is not None:
         o_b = tl.program_id(0).to(tl.int64) * BLOCK_B + tl.arange(0, BLOCK_B).to(tl.int64)
         o_d = tl.program_id(1).to(tl.int64) * BLOCK_D + tl.arange(0, BLOCK_D).to(tl.int64)
         m_b = o_b < B
-        m_bd = m_b[:, None] & (o_d < D)[None, :]
         b_row = tl.load(p_idx + o_b, mask=m_b, other=0)
-        # rows outside the buffer are dropped
-        m_bd = m_bd & ((b_row >= 0) & (b_row < N))[:, None]
+        # rows outside the buffer are dropped, and so is a position that a later one with the same row overrides:
+        # programs that split a row between them would otherwise leave it a mix of the rows written to it
+        m_b = m_b & (b_row >= 0) & (b_row < N)
+        m_b = m_b & (tl.load(p_last + b_row, mask=m_b, other=-1) == o_b)
+        m_bd = m_b[:, None] & (o_d < D)[None, :]
         b_x = tl.load(p_x + o_b[:, None] * D + o_d[None, :], mask=m_bd)
         tl.store(p_buffer + b_row[:, None] * D + o_d[None, :], b_x.to(p_buffer.dtype.element_ty), mask=m_bd)
 
@@ -236,9 +252,14 @@ def buffer_write_fwd(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor, t
     block_b, block_d = _launch_tiles(B, D, tiles)
     grid = (triton.cdiv(B, block_b), triton.cdiv(D, block_d))
     extra = {} if num_warps is None else {"num_warps": num_warps}
+    N = buffer.shape[0]
+    idx = idx.contiguous()
+    last = torch.full((N,), -1, dtype=torch.int64, device=buffer.device)
+    block = min(next_power_of_2(B), 1024)
     with device_of(buffer):
-        _buffer_write_kernel[grid](buffer, idx.contiguous(), x.contiguous(), buffer.shape[0], B, D, BLOCK_B=block_b,
-                                   BLOCK_D=block_d, **extra)
+        _last_position_kernel[(triton.cdiv(B, block),)](idx, last, N, B, BLOCK=block)
+        _buffer_write_kernel[grid](buffer, idx, x.contiguous(), last, N, B, D, BLOCK_B=block_b, BLOCK_D=block_d,
+                                   **extra)
 
 
 def buffer_sample_ref(
@@ -261,8 +282,12 @@ def buffer_sample_ref(
 
 
 def buffer_write_ref(buffer: torch.Tensor, idx: torch.Tensor, x: torch.Tensor) -> None:
-    """Spec: ``buffer[idx] = x`` in place."""
-    buffer.index_copy_(0, idx, x.to(buffer.dtype))
+    """Spec: ``buffer[idx] = x`` in place, the last of a repeated index's rows written whole."""
+    # every position writes the row of the last position with its index: repeats then write equal rows, which
+    # index_copy_ (its order unspecified on a GPU) cannot mix
+    last = torch.full((buffer.shape[0],), -1, dtype=torch.int64, device=buffer.device)
+    last.scatter_reduce_(0, idx, torch.arange(idx.shape[0], device=idx.device), "amax")
+    buffer.index_copy_(0, idx, x.to(buffer.dtype).index_select(0, last[idx]))
 
 
 def _check_rows_in_buffer(op: str, buffer: torch.Tensor, idx: torch.Tensor) -> None:

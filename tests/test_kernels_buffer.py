@@ -114,6 +114,28 @@ def test_write_round_trip(device, backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("device", DEVICES)
+def test_a_row_written_by_several_positions_holds_the_last_of_their_rows_whole(device, backend):
+    """Repeated indices (a replay buffer's draws repeat): each repeated row holds the last position's row, every
+    element of it. On an H200, 8192 rows written to a 10000-row buffer by programs that split each row in three left
+    some rows a mix of the rows written to them (bench/bench_kernels.py's check); the interpreter runs programs one
+    after another, so only the GPU case can show a mix."""
+    skip_unless_runnable(device, backend)
+    n, b, shape = (100, 8192, (3, 32, 32)) if device == "cuda" else (6, 40, (3, 8, 8))
+    gen = torch.Generator().manual_seed(5)
+    for trial in range(3):
+        buf = _buffer(n, shape, device, seed=trial)
+        idx = torch.randint(0, n - 1, (b,), generator=gen)  # row n - 1 is never written
+        rows = torch.randn(b, *shape, generator=gen)
+        expected = buf.cpu().clone()  # a copy on the CPU too
+        for position, row in enumerate(idx.tolist()):
+            expected[row] = rows[position]
+        buffer_write_(buf, idx.to(device), rows.to(device), backend=backend)
+        mixed = (buf.cpu() != expected).flatten(1).any(1)
+        assert not bool(mixed.any()), f"trial {trial}: rows {mixed.nonzero().flatten().tolist()} not the last written"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("device", DEVICES)
 def test_a_batch_of_one_row_is_drawn_and_written_like_any_other(device, backend):
     """B = 1, a single chain: the gather is the reference's, restarted or not, and the write lands."""
     skip_unless_runnable(device, backend)
@@ -338,7 +360,23 @@ def test_indices_outside_the_buffer_read_nan_and_write_nothing():
     assert torch.equal(x0[:2], buf[:2]) and x0[2:].isnan().all()
     got = buffer_sample_fwd(buf, idx, 0.0, new_rng_state(0, "cpu"), rows_first=True)  # the benchmark's order
     assert torch.equal(got[:2], buf[:2]) and got[2:].isnan().all()
-    buffer_write_fwd(buf, idx, torch.zeros(5, 3))
+
+    # the write's table of each row's last position, put among entries that name the positions of the rows outside:
+    # a kernel that looked those rows up, unmasked, would take them for rows to write
+    class _Torch(types.ModuleType):
+        def __getattr__(self, name):
+            return getattr(torch, name)
+
+    def full(size, value, dtype=None, device=None):
+        whole = torch.full((168,), value, dtype=dtype, device=device)
+        whole[64 + 40], whole[64 - 1], whole[64 + 97] = 2, 3, 4
+        return whole[64:64 + size[0]]
+
+    proxy = _Torch("torch_guarded_full")
+    proxy.full = full
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(buffer, "torch", proxy)
+        buffer_write_fwd(buf, idx, torch.zeros(5, 3))
     assert (buf[:2] == 0).all() and torch.equal(buf[2:], before[66:104])
     assert torch.equal(storage[:64], before[:64]) and torch.equal(storage[104:], before[104:])
     with pytest.raises(IndexError):
@@ -599,7 +637,8 @@ def test_the_kernels_write_nothing_past_their_outputs(monkeypatch):
         state, state_ref = new_rng_state(3), new_rng_state(3)
         x0 = buffer_sample_fwd(buf, idx, reset_prob, state, rows_first=rows_first, **kwargs)
         assert_close(x0, buffer_sample_ref(buf, idx, reset_prob, state_ref, **kwargs), 0, 0, "x0")
-    buffer_write_fwd(buf, torch.tensor([6, 5, 4, 1, 0]), torch.zeros(B, 3))
+    # the indices are followed by a row of the buffer: taken as a sixth position, it would claim row 6 as its own
+    buffer_write_fwd(buf, torch.tensor([6, 5, 4, 1, 0, 6])[:B], torch.zeros(B, 3))
     assert buf[[0, 1, 4, 5, 6]].eq(0).all()
     assert len(tails) == 5 and all(bool((t == 7.0).all()) for t in tails), [t[:4].tolist() for t in tails]
 

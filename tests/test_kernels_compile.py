@@ -18,7 +18,7 @@ triton = pytest.importorskip("triton")
 
 # (kernel, the launch's constexprs): each variant the launchers can compile on a GPU, at WRN sizes
 # lse fwd/bwd x dtypes x K x labels; sgld grads, gather fresh x orders, scatter x dtypes
-VARIANTS = 2 * 3 * 2 * 2 + 2 + 2 * 2 + 2
+VARIANTS = 2 * 3 * 2 * 2 + 2 + 2 * 2 + 2 + 1
 # the integer arguments of a launch at WRN sizes (batch 64 of 3x32x32, a buffer of 10000; the energy's K, 10 or 1000,
 # and its row stride are not multiples of 16)
 WRN_INTS = {"n": 64 * 3 * 32 * 32, "base": 0, "N": 10000, "B": 64, "D": 3 * 32 * 32}
@@ -70,8 +70,10 @@ def compile_all(out_dir: str) -> list[dict]:
                   {"HAS_FRESH": fresh, "BLOCK_B": block_b, "BLOCK_D": block_d, "ROWS_FIRST": rows_first})
     for x in ("fp32", "bf16"):
         build(buffer._buffer_write_kernel,
-              {"p_buffer": "*fp32", "p_idx": "*i64", "p_x": f"*{x}", "N": "i32", "B": "i32", "D": "i32"},
+              {"p_buffer": "*fp32", "p_idx": "*i64", "p_x": f"*{x}", "p_last": "*i64", "N": "i32", "B": "i32",
+               "D": "i32"},
               {"BLOCK_B": block_b, "BLOCK_D": block_d})
+    build(buffer._last_position_kernel, {"p_idx": "*i64", "p_last": "*i64", "N": "i32", "B": "i32"}, {"BLOCK": 64})
     return rows
 
 
@@ -99,7 +101,7 @@ def test_every_kernel_compiles_for_hopper(compiled):
     assert all(Path(r["cubin"]).stat().st_size > 0 for r in rows)
     kernels = {r["kernel"] for r in rows}
     assert kernels == {"_lse_energy_fwd_kernel", "_lse_energy_bwd_kernel", "_sgld_step_kernel",
-                       "_buffer_sample_kernel", "_buffer_write_kernel"}
+                       "_buffer_sample_kernel", "_buffer_write_kernel", "_last_position_kernel"}
     # the GPU's tiles, not the interpreter's: a logits row of 1000 in one 1024-wide block, a buffer row in three
     assert {(r["constexprs"].get("BLOCK_K"), r["constexprs"].get("BLOCK_D")) for r in rows} >= {(1024, None),
                                                                                                (None, 1024)}
