@@ -4381,13 +4381,13 @@ MUTANTS = [
         ('fastjem/cli.py', '    if not trainer.dist.is_main:\n        return 0\n    elapsed', '    elapsed'),
     ]),
     Mutant('readme-figure-typed', 'tests/test_readme.py -k benchmarks_wrote', [
-        ('README.md', '| 10.3 (bf16) | 10.4 (bf16) |', '| 10.3 (bf16) | 10.9 (bf16) |'),
+        ('README.md', '| 10.5 (bf16) | 11.1 (bf16) |', '| 10.5 (bf16) | 11.9 (bf16) |'),
     ]),
     Mutant('report-drops-a-results-file', 'tests/test_readme.py -k benchmarks_wrote', [
         ('bench/report.py', '            data["_file"] = path.name\n', '            if "H200" in path.name and kind == "cifar":\n                continue\n            data["_file"] = path.name\n'),
     ]),
     Mutant('readme-cites-a-missing-result', 'tests/test_readme.py -k cites', [
-        ('README.md', '| `bench/results/steps-2026-11-30T012957-NVIDIA-H200.json`, git b35f7b6 |', '| `bench/results/steps-2026-11-30T012958-NVIDIA-H200.json`, git b35f7b6 |'),
+        ('README.md', '| `bench/results/steps-2026-12-04T162455-NVIDIA-H200.json`, git e1ce37d |', '| `bench/results/steps-2026-12-04T162456-NVIDIA-H200.json`, git e1ce37d |'),
     ]),
     Mutant('report-takes-a-renamed-smoke-run', 'tests/test_bench.py -k renders_table', [
         ('bench/report.py', '            if data.get("smoke") and not include_smoke:\n                continue\n', ''),
@@ -4571,7 +4571,7 @@ MUTANTS = [
         ('bench/bench_kernels.py', '        x = buf[idx]\n        reset', '        x = buf[:B]\n        reset'),
     ]),
     Mutant('bench-kernels-write-eager-nothing', 'tests/test_bench.py -k kernel_benchmark_checks', [
-        ('bench/bench_kernels.py', '    def write_eager():\n        buf[idx] = rows', '    def write_eager():\n        pass'),
+        ('bench/bench_kernels.py', '    def write_eager():\n        _scatter_eager(buf, idx, rows)', '    def write_eager():\n        pass'),
     ]),
     Mutant('bench-kernels-sample-fused-other-prob', 'tests/test_bench.py -k kernel_benchmark_checks', [
         ('bench/bench_kernels.py', '        return kernels.buffer_sample(buf, idx, RESET_PROB, state, backend=backend)', '        return kernels.buffer_sample(buf, idx, 0.0, state, backend=backend)'),
