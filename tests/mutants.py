@@ -7728,6 +7728,14 @@ MUTANTS = [
         ('kernels/buffer.py', 'torch.arange(idx.shape[0], device=idx.device), "amax")',
          'torch.arange(idx.shape[0], device=idx.device), "amin", include_self=False)'),
     ]),
+    Mutant('history-stops-at-an-unreadable-checkpoint', 'tests/test_history.py -k unreadable', [
+        ('fastjem/eval/cli.py', '        except FastJEMError as err:\n            # one unreadable checkpoint',
+         '        except ZeroDivisionError as err:\n            # one unreadable checkpoint'),
+    ]),
+    Mutant('history-unevaluated-checkpoints-exit-0', 'tests/test_history.py -k unreadable', [
+        ('fastjem/eval/cli.py', '"their errors are above; the history holds the others", file=sys.stderr)\n        return 1',
+         '"their errors are above; the history holds the others", file=sys.stderr)\n        return 0'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

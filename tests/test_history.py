@@ -76,6 +76,30 @@ def test_eval_over_the_checkpoint_history(tiny_config, tmp_path, capsys):
     assert (run / "checkpoints" / "eval-iter_0000008" / "accuracy.json").exists()
 
 
+def test_an_unreadable_checkpoint_does_not_stop_the_history(tiny_config, tmp_path, capsys):
+    """A kept checkpoint cut short (a copy, a full disk): the others are evaluated and make the history, the bad one
+    is named with its error, and the command fails (status 1). It stopped at the bad checkpoint, with no history."""
+    import json
+
+    from fastjem.cli import main
+
+    run = tmp_path / "run"
+    Trainer(tiny_config.replace(iters=6, ckpt_every=0, ckpt_keep_every=2), out_dir=run, progress=False).fit()
+    ckpts = run / "checkpoints"
+    (ckpts / "iter_0000004.pt").write_bytes((ckpts / "iter_0000004.pt").read_bytes()[:100])
+    assert main(["eval", str(ckpts), "accuracy", "--device", "cpu", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "  iter_0000004.pt: not evaluated: " in err
+    assert "1 of 3 checkpoints not evaluated (iter_0000004.pt)" in err
+    history = json.loads((ckpts / "eval-history" / "accuracy_history.json").read_text())
+    assert [r["iteration"] for r in history["rows"]] == [2, 6]
+    for name in ("iter_0000002.pt", "iter_0000006.pt"):
+        (ckpts / name).write_bytes(b"not a checkpoint")
+    assert main(["eval", str(ckpts), "accuracy", "--device", "cpu", "--no-progress",
+                 "--out-dir", str(tmp_path / "none")]) == 1
+    assert f"none of the 3 checkpoints in {ckpts} could be evaluated" in capsys.readouterr().err
+
+
 def test_history_headlines_hold_only_the_tasks_measures():
     from fastjem.eval.history import headline
 

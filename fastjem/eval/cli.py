@@ -218,13 +218,28 @@ def _run_history(args: argparse.Namespace, checkpoints: list, common: dict, opts
     from fastjem.eval.history import format_history, write_history
 
     out_root = Path(args.out_dir) if args.out_dir else Path(args.checkpoint) / "eval-history"
-    reports = []
+    reports, failed = [], []
     for k, path in enumerate(checkpoints):
         print(f"[{k + 1}/{len(checkpoints)}] {path.name}", flush=True)
-        reports.append(_run_task(args, path, {**common, "out_dir": out_root / path.stem}, opts, ood_all))
+        try:
+            reports.append(_run_task(args, path, {**common, "out_dir": out_root / path.stem}, opts, ood_all))
+        except FastJEMError as err:
+            # one unreadable checkpoint (a copy cut short, a disk that filled) stopped the history at it, the
+            # checkpoints after it not evaluated and no history written of those before
+            if len(checkpoints) == 1:
+                raise
+            print(f"  {path.name}: not evaluated: {err}", file=sys.stderr, flush=True)
+            failed.append(path.name)
+    if not reports:
+        raise ConfigError(f"none of the {len(checkpoints)} checkpoints in {args.checkpoint} could be evaluated: "
+                          "each one's error is above")
     history = write_history(args.task, reports, out_root)
     print(format_history(history))
     print(f"\nper checkpoint: {out_root}/<checkpoint>/; history: {history['json']}, {history['png']}")
+    if failed:
+        print(f"fastjem: error: {len(failed)} of {len(checkpoints)} checkpoints not evaluated ({', '.join(failed)}): "
+              "their errors are above; the history holds the others", file=sys.stderr)
+        return 1
     return 0
 
 
