@@ -7736,6 +7736,10 @@ MUTANTS = [
         ('fastjem/eval/cli.py', '"their errors are above; the history holds the others", file=sys.stderr)\n        return 1',
          '"their errors are above; the history holds the others", file=sys.stderr)\n        return 0'),
     ]),
+    Mutant('fid-summary-without-sample-counts', 'tests/test_eval.py -k summary_table', [
+        ('fastjem/eval/tasks.py', """            counts = f" ({r['n_fake']} samples {drawn} against {r['n_real']} test images)" if "n_fake" in r else \"\"\n""",
+         '            counts = ""\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1623,7 +1623,8 @@ def test_the_summary_table_has_each_tasks_headline_numbers():
         "robustness": {"results": {"caution": "moved far", "accuracy": {
             "linf": {"0": [{"eps": 0.0, "acc": 0.9}, {"eps": 8 / 255, "acc": 0.5}]}, "l2": {"10": [{"eps": 0.5,
                                                                                                  "acc": 0.6}]}}}},
-        "fid": {"results": {"features": "inception", "fid": 35.12345, "inception_score": 7.5}},
+        "fid": {"results": {"features": "inception", "fid": 35.12345, "inception_score": 7.5, "n_real": 360,
+                            "n_fake": 1000, "samples": "buffer"}},
     }
     assert summary_rows(reports) == [
         ("accuracy", "plain acc / NLL", "0.9000 / 0.3123"), ("accuracy", "refined_5 acc / NLL", "0.8500 / 0.4000"),
@@ -1634,7 +1635,11 @@ def test_the_summary_table_has_each_tasks_headline_numbers():
         ("samples", "grids", "samples_fresh.png, samples_conditional.png"),
         ("robustness", "caution", "moved far"), ("robustness", "linf refine=0: acc at eps", "0/255:0.90 8/255:0.50"),
         ("robustness", "l2 refine=10: acc at eps", "0.5:0.60"),
-        ("fid", "FID (inception)", "35.123"), ("fid", "Inception score", "7.500")]
+        ("fid", "FID (inception)", "35.123 (1000 samples from the replay buffer against 360 test images)"),
+        ("fid", "Inception score", "7.500")]
+    fresh = {"fid": {"results": {"features": "m:f", "fid": 2.0, "n_real": 50, "n_fake": 50,
+                                 "samples": "fresh 100 steps"}}}
+    assert summary_rows(fresh) == [("fid", "FID (m:f)", "2.000 (50 samples from fresh 100-step SGLD chains against 50 test images)")]
     rows = summary_rows({"fid": {"skipped": "no feature extractor"}, "robustness": {"results": {
         "caution": None, "accuracy": {}}}})
     assert rows == [("fid", "skipped", "no feature extractor")]

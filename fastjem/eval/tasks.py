@@ -819,7 +819,11 @@ def summary_rows(reports: dict) -> list[tuple[str, str, str]]:
                     rows.append((task, f"{norm} refine={n}: acc at eps", " ".join(
                         f"{_eps_text(norm, p['eps'])}:{p['acc']:.2f}" for p in pts)))
         elif task == "fid":
-            rows.append((task, f"FID ({r.get('features')})", f"{r['fid']:.3f}"))
+            # FID depends on how many samples it compares (fewer raise it): say how many, and of what
+            src = str(r.get("samples", ""))
+            drawn = "from the replay buffer" if src == "buffer" else f"from fresh {src.split()[-2]}-step SGLD chains"
+            counts = f" ({r['n_fake']} samples {drawn} against {r['n_real']} test images)" if "n_fake" in r else ""
+            rows.append((task, f"FID ({r.get('features')})", f"{r['fid']:.3f}{counts}"))
             if "inception_score" in r:
                 rows.append((task, "Inception score", f"{r['inception_score']:.3f}"))
     return rows
