@@ -1639,7 +1639,8 @@ def test_the_summary_table_has_each_tasks_headline_numbers():
         ("fid", "Inception score", "7.500")]
     fresh = {"fid": {"results": {"features": "m:f", "fid": 2.0, "n_real": 50, "n_fake": 50,
                                  "samples": "fresh 100 steps"}}}
-    assert summary_rows(fresh) == [("fid", "FID (m:f)", "2.000 (50 samples from fresh 100-step SGLD chains against 50 test images)")]
+    assert summary_rows(fresh) == [
+        ("fid", "FID (m:f)", "2.000 (50 samples from fresh 100-step SGLD chains against 50 test images)")]
     rows = summary_rows({"fid": {"skipped": "no feature extractor"}, "robustness": {"results": {
         "caution": None, "accuracy": {}}}})
     assert rows == [("fid", "skipped", "no feature extractor")]
