@@ -30,15 +30,18 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import fastjem.kernels as kernels
-import pytest
-import torch
-from fastjem.kernels import energy
-from fastjem.kernels.buffer import buffer_sample_fwd, buffer_write_fwd
-from fastjem.kernels.rng import new_rng_state
-
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from interrupted import quiet_while_importing  # noqa: E402
+
+quiet_while_importing(__name__)  # Ctrl-C while torch imports: run_script's line, not a traceback
+
+import fastjem.kernels as kernels  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
 from env_info import RESULTS, claim_result, git_state, now_utc, result_name, run_script  # noqa: E402
+from fastjem.kernels import energy  # noqa: E402
+from fastjem.kernels.buffer import buffer_sample_fwd, buffer_write_fwd  # noqa: E402
+from fastjem.kernels.rng import new_rng_state  # noqa: E402
 
 CUDA = torch.cuda.is_available()
 # Where and at what sizes the CUDA benchmarks run: tests/test_bench.py dry-runs them on a CPU (the kernels under the

@@ -16,6 +16,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from interrupted import quiet_while_importing  # noqa: E402
+
+quiet_while_importing(__name__)  # Ctrl-C while torch imports: run_script's line, not a traceback
+
 from env_info import (  # noqa: E402
     RESULTS,
     device_info,

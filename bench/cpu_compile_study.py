@@ -33,10 +33,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import torch
-import torch.nn.functional as F
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from interrupted import quiet_while_importing  # noqa: E402
+
+quiet_while_importing(__name__)  # Ctrl-C while torch imports: run_script's line, not a traceback
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 from env_info import (  # noqa: E402
     RESULTS,
     check_sizes,

@@ -16,10 +16,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import torch
+from interrupted import interrupted_line, python_handler_back, quiet_while_importing
+
+quiet_while_importing(__name__)  # Ctrl-C while torch imports: run_script's line, not a traceback
+
+import torch  # noqa: E402
 
 # the topology (and its command line): in a module of its own, read by the shell scripts without torch
-from cpu_topology import (  # noqa: F401  (re-exported)
+from cpu_topology import (  # noqa: F401, E402  (re-exported)
     SYS_CPU,
     cpu_cores,
     cpus_beside,
@@ -28,8 +32,8 @@ from cpu_topology import (  # noqa: F401  (re-exported)
     physical_cores,
 )
 
-from fastjem.checkpoint import atomic_write_text
-from fastjem.engine import (
+from fastjem.checkpoint import atomic_write_text  # noqa: E402
+from fastjem.engine import (  # noqa: E402
     cpu_bf16_flags,
     device_name,  # noqa: F401  (re-exported: the bench scripts name devices with it)
 )
@@ -82,14 +86,14 @@ def saved(path: str | Path) -> Path:
 def run_script(main: Callable[[], int]) -> int:
     """A bench script's ``main()`` run from its command line. Ctrl-C ends it with one line on stderr naming the files
     it had saved by then (each written whole; most scripts write their results after every run) and status 130
-    (128 + SIGINT, as a shell reports it), where it printed a KeyboardInterrupt traceback."""
+    (128 + SIGINT, as a shell reports it), where it printed a KeyboardInterrupt traceback. (A Ctrl-C before, while
+    the script imported torch, ended it the same way: ``quiet_while_importing``.)"""
     first = len(SAVED)
     try:
+        python_handler_back()
         return main()
     except KeyboardInterrupt:
-        kept = ", ".join(map(str, SAVED[first:]))
-        print(f"{Path(sys.argv[0]).name}: interrupted; " + (f"saved so far: {kept}" if kept else "nothing saved"),
-              file=sys.stderr, flush=True)
+        print(interrupted_line(SAVED[first:]), file=sys.stderr, flush=True)
         return 130
 
 

@@ -41,10 +41,12 @@ import statistics
 import sys
 from pathlib import Path
 
-import torch
-from torch._dynamo.utils import counters
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from interrupted import quiet_while_importing  # noqa: E402
+
+quiet_while_importing(__name__)  # Ctrl-C while torch imports: run_script's line, not a traceback
+
+import torch  # noqa: E402
 from env_info import (  # noqa: E402
     RESULTS,
     check_sizes,
@@ -63,6 +65,7 @@ from env_info import (  # noqa: E402
     write_result,
 )
 from steps_per_sec import count_flops  # noqa: E402
+from torch._dynamo.utils import counters  # noqa: E402
 
 from fastjem.config import TrainConfig  # noqa: E402
 from fastjem.engine import (  # noqa: E402

@@ -50,10 +50,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-import torch
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from interrupted import quiet_while_importing  # noqa: E402
 
+quiet_while_importing(__name__)  # Ctrl-C while torch imports: run_script's line, not a traceback
+
+import torch  # noqa: E402
 from env_info import (  # noqa: E402
     RESULTS,
     device_info,

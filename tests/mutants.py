@@ -7740,6 +7740,15 @@ MUTANTS = [
         ('fastjem/eval/tasks.py', """            counts = f" ({r['n_fake']} samples {drawn} against {r['n_real']} test images)" if "n_fake" in r else \"\"\n""",
          '            counts = ""\n'),
     ]),
+    Mutant('bench-ctrl-c-while-importing-torch-traceback', 'tests/test_bench.py -k imports_torch', [
+        ('bench/interrupted.py', '        signal.signal(signal.SIGINT, _end_while_importing)', '        pass'),
+    ]),
+    Mutant('bench-ctrl-c-while-importing-set-by-an-import', 'tests/test_bench.py -k imports_torch', [
+        ('bench/interrupted.py', 'if module_name == "__main__" and signal', 'if signal'),
+    ]),
+    Mutant('bench-ctrl-c-in-main-ends-as-while-importing', 'tests/test_bench.py -k run_script_ends', [
+        ('bench/env_info.py', '        python_handler_back()\n        return main()', '        return main()'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -1386,6 +1386,55 @@ def test_run_script_ends_a_ctrl_c_with_one_line_naming_what_this_run_saved(tmp_p
     assert capsys.readouterr().err == "a_study.py: interrupted; nothing saved\n"
     assert status(lambda: 3) == 3 and capsys.readouterr().err == ""
 
+    # a Ctrl-C in main, after the one while importing torch was set to end the script: run_script's, naming the file
+    import signal
+    import time
+
+    import interrupted
+
+    def ctrl_c_after_a_write():
+        env_info.claim_result("{}\n", tmp_path, "later.json")
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(30)
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        interrupted.quiet_while_importing("__main__")
+        assert status(ctrl_c_after_a_write) == 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert capsys.readouterr().err == f"a_study.py: interrupted; saved so far: {tmp_path / 'later.json'}\n"
+
+
+SCRIPTS = sorted(p.name for p in BENCH.glob("*.py") if "run_script(main)" in p.read_text())
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_a_ctrl_c_while_a_script_imports_torch_ends_it_as_later(script):
+    """Ctrl-C while a bench script was still importing torch (its first seconds) printed a KeyboardInterrupt
+    traceback from within that import, where any later one ends the script with run_script's line and status 130:
+    the same line and status now. Importing a script (as here) leaves Python's own Ctrl-C in place."""
+    import signal
+
+    import interrupted
+
+    assert len(SCRIPTS) >= 11 and "env_info.py" in SCRIPTS
+    assert signal.getsignal(signal.SIGINT) is not interrupted._end_while_importing
+    # Ctrl-C as torch's import begins: a finder consulted for each module imported sends it
+    code = (
+        "import os, runpy, signal, sys\n"
+        "class CtrlC:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'torch':\n"
+        "            os.kill(os.getpid(), signal.SIGINT)\n"
+        "sys.meta_path.insert(0, CtrlC())\n"
+        f"sys.path.insert(0, {str(BENCH)!r})\n"  # as a script run by its path has it
+        f"sys.argv = [{str(BENCH / script)!r}, '--help']\n"
+        f"runpy.run_path(sys.argv[0], run_name='__main__')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.default_int_handler))
+    assert (done.returncode, done.stderr, done.stdout) == (130, f"{script}: interrupted; nothing saved\n", "")
+
 
 @pytest.mark.parametrize("stop, status", [(KeyboardInterrupt(), 130), (pytest.exit.Exception("stopped"), 2)],
                          ids=["ctrl-c", "pytest-exit"])
