@@ -185,11 +185,12 @@ def main(argv=None) -> int:
         result = profile(call, device, args.reps, args.rows)
         result["engine"] = engine_desc
         report["engines"][name] = result
+        # after every engine: a run cut short (the CPU bars' timeout in the GPU suite) keeps what it profiled; its
+        # figures printed once written (a Ctrl-C in the write left them on the screen and in no file)
+        path = write_result(report, "profile", device, started, args.out, path)
         shares = ", ".join(f"{k} {100 * v['share']:.0f}%" for k, v in result["categories"].items())
         per_step = result["profiled_ms_per_call"] / args.steps
         print(f"{name:<10} {per_step:8.2f} ms per SGLD step ({result['time_basis']}): {shares}", flush=True)
-        # after every engine: a run cut short (the CPU bars' timeout in the GPU suite) keeps what it profiled
-        path = write_result(report, "profile", device, started, args.out, path)
         torch._dynamo.reset()
     print(f"wrote {path}")
     return 0

@@ -241,8 +241,9 @@ def main(argv=None) -> int:
     path = None
 
     def save() -> None:
-        # after every variant: a run cut short (the CPU bars' timeout in the GPU suite) keeps what it measured; the
-        # first write claims a file of its own (a run started in the same second keeps its file)
+        # after every variant, before its line is printed: a run cut short (the CPU bars' timeout in the GPU suite,
+        # Ctrl-C) keeps what it measured and printed; the first write claims a file of its own (a run started in the
+        # same second keeps its file)
         nonlocal path
         path = write_result(report, "sgld-study", device, started, args.out, path)
 
@@ -252,8 +253,8 @@ def main(argv=None) -> int:
             row, samples = run_variant(name, VARIANTS[name], args, device, x0)
         except Exception as err:  # a variant that cannot run is recorded, the others go on
             report["variants"].append({"name": name, "error": f"{type(err).__name__}: {err}"})
-            print(f"{name}: failed ({type(err).__name__}: {err})")
             save()
+            print(f"{name}: failed ({type(err).__name__}: {err})")
             continue
         if reference is None:
             reference = samples
@@ -261,10 +262,10 @@ def main(argv=None) -> int:
         row["tflops_per_s"] = flops["sgld_step"] * args.sgld_steps / row["call_s_median"] / 1e12
         row["mfu"] = row["tflops_per_s"] * 1e12 / peak if peak else None
         report["variants"].append(row)
+        save()
         mfu = f", MFU {100 * row['mfu']:.1f}%" if row["mfu"] is not None else ""
         print(f"{name:<20} SGLD step {row['sgld_step_ms']:8.3f} ms  {three_figures(row['tflops_per_s']):>7} "
               f"TFLOP/s{mfu}  samples vs first {row['samples_max_abs_diff_vs_first']:.2e}", flush=True)
-        save()
         torch._dynamo.reset()
     torch.backends.cudnn.benchmark = False
     torch.backends.cudnn.benchmark_limit = 10

@@ -777,8 +777,9 @@ def main(argv=None) -> int:
     path = None
 
     def save() -> None:
-        # Written after every config, so a run cut short (a stage timeout) still leaves what it measured; the first
-        # write claims a file of its own (a run started in the same second keeps its file)
+        # Written after every config, before its line is printed, so a run cut short (a stage timeout, Ctrl-C) still
+        # leaves what it measured and printed; the first write claims a file of its own (a run started in the same
+        # second keeps its file)
         nonlocal path
         report["total_seconds"] = time.perf_counter() - t_start
         path = write_result(report, "steps", device, started, out, path)
@@ -793,9 +794,9 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         report["gate"] = equivalence_check(base, tmp / "gate", min(args.batch_size, 8), device)
         report["gate"]["seconds"] = time.perf_counter() - t0
+        save()
         print(f"equivalence check: {'passed' if report['gate']['passed'] else 'FAILED'} ({report['gate']['detail']})",
               flush=True)
-        save()
         slowest = 0.0
         for name in args.configs:
             if not fits_budget(time.perf_counter() - t_start, args.time_budget, slowest):
@@ -812,8 +813,8 @@ def main(argv=None) -> int:
             result["seconds"] = time.perf_counter() - t0
             slowest = max(slowest, result["seconds"])
             report["configs"].append(result)
-            print(f"{name}: {result['status']} ({result['seconds']:.0f} s)", flush=True)
             save()
+            print(f"{name}: {result['status']} ({result['seconds']:.0f} s)", flush=True)
     save()
     print()
     print(markdown_table(report))

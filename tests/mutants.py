@@ -7749,6 +7749,29 @@ MUTANTS = [
     Mutant('bench-ctrl-c-in-main-ends-as-while-importing', 'tests/test_bench.py -k run_script_ends', [
         ('bench/env_info.py', '        python_handler_back()\n        return main()', '        return main()'),
     ]),
+    Mutant('bench-profile-printed-before-written', 'tests/test_bench.py -k figure_is_printed', [
+        ('bench/profile_step.py', '        path = write_result(report, "profile", device, started, args.out, path)\n        shares',
+         '        shares'),
+        ('bench/profile_step.py', "{shares}\", flush=True)\n",
+         "{shares}\", flush=True)\n        path = write_result(report, \"profile\", device, started, args.out, path)\n"),
+    ]),
+    Mutant('bench-sgld-study-printed-before-written', 'tests/test_bench.py -k figure_is_printed', [
+        ('bench/sgld_study.py', '        save()\n        mfu = ', '        mfu = '),
+        ('bench/sgld_study.py', ":.2e}\", flush=True)\n", ":.2e}\", flush=True)\n        save()\n"),
+    ]),
+    Mutant('bench-sgld-study-failure-printed-before-written', 'tests/test_bench.py -k figure_is_printed', [
+        ('bench/sgld_study.py', '            save()\n            print(f"{name}: failed ({type(err).__name__}: {err})")\n',
+         '            print(f"{name}: failed ({type(err).__name__}: {err})")\n            save()\n'),
+    ]),
+    Mutant('bench-steps-config-printed-before-written', 'tests/test_bench.py -k figure_is_printed', [
+        ('bench/steps_per_sec.py', "            save()\n            print(f\"{name}: {result['status']} ({result['seconds']:.0f} s)\", flush=True)\n",
+         "            print(f\"{name}: {result['status']} ({result['seconds']:.0f} s)\", flush=True)\n            save()\n"),
+    ]),
+    Mutant('bench-steps-gate-printed-before-written', 'tests/test_bench.py -k figure_is_printed', [
+        ('bench/steps_per_sec.py', '        save()\n        print(f"equivalence check: ', '        print(f"equivalence check: '),
+        ('bench/steps_per_sec.py', "({report['gate']['detail']})\",\n              flush=True)\n",
+         "({report['gate']['detail']})\",\n              flush=True)\n        save()\n"),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

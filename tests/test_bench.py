@@ -2259,6 +2259,58 @@ def test_a_quality_or_compile_study_cut_short_keeps_the_runs_it_finished(tmp_pat
     capsys.readouterr()
 
 
+@pytest.mark.parametrize("script", ["profile_step", "sgld_study", "sgld_study-failed", "steps_per_sec",
+                                    "steps_per_sec-gate"])
+def test_a_figure_is_printed_once_its_file_holds_it(script, tmp_path, monkeypatch, capsys):
+    """profile_step, sgld_study and steps_per_sec printed each engine's, variant's or config's figures (or its
+    failure, the equivalence gate's verdict) before the write that records them: a Ctrl-C in between left on the
+    screen what no file held, beside run_script's line naming the file as saved. Each write now comes first: a Ctrl-C
+    in the second write leaves the first's line printed, and not the second's (in the first write, the gate's: none)."""
+    import env_info
+    import profile_step
+    import sgld_study
+
+    def variant(name, opts, args, device, x0):
+        if script.endswith("-failed"):
+            raise RuntimeError(f"{name} cannot run here")
+        return {"name": name, "call_s_median": 0.5, "sgld_step_ms": 250.0}, torch.zeros(x0.shape)
+
+    monkeypatch.setattr(sgld_study, "run_variant", variant)
+    monkeypatch.setattr(profile_step, "profile", lambda call, device, reps, rows: {
+        "time_basis": "operators' own CPU time", "profiled_ms_per_call": 1.0, "categories": {}, "top": []})
+    monkeypatch.setattr(steps_per_sec, "equivalence_check", lambda *a: {"passed": True, "detail": "not checked"})
+    monkeypatch.setattr(steps_per_sec, "run_config", lambda name, *a: {"name": name, "batch_size": 4,
+                                                                       "status": "failed: not run"})
+    writes, stop = [], 1 if script.endswith("-gate") else 2
+
+    def write_result(*args, **kwargs):
+        writes.append(args[0])
+        if len(writes) == stop:
+            raise KeyboardInterrupt  # Ctrl-C in the second write
+        return env_info.write_result(*args, **kwargs)
+
+    out = ["--out", str(tmp_path)]
+    main, argv, first, second = {
+        "profile_step": (profile_step.main, ["--device", "cpu", "--smoke", "--engines", "reference,default"],
+                         "reference ", "default "),
+        "sgld_study": (sgld_study.main, ["--device", "cpu", "--smoke", "--variants", "default,nchw"], "default ",
+                       "nchw "),
+        "sgld_study-failed": (sgld_study.main, ["--device", "cpu", "--smoke", "--variants", "default,nchw"],
+                              "default: failed", "nchw: failed"),
+        "steps_per_sec": (steps_per_sec.main, ["--device", "cpu", "--smoke"], "equivalence check: passed",
+                          "wrn-10-2: failed: not run"),
+        "steps_per_sec-gate": (steps_per_sec.main, ["--device", "cpu", "--smoke"], "wrn-10-2: failed: not run",
+                               "equivalence check: passed"),
+    }[script]
+    monkeypatch.setattr(sys.modules[main.__module__], "write_result", write_result)
+    with pytest.raises(KeyboardInterrupt):
+        main(argv + out)
+    printed = capsys.readouterr().out.splitlines()
+    assert len(writes) == stop and [line for line in printed if line.startswith((first, second))] == [
+        line for line in printed if line.startswith(first)][:stop - 1], printed
+    assert stop == 1 or any(line.startswith(first) for line in printed), printed
+
+
 def test_two_runs_started_in_the_same_second_keep_a_file_each(tmp_path, monkeypatch, capsys):
     """Result files are named by the second a run started and its device: a second run started in the same second
     (two benchmarks launched together) replaced the first one's file. The first write of a run claims a file of
