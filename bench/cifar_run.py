@@ -108,14 +108,15 @@ def main(argv=None) -> int:
     rep = {"schema": "fastjem-bench-cifar/1", "date": started.isoformat(timespec="seconds"),
            "device": device_info(device), "versions": versions(), "git": git_state(), "model": model,
            "batch_size": args.batch_size, "minutes_budget": args.minutes, "status": "started"}
-    # the run's name claimed now (another run's file left alone; a run cut short leaves it "started"), the sample
-    # grid named after it: a run started in the same second wrote its grid over this one's
+    # the run's name claimed now (another run's file left alone; a run killed leaves it "started", Ctrl-C marks it
+    # "interrupted"), the sample grid named after it: a run started in the same second wrote its grid over this one's
     path = write_result(rep, "cifar", device, started, out)
     png_name = "cifar-samples-" + path.name.removeprefix("cifar-").removesuffix(".json") + ".png"
     t_all = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fastjem-cifar-") as tmp:
         tmp = Path(tmp)
         os.environ.setdefault("FASTJEM_CACHE", str(tmp / "cache"))
+        trainer = None
         try:
             t0 = time.perf_counter()
             data_dir = find_cifar(args.cifar_dir)  # fastjem reads the tarballs in place
@@ -178,6 +179,16 @@ def main(argv=None) -> int:
             rep["samples_png"] = png_name
             rep["log"] = log
             rep["status"] = "ok"
+        except KeyboardInterrupt:
+            # Ctrl-C: the file says the run was interrupted, when, and after how many iterations (it said "started");
+            # run_script's line, naming the file, follows
+            rep["status"] = "interrupted"
+            rep["interrupted_at"] = now_utc().isoformat(timespec="seconds")
+            if trainer is not None:
+                rep["iterations"] = trainer.iteration
+            rep["total_seconds"] = time.perf_counter() - t_all
+            write_result(rep, "cifar", device, started, out, path)
+            raise
         except Exception as err:
             rep["status"] = f"failed: {type(err).__name__}: {err}"
             rep["traceback"] = traceback.format_exc(limit=8)

@@ -7772,6 +7772,13 @@ MUTANTS = [
         ('bench/steps_per_sec.py', "({report['gate']['detail']})\",\n              flush=True)\n",
          "({report['gate']['detail']})\",\n              flush=True)\n        save()\n"),
     ]),
+    Mutant('bench-cifar-ctrl-c-file-says-started', 'tests/test_bench.py -k stopped_by_ctrl_c', [
+        ('bench/cifar_run.py', '            write_result(rep, "cifar", device, started, out, path)\n            raise\n',
+         '            raise\n'),
+    ]),
+    Mutant('bench-cifar-ctrl-c-file-says-not-when', 'tests/test_bench.py -k stopped_by_ctrl_c', [
+        ('bench/cifar_run.py', '            rep["interrupted_at"] = now_utc().isoformat(timespec="seconds")\n', ''),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

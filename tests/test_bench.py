@@ -1737,6 +1737,36 @@ def test_cifar_run_trains_for_its_minutes_and_says_when_too_short_for_a_steady_s
     assert f"| {short['iterations']} | — | {short['test_acc']:.2%} |" in row
 
 
+def test_a_cifar_run_stopped_by_ctrl_c_says_so_in_its_file(tmp_path, monkeypatch):
+    """A CIFAR run's file, claimed at its start with the status "started", still said so after a Ctrl-C: it says
+    "interrupted", when, and after how many iterations; the Ctrl-C goes on to run_script (its line, status 130)."""
+    import datetime
+
+    import cifar_run
+    from env_info import write_synthetic_imagefolder
+
+    data = tmp_path / "cifar"
+    write_synthetic_imagefolder(data / "train", per_class=2)
+    write_synthetic_imagefolder(data / "test", per_class=1)
+    monkeypatch.setenv("FASTJEM_CACHE", str(tmp_path / "cache"))
+
+    class CtrlC(cifar_run.Trainer):
+        def train_step(self):
+            if self.iteration == 2:
+                raise KeyboardInterrupt
+            return super().train_step()
+
+    monkeypatch.setattr(cifar_run, "Trainer", CtrlC)
+    with pytest.raises(KeyboardInterrupt):
+        cifar_run.main(["--device", "cpu", "--depth", "10", "--width", "1", "--batch-size", "4", "--cifar-dir",
+                        str(data), "--minutes", "5", "--out", str(tmp_path / "run")])
+    (path,) = (tmp_path / "run").glob("cifar-*.json")
+    rep = json.loads(path.read_text())
+    assert rep["status"] == "interrupted" and rep["iterations"] == 2
+    started, stopped = (datetime.datetime.fromisoformat(rep[k]) for k in ("date", "interrupted_at"))
+    assert 0 <= (stopped - started).total_seconds() <= rep["total_seconds"] + 1
+
+
 def test_two_cifar_runs_started_in_the_same_second_keep_a_sample_grid_each(tmp_path, monkeypatch, capsys):
     """The JSON of a CIFAR run started in the same second as another took <name>-2.json, but its sample grid took
     the other's PNG name and replaced its figure: the grid is named after the JSON name the run claimed."""
