@@ -101,6 +101,8 @@ def main(argv=None) -> int:
     for name in ("total_seconds", "eval_reserve"):
         if not 0 <= getattr(args, name) < math.inf:
             p.error(f"--{name.replace('_', '-')} must be a finite number >= 0, got {getattr(args, name)}")
+    # before the results file is claimed: a folder without CIFAR-10 ended the script with its file saying "started"
+    data_dir = find_cifar(args.cifar_dir)  # fastjem reads the tarballs in place
     started = now_utc()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -119,7 +121,6 @@ def main(argv=None) -> int:
         trainer = None
         try:
             t0 = time.perf_counter()
-            data_dir = find_cifar(args.cifar_dir)  # fastjem reads the tarballs in place
             cfg = get_preset("paper").replace(data_dir=str(data_dir), depth=args.depth, width=args.width,
                                               batch_size=args.batch_size, iters=10**9, device=device.type,
                                               eval_every=0, ckpt_every=0, sample_every=0, log_every=10**9)

@@ -7779,6 +7779,12 @@ MUTANTS = [
     Mutant('bench-cifar-ctrl-c-file-says-not-when', 'tests/test_bench.py -k stopped_by_ctrl_c', [
         ('bench/cifar_run.py', '            rep["interrupted_at"] = now_utc().isoformat(timespec="seconds")\n', ''),
     ]),
+    Mutant('bench-cifar-not-found-after-the-claim', 'tests/test_bench.py -k holds_no_cifar', [
+        ('bench/cifar_run.py', '    data_dir = find_cifar(args.cifar_dir)  # fastjem reads the tarballs in place\n    started = now_utc()',
+         '    started = now_utc()'),
+        ('bench/cifar_run.py', '            t0 = time.perf_counter()\n            cfg = get_preset',
+         '            t0 = time.perf_counter()\n            data_dir = find_cifar(args.cifar_dir)\n            cfg = get_preset'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -930,6 +930,10 @@ def test_cifar_run_uses_the_folder_given_or_says_it_holds_no_cifar(tmp_path, mon
     assert cifar_run.find_cifar("") == good and cifar_run.find_cifar(str(good)) == good
     with pytest.raises(SystemExit, match=r"--cifar-dir .*typo does not hold CIFAR-10: expected cifar10-train"):
         cifar_run.find_cifar(str(tmp_path / "typo"))
+    # the script says so before it claims its results file (it left one saying "started")
+    with pytest.raises(SystemExit, match=r"--cifar-dir .*typo does not hold CIFAR-10"):
+        cifar_run.main(["--device", "cpu", "--cifar-dir", str(tmp_path / "typo"), "--out", str(tmp_path / "out")])
+    assert not list((tmp_path / "out").iterdir())
 
 
 def test_bench_scripts_refuse_bad_options_before_any_work(capsys, monkeypatch):
