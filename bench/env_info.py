@@ -224,7 +224,8 @@ def results_folder(text: str) -> str:
 def claim_result(text: str, folder: str | Path, name: str) -> Path:
     """Write ``text`` to a new file ``folder``/``name``, or <name>-2.json, -3, ... where another run holds the name
     (two runs started in the same second on one device: the later replaced the earlier's results). The file
-    appears whole (written beside it, then linked to its name, which fails where the name exists)."""
+    appears whole (written beside it, then linked to its name, which fails where the name exists; without hard links,
+    the name is created empty and exclusively, then filled, and removed where the filling fails)."""
     folder = Path(folder)
     stem = name.removesuffix(".json")
     for k in itertools.count(1):
@@ -243,7 +244,12 @@ def claim_result(text: str, folder: str | Path, name: str) -> Path:
                 os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
             except FileExistsError:
                 continue
-            atomic_write_text(text, path)
+            try:
+                atomic_write_text(text, path)
+            except BaseException:
+                # (Ctrl-C, a full disk) the name given back: it was left an empty results file
+                path.unlink(missing_ok=True)
+                raise
             return saved(path)
         finally:
             tmp.unlink(missing_ok=True)

@@ -7785,6 +7785,9 @@ MUTANTS = [
         ('bench/cifar_run.py', '            t0 = time.perf_counter()\n            cfg = get_preset',
          '            t0 = time.perf_counter()\n            data_dir = find_cifar(args.cifar_dir)\n            cfg = get_preset'),
     ]),
+    Mutant('bench-claim-without-links-leaves-an-empty-file', 'tests/test_bench.py -k claim_cut_short', [
+        ('bench/env_info.py', '                path.unlink(missing_ok=True)\n                raise', '                raise'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -2345,6 +2345,29 @@ def test_a_figure_is_printed_once_its_file_holds_it(script, tmp_path, monkeypatc
     assert stop == 1 or any(line.startswith(first) for line in printed), printed
 
 
+@pytest.mark.parametrize("stop", [KeyboardInterrupt(), OSError(28, "No space left on device")], ids=["ctrl-c", "full"])
+def test_a_claim_cut_short_without_hard_links_leaves_no_file(stop, tmp_path, monkeypatch):
+    """Where hard links are unavailable, claim_result takes the name by an exclusive create, then fills the file: a
+    Ctrl-C or a full disk in between left an empty results file (as if a run had written nothing). The name is given
+    back instead: no file, and the next claim takes it."""
+    import env_info
+
+    write = env_info.atomic_write_text
+
+    def write_stopped(text, path):
+        if not Path(path).name.startswith("."):  # the file itself, not the one it is first written to
+            raise stop
+        write(text, path)
+
+    monkeypatch.setattr(env_info.os, "link", lambda *a: (_ for _ in ()).throw(PermissionError(1, "no hard links")))
+    monkeypatch.setattr(env_info, "atomic_write_text", write_stopped)
+    with pytest.raises(type(stop)):
+        env_info.claim_result("{}\n", tmp_path, "mine.json")
+    assert not list(tmp_path.iterdir())
+    monkeypatch.setattr(env_info, "atomic_write_text", write)
+    assert env_info.claim_result("{}\n", tmp_path, "mine.json") == tmp_path / "mine.json"
+
+
 def test_two_runs_started_in_the_same_second_keep_a_file_each(tmp_path, monkeypatch, capsys):
     """Result files are named by the second a run started and its device: a second run started in the same second
     (two benchmarks launched together) replaced the first one's file. The first write of a run claims a file of
