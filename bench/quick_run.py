@@ -42,7 +42,9 @@ def train_timed(cfg) -> tuple[dict, Trainer, float]:
     with tempfile.TemporaryDirectory(prefix="fastjem-quick-") as tmp:
         t0 = time.perf_counter()
         trainer = Trainer(cfg, out_dir=Path(tmp) / "run", progress=False)
-        trainer.resume_hint = None  # its checkpoint goes with the temporary folder: nothing to resume
+        # its checkpoint goes with the temporary folder: nothing to resume, and a stop names none
+        trainer.resume_hint = None
+        trainer.checkpoint_kept = False
         summary = trainer.fit()
         seconds = time.perf_counter() - t0
         if summary.get("stopped_by") == "SIGINT":

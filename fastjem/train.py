@@ -413,6 +413,9 @@ class Trainer:
 
     # the command a stopped run names to continue it; None where the caller says its own (a sweep)
     resume_hint: str | None = "fastjem train --resume {checkpoint}"
+    # False where the caller removes the run folder as fit returns (a benchmark's temporary run): a stop then names no
+    # checkpoint (it named one gone by the time it was read)
+    checkpoint_kept: bool = True
 
     def __init__(self, cfg: TrainConfig, out_dir: str | Path | None = None, resume: str | Path | None = None,
                  progress: bool = True, log=console, *, model: torch.nn.Module | None = None,
@@ -1689,7 +1692,8 @@ class Trainer:
             else:
                 why = (signal.Signals(stop["signal"]).name if stop["signal"] is not None else "a stop signal") + \
                       " received"
-            self.log(f"{why}: stopped after iteration {self.iteration}, checkpoint written to {ckpt_path}")
+            kept = f", checkpoint written to {ckpt_path}" if self.checkpoint_kept else ""
+            self.log(f"{why}: stopped after iteration {self.iteration}{kept}")
             if self.resume_hint:
                 # quoted for a shell: a folder named with a space must not split the command copied from here
                 self.log(f"resume with: {self.resume_hint.format(checkpoint=shlex.quote(str(ckpt_path)))}")
@@ -1708,8 +1712,9 @@ class Trainer:
             if self.board is not None:
                 self.board.close()
             name = signal.Signals(err.args[0]).name
-            self.log(f"{name} received after the final checkpoint: {ckpt_path} holds iteration {self.iteration}, "
-                     f"saved; not written: {', '.join(left)}")
+            held = f"{ckpt_path} holds iteration {self.iteration}, saved" if self.checkpoint_kept else \
+                f"iteration {self.iteration}"
+            self.log(f"{name} received after the final checkpoint: {held}; not written: {', '.join(left)}")
             if self.resume_hint:
                 # a run resumed at its end trains no further: it evaluates and writes the end's outputs
                 self.log("write them with: " + self.resume_hint.format(checkpoint=shlex.quote(str(ckpt_path)))

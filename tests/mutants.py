@@ -7788,6 +7788,15 @@ MUTANTS = [
     Mutant('bench-claim-without-links-leaves-an-empty-file', 'tests/test_bench.py -k claim_cut_short', [
         ('bench/env_info.py', '                path.unlink(missing_ok=True)\n                raise', '                raise'),
     ]),
+    Mutant('bench-quick-stop-names-its-removed-checkpoint', 'tests/test_bench.py -k names_no_checkpoint', [
+        ('bench/quick_run.py', '        trainer.checkpoint_kept = False\n', ''),
+    ]),
+    Mutant('train-stop-names-a-checkpoint-not-kept', 'tests/test_bench.py -k names_no_checkpoint', [
+        ('fastjem/train.py', 'if self.checkpoint_kept else ""', 'if True else ""'),
+    ]),
+    Mutant('train-end-stop-names-a-checkpoint-not-kept', 'tests/test_bench.py -k names_no_checkpoint', [
+        ('fastjem/train.py', 'saved" if self.checkpoint_kept else', 'saved" if True else'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -1505,6 +1506,41 @@ def test_bench_scripts_interrupted_end_quietly_with_status_130(tmp_path):
     assert json.loads(written.read_text())["gate"]["passed"]  # whole: written atomically
     for err in (quick_err, steps_err):
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
+
+
+@pytest.mark.parametrize("when", ["in-training", "after-the-final-checkpoint"])
+def test_quick_run_stopped_names_no_checkpoint_it_removes(when, tmp_path, monkeypatch, capsys):
+    """quick_run trains in a temporary folder, removed as training returns: a Ctrl-C in training printed the stop's
+    "checkpoint written to /tmp/fastjem-quick-.../checkpoint.pt" (after the final checkpoint: ".../checkpoint.pt holds
+    iteration N, saved"), a file gone by the time it was read. The stop is said without it; the Ctrl-C goes on to
+    run_script (its line: nothing saved)."""
+    import signal
+
+    import quick_run
+
+    def ctrl_c():
+        os.kill(os.getpid(), signal.SIGINT)  # caught by training, which stops after the iteration or the checkpoint
+
+    class CtrlC(quick_run.Trainer):
+        def train_step(self):
+            if self.iteration == 2 and when == "in-training":
+                ctrl_c()
+            return super().train_step()
+
+        def _end_outputs(self):
+            ctrl_c()
+            return super()._end_outputs()
+
+    monkeypatch.setattr(quick_run, "Trainer", CtrlC)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(KeyboardInterrupt):
+        quick_run.train_timed(quick_run.get_preset("quick").replace(iters=50 if when == "in-training" else 3,
+                                                                    precision="fp32"))
+    out = capsys.readouterr().out
+    said = ("SIGINT received: stopped after iteration 3\n" if when == "in-training" else
+            "SIGINT received after the final checkpoint: iteration 3; not written: ")
+    assert said in out and "checkpoint written" not in out and str(tmp_path) not in out, out
+    assert not list(tmp_path.glob("fastjem-quick-*"))  # (the folder the line named: removed)
 
 
 def timed_runners(monkeypatch, runner):
