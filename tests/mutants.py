@@ -4514,7 +4514,7 @@ MUTANTS = [
         ('bench/bench_kernels.py', '        cases.append(_sgld_case((64, 3, 32, 32), device, backend, in_loop=True))', '        pass'),
     ]),
     Mutant('sgld-study-failed-variant-stops-the-study', 'tests/test_bench.py -k failed_variant', [
-        ('bench/sgld_study.py', '            print(f"{name}: failed ({type(err).__name__}: {err})")\n            save()\n            continue', '            raise'),
+        ('bench/sgld_study.py', '            save()\n            print(f"{name}: failed ({type(err).__name__}: {err})")\n            continue', '            raise'),
     ]),
     Mutant('sgld-study-samples-against-the-previous-variant', 'tests/test_bench.py -k failed_variant', [
         ('bench/sgld_study.py', '        if reference is None:\n            reference = samples', '        reference = samples'),
@@ -4958,10 +4958,11 @@ MUTANTS = [
         ('fastjem/sweep.py', 'if name.startswith("no_") and name[3:] in names:', 'if False:'),
     ]),
     Mutant('sgld-study-saves-only-at-end', 'tests/test_bench.py -k cut_short', [
-        ('bench/sgld_study.py', '        save()\n        torch._dynamo.reset()\n', '        torch._dynamo.reset()\n'),
+        ('bench/sgld_study.py', '        save()\n        mfu = ', '        mfu = '),
     ]),
     Mutant('profile-saves-only-at-end', 'tests/test_bench.py -k cut_short', [
-        ('bench/profile_step.py', '        path = write_result(report, "profile", device, started, args.out, path)\n        torch._dynamo.reset()\n', '        torch._dynamo.reset()\n    path = write_result(report, "profile", device, started, args.out, path)\n'),
+        ('bench/profile_step.py', '        path = write_result(report, "profile", device, started, args.out, path)\n        shares', '        shares'),
+        ('bench/profile_step.py', '        torch._dynamo.reset()\n', '        torch._dynamo.reset()\n    path = write_result(report, "profile", device, started, args.out, path)\n'),
     ]),
     Mutant('gpu-suite-no-kernels-link', 'tests/test_bench.py -k install_fallback', [
         ('bench/gpu_suite.sh', '[[ -e $ROOT/fastjem/kernels ]] || ln -s ../kernels "$ROOT/fastjem/kernels"', 'true'),
@@ -6640,10 +6641,10 @@ MUTANTS = [
         ('bench/bench_kernels.py', '    sys.exit(run_script(main))', '    pass'),
     ]),
     Mutant('bench-ctrl-c-a-traceback', 'tests/test_bench.py -k "run_script or interrupted_end_quietly"', [
-        ('bench/env_info.py', '    except KeyboardInterrupt:\n        kept = ', '    except UnicodeError:\n        kept = '),
+        ('bench/env_info.py', '    except KeyboardInterrupt:\n        print(interrupted_line(', '    except UnicodeError:\n        print(interrupted_line('),
     ]),
     Mutant('bench-ctrl-c-status-1', 'tests/test_bench.py -k "run_script or interrupted_end_quietly"', [
-        ('bench/env_info.py', '              file=sys.stderr, flush=True)\n        return 130', '              file=sys.stderr, flush=True)\n        return 1'),
+        ('bench/env_info.py', 'interrupted_line(SAVED[first:]), file=sys.stderr, flush=True)\n        return 130', 'interrupted_line(SAVED[first:]), file=sys.stderr, flush=True)\n        return 1'),
     ]),
     Mutant('bench-ctrl-c-names-nothing-saved', 'tests/test_bench.py -k "run_script or interrupted_end_quietly"', [
         ('bench/env_info.py', '            os.link(tmp, path)\n            return saved(path)', '            os.link(tmp, path)\n            return path'),
