@@ -2606,3 +2606,19 @@ def test_the_dataset_is_loaded_once_per_folder_and_given_data_is_what_was_loaded
     assert [b.folder for b in em.loaded_arrays()] == ["d1", "d2"]
     em.data = SimpleNamespace(folder="given")
     assert em.arrays("d1") is em.data and em.loaded_arrays() == [em.data]
+
+
+def test_sample_says_a_data_dir_given_for_a_digits_run_is_not_read(runs, tmp_path, capsys):
+    """Digits is scikit-learn's built-in set: informative chains of a digits run read no --data-dir (nor download),
+    and say so, as eval does, where a mistyped folder was taken without a word."""
+    ckpt = str(runs / "jem" / "checkpoint.pt")
+    common = ["-n", "2", "--n-steps", "1", "--init", "informative", *SAMPLE]
+    for extra, said in ((["--data-dir", "no-such-folder"], "--data-dir no-such-folder is not read:"),
+                        (["--download"], "--download is not read:"),
+                        (["--data-dir", "x", "--download"], "--data-dir x and --download are not read:")):
+        out = tmp_path / f"s{len(extra)}{extra[0]}.npz"
+        assert main(["sample", ckpt, *extra, *common, "--out", str(out)]) == 0
+        err = capsys.readouterr().err
+        assert said in err and "trained on digits" in err and out.exists()
+    assert main(["sample", ckpt, *common, "--out", str(tmp_path / "plain.npz")]) == 0
+    assert "is not read" not in capsys.readouterr().err

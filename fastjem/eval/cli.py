@@ -328,6 +328,13 @@ def run_sample(args: argparse.Namespace) -> int:
         where = "the replay buffer" if start == "buffer" else start
         raise ConfigError(f"{given} is read only by chains that start informative (the class Gaussians of the "
                           f"training images), and these start from {where}: drop it, or add --init informative")
+    unread = [flag for flag, given in (("--data-dir", args.data_dir), ("--download", args.download)) if given]
+    if unread and em.config.dataset == "digits":
+        # said, as eval says it: a mistyped or wrong folder was taken without a word (digits is read from no files)
+        given = f"--data-dir {args.data_dir}" if args.data_dir else "--download"
+        warnings.warn(f"{given}{' and --download' if len(unread) == 2 else ''} "
+                      f"{'is' if len(unread) == 1 else 'are'} not read: {em.path} was trained on digits, "
+                      "scikit-learn's built-in set, which reads no files", FastJEMWarning, stacklevel=1)
     # checked before minutes of sampling, not after
     out = draw.check_output(args.out or draw.default_output(em, classes), args.force)
     drawn = draw.draw(em, args.n, classes, args.n_steps, args.init, args.step_size, args.noise,
