@@ -214,20 +214,23 @@ def is_training_checkpoint(path: Path) -> bool:
 
 
 def output_path(path: str | os.PathLike, suffixes: tuple[str, ...], what: str, overwrite: bool = False,
-                flag: str = "--out") -> Path:
-    """``path`` as a Path if ``what`` may be written there: one of ``suffixes``, and no existing file to lose unless
-    ``overwrite`` (--force), never a training checkpoint (a run's state); ConfigError otherwise, naming ``flag`` (the
-    option that gave the path) as the one to change."""
+                flag: str = "--out", form: str = "") -> Path:
+    """``path`` as a Path if ``what`` may be written there: one of ``suffixes`` (``form`` names their format in the
+    error), and no existing file to lose unless ``overwrite`` (--force), never a training checkpoint (a run's state);
+    ConfigError otherwise, naming ``flag`` (the option that gave the path) as the one to change."""
     path = Path(path)
     if path.is_dir():  # a folder (a run's, say) given for the file: said as such, whatever its name ends in
         raise ConfigError(f"{path} is a folder: give {what} a file's name (in it, or elsewhere)")
     if path.suffix.lower() not in suffixes:
-        raise ConfigError(f"{what}'s name must end in {' or '.join(suffixes)}, got {path.name!r}")
-    if path.exists() and not overwrite:
-        raise ConfigError(f"{path} exists: pass --force to replace it, or give {flag} another file")
+        example = path.with_suffix(suffixes[0]) if path.suffix else path.with_name(path.name + suffixes[0])
+        needed = f"{' or '.join(suffixes)} is needed" + ("" if what == flag else f" for {what}")
+        raise ConfigError(f"{flag} {path}: a name ending in {needed}{form}; give e.g. {flag} {example}")
+    # before "pass --force": --force would only meet this refusal next
     if path.exists() and is_training_checkpoint(path):
         raise ConfigError(f"{path} is a training checkpoint, which --force does not replace with {what}: give "
                           f"{flag} another file")
+    if path.exists() and not overwrite:
+        raise ConfigError(f"{path} exists: pass --force to replace it, or give {flag} another file")
     return path
 
 

@@ -88,4 +88,4 @@ def read_meta(path: str | os.PathLike) -> dict:
 
 
 def _check_output(path: Path, overwrite: bool) -> Path:
-    return output_path(path, (".pt2",), "the exported file (torch.export's format)", overwrite)
+    return output_path(path, (".pt2",), "the exported program", overwrite, form=" (torch.export's format)")

@@ -7800,6 +7800,27 @@ MUTANTS = [
     Mutant('sample-digits-data-dir-unsaid', 'tests/test_eval.py -k digits_run_is_not_read', [
         ('fastjem/eval/cli.py', '    if unread and em.config.dataset == "digits":', '    if False:'),
     ]),
+    Mutant('export-suffix-format-unsaid', 'tests/test_export.py -k refuses_a_wrong_suffix', [
+        ('fastjem/export.py', ', overwrite, form=" (torch.export\'s format)")', ', overwrite)'),
+    ]),
+    Mutant('output-suffix-example-unsaid', 'tests/test_export.py -k refuses_a_wrong_suffix', [
+        ('fastjem/checkpoint.py', '{form}; give e.g. {flag} {example}")', '{form}")'),
+    ]),
+    Mutant('output-suffix-example-appended', 'tests/test_export.py -k refuses_a_wrong_suffix', [
+        ('fastjem/checkpoint.py', 'example = path.with_suffix(suffixes[0]) if path.suffix else',
+         'example = path.with_name(path.name + suffixes[0]) if path.suffix else'),
+    ]),
+    Mutant('output-force-offered-over-a-training-checkpoint', 'tests/test_eval.py -k unconditional_writes_arrays_grid', [
+        ('fastjem/checkpoint.py',
+         '    if path.exists() and is_training_checkpoint(path):\n        raise ConfigError(f"{path} is a training '
+         'checkpoint, which --force does not replace with {what}: give "\n                          f"{flag} another '
+         'file")\n    if path.exists() and not overwrite:\n        raise ConfigError(f"{path} exists: pass --force to '
+         'replace it, or give {flag} another file")\n',
+         '    if path.exists() and not overwrite:\n        raise ConfigError(f"{path} exists: pass --force to replace it, '
+         'or give {flag} another file")\n    if path.exists() and is_training_checkpoint(path):\n        raise '
+         'ConfigError(f"{path} is a training checkpoint, which --force does not replace with {what}: give "\n'
+         '                          f"{flag} another file")\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

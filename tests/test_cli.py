@@ -1209,7 +1209,9 @@ def test_no_saved_file_is_replaced_unasked(tmp_path, capsys):
     records.mkdir()
     shutil.copy(run / "metrics.jsonl", records)
     for args, message in (
-            ([*bench, "--out", str(run / "checkpoint.pt")], "--out's name must end in .json"),
+            ([*bench, "--out", str(run / "checkpoint.pt")],
+             f"--out {run / 'checkpoint.pt'}: a name ending in .json is needed; give e.g. --out "
+             f"{run / 'checkpoint.json'}"),
             ([*bench, "--out", str(run / "config.json")], "exists: pass --force"),
             ([*bench, "--out", str(tmp_path), "--force"], f"{tmp_path} is a folder: give --out a file's name"),
             ([*bench, "--batch-size", "2", "4", "--plot", str(run / "samples.png")],

@@ -819,6 +819,10 @@ def test_cli_sample_unconditional_writes_arrays_grid_and_keeps_what_exists(runs,
     before = copy.read_bytes()
     assert main(["sample", str(ckpt), "-n", "4", "--out", str(copy), "--force", *SAMPLE]) == 1
     assert "is a training checkpoint, which --force does not replace" in capsys.readouterr().err
+    # without --force too: said at once (it offered --force, which then refused it)
+    assert main(["sample", str(ckpt), "-n", "4", "--out", str(copy), *SAMPLE]) == 1
+    err = capsys.readouterr().err
+    assert "is a training checkpoint, which --force does not replace" in err and "pass --force" not in err
     assert copy.read_bytes() == before
     pt = out.with_suffix(".pt")
     # the grid beside the .pt would be the .npz samples' grid: not replaced unasked either

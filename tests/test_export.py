@@ -72,16 +72,19 @@ def test_export_names_ten_classes_and_marks_more(monkeypatch, capsys):
 
 
 def test_export_refuses_a_wrong_suffix_and_a_network_it_cannot_build(run, tmp_path, capsys):
-    assert main(["export", str(run), "--out", str(tmp_path / "model.onnx")]) == 1
-    assert "must end in .pt2" in capsys.readouterr().err
+    # the suffix it needs, the format that is, and a name to give (an .onnx asked for is not written in ONNX)
+    for given, example in (("model.onnx", "model.pt2"), ("m.pt", "m.pt2"), ("model", "model.pt2")):
+        assert main(["export", str(run), "--out", str(tmp_path / given)]) == 1
+        assert (f"--out {tmp_path / given}: a name ending in .pt2 is needed for the exported program (torch.export's "
+                f"format); give e.g. --out {tmp_path / example}\n") in capsys.readouterr().err
     # a folder named like the file, with or without --force: said as such, not "exists" or an OSError at the rename
     (tmp_path / "folder.pt2").mkdir()
     for force in ([], ["--force"]):
         assert main(["export", str(run), "--out", str(tmp_path / "folder.pt2"), *force]) == 1
-        assert "is a folder: give the exported file" in capsys.readouterr().err
+        assert "is a folder: give the exported program" in capsys.readouterr().err
     # the run folder itself as --out (no .pt2 to its name): a folder, not a wrong suffix
     assert main(["export", str(run), "--out", str(run)]) == 1
-    assert f"{run} is a folder: give the exported file" in capsys.readouterr().err
+    assert f"{run} is a folder: give the exported program" in capsys.readouterr().err
     ckpt = torch.load(run / "checkpoint.pt", weights_only=False)
     ckpt["custom"] = {"model": "mine.Net", "data": False}
     torch.save(ckpt, tmp_path / "custom.pt")
@@ -128,7 +131,7 @@ def test_export_refuses_its_output_before_loading_the_checkpoint(run, tmp_path, 
     (tmp_path / "m.pt2").write_bytes(b"kept")
     with pytest.raises(ConfigError, match="pass --force"):
         export_classifier(run, tmp_path / "m.pt2")
-    with pytest.raises(ConfigError, match=r"must end in \.pt2"):
+    with pytest.raises(ConfigError, match=r"a name ending in \.pt2 is needed"):
         export_classifier(run, str(tmp_path / "m.onnx"))
     assert (tmp_path / "m.pt2").read_bytes() == b"kept"
 

@@ -217,7 +217,7 @@ def default_output(em: EvalModel, classes: list[int] | None) -> Path:
 
 def check_output(path: str | os.PathLike, overwrite: bool = False) -> Path:
     """``path`` as a Path if samples may be written there: a known format, and no file to lose unless asked."""
-    path = output_path(path, tuple(FORMATS), "--out", overwrite)
+    path = output_path(path, tuple(FORMATS), "the samples", overwrite)
     # and the picture of them written beside it: no file is replaced unasked
     output_path(path.with_suffix(".png"), (".png",), "the sample grid beside --out", overwrite)
     return path
