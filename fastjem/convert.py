@@ -126,7 +126,9 @@ def describe_jem(state: dict, norm: str | None = None) -> dict:
                           "which a state dict cannot tell apart; give --norm instance or --norm layer (the "
                           "--norm the authors trained with)")
     if found is not None and norm is not None and norm != found:
-        raise ConfigError(f"--norm {norm} was given, but the network's norm layers are {found} norm")
+        has = " has no norm layers" if found == "none" else "'s norm layers are batch norm (with running statistics)"
+        raise ConfigError(f"--norm {norm} was given, but the network{has}: drop --norm, which is needed only for "
+                          "instance or layer norm")
     return {"depth": 6 * n + 4, "width": width, "norm": found or norm,
             "num_classes": state["class_output.weight"].shape[0], "channels": state["f.conv1.weight"].shape[1],
             "features": state["class_output.weight"].shape[1]}
@@ -211,8 +213,14 @@ def import_jem(path: str | os.PathLike, out: str | os.PathLike | None = None, *,
                           f"{dataset!r}")
     info = JEM_DATASETS[dataset]
     if (arch["num_classes"], arch["channels"]) != (info.num_classes, info.channels):
+        fits = [name for name, d in JEM_DATASETS.items() if (d.num_classes, d.channels) == (arch["num_classes"],
+                                                                                            arch["channels"])]
+        # the datasets it may be, or none: the authors' code trains on these alone (a 3-class network is none)
+        todo = (f"give the --dataset it was trained on: {' or '.join(f'--dataset {f}' for f in fits)}" if fits else
+                "none of the datasets the authors' code trains on matches it, so fastjem cannot import it ("
+                + ", ".join(f"{n}: {d.num_classes} classes" for n, d in JEM_DATASETS.items()) + ")")
         raise ConfigError(f"the network has {arch['num_classes']} classes and {arch['channels']} input channels; "
-                          f"{dataset} has {info.num_classes} and {info.channels}: give the --dataset it was trained on")
+                          f"{dataset} has {info.num_classes} and {info.channels}: {todo}")
     net = WideResNet(arch["depth"], arch["width"], arch["num_classes"], arch["channels"], arch["norm"])
     try:
         net.load_state_dict(jem_to_fastjem_state(jem["state"], arch))

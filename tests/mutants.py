@@ -7821,6 +7821,16 @@ MUTANTS = [
          'ConfigError(f"{path} is a training checkpoint, which --force does not replace with {what}: give "\n'
          '                          f"{flag} another file")\n'),
     ]),
+    Mutant('convert-dataset-to-give-unnamed', 'tests/test_convert.py -k errors_say_what_to_do', [
+        ('fastjem/convert.py', '''        todo = (f"give the --dataset it was trained on: {' or '.join(f'--dataset {f}' for f in fits)}" if fits else''',
+         '''        todo = ("give the --dataset it was trained on" if fits else'''),
+    ]),
+    Mutant('convert-no-dataset-fits-unsaid', 'tests/test_convert.py -k errors_say_what_to_do', [
+        ('fastjem/convert.py', '" if fits else\n', '" if True else\n'),
+    ]),
+    Mutant('convert-norm-mismatch-without-advice', 'tests/test_convert.py -k errors_say_what_to_do', [
+        ('fastjem/convert.py', 'the network{has}: drop --norm, which is needed only for "', 'the network{has}"'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -264,11 +264,24 @@ def test_conversion_errors_say_what_to_do(tmp_path, tiny_config):
         with pytest.raises(ConfigError, match="--norm instance or --norm layer"):
             import_jem(tmp_path / "inst.pt", norm=norm)
     _authors_file(tmp_path / "plain.pt")
-    with pytest.raises(ConfigError, match="--norm batch was given, but the network's norm layers are none"):
+    with pytest.raises(ConfigError, match="--norm batch was given, but the network has no norm layers: drop --norm, "
+                                          "which is needed only for instance or layer norm"):
         import_jem(tmp_path / "plain.pt", norm="batch")
+    _authors_file(tmp_path / "bn.pt", norm="batch")
+    with pytest.raises(ConfigError, match=r"--norm layer was given, but the network's norm layers are batch norm "
+                                          r"\(with running statistics\): drop --norm"):
+        import_jem(tmp_path / "bn.pt", norm="layer")
+    # the --dataset to give, named; or, for a network of classes none of them has, that it cannot be imported
     _authors_file(tmp_path / "c100.pt", n_classes=100)
-    with pytest.raises(ConfigError, match="give the --dataset it was trained on"):
+    with pytest.raises(ConfigError, match="give the --dataset it was trained on: --dataset cifar100$"):
         import_jem(tmp_path / "c100.pt", dataset="svhn")
+    with pytest.raises(ConfigError, match="trained on: --dataset cifar10 or --dataset svhn$"):
+        import_jem(tmp_path / "plain.pt", dataset="cifar100")
+    _authors_file(tmp_path / "c3.pt", n_classes=3)
+    with pytest.raises(ConfigError, match=r"the network has 3 classes .*: none of the datasets the authors' code "
+                                          r"trains on matches it, so fastjem cannot import it \(cifar10: 10 classes, "
+                                          r"cifar100: 100 classes, svhn: 10 classes\)$"):
+        import_jem(tmp_path / "c3.pt")
     with pytest.raises(ConfigError, match="--dataset must be one the authors' code trains on"):
         import_jem(tmp_path / "plain.pt", dataset="mnist")
     with pytest.raises(CheckpointError, match="is not a file"):
