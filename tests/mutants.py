@@ -7831,6 +7831,9 @@ MUTANTS = [
     Mutant('convert-norm-mismatch-without-advice', 'tests/test_convert.py -k errors_say_what_to_do', [
         ('fastjem/convert.py', 'the network{has}: drop --norm, which is needed only for "', 'the network{has}"'),
     ]),
+    Mutant('sample-upper-case-pt-written-as-npz', 'tests/test_eval.py -k in_any_case', [
+        ('fastjem/eval/draw.py', '    if path.suffix.lower() == ".pt":  # X.PT too', '    if path.suffix == ".pt":  # X.PT too'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

@@ -2626,3 +2626,15 @@ def test_sample_says_a_data_dir_given_for_a_digits_run_is_not_read(runs, tmp_pat
         assert said in err and "trained on digits" in err and out.exists()
     assert main(["sample", ckpt, *common, "--out", str(tmp_path / "plain.npz")]) == 0
     assert "is not read" not in capsys.readouterr().err
+
+
+def test_sample_writes_the_format_its_suffix_names_in_any_case(runs, tmp_path):
+    """--out x.PT is taken as .pt, case aside: it is written as torch's file (NumPy's .npz was written under that
+    name, which torch.load could not read); X.NPZ as NumPy's."""
+    ckpt = str(runs / "jem" / "checkpoint.pt")
+    common = ["-n", "2", "--n-steps", "1", *SAMPLE]
+    assert main(["sample", ckpt, *common, "--out", str(tmp_path / "x.PT")]) == 0
+    saved = torch.load(tmp_path / "x.PT", weights_only=True)
+    assert saved["x"].shape == (2, 1, 8, 8) and saved["settings"]["n"] == 2
+    assert main(["sample", ckpt, *common, "--out", str(tmp_path / "y.NPZ")]) == 0
+    assert np.load(tmp_path / "y.NPZ")["x"].shape == (2, 1, 8, 8)

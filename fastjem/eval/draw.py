@@ -226,7 +226,7 @@ def check_output(path: str | os.PathLike, overwrite: bool = False) -> Path:
 def save(drawn: Drawn, path: str | os.PathLike, overwrite: bool = False) -> Path:
     """Write the samples atomically: ``.npz`` (NumPy arrays) or ``.pt`` (a dict of tensors + settings)."""
     path = check_output(path, overwrite)
-    if path.suffix == ".pt":
+    if path.suffix.lower() == ".pt":  # X.PT too: the suffix is checked in any case
         atomic_save({**{k: torch.from_numpy(v) for k, v in drawn.arrays().items()}, "settings": drawn.settings},
                     path)
     else:
