@@ -348,6 +348,9 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
         raise CheckpointError(f"cannot read checkpoint {path}: {err.strerror or err} (check the file's "
                               "permissions and its disk)") from err
     except Exception as err:
+        other = _other_output(path)
+        if other:
+            raise CheckpointError(f"{path} is {other}") from err
         raise CheckpointError(f"cannot read checkpoint {path}: it is truncated, corrupted or not a torch file "
                               f"({error_line(err)})") from err
     if isinstance(ckpt, dict) and "model_state_dict" in ckpt and "format" not in ckpt:
@@ -377,6 +380,25 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
                               "(--ckpt-keep-every) or best.pt")
     ckpt["path"] = str(path)
     return ckpt
+
+
+def _other_output(path: Path) -> str:
+    """What ``path`` is where it is a file fastjem writes that is no checkpoint (an exported program, samples saved
+    as .npz), said with the checkpoint to give; '' otherwise. torch's reader took either for a damaged checkpoint."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = z.namelist()
+            meta = next((n for n in names if n.endswith("/extra/fastjem.json")), None)
+            if meta is not None:
+                source = json.loads(z.read(meta)).get("checkpoint")
+                return ("a program written by fastjem export (torch.export's format), not a checkpoint: give the "
+                        f"checkpoint it was exported from{f', {source}' if source else ''}")
+            if names and all(n.endswith(".npy") for n in names):
+                return ("NumPy's .npz (fastjem sample writes its samples so), not a checkpoint: give a checkpoint "
+                        "file or a run folder")
+    except (OSError, zipfile.BadZipFile, ValueError, AttributeError):  # no zip, or an unreadable part: not said
+        pass
+    return ""
 
 
 def _cut_short(path: Path) -> bool:

@@ -7834,6 +7834,17 @@ MUTANTS = [
     Mutant('sample-upper-case-pt-written-as-npz', 'tests/test_eval.py -k in_any_case', [
         ('fastjem/eval/draw.py', '    if path.suffix.lower() == ".pt":  # X.PT too', '    if path.suffix == ".pt":  # X.PT too'),
     ]),
+    Mutant('checkpoint-exported-program-called-corrupted', 'tests/test_export.py -k as_checkpoint_are_named', [
+        ('fastjem/checkpoint.py', '            if meta is not None:\n', '            if False:\n'),
+    ]),
+    Mutant('checkpoint-exported-program-source-unnamed', 'tests/test_export.py -k as_checkpoint_are_named', [
+        ('fastjem/checkpoint.py', "f\"checkpoint it was exported from{f', {source}' if source else ''}\")",
+         '"checkpoint it was exported from")'),
+    ]),
+    Mutant('checkpoint-npz-samples-called-corrupted', 'tests/test_export.py -k as_checkpoint_are_named', [
+        ('fastjem/checkpoint.py', '            if names and all(n.endswith(".npy") for n in names):',
+         '            if False:'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

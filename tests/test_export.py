@@ -167,3 +167,23 @@ def test_export_refuses_a_program_that_computes_something_else(run, tmp_path, ca
     err = capsys.readouterr().err
     assert "differ from the network's" in err and "should not be used" in err and out.exists(), err
     assert read_meta(out)["input"]["range"] == [-1.0, 1.0]
+
+
+@pytest.mark.parametrize("command", ["sample", "export", "convert"])
+def test_an_exported_program_or_saved_samples_given_as_checkpoint_are_named(run, tmp_path, capsys, command):
+    """fastjem's other outputs given where a checkpoint is wanted (model.pt2 for its checkpoint.pt beside it, the
+    samples' .npz) are said to be what they are, with the checkpoint to give: torch's reader called them
+    'truncated, corrupted or not a torch file' with a note that the checkpoint was likely corrupted."""
+    program = tmp_path / "model.pt2"
+    export_classifier(run, program)
+    assert main([command, str(program)]) == 1
+    err = capsys.readouterr().err
+    assert (f"{program} is a program written by fastjem export (torch.export's format), not a checkpoint: give the "
+            f"checkpoint it was exported from, {run / 'checkpoint.pt'}\n") in err and "corrupted" not in err
+    import numpy as np
+
+    np.savez(tmp_path / "samples.npz", x=np.zeros((2, 1, 8, 8), np.float32), pred=np.zeros(2, np.int64))
+    assert main([command, str(tmp_path / "samples.npz")]) == 1
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'samples.npz'} is NumPy's .npz (fastjem sample writes its samples so), not a checkpoint" in err
+    assert "corrupted" not in err
