@@ -3978,7 +3978,8 @@ MUTANTS = [
         ('fastjem/eval/draw.py', '        return em.output_dir("sampled") / "all-classes.npz"', '        pass  # named below'),
     ]),
     Mutant('draw-save-replaces', 'tests/test_eval.py -k library_draw_checks', [
-        ('fastjem/eval/draw.py', '    path = check_output(path, overwrite)\n    if path.suffix == ".pt":', '    path = Path(path)\n    if path.suffix == ".pt":'),
+        ('fastjem/eval/draw.py', '    path = check_output(path, overwrite)\n    if path.suffix.lower() == ".pt":',
+         '    path = Path(path)\n    if path.suffix.lower() == ".pt":'),
     ]),
     Mutant('eval-refine-pipeline-skips-refinement', 'tests/test_eval.py::test_refinement_is_differentiable_and_its_gradient_is_exact', [
         ('fastjem/eval/core.py', '            x = sgld_refine(self.model, x, self.n_steps, self.step_size, self.noise, create_graph=keep_graph)', '            pass'),
