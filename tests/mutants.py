@@ -7846,6 +7846,9 @@ MUTANTS = [
         ('fastjem/checkpoint.py', '            if names and all(n.endswith(".npy") for n in names):',
          '            if False:'),
     ]),
+    Mutant('eval-data-of-another-size-taken', 'tests/test_eval.py -k another_size_than', [
+        ('fastjem/eval/core.py', '            if got != want:\n', '            if False:\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

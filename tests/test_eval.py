@@ -2600,7 +2600,7 @@ def test_the_dataset_is_loaded_once_per_folder_and_given_data_is_what_was_loaded
 
     def load_arrays(dataset, data_dir, *args, **kwargs):
         loads.append(data_dir)
-        return SimpleNamespace(info=SimpleNamespace(classes=()), folder=data_dir)
+        return SimpleNamespace(info=SimpleNamespace(classes=(), channels=1, image_size=8), folder=data_dir)
 
     monkeypatch.setattr(core, "load_arrays", load_arrays)
     em = core.EvalModel(nn.Identity(), TrainConfig(), DatasetInfo("digits", 10, 1, 8, 0, False, 0), None, 0,
@@ -2638,3 +2638,30 @@ def test_sample_writes_the_format_its_suffix_names_in_any_case(runs, tmp_path):
     assert saved["x"].shape == (2, 1, 8, 8) and saved["settings"]["n"] == 2
     assert main(["sample", ckpt, *common, "--out", str(tmp_path / "y.NPZ")]) == 0
     assert np.load(tmp_path / "y.NPZ")["x"].shape == (2, 1, 8, 8)
+
+
+def test_a_data_dir_of_images_of_another_size_than_the_runs_is_refused(tmp_path, capsys):
+    """A network that pools globally takes images of any size: a --data-dir of 16x16 images for a run trained on
+    8x8 ones was tested on, and its informative chains drawn at, 16x16 without a word. Refused, naming both sizes,
+    nothing written; the run's own folder is read as before."""
+    from PIL import Image
+
+    from fastjem.train import Trainer
+
+    image_folder(tmp_path / "imgs", classes=("a", "b"))
+    Trainer(TrainConfig(**{**TINY, "iters": 2, "dataset": "imagefolder", "data_dir": str(tmp_path / "imgs")}),
+            out_dir=tmp_path / "run", progress=False, log=lambda *a: None).fit()
+    for p in (tmp_path / "imgs").rglob("*.png"):
+        big = tmp_path / "big" / p.relative_to(tmp_path / "imgs")
+        big.parent.mkdir(parents=True, exist_ok=True)
+        Image.open(p).resize((16, 16)).save(big)
+    said = (f"{tmp_path / 'big'} holds 3 x 16 x 16 images, but {tmp_path / 'run' / 'checkpoint.pt'} was trained on "
+            "3 x 8 x 8: point --data-dir at the data it was trained on (or a copy resized to 8 x 8)")
+    out = tmp_path / "s.npz"
+    sample = ["sample", str(tmp_path / "run"), "-n", "2", "--init", "informative", "--out", str(out), *SAMPLE]
+    assert main([*sample, "--data-dir", str(tmp_path / "big")]) == 1
+    assert said in capsys.readouterr().err and not out.exists()
+    assert main(["eval", str(tmp_path / "run"), "accuracy", "--data-dir", str(tmp_path / "big"), "--out-dir",
+                 str(tmp_path / "eval"), *FAST]) == 1
+    assert said in capsys.readouterr().err and not (tmp_path / "eval" / "accuracy.json").exists()
+    assert main(sample) == 0 and np.load(out)["x"].shape == (2, 3, 8, 8)

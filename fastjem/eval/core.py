@@ -88,6 +88,13 @@ class EvalModel:
                 raise DataNotFoundError(
                     f"{key[0]} holds the classes {shown_classes(arrays.info.classes)}, but {self.path} was trained "
                     f"on {shown_classes(self.info.classes)}: point --data-dir at the data it was trained on")
+            got, want = (arrays.info.channels, arrays.info.image_size), (self.info.channels, self.info.image_size)
+            if got != want:
+                # a network that pools globally takes any size: it was tested on, and sampled at, the folder's size
+                raise DataNotFoundError(
+                    f"{key[0]} holds {got[0]} x {got[1]} x {got[1]} images, but {self.path} was trained on "
+                    f"{want[0]} x {want[1]} x {want[1]}: point --data-dir at the data it was trained on (or a copy "
+                    f"resized to {want[1]} x {want[1]})")
             self._arrays[key] = arrays
         return self._arrays[key]
 
