@@ -7849,6 +7849,10 @@ MUTANTS = [
     Mutant('eval-data-of-another-size-taken', 'tests/test_eval.py -k another_size_than', [
         ('fastjem/eval/core.py', '            if got != want:\n', '            if False:\n'),
     ]),
+    Mutant('sample-output-folder-made-after-sampling', 'tests/test_eval.py -k folder_it_cannot_make', [
+        ('fastjem/eval/cli.py', '    out = draw.check_output(args.out or draw.default_output(em, classes), args.force)\n    make_folder(out.parent)\n',
+         '    out = draw.check_output(args.out or draw.default_output(em, classes), args.force)\n'),
+    ]),
     Mutant('sweep-run-says-train-resume', 'tests/test_sweep.py -k stopped_inside', [
         ('fastjem/sweep.py', '            trainer.resume_hint = None  # a stopped', '            pass  # a stopped'),
     ]),

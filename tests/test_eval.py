@@ -2665,3 +2665,16 @@ def test_a_data_dir_of_images_of_another_size_than_the_runs_is_refused(tmp_path,
                  str(tmp_path / "eval"), *FAST]) == 1
     assert said in capsys.readouterr().err and not (tmp_path / "eval" / "accuracy.json").exists()
     assert main(sample) == 0 and np.load(out)["x"].shape == (2, 3, 8, 8)
+
+
+def test_sample_refuses_an_output_folder_it_cannot_make_before_it_samples(runs, tmp_path, capsys, monkeypatch):
+    """--out below a file (cond.pt/x.npz): said before the chains run, not after minutes of sampling."""
+    from fastjem.eval import draw
+
+    monkeypatch.setattr(draw, "draw", lambda *a, **k: pytest.fail("sampled before its output folder was made"))
+    (tmp_path / "cond.pt").write_bytes(b"kept")
+    out = tmp_path / "cond.pt" / "x.npz"
+    assert main(["sample", str(runs / "jem"), "-n", "2", "--out", str(out), *SAMPLE]) == 1
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'cond.pt'}: a file stands where a folder is needed: choose another --out-dir / --out" in err
+    assert (tmp_path / "cond.pt").read_bytes() == b"kept"

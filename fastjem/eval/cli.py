@@ -313,6 +313,7 @@ def add_sample_arguments(p: argparse.ArgumentParser) -> None:
 def run_sample(args: argparse.Namespace) -> int:
     import torch
 
+    from fastjem.checkpoint import make_folder
     from fastjem.eval import draw
     from fastjem.eval.core import load_model
 
@@ -335,8 +336,9 @@ def run_sample(args: argparse.Namespace) -> int:
         warnings.warn(f"{given}{' and --download' if len(unread) == 2 else ''} "
                       f"{'is' if len(unread) == 1 else 'are'} not read: {em.path} was trained on digits, "
                       "scikit-learn's built-in set, which reads no files", FastJEMWarning, stacklevel=1)
-    # checked before minutes of sampling, not after
+    # checked before minutes of sampling, not after: the name, and its folder (a file standing where it goes)
     out = draw.check_output(args.out or draw.default_output(em, classes), args.force)
+    make_folder(out.parent)
     drawn = draw.draw(em, args.n, classes, args.n_steps, args.init, args.step_size, args.noise,
                       args.batch_size, args.device, args.seed, progress=not args.no_progress,
                       data_dir=args.data_dir, download=args.download)
