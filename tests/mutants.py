@@ -7798,6 +7798,7 @@ MUTANTS = [
     ]),
     Mutant('train-end-stop-names-a-checkpoint-not-kept', 'tests/test_bench.py -k names_no_checkpoint', [
         ('fastjem/train.py', 'saved" if self.checkpoint_kept else', 'saved" if True else'),
+    ]),
     Mutant('sample-digits-data-dir-unsaid', 'tests/test_eval.py -k digits_run_is_not_read', [
         ('fastjem/eval/cli.py', '    if unread and em.config.dataset == "digits":', '    if False:'),
     ]),
