@@ -9,6 +9,7 @@ import torch
 from fastjem import kernels
 from fastjem.checkpoint import check_part_state, check_rng_state
 from fastjem.errors import ConfigError, as_integer, as_real
+from fastjem.kernels._dispatch import check_tensors
 from fastjem.kernels.rng import check_seed
 from fastjem.memory import check_fits
 
@@ -65,6 +66,34 @@ def check_class_labels(what: str, y, n: int, num_classes: int, rows: str = "n", 
                               f"{int(low)} to {int(high)}")
 
 
+def check_init(init, num_classes: int | None) -> None:
+    """A buffer's ``init`` has ``fill(n, y)`` and ``draw(n, y)``, and (where it says) the buffer's classes: a function
+    failed with "'function' object has no attribute 'fill'", and a ClassGaussians of other classes than the buffer's
+    blocks either failed in its fill naming labels the user never gave, or restarted block k from class k's law of
+    the wrong classes without a word."""
+    missing = [name for name in ("fill", "draw") if not callable(getattr(init, name, None))]
+    if missing:
+        raise ConfigError(f"ReplayBuffer init must be an object with methods fill(n, y) (the first contents) and "
+                          f"draw(n, y) (each restart), such as fastjem.buffer.ClassGaussians; "
+                          f"{type(init).__name__} objects have no {' or '.join(missing)}")
+    classes = getattr(init, "num_classes", None)
+    if num_classes is not None and isinstance(classes, int) and classes != num_classes:
+        raise ConfigError(f"ReplayBuffer num_classes={num_classes}, but its init holds {classes} classes "
+                          f"({type(init).__name__}): block k restarts from the init's class k; build both with the "
+                          "same number of classes")
+
+
+def check_init_result(method: str, got, n: int, sample_shape: tuple[int, ...]) -> None:
+    """What an init's fill or draw returned is a tensor [n, *S]: a NumPy array failed with "'numpy.ndarray' object has
+    no attribute 'detach'", and a draw of the wrong shape was refused as the ``fresh`` of ``buffer_sample``, an
+    argument the user never gave."""
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) != (n, *sample_shape):
+        what = f"shape {tuple(got.shape)}" if isinstance(got, torch.Tensor) else f"a {type(got).__name__}"
+        raise ConfigError(f"the buffer's init.{method}({n}, y) must return a tensor [{n}, "
+                          f"{', '.join(map(str, sample_shape))}] (n samples of the buffer's sample_shape "
+                          f"{sample_shape}), got {what}")
+
+
 class ClassGaussians:
     """A Gaussian per class fitted to images: the informative initialisation of JEM++ (Yang & Ji, ICCV 2021).
 
@@ -92,6 +121,14 @@ class ClassGaussians:
         check_class_labels("ClassGaussians", y, x.shape[0], num_classes, "N")
         if x.dtype == torch.uint8:
             x = x.float() / 127.5 - 1.0
+        elif x.numel():
+            # pixels of 0..255 as floats were fitted as they were, and every draw clamped to 1: restarts of a blank
+            # image, without a word. Values a little past 1 (noise added to images in [-1, 1]) are images still
+            low, high = (float(v) for v in torch.aminmax(x))
+            if not (low >= -2.0 and high <= 2.0):
+                raise ConfigError(f"ClassGaussians x must be images in [-1, 1] (the range its draws are clamped to), "
+                                  f"or uint8 0..255; got floats from {low:.4g} to {high:.4g}: pass x / 127.5 - 1 for "
+                                  "pixels of 0..255, x * 2 - 1 for [0, 1]")
         self.sample_shape = tuple(x.shape[1:])
         self.num_classes = num_classes
         d = x[0].numel()
@@ -205,7 +242,7 @@ class ReplayBuffer:
             raise ConfigError(f"num_classes must be > 0 (or None for an unconditional buffer), got {num_classes}")
         if num_classes is not None and size % num_classes != 0:
             raise ConfigError(f"class-conditional sampling splits the buffer into {num_classes} equal blocks: "
-                              f"--buffer-size {size} is not divisible by {num_classes}; use e.g. "
+                              f"its size {size} (--buffer-size) is not divisible by {num_classes}; use e.g. "
                               f"{(size // num_classes + 1) * num_classes}")
         self.size = size
         # an int is one sample's length: ReplayBuffer(N, 2) holds 2-D points [N, 2]
@@ -213,6 +250,8 @@ class ReplayBuffer:
         self.reinit_prob = float(reinit_prob)
         self.num_classes = num_classes
         self.device = as_device("ReplayBuffer", device)
+        if init is not None:
+            check_init(init, num_classes)
         if init is not None and callable(getattr(init, "to", None)):
             init = init.to(self.device)  # its draws at every sample then happen where the buffer is
         self.init = init
@@ -230,10 +269,9 @@ class ReplayBuffer:
             blocks = None
             if num_classes is not None:
                 blocks = torch.arange(num_classes, device=self.device).repeat_interleave(size // num_classes)
-            self.data = init.fill(size, blocks).detach().to(self.device, torch.float32).contiguous()
-            if tuple(self.data.shape) != (size, *self.sample_shape):
-                raise ConfigError(f"the buffer's init made samples of shape {tuple(self.data.shape[1:])}, not "
-                                  f"{self.sample_shape}")
+            filled = init.fill(size, blocks)
+            check_init_result("fill", filled, size, self.sample_shape)
+            self.data = filled.detach().to(self.device, torch.float32).contiguous()
         seed = int(torch.randint(0, 2**62, ()).item()) if seed is None else check_seed("ReplayBuffer", seed)
         self.rng_state = kernels.new_rng_state(seed, self.device)
         self.backend = backend
@@ -263,9 +301,9 @@ class ReplayBuffer:
     def draw_indices(self, batch_size: int, y: torch.Tensor | None = None) -> torch.Tensor:
         """Uniform chain indices [B] (int64, on the device); within class blocks when y is given.
 
-        y must lie in [0, num_classes); it is not checked, since that would read a device value on the host in
-        the captured iteration: a class outside draws another block's rows, or indices past the buffer's end,
-        which the buffer ops refuse on a CPU (IndexError) and the Triton kernels read as NaN rows on a GPU."""
+        y must lie in [0, num_classes); it is not checked here, since that would read a device value on the host in
+        the iteration: a class outside draws indices outside [0, N), which the buffer ops refuse on a CPU (``sample``
+        then names y) and the Triton kernels read as NaN rows on a GPU."""
         if isinstance(batch_size, bool) or not hasattr(batch_size, "__index__") or batch_size < 0:
             raise ConfigError(f"batch_size must be an integer >= 0, got {batch_size!r}")
         if y is None:
@@ -282,9 +320,17 @@ class ReplayBuffer:
 
     def sample(self, batch_size: int, y: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Draw chains: returns (x0 [B, *S] fp32, idx [B]); each drawn chain restarts with prob. reinit_prob.
-        y [B] int64, classes in [0, num_classes) (unchecked: see ``draw_indices``), draws from their blocks."""
+        y [B] int64, classes in [0, num_classes) (refused on the CPU only: see ``draw_indices``), draws from their
+        blocks."""
         idx = self.draw_indices(batch_size, y)
-        x0 = self.gather_and_reset(idx, y)
+        try:
+            x0 = self.gather_and_reset(idx, y)
+        except IndexError:
+            # a class outside was refused as rows outside the buffer ("idx holds rows outside", an argument the user
+            # never gave); read here, after the failure, so that the iteration reads no device value on the host
+            if y is not None:
+                check_class_labels("ReplayBuffer.sample", y, batch_size, self.num_classes, "batch_size")
+            raise
         return x0, idx
 
     def gather_and_reset(self, idx: torch.Tensor, y: torch.Tensor | None = None) -> torch.Tensor:
@@ -298,12 +344,15 @@ class ReplayBuffer:
             # since restarts are chain states read by value (an init that is a network draws rows requiring grad)
             # ClassGaussians: the labels are the buffer's own (its blocks, or sample's y), their range read by no one
             checks = {"check_range": False} if isinstance(self.init, ClassGaussians) else {}
-            fresh = self.init.draw(idx.shape[0], y, **checks).detach().to(self.device, torch.float32)
+            fresh = self.init.draw(idx.shape[0], y, **checks)
+            check_init_result("draw", fresh, idx.shape[0], self.sample_shape)
+            fresh = fresh.detach().to(self.device, torch.float32)
         return kernels.buffer_sample(self.data, idx, self.reinit_prob, self.rng_state, fresh=fresh,
                                      backend=self.backend)
 
     def write_(self, idx: torch.Tensor, x: torch.Tensor) -> None:
         """Write the advanced chains back at the indices they were drawn from."""
+        check_tensors("ReplayBuffer.write_", idx=idx, x=x)
         kernels.buffer_write_(self.data, idx, x.detach().to(torch.float32).contiguous(), backend=self.backend)
 
     def state_dict(self) -> dict:

@@ -110,8 +110,13 @@ def arrays_from_tensors(train_x: torch.Tensor, train_y: torch.Tensor, test_x: to
     xs = {"train_x": train_x, "test_x": test_x}
     for key, x in xs.items():
         if not torch.is_tensor(x) or x.dim() != 4:
+            advice = ": pass torch.from_numpy(x)" if type(x).__module__ == "numpy" else ""
             raise ConfigError(f"{key} must be a tensor of images [N, C, H, W]; got "
-                              f"{tuple(x.shape) if torch.is_tensor(x) else type(x).__name__}")
+                              f"{tuple(x.shape) if torch.is_tensor(x) else type(x).__name__}{advice}")
+        if x.shape[1] == x.shape[2] and x.shape[3] in (1, 3, 4) and x.shape[1] not in (1, 3, 4):
+            # channels last (NumPy's and PIL's layout) was told its images were not square, to resize or crop them
+            raise ConfigError(f"{key} is {tuple(x.shape)}: images [N, H, W, C] with channels last; fastjem takes "
+                              "them channels first, [N, C, H, W]: pass x.permute(0, 3, 1, 2)")
         if x.shape[-1] != x.shape[-2]:
             raise ConfigError(f"{key} holds {x.shape[-2]}x{x.shape[-1]} images: square images are needed (resize or "
                               "crop them, e.g. with fastjem.data.fit_size(x, size))")
@@ -119,6 +124,9 @@ def arrays_from_tensors(train_x: torch.Tensor, train_y: torch.Tensor, test_x: to
             if not x.is_floating_point():
                 raise ConfigError(f"{key} must be uint8 (0..255) or floating point in [0, 1]; got {x.dtype}")
             lo, hi = float(x.min()), float(x.max())
+            if math.isnan(lo) or math.isnan(hi):
+                # NaN passed the range check and became pixel 0 in the uint8 cast
+                raise ConfigError(f"{key} holds NaN pixels: give finite images in [0, 1], or uint8")
             if lo < 0 or hi > 1:
                 raise ConfigError(f"{key} is floating point in [{lo:.3g}, {hi:.3g}]: give it in [0, 1] (fastjem "
                                   "maps pixels to [-1, 1] itself), or as uint8")

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 import torch
 from torch import nn
 
-from fastjem.sampler import SGLD, row_energies, sampling_mode
+from fastjem.sampler import SGLD, check_start, row_energies, sampling_mode
 
 
 class GraphedSGLD:
@@ -36,6 +36,7 @@ class GraphedSGLD:
     def __init__(self, sampler: SGLD, net: nn.Module, model: nn.Module, x0: torch.Tensor,
                  y: torch.Tensor | None = None, *, autocast=None, backend: str | None = None, warmup: int = 2,
                  parts: int = 1):
+        check_start(x0)
         if not x0.is_cuda:
             raise RuntimeError("GraphedSGLD needs CUDA tensors; use SGLD.sample on other devices")
         self.sampler = sampler
@@ -112,7 +113,10 @@ class GraphedIteration:
     returns the outputs captured from ``step`` (static tensors, overwritten by the next replay).
     """
 
-    def __init__(self, step: Callable[[], dict], snapshot: StateSnapshot, device: torch.device, warmup: int = 2):
+    def __init__(self, step: Callable[[], dict], snapshot: StateSnapshot, device: torch.device | str,
+                 warmup: int = 2):
+        # "cuda" as a string failed with "'str' object has no attribute 'type'"
+        device = torch.device(device)
         if device.type != "cuda":
             raise RuntimeError("GraphedIteration needs a CUDA device; call the iteration eagerly elsewhere")
         side = torch.cuda.Stream(device)

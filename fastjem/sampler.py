@@ -9,6 +9,7 @@ deliberately uses alpha = 1, sigma = 0.01.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import math
 from collections.abc import Callable, Iterator
 
@@ -48,12 +49,24 @@ def eval_mode(model: nn.Module) -> Iterator[None]:
             m.training = training
 
 
+def check_model(model) -> None:
+    """``model`` is the network to freeze: a tensor of labels passed third (sample's third argument) or an energy
+    function failed with "'Tensor' object has no attribute 'parameters'"."""
+    if isinstance(model, nn.Module):
+        return
+    hint = ("labels for E(x, y) go to the energy: fastjem.model_energy(net, y)" if isinstance(model, torch.Tensor)
+            else "the energy function goes first: sample(energy_fn, x0, model=net)")
+    raise TypeError(f"SGLD: model must be the network (a torch.nn.Module) to sample in eval mode with frozen "
+                    f"parameters, or None; got a {type(model).__name__}: {hint}")
+
+
 @contextlib.contextmanager
 def sampling_mode(model: nn.Module | None) -> Iterator[None]:
     """Eval mode and frozen parameters while sampling: only input gradients are computed."""
     if model is None:
         yield
         return
+    check_model(model)
     flags = [(p, p.requires_grad) for p in model.parameters()]
     for p, _ in flags:
         p.requires_grad_(False)
@@ -129,6 +142,42 @@ def check_start(x0) -> None:
     if not isinstance(x0, torch.Tensor):
         raise TypeError(f"SGLD: x0 must be a tensor of starting samples [B, ...], got a {type(x0).__name__}: pass "
                         "torch.as_tensor(x0, dtype=torch.float32)")
+
+
+def check_energy_fn(energy_fn) -> None:
+    """energy_fn is a function of x: an energy already computed (a tensor) failed with "'Tensor' object is not
+    callable" at the first step."""
+    if not callable(energy_fn):
+        raise TypeError(f"SGLD: energy_fn must be a function x -> E [B] that the sampler calls at every step, got a "
+                        f"{type(energy_fn).__name__}: pass e.g. fastjem.model_energy(net), or "
+                        "lambda x: fastjem.marginal_energy(net(x)), not its value")
+
+
+def check_energy_for(energy_for, rows: int) -> None:
+    """``sample_parts``' ``energy_for`` takes (start, stop): an energy of x given there (``model_energy(net)`` for
+    ``row_energies(net)``) failed with "energy() takes 1 positional argument but 2 were given"."""
+    if not callable(energy_for):
+        raise TypeError(f"SGLD.sample_parts: energy_for must be a function (start, stop) -> the energy of rows "
+                        f"[start, stop), got a {type(energy_for).__name__}")
+    try:
+        signature = inspect.signature(energy_for)
+    except (TypeError, ValueError):  # a callable without a signature to read: called as it is
+        return
+    try:
+        signature.bind(0, rows)
+    except TypeError:
+        raise TypeError(f"SGLD.sample_parts: energy_for must take (start, stop), a part's rows, and return their "
+                        f"energy function; got a function of {signature}: for a classifier pass "
+                        "fastjem.sampler.row_energies(net, y), not model_energy(net, y)") from None
+
+
+def raise_if_float64(err: RuntimeError) -> None:
+    """A float64 network (or energy) met the fp32 samples: torch named the two dtypes and not where the fp32 came
+    from (x0 may have been float64 too: the sampler casts it). Raises a TypeError from ``err`` where it says so."""
+    if "double" in str(err).lower():
+        first = str(err).splitlines()[0] if str(err) else ""
+        raise TypeError(f"SGLD: the energy failed on the fp32 samples ({first}): samples are always fp32 (x0 is "
+                        "cast to it), so cast a float64 network with net.float() before sampling") from err
 
 
 def check_energy(energy: torch.Tensor, x: torch.Tensor) -> None:
@@ -260,13 +309,18 @@ class SGLD:
         Pass the network as ``model`` to sample with it in eval mode and its parameters frozen
         (no weight gradients are computed); its train/requires_grad state is restored afterwards.
         """
+        check_energy_fn(energy_fn)
         check_start(x0)
         # inference_mode(False): called under torch.inference_mode() too (enable_grad alone cannot undo it)
         with torch.inference_mode(False), sampling_mode(model), torch.enable_grad():
             x = x0.detach().to(torch.float32).clone(memory_format=torch.contiguous_format)
             rng = self.rng_for(x.device)
             per_step = counters_for(x.numel())
-            x = self._chain(energy_fn, x, rng, 0, per_step)
+            try:
+                x = self._chain(energy_fn, x, rng, 0, per_step)
+            except RuntimeError as err:
+                raise_if_float64(err)
+                raise
             self._advance_(rng, per_step)
         return x.detach()
 
@@ -298,6 +352,7 @@ class SGLD:
         parts = as_integer("SGLD parts (a number of blocks of rows)", parts)
         if not 1 <= parts <= rows:
             raise ValueError(f"SGLD parts must be in [1, batch size {rows}], got {parts}")
+        check_energy_for(energy_for, rows)
         if parts == 1:
             return self.sample(energy_for(0, rows), x0, model=model)
         with torch.inference_mode(False):
@@ -331,8 +386,13 @@ class SGLD:
                     streams[k].wait_stream(main)
                 with torch.cuda.stream(streams[k]) if main is not None else contextlib.nullcontext():
                     energy = energy_for(start, stop)
+                    check_energy_fn(energy)
                     xk = x[start:stop].clone(memory_format=torch.contiguous_format)
-                    outs.append(self._chain(energy, xk, rng, start * per_row // 4, per_step))
+                    try:
+                        outs.append(self._chain(energy, xk, rng, start * per_row // 4, per_step))
+                    except RuntimeError as err:
+                        raise_if_float64(err)
+                        raise
             if main is not None:
                 for stream in streams:
                     main.wait_stream(stream)

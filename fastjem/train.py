@@ -432,6 +432,10 @@ class Trainer:
         if data is not None:
             check_arrays(data)
             cfg = cfg.replace(dataset=TENSORS)  # what config.json and the checkpoint record
+        if model is not None and not isinstance(model, torch.nn.Module):
+            # a function failed with "'function' object has no attribute 'parameters'"
+            raise ConfigError(f"model= must be your network, a torch.nn.Module (images [B, C, H, W] -> logits [B, K]), "
+                              f"got a {type(model).__name__}")
         if model is not None and not any(p.requires_grad for p in model.parameters()):
             # load_model(..., model=net) freezes the network it evaluates: the README's example run again in a
             # notebook failed at the first backward ("element 0 of tensors does not require grad")

@@ -44,6 +44,10 @@ class CastCopy:
     """
 
     def __init__(self, source: nn.Module, dtype: torch.dtype = torch.bfloat16):
+        if not isinstance(source, nn.Module):
+            # a function failed with "'function' object has no attribute 'named_modules'"
+            raise TypeError(f"CastCopy: source must be the network (a torch.nn.Module) to copy, got a "
+                            f"{type(source).__name__}")
         why = cast_copy_unsupported(source)
         if why:
             raise ValueError(f"CastCopy: {why}")

@@ -135,7 +135,11 @@ def _check_tensor(op: str, logits, labels=None) -> None:
 
 def _check_inputs(logits: torch.Tensor, labels: torch.Tensor | None) -> None:
     if logits.dim() != 2 or logits.shape[1] == 0:
-        raise ValueError(f"lse_energy: logits must be [B, K] with K >= 1 classes, got shape {tuple(logits.shape)}")
+        # a network that outputs its energy, given to model_energy, was told only the shape it should have had
+        advice = (": a network that outputs its energy E [B] is the energy itself: sample it as it is "
+                  "(SGLD.sample(net, x0, model=net)), not through model_energy") if logits.dim() == 1 else ""
+        raise ValueError(f"lse_energy: logits must be [B, K] with K >= 1 classes, got shape {tuple(logits.shape)}"
+                         f"{advice}")
     if logits.dtype not in _DTYPES:
         raise TypeError(f"lse_energy: logits dtype must be one of {_DTYPES}, got {logits.dtype}: pass logits.float() "
                         "(the energy is computed in fp32 whatever the logits' dtype)")

@@ -1329,14 +1329,14 @@ MUTANTS = [
     Mutant('buffer-size-zero', 'tests/test_buffer.py -k "uint8 or settings_and"', [
         ('fastjem/buffer.py', '        if size <= 0:\n', '        if size < 0:\n'),
     ]),
-    Mutant('buffer-init-shape-unchecked', 'tests/test_buffer.py -k "uint8 or settings_and"', [
-        ('fastjem/buffer.py', '            if tuple(self.data.shape) != (size, *self.sample_shape):', '            if False:'),
+    Mutant('buffer-init-shape-unchecked', 'tests/test_buffer.py -k "uint8 or settings_and or init_without"', [
+        ('fastjem/buffer.py', '    if not isinstance(got, torch.Tensor) or tuple(got.shape) != (n, *sample_shape):', '    if False:'),
     ]),
     Mutant('buffer-fresh-not-fp32', 'tests/test_buffer.py -k "uint8 or settings_and"', [
-        ('fastjem/buffer.py', 'fresh = self.init.draw(idx.shape[0], y, **checks).detach().to(self.device, torch.float32)', 'fresh = self.init.draw(idx.shape[0], y, **checks).detach().to(self.device)'),
+        ('fastjem/buffer.py', 'fresh = fresh.detach().to(self.device, torch.float32)', 'fresh = fresh.detach().to(self.device)'),
     ]),
     Mutant('buffer-init-not-fp32', 'tests/test_buffer.py -k "uint8 or settings_and"', [
-        ('fastjem/buffer.py', 'init.fill(size, blocks).detach().to(self.device, torch.float32)', 'init.fill(size, blocks).detach().to(self.device)'),
+        ('fastjem/buffer.py', 'filled.detach().to(self.device, torch.float32)', 'filled.detach().to(self.device)'),
     ]),
     Mutant('buffer-divisible-hint', 'tests/test_buffer.py -k "uint8 or settings_and"', [
         ('fastjem/buffer.py', '{(size // num_classes + 1) * num_classes}', '{size // num_classes * num_classes}'),
@@ -4763,7 +4763,7 @@ MUTANTS = [
         ('fastjem/buffer.py', '            init = init.to(self.device)  # its draws', '            init = init  # its draws'),
     ]),
     Mutant('buffer-init-draw-stays-where-made', 'tests/test_buffer.py -k another_device', [
-        ('fastjem/buffer.py', 'fresh = self.init.draw(idx.shape[0], y, **checks).detach().to(self.device, torch.float32)', 'fresh = self.init.draw(idx.shape[0], y, **checks).detach().to(torch.float32)'),
+        ('fastjem/buffer.py', 'fresh = fresh.detach().to(self.device, torch.float32)', 'fresh = fresh.detach().to(torch.float32)'),
     ]),
     Mutant('trainer-custom-parts-checked-after-arch', 'tests/test_custom.py -k own_network', [
         ('fastjem/train.py', '            _check_same_custom_parts(ckpt, model, data)\n            saved = TrainConfig', '            saved = TrainConfig'),
@@ -5041,10 +5041,10 @@ MUTANTS = [
         ('kernels/buffer.py', '    if buffer.requires_grad and torch.is_grad_enabled():', '    if False:'),
     ]),
     Mutant('replay-buffer-init-draw-kept-requiring-grad', 'tests/test_buffer.py -k init_that_requires_grad', [
-        ('fastjem/buffer.py', 'fresh = self.init.draw(idx.shape[0], y, **checks).detach().to(self.device, torch.float32)', 'fresh = self.init.draw(idx.shape[0], y, **checks).to(self.device, torch.float32)'),
+        ('fastjem/buffer.py', 'fresh = fresh.detach().to(self.device, torch.float32)', 'fresh = fresh.to(self.device, torch.float32)'),
     ]),
     Mutant('replay-buffer-init-fill-kept-requiring-grad', 'tests/test_buffer.py -k init_that_requires_grad', [
-        ('fastjem/buffer.py', 'init.fill(size, blocks).detach().to(', 'init.fill(size, blocks).to('),
+        ('fastjem/buffer.py', 'filled.detach().to(', 'filled.to('),
     ]),
     Mutant('sgld-energy-shape-unchecked', 'tests/test_sampler.py -k not_one_value', [
         ('fastjem/sampler.py', '    if energy.dim() and tuple(energy.shape) not in ((rows,), (rows, 1)):', '    if False:'),
@@ -7936,6 +7936,59 @@ MUTANTS = [
     ]),
     Mutant('png-cut-short-taken-for-whole', 'tests/test_data.py -k damaged_png', [
         ('fastjem/data.py', '        if end + 4 > len(data):\n            return PngChunks(True)', '        if end + 4 > len(data):\n            return PngChunks(False)'),
+    ]),    Mutant('sgld-model-of-another-kind-a-traceback', 'tests/test_sampler.py -k wrong_place', [
+        ('fastjem/sampler.py', '    check_model(model)\n    flags = [(p, p.requires_grad) for p in model.parameters()]', '    flags = [(p, p.requires_grad) for p in model.parameters()]'),
+    ]),
+    Mutant('sgld-energy-value-a-traceback', 'tests/test_sampler.py -k wrong_place', [
+        ('fastjem/sampler.py', '        check_energy_fn(energy_fn)\n        check_start(x0)', '        check_start(x0)'),
+    ]),
+    Mutant('sgld-parts-energy-of-x-a-traceback', 'tests/test_sampler.py -k wrong_place', [
+        ('fastjem/sampler.py', '        check_energy_for(energy_for, rows)\n', ''),
+    ]),
+    Mutant('sgld-float64-network-unexplained', 'tests/test_sampler.py -k float64_network', [
+        ('fastjem/sampler.py', '    if "double" in str(err).lower():', '    if False:'),
+    ]),
+    Mutant('buffer-init-without-methods-a-traceback', 'tests/test_buffer.py -k init_without', [
+        ('fastjem/buffer.py', '    missing = [name for name in ("fill", "draw") if not callable(getattr(init, name, None))]', '    missing = []'),
+    ]),
+    Mutant('buffer-init-of-other-classes-taken', 'tests/test_buffer.py -k init_without', [
+        ('fastjem/buffer.py', '    if num_classes is not None and isinstance(classes, int) and classes != num_classes:', '    if False:'),
+    ]),
+    Mutant('class-gaussians-of-0-255-floats-fitted', 'tests/test_buffer.py -k outside_the_chains', [
+        ('fastjem/buffer.py', '            if not (low >= -2.0 and high <= 2.0):', '            if False:'),
+    ]),
+    Mutant('buffer-classes-outside-told-as-indices', 'tests/test_buffer.py -k naming_y', [
+        ('fastjem/buffer.py', '            if y is not None:\n                check_class_labels("ReplayBuffer.sample"', '            if False:\n                check_class_labels("ReplayBuffer.sample"'),
+    ]),
+    Mutant('buffer-size-named-as-an-option-only', 'tests/test_buffer.py -k settings_and', [
+        ('fastjem/buffer.py', 'f"its size {size} (--buffer-size) is not divisible by {num_classes}; use e.g. "', 'f"--buffer-size {size} is not divisible by {num_classes}; use e.g. "'),
+    ]),
+    Mutant('buffer-write-rows-not-a-tensor-a-traceback', 'tests/test_buffer.py -k write_refuses_rows', [
+        ('fastjem/buffer.py', '        check_tensors("ReplayBuffer.write_", idx=idx, x=x)\n', ''),
+    ]),
+    Mutant('lse-energy-of-an-energy-no-advice', 'tests/test_kernels_energy.py -k told_what_to_pass', [
+        ('kernels/energy.py', '"(SGLD.sample(net, x0, model=net)), not through model_energy") if logits.dim() == 1 else ""', '"(SGLD.sample(net, x0, model=net)), not through model_energy") if False else ""'),
+    ]),
+    Mutant('graphed-iteration-device-string-a-traceback', 'tests/test_iteration_graph.py -k cpu_tensors_are_refused', [
+        ('fastjem/graphs.py', '        device = torch.device(device)\n', ''),
+    ]),
+    Mutant('graphed-sgld-start-not-a-tensor-a-traceback', 'tests/test_iteration_graph.py -k cpu_tensors_are_refused', [
+        ('fastjem/graphs.py', '        check_start(x0)\n        if not x0.is_cuda:', '        if not x0.is_cuda:'),
+    ]),
+    Mutant('cast-copy-of-a-function-a-traceback', 'tests/test_weights.py -k unsupported_models', [
+        ('fastjem/weights.py', '        if not isinstance(source, nn.Module):', '        if False:'),
+    ]),
+    Mutant('trainer-model-not-a-module-a-traceback', 'tests/test_custom.py -k model_that_is_not', [
+        ('fastjem/train.py', '        if model is not None and not isinstance(model, torch.nn.Module):', '        if False:'),
+    ]),
+    Mutant('tensors-channels-last-told-to-resize', 'tests/test_custom.py -k bad_tensors', [
+        ('fastjem/data.py', '        if x.shape[1] == x.shape[2] and x.shape[3] in (1, 3, 4) and x.shape[1] not in (1, 3, 4):', '        if False:'),
+    ]),
+    Mutant('tensors-nan-pixels-taken-as-0', 'tests/test_custom.py -k bad_tensors', [
+        ('fastjem/data.py', '            if math.isnan(lo) or math.isnan(hi):', '            if False:'),
+    ]),
+    Mutant('tensors-numpy-names-no-fix', 'tests/test_custom.py -k bad_tensors', [
+        ('fastjem/data.py', '            advice = ": pass torch.from_numpy(x)" if type(x).__module__ == "numpy" else ""', '            advice = ""'),
     ]),
 ]
 

@@ -142,8 +142,9 @@ def test_class_gaussians_fit_each_class_and_draw_its_law():
         counts = torch.bincount(nearest, minlength=3).double()
         chi2 = float(((counts - n / 3) ** 2 / (n / 3)).sum())
         assert chi2 < 13.8, (name, counts)  # 2 degrees of freedom, p = 0.001
-    # samples are clamped to the image range
-    wide = ClassGaussians(4 * x, y, 3)
+    # samples are clamped to the image range: pixels of -1 or 1 fit laws of variance about 1 in each class
+    signs = torch.where(torch.rand(x.shape, generator=torch.Generator().manual_seed(1)) < 0.5, -1.0, 1.0)
+    wide = ClassGaussians(signs, y, 3)
     s = wide.draw(2000)
     assert s.min() == -1.0 and s.max() == 1.0
     with pytest.raises(ConfigError, match="class 2 has 1 training image"):
@@ -223,7 +224,7 @@ def test_class_gaussians_of_uint8_images_are_fitted_in_the_model_range():
     y = torch.arange(3).repeat(20)
     a, b = ClassGaussians(x, y, 3), ClassGaussians(x.float() / 127.5 - 1, y, 3)
     assert torch.allclose(a.mean, b.mean) and torch.allclose(a.factor, b.factor)
-    wide = ClassGaussians(4 * torch.randn(60, 1, 2, 2, generator=g), y, 3)
+    wide = ClassGaussians(torch.where(torch.rand(60, 1, 2, 2, generator=g) < 0.5, -1.0, 1.0), y, 3)
     s = wide.fill(2000)
     assert s.min() == -1.0 and s.max() == 1.0  # a buffer's first contents are clamped to the image range too
 
@@ -277,9 +278,10 @@ def test_the_buffer_checks_its_settings_and_holds_fp32_whatever_its_init_draws()
     # the smallest buffers are buffers: one chain; one class (a conditional buffer of a single block)
     assert ReplayBuffer(1, (2,)).sample(3)[1].tolist() == [0, 0, 0]
     assert ReplayBuffer(4, (2,), num_classes=1).draw_indices(6, torch.zeros(6, dtype=torch.int64)).max() <= 3
-    with pytest.raises(ConfigError, match="use e.g. 102"):
+    # ReplayBuffer(100, ...) of a library user was told of a command-line option only
+    with pytest.raises(ConfigError, match=r"its size 100 \(--buffer-size\) is not divisible by 3; use e.g. 102"):
         ReplayBuffer(100, (1,), num_classes=3)
-    with pytest.raises(ConfigError, match="init made samples of shape"):
+    with pytest.raises(ConfigError, match=r"init.fill\(8, y\) must return a tensor \[8, 2\] .* got shape \(8, 3\)"):
         ReplayBuffer(8, (2,), init=_Fp64Init((3,)))
     buf = ReplayBuffer(8, (2,), reinit_prob=1.0, init=_Fp64Init((2,)), seed=0)
     assert buf.data.dtype == torch.float32
@@ -617,3 +619,78 @@ def test_a_number_of_draws_that_is_no_count_is_refused():
             with pytest.raises(ConfigError, match=rf"ClassGaussians.{method}: {match}"):
                 getattr(g, method)(n)
         assert getattr(g, method)(torch.tensor(3)).shape == (3, 1, 2, 2) and getattr(g, method)(0).shape == (0, 1, 2, 2)
+
+
+def test_an_init_without_the_laws_methods_or_of_other_classes_is_refused():
+    """A function given as init failed with "'function' object has no attribute 'fill'"; a draw of the wrong shape
+    was refused as buffer_sample's ``fresh`` (an argument the user never gave), a fill returning a NumPy array with
+    "'numpy.ndarray' object has no attribute 'detach'"; a ClassGaussians of 3 classes in a buffer of 5 blocks failed
+    in its fill naming labels from 0 to 4, and in one of 2 blocks restarted them from classes 0 and 1 of 3."""
+    from fastjem.buffer import ClassGaussians
+
+    with pytest.raises(ConfigError, match=r"ReplayBuffer init must be an object with methods fill\(n, y\) .* and "
+                                          r"draw\(n, y\) .*; function objects have no fill or draw"):
+        ReplayBuffer(8, (2,), init=lambda n, y: torch.rand(n, 2))
+
+    class Law:
+        def __init__(self, fill_shape, draw_shape, numpy=False):
+            self.fill_shape, self.draw_shape, self.numpy = fill_shape, draw_shape, numpy
+
+        def fill(self, n, y):
+            x = torch.rand(n, *self.fill_shape)
+            return x.numpy() if self.numpy else x
+
+        def draw(self, n, y):
+            return torch.rand(n, *self.draw_shape)
+
+    with pytest.raises(ConfigError, match=r"Law objects have no draw"):
+        ReplayBuffer(8, (2,), init=type("Law", (), {"fill": Law.fill})())
+    with pytest.raises(ConfigError, match=r"init.draw\(3, y\) must return a tensor \[3, 2\] .* got shape \(3, 5\)"):
+        ReplayBuffer(8, (2,), reinit_prob=1.0, init=Law((2,), (5,))).sample(3)
+    with pytest.raises(ConfigError, match=r"init.fill\(8, y\) must return a tensor \[8, 2\] .* got a ndarray"):
+        ReplayBuffer(8, (2,), init=Law((2,), (2,), numpy=True))
+    x = torch.rand(30, 1, 2, 2) * 2 - 1
+    three = ClassGaussians(x, torch.arange(30) % 3, 3)
+    for blocks in (5, 2):
+        with pytest.raises(ConfigError, match=rf"ReplayBuffer num_classes={blocks}, but its init holds 3 classes "
+                                              r"\(ClassGaussians\)"):
+            ReplayBuffer(30, (1, 2, 2), num_classes=blocks, init=three)
+    assert ReplayBuffer(30, (1, 2, 2), num_classes=3, init=three).sample(4)[0].shape == (4, 1, 2, 2)
+    assert ReplayBuffer(30, (1, 2, 2), init=three).sample(4)[0].shape == (4, 1, 2, 2)  # unconditional: any class
+
+
+def test_class_gaussians_refuse_float_images_outside_the_chains_range():
+    """Pixels of 0..255 as floats were fitted as they were, then every draw clamped to 1: restarts of a blank
+    image."""
+    from fastjem.buffer import ClassGaussians
+
+    y = torch.arange(30) % 3
+    x = torch.randint(0, 256, (30, 1, 2, 2)).float()
+    with pytest.raises(ConfigError, match=r"ClassGaussians x must be images in \[-1, 1\] .* got floats from 0 to 255: "
+                                          r"pass x / 127.5 - 1 for pixels of 0..255"):
+        ClassGaussians(x.index_fill(0, torch.tensor([0]), 0).index_fill(0, torch.tensor([1]), 255), y, 3)
+    with pytest.raises(ConfigError, match="got floats from nan"):
+        ClassGaussians(torch.full((30, 1, 2, 2), torch.nan), y, 3)
+    assert ClassGaussians(x / 127.5 - 1, y, 3).num_classes == 3
+    # images in [-1, 1] with noise added pass a little past the range: images still
+    assert ClassGaussians((x / 127.5 - 1) * 1.1, y, 3).num_classes == 3
+
+
+def test_sample_refuses_cpu_classes_outside_the_buffers_naming_y():
+    """A class outside [0, num_classes) was refused as "buffer_sample: idx holds rows outside the buffer's [0, N)",
+    advising torch.randint for indices the user never gave (one below K drew another class's block)."""
+    buf = ReplayBuffer(20, (2,), num_classes=4, seed=0)
+    for bad in (torch.tensor([0, 4]), torch.tensor([-1, 2])):
+        with pytest.raises(ConfigError, match=r"ReplayBuffer.sample: y must be classes in \[0, num_classes=4\), got "
+                                              r"labels from -?\d to \d"):
+            buf.sample(2, bad)
+    assert buf.sample(2, torch.tensor([0, 3]))[1].tolist()[1] >= 15
+
+
+def test_write_refuses_rows_that_are_not_a_tensor():
+    """A list or NumPy array of rows failed with "'list' object has no attribute 'detach'"."""
+    buf = ReplayBuffer(8, (2,), seed=0)
+    x, idx = buf.sample(3)
+    for rows in (x.tolist(), x.numpy()):
+        with pytest.raises(TypeError, match=r"ReplayBuffer.write_: x must be a torch.Tensor, got a (list|ndarray)"):
+            buf.write_(idx, rows)

@@ -75,10 +75,22 @@ def test_arrays_from_tensors_defaults_and_edges():
     (lambda tx, ty, vx, vy: (tx, ty[:-1], vx, vy), "integer labels"),
     (lambda tx, ty, vx, vy: (tx, ty.float(), vx, vy), "integer labels"),
     (lambda tx, ty, vx, vy: (tx, ty, vx.repeat(1, 3, 1, 1), vy), "one shape"),
+    # channels last was told to resize or crop its "8x1 images"; NaN became pixel 0; NumPy arrays named no fix
+    (lambda tx, ty, vx, vy: (tx.permute(0, 2, 3, 1), ty, vx, vy),
+     r"train_x is \(\d+, 8, 8, 1\): images \[N, H, W, C\] with channels last; .* pass x.permute\(0, 3, 1, 2\)"),
+    (lambda tx, ty, vx, vy: (tx, ty, torch.where(vx == vx.max(), torch.nan, vx), vy), "test_x holds NaN pixels"),
+    (lambda tx, ty, vx, vy: (tx.numpy(), ty, vx, vy), r"got ndarray: pass torch.from_numpy\(x\)"),
 ])
 def test_bad_tensors_get_a_clear_error(change, match, digits_as_floats):
     with pytest.raises(ConfigError, match=match):
         arrays_from_tensors(*change(*digits_as_floats[0]))
+
+
+def test_a_model_that_is_not_a_module_is_refused(digits_as_floats, tiny_config, tmp_path):
+    """A function given as model= failed with "'function' object has no attribute 'parameters'"."""
+    data = arrays_from_tensors(*digits_as_floats[0])
+    with pytest.raises(ConfigError, match=r"model= must be your network, a torch.nn.Module .*, got a function"):
+        Trainer(tiny_config, out_dir=tmp_path, progress=False, model=lambda x: x, data=data)
 
 
 def test_labels_outside_the_classes_are_refused(digits_as_floats):

@@ -293,6 +293,12 @@ def test_graphs_of_cpu_tensors_are_refused_with_the_eager_call_to_use():
         fastjem.graphs.GraphedSGLD(SGLD(2, 1.0, 0.01), net, net, torch.zeros(2, 4))
     with pytest.raises(RuntimeError, match="GraphedIteration needs a CUDA device; call the iteration eagerly"):
         fastjem.graphs.GraphedIteration(dict, StateSnapshot([], []), torch.device("cpu"))
+    # a device named by a string ("cuda" on a GPU) failed with "'str' object has no attribute 'type'", and a start
+    # that is not a tensor with "'list' object has no attribute 'is_cuda'"
+    with pytest.raises(RuntimeError, match="GraphedIteration needs a CUDA device; call the iteration eagerly"):
+        fastjem.graphs.GraphedIteration(dict, StateSnapshot([], []), "cpu")
+    with pytest.raises(TypeError, match=r"SGLD: x0 must be a tensor of starting samples \[B, ...\], got a list"):
+        fastjem.graphs.GraphedSGLD(SGLD(2, 1.0, 0.01), net, net, [[0.0] * 4])
 
 
 def test_learning_rate_is_one_device_tensor_updated_in_place(tiny_config, tmp_path):

@@ -502,6 +502,12 @@ def test_refused_logits_and_labels_are_told_what_to_pass(backend):
         lse_energy(torch.randn(3, 4, dtype=torch.float64), backend=backend)
     with pytest.raises(ValueError, match=r"got torch.int32 \(3,\): pass one class index per row .*labels.long\(\)"):
         lse_energy(torch.randn(3, 4), torch.zeros(3, dtype=torch.int32), backend=backend)
+    # a network that outputs its energy, given to model_energy, was told only the shape it should have had
+    with pytest.raises(ValueError, match=r"got shape \(3,\): a network that outputs its energy E \[B\] is the energy "
+                                         r"itself: sample it as it is \(SGLD.sample\(net, x0, model=net\)\)"):
+        lse_energy(torch.randn(3), backend=backend)
+    with pytest.raises(ValueError, match=r"got shape \(3, 0\)$"):
+        lse_energy(torch.randn(3, 0), backend=backend)
 
 
 def test_the_kernels_write_nothing_past_their_outputs(monkeypatch):

@@ -454,3 +454,45 @@ def test_an_unknown_backend_is_refused_when_the_sampler_is_built():
     s = SGLD(torch.tensor(3), np.float32(0.5), torch.tensor(0.01), seed=np.int64(4), grad_clip=2, clamp=(-1, 1))
     assert (s.n_steps, s.step_size, s.seed, s.grad_clip, s.clamp) == (3, 0.5, 4, 2.0, (-1.0, 1.0))
     assert type(s.n_steps) is int and type(s.seed) is int
+
+
+def test_a_model_or_energy_in_the_wrong_place_is_refused_naming_it():
+    """Labels passed as sample's third argument failed with "'Tensor' object has no attribute 'parameters'", an
+    energy already computed (a tensor) with "'Tensor' object is not callable", and an energy of x given to
+    sample_parts (model_energy for row_energies) with "energy() takes 1 positional argument but 2 were given"."""
+    from fastjem.sampler import row_energies
+
+    net = nn.Linear(4, 3)
+    x0 = torch.randn(4, 4)
+    with pytest.raises(TypeError, match=r"SGLD: model must be the network \(a torch.nn.Module\) .* got a Tensor: "
+                                        r"labels for E\(x, y\) go to the energy: fastjem.model_energy\(net, y\)"):
+        SGLD(1, seed=0).sample(model_energy(net), x0, torch.zeros(4, dtype=torch.long))
+    with pytest.raises(TypeError, match=r"model must be .* got a function: the energy function goes first"):
+        SGLD(1, seed=0).sample(net, x0, model=model_energy(net))
+    with pytest.raises(TypeError, match=r"SGLD: energy_fn must be a function x -> E \[B\] .* got a Tensor: pass e.g. "
+                                        r"fastjem.model_energy\(net\)"):
+        SGLD(1, seed=0).sample(model_energy(net)(x0), x0)
+    with pytest.raises(TypeError, match=r"SGLD.sample_parts: energy_for must take \(start, stop\), .* pass "
+                                        r"fastjem.sampler.row_energies\(net, y\), not model_energy\(net, y\)"):
+        SGLD(1, seed=0).sample_parts(model_energy(net), x0, 2)
+    with pytest.raises(TypeError, match="SGLD: energy_fn must be a function"):
+        SGLD(1, seed=0).sample_parts(lambda start, stop: None, x0, 2)
+    # what they should have been runs
+    assert SGLD(1, seed=0).sample_parts(row_energies(net), x0, 2, model=net).shape == (4, 4)
+
+
+@pytest.mark.parametrize("start", [torch.float32, torch.float64])
+def test_a_float64_network_is_told_the_samples_are_fp32(start):
+    """Samples are fp32: a float64 network failed with torch's "mat1 and mat2 must have the same dtype, but got Float
+    and Double", from x0 of float64 too (the sampler casts it), naming neither the cast nor the fix."""
+    net = nn.Linear(4, 3).double()
+    x0 = torch.randn(4, 4, dtype=start)
+    for run in (lambda: SGLD(2, seed=0).sample(model_energy(net), x0, model=net),
+                lambda: SGLD(2, seed=0).sample_parts(lambda a, b: model_energy(net), x0, 2, model=net)):
+        with pytest.raises(TypeError, match=r"SGLD: the energy failed on the fp32 samples \(.*Double.*\): samples are "
+                                            r"always fp32 .* cast a float64 network with net.float\(\)"):
+            run()
+    assert net.weight.requires_grad  # unfrozen after the failure
+    # other failures are the energy's own, as they were
+    with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
+        SGLD(2, seed=0).sample(model_energy(net.float()), torch.randn(4, 5))

@@ -97,6 +97,10 @@ def test_the_copy_computes_what_autocast_computes_bitwise():
 
 
 def test_unsupported_models_keep_autocast_and_say_why():
+    # a function failed with "'function' object has no attribute 'named_modules'"
+    with pytest.raises(TypeError, match=r"CastCopy: source must be the network \(a torch.nn.Module\) to copy, got a "
+                                        "function"):
+        CastCopy(lambda x: x)
     model = _wrn()
     torch.nn.utils.parametrizations.weight_norm(model.conv1)
     assert "parametrized" in cast_copy_unsupported(model)
