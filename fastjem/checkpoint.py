@@ -385,10 +385,12 @@ def load_checkpoint(path: str | os.PathLike, map_location="cpu") -> dict:
 def _other_output(path: Path) -> str:
     """What ``path`` is where it is a file fastjem writes that is no checkpoint (an exported program, samples saved
     as .npz), said with the checkpoint to give; '' otherwise. torch's reader took either for a damaged checkpoint."""
+    from fastjem.export import META  # the export's own record of its source, in the archive's extra/
+
     try:
         with zipfile.ZipFile(path) as z:
             names = z.namelist()
-            meta = next((n for n in names if n.endswith("/extra/fastjem.json")), None)
+            meta = next((n for n in names if n.endswith(f"/extra/{META}")), None)
             if meta is not None:
                 source = json.loads(z.read(meta)).get("checkpoint")
                 return ("a program written by fastjem export (torch.export's format), not a checkpoint: give the "

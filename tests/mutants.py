@@ -3939,13 +3939,13 @@ MUTANTS = [
         ('fastjem/eval/cli.py', '    if args.out is not None:\n        draw.check_output(args.out, args.force)', '    if args.out is not None:\n        pass  # after loading'),
     ]),
     Mutant('eval-runs-progress-unsaid', 'tests/test_eval.py -k folder_of_runs_compares', [
-        ('fastjem/eval/cli.py', '        print(f"[{k + 1}/{len(runs)}] {run.name}", flush=True)', '        pass  # not said'),
+        ('fastjem/eval/cli.py', '        print(f"[{k + 1}/{len(paths)}] {path.name}", flush=True)', '        pass  # not said'),
     ]),
     Mutant('eval-runs-table-unprinted', 'tests/test_eval.py -k folder_of_runs_compares', [
         ('fastjem/eval/cli.py', '    print(format_comparison(result))', '    pass  # not printed'),
     ]),
     Mutant('eval-history-progress-unsaid', 'tests/test_history.py', [
-        ('fastjem/eval/cli.py', '        print(f"[{k + 1}/{len(checkpoints)}] {path.name}", flush=True)', '        pass  # not said'),
+        ('fastjem/eval/cli.py', '        print(f"[{k + 1}/{len(paths)}] {path.name}", flush=True)', '        pass  # not said'),
     ]),
     Mutant('eval-history-where-unsaid', 'tests/test_history.py', [
         ('fastjem/eval/cli.py', '    print(f"\\nper checkpoint: {out_root}/<checkpoint>/; history: {history[\'json\']}, {history[\'png\']}")', '    pass  # not said'),
@@ -7707,7 +7707,7 @@ MUTANTS = [
          '        if data_dir and self.em.config.dataset == "digits":'),
     ]),
     Mutant('eval-runs-stop-at-a-bad-run', 'tests/test_eval.py -k cannot_be_evaluated_does_not_stop', [
-        ('fastjem/eval/cli.py', '            if len(runs) == 1:\n                raise\n', '            raise\n'),
+        ('fastjem/eval/cli.py', '            if len(paths) == 1:\n                raise\n', '            raise\n'),
     ]),
     Mutant('sample-start-said-by-its-option-value', 'tests/test_eval.py -k test_cli_sample_unconditional_writes', [
         ('fastjem/eval/cli.py', "SGLD steps from {start.get(s['init'], s['init'])}, ", "SGLD steps from the {s['init']}, "),
@@ -7728,12 +7728,12 @@ MUTANTS = [
          'torch.arange(idx.shape[0], device=idx.device), "amin", include_self=False)'),
     ]),
     Mutant('history-stops-at-an-unreadable-checkpoint', 'tests/test_history.py -k unreadable', [
-        ('fastjem/eval/cli.py', '        except FastJEMError as err:\n            # one unreadable checkpoint',
-         '        except ZeroDivisionError as err:\n            # one unreadable checkpoint'),
+        ('fastjem/eval/cli.py', '        except FastJEMError as err:\n            # one that cannot be evaluated',
+         '        except ZeroDivisionError as err:\n            # one that cannot be evaluated'),
     ]),
     Mutant('history-unevaluated-checkpoints-exit-0', 'tests/test_history.py -k unreadable', [
-        ('fastjem/eval/cli.py', '"their errors are above; the history holds the others", file=sys.stderr)\n        return 1',
-         '"their errors are above; the history holds the others", file=sys.stderr)\n        return 0'),
+        ('fastjem/eval/cli.py', 'f"are above; the {holder} holds the others", file=sys.stderr)\n        return 1',
+         'f"are above; the {holder} holds the others", file=sys.stderr)\n        return 0'),
     ]),
     Mutant('fid-summary-without-sample-counts', 'tests/test_eval.py -k summary_table', [
         ('fastjem/eval/tasks.py', """            counts = f" ({r['n_fake']} samples {drawn} against {r['n_real']} test images)" if "n_fake" in r else \"\"\n""",

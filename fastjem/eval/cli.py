@@ -218,27 +218,43 @@ def _run_history(args: argparse.Namespace, checkpoints: list, common: dict, opts
     from fastjem.eval.history import format_history, write_history
 
     out_root = Path(args.out_dir) if args.out_dir else Path(args.checkpoint) / "eval-history"
-    reports, failed = [], []
-    for k, path in enumerate(checkpoints):
-        print(f"[{k + 1}/{len(checkpoints)}] {path.name}", flush=True)
-        try:
-            reports.append(_run_task(args, path, {**common, "out_dir": out_root / path.stem}, opts, ood_all))
-        except FastJEMError as err:
-            # one unreadable checkpoint (a copy cut short, a disk that filled) stopped the history at it, the
-            # checkpoints after it not evaluated and no history written of those before
-            if len(checkpoints) == 1:
-                raise
-            print(f"  {path.name}: not evaluated: {err}", file=sys.stderr, flush=True)
-            failed.append(path.name)
-    if not reports:
-        raise ConfigError(f"none of the {len(checkpoints)} checkpoints in {args.checkpoint} could be evaluated: "
-                          "each one's error is above")
+    reports, _, failed = _each(args, checkpoints, lambda path: out_root / path.stem, common, opts, ood_all,
+                               "checkpoints", f"in {args.checkpoint}")
     history = write_history(args.task, reports, out_root)
     print(format_history(history))
     print(f"\nper checkpoint: {out_root}/<checkpoint>/; history: {history['json']}, {history['png']}")
+    return _said_failed(failed, len(checkpoints), "checkpoints", "history")
+
+
+def _each(args: argparse.Namespace, paths: list, out_dir, common: dict, opts: dict, ood_all: bool, what: str,
+          place: str) -> tuple[list, list, list]:
+    """The task on each of ``paths`` (checkpoints, or runs), its outputs in ``out_dir(path)``, going on past one that
+    cannot be evaluated (named with its error): (reports, the paths evaluated, the names of the others). None
+    evaluated is one error; a single path's own error is raised as it is."""
+    reports, evaluated, failed = [], [], []
+    for k, path in enumerate(paths):
+        print(f"[{k + 1}/{len(paths)}] {path.name}", flush=True)
+        try:
+            reports.append(_run_task(args, path, {**common, "out_dir": out_dir(path)}, opts, ood_all))
+        except FastJEMError as err:
+            # one that cannot be evaluated (its checkpoint unreadable or cut short, its data missing) stopped those
+            # after it, and the history or comparison of those before it
+            if len(paths) == 1:
+                raise
+            print(f"  {path.name}: not evaluated: {err}", file=sys.stderr, flush=True)
+            failed.append(path.name)
+            continue
+        evaluated.append(path)
+    if not reports:
+        raise ConfigError(f"none of the {len(paths)} {what} {place} could be evaluated: each one's error is above")
+    return reports, evaluated, failed
+
+
+def _said_failed(failed: list, total: int, what: str, holder: str) -> int:
+    """The exit status after ``_each``: 1, said, where some were not evaluated."""
     if failed:
-        print(f"fastjem: error: {len(failed)} of {len(checkpoints)} checkpoints not evaluated ({', '.join(failed)}): "
-              "their errors are above; the history holds the others", file=sys.stderr)
+        print(f"fastjem: error: {len(failed)} of {total} {what} not evaluated ({', '.join(failed)}): their errors "
+              f"are above; the {holder} holds the others", file=sys.stderr)
         return 1
     return 0
 
@@ -249,32 +265,13 @@ def _run_runs(args: argparse.Namespace, runs: list, common: dict, opts: dict, oo
     from fastjem.eval.history import compare_runs, format_comparison
 
     folder = Path(args.checkpoint)
-    reports, evaluated, failed = [], [], []
-    for k, run in enumerate(runs):
-        print(f"[{k + 1}/{len(runs)}] {run.name}", flush=True)
-        out = Path(args.out_dir) / run.name if args.out_dir else None
-        try:
-            reports.append(_run_task(args, run, {**common, "out_dir": out}, opts, ood_all))
-        except FastJEMError as err:
-            # one run that cannot be evaluated (its checkpoint unreadable, its data missing) stopped the runs after
-            # it, and the comparison of those before it
-            if len(runs) == 1:
-                raise
-            print(f"  {run.name}: not evaluated: {err}", file=sys.stderr, flush=True)
-            failed.append(run.name)
-            continue
-        evaluated.append(run)
-    if not reports:
-        raise ConfigError(f"none of the {len(runs)} runs of {folder} could be evaluated: each one's error is above")
+    reports, evaluated, failed = _each(args, runs, lambda run: Path(args.out_dir) / run.name if args.out_dir else None,
+                                       common, opts, ood_all, "runs", f"of {folder}")
     result = compare_runs(args.task, reports, evaluated, Path(args.out_dir) if args.out_dir else folder)
     print(format_comparison(result))
     per_run = Path(args.out_dir) / "<run>" if args.out_dir else Path("<run>") / "eval"
     print(f"\nper run: {per_run / args.task}.json; comparison: {result['json']}")
-    if failed:
-        print(f"fastjem: error: {len(failed)} of {len(runs)} runs not evaluated ({', '.join(failed)}): their errors "
-              "are above; the comparison holds the others", file=sys.stderr)
-        return 1
-    return 0
+    return _said_failed(failed, len(runs), "runs", "comparison")
 
 
 def add_sample_arguments(p: argparse.ArgumentParser) -> None:
